@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * struct roce_pkt -> frame.  The builder derives every length, the pad
+ * count, the IPv4 checksum and the ICRC itself, so a caller cannot send a
+ * packet whose headers disagree with each other.
+ */
+#include <string.h>
+
+#include "roce_wire.h"
+#include "wire_private.h"
+
+static void
+encode_ext_headers(uint8_t *bth, const struct roce_pkt *p)
+{
+	const struct roce_opcode_info *op = p->op;
+	uint8_t *h;
+
+	memset(bth + ROCE_BTH_LEN, 0, op->hdr_len - ROCE_BTH_LEN);
+	if (op->mask & ROCE_OPM_DETH) {
+		h = bth + op->off[ROCE_HDR_DETH];
+		roce_deth_set_qkey(h, p->deth.qkey);
+		roce_deth_set_sqp(h, p->deth.src_qpn);
+	}
+	if (op->mask & ROCE_OPM_FETH) {
+		h = bth + op->off[ROCE_HDR_FETH];
+		roce_feth_set_sel(h, p->feth.sel);
+		roce_feth_set_plt(h, p->feth.plt);
+	}
+	if (op->mask & ROCE_OPM_RETH) {
+		h = bth + op->off[ROCE_HDR_RETH];
+		roce_reth_set_va(h, p->reth.va);
+		roce_reth_set_rkey(h, p->reth.rkey);
+		roce_reth_set_len(h, p->reth.len);
+	}
+	if (op->mask & ROCE_OPM_ATMETH) {
+		h = bth + op->off[ROCE_HDR_ATMETH];
+		roce_atmeth_set_va(h, p->atmeth.va);
+		roce_atmeth_set_rkey(h, p->atmeth.rkey);
+		roce_atmeth_set_swap(h, p->atmeth.swap);
+		roce_atmeth_set_comp(h, p->atmeth.comp);
+	}
+	if (op->mask & ROCE_OPM_AETH) {
+		h = bth + op->off[ROCE_HDR_AETH];
+		roce_aeth_set_syndrome(h, p->aeth.syndrome);
+		roce_aeth_set_msn(h, p->aeth.msn);
+	}
+	if (op->mask & ROCE_OPM_ATMACK)
+		roce_atmack_set_orig(bth + op->off[ROCE_HDR_ATMACK], p->atmack_orig);
+	if (op->mask & ROCE_OPM_IMM)
+		roce_imm_set_data(bth + op->off[ROCE_HDR_IMM], p->imm);
+	if (op->mask & ROCE_OPM_IETH)
+		roce_ieth_set_rkey(bth + op->off[ROCE_HDR_IETH], p->ieth_rkey);
+}
+
+static void
+encode_bth(uint8_t *bth, const struct roce_pkt *p)
+{
+	memset(bth, 0, ROCE_BTH_LEN);
+	roce_bth_set_opcode(bth, p->opcode);
+	roce_bth_set_se(bth, p->se);
+	roce_bth_set_migreq(bth, p->migreq);
+	roce_bth_set_padcnt(bth, p->padcnt);
+	roce_bth_set_tver(bth, p->tver);
+	roce_bth_set_pkey(bth, p->pkey);
+	roce_bth_set_fecn(bth, p->fecn);
+	roce_bth_set_becn(bth, p->becn);
+	roce_bth_set_destqp(bth, p->dest_qpn);
+	roce_bth_set_ackreq(bth, p->ackreq);
+	roce_bth_set_psn(bth, p->psn);
+}
+
+static size_t
+encode_ipv4(uint8_t *ip, const struct roce_pkt *p, size_t datagram_len)
+{
+	ip[0] = 0x45;
+	ip[1] = p->ip_dscp_ecn;
+	wire_put_be16(ip + 2, (uint16_t)datagram_len);
+	wire_put_be16(ip + 4, p->ip_id);
+	wire_put_be16(ip + 6, p->ip_df ? 0x4000 : 0);
+	ip[8] = p->ip_ttl;
+	ip[9] = ROCE_IPPROTO_UDP;
+	ip[10] = ip[11] = 0;
+	memcpy(ip + 12, p->src_gid + 12, 4);
+	memcpy(ip + 16, p->dst_gid + 12, 4);
+	wire_put_be16(ip + 10, wire_ipv4_cksum(ip, ROCE_IPV4_HDR_LEN));
+	return ROCE_IPV4_HDR_LEN;
+}
+
+static size_t
+encode_ipv6(uint8_t *ip, const struct roce_pkt *p, size_t datagram_len)
+{
+	wire_put_be32(ip, 6u << 28 | (uint32_t)p->ip_dscp_ecn << 20 |
+		      (p->ip_flow_label & 0xfffff));
+	wire_put_be16(ip + 4, (uint16_t)(datagram_len - ROCE_IPV6_HDR_LEN));
+	ip[6] = ROCE_IPPROTO_UDP;
+	ip[7] = p->ip_ttl;
+	memcpy(ip + 8, p->src_gid, 16);
+	memcpy(ip + 24, p->dst_gid, 16);
+	return ROCE_IPV6_HDR_LEN;
+}
+
+size_t
+roce_build_headers(void *buf, size_t cap, struct roce_pkt *p)
+{
+	const struct roce_opcode_info *op = roce_opcode_get(p->opcode);
+	size_t l2, l3, pad, total;
+	uint8_t *f = buf;
+	uint8_t *udp;
+
+	if (op->name == NULL || (p->ip_version != 4 && p->ip_version != 6))
+		return 0;
+	if (p->payload_len != 0 && !(op->mask & ROCE_OPM_PAYLOAD))
+		return 0;
+	if ((op->mask & ROCE_OPM_FIXED8) && p->payload_len != 8)
+		return 0;
+	p->op = op;
+	pad = (4 - (p->payload_len & 3)) & 3;
+	p->padcnt = (uint8_t)pad;
+
+	l2 = ROCE_ETH_HDR_LEN + (p->has_vlan ? ROCE_VLAN_HDR_LEN : 0);
+	l3 = p->ip_version == 4 ? ROCE_IPV4_HDR_LEN : ROCE_IPV6_HDR_LEN;
+	total = l2 + l3 + ROCE_UDP_HDR_LEN + op->hdr_len + (size_t)p->payload_len +
+		pad + ROCE_ICRC_LEN;
+	if (total > cap || total - l2 > UINT16_MAX)
+		return 0;
+
+	memcpy(f, p->dst_mac, 6);
+	memcpy(f + 6, p->src_mac, 6);
+	if (p->has_vlan) {
+		wire_put_be16(f + 12, ROCE_ETHERTYPE_VLAN);
+		wire_put_be16(f + 14, p->vlan_tci);
+	}
+	wire_put_be16(f + l2 - 2, p->ip_version == 4 ? ROCE_ETHERTYPE_IPV4 :
+						       ROCE_ETHERTYPE_IPV6);
+	if (p->ip_version == 4)
+		encode_ipv4(f + l2, p, total - l2);
+	else
+		encode_ipv6(f + l2, p, total - l2);
+
+	udp = f + l2 + l3;
+	if (p->udp_dport == 0)
+		p->udp_dport = ROCE_UDP_PORT;
+	wire_put_be16(udp, p->udp_sport);
+	wire_put_be16(udp + 2, p->udp_dport);
+	wire_put_be16(udp + 4, (uint16_t)(total - l2 - l3));
+	wire_put_be16(udp + 6, 0);	/* RoCEv2 sends UDP checksum 0 */
+
+	p->l3_off = (uint16_t)l2;
+	p->l4_off = (uint16_t)(l2 + l3);
+	p->bth_off = (uint16_t)(p->l4_off + ROCE_UDP_HDR_LEN);
+	p->payload_off = (uint16_t)(p->bth_off + op->hdr_len);
+	p->pkt_len = (uint32_t)total;
+
+	encode_bth(f + p->bth_off, p);
+	encode_ext_headers(f + p->bth_off, p);
+	return p->payload_off;
+}
+
+void
+roce_build_finish(void *buf, struct roce_pkt *p)
+{
+	uint8_t *f = buf;
+	uint8_t *icrc = f + p->pkt_len - ROCE_ICRC_LEN;
+
+	memset(f + p->payload_off + p->payload_len, 0, p->padcnt);
+	p->icrc = roce_icrc_compute(f + p->l3_off, p->pkt_len - p->l3_off,
+				    p->ip_version);
+	roce_icrc_store(icrc, p->icrc);
+}
+
+size_t
+roce_build(void *buf, size_t cap, struct roce_pkt *p, const void *payload)
+{
+	size_t off = roce_build_headers(buf, cap, p);
+
+	if (off == 0)
+		return 0;
+	if (p->payload_len != 0)
+		memcpy((uint8_t *)buf + off, payload, p->payload_len);
+	roce_build_finish(buf, p);
+	return p->pkt_len;
+}
+
+void
+roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ipv4[4])
+{
+	memset(gid, 0, 10);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, ipv4, 4);
+}
+
+bool
+roce_gid_is_ipv4(const uint8_t gid[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(gid, prefix, sizeof(prefix)) == 0;
+}
+
+uint16_t
+roce_udp_sport(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t fl = (uint64_t)lqpn * rqpn;
+	uint32_t label, low;
+
+	/* fold the 64-bit product into a 20-bit flow label */
+	fl ^= fl >> 20;
+	fl ^= fl >> 40;
+	label = (uint32_t)fl & 0xfffff;
+	/* then the label into the 14 bits above 0xc000 */
+	low = (label & 0x3fff) ^ (label >> 14);
+	return (uint16_t)(0xc000 | low);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include "roce_wire.h"
+#include "roce_icrc_private.h"
+
+#ifdef ROCE_HAVE_ISAL
+#include <isa-l/crc.h>
+
+uint32_t
+roce_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_gzip_refl(crc, buf, len);
+}
+
+const char *
+roce_crc32_impl(void)
+{
+	return "isa-l";
+}
+#else
+uint32_t
+roce_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	return roce_crc32_portable(crc, buf, len);
+}
+
+const char *
+roce_crc32_impl(void)
+{
+	return "portable";
+}
+#endif
+
+/* crc32 of the 8 x 0xff bytes that stand in for the LRH (IBTA A17.3.3). */
+#define ROCE_ICRC_LRH_CRC 0x2144df1cu
+
+/* Largest pseudo-header copied for masking: IPv4 with 40 bytes of options. */
+#define ROCE_ICRC_PSEUDO_MAX (60 + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+
+uint32_t
+roce_icrc_begin(const uint8_t *l3, unsigned int ip_version)
+{
+	uint8_t hdr[ROCE_ICRC_PSEUDO_MAX];
+	size_t ip_len;
+
+	if (ip_version == 4) {
+		ip_len = (size_t)(l3[0] & 0x0f) * 4;
+		memcpy(hdr, l3, ip_len + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN);
+		hdr[1] = 0xff;			/* TOS (DSCP + ECN) */
+		hdr[8] = 0xff;			/* TTL */
+		hdr[10] = hdr[11] = 0xff;	/* header checksum */
+	} else {
+		ip_len = ROCE_IPV6_HDR_LEN;
+		memcpy(hdr, l3, ip_len + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN);
+		/* version stays; traffic class and flow label become ones */
+		hdr[0] |= 0x0f;
+		hdr[1] = hdr[2] = hdr[3] = 0xff;
+		hdr[7] = 0xff;			/* hop limit */
+	}
+	hdr[ip_len + 6] = hdr[ip_len + 7] = 0xff;	/* UDP checksum */
+	hdr[ip_len + ROCE_UDP_HDR_LEN + 4] = 0xff;	/* BTH FECN/BECN/resv6a */
+
+	return roce_crc32(ROCE_ICRC_LRH_CRC, hdr,
+			  ip_len + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN);
+}
+
+uint32_t
+roce_icrc_compute(const uint8_t *l3, size_t ip_len, unsigned int ip_version)
+{
+	size_t hdrs = (ip_version == 4 ? (size_t)(l3[0] & 0x0f) * 4 :
+		       ROCE_IPV6_HDR_LEN) + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN;
+	uint32_t crc = roce_icrc_begin(l3, ip_version);
+
+	return roce_crc32(crc, l3 + hdrs, ip_len - hdrs - ROCE_ICRC_LEN);
+}
+
+bool
+roce_icrc_verify(const void *buf, const struct roce_pkt *pkt)
+{
+	const uint8_t *l3 = (const uint8_t *)buf + pkt->l3_off;
+	size_t ip_len = pkt->pkt_len - pkt->l3_off;
+
+	return roce_icrc_compute(l3, ip_len, pkt->ip_version) == pkt->icrc;
+}

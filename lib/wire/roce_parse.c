@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Frame -> struct roce_pkt.  Every length comes off the wire, so every
+ * read is preceded by a check that the bytes are inside the buffer; the
+ * IP and UDP lengths are checked against each other and against the
+ * buffer before anything after them is looked at.
+ */
+#include <string.h>
+
+#include "roce_wire.h"
+#include "wire_private.h"
+
+static const char *const parse_err_names[] = {
+#define ROCE_PARSE_NAME(e, s) [ROCE_PARSE_##e] = s,
+	ROCE_PARSE_ERRORS(ROCE_PARSE_NAME)
+#undef ROCE_PARSE_NAME
+};
+
+const char *
+roce_parse_strerror(enum roce_parse_err err)
+{
+	if ((unsigned int)err >= ROCE_PARSE_ERR_MAX)
+		return "unknown parse error";
+	return parse_err_names[err];
+}
+
+static void
+decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
+{
+	const struct roce_opcode_info *op = p->op;
+	const uint8_t *h;
+
+	if (op->mask & ROCE_OPM_DETH) {
+		h = bth + op->off[ROCE_HDR_DETH];
+		p->deth.qkey = (uint32_t)roce_deth_get_qkey(h);
+		p->deth.src_qpn = (uint32_t)roce_deth_get_sqp(h);
+	}
+	if (op->mask & ROCE_OPM_FETH) {
+		h = bth + op->off[ROCE_HDR_FETH];
+		p->feth.sel = (uint8_t)roce_feth_get_sel(h);
+		p->feth.plt = (uint8_t)roce_feth_get_plt(h);
+	}
+	if (op->mask & ROCE_OPM_RETH) {
+		h = bth + op->off[ROCE_HDR_RETH];
+		p->reth.va = roce_reth_get_va(h);
+		p->reth.rkey = (uint32_t)roce_reth_get_rkey(h);
+		p->reth.len = (uint32_t)roce_reth_get_len(h);
+	}
+	if (op->mask & ROCE_OPM_ATMETH) {
+		h = bth + op->off[ROCE_HDR_ATMETH];
+		p->atmeth.va = roce_atmeth_get_va(h);
+		p->atmeth.rkey = (uint32_t)roce_atmeth_get_rkey(h);
+		p->atmeth.swap = roce_atmeth_get_swap(h);
+		p->atmeth.comp = roce_atmeth_get_comp(h);
+	}
+	if (op->mask & ROCE_OPM_AETH) {
+		h = bth + op->off[ROCE_HDR_AETH];
+		p->aeth.syndrome = (uint8_t)roce_aeth_get_syndrome(h);
+		p->aeth.msn = (uint32_t)roce_aeth_get_msn(h);
+	}
+	if (op->mask & ROCE_OPM_ATMACK)
+		p->atmack_orig = roce_atmack_get_orig(bth + op->off[ROCE_HDR_ATMACK]);
+	if (op->mask & ROCE_OPM_IMM)
+		p->imm = (uint32_t)roce_imm_get_data(bth + op->off[ROCE_HDR_IMM]);
+	if (op->mask & ROCE_OPM_IETH)
+		p->ieth_rkey = (uint32_t)roce_ieth_get_rkey(bth + op->off[ROCE_HDR_IETH]);
+}
+
+enum roce_parse_err
+roce_parse_bth(const uint8_t *bth, size_t n, struct roce_pkt *p)
+{
+	const struct roce_opcode_info *op;
+	size_t data;
+
+	if (n < ROCE_BTH_LEN)
+		return ROCE_PARSE_TRUNCATED;
+
+	p->opcode = (uint8_t)roce_bth_get_opcode(bth);
+	op = roce_opcode_get(p->opcode);
+	if (op->name == NULL)
+		return ROCE_PARSE_UNKNOWN_OPCODE;
+	p->op = op;
+	p->se = (uint8_t)roce_bth_get_se(bth);
+	p->migreq = (uint8_t)roce_bth_get_migreq(bth);
+	p->padcnt = (uint8_t)roce_bth_get_padcnt(bth);
+	p->tver = (uint8_t)roce_bth_get_tver(bth);
+	p->pkey = (uint16_t)roce_bth_get_pkey(bth);
+	p->fecn = (uint8_t)roce_bth_get_fecn(bth);
+	p->becn = (uint8_t)roce_bth_get_becn(bth);
+	p->dest_qpn = (uint32_t)roce_bth_get_destqp(bth);
+	p->ackreq = (uint8_t)roce_bth_get_ackreq(bth);
+	p->psn = (uint32_t)roce_bth_get_psn(bth);
+	if (p->tver != 0)
+		return ROCE_PARSE_BAD_VERSION;
+
+	if (n < (size_t)op->hdr_len + ROCE_ICRC_LEN)
+		return ROCE_PARSE_LEN_MISMATCH;
+	data = n - op->hdr_len - ROCE_ICRC_LEN;	/* payload + pad */
+	if (!(op->mask & ROCE_OPM_PAYLOAD)) {
+		if (data != 0)
+			return ROCE_PARSE_LEN_MISMATCH;
+		if (p->padcnt != 0)
+			return ROCE_PARSE_BAD_PADCNT;
+	} else if (data % 4 != 0 || p->padcnt > data) {
+		return ROCE_PARSE_BAD_PADCNT;
+	}
+	p->payload_len = (uint32_t)(data - p->padcnt);
+	if ((op->mask & ROCE_OPM_FIXED8) && p->payload_len != 8)
+		return ROCE_PARSE_LEN_MISMATCH;
+
+	decode_ext_headers(bth, p);
+	p->icrc = roce_icrc_load(bth + n - ROCE_ICRC_LEN);
+	return ROCE_PARSE_OK;
+}
+
+static enum roce_parse_err
+parse_ipv4(const uint8_t *ip, size_t avail, struct roce_pkt *p,
+	   size_t *hdr_len, size_t *datagram_len)
+{
+	size_t ihl, tot;
+	uint16_t frag;
+
+	if (avail < ROCE_IPV4_HDR_LEN)
+		return ROCE_PARSE_TRUNCATED;
+	ihl = (size_t)(ip[0] & 0x0f) * 4;
+	tot = wire_be16(ip + 2);
+	if (ihl < ROCE_IPV4_HDR_LEN || tot < ihl)
+		return ROCE_PARSE_BAD_IP_HDR;
+	if (tot > avail)
+		return ROCE_PARSE_TRUNCATED;
+	if (wire_ipv4_cksum(ip, ihl) != 0)
+		return ROCE_PARSE_BAD_IP_CSUM;
+	frag = wire_be16(ip + 6);
+	if (frag & 0x3fff)		/* MF or a fragment offset */
+		return ROCE_PARSE_IP_FRAGMENT;
+	if (ip[9] != ROCE_IPPROTO_UDP)
+		return ROCE_PARSE_NOT_UDP;
+
+	p->ip_dscp_ecn = ip[1];
+	p->ip_id = wire_be16(ip + 4);
+	p->ip_df = (frag & 0x4000) != 0;
+	p->ip_ttl = ip[8];
+	p->ip_flow_label = 0;
+	roce_gid_from_ipv4(p->src_gid, ip + 12);
+	roce_gid_from_ipv4(p->dst_gid, ip + 16);
+	*hdr_len = ihl;
+	*datagram_len = tot;
+	return ROCE_PARSE_OK;
+}
+
+static enum roce_parse_err
+parse_ipv6(const uint8_t *ip, size_t avail, struct roce_pkt *p,
+	   size_t *hdr_len, size_t *datagram_len)
+{
+	uint32_t vtf;
+	size_t tot;
+
+	if (avail < ROCE_IPV6_HDR_LEN)
+		return ROCE_PARSE_TRUNCATED;
+	tot = ROCE_IPV6_HDR_LEN + (size_t)wire_be16(ip + 4);
+	if (tot > avail)
+		return ROCE_PARSE_TRUNCATED;
+	/* RoCEv2 puts UDP right after the fixed header: no extension headers. */
+	if (ip[6] != ROCE_IPPROTO_UDP)
+		return ROCE_PARSE_NOT_UDP;
+
+	vtf = wire_be32(ip);
+	p->ip_dscp_ecn = (uint8_t)(vtf >> 20);
+	p->ip_flow_label = vtf & 0xfffff;
+	p->ip_ttl = ip[7];
+	p->ip_df = 0;
+	p->ip_id = 0;
+	memcpy(p->src_gid, ip + 8, 16);
+	memcpy(p->dst_gid, ip + 24, 16);
+	*hdr_len = ROCE_IPV6_HDR_LEN;
+	*datagram_len = tot;
+	return ROCE_PARSE_OK;
+}
+
+/*
+ * Parse from the IP header at frame + l3_off; frame has len bytes.  When
+ * the Ethernet type named the IP version, want_version must match it.
+ */
+static enum roce_parse_err
+parse_from_l3(const uint8_t *frame, size_t len, size_t l3_off,
+	      unsigned int want_version, struct roce_pkt *p)
+{
+	const uint8_t *ip = frame + l3_off;
+	size_t avail = len - l3_off;
+	size_t ip_hdr_len, datagram_len, udp_len;
+	enum roce_parse_err err;
+	const uint8_t *udp;
+
+	if (avail < 1)
+		return ROCE_PARSE_TRUNCATED;
+	p->ip_version = ip[0] >> 4;
+	if (want_version != 0 && p->ip_version != want_version)
+		return ROCE_PARSE_BAD_IP_HDR;
+	if (p->ip_version == 4)
+		err = parse_ipv4(ip, avail, p, &ip_hdr_len, &datagram_len);
+	else if (p->ip_version == 6)
+		err = parse_ipv6(ip, avail, p, &ip_hdr_len, &datagram_len);
+	else
+		err = ROCE_PARSE_BAD_IP_HDR;
+	if (err != ROCE_PARSE_OK)
+		return err;
+
+	if (datagram_len - ip_hdr_len < ROCE_UDP_HDR_LEN)
+		return ROCE_PARSE_TRUNCATED;
+	udp = ip + ip_hdr_len;
+	udp_len = wire_be16(udp + 4);
+	if (udp_len != datagram_len - ip_hdr_len)
+		return ROCE_PARSE_BAD_UDP_LEN;
+	p->udp_sport = wire_be16(udp);
+	p->udp_dport = wire_be16(udp + 2);
+	if (p->udp_dport != ROCE_UDP_PORT)
+		return ROCE_PARSE_NOT_ROCE_PORT;
+
+	p->l3_off = (uint16_t)l3_off;
+	p->l4_off = (uint16_t)(l3_off + ip_hdr_len);
+	p->bth_off = (uint16_t)(p->l4_off + ROCE_UDP_HDR_LEN);
+	p->pkt_len = (uint32_t)(l3_off + datagram_len);
+
+	err = roce_parse_bth(frame + p->bth_off, udp_len - ROCE_UDP_HDR_LEN, p);
+	if (err != ROCE_PARSE_OK)
+		return err;
+	p->payload_off = (uint16_t)(p->bth_off + p->op->hdr_len);
+	return ROCE_PARSE_OK;
+}
+
+enum roce_parse_err
+roce_parse_ip(const void *buf, size_t len, struct roce_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	return parse_from_l3(buf, len, 0, 0, p);
+}
+
+enum roce_parse_err
+roce_parse_eth(const void *buf, size_t len, struct roce_pkt *p)
+{
+	const uint8_t *f = buf;
+	size_t l3_off = ROCE_ETH_HDR_LEN;
+	uint16_t type;
+
+	memset(p, 0, sizeof(*p));
+	if (len < ROCE_ETH_HDR_LEN)
+		return ROCE_PARSE_TRUNCATED;
+	memcpy(p->dst_mac, f, 6);
+	memcpy(p->src_mac, f + 6, 6);
+	type = wire_be16(f + 12);
+	if (type == ROCE_ETHERTYPE_VLAN) {
+		if (len < ROCE_ETH_HDR_LEN + ROCE_VLAN_HDR_LEN)
+			return ROCE_PARSE_TRUNCATED;
+		p->has_vlan = true;
+		p->vlan_tci = wire_be16(f + 14);
+		type = wire_be16(f + 16);
+		l3_off += ROCE_VLAN_HDR_LEN;
+	}
+	if (type != ROCE_ETHERTYPE_IPV4 && type != ROCE_ETHERTYPE_IPV6)
+		return ROCE_PARSE_NOT_IP;
+	return parse_from_l3(f, len, l3_off,
+			     type == ROCE_ETHERTYPE_IPV4 ? 4 : 6, p);
+}

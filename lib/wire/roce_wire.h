@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/wire: RoCEv2 packets as bytes.  Parse a frame into a decoded
+ * struct roce_pkt, build a frame from one, compute and verify the ICRC,
+ * do 24-bit PSN arithmetic.  Pure C: no EAL, no allocation, no globals
+ * beyond const tables, so unit tests and fuzzers run anywhere.
+ *
+ * Addresses are kept as 16-byte GIDs: an IPv4 address is stored
+ * IPv4-mapped (::ffff:a.b.c.d), which is exactly the RoCEv2 GID of that
+ * address, so the transport can compare packet addresses with GIDs.
+ */
+#ifndef ROCE_WIRE_H
+#define ROCE_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roce_hdr.h"
+#include "roce_opcode.h"
+#include "roce_psn.h"
+#include "roce_icrc.h"
+
+#define ROCE_ETH_HDR_LEN   14
+#define ROCE_VLAN_HDR_LEN   4
+#define ROCE_IPV4_HDR_LEN  20
+#define ROCE_IPV6_HDR_LEN  40
+#define ROCE_UDP_HDR_LEN    8
+
+#define ROCE_ETHERTYPE_IPV4 0x0800
+#define ROCE_ETHERTYPE_IPV6 0x86dd
+#define ROCE_ETHERTYPE_VLAN 0x8100
+#define ROCE_IPPROTO_UDP    17
+
+/* Why a frame is not a well-formed RoCEv2 packet. X(enum suffix, text) */
+#define ROCE_PARSE_ERRORS(X)						\
+	X(OK,             "ok")						\
+	X(TRUNCATED,      "frame shorter than its headers say")	\
+	X(NOT_IP,         "not IPv4 or IPv6")				\
+	X(BAD_IP_HDR,     "malformed IP header")			\
+	X(BAD_IP_CSUM,    "IPv4 header checksum mismatch")		\
+	X(IP_FRAGMENT,    "IP fragment")				\
+	X(NOT_UDP,        "not UDP")					\
+	X(NOT_ROCE_PORT,  "UDP destination port is not 4791")		\
+	X(BAD_UDP_LEN,    "UDP length does not match the IP length")	\
+	X(BAD_VERSION,    "BTH transport header version is not 0")	\
+	X(UNKNOWN_OPCODE, "opcode not defined for RoCEv2")		\
+	X(LEN_MISMATCH,   "length does not fit the opcode")		\
+	X(BAD_PADCNT,     "bad pad count or unaligned payload")
+
+enum roce_parse_err {
+#define ROCE_PARSE_ENUM(e, s) ROCE_PARSE_##e,
+	ROCE_PARSE_ERRORS(ROCE_PARSE_ENUM)
+#undef ROCE_PARSE_ENUM
+	ROCE_PARSE_ERR_MAX
+};
+
+const char *roce_parse_strerror(enum roce_parse_err err);
+
+/*
+ * A decoded RoCEv2 packet.  Offsets are from the start of the buffer given
+ * to the parser (or written by the builder).  Extended-header fields are
+ * valid only where op->mask has the header's bit.  Multi-byte values are in
+ * host byte order.
+ */
+struct roce_pkt {
+	/* layout */
+	uint16_t l3_off;		/* IP header */
+	uint16_t l4_off;		/* UDP header */
+	uint16_t bth_off;		/* BTH */
+	uint16_t payload_off;		/* first payload byte */
+	uint32_t payload_len;		/* payload bytes, pad excluded */
+	uint32_t pkt_len;		/* l3_off + IP total length */
+
+	/* L2 (zero when parsed from L3) */
+	uint8_t dst_mac[6];
+	uint8_t src_mac[6];
+	uint16_t vlan_tci;
+	bool has_vlan;
+
+	/* L3 */
+	uint8_t ip_version;		/* 4 or 6 */
+	uint8_t ip_dscp_ecn;		/* IPv4 TOS / IPv6 traffic class */
+	uint8_t ip_ttl;			/* TTL / hop limit */
+	uint8_t ip_df;			/* IPv4 don't-fragment bit */
+	uint16_t ip_id;			/* IPv4 identification */
+	uint32_t ip_flow_label;		/* IPv6 */
+	uint8_t src_gid[16];
+	uint8_t dst_gid[16];
+
+	/* L4 */
+	uint16_t udp_sport;
+	uint16_t udp_dport;
+
+	/* BTH */
+	const struct roce_opcode_info *op;
+	uint8_t opcode;
+	uint8_t se;
+	uint8_t migreq;
+	uint8_t padcnt;
+	uint8_t tver;
+	uint8_t fecn;
+	uint8_t becn;
+	uint8_t ackreq;
+	uint16_t pkey;
+	uint32_t dest_qpn;
+	uint32_t psn;
+
+	/* extended headers */
+	struct { uint64_t va; uint32_t rkey; uint32_t len; } reth;
+	struct { uint8_t syndrome; uint32_t msn; } aeth;
+	struct { uint64_t va; uint32_t rkey; uint64_t swap; uint64_t comp; } atmeth;
+	uint64_t atmack_orig;
+	uint32_t imm;			/* ImmDt as the 32-bit big-endian value */
+	uint32_t ieth_rkey;
+	struct { uint32_t qkey; uint32_t src_qpn; } deth;
+	struct { uint8_t sel; uint8_t plt; } feth;
+
+	uint32_t icrc;			/* as stored: little-endian on the wire */
+};
+
+/* True when the packet has extended header bit(s) m (enum roce_opcode_mask). */
+static inline bool
+roce_pkt_has(const struct roce_pkt *p, uint32_t m)
+{
+	return (p->op->mask & m) != 0;
+}
+
+/*
+ * Parse an Ethernet frame (optionally one 802.1Q tag) carrying RoCEv2.
+ * Reads only buf[0, len).  Bytes after the IP datagram (Ethernet padding)
+ * are ignored.  Does not verify the ICRC: see roce_icrc_verify().
+ */
+enum roce_parse_err roce_parse_eth(const void *buf, size_t len,
+				   struct roce_pkt *pkt);
+
+/* The same, starting at the IP header (raw-IP captures, tunnels). */
+enum roce_parse_err roce_parse_ip(const void *buf, size_t len,
+				  struct roce_pkt *pkt);
+
+/*
+ * Parse the part from the BTH on (the UDP payload), of udp_payload_len
+ * bytes.  Fills the BTH and extended-header fields, payload_off (relative
+ * to bth) and payload_len.  Used by roce_parse_ip and by fuzzers.
+ */
+enum roce_parse_err roce_parse_bth(const uint8_t *bth, size_t udp_payload_len,
+				   struct roce_pkt *pkt);
+
+/*
+ * Building.  Fill a struct roce_pkt with the L2/L3/L4 fields, opcode, BTH
+ * and extended-header fields and payload_len (ip_version 4 or 6; op is
+ * looked up from opcode; padcnt, lengths, offsets and checksums are
+ * computed).  roce_build_headers() writes everything up to the payload and
+ * returns the header length (== pkt->payload_off), or 0 when cap is too
+ * small or the opcode/length is invalid.  The frame's total length is then
+ * roce_frame_len(pkt).
+ */
+size_t roce_build_headers(void *buf, size_t cap, struct roce_pkt *pkt);
+
+/* Ethernet frame length of a built or parsed packet, ICRC included. */
+static inline size_t
+roce_frame_len(const struct roce_pkt *pkt)
+{
+	return pkt->pkt_len;
+}
+
+/*
+ * Complete a frame whose headers were built and whose payload_len payload
+ * bytes are in place at payload_off: write the pad bytes (zero) and the
+ * ICRC.  buf must have roce_frame_len() bytes.
+ */
+void roce_build_finish(void *buf, struct roce_pkt *pkt);
+
+/* Headers + payload copy + finish, for contiguous buffers.  Returns the
+ * frame length or 0 (see roce_build_headers). */
+size_t roce_build(void *buf, size_t cap, struct roce_pkt *pkt,
+		  const void *payload);
+
+/* Fill IPv4-mapped GID from an IPv4 address in network order bytes. */
+void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ipv4[4]);
+bool roce_gid_is_ipv4(const uint8_t gid[16]);
+
+/*
+ * The UDP source port Linux rxe derives for a QP pair: a 20-bit flow label
+ * hashed from lqpn * rqpn, folded into 0xC000-0xFFFF (rdma_flow_label_to_udp_sport).
+ */
+uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
+
+#endif /* ROCE_WIRE_H */
