@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Fault decisions: the seeded PRNG streams, fault validation and the bit
+ * flip.  Everything here runs on the sending end's thread.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "vwire_private.h"
+
+/*
+ * splitmix64 (Steele, Lea, Flood 2014): a 64-bit counter pushed through a
+ * bijective mixer.  Small, fast, statistically good enough for fault
+ * injection, and every seed (even 0) is valid.
+ */
+static uint64_t
+vwire_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+#define VWIRE_GOLDEN_GAMMA UINT64_C(0x9e3779b97f4a7c15)
+
+static uint64_t
+vwire_rng_next(struct vwire_rng *rng)
+{
+	rng->state += VWIRE_GOLDEN_GAMMA;
+	return vwire_mix64(rng->state);
+}
+
+/*
+ * Each kind of fault draws from its own stream, so that, e.g., turning on
+ * duplication does not change which frames a given seed drops.  Mixing the
+ * stream number into the start state scatters the streams over the cycle
+ * (seed + k * gamma would make stream k the drop stream shifted by k).
+ */
+void
+vwire_rng_seed(struct vwire_rng *rng, uint64_t seed, enum vwire_stream s)
+{
+	rng->state = vwire_mix64(seed ^ vwire_mix64((uint64_t)s + 1));
+}
+
+/* True with probability p.  p <= 0 and p >= 1 draw nothing. */
+bool
+vwire_rng_chance(struct vwire_rng *rng, double p)
+{
+	if (p <= 0.0)
+		return false;
+	if (p >= 1.0)
+		return true;
+	/* 53 random bits: a uniform double in [0, 1) */
+	return (double)(vwire_rng_next(rng) >> 11) * 0x1.0p-53 < p;
+}
+
+/* Uniform in [0, bound), bound > 0; the modulo bias is below 2^-32 here. */
+uint64_t
+vwire_rng_below(struct vwire_rng *rng, uint64_t bound)
+{
+	return vwire_rng_next(rng) % bound;
+}
+
+static bool
+vwire_probability_ok(double p)
+{
+	return p >= 0.0 && p <= 1.0;	/* false for NaN too */
+}
+
+int
+vwire_faults_check(const struct vwire_faults *f)
+{
+	if (!vwire_probability_ok(f->drop) ||
+	    !vwire_probability_ok(f->duplicate) ||
+	    !vwire_probability_ok(f->reorder) ||
+	    !vwire_probability_ok(f->corrupt))
+		return -EINVAL;
+	if (f->reorder_window > VWIRE_REORDER_WINDOW_MAX)
+		return -EINVAL;
+	if (f->reorder > 0.0 && f->reorder_window == 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Put checked faults into effect on the tx side, reseeding every stream. */
+void
+vwire_tx_apply_faults(struct vwire_tx *tx, const struct vwire_faults *f)
+{
+	tx->faults = *f;
+	if (tx->faults.reorder_hold_us == 0)
+		tx->faults.reorder_hold_us = VWIRE_REORDER_HOLD_US_DEFAULT;
+	tx->delay_tsc = vwire_us_to_tsc(f->delay_us);
+	for (int s = 0; s < VWIRE_STREAM_MAX; s++)
+		vwire_rng_seed(&tx->rng[s], f->seed, (enum vwire_stream)s);
+}
+
+/* True when nobody else can see m's data, so flipping a bit is private. */
+static bool
+vwire_mbuf_exclusive(const struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+			return false;
+	return true;
+}
+
+static void
+vwire_flip_bit(struct rte_mbuf *m, uint64_t bit)
+{
+	uint32_t off = (uint32_t)(bit / 8);
+
+	while (off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	*rte_pktmbuf_mtod_offset(m, uint8_t *, off) ^= (uint8_t)(1u << (bit % 8));
+}
+
+/*
+ * Flip one random bit of m beyond the Ethernet header, so that it is the
+ * receiver's integrity checks (ICRC, IPv4 checksum) that must notice, not
+ * its MAC filter.  Returns the frame to send (a private copy if m was
+ * shared), or NULL (m freed) when no copy could be made.  Draws from the
+ * corrupt stream only when there is a bit to flip.
+ */
+struct rte_mbuf *
+vwire_corrupt(struct vwire_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool)
+{
+	uint64_t first_bit = m->pkt_len > RTE_ETHER_HDR_LEN ?
+			     RTE_ETHER_HDR_LEN * 8 : 0;
+	uint64_t nbits = (uint64_t)m->pkt_len * 8 - first_bit;
+	uint64_t bit;
+
+	if (nbits == 0)
+		return m;
+	bit = first_bit + vwire_rng_below(&tx->rng[VWIRE_STREAM_CORRUPT], nbits);
+	if (!vwire_mbuf_exclusive(m)) {
+		struct rte_mbuf *copy = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
+
+		rte_pktmbuf_free(m);
+		if (copy == NULL)
+			return NULL;
+		m = copy;
+	}
+	vwire_flip_bit(m, bit);
+	vwire_count(&tx->corrupted, 1);
+	return m;
+}
