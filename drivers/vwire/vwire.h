@@ -13,7 +13,12 @@
  *   - The sender decides every fault at tx time from its own PRNG streams
  *     (splitmix64 seeded from faults.seed; one stream per kind of fault),
  *     so the same seed and the same sequence of tx calls give the same
- *     decisions, whatever the timing of the receiver.
+ *     decisions, whatever the timing of the receiver.  A frame refused by
+ *     a full ring draws nothing.  (Two things can still vary: a duplicate
+ *     is not made when the pool is dry, and a held frame whose hold
+ *     expires comes out earlier than its frame count said.)
+ *   - Order of decisions for each frame: oversize check, drop, duplicate;
+ *     then for the frame and for its copy: corrupt, reorder, delay.
  *   - drop:      the frame is freed and never delivered.
  *   - duplicate: a copy (from the link's pool) follows the frame; each copy
  *                then gets its own corrupt/reorder decisions.
@@ -22,10 +27,12 @@
  *                shared with someone else (refcnt > 1, indirect, external
  *                buffer) is copied first, so the sender's retained copy
  *                (retransmission) stays intact.  The driver knows nothing
- *                of RoCE: a flip in a field the ICRC masks (UDP checksum,
- *                BTH FECN/BECN byte, IPv6 TC/flow label/hop limit, IPv4
- *                TOS/TTL/checksum - those the IPv4 checksum catches) can be
- *                invisible to the receiver, as on a real wire.
+ *                of RoCE, so a flip can land where no receiver check looks,
+ *                as on a real wire: in IPv4 RoCE frames only the UDP
+ *                checksum and the BTH FECN/BECN byte (both masked in the
+ *                ICRC, and the UDP checksum is not verified); in IPv6 also
+ *                the traffic class, flow label and hop limit.  Everything
+ *                else fails the IPv4 header checksum, parsing or the ICRC.
  *   - reorder:   the frame is held back by the receiving side until
  *                1..reorder_window (uniform) later frames were delivered,
  *                or until reorder_hold_us passed, so a frame is never stuck
@@ -98,8 +105,7 @@ struct vwire_stats {
 	uint64_t reordered;	/* frames the receiving side held back */
 	uint64_t corrupted;	/* frames put on the wire with one bit flipped */
 	uint64_t delayed;	/* frames sent with a nonzero delay */
-	uint64_t ring_full;	/* frames refused (tx_burst returned < n) and
-				 * duplicates discarded: the ring was full */
+	uint64_t ring_full;	/* frames refused: tx_burst returned < n */
 	uint64_t oversize;	/* frames longer than mtu + overhead, dropped */
 };
 
