@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer: the requester's receive side (IBTA 9.7.5.1-2, rxe_comp.c).
+ * Consumes ACKs, NAKs, RDMA READ responses and atomic acknowledgements,
+ * retires WQEs in order into the send CQ, and decides on retransmission.
+ *
+ * A response is run through a table of states; each state is one small
+ * function returning the next one.
+ *
+ *   GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ | ATOMIC | ACK
+ *   ACK covers a whole SEND/WRITE -> COMPLETE -> GET_WQE (the next one)
+ *   sequence NAK / READ gap -> RETRY;  RNR NAK -> RNR;  error NAK -> ERROR
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "tp_private.h"
+
+enum comp_state {
+	COMP_GET_WQE,
+	COMP_CHECK_PSN,
+	COMP_CHECK_ACK,
+	COMP_READ,
+	COMP_ATOMIC,
+	COMP_ACK,
+	COMP_COMPLETE,
+	COMP_RETRY,
+	COMP_RNR,
+	COMP_ERROR,
+	COMP_DROP,
+	COMP_EXIT,
+};
+
+static const char *const comp_state_names[] = {
+	[COMP_GET_WQE] = "GET_WQE", [COMP_CHECK_PSN] = "CHECK_PSN",
+	[COMP_CHECK_ACK] = "CHECK_ACK", [COMP_READ] = "READ",
+	[COMP_ATOMIC] = "ATOMIC", [COMP_ACK] = "ACK",
+	[COMP_COMPLETE] = "COMPLETE", [COMP_RETRY] = "RETRY",
+	[COMP_RNR] = "RNR", [COMP_ERROR] = "ERROR", [COMP_DROP] = "DROP",
+	[COMP_EXIT] = "EXIT",
+};
+
+struct comp_ctx {
+	struct tp_qp *qp;
+	const struct roce_pkt *pkt;
+	const uint8_t *frame;
+	struct tp_send_wqe *wqe;
+	enum droce_wc_status err;	/* for COMP_ERROR */
+	bool progressed;		/* comp.psn moved: reset retry counters */
+};
+
+static uint32_t
+wqe_last_psn(const struct tp_send_wqe *w)
+{
+	return roce_psn_add(w->first_psn, w->npkts - 1);
+}
+
+static bool
+is_read(const struct tp_send_wqe *w)
+{
+	return w->opcode == DROCE_WR_RDMA_READ;
+}
+
+static bool
+is_atomic(const struct tp_send_wqe *w)
+{
+	return w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* ---- retiring completed WQEs --------------------------------------------------- */
+
+static enum droce_wc_opcode
+wc_opcode(const struct tp_send_wqe *w)
+{
+	switch (w->opcode) {
+	case DROCE_WR_RDMA_WRITE:
+	case DROCE_WR_RDMA_WRITE_WITH_IMM:
+		return DROCE_WC_RDMA_WRITE;
+	case DROCE_WR_RDMA_READ:
+		return DROCE_WC_RDMA_READ;
+	case DROCE_WR_ATOMIC_CMP_AND_SWP:
+		return DROCE_WC_COMP_SWAP;
+	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
+		return DROCE_WC_FETCH_ADD;
+	case DROCE_WR_LOCAL_INV:
+		return DROCE_WC_LOCAL_INV;
+	case DROCE_WR_BIND_MW:
+		return DROCE_WC_BIND_MW;
+	default:
+		return DROCE_WC_SEND;
+	}
+}
+
+/* Post CQEs for finished WQEs at the tail, in order (C10-...: SQ order). */
+void
+tp_comp_retire(struct tp_qp *qp)
+{
+	while (qp->sq.tail != qp->req.next) {
+		struct tp_send_wqe *w = &qp->sq.wqe[qp->sq.tail & qp->sq.mask];
+		struct droce_wc wc;
+
+		if (w->state != TP_WQE_DONE)
+			break;
+		if (w->status != DROCE_WC_SUCCESS || qp->sq_sig_all ||
+		    (w->send_flags & DROCE_SEND_SIGNALED)) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = w->wr_id;
+			wc.status = w->status;
+			wc.opcode = wc_opcode(w);
+			wc.qp_num = qp->pub.qp_num;
+			wc.byte_len = w->length;
+			tp_cq_push(qp->scq, &wc);
+		}
+		qp->sq.tail++;
+	}
+}
+
+/*
+ * comp.psn moves forward to psn: forward progress restores the retry
+ * budgets (IBTA 9.7.6.1.x: the counters count consecutive failures).
+ */
+static void
+advance(struct comp_ctx *c, uint32_t psn)
+{
+	struct tp_qp *qp = c->qp;
+
+	if (!roce_psn_after(psn, qp->comp.psn))
+		return;
+	qp->comp.psn = psn;
+	qp->comp.retry_pending = false;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_retry_left = qp->attr.rnr_retry;
+	c->progressed = true;
+}
+
+static void
+finish_wqe(struct comp_ctx *c, struct tp_send_wqe *w)
+{
+	if (is_read(w) || is_atomic(w))
+		c->qp->req.rd_atomic--;
+	w->state = TP_WQE_DONE;
+	w->status = DROCE_WC_SUCCESS;
+	advance(c, roce_psn_add(wqe_last_psn(w), 1));
+}
+
+/* ---- states ----------------------------------------------------------------------- */
+
+/* The oldest WQE that still waits for a response, or none. */
+static enum comp_state
+st_get_wqe(struct comp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	tp_comp_retire(qp);
+	/* up to the WQE being sent now (req.next), which may be half sent */
+	for (uint32_t i = qp->sq.tail; i != qp->sq.head; i++) {
+		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
+
+		if (w->state == TP_WQE_SENT || w->state == TP_WQE_SENDING) {
+			c->wqe = w;
+			return COMP_CHECK_PSN;
+		}
+		if (i == qp->req.next)
+			break;
+	}
+	c->wqe = NULL;
+	return COMP_DROP;	/* nothing outstanding: a stale response */
+}
+
+static enum comp_state
+st_check_psn(struct comp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	int32_t d = roce_psn_diff(pkt->psn, qp->comp.psn);
+
+	/* A response for a PSN not yet sent is bogus. */
+	if (!roce_psn_before(pkt->psn, qp->req.psn_hi))
+		return COMP_DROP;
+	if (d < 0) {
+		/* older than everything outstanding: a duplicate, except a NAK
+		 * or ACK naming comp.psn - 1, which says nothing new either */
+		tp_count(qp->dev, TP_CNT_DUP_RESPONSE);
+		return COMP_DROP;
+	}
+	return COMP_CHECK_ACK;
+}
+
+/*
+ * A response for PSN p implicitly acknowledges every request before p
+ * (IBTA 9.7.5.1.3).  SEND/WRITE WQEs ending before p are complete; a READ
+ * or atomic WQE before p without its response lost that response: retry.
+ */
+static enum comp_state
+implicit_ack(struct comp_ctx *c, uint32_t p)
+{
+	struct tp_send_wqe *w = c->wqe;
+
+	if (is_read(w) || is_atomic(w)) {
+		if (roce_psn_after(p, wqe_last_psn(w)))
+			return COMP_RETRY;
+		return COMP_EXIT;		/* w is the WQE p belongs to */
+	}
+	if (w->state != TP_WQE_SENT)
+		return COMP_EXIT;		/* still being sent: p is inside it */
+	if (roce_psn_before(wqe_last_psn(w), p))
+		return COMP_COMPLETE;
+	return COMP_EXIT;
+}
+
+static enum comp_state
+st_check_ack(struct comp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_send_wqe *w = c->wqe;
+	enum comp_state next;
+
+	if (roce_pkt_has(pkt, ROCE_OPM_READ)) {
+		next = implicit_ack(c, pkt->psn);
+		if (next != COMP_EXIT)
+			return next;
+		return is_read(w) ? COMP_READ : COMP_DROP;
+	}
+	if (pkt->opcode == ROCE_OP_ATOMIC_ACKNOWLEDGE) {
+		next = implicit_ack(c, pkt->psn);
+		if (next != COMP_EXIT)
+			return next;
+		return is_atomic(w) && w->first_psn == pkt->psn ? COMP_ATOMIC : COMP_DROP;
+	}
+	/* ACKNOWLEDGE: ACK, RNR NAK or NAK */
+	switch (roce_aeth_type(pkt->aeth.syndrome)) {
+	case ROCE_AETH_ACK:
+		return COMP_ACK;
+	case ROCE_AETH_RNR_NAK:
+		next = implicit_ack(c, pkt->psn);
+		if (next != COMP_EXIT)
+			return next;
+		advance(c, pkt->psn);		/* acks everything before it */
+		return COMP_RNR;
+	case ROCE_AETH_NAK:
+		next = implicit_ack(c, pkt->psn);
+		if (next != COMP_EXIT)
+			return next;
+		advance(c, pkt->psn);
+		switch (roce_aeth_value(pkt->aeth.syndrome)) {
+		case ROCE_NAK_PSN_SEQ_ERR:
+			tp_count(c->qp->dev, TP_CNT_RCVD_SEQ_ERR);
+			return COMP_RETRY;
+		case ROCE_NAK_INVALID_REQ:
+			c->err = DROCE_WC_REM_INV_REQ_ERR;
+			break;
+		case ROCE_NAK_REM_ACCESS_ERR:
+			c->err = DROCE_WC_REM_ACCESS_ERR;
+			break;
+		case ROCE_NAK_INVALID_RD_REQ:
+			c->err = DROCE_WC_REM_INV_RD_REQ_ERR;
+			break;
+		default:
+			c->err = DROCE_WC_REM_OP_ERR;
+			break;
+		}
+		tp_count(c->qp->dev, TP_CNT_RCVD_ERR_NAK);
+		return COMP_ERROR;
+	default:
+		return COMP_DROP;		/* reserved syndrome */
+	}
+}
+
+/* A plain ACK for PSN p: everything up to and including p is done. */
+static enum comp_state
+st_ack(struct comp_ctx *c)
+{
+	struct tp_send_wqe *w = c->wqe;
+	uint32_t p = c->pkt->psn;
+	struct tp_qp *qp = c->qp;
+
+	tp_count(qp->dev, TP_CNT_RCVD_ACKS);
+	if (is_read(w) || is_atomic(w))
+		/* an ACK past a READ/atomic whose response never came */
+		return roce_psn_before(p, w->first_psn) ? COMP_EXIT : COMP_RETRY;
+	if (w->state == TP_WQE_SENT && !roce_psn_before(p, wqe_last_psn(w)))
+		return COMP_COMPLETE;
+	/* part of a multi-packet message is acknowledged */
+	advance(c, roce_psn_add(p, 1));
+	return COMP_EXIT;
+}
+
+static enum comp_state
+st_complete(struct comp_ctx *c)
+{
+	finish_wqe(c, c->wqe);
+	/* a response for a later PSN (cumulative ACK, implicit ACK) goes on
+	 * to the next WQE; one that ended this WQE is used up */
+	if (roce_psn_after(c->pkt->psn, wqe_last_psn(c->wqe)))
+		return COMP_GET_WQE;
+	return COMP_EXIT;
+}
+
+/* Scatter READ response data into the WQE's local buffers (need LOCAL_WRITE). */
+static bool
+scatter(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
+	const uint8_t *src, uint32_t len)
+{
+	for (unsigned int i = 0; i < w->num_sge && len > 0; i++) {
+		const struct droce_sge *s = &w->sge[i];
+		uint32_t chunk;
+		void *dst;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		chunk = RTE_MIN(len, s->length - off);
+		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
+				     chunk, true, &dst) != PROT_OK)
+			return false;
+		memcpy(dst, src, chunk);
+		src += chunk;
+		len -= chunk;
+		off = 0;
+	}
+	return len == 0;
+}
+
+static enum comp_state
+st_read(struct comp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_send_wqe *w = c->wqe;
+	struct tp_qp *qp = c->qp;
+	int32_t idx = roce_psn_diff(pkt->psn, w->first_psn);
+	bool last = (uint32_t)idx == w->npkts - 1;
+	uint32_t off, want;
+
+	if (idx < 0 || (uint32_t)idx >= w->npkts)
+		return COMP_DROP;
+	if (pkt->psn != qp->comp.psn)
+		/* responses before this one were lost (go-back-N) */
+		return roce_psn_after(pkt->psn, qp->comp.psn) ? COMP_RETRY : COMP_DROP;
+	/* The packet's place in the response must match its opcode. */
+	if (!!(pkt->op->mask & ROCE_OPM_LAST) != last)
+		return COMP_DROP;
+	off = (uint32_t)idx * qp->mtu;
+	want = last ? w->length - off : qp->mtu;
+	if (pkt->payload_len != want) {
+		c->err = DROCE_WC_BAD_RESP_ERR;
+		return COMP_ERROR;
+	}
+	if (!scatter(qp, w, off, c->frame + pkt->payload_off, want)) {
+		c->err = DROCE_WC_LOC_PROT_ERR;
+		return COMP_ERROR;
+	}
+	if (last)
+		return COMP_COMPLETE;
+	advance(c, roce_psn_add(pkt->psn, 1));
+	return COMP_EXIT;
+}
+
+static enum comp_state
+st_atomic(struct comp_ctx *c)
+{
+	uint64_t orig = c->pkt->atmack_orig;	/* host order, as rxe and mlx5 */
+
+	if (!scatter(c->qp, c->wqe, 0, (const uint8_t *)&orig, sizeof(orig))) {
+		c->err = DROCE_WC_LOC_PROT_ERR;
+		return COMP_ERROR;
+	}
+	return COMP_COMPLETE;
+}
+
+/* The retry budget: retry_cnt (7 = infinite only in rxe-compat mode). */
+static bool
+consume_retry(struct tp_qp *qp)
+{
+	if (qp->attr.retry_cnt == 7 && qp->dev->cfg.retry_cnt_7_infinite)
+		return true;
+	if (qp->comp.retry_left == 0)
+		return false;
+	qp->comp.retry_left--;
+	return true;
+}
+
+/*
+ * Go back N.  Once rewound, responses and NAKs still in flight from before
+ * the rewind show the same gap again: they are ignored until comp.psn moves
+ * (rxe's started_retry), so one loss costs one retry, not a cascade.
+ */
+static enum comp_state
+st_retry(struct comp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	if (qp->comp.retry_pending && c->pkt != NULL)
+		return COMP_DROP;
+	if (!consume_retry(qp)) {
+		tp_count(qp->dev, TP_CNT_RETRY_EXCEEDED_ERR);
+		c->err = DROCE_WC_RETRY_EXC_ERR;
+		return COMP_ERROR;
+	}
+	tp_count(qp->dev, TP_CNT_COMPLETER_RETRY_ERR);
+	qp->comp.retry_pending = true;
+	tp_req_rewind(qp);
+	tp_timer_arm_retrans(qp);
+	return COMP_EXIT;
+}
+
+static enum comp_state
+st_rnr(struct comp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	tp_count(qp->dev, TP_CNT_RCVD_RNR_ERR);
+	if (qp->attr.rnr_retry != 7) {		/* 7 = retry forever (IBTA) */
+		if (qp->comp.rnr_retry_left == 0) {
+			tp_count(qp->dev, TP_CNT_RETRY_RNR_EXCEEDED_ERR);
+			c->err = DROCE_WC_RNR_RETRY_EXC_ERR;
+			return COMP_ERROR;
+		}
+		qp->comp.rnr_retry_left--;
+	}
+	/* stop sending; the RNR timer rewinds to the NAKed PSN */
+	qp->req.wait_rnr = true;
+	tp_timer_disarm_retrans(qp);
+	tp_timer_arm_rnr(qp, roce_aeth_value(c->pkt->aeth.syndrome));
+	return COMP_EXIT;
+}
+
+static enum comp_state
+st_error(struct comp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	struct tp_send_wqe *w = c->wqe;
+
+	if (is_read(w) || is_atomic(w))
+		qp->req.rd_atomic--;
+	w->state = TP_WQE_DONE;
+	w->status = c->err;
+	tp_qp_to_error(qp);
+	return COMP_EXIT;
+}
+
+typedef enum comp_state (*comp_fn)(struct comp_ctx *c);
+
+static const comp_fn comp_states[] = {
+	[COMP_GET_WQE] = st_get_wqe,
+	[COMP_CHECK_PSN] = st_check_psn,
+	[COMP_CHECK_ACK] = st_check_ack,
+	[COMP_READ] = st_read,
+	[COMP_ATOMIC] = st_atomic,
+	[COMP_ACK] = st_ack,
+	[COMP_COMPLETE] = st_complete,
+	[COMP_RETRY] = st_retry,
+	[COMP_RNR] = st_rnr,
+	[COMP_ERROR] = st_error,
+};
+
+/* After the response: progress restarts (or stops) the retransmit timer. */
+static void
+after_response(struct comp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	tp_comp_retire(qp);
+	if (!c->progressed || qp->pub.state == DROCE_QPS_ERR || qp->req.wait_rnr)
+		return;
+	if (qp->comp.psn == qp->req.psn_hi)
+		tp_timer_disarm_retrans(qp);
+	else
+		tp_timer_arm_retrans(qp);
+}
+
+void
+tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
+{
+	struct comp_ctx c = { .qp = qp, .pkt = pkt, .frame = frame };
+	enum comp_state s = COMP_GET_WQE;
+	unsigned int steps = 0;
+
+	if (qp->pub.qp_type != DROCE_QPT_RC || !tp_qp_can_send(qp))
+		return;
+	while (s != COMP_EXIT && s != COMP_DROP) {
+		TP_LOG(DEBUG, "qp %u comp %s psn %u\n", qp->pub.qp_num,
+		       comp_state_names[s], pkt->psn);
+		s = comp_states[s](&c);
+		/* the table has no cycle but through GET_WQE, bounded by the SQ */
+		if (++steps > 4 * (qp->sq.mask + 1) + 16)
+			break;
+	}
+	after_response(&c);
+}
+
+/* Retransmit timer expiry (IBTA 9.7.6.1.x local ACK timeout). */
+void
+tp_comp_timeout(struct tp_qp *qp)
+{
+	struct comp_ctx c = { .qp = qp };
+
+	qp->comp.retrans_deadline = 0;
+	tp_count(qp->dev, TP_CNT_TIMEOUTS);
+	if (st_get_wqe(&c) != COMP_CHECK_PSN)
+		return;			/* nothing outstanding */
+	if (st_retry(&c) == COMP_ERROR)
+		st_error(&c);
+}

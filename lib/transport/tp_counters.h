@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transport counters, defined once.  The first group carries the names the
+ * Linux Soft-RoCE driver exposes (rdma statistic / hw_counters), so tools
+ * and people comparing the two see the same words; the rest are droce's.
+ * X(enum suffix, name, description)
+ */
+#ifndef TP_COUNTERS_H
+#define TP_COUNTERS_H
+
+#define TP_COUNTER_LIST(X)						\
+	X(SENT_PKTS,            "sent_pkts", "packets sent")			\
+	X(RCVD_PKTS,            "rcvd_pkts", "RoCEv2 packets received")		\
+	X(DUPLICATE_REQUEST,    "duplicate_request", "duplicate requests received") \
+	X(OUT_OF_SEQ_REQUEST,   "out_of_seq_request", "requests ahead of the expected PSN") \
+	X(RCVD_RNR_ERR,         "rcvd_rnr_err", "RNR NAKs received")		\
+	X(SEND_RNR_ERR,         "send_rnr_err", "RNR NAKs sent")		\
+	X(RCVD_SEQ_ERR,         "rcvd_seq_err", "PSN sequence NAKs received")	\
+	X(RETRY_EXCEEDED_ERR,   "retry_exceeded_err", "WRs failed: retry count exhausted") \
+	X(RETRY_RNR_EXCEEDED_ERR, "retry_rnr_exceeded_err", "WRs failed: RNR retry count exhausted") \
+	X(COMPLETER_RETRY_ERR,  "completer_retry_err", "go-back-N retransmissions started") \
+	X(SEND_ERR,             "send_err", "packets the link did not take")	\
+	X(LINK_DOWNED,          "link_downed", "link down events")		\
+	X(RDMA_SENDS,           "rdma_sends", "RDMA requests sent")		\
+	X(RDMA_RECVS,           "rdma_recvs", "RDMA requests executed")	\
+	X(ICRC_ERR,             "icrc_err", "packets dropped: ICRC mismatch")	\
+	X(MALFORMED,            "malformed_pkts", "packets dropped: malformed")	\
+	X(NOT_FOR_US,           "not_for_us_pkts", "packets dropped: unknown QP or address") \
+	X(TRANSPORT_MISMATCH,   "transport_mismatch", "packets dropped: opcode of another QP type") \
+	X(TIMEOUTS,             "retransmit_timeouts", "retransmit timer expiries") \
+	X(RETRANSMITTED_PKTS,   "retransmitted_pkts", "request packets sent again") \
+	X(SENT_SEQ_NAK,         "sent_seq_nak", "PSN sequence NAKs sent")	\
+	X(SENT_INV_REQ_NAK,     "sent_inv_req_nak", "invalid request NAKs sent") \
+	X(SENT_REM_ACCESS_NAK,  "sent_rem_access_nak", "remote access error NAKs sent") \
+	X(SENT_REM_OP_NAK,      "sent_rem_op_nak", "remote operational error NAKs sent") \
+	X(RCVD_ERR_NAK,         "rcvd_err_nak", "error NAKs received")		\
+	X(SENT_ACKS,            "sent_acks", "ACK packets sent")		\
+	X(RCVD_ACKS,            "rcvd_acks", "ACK packets received")		\
+	X(DUP_RESPONSE,         "duplicate_response", "stale responses ignored") \
+	X(UD_QKEY_DROP,         "ud_qkey_drop", "UD packets dropped: Q_Key mismatch") \
+	X(UC_MSG_DROP,          "uc_msg_drop", "UC messages dropped after a lost packet") \
+	X(RX_NO_BUF_DROP,       "rx_no_recv_wqe_drop", "UD/UC packets dropped: no receive WQE") \
+	X(CQ_OVERFLOW,          "cq_overflow", "completions lost: CQ full")	\
+	X(TX_NOMBUF,            "tx_nombuf", "mbuf allocation failures")
+
+enum tp_counter {
+#define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,
+	TP_COUNTER_LIST(TP_COUNTER_ENUM)
+#undef TP_COUNTER_ENUM
+	TP_CNT_MAX
+};
+
+extern const char *const tp_counter_names[TP_CNT_MAX];
+
+#endif /* TP_COUNTERS_H */

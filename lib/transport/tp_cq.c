@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion queues: a power-of-two ring of struct droce_wc written by the
+ * transport and read by droce_poll_cq on the same lcore.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "tp_private.h"
+
+struct tp_cq *
+tp_cq_create(struct tp_dev *dev, int cqe)
+{
+	struct tp_cq *cq;
+	uint32_t n;
+
+	if (cqe < 1 || cqe > DROCE_MAX_CQE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = rte_align32pow2((uint32_t)cqe);
+	cq = rte_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
+	if (cq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->ring = rte_zmalloc("droce_cq_ring", n * sizeof(*cq->ring),
+			       RTE_CACHE_LINE_SIZE);
+	if (cq->ring == NULL) {
+		rte_free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->dev = dev;
+	cq->mask = n - 1;
+	cq->pub.cqe = (int)n;
+	return cq;
+}
+
+int
+tp_cq_destroy(struct tp_cq *cq)
+{
+	if (cq->users != 0)
+		return -EBUSY;
+	rte_free(cq->ring);
+	rte_free(cq);
+	return 0;
+}
+
+/*
+ * Add a completion.  A full CQ is a CQ overrun (IBTA 11.4.2.1): the
+ * completion is lost, counted, and the CQ is marked so the next poll
+ * reports the error instead of silently continuing.
+ */
+bool
+tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc)
+{
+	if (cq->head - cq->tail > cq->mask) {
+		cq->overflow = true;
+		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);
+		return false;
+	}
+	cq->ring[cq->head & cq->mask] = *wc;
+	cq->head++;
+	return true;
+}
+
+int
+tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
+{
+	int got = 0;
+
+	if (n < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	tp_progress(cq->dev);
+	while (got < n && cq->tail != cq->head) {
+		wc[got++] = cq->ring[cq->tail & cq->mask];
+		cq->tail++;
+	}
+	if (got == 0 && cq->overflow) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return got;
+}
+
+struct droce_cq *
+tp_cq_pub(struct tp_cq *cq)
+{
+	return &cq->pub;
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-context transport engine and its progress loop:
+ *   receive a burst -> responder/completer,
+ *   timers, requester and responder output for every QP,
+ *   transmit, then report a quiescent state to the protection tables.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "tp_private.h"
+
+RTE_LOG_REGISTER(tp_logtype, droce.transport, NOTICE);
+
+const char *const tp_counter_names[TP_CNT_MAX] = {
+#define TP_COUNTER_NAME(e, n, d) [TP_CNT_##e] = n,
+	TP_COUNTER_LIST(TP_COUNTER_NAME)
+#undef TP_COUNTER_NAME
+};
+
+int
+tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
+	      const struct tp_dev_config *cfg, struct tp_dev **out)
+{
+	struct tp_dev *dev;
+	uint32_t max_qp = cfg != NULL && cfg->max_qp != 0 ? cfg->max_qp :
+			  TP_DEFAULT_MAX_QP;
+
+	if (max_qp > ROCE_PSN_MASK - TP_QPN_BASE)
+		return -EINVAL;
+	dev = rte_zmalloc("droce_tp_dev", sizeof(*dev), RTE_CACHE_LINE_SIZE);
+	if (dev == NULL)
+		return -ENOMEM;
+	dev->qps = rte_zmalloc("droce_qps", max_qp * sizeof(*dev->qps), 0);
+	dev->live = rte_zmalloc("droce_live", max_qp * sizeof(*dev->live), 0);
+	if (dev->qps == NULL || dev->live == NULL) {
+		rte_free(dev->qps);
+		rte_free(dev->live);
+		rte_free(dev);
+		return -ENOMEM;
+	}
+	if (cfg != NULL)
+		dev->cfg = *cfg;
+	dev->cfg.max_qp = max_qp;
+	dev->max_qp = max_qp;
+	dev->ctx = ctx;
+	dev->prot = prot;
+	/* this lcore runs the data path: it reads the key tables */
+	dev->prot_reader = prot_reader_register(prot);
+	if (dev->prot_reader < 0) {
+		int rc = dev->prot_reader;
+
+		rte_free(dev->qps);
+		rte_free(dev->live);
+		rte_free(dev);
+		return rc;
+	}
+	dev->tsc_hz = rte_get_timer_hz();
+	*out = dev;
+	return 0;
+}
+
+int
+tp_dev_destroy(struct tp_dev *dev)
+{
+	if (dev == NULL)
+		return 0;
+	if (dev->nlive != 0)
+		return -EBUSY;
+	tp_net_flush(dev);
+	for (uint32_t i = 0; i < dev->txq_len; i++)
+		rte_pktmbuf_free(dev->txq[i]);
+	prot_reader_unregister(dev->prot, dev->prot_reader);
+	rte_free(dev->qps);
+	rte_free(dev->live);
+	rte_free(dev);
+	return 0;
+}
+
+int
+tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link)
+{
+	if (link == NULL || link->pool == NULL)
+		return -EINVAL;
+	dev->link = link;
+	return 0;
+}
+
+int
+tp_dev_add_gid(struct tp_dev *dev, const uint8_t gid[16])
+{
+	if (dev->ngids == TP_MAX_GIDS)
+		return -ENOSPC;
+	memcpy(dev->gids[dev->ngids], gid, 16);
+	return (int)dev->ngids++;
+}
+
+int
+tp_dev_query_gid(const struct tp_dev *dev, unsigned int index, uint8_t gid[16])
+{
+	if (index >= dev->ngids)
+		return -EINVAL;
+	memcpy(gid, dev->gids[index], 16);
+	return 0;
+}
+
+int
+tp_dev_add_neigh(struct tp_dev *dev, const uint8_t gid[16],
+		 const struct rte_ether_addr *mac)
+{
+	struct tp_neigh *free_slot = NULL;
+
+	for (unsigned int i = 0; i < TP_MAX_NEIGH; i++) {
+		struct tp_neigh *n = &dev->neigh[i];
+
+		if (n->valid && memcmp(n->gid, gid, 16) == 0) {
+			n->mac = *mac;
+			return 0;
+		}
+		if (!n->valid && free_slot == NULL)
+			free_slot = n;
+	}
+	if (free_slot == NULL)
+		return -ENOSPC;
+	memcpy(free_slot->gid, gid, 16);
+	free_slot->mac = *mac;
+	free_slot->valid = true;
+	return 0;
+}
+
+int
+tp_progress(struct tp_dev *dev)
+{
+	struct rte_mbuf *pkts[TP_RX_BURST];
+	uint64_t now;
+	uint16_t n;
+
+	if (dev->link == NULL)
+		return 0;
+	n = droce_link_rx(dev->link, pkts, TP_RX_BURST);
+	tp_recv_burst(dev, pkts, n);
+
+	now = rte_get_timer_cycles();
+	for (uint32_t i = 0; i < dev->nlive; i++) {
+		struct tp_qp *qp = dev->live[i];
+
+		tp_timer_run(qp, now);
+		tp_resp_run(qp);
+		tp_req_run(qp);
+	}
+	tp_net_flush(dev);
+	/* no pointer from a key lookup survives this point */
+	prot_reader_quiescent(dev->prot, dev->prot_reader);
+	return n;
+}
+
+const uint64_t *
+tp_dev_counters(const struct tp_dev *dev)
+{
+	return dev->counters;
+}
+
+uint64_t
+tp_dev_counter(const struct tp_dev *dev, const char *name)
+{
+	for (unsigned int i = 0; i < TP_CNT_MAX; i++)
+		if (strcmp(tp_counter_names[i], name) == 0)
+			return dev->counters[i];
+	return UINT64_MAX;
+}
+
+unsigned int
+tp_counter_count(void)
+{
+	return TP_CNT_MAX;
+}
+
+const char *
+tp_counter_name(unsigned int i)
+{
+	return i < TP_CNT_MAX ? tp_counter_names[i] : NULL;
+}
+
+/* ---- address handles ------------------------------------------------------------ */
+
+struct tp_ah *
+tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr)
+{
+	struct tp_ah *ah = rte_zmalloc("droce_ah", sizeof(*ah), 0);
+	int rc;
+
+	if (ah == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = tp_av_from_attr(dev, attr, &ah->av);
+	if (rc != 0) {
+		rte_free(ah);
+		errno = -rc;
+		return NULL;
+	}
+	return ah;
+}
+
+void
+tp_ah_destroy(struct tp_ah *ah)
+{
+	rte_free(ah);
+}
+
+struct droce_ah *
+tp_ah_pub(struct tp_ah *ah)
+{
+	return &ah->pub;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Posting work requests: validate each WR against the QP (what ibverbs
+ * rejects at post time with an errno), copy it into a WQE, ring the
+ * "doorbell" (the requester sees it on the next progress call).  Checks
+ * that an RNIC does when it executes a WQE (lkeys, rkeys) happen later and
+ * end in an error completion, as they do on hardware.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tp_private.h"
+
+static bool
+opcode_allowed(enum droce_qp_type type, enum droce_wr_opcode op)
+{
+	switch (op) {
+	case DROCE_WR_SEND:
+	case DROCE_WR_SEND_WITH_IMM:
+		return true;
+	case DROCE_WR_RDMA_WRITE:
+	case DROCE_WR_RDMA_WRITE_WITH_IMM:
+	case DROCE_WR_LOCAL_INV:
+	case DROCE_WR_BIND_MW:
+		return type != DROCE_QPT_UD;
+	case DROCE_WR_RDMA_READ:
+	case DROCE_WR_ATOMIC_CMP_AND_SWP:
+	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
+	case DROCE_WR_SEND_WITH_INV:
+		return type == DROCE_QPT_RC;
+	default:
+		return false;		/* TSO, FLUSH, ATOMIC_WRITE: not yet */
+	}
+}
+
+static bool
+is_atomic(enum droce_wr_opcode op)
+{
+	return op == DROCE_WR_ATOMIC_CMP_AND_SWP || op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static int
+copy_sges(struct tp_qp *qp, const struct droce_send_wr *wr, struct tp_send_wqe *w)
+{
+	uint64_t total = 0;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    (wr->num_sge > 0 && wr->sg_list == NULL))
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > (1u << 31))
+		return -EINVAL;
+	w->length = (uint32_t)total;
+
+	if ((wr->send_flags & DROCE_SEND_INLINE) && !is_atomic(wr->opcode) &&
+	    wr->opcode != DROCE_WR_RDMA_READ) {
+		uint32_t off = 0;
+
+		if (total > qp->cap.max_inline_data)
+			return -EINVAL;
+		/* Inline data is copied now: the buffer is free on return. */
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + off,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		w->is_inline = 1;
+		w->num_sge = 0;
+		return 0;
+	}
+	w->is_inline = 0;
+	w->num_sge = (uint8_t)wr->num_sge;
+	if (wr->num_sge > 0)
+		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(w->sge[0]));
+	return 0;
+}
+
+static int
+fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
+	      struct tp_send_wqe *w)
+{
+	int rc;
+
+	if (!opcode_allowed(qp->pub.qp_type, wr->opcode))
+		return -EINVAL;
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->state = TP_WQE_POSTED;
+	w->status = DROCE_WC_SUCCESS;
+	w->imm = wr->imm_data;
+
+	switch (wr->opcode) {
+	case DROCE_WR_LOCAL_INV:
+		w->imm = wr->invalidate_rkey;
+		w->length = 0;
+		w->num_sge = 0;
+		return 0;
+	case DROCE_WR_BIND_MW:
+		if (wr->bind_mw.mw == NULL || wr->bind_mw.mw->type != DROCE_MW_TYPE_2)
+			return -EINVAL;
+		w->mw_index = wr->bind_mw.mw->handle;
+		w->bind_rkey = wr->bind_mw.rkey;
+		w->bind_mr_key = wr->bind_mw.bind_info.mr != NULL ?
+			wr->bind_mw.bind_info.mr->lkey : 0;
+		w->bind_addr = wr->bind_mw.bind_info.addr;
+		w->bind_length = wr->bind_mw.bind_info.length;
+		w->bind_access = wr->bind_mw.bind_info.mw_access_flags;
+		w->length = 0;
+		w->num_sge = 0;
+		return 0;
+	default:
+		break;
+	}
+
+	rc = copy_sges(qp, wr, w);
+	if (rc != 0)
+		return rc;
+	if (is_atomic(wr->opcode)) {
+		/* the original value lands in one 8-byte local buffer */
+		if (w->num_sge != 1 || w->length != 8)
+			return -EINVAL;
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else if (wr->opcode == DROCE_WR_RDMA_WRITE ||
+		   wr->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM ||
+		   wr->opcode == DROCE_WR_RDMA_READ) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	} else if (wr->opcode == DROCE_WR_SEND_WITH_INV) {
+		w->imm = wr->invalidate_rkey;
+	}
+	if (qp->pub.qp_type == DROCE_QPT_UD) {
+		if (wr->wr.ud.ah == NULL || w->length > qp->mtu)
+			return -EINVAL;
+		w->ah = container_of(wr->wr.ud.ah, struct tp_ah, pub);
+		w->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;
+		/* o10-15.2.x: a Q_Key with the high bit set means "use the QP's" */
+		w->remote_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
+			qp->attr.qkey : wr->wr.ud.remote_qkey;
+	}
+	return 0;
+}
+
+int
+tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	     struct droce_send_wr **bad_wr)
+{
+	enum droce_qp_state s = qp->pub.state;
+	int rc = 0;
+
+	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		struct tp_send_wqe *w;
+
+		if (tp_ring_count(qp->sq.head, qp->sq.tail) >= qp->sq.max_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		w = &qp->sq.wqe[qp->sq.head & qp->sq.mask];
+		rc = -fill_send_wqe(qp, wr, w);
+		if (rc != 0)
+			break;
+		qp->sq.head++;
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	/* In the error state, what was posted completes at once with a flush. */
+	if (s == DROCE_QPS_ERR)
+		tp_qp_flush(qp);
+	return rc;
+}
+
+int
+tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
+	     struct droce_recv_wr **bad_wr)
+{
+	int rc = 0;
+
+	if (qp->pub.state == DROCE_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		struct tp_recv_wqe *w;
+		uint64_t total = 0;
+
+		if (tp_ring_count(qp->rq.head, qp->rq.tail) >= qp->rq.max_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+		    (wr->num_sge > 0 && wr->sg_list == NULL)) {
+			rc = EINVAL;
+			break;
+		}
+		for (int i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if (total > (1u << 31)) {
+			rc = EINVAL;
+			break;
+		}
+		w = &qp->rq.wqe[qp->rq.head & qp->rq.mask];
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->length = (uint32_t)total;
+		if (wr->num_sge > 0)
+			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(w->sge[0]));
+		qp->rq.head++;
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	if (qp->pub.state == DROCE_QPS_ERR)
+		tp_qp_flush(qp);
+	return rc;
+}

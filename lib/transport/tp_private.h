@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transport internals shared by the role files:
+ *   tp_qp.c    QP state machine (create/modify/query/destroy, error flush)
+ *   tp_post.c  work-request posting (validate, build WQE)
+ *   tp_req.c   requester: WQEs -> request packets, go-back-N rewind
+ *   tp_comp.c  completer: ACK/NAK/READ and atomic responses -> CQEs
+ *   tp_resp.c  responder: request packets -> memory, ACK/NAK/READ responses
+ *   tp_recv.c  receive: parse, ICRC, demultiplex to QP and role
+ *   tp_timer.c retransmit and RNR timers
+ *   tp_net.c   packet construction (addresses, headers, payload, ICRC)
+ *   tp_cq.c    completion queues
+ *   tp_dev.c   the per-context engine and its progress loop
+ *
+ * Threading: everything here runs on the lcore that owns the context
+ * (run-to-completion: the application's own lcore).  No locks.
+ */
+#ifndef TP_PRIVATE_H
+#define TP_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "droce.h"
+#include "droce_link.h"
+#include "prot.h"
+#include "roce_wire.h"
+#include "tp_counters.h"
+#include "transport.h"
+
+extern int tp_logtype;
+#define TP_LOG(level, ...) \
+	rte_log(RTE_LOG_##level, tp_logtype, "droce.tp: " __VA_ARGS__)
+
+/* QP numbers: 0 and 1 are the IB special QPs; droce hands out from here. */
+#define TP_QPN_BASE 0x11
+
+/* Request packets in flight per QP before the requester waits for ACKs. */
+#define TP_MAX_INFLIGHT_PKTS 1024
+/* AckReq on every N-th packet of a long message (and on its last one). */
+#define TP_ACKREQ_EVERY 16
+/* Packets the requester builds per QP per progress call. */
+#define TP_REQ_BURST 32
+#define TP_RX_BURST 32
+#define TP_TXQ_SIZE 1024
+/* Responder output items (ACKs, NAKs, READ streams, atomic ACKs) per QP. */
+#define TP_RESP_QUEUE 64
+
+/* ---- work queue entries -------------------------------------------------- */
+
+enum tp_wqe_state {
+	TP_WQE_POSTED,		/* not started by the requester */
+	TP_WQE_SENDING,		/* some packets built */
+	TP_WQE_SENT,		/* all request packets built, awaiting response */
+	TP_WQE_DONE,		/* finished; retired in order by the completer */
+};
+
+struct tp_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;		/* enum droce_wr_opcode */
+	uint8_t state;		/* enum tp_wqe_state */
+	uint8_t num_sge;
+	uint8_t is_inline;
+	uint32_t send_flags;
+	uint32_t imm;		/* imm_data (as posted, big-endian) or invalidate_rkey */
+	uint32_t length;	/* total data bytes */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t status;	/* enum droce_wc_status once DONE */
+	uint64_t compare_add;
+	uint64_t swap;
+	/* UD */
+	struct tp_ah *ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	/* BIND_MW */
+	uint32_t mw_index;
+	uint32_t bind_rkey;
+	uint32_t bind_mr_key;
+	uint32_t bind_access;
+	uint64_t bind_addr;
+	uint64_t bind_length;
+	/* transport progress */
+	uint32_t first_psn;	/* PSN of the first request (or READ response) packet */
+	uint32_t npkts;		/* PSNs the WQE consumes */
+	union {
+		struct droce_sge sge[DROCE_MAX_SGE];
+		uint8_t inline_data[DROCE_MAX_INLINE_DATA];
+	};
+};
+
+struct tp_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;	/* sum of the SGE lengths */
+	struct droce_sge sge[DROCE_MAX_SGE];
+};
+
+/* A power-of-two ring of WQEs indexed by free-running 32-bit counters. */
+struct tp_sq {
+	struct tp_send_wqe *wqe;
+	uint32_t mask;
+	uint32_t max_wr;	/* as requested/reported (<= mask + 1) */
+	uint32_t head;		/* next slot post_send fills */
+	uint32_t tail;		/* oldest WQE not yet retired */
+};
+
+struct tp_rq {
+	struct tp_recv_wqe *wqe;
+	uint32_t mask;
+	uint32_t max_wr;
+	uint32_t head;
+	uint32_t tail;
+};
+
+static inline uint32_t
+tp_ring_count(uint32_t head, uint32_t tail)
+{
+	return head - tail;
+}
+
+/* ---- address handles and paths ------------------------------------------- */
+
+struct tp_av {
+	uint8_t dgid[16];
+	uint8_t sgid[16];
+	uint8_t dmac[6];
+	uint8_t ip_version;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+};
+
+struct tp_ah {
+	struct droce_ah pub;
+	struct tp_av av;
+};
+
+/* ---- completion queues ---------------------------------------------------- */
+
+struct tp_cq {
+	struct droce_cq pub;
+	struct tp_dev *dev;
+	struct droce_wc *ring;
+	uint32_t mask;
+	uint32_t head;		/* producer (transport) */
+	uint32_t tail;		/* consumer (poll_cq) */
+	uint32_t users;		/* QPs using it */
+	bool overflow;
+};
+
+/* ---- responder output queue ----------------------------------------------- */
+
+enum tp_resp_item_kind {
+	TP_RESP_ACK,		/* ACKNOWLEDGE (ACK, RNR NAK or NAK) */
+	TP_RESP_READ,		/* a stream of READ responses */
+	TP_RESP_ATOMIC,		/* ATOMIC ACKNOWLEDGE */
+};
+
+struct tp_resp_item {
+	uint8_t kind;
+	uint8_t syndrome;	/* ACK/NAK items */
+	uint32_t psn;		/* ACK: acked PSN; READ: next PSN to send */
+	uint32_t msn;
+	/* READ stream */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint64_t host;		/* host address of the first byte */
+	uint32_t len;
+	uint32_t rkey;		/* re-checked before each packet (revocation) */
+	uint64_t va;
+	/* ATOMIC */
+	uint64_t orig;
+};
+
+struct tp_atomic_replay {
+	uint32_t psn;
+	bool valid;
+	uint64_t orig;
+};
+
+/* ---- queue pairs --------------------------------------------------------- */
+
+struct tp_qp {
+	struct droce_qp pub;
+	struct tp_dev *dev;
+	uint32_t pd;			/* protection-domain handle */
+	struct droce_qp_attr attr;	/* current attributes */
+	struct droce_qp_cap cap;
+	int sq_sig_all;
+	uint32_t mtu;			/* path MTU in bytes */
+	struct tp_av av;		/* RC/UC destination */
+	uint16_t udp_sport;
+	struct tp_sq sq;
+	struct tp_rq rq;
+	struct tp_cq *scq;
+	struct tp_cq *rcq;
+	uint32_t live_index;		/* slot in dev->live */
+
+	/* requester (tp_req.c) */
+	struct {
+		uint32_t next;		/* SQ index of the WQE being sent */
+		uint32_t offset;	/* bytes of it already sent */
+		uint32_t psn;		/* next PSN to send */
+		uint32_t psn_hi;	/* first PSN never sent yet */
+		uint32_t rd_atomic;	/* READ/ATOMIC WQEs outstanding */
+		uint32_t pkts_since_ackreq;
+		bool wait_rnr;		/* stopped until the RNR timer fires */
+	} req;
+
+	/* completer (tp_comp.c) */
+	struct {
+		uint32_t psn;		/* oldest PSN not yet acknowledged */
+		bool retry_pending;	/* rewound; later gaps are old news */
+		uint8_t retry_left;
+		uint8_t rnr_retry_left;
+		uint64_t retrans_deadline;	/* tsc; 0 = disarmed */
+		uint64_t rnr_deadline;		/* tsc; 0 = disarmed */
+		uint32_t rnr_psn;
+	} comp;
+
+	/* responder (tp_resp.c) */
+	struct {
+		uint32_t psn;		/* expected PSN (ePSN) */
+		uint32_t msn;
+		uint32_t in_msg;	/* 0, or ROCE_OPM_SEND / ROCE_OPM_WRITE */
+		bool nak_sent;		/* one sequence NAK per gap */
+		bool drop_msg;		/* UC: rest of a broken message is dropped */
+		uint32_t offset;	/* bytes of the current message received */
+		uint64_t write_va;	/* current WRITE: next VA */
+		uint32_t write_rkey;
+		uint32_t write_left;	/* bytes RETH still allows */
+		uint32_t rd_atomic;	/* READ/ATOMIC items queued */
+		struct tp_resp_item q[TP_RESP_QUEUE];
+		uint32_t q_head;
+		uint32_t q_tail;
+		struct tp_atomic_replay replay[DROCE_MAX_RD_ATOMIC];
+		uint32_t replay_next;
+	} resp;
+};
+
+static inline struct tp_qp *
+tp_qp_of(struct droce_qp *qp)
+{
+	return container_of(qp, struct tp_qp, pub);
+}
+
+static inline struct tp_cq *
+tp_cq_of(struct droce_cq *cq)
+{
+	return container_of(cq, struct tp_cq, pub);
+}
+
+/* ---- the device engine --------------------------------------------------- */
+
+struct tp_neigh {
+	uint8_t gid[16];
+	struct rte_ether_addr mac;
+	bool valid;
+};
+
+#define TP_MAX_NEIGH 64
+
+struct tp_dev {
+	struct droce_context *ctx;
+	struct prot_tables *prot;
+	int prot_reader;		/* QSBR slot of the owning lcore */
+	struct droce_link *link;
+	struct tp_dev_config cfg;
+
+	uint8_t gids[TP_MAX_GIDS][16];
+	uint32_t ngids;
+	struct tp_neigh neigh[TP_MAX_NEIGH];
+
+	struct tp_qp **qps;		/* by QPN - TP_QPN_BASE */
+	uint32_t max_qp;
+	uint32_t next_qp;		/* allocation cursor */
+	struct tp_qp **live;		/* dense list of existing QPs */
+	uint32_t nlive;
+
+	struct rte_mbuf *txq[TP_TXQ_SIZE];
+	uint32_t txq_len;
+
+	uint64_t tsc_hz;
+	uint64_t counters[TP_CNT_MAX];
+};
+
+static inline void
+tp_count(struct tp_dev *dev, enum tp_counter c)
+{
+	dev->counters[c]++;
+}
+
+static inline struct tp_qp *
+tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
+{
+	uint32_t i = qpn - TP_QPN_BASE;
+
+	return i < dev->max_qp ? dev->qps[i] : NULL;
+}
+
+/* ---- role entry points ---------------------------------------------------- */
+
+/* tp_qp.c */
+void tp_qp_to_error(struct tp_qp *qp);
+void tp_qp_flush(struct tp_qp *qp);
+bool tp_qp_can_send(const struct tp_qp *qp);
+bool tp_qp_can_receive(const struct tp_qp *qp);
+int tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah,
+		    struct tp_av *av);
+
+/* tp_req.c */
+void tp_req_run(struct tp_qp *qp);
+void tp_req_rewind(struct tp_qp *qp);
+uint32_t tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *wqe);
+
+/* tp_comp.c */
+void tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
+void tp_comp_retire(struct tp_qp *qp);
+void tp_comp_timeout(struct tp_qp *qp);
+
+/* tp_resp.c */
+void tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
+unsigned int tp_resp_run(struct tp_qp *qp);
+
+/* tp_recv.c */
+void tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+
+/* tp_timer.c */
+void tp_timer_arm_retrans(struct tp_qp *qp);
+void tp_timer_disarm_retrans(struct tp_qp *qp);
+void tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code);
+void tp_timer_run(struct tp_qp *qp, uint64_t now);
+uint64_t tp_rnr_timer_us(uint8_t code);
+
+/* tp_net.c */
+void tp_net_fill_pkt(const struct tp_qp *qp, const struct tp_av *av,
+		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
+struct rte_mbuf *tp_net_alloc(struct tp_dev *dev, struct roce_pkt *p,
+			      uint8_t **payload);
+void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
+void tp_net_flush(struct tp_dev *dev);
+int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);
+
+/* tp_cq.c */
+bool tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc);
+
+#endif /* TP_PRIVATE_H */

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * QP state: creation, the modify_qp state machine (IBTA 1.4 vol 1 10.3.1,
+ * table 91: which attributes each transition requires and allows, the same
+ * table the kernel's ib_modify_qp_is_ok() encodes), query, destruction,
+ * and the error state that flushes every outstanding work request.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "tp_private.h"
+
+/* ---- the transition table --------------------------------------------------- */
+
+enum { T_UD, T_UC, T_RC, T_NTYPES };
+
+struct qp_transition {
+	bool valid;
+	int req[T_NTYPES];	/* required attribute bits */
+	int opt[T_NTYPES];	/* optional attribute bits */
+};
+
+#define S(x) DROCE_QPS_##x
+#define M(x) DROCE_QP_##x
+
+static const struct qp_transition transitions[DROCE_QPS_ERR + 1][DROCE_QPS_ERR + 1] = {
+	[S(RESET)] = {
+		[S(RESET)] = { .valid = true },
+		[S(INIT)] = { .valid = true,
+			.req = { [T_UD] = M(PKEY_INDEX) | M(PORT) | M(QKEY),
+				 [T_UC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
+				 [T_RC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS) } },
+	},
+	[S(INIT)] = {
+		[S(INIT)] = { .valid = true,
+			.opt = { [T_UD] = M(PKEY_INDEX) | M(PORT) | M(QKEY),
+				 [T_UC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
+				 [T_RC] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS) } },
+		[S(RTR)] = { .valid = true,
+			.req = { [T_UC] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN),
+				 [T_RC] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |
+					  M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER) },
+			.opt = { [T_UD] = M(PKEY_INDEX) | M(QKEY),
+				 [T_UC] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX),
+				 [T_RC] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) } },
+	},
+	[S(RTR)] = {
+		[S(RTS)] = { .valid = true,
+			.req = { [T_UD] = M(SQ_PSN), [T_UC] = M(SQ_PSN),
+				 [T_RC] = M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |
+					  M(SQ_PSN) | M(MAX_QP_RD_ATOMIC) },
+			.opt = { [T_UD] = M(CUR_STATE) | M(QKEY),
+				 [T_UC] = M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |
+					  M(PATH_MIG_STATE),
+				 [T_RC] = M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |
+					  M(MIN_RNR_TIMER) | M(PATH_MIG_STATE) } },
+	},
+	[S(RTS)] = {
+		[S(RTS)] = { .valid = true,
+			.opt = { [T_UD] = M(CUR_STATE) | M(QKEY),
+				 [T_UC] = M(CUR_STATE) | M(ACCESS_FLAGS) | M(ALT_PATH) |
+					  M(PATH_MIG_STATE),
+				 [T_RC] = M(CUR_STATE) | M(ACCESS_FLAGS) | M(ALT_PATH) |
+					  M(PATH_MIG_STATE) | M(MIN_RNR_TIMER) } },
+		[S(SQD)] = { .valid = true,
+			.opt = { [T_UD] = M(EN_SQD_ASYNC_NOTIFY),
+				 [T_UC] = M(EN_SQD_ASYNC_NOTIFY),
+				 [T_RC] = M(EN_SQD_ASYNC_NOTIFY) } },
+	},
+	[S(SQD)] = {
+		[S(RTS)] = { .valid = true,
+			.opt = { [T_UD] = M(CUR_STATE) | M(QKEY),
+				 [T_UC] = M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |
+					  M(PATH_MIG_STATE),
+				 [T_RC] = M(CUR_STATE) | M(ALT_PATH) | M(ACCESS_FLAGS) |
+					  M(MIN_RNR_TIMER) | M(PATH_MIG_STATE) } },
+		[S(SQD)] = { .valid = true,
+			.opt = { [T_UD] = M(PKEY_INDEX) | M(QKEY),
+				 [T_UC] = M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) |
+					  M(PKEY_INDEX) | M(PATH_MIG_STATE),
+				 [T_RC] = M(PORT) | M(AV) | M(TIMEOUT) | M(RETRY_CNT) |
+					  M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) |
+					  M(MAX_DEST_RD_ATOMIC) | M(ALT_PATH) |
+					  M(ACCESS_FLAGS) | M(PKEY_INDEX) |
+					  M(MIN_RNR_TIMER) | M(PATH_MIG_STATE) } },
+	},
+	[S(SQE)] = {
+		[S(RTS)] = { .valid = true,
+			.opt = { [T_UD] = M(CUR_STATE) | M(QKEY),
+				 [T_UC] = M(CUR_STATE) | M(ACCESS_FLAGS) } },
+	},
+};
+
+static int
+type_index(enum droce_qp_type t)
+{
+	return t == DROCE_QPT_UD ? T_UD : t == DROCE_QPT_UC ? T_UC : T_RC;
+}
+
+/* Any state may go to RESET or ERR with no attributes (table 91). */
+static bool
+transition_ok(enum droce_qp_state cur, enum droce_qp_state next,
+	      enum droce_qp_type type, int mask)
+{
+	const struct qp_transition *t;
+	int ti = type_index(type);
+	int attrs = mask & ~DROCE_QP_STATE;
+
+	if (cur > DROCE_QPS_ERR || next > DROCE_QPS_ERR)
+		return false;
+	if (next == DROCE_QPS_RESET || next == DROCE_QPS_ERR)
+		return attrs == 0 || attrs == DROCE_QP_CUR_STATE;
+	t = &transitions[cur][next];
+	if (!t->valid)
+		return false;
+	if ((attrs & t->req[ti]) != t->req[ti])
+		return false;
+	return (attrs & ~(t->req[ti] | t->opt[ti])) == 0;
+}
+
+/* ---- attribute values ------------------------------------------------------- */
+
+#define QP_ACCESS_ALLOWED (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE | \
+	DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC | DROCE_ACCESS_MW_BIND)
+
+/* The largest IB MTU that fits the link's IP MTU with RoCEv2 headers. */
+static enum droce_mtu
+active_mtu(const struct tp_dev *dev)
+{
+	/* IPv6 40 + UDP 8 + BTH 12 + largest ext header 28 + ICRC 4 */
+	uint32_t room = dev->link != NULL ? dev->link->mtu : 1500;
+	enum droce_mtu m = DROCE_MTU_4096;
+
+	while (m > DROCE_MTU_256 && (uint32_t)droce_mtu_to_num(m) + 92 > room)
+		m--;
+	return m;
+}
+
+static int
+check_values(const struct tp_qp *qp, const struct droce_qp_attr *a, int mask)
+{
+	const struct tp_dev *dev = qp->dev;
+
+	if ((mask & DROCE_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;		/* one P_Key (0xffff) at index 0 */
+	if ((mask & DROCE_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & DROCE_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(unsigned int)QP_ACCESS_ALLOWED))
+		return -EINVAL;
+	if ((mask & DROCE_QP_PATH_MTU) &&
+	    (a->path_mtu < DROCE_MTU_256 || a->path_mtu > active_mtu(dev)))
+		return -EINVAL;
+	if ((mask & DROCE_QP_DEST_QPN) && a->dest_qp_num > ROCE_PSN_MASK)
+		return -EINVAL;
+	if ((mask & DROCE_QP_RQ_PSN) && a->rq_psn > ROCE_PSN_MASK)
+		return -EINVAL;
+	if ((mask & DROCE_QP_SQ_PSN) && a->sq_psn > ROCE_PSN_MASK)
+		return -EINVAL;
+	if ((mask & DROCE_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > DROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & DROCE_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & DROCE_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & DROCE_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & DROCE_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & DROCE_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if (mask & DROCE_QP_AV) {
+		/* RoCE addresses are GIDs: a GRH is mandatory (is_global). */
+		if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= dev->ngids)
+			return -EINVAL;
+		if (a->ah_attr.port_num > 1)
+			return -EINVAL;
+	}
+	if (mask & (DROCE_QP_ALT_PATH | DROCE_QP_RATE_LIMIT))
+		return -EINVAL;		/* no alternate paths, no rate limits yet */
+	return 0;
+}
+
+/* ---- address vectors -------------------------------------------------------- */
+
+int
+tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah, struct tp_av *av)
+{
+	const struct droce_global_route *g = &ah->grh;
+
+	if (!ah->is_global || g->sgid_index >= dev->ngids)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, g->dgid.raw, 16);
+	memcpy(av->sgid, dev->gids[g->sgid_index], 16);
+	av->ip_version = roce_gid_is_ipv4(av->dgid) ? 4 : 6;
+	if ((av->ip_version == 4) != roce_gid_is_ipv4(av->sgid))
+		return -EINVAL;		/* source and destination families differ */
+	av->hop_limit = g->hop_limit != 0 ? g->hop_limit : 64;
+	av->traffic_class = g->traffic_class;
+	av->flow_label = g->flow_label & 0xfffff;
+	return tp_net_resolve(dev, av);
+}
+
+/* ---- state changes ------------------------------------------------------------ */
+
+static void
+reset_transport_state(struct tp_qp *qp)
+{
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->sq.head = qp->sq.tail = 0;
+	qp->rq.head = qp->rq.tail = 0;
+}
+
+static void
+apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
+	    const struct tp_av *av)
+{
+	struct droce_qp_attr *cur = &qp->attr;
+
+	if (mask & DROCE_QP_ACCESS_FLAGS)
+		cur->qp_access_flags = a->qp_access_flags;
+	if (mask & DROCE_QP_PKEY_INDEX)
+		cur->pkey_index = a->pkey_index;
+	if (mask & DROCE_QP_PORT)
+		cur->port_num = a->port_num;
+	if (mask & DROCE_QP_QKEY)
+		cur->qkey = a->qkey;
+	if (mask & DROCE_QP_AV) {
+		cur->ah_attr = a->ah_attr;
+		qp->av = *av;
+	}
+	if (mask & DROCE_QP_PATH_MTU) {
+		cur->path_mtu = a->path_mtu;
+		qp->mtu = (uint32_t)droce_mtu_to_num(a->path_mtu);
+	}
+	if (mask & DROCE_QP_TIMEOUT)
+		cur->timeout = a->timeout;
+	if (mask & DROCE_QP_RETRY_CNT) {
+		cur->retry_cnt = a->retry_cnt;
+		qp->comp.retry_left = a->retry_cnt;
+	}
+	if (mask & DROCE_QP_RNR_RETRY) {
+		cur->rnr_retry = a->rnr_retry;
+		qp->comp.rnr_retry_left = a->rnr_retry;
+	}
+	if (mask & DROCE_QP_RQ_PSN) {
+		cur->rq_psn = a->rq_psn;
+		qp->resp.psn = a->rq_psn;
+	}
+	if (mask & DROCE_QP_SQ_PSN) {
+		cur->sq_psn = a->sq_psn;
+		qp->req.psn = a->sq_psn;
+		qp->req.psn_hi = a->sq_psn;
+		qp->comp.psn = a->sq_psn;
+	}
+	if (mask & DROCE_QP_MAX_QP_RD_ATOMIC)
+		cur->max_rd_atomic = a->max_rd_atomic;
+	if (mask & DROCE_QP_MAX_DEST_RD_ATOMIC)
+		cur->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & DROCE_QP_MIN_RNR_TIMER)
+		cur->min_rnr_timer = a->min_rnr_timer;
+	if (mask & DROCE_QP_DEST_QPN)
+		cur->dest_qp_num = a->dest_qp_num;
+	if (mask & DROCE_QP_PATH_MIG_STATE)
+		cur->path_mig_state = a->path_mig_state;
+	if (mask & DROCE_QP_EN_SQD_ASYNC_NOTIFY)
+		cur->en_sqd_async_notify = a->en_sqd_async_notify;
+	if ((mask & (DROCE_QP_AV | DROCE_QP_DEST_QPN)) && qp->pub.qp_type != DROCE_QPT_UD)
+		qp->udp_sport = roce_udp_sport(qp->pub.qp_num, cur->dest_qp_num);
+}
+
+static void
+set_state(struct tp_qp *qp, enum droce_qp_state s)
+{
+	qp->pub.state = s;
+	qp->attr.qp_state = s;
+	qp->attr.cur_qp_state = s;
+}
+
+int
+tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
+{
+	enum droce_qp_state cur = qp->pub.state;
+	enum droce_qp_state next = (mask & DROCE_QP_STATE) ? attr->qp_state : cur;
+	struct tp_av av;
+	int rc;
+
+	if ((mask & DROCE_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return -EINVAL;
+	if (!transition_ok(cur, next, qp->pub.qp_type, mask))
+		return -EINVAL;
+	rc = check_values(qp, attr, mask);
+	if (rc != 0)
+		return rc;
+	if (mask & DROCE_QP_AV) {
+		rc = tp_av_from_attr(qp->dev, &attr->ah_attr, &av);
+		if (rc != 0)
+			return rc;
+	}
+
+	if (next == DROCE_QPS_RESET) {
+		reset_transport_state(qp);
+		set_state(qp, next);
+		return 0;
+	}
+	if (next == DROCE_QPS_ERR) {
+		tp_qp_to_error(qp);
+		return 0;
+	}
+	apply_attrs(qp, attr, mask, &av);
+	set_state(qp, next);
+	return 0;
+}
+
+int
+tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
+	    struct droce_qp_init_attr *init)
+{
+	*attr = qp->attr;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	if (init != NULL) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = qp->pub.qp_context;
+		init->send_cq = &qp->scq->pub;
+		init->recv_cq = &qp->rcq->pub;
+		init->cap = qp->cap;
+		init->qp_type = qp->pub.qp_type;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	return 0;
+}
+
+bool
+tp_qp_can_send(const struct tp_qp *qp)
+{
+	return qp->pub.state == DROCE_QPS_RTS;
+}
+
+bool
+tp_qp_can_receive(const struct tp_qp *qp)
+{
+	enum droce_qp_state s = qp->pub.state;
+
+	return s == DROCE_QPS_RTR || s == DROCE_QPS_RTS || s == DROCE_QPS_SQD;
+}
+
+/* ---- the error state ----------------------------------------------------------- */
+
+static void
+flush_send_queue(struct tp_qp *qp)
+{
+	struct droce_wc wc;
+
+	while (qp->sq.tail != qp->sq.head) {
+		struct tp_send_wqe *w = &qp->sq.wqe[qp->sq.tail & qp->sq.mask];
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.qp_num = qp->pub.qp_num;
+		wc.status = w->state == TP_WQE_DONE ? w->status : DROCE_WC_WR_FLUSH_ERR;
+		/* A flushed or failed WQE always completes, signaled or not
+		 * (IBTA 10.8.3.2 / o10-...: error completions are never suppressed);
+		 * a successful unsignaled one does not. */
+		if (wc.status != DROCE_WC_SUCCESS || qp->sq_sig_all ||
+		    (w->send_flags & DROCE_SEND_SIGNALED))
+			tp_cq_push(qp->scq, &wc);
+		qp->sq.tail++;
+	}
+	qp->req.next = qp->sq.tail;
+	qp->req.offset = 0;
+}
+
+static void
+flush_recv_queue(struct tp_qp *qp)
+{
+	struct droce_wc wc;
+
+	while (qp->rq.tail != qp->rq.head) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->rq.wqe[qp->rq.tail & qp->rq.mask].wr_id;
+		wc.status = DROCE_WC_WR_FLUSH_ERR;
+		wc.opcode = DROCE_WC_RECV;
+		wc.qp_num = qp->pub.qp_num;
+		tp_cq_push(qp->rcq, &wc);
+		qp->rq.tail++;
+	}
+}
+
+/* Complete everything outstanding with a flush error (posted later WRs too). */
+void
+tp_qp_flush(struct tp_qp *qp)
+{
+	flush_send_queue(qp);
+	flush_recv_queue(qp);
+}
+
+void
+tp_qp_to_error(struct tp_qp *qp)
+{
+	set_state(qp, DROCE_QPS_ERR);
+	tp_timer_disarm_retrans(qp);
+	qp->comp.rnr_deadline = 0;
+	qp->resp.q_head = qp->resp.q_tail = 0;
+	qp->resp.rd_atomic = 0;
+	tp_qp_flush(qp);
+}
+
+/* ---- create / destroy ------------------------------------------------------------ */
+
+static uint32_t
+ring_size(uint32_t n)
+{
+	return rte_align32pow2(n < 1 ? 1 : n);
+}
+
+static int
+check_cap(const struct droce_qp_init_attr *init)
+{
+	const struct droce_qp_cap *c = &init->cap;
+
+	if (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
+	    init->qp_type != DROCE_QPT_UD)
+		return -EINVAL;
+	if (init->srq != NULL)
+		return -EOPNOTSUPP;
+	if (c->max_send_wr > DROCE_MAX_QP_WR || c->max_recv_wr > DROCE_MAX_QP_WR ||
+	    c->max_send_sge > DROCE_MAX_SGE || c->max_recv_sge > DROCE_MAX_SGE ||
+	    c->max_inline_data > DROCE_MAX_INLINE_DATA)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+alloc_qpn(struct tp_dev *dev, uint32_t *slot)
+{
+	for (uint32_t i = 0; i < dev->max_qp; i++) {
+		uint32_t s = (dev->next_qp + i) % dev->max_qp;
+
+		if (dev->qps[s] == NULL) {
+			*slot = s;
+			/* QPNs are reused only after all others were handed out. */
+			dev->next_qp = s + 1;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+struct tp_qp *
+tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
+	     struct tp_cq *rcq, const struct droce_qp_init_attr *init)
+{
+	struct tp_qp *qp;
+	uint32_t slot;
+	int rc;
+
+	rc = check_cap(init);
+	if (rc == 0 && (scq == NULL || rcq == NULL))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = alloc_qpn(dev, &slot);
+	if (rc != 0) {
+		errno = -rc;
+		return NULL;
+	}
+	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (qp == NULL)
+		goto nomem;
+	qp->sq.mask = ring_size(init->cap.max_send_wr) - 1;
+	qp->rq.mask = ring_size(init->cap.max_recv_wr) - 1;
+	qp->sq.wqe = rte_zmalloc("droce_sq", (qp->sq.mask + 1) * sizeof(*qp->sq.wqe),
+				 RTE_CACHE_LINE_SIZE);
+	qp->rq.wqe = rte_zmalloc("droce_rq", (qp->rq.mask + 1) * sizeof(*qp->rq.wqe),
+				 RTE_CACHE_LINE_SIZE);
+	if (qp->sq.wqe == NULL || qp->rq.wqe == NULL)
+		goto nomem;
+
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->scq = scq;
+	qp->rcq = rcq;
+	qp->cap = init->cap;
+	qp->sq.max_wr = init->cap.max_send_wr;
+	qp->rq.max_wr = init->cap.max_recv_wr;
+	qp->sq_sig_all = init->sq_sig_all;
+	qp->pub.qp_context = init->qp_context;
+	qp->pub.qp_type = init->qp_type;
+	qp->pub.qp_num = TP_QPN_BASE + slot;
+	qp->pub.handle = slot;
+	qp->mtu = 256;
+	qp->attr.path_mtu = DROCE_MTU_256;
+	qp->attr.port_num = 1;
+	set_state(qp, DROCE_QPS_RESET);
+
+	dev->qps[slot] = qp;
+	qp->live_index = dev->nlive;
+	dev->live[dev->nlive++] = qp;
+	scq->users++;
+	rcq->users++;
+	return qp;
+nomem:
+	if (qp != NULL) {
+		rte_free(qp->sq.wqe);
+		rte_free(qp->rq.wqe);
+		rte_free(qp);
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+int
+tp_qp_destroy(struct tp_qp *qp)
+{
+	struct tp_dev *dev = qp->dev;
+	struct tp_qp *last = dev->live[dev->nlive - 1];
+
+	/* Packets for this QPN arriving later are dropped as not-for-us. */
+	dev->qps[qp->pub.handle] = NULL;
+	dev->live[qp->live_index] = last;
+	last->live_index = qp->live_index;
+	dev->nlive--;
+	qp->scq->users--;
+	qp->rcq->users--;
+	rte_free(qp->sq.wqe);
+	rte_free(qp->rq.wqe);
+	rte_free(qp);
+	return 0;
+}
+
+struct droce_qp *
+tp_qp_pub(struct tp_qp *qp)
+{
+	return &qp->pub;
+}

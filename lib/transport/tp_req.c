@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requester: turns send WQEs into request packets (IBTA 9.5-9.7).
+ *
+ * Messages are cut at the path MTU into FIRST/MIDDLE/LAST (or ONLY)
+ * packets, one PSN each; an RDMA READ request takes one packet but
+ * reserves one PSN per response packet; atomics take one.  Nothing is kept
+ * for retransmission: go-back-N (tp_req_rewind) rebuilds packets from the
+ * WQEs, starting at the oldest unacknowledged PSN, so the application's
+ * buffers are read again (they are the application's until completion).
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "tp_private.h"
+
+static bool
+wqe_is_rd_atomic(const struct tp_send_wqe *w)
+{
+	return w->opcode == DROCE_WR_RDMA_READ ||
+	       w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool
+wqe_is_local(const struct tp_send_wqe *w)
+{
+	return w->opcode == DROCE_WR_LOCAL_INV || w->opcode == DROCE_WR_BIND_MW;
+}
+
+uint32_t
+tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
+{
+	if (wqe_is_local(w))
+		return 0;
+	if (w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD || w->length == 0)
+		return 1;
+	return (w->length + qp->mtu - 1) / qp->mtu;
+}
+
+/* ---- payload --------------------------------------------------------------- */
+
+/*
+ * Copy len bytes at message offset off from the WQE's data into dst.  Every
+ * SGE chunk is checked against its lkey now, not at post time, so a region
+ * deregistered while the WQE waits is never read (o10-...: L_Key checks at
+ * execution).  Returns false on a local protection error.
+ */
+static bool
+gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
+       uint32_t len, uint8_t *dst)
+{
+	if (w->is_inline) {
+		memcpy(dst, w->inline_data + off, len);
+		return true;
+	}
+	for (unsigned int i = 0; i < w->num_sge && len > 0; i++) {
+		const struct droce_sge *s = &w->sge[i];
+		uint32_t chunk;
+		void *src;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		chunk = RTE_MIN(len, s->length - off);
+		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
+				     chunk, false, &src) != PROT_OK)
+			return false;
+		memcpy(dst, src, chunk);
+		dst += chunk;
+		len -= chunk;
+		off = 0;
+	}
+	return len == 0;
+}
+
+/* ---- opcodes ------------------------------------------------------------------ */
+
+/* The opcode of the packet at message offset off (RC base; UC adds 0x20). */
+static uint8_t
+send_write_opcode(const struct tp_send_wqe *w, bool first, bool last)
+{
+	bool imm = w->opcode == DROCE_WR_SEND_WITH_IMM ||
+		   w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = w->opcode == DROCE_WR_SEND_WITH_INV;
+
+	if (w->opcode == DROCE_WR_RDMA_WRITE || w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM) {
+		if (first && last)
+			return imm ? ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				     ROCE_OP_RDMA_WRITE_ONLY;
+		if (first)
+			return ROCE_OP_RDMA_WRITE_FIRST;
+		if (last)
+			return imm ? ROCE_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+				     ROCE_OP_RDMA_WRITE_LAST;
+		return ROCE_OP_RDMA_WRITE_MIDDLE;
+	}
+	if (first && last)
+		return inv ? ROCE_OP_SEND_ONLY_WITH_INVALIDATE :
+		       imm ? ROCE_OP_SEND_ONLY_WITH_IMMEDIATE : ROCE_OP_SEND_ONLY;
+	if (first)
+		return ROCE_OP_SEND_FIRST;
+	if (last)
+		return inv ? ROCE_OP_SEND_LAST_WITH_INVALIDATE :
+		       imm ? ROCE_OP_SEND_LAST_WITH_IMMEDIATE : ROCE_OP_SEND_LAST;
+	return ROCE_OP_SEND_MIDDLE;
+}
+
+/* ---- completion of requester-side failures and local operations ------------- */
+
+static void
+fail_wqe(struct tp_qp *qp, struct tp_send_wqe *w, enum droce_wc_status st)
+{
+	w->status = st;
+	w->state = TP_WQE_DONE;
+	qp->req.next++;
+	qp->req.offset = 0;
+	tp_comp_retire(qp);
+	tp_qp_to_error(qp);
+}
+
+/* LOCAL_INV and BIND_MW run in the requester, in WQE order. */
+static void
+do_local_op(struct tp_qp *qp, struct tp_send_wqe *w)
+{
+	struct prot_tables *t = qp->dev->prot;
+	int rc;
+
+	if (w->opcode == DROCE_WR_LOCAL_INV)
+		rc = prot_local_invalidate(t, w->imm, qp->pd);
+	else
+		rc = prot_mw_bind_type2(t, w->mw_index, w->bind_rkey, w->bind_mr_key,
+					w->bind_addr, w->bind_length, w->bind_access,
+					qp->pd, qp->pub.qp_num);
+	if (rc != 0) {
+		fail_wqe(qp, w, w->opcode == DROCE_WR_LOCAL_INV ?
+			 DROCE_WC_LOC_QP_OP_ERR : DROCE_WC_MW_BIND_ERR);
+		return;
+	}
+	w->first_psn = qp->req.psn;
+	w->npkts = 0;
+	w->state = TP_WQE_DONE;
+	qp->req.next++;
+	tp_comp_retire(qp);
+}
+
+/* ---- building one packet ------------------------------------------------------ */
+
+static struct tp_av *
+wqe_av(struct tp_qp *qp, struct tp_send_wqe *w)
+{
+	return qp->pub.qp_type == DROCE_QPT_UD ? &w->ah->av : &qp->av;
+}
+
+static void
+count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
+{
+	uint32_t end = roce_psn_add(psn, npsn);
+
+	/* a PSN before the highest one sent so far is a retransmission */
+	if (roce_psn_before(psn, qp->req.psn_hi))
+		tp_count(qp->dev, TP_CNT_RETRANSMITTED_PKTS);
+	if (roce_psn_after(end, qp->req.psn_hi))
+		qp->req.psn_hi = end;
+	if (qp->pub.qp_type == DROCE_QPT_RC && qp->comp.retrans_deadline == 0)
+		tp_timer_arm_retrans(qp);
+}
+
+/* One SEND/WRITE packet at req.offset.  Returns false if nothing was sent. */
+static bool
+send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w)
+{
+	uint32_t left = w->length - qp->req.offset;
+	bool first = qp->req.offset == 0;
+	bool last = left <= qp->mtu;
+	uint32_t plen = last ? left : qp->mtu;
+	uint8_t opcode = send_write_opcode(w, first, last);
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+	uint8_t *payload;
+
+	if (qp->pub.qp_type == DROCE_QPT_UC)
+		opcode |= ROCE_OP_UC;
+	else if (qp->pub.qp_type == DROCE_QPT_UD)
+		opcode = w->opcode == DROCE_WR_SEND_WITH_IMM ?
+			 ROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE : ROCE_OP_UD_SEND_ONLY;
+
+	tp_net_fill_pkt(qp, wqe_av(qp, w), &p, opcode, qp->req.psn);
+	p.payload_len = plen;
+	qp->req.pkts_since_ackreq++;
+	p.ackreq = last || qp->req.pkts_since_ackreq >= TP_ACKREQ_EVERY;
+	if (p.ackreq)
+		qp->req.pkts_since_ackreq = 0;
+	p.se = last && (w->send_flags & DROCE_SEND_SOLICITED) != 0;
+	p.reth.va = w->remote_addr;
+	p.reth.rkey = w->rkey;
+	p.reth.len = w->length;
+	p.imm = rte_be_to_cpu_32(w->imm);
+	p.ieth_rkey = w->imm;
+	if (qp->pub.qp_type == DROCE_QPT_UD) {
+		p.dest_qpn = w->remote_qpn;
+		p.deth.qkey = w->remote_qkey;
+		p.deth.src_qpn = qp->pub.qp_num;
+		p.udp_sport = roce_udp_sport(qp->pub.qp_num, w->remote_qpn);
+	}
+
+	m = tp_net_alloc(qp->dev, &p, &payload);
+	if (m == NULL)
+		return false;
+	if (!gather(qp, w, qp->req.offset, plen, payload)) {
+		rte_pktmbuf_free(m);
+		fail_wqe(qp, w, DROCE_WC_LOC_PROT_ERR);
+		return false;
+	}
+	count_sent(qp, qp->req.psn, 1);
+	tp_net_finish(qp->dev, m, &p);
+	if (roce_opcode_get(opcode)->mask & ROCE_OPM_WRITE)
+		tp_count(qp->dev, TP_CNT_RDMA_SENDS);
+
+	qp->req.psn = roce_psn_add(qp->req.psn, 1);
+	qp->req.offset += plen;
+	if (last) {
+		qp->req.offset = 0;
+		qp->req.next++;
+		/* UC and UD are done once sent: nothing will acknowledge them */
+		w->state = qp->pub.qp_type == DROCE_QPT_RC ? TP_WQE_SENT : TP_WQE_DONE;
+		if (w->state == TP_WQE_DONE)
+			tp_comp_retire(qp);
+	}
+	return true;
+}
+
+/* An RDMA READ request (for the part not yet read) or an atomic request. */
+static bool
+send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
+{
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+	uint8_t *payload;
+	uint32_t npsn;
+
+	if (w->opcode == DROCE_WR_RDMA_READ) {
+		tp_net_fill_pkt(qp, &qp->av, &p, ROCE_OP_RDMA_READ_REQUEST, qp->req.psn);
+		p.reth.va = w->remote_addr + qp->req.offset;
+		p.reth.rkey = w->rkey;
+		p.reth.len = w->length - qp->req.offset;
+		npsn = tp_wqe_npkts(qp, w) - qp->req.offset / qp->mtu;
+	} else {
+		tp_net_fill_pkt(qp, &qp->av, &p,
+				w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ?
+				ROCE_OP_COMPARE_SWAP : ROCE_OP_FETCH_ADD, qp->req.psn);
+		p.atmeth.va = w->remote_addr;
+		p.atmeth.rkey = w->rkey;
+		if (w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP) {
+			p.atmeth.comp = w->compare_add;
+			p.atmeth.swap = w->swap;
+		} else {
+			p.atmeth.swap = w->compare_add;	/* the add operand */
+		}
+		npsn = 1;
+	}
+	p.ackreq = 1;
+	m = tp_net_alloc(qp->dev, &p, &payload);
+	if (m == NULL)
+		return false;
+	count_sent(qp, qp->req.psn, npsn);
+	tp_net_finish(qp->dev, m, &p);
+	tp_count(qp->dev, TP_CNT_RDMA_SENDS);
+	qp->req.psn = roce_psn_add(qp->req.psn, npsn);
+	qp->req.offset = 0;
+	qp->req.next++;
+	qp->req.rd_atomic++;
+	w->state = TP_WQE_SENT;
+	return true;
+}
+
+/* ---- the requester loop ---------------------------------------------------------- */
+
+/* May this WQE start now?  (fences, initiator depth, PSN window) */
+static bool
+may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
+{
+	uint32_t depth = RTE_MAX(qp->attr.max_rd_atomic, 1);
+
+	/* FENCE: wait for all earlier READ/ATOMIC WQEs (IBTA 10.8.3.3) */
+	if ((w->send_flags & DROCE_SEND_FENCE) && qp->req.rd_atomic > 0)
+		return false;
+	if (wqe_is_rd_atomic(w) && qp->req.rd_atomic >= depth)
+		return false;
+	return true;
+}
+
+void
+tp_req_run(struct tp_qp *qp)
+{
+	unsigned int budget = TP_REQ_BURST;
+
+	if (!tp_qp_can_send(qp) || qp->req.wait_rnr)
+		return;
+	while (budget > 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp)) {
+		struct tp_send_wqe *w = &qp->sq.wqe[qp->req.next & qp->sq.mask];
+		bool sent;
+
+		if (qp->req.offset == 0 && w->state != TP_WQE_SENDING) {
+			if (!may_start(qp, w))
+				return;
+			if (wqe_is_local(w)) {
+				do_local_op(qp, w);
+				continue;
+			}
+			w->first_psn = qp->req.psn;
+			w->npkts = tp_wqe_npkts(qp, w);
+			w->state = TP_WQE_SENDING;
+		}
+		if (qp->pub.qp_type == DROCE_QPT_RC &&
+		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= TP_MAX_INFLIGHT_PKTS)
+			return;
+		sent = wqe_is_rd_atomic(w) ? send_rd_atomic_packet(qp, w) :
+					     send_data_packet(qp, w);
+		if (!sent)
+			return;
+		budget--;
+	}
+}
+
+/*
+ * Go-back-N (IBTA 9.7.5.1.x, rxe's req_retry): resume at the oldest
+ * unacknowledged PSN.  The WQE holding it restarts mid-message (SEND and
+ * WRITE continue with MIDDLE/LAST; a READ asks again for the part not yet
+ * received); every later WQE is sent again from its start.
+ */
+void
+tp_req_rewind(struct tp_qp *qp)
+{
+	uint32_t i;
+	bool first = true;
+
+	qp->req.next = qp->sq.tail;
+	qp->req.offset = 0;
+	qp->req.psn = qp->comp.psn;
+	qp->req.rd_atomic = 0;
+	qp->req.pkts_since_ackreq = 0;
+	for (i = qp->sq.tail; i != qp->sq.head; i++) {
+		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
+
+		if (w->state == TP_WQE_DONE) {
+			if (first)
+				qp->req.next = i + 1;
+			continue;
+		}
+		if (w->state == TP_WQE_POSTED)
+			break;
+		if (first && !wqe_is_local(w)) {
+			int32_t done = roce_psn_diff(qp->comp.psn, w->first_psn);
+
+			/* keep the WQE's PSNs; resume inside it */
+			if (done > 0 && (uint32_t)done < w->npkts &&
+			    w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP &&
+			    w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) {
+				qp->req.offset = (uint32_t)done * qp->mtu;
+				qp->req.psn = qp->comp.psn;
+				w->state = TP_WQE_SENDING;
+			} else {
+				qp->req.psn = w->first_psn;
+				w->state = TP_WQE_POSTED;
+			}
+			first = false;
+			continue;
+		}
+		w->state = TP_WQE_POSTED;
+		first = false;
+	}
+}

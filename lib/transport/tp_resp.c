@@ -1,0 +1,825 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder: executes request packets against protected memory and
+ * answers them (IBTA 9.7.4, 9.7.5; rxe_resp.c for how Linux does it).
+ *
+ * Every request goes through a table of states, each a small function that
+ * returns the next state:
+ *
+ *   CHECK_PSN -> CHECK_OP_SEQ -> CHECK_OP_VALID -> CHECK_RESOURCE
+ *     -> CHECK_LENGTH -> CHECK_RKEY -> EXECUTE -> COMPLETE -> ACKNOWLEDGE
+ *
+ * with side exits DUPLICATE, OUT_OF_SEQ, RNR, DROP and the error states.
+ * All errors are mapped in one place (resp_errors[]) to the NAK on the wire,
+ * the receive completion status and the counter.
+ *
+ * Answers (ACKs, NAKs, READ response streams, atomic ACKs) leave through a
+ * per-QP queue in PSN order, so an ACK never overtakes the READ responses
+ * for earlier PSNs; consecutive ACKs merge there (ACK coalescing).
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "tp_private.h"
+
+enum resp_state {
+	RESP_CHECK_PSN,
+	RESP_CHECK_OP_SEQ,
+	RESP_CHECK_OP_VALID,
+	RESP_CHECK_RESOURCE,
+	RESP_CHECK_LENGTH,
+	RESP_CHECK_RKEY,
+	RESP_EXECUTE,
+	RESP_COMPLETE,
+	RESP_ACKNOWLEDGE,
+	RESP_DUPLICATE,
+	RESP_OUT_OF_SEQ,
+	RESP_RNR,
+	/* errors: see resp_errors[] */
+	RESP_ERR_INV_REQ,	/* bad opcode sequence, unsupported op, lengths */
+	RESP_ERR_LENGTH,	/* SEND longer than the receive buffer */
+	RESP_ERR_ACCESS,	/* R_Key checks failed */
+	RESP_ERR_LOCAL_PROT,	/* receive buffer L_Key checks failed */
+	RESP_ERR_INVALIDATE,	/* SEND_WITH_INV of a key we cannot invalidate */
+	RESP_DROP,
+	RESP_DONE,
+};
+
+static const char *const resp_state_names[] = {
+	[RESP_CHECK_PSN] = "CHECK_PSN", [RESP_CHECK_OP_SEQ] = "CHECK_OP_SEQ",
+	[RESP_CHECK_OP_VALID] = "CHECK_OP_VALID",
+	[RESP_CHECK_RESOURCE] = "CHECK_RESOURCE",
+	[RESP_CHECK_LENGTH] = "CHECK_LENGTH", [RESP_CHECK_RKEY] = "CHECK_RKEY",
+	[RESP_EXECUTE] = "EXECUTE", [RESP_COMPLETE] = "COMPLETE",
+	[RESP_ACKNOWLEDGE] = "ACKNOWLEDGE", [RESP_DUPLICATE] = "DUPLICATE",
+	[RESP_OUT_OF_SEQ] = "OUT_OF_SEQ", [RESP_RNR] = "RNR",
+	[RESP_ERR_INV_REQ] = "ERR_INV_REQ", [RESP_ERR_LENGTH] = "ERR_LENGTH",
+	[RESP_ERR_ACCESS] = "ERR_ACCESS", [RESP_ERR_LOCAL_PROT] = "ERR_LOCAL_PROT",
+	[RESP_ERR_INVALIDATE] = "ERR_INVALIDATE", [RESP_DROP] = "DROP",
+	[RESP_DONE] = "DONE",
+};
+
+/*
+ * Error states -> NAK code (RC), receive completion status (when a receive
+ * WQE is in use) and counter.  RC responders move to the error state after
+ * these NAKs (IBTA 9.9.3.1.x, classes B/C/D), as rxe and mlx5 do.
+ */
+struct resp_error {
+	uint8_t nak;
+	enum droce_wc_status recv_status;
+	enum tp_counter counter;
+};
+
+static const struct resp_error resp_errors[] = {
+	[RESP_ERR_INV_REQ] = { ROCE_NAK_INVALID_REQ, DROCE_WC_REM_INV_REQ_ERR,
+			       TP_CNT_SENT_INV_REQ_NAK },
+	[RESP_ERR_LENGTH] = { ROCE_NAK_INVALID_REQ, DROCE_WC_LOC_LEN_ERR,
+			      TP_CNT_SENT_INV_REQ_NAK },
+	[RESP_ERR_ACCESS] = { ROCE_NAK_REM_ACCESS_ERR, DROCE_WC_REM_ACCESS_ERR,
+			      TP_CNT_SENT_REM_ACCESS_NAK },
+	[RESP_ERR_LOCAL_PROT] = { ROCE_NAK_REM_OP_ERR, DROCE_WC_LOC_PROT_ERR,
+				  TP_CNT_SENT_REM_OP_NAK },
+	[RESP_ERR_INVALIDATE] = { ROCE_NAK_INVALID_REQ, DROCE_WC_REM_INV_REQ_ERR,
+				  TP_CNT_SENT_INV_REQ_NAK },
+};
+
+struct resp_ctx {
+	struct tp_qp *qp;
+	const struct roce_pkt *pkt;
+	const uint8_t *payload;
+	uint32_t mask;			/* pkt->op->mask */
+	bool uses_rwqe;			/* this packet consumes / fills a receive WQE */
+	void *host;			/* validated target address */
+};
+
+/* ---- the output queue ----------------------------------------------------------- */
+
+static struct tp_resp_item *
+queue_tail(struct tp_qp *qp)
+{
+	return qp->resp.q_head == qp->resp.q_tail ? NULL :
+	       &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
+}
+
+static struct tp_resp_item *
+queue_add(struct tp_qp *qp)
+{
+	struct tp_resp_item *it;
+
+	if (qp->resp.q_head - qp->resp.q_tail >= TP_RESP_QUEUE)
+		tp_resp_run(qp);		/* make room: send what is queued */
+	if (qp->resp.q_head - qp->resp.q_tail >= TP_RESP_QUEUE)
+		return NULL;			/* still full: the peer will retry */
+	it = &qp->resp.q[qp->resp.q_head++ % TP_RESP_QUEUE];
+	memset(it, 0, sizeof(*it));
+	return it;
+}
+
+/* Queue an ACK/NAK; a plain ACK right behind another one replaces it. */
+static void
+queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct tp_resp_item *it = queue_tail(qp);
+
+	if (it == NULL || it->kind != TP_RESP_ACK ||
+	    roce_aeth_type(it->syndrome) != ROCE_AETH_ACK ||
+	    roce_aeth_type(syndrome) != ROCE_AETH_ACK)
+		it = queue_add(qp);
+	if (it == NULL)
+		return;
+	it->kind = TP_RESP_ACK;
+	it->syndrome = syndrome;
+	it->psn = psn;
+	it->msn = qp->resp.msn;
+}
+
+static void
+queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn)
+{
+	queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn);
+}
+
+/* ---- receive buffers ---------------------------------------------------------------- */
+
+static struct tp_recv_wqe *
+current_rwqe(struct tp_qp *qp)
+{
+	return qp->rq.tail == qp->rq.head ? NULL :
+	       &qp->rq.wqe[qp->rq.tail & qp->rq.mask];
+}
+
+/* Copy into the receive WQE's buffers at off (each chunk L_Key-checked). */
+static bool
+scatter_recv(struct tp_qp *qp, const struct tp_recv_wqe *w, uint32_t off,
+	     const uint8_t *src, uint32_t len)
+{
+	for (unsigned int i = 0; i < w->num_sge && len > 0; i++) {
+		const struct droce_sge *s = &w->sge[i];
+		uint32_t chunk;
+		void *dst;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		chunk = RTE_MIN(len, s->length - off);
+		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
+				     chunk, true, &dst) != PROT_OK)
+			return false;
+		memcpy(dst, src, chunk);
+		src += chunk;
+		len -= chunk;
+		off = 0;
+	}
+	return len == 0;
+}
+
+/* UD: the 40-byte GRH in front of the data (IPv4: header in the last 20). */
+#define UD_GRH_LEN 40
+
+static bool
+write_grh(struct tp_qp *qp, const struct tp_recv_wqe *w, const struct roce_pkt *pkt,
+	  const uint8_t *frame)
+{
+	uint8_t grh[UD_GRH_LEN] = { 0 };
+
+	if (pkt->ip_version == 4)
+		memcpy(grh + 20, frame + pkt->l3_off, ROCE_IPV4_HDR_LEN);
+	else
+		memcpy(grh, frame + pkt->l3_off, ROCE_IPV6_HDR_LEN);
+	return scatter_recv(qp, w, 0, grh, UD_GRH_LEN);
+}
+
+/* ---- states ---------------------------------------------------------------------------- */
+
+static enum resp_state
+st_check_psn(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	int32_t d;
+
+	switch (qp->pub.qp_type) {
+	case DROCE_QPT_UD:
+		return RESP_CHECK_OP_SEQ;	/* UD has no sequence */
+	case DROCE_QPT_UC:
+		if (c->pkt->psn != qp->resp.psn) {
+			/* a lost packet: the message in progress is gone (9.7.7) */
+			if (qp->resp.in_msg)
+				tp_count(qp->dev, TP_CNT_UC_MSG_DROP);
+			qp->resp.in_msg = 0;
+			qp->resp.offset = 0;
+			qp->resp.drop_msg = !(c->mask & ROCE_OPM_FIRST);
+			qp->resp.psn = c->pkt->psn;
+		}
+		qp->resp.psn = roce_psn_add(c->pkt->psn, 1);
+		if (qp->resp.drop_msg && !(c->mask & ROCE_OPM_FIRST))
+			return RESP_DROP;
+		qp->resp.drop_msg = false;
+		return RESP_CHECK_OP_SEQ;
+	default:
+		break;
+	}
+	d = roce_psn_diff(c->pkt->psn, qp->resp.psn);
+	if (d > 0)
+		return RESP_OUT_OF_SEQ;
+	if (d < 0)
+		return RESP_DUPLICATE;
+	qp->resp.nak_sent = false;
+	return RESP_CHECK_OP_SEQ;
+}
+
+/* FIRST/ONLY start a message; MIDDLE/LAST must continue one of the same kind. */
+static enum resp_state
+st_check_op_seq(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	uint32_t kind = c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE);
+
+	if (qp->resp.in_msg) {
+		if ((c->mask & ROCE_OPM_FIRST) || kind != qp->resp.in_msg)
+			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+	} else if (!(c->mask & ROCE_OPM_FIRST)) {
+		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+	}
+	return RESP_CHECK_OP_VALID;
+}
+
+/* The QP must allow the operation (qp_access_flags, 10.2.4.x). */
+static enum resp_state
+st_check_op_valid(struct resp_ctx *c)
+{
+	unsigned int acc = c->qp->attr.qp_access_flags;
+	bool rc = c->qp->pub.qp_type == DROCE_QPT_RC;
+
+	if (((c->mask & ROCE_OPM_WRITE) && !(acc & DROCE_ACCESS_REMOTE_WRITE)) ||
+	    ((c->mask & ROCE_OPM_READ) && !(acc & DROCE_ACCESS_REMOTE_READ)) ||
+	    ((c->mask & ROCE_OPM_ATOMIC) && !(acc & DROCE_ACCESS_REMOTE_ATOMIC)))
+		return rc ? RESP_ERR_INV_REQ : RESP_DROP;
+	if (c->mask & (ROCE_OPM_FLUSH | ROCE_OPM_ATMWRITE))
+		return rc ? RESP_ERR_INV_REQ : RESP_DROP;	/* not supported yet */
+	return RESP_CHECK_RESOURCE;
+}
+
+static enum resp_state
+st_check_resource(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	c->uses_rwqe = (c->mask & ROCE_OPM_SEND) ||
+		       ((c->mask & ROCE_OPM_RWR) && (c->mask & ROCE_OPM_LAST));
+	if (c->uses_rwqe && current_rwqe(qp) == NULL) {
+		if (qp->pub.qp_type == DROCE_QPT_RC)
+			return RESP_RNR;
+		tp_count(qp->dev, TP_CNT_RX_NO_BUF_DROP);
+		return RESP_DROP;
+	}
+	if (c->mask & (ROCE_OPM_READ | ROCE_OPM_ATOMIC)) {
+		/* responder resources (max_dest_rd_atomic, 9.5.x) */
+		if (qp->resp.rd_atomic >= qp->attr.max_dest_rd_atomic)
+			return RESP_ERR_INV_REQ;
+	}
+	return RESP_CHECK_LENGTH;
+}
+
+static enum resp_state
+st_check_length(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	uint32_t mtu = qp->mtu;
+	bool bad;
+
+	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
+		/* FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU */
+		if ((c->mask & ROCE_OPM_LAST) && !(c->mask & ROCE_OPM_FIRST))
+			bad = pkt->payload_len == 0 || pkt->payload_len > mtu;
+		else if (c->mask & ROCE_OPM_LAST)
+			bad = pkt->payload_len > mtu;
+		else
+			bad = pkt->payload_len != mtu;
+		if (bad)
+			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+	}
+	if ((c->mask & ROCE_OPM_WRITE) && (c->mask & ROCE_OPM_FIRST) &&
+	    !(c->mask & ROCE_OPM_LAST) && pkt->reth.len <= mtu)
+		return RESP_ERR_INV_REQ;	/* a FIRST must not hold it all */
+	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > (1u << 31))
+		return RESP_ERR_INV_REQ;
+	if (c->mask & ROCE_OPM_SEND) {
+		const struct tp_recv_wqe *w = current_rwqe(qp);
+		uint32_t need = qp->resp.offset + pkt->payload_len +
+				(qp->pub.qp_type == DROCE_QPT_UD ? UD_GRH_LEN : 0);
+
+		if (need > w->length)
+			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_LENGTH : RESP_DROP;
+	}
+	return RESP_CHECK_RKEY;
+}
+
+/*
+ * R_Key checks (lib/protection, in the order IBTA gives).  WRITE checks the
+ * whole RETH range on its first packet; every packet's bytes are checked
+ * again when written (EXECUTE), so a key revoked mid-message stops it.
+ * Zero-length READ/WRITE need no valid R_Key (C9-88).
+ */
+static enum resp_state
+st_check_rkey(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	enum prot_remote_op op;
+	uint64_t va, len;
+	uint32_t rkey;
+
+	if (c->mask & ROCE_OPM_RETH) {
+		va = pkt->reth.va;
+		len = pkt->reth.len;
+		rkey = pkt->reth.rkey;
+		op = (c->mask & ROCE_OPM_READ) ? PROT_OP_READ : PROT_OP_WRITE;
+		if (c->mask & ROCE_OPM_WRITE) {
+			qp->resp.write_va = va;
+			qp->resp.write_rkey = rkey;
+			qp->resp.write_left = pkt->reth.len;
+		}
+		if (len == 0)
+			return RESP_EXECUTE;
+	} else if (c->mask & ROCE_OPM_ATMETH) {
+		va = pkt->atmeth.va;
+		len = 8;
+		rkey = pkt->atmeth.rkey;
+		op = PROT_OP_ATOMIC;
+	} else {
+		return RESP_EXECUTE;
+	}
+	if (prot_check_remote(qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op, va,
+			      len, &c->host) != PROT_OK)
+		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
+	return RESP_EXECUTE;
+}
+
+static enum resp_state
+execute_send(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	const struct tp_recv_wqe *w = current_rwqe(qp);
+	uint32_t off = qp->resp.offset;
+
+	if (qp->pub.qp_type == DROCE_QPT_UD) {
+		if (!write_grh(qp, w, c->pkt, c->payload - c->pkt->payload_off))
+			return RESP_DROP;
+		off = UD_GRH_LEN;
+	}
+	if (!scatter_recv(qp, w, off, c->payload, c->pkt->payload_len))
+		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_LOCAL_PROT : RESP_DROP;
+	qp->resp.offset += c->pkt->payload_len;
+	return RESP_COMPLETE;
+}
+
+static enum resp_state
+execute_write(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	uint32_t len = c->pkt->payload_len;
+	void *dst;
+
+	if (len > qp->resp.write_left)
+		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+	if ((c->mask & ROCE_OPM_LAST) && len != qp->resp.write_left)
+		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+	if (len > 0) {
+		if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
+				      qp->pub.qp_num, PROT_OP_WRITE, qp->resp.write_va,
+				      len, &dst) != PROT_OK)
+			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
+		memcpy(dst, c->payload, len);
+	}
+	qp->resp.write_va += len;
+	qp->resp.write_left -= len;
+	qp->resp.offset += len;
+	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	return RESP_COMPLETE;
+}
+
+static uint32_t
+read_npkts(const struct tp_qp *qp, uint32_t len)
+{
+	return len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
+}
+
+/* Queue the READ response stream for PSNs [psn, psn + n). */
+static bool
+queue_read(struct tp_qp *qp, const struct roce_pkt *pkt, void *host)
+{
+	struct tp_resp_item *it = queue_add(qp);
+
+	if (it == NULL)
+		return false;
+	it->kind = TP_RESP_READ;
+	it->first_psn = pkt->psn;
+	it->psn = pkt->psn;
+	it->last_psn = roce_psn_add(pkt->psn, read_npkts(qp, pkt->reth.len) - 1);
+	it->host = (uintptr_t)host;
+	it->va = pkt->reth.va;
+	it->len = pkt->reth.len;
+	it->rkey = pkt->reth.rkey;
+	it->msn = qp->resp.msn;
+	qp->resp.rd_atomic++;
+	return true;
+}
+
+static void
+remember_atomic(struct tp_qp *qp, uint32_t psn, uint64_t orig)
+{
+	uint32_t slots = RTE_MAX(qp->attr.max_dest_rd_atomic, 1);
+	struct tp_atomic_replay *r = &qp->resp.replay[qp->resp.replay_next++ % slots];
+
+	r->psn = psn;
+	r->orig = orig;
+	r->valid = true;
+}
+
+static void
+queue_atomic_ack(struct tp_qp *qp, uint32_t psn, uint64_t orig)
+{
+	struct tp_resp_item *it = queue_add(qp);
+
+	if (it == NULL)
+		return;
+	it->kind = TP_RESP_ATOMIC;
+	it->psn = psn;
+	it->orig = orig;
+	it->msn = qp->resp.msn;
+}
+
+/* CMP_SWAP and FETCH_ADD as real CPU atomics on the target (9.4.5). */
+static enum resp_state
+execute_atomic(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	uint64_t *target = c->host;
+	uint64_t orig;
+
+	if (pkt->opcode == ROCE_OP_COMPARE_SWAP) {
+		orig = pkt->atmeth.comp;
+		__atomic_compare_exchange_n(target, &orig, pkt->atmeth.swap, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(target, pkt->atmeth.swap, __ATOMIC_SEQ_CST);
+	}
+	remember_atomic(c->qp, pkt->psn, orig);
+	c->qp->resp.msn++;
+	queue_atomic_ack(c->qp, pkt->psn, orig);
+	tp_count(c->qp->dev, TP_CNT_RDMA_RECVS);
+	return RESP_DONE;
+}
+
+static enum resp_state
+st_execute(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	if (c->mask & ROCE_OPM_FIRST)
+		qp->resp.in_msg = c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE);
+	if (c->mask & ROCE_OPM_SEND)
+		return execute_send(c);
+	if (c->mask & ROCE_OPM_WRITE)
+		return execute_write(c);
+	if (c->mask & ROCE_OPM_READ) {
+		qp->resp.msn++;
+		if (!queue_read(qp, c->pkt, c->host))
+			return RESP_DROP;	/* no room: the requester retries */
+		qp->resp.psn = roce_psn_add(c->pkt->psn, read_npkts(qp, c->pkt->reth.len));
+		tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+		return RESP_DONE;
+	}
+	if (c->mask & ROCE_OPM_ATOMIC) {
+		qp->resp.psn = roce_psn_add(c->pkt->psn, 1);
+		return execute_atomic(c);
+	}
+	return RESP_DROP;
+}
+
+/* End of a SEND or WRITE_WITH_IMM message: the receive completion. */
+static enum resp_state
+complete_recv(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	struct droce_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = current_rwqe(qp)->wr_id;
+	wc.status = DROCE_WC_SUCCESS;
+	wc.qp_num = qp->pub.qp_num;
+	wc.opcode = (c->mask & ROCE_OPM_WRITE) ? DROCE_WC_RECV_RDMA_WITH_IMM :
+						 DROCE_WC_RECV;
+	wc.byte_len = qp->resp.offset;
+	if (c->mask & ROCE_OPM_IMM) {
+		wc.imm_data = rte_cpu_to_be_32(pkt->imm);
+		wc.wc_flags |= DROCE_WC_WITH_IMM;
+	}
+	if (c->mask & ROCE_OPM_IETH) {
+		if (prot_remote_invalidate(qp->dev->prot, pkt->ieth_rkey, qp->pd,
+					   qp->pub.qp_num) != 0)
+			return RESP_ERR_INVALIDATE;
+		wc.invalidated_rkey = pkt->ieth_rkey;
+		wc.wc_flags |= DROCE_WC_WITH_INV;
+	}
+	if (qp->pub.qp_type == DROCE_QPT_UD) {
+		wc.byte_len += UD_GRH_LEN;
+		wc.src_qp = pkt->deth.src_qpn;
+		wc.wc_flags |= DROCE_WC_GRH;
+	}
+	tp_cq_push(qp->rcq, &wc);
+	qp->rq.tail++;
+	return RESP_ACKNOWLEDGE;
+}
+
+static enum resp_state
+st_complete(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	enum resp_state next = RESP_ACKNOWLEDGE;
+
+	if (c->mask & ROCE_OPM_LAST) {
+		if (c->uses_rwqe)
+			next = complete_recv(c);
+		qp->resp.in_msg = 0;
+		qp->resp.offset = 0;
+		qp->resp.msn++;
+	}
+	return next;
+}
+
+static enum resp_state
+st_acknowledge(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	if (qp->pub.qp_type != DROCE_QPT_RC)
+		return RESP_DONE;
+	qp->resp.psn = roce_psn_add(c->pkt->psn, 1);
+	if (c->pkt->ackreq)
+		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, c->pkt->psn);
+	return RESP_DONE;
+}
+
+/*
+ * A request we already executed (9.7.5.1.x): SEND/WRITE are acknowledged
+ * again, never re-executed; READ is served again from memory (after the
+ * R_Key checks again); an atomic is answered from the replay cache.
+ */
+static enum resp_state
+st_duplicate(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	uint32_t prev = roce_psn_add(qp->resp.psn, ROCE_PSN_MASK);	/* ePSN - 1 */
+	void *host = NULL;
+
+	tp_count(qp->dev, TP_CNT_DUPLICATE_REQUEST);
+	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
+		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
+		return RESP_DONE;
+	}
+	if (c->mask & ROCE_OPM_READ) {
+		uint32_t n = read_npkts(qp, pkt->reth.len);
+
+		/* the whole re-read must lie in PSNs we handed out */
+		if (!roce_psn_before(roce_psn_add(pkt->psn, n - 1), qp->resp.psn))
+			return RESP_DROP;
+		if (pkt->reth.len > 0 &&
+		    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd,
+				      qp->pub.qp_num, PROT_OP_READ, pkt->reth.va,
+				      pkt->reth.len, &host) != PROT_OK)
+			return RESP_ERR_ACCESS;
+		queue_read(qp, pkt, host);
+		return RESP_DONE;
+	}
+	if (c->mask & ROCE_OPM_ATOMIC) {
+		for (unsigned int i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+			const struct tp_atomic_replay *r = &qp->resp.replay[i];
+
+			if (r->valid && r->psn == pkt->psn) {
+				queue_atomic_ack(qp, pkt->psn, r->orig);
+				return RESP_DONE;
+			}
+		}
+	}
+	return RESP_DROP;
+}
+
+/* A gap: one PSN-sequence NAK naming the expected PSN, then silence. */
+static enum resp_state
+st_out_of_seq(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	tp_count(qp->dev, TP_CNT_OUT_OF_SEQ_REQUEST);
+	if (!qp->resp.nak_sent) {
+		qp->resp.nak_sent = true;
+		queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn);
+		tp_count(qp->dev, TP_CNT_SENT_SEQ_NAK);
+	}
+	return RESP_DROP;
+}
+
+static enum resp_state
+st_rnr(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+
+	tp_count(qp->dev, TP_CNT_SEND_RNR_ERR);
+	queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
+		  c->pkt->psn);
+	return RESP_DROP;
+}
+
+/* NAK, complete the receive WQE in use with the error, go to ERR. */
+static enum resp_state
+st_error(struct resp_ctx *c, enum resp_state s)
+{
+	const struct resp_error *e = &resp_errors[s];
+	struct tp_qp *qp = c->qp;
+
+	tp_count(qp->dev, e->counter);
+	queue_nak(qp, e->nak, c->pkt->psn);
+	if ((c->uses_rwqe || qp->resp.in_msg == ROCE_OPM_SEND) && current_rwqe(qp) != NULL) {
+		struct droce_wc wc;
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = current_rwqe(qp)->wr_id;
+		wc.status = e->recv_status;
+		wc.opcode = DROCE_WC_RECV;
+		wc.qp_num = qp->pub.qp_num;
+		tp_cq_push(qp->rcq, &wc);
+		qp->rq.tail++;
+	}
+	/* what is queued (the NAK last) leaves before the QP stops answering */
+	while (qp->resp.q_tail != qp->resp.q_head && tp_resp_run(qp) > 0)
+		;
+	tp_net_flush(qp->dev);
+	if (qp->pub.state != DROCE_QPS_ERR)
+		tp_qp_to_error(qp);
+	return RESP_DONE;
+}
+
+typedef enum resp_state (*resp_fn)(struct resp_ctx *c);
+
+static const resp_fn resp_states[] = {
+	[RESP_CHECK_PSN] = st_check_psn,
+	[RESP_CHECK_OP_SEQ] = st_check_op_seq,
+	[RESP_CHECK_OP_VALID] = st_check_op_valid,
+	[RESP_CHECK_RESOURCE] = st_check_resource,
+	[RESP_CHECK_LENGTH] = st_check_length,
+	[RESP_CHECK_RKEY] = st_check_rkey,
+	[RESP_EXECUTE] = st_execute,
+	[RESP_COMPLETE] = st_complete,
+	[RESP_ACKNOWLEDGE] = st_acknowledge,
+	[RESP_DUPLICATE] = st_duplicate,
+	[RESP_OUT_OF_SEQ] = st_out_of_seq,
+	[RESP_RNR] = st_rnr,
+};
+
+void
+tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
+{
+	struct resp_ctx c = {
+		.qp = qp, .pkt = pkt, .payload = frame + pkt->payload_off,
+		.mask = pkt->op->mask,
+	};
+	enum resp_state s = RESP_CHECK_PSN;
+
+	if (qp->pub.qp_type == DROCE_QPT_UD && pkt->deth.qkey != qp->attr.qkey) {
+		tp_count(qp->dev, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
+		return;
+	}
+	while (s != RESP_DONE && s != RESP_DROP) {
+		TP_LOG(DEBUG, "qp %u resp %s psn %u\n", qp->pub.qp_num,
+		       resp_state_names[s], pkt->psn);
+		if (s >= RESP_ERR_INV_REQ) {
+			s = st_error(&c, s);
+			break;
+		}
+		s = resp_states[s](&c);
+	}
+}
+
+/* ---- sending what the queue holds ----------------------------------------------------- */
+
+static bool
+send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
+{
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+	uint8_t *payload;
+
+	tp_net_fill_pkt(qp, &qp->av, &p, it->kind == TP_RESP_ATOMIC ?
+			ROCE_OP_ATOMIC_ACKNOWLEDGE : ROCE_OP_ACKNOWLEDGE, it->psn);
+	p.aeth.syndrome = it->kind == TP_RESP_ATOMIC ? ROCE_AETH_ACK_NO_CREDIT :
+						       it->syndrome;
+	p.aeth.msn = it->msn & ROCE_PSN_MASK;
+	p.atmack_orig = it->orig;
+	m = tp_net_alloc(qp->dev, &p, &payload);
+	if (m == NULL)
+		return false;
+	tp_net_finish(qp->dev, m, &p);
+	tp_count(qp->dev, TP_CNT_SENT_ACKS);
+	return true;
+}
+
+/*
+ * One READ response packet.  The R_Key is checked again for the bytes of
+ * this packet, so a region deregistered mid-stream is never read.
+ */
+static int
+send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
+{
+	uint32_t idx = (uint32_t)roce_psn_diff(it->psn, it->first_psn);
+	uint32_t n = (uint32_t)roce_psn_diff(it->last_psn, it->first_psn) + 1;
+	uint32_t off = idx * qp->mtu;
+	uint32_t plen = RTE_MIN(qp->mtu, it->len - off);
+	uint8_t opcode;
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+	uint8_t *payload;
+	void *src = NULL;
+
+	if (n == 1)
+		opcode = ROCE_OP_RDMA_READ_RESPONSE_ONLY;
+	else if (idx == 0)
+		opcode = ROCE_OP_RDMA_READ_RESPONSE_FIRST;
+	else if (idx == n - 1)
+		opcode = ROCE_OP_RDMA_READ_RESPONSE_LAST;
+	else
+		opcode = ROCE_OP_RDMA_READ_RESPONSE_MIDDLE;
+	if (plen > 0 && prot_check_remote(qp->dev->prot, it->rkey, qp->pd,
+					  qp->pub.qp_num, PROT_OP_READ, it->va + off,
+					  plen, &src) != PROT_OK)
+		return -1;
+	tp_net_fill_pkt(qp, &qp->av, &p, opcode, it->psn);
+	p.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
+	p.aeth.msn = it->msn & ROCE_PSN_MASK;
+	p.payload_len = plen;
+	m = tp_net_alloc(qp->dev, &p, &payload);
+	if (m == NULL)
+		return 0;
+	if (plen > 0)
+		memcpy(payload, src, plen);
+	tp_net_finish(qp->dev, m, &p);
+	it->psn = roce_psn_add(it->psn, 1);
+	return 1;
+}
+
+static bool
+is_error_nak(const struct tp_resp_item *it)
+{
+	return it->kind == TP_RESP_ACK &&
+	       roce_aeth_type(it->syndrome) == ROCE_AETH_NAK &&
+	       roce_aeth_value(it->syndrome) != ROCE_NAK_PSN_SEQ_ERR;
+}
+
+/* Send up to a burst of queued answers, in order.  Returns packets sent. */
+unsigned int
+tp_resp_run(struct tp_qp *qp)
+{
+	unsigned int sent = 0;
+
+	while (sent < TP_REQ_BURST && qp->resp.q_tail != qp->resp.q_head) {
+		struct tp_resp_item *it = &qp->resp.q[qp->resp.q_tail % TP_RESP_QUEUE];
+
+		if (it->kind == TP_RESP_READ) {
+			int rc = send_read_packet(qp, it);
+
+			if (rc == 0)
+				break;
+			if (rc < 0) {
+				/* the key died mid-stream: remote access error */
+				tp_count(qp->dev, TP_CNT_SENT_REM_ACCESS_NAK);
+				qp->resp.rd_atomic--;
+				it->kind = TP_RESP_ACK;
+				it->syndrome = ROCE_AETH_SYNDROME(ROCE_AETH_NAK,
+								  ROCE_NAK_REM_ACCESS_ERR);
+				continue;
+			}
+			sent++;
+			if (it->psn != roce_psn_add(it->last_psn, 1))
+				continue;
+			qp->resp.rd_atomic--;
+		} else {
+			if (!send_ack_item(qp, it))
+				break;
+			sent++;
+			if (is_error_nak(it)) {
+				/* after an error NAK the responder stops (ERR state) */
+				qp->resp.q_tail++;
+				if (qp->pub.state != DROCE_QPS_ERR)
+					tp_qp_to_error(qp);
+				return sent;
+			}
+		}
+		qp->resp.q_tail++;
+	}
+	return sent;
+}
