@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prot_private.h - control-path internals of lib/protection.
+ */
+#ifndef DROCE_PROT_PRIVATE_H
+#define DROCE_PROT_PRIVATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "prot.h"
+
+struct prot_pd_slot {
+	uint32_t refs;		/* MRs, MWs and external references */
+	uint8_t used;
+};
+
+struct prot_ctl {
+	pthread_mutex_t lock;		/* serialises all control calls */
+	struct prot_alloc_ops ops;
+	/* Free key indices, FIFO ring seeded in a random permutation. */
+	uint32_t *ring;
+	uint32_t ring_cap;
+	uint32_t ring_head;
+	uint32_t ring_count;
+	/* Protection domains: handle = slot; free handles as a stack. */
+	struct prot_pd_slot *pds;
+	uint32_t *pd_free;
+	uint32_t pd_free_count;
+	uint32_t max_pd;
+	uint32_t max_mr;
+	uint32_t max_mw;
+	uint32_t nr_mr;
+	uint32_t nr_mw;
+};
+
+/* Lock the control path; a calling reader goes offline meanwhile.
+ * Returns a token for prot_ctl_unlock. */
+int prot_ctl_lock(struct prot_tables *t);
+void prot_ctl_unlock(struct prot_tables *t, int token);
+
+/* Key index allocation (under the lock).  0 when none is free. */
+uint32_t prot_index_alloc(struct prot_tables *t);
+void prot_index_free(struct prot_tables *t, uint32_t idx);
+
+/* Under the lock: validity of a PD handle. */
+static inline struct prot_pd_slot *
+prot_pd_slot(struct prot_tables *t, uint32_t pd)
+{
+	struct prot_ctl *c = t->ctl;
+
+	if (pd >= c->max_pd || !c->pds[pd].used)
+		return NULL;
+	return &c->pds[pd];
+}
+
+/* Under the lock: the entry whose current valid key is key, of type. */
+static inline struct prot_entry *
+prot_entry_by_key(struct prot_tables *t, uint32_t key, enum prot_obj_type type)
+{
+	uint32_t idx = prot_key_index(key);
+	struct prot_entry *e;
+
+	if (idx == 0 || idx >= t->nentries)
+		return NULL;
+	e = &t->entries[idx];
+	if (e->type != type ||
+	    __atomic_load_n(&e->tag, __ATOMIC_RELAXED) != (PROT_TAG_VALID | key))
+		return NULL;
+	return e;
+}
+
+/* Make key the entry's only valid key (fields written before). */
+static inline void
+prot_publish(struct prot_entry *e, uint32_t key)
+{
+	__atomic_store_n(&e->tag, PROT_TAG_VALID | key, __ATOMIC_RELEASE);
+}
+
+/* Kill the entry's key; on return no reader can still be using it. */
+void prot_revoke(struct prot_tables *t, struct prot_entry *e);
+
+#endif /* DROCE_PROT_PRIVATE_H */

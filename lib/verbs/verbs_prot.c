@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_prot.c - droce_* protection verbs: PDs, MRs, MWs.  Thin wrappers:
+ * lib/protection does the checks; this file converts -errno into ibverbs'
+ * conventions (NULL + errno, positive errno, rereg error codes).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "droce.h"
+#include "prot.h"
+#include "verbs_private.h"
+
+/* Set errno and return it positive (ibverbs return style). */
+static int
+ret_errno(int neg)
+{
+	if (neg == 0)
+		return 0;
+	errno = -neg;
+	return -neg;
+}
+
+struct droce_pd *
+droce_alloc_pd(struct droce_context *context)
+{
+	struct droce_pd *pd;
+	int ret;
+
+	if (context == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = prot_pd_alloc(context->prot, &pd->handle);
+	if (ret != 0) {
+		free(pd);
+		errno = -ret;
+		return NULL;
+	}
+	pd->context = context;
+	return pd;
+}
+
+int
+droce_dealloc_pd(struct droce_pd *pd)
+{
+	int ret;
+
+	if (pd == NULL)
+		return ret_errno(-EINVAL);
+	ret = prot_pd_dealloc(pd->context->prot, pd->handle);
+	if (ret != 0)
+		return ret_errno(ret);
+	free(pd);
+	return 0;
+}
+
+struct droce_mr *
+droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
+{
+	struct droce_mr *mr;
+	uint32_t key;
+	int ret;
+
+	if (pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = prot_mr_reg(pd->context->prot, pd->handle, addr, length,
+			  (unsigned int)access, &key);
+	if (ret != 0) {
+		errno = -ret;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		(void)prot_mr_dereg(pd->context->prot, key);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->handle = prot_key_index(key);
+	mr->lkey = key;
+	mr->rkey = key;
+	return mr;
+}
+
+int
+droce_dereg_mr(struct droce_mr *mr)
+{
+	int ret;
+
+	if (mr == NULL)
+		return ret_errno(-EINVAL);
+	ret = prot_mr_dereg(mr->context->prot, mr->lkey);
+	if (ret != 0)
+		return ret_errno(ret);
+	free(mr);
+	return 0;
+}
+
+/*
+ * Every failure leaves the old MR valid and untouched (all checks run
+ * before anything changes), so the only error code droce returns is
+ * DROCE_REREG_MR_ERR_INPUT, with errno EINVAL, EBUSY (windows bound) or
+ * EOPNOTSUPP (ON_DEMAND).
+ */
+int
+droce_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd,
+	       void *addr, size_t length, int access)
+{
+	uint32_t key;
+	int ret;
+
+	if (mr == NULL || flags <= 0 ||
+	    (flags & ~DROCE_REREG_MR_FLAGS_SUPPORTED)) {
+		errno = EINVAL;
+		return DROCE_REREG_MR_ERR_INPUT;
+	}
+	if ((flags & DROCE_REREG_MR_CHANGE_PD) &&
+	    (pd == NULL || pd->context != mr->context)) {
+		errno = EINVAL;
+		return DROCE_REREG_MR_ERR_INPUT;
+	}
+	key = mr->lkey;
+	ret = prot_mr_rereg(mr->context->prot, &key, (unsigned int)flags,
+			    (flags & DROCE_REREG_MR_CHANGE_PD) ? pd->handle : 0,
+			    addr, length, (unsigned int)access);
+	if (ret != 0) {
+		errno = -ret;
+		return DROCE_REREG_MR_ERR_INPUT;
+	}
+	if (flags & DROCE_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & DROCE_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	mr->lkey = key;
+	mr->rkey = key;
+	return 0;
+}
+
+struct droce_mw *
+droce_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
+{
+	struct droce_mw *mw;
+	uint32_t key;
+	int ret;
+
+	if (pd == NULL ||
+	    (type != DROCE_MW_TYPE_1 && type != DROCE_MW_TYPE_2)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = prot_mw_alloc(pd->context->prot, pd->handle, (int)type, &key);
+	if (ret != 0) {
+		free(mw);
+		errno = -ret;
+		return NULL;
+	}
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->rkey = key;
+	mw->handle = prot_key_index(key);
+	mw->type = type;
+	return mw;
+}
+
+int
+droce_dealloc_mw(struct droce_mw *mw)
+{
+	int ret;
+
+	if (mw == NULL)
+		return ret_errno(-EINVAL);
+	ret = prot_mw_dealloc(mw->context->prot, mw->handle);
+	if (ret != 0)
+		return ret_errno(ret);
+	free(mw);
+	return 0;
+}
+
+int
+droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw,
+	      struct droce_mw_bind *mw_bind)
+{
+	const struct droce_mw_bind_info *bi;
+	uint32_t rkey;
+	int ret;
+
+	if (qp == NULL || mw == NULL || mw_bind == NULL)
+		return ret_errno(-EINVAL);
+	bi = &mw_bind->bind_info;
+	/* Type-2 windows are bound by a DROCE_WR_BIND_MW work request. */
+	if (mw->type != DROCE_MW_TYPE_1)
+		return ret_errno(-EINVAL);
+	if (bi->length != 0) {
+		if (bi->mr == NULL || bi->mr->context != mw->context)
+			return ret_errno(-EINVAL);
+		if (bi->mr->pd != mw->pd)
+			return ret_errno(-EPERM);
+	}
+	ret = prot_mw_bind_type1(mw->context->prot, mw->handle,
+				 bi->length != 0 ? bi->mr->lkey : 0, bi->addr,
+				 bi->length, bi->mw_access_flags, &rkey);
+	if (ret != 0)
+		return ret_errno(ret);
+	mw->rkey = rkey;
+	return 0;
+}

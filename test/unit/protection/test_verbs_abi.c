@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_verbs_abi.c - droce.h's protection section against rdma-core's
+ * <infiniband/verbs.h>: same enum values, same struct layouts, so porting
+ * an ibverbs program is a rename.  Built only when libibverbs is present.
+ * Debian 12's rdma-core predates IBV_ACCESS_FLUSH_* (1<<8, 1<<9) and
+ * IBV_WR_FLUSH (14): those are checked against their documented values.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <infiniband/verbs.h>
+
+#include "droce.h"
+
+#define SAME(d, i) assert_int_equal((long)(d), (long)(i))
+#define SAME_OFF(ds, is, f) \
+	assert_int_equal(offsetof(struct ds, f), offsetof(struct is, f))
+
+static void
+test_abi_enums(void **state)
+{
+	(void)state;
+	SAME(DROCE_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE);
+	SAME(DROCE_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE);
+	SAME(DROCE_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ);
+	SAME(DROCE_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC);
+	SAME(DROCE_ACCESS_MW_BIND, IBV_ACCESS_MW_BIND);
+	SAME(DROCE_ACCESS_ZERO_BASED, IBV_ACCESS_ZERO_BASED);
+	SAME(DROCE_ACCESS_ON_DEMAND, IBV_ACCESS_ON_DEMAND);
+	SAME(DROCE_ACCESS_HUGETLB, IBV_ACCESS_HUGETLB);
+	SAME(DROCE_ACCESS_RELAXED_ORDERING, IBV_ACCESS_RELAXED_ORDERING);
+	SAME(DROCE_MW_TYPE_1, IBV_MW_TYPE_1);
+	SAME(DROCE_MW_TYPE_2, IBV_MW_TYPE_2);
+	SAME(DROCE_REREG_MR_CHANGE_TRANSLATION,
+	     IBV_REREG_MR_CHANGE_TRANSLATION);
+	SAME(DROCE_REREG_MR_CHANGE_PD, IBV_REREG_MR_CHANGE_PD);
+	SAME(DROCE_REREG_MR_CHANGE_ACCESS, IBV_REREG_MR_CHANGE_ACCESS);
+	SAME(DROCE_REREG_MR_FLAGS_SUPPORTED, IBV_REREG_MR_FLAGS_SUPPORTED);
+	SAME(DROCE_REREG_MR_ERR_INPUT, IBV_REREG_MR_ERR_INPUT);
+	SAME(DROCE_REREG_MR_ERR_DONT_FORK_NEW, IBV_REREG_MR_ERR_DONT_FORK_NEW);
+	SAME(DROCE_REREG_MR_ERR_DO_FORK_OLD, IBV_REREG_MR_ERR_DO_FORK_OLD);
+	SAME(DROCE_REREG_MR_ERR_CMD, IBV_REREG_MR_ERR_CMD);
+	SAME(DROCE_REREG_MR_ERR_CMD_AND_DO_FORK_NEW,
+	     IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW);
+	SAME(DROCE_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE);
+	SAME(DROCE_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM);
+	SAME(DROCE_WR_SEND, IBV_WR_SEND);
+	SAME(DROCE_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM);
+	SAME(DROCE_WR_RDMA_READ, IBV_WR_RDMA_READ);
+	SAME(DROCE_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP);
+	SAME(DROCE_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	SAME(DROCE_WR_LOCAL_INV, IBV_WR_LOCAL_INV);
+	SAME(DROCE_WR_BIND_MW, IBV_WR_BIND_MW);
+	SAME(DROCE_WR_SEND_WITH_INV, IBV_WR_SEND_WITH_INV);
+	SAME(DROCE_WR_TSO, IBV_WR_TSO);
+	SAME(DROCE_WR_DRIVER1, IBV_WR_DRIVER1);
+	SAME(DROCE_WR_ATOMIC_WRITE, IBV_WR_ATOMIC_WRITE);
+	SAME(DROCE_ACCESS_FLUSH_GLOBAL, 1 << 8);
+	SAME(DROCE_ACCESS_FLUSH_PERSISTENT, 1 << 9);
+	SAME(DROCE_WR_FLUSH, 14);
+	SAME(droce_inc_rkey(0x12345678), ibv_inc_rkey(0x12345678));
+	SAME(droce_inc_rkey(0x123456ff), ibv_inc_rkey(0x123456ff));
+}
+
+static void
+test_abi_structs(void **state)
+{
+	(void)state;
+	SAME(sizeof(struct droce_pd), sizeof(struct ibv_pd));
+	SAME_OFF(droce_pd, ibv_pd, handle);
+	SAME(sizeof(struct droce_mr), sizeof(struct ibv_mr));
+	SAME_OFF(droce_mr, ibv_mr, pd);
+	SAME_OFF(droce_mr, ibv_mr, addr);
+	SAME_OFF(droce_mr, ibv_mr, length);
+	SAME_OFF(droce_mr, ibv_mr, handle);
+	SAME_OFF(droce_mr, ibv_mr, lkey);
+	SAME_OFF(droce_mr, ibv_mr, rkey);
+	SAME(sizeof(struct droce_mw), sizeof(struct ibv_mw));
+	SAME_OFF(droce_mw, ibv_mw, pd);
+	SAME_OFF(droce_mw, ibv_mw, rkey);
+	SAME_OFF(droce_mw, ibv_mw, handle);
+	SAME_OFF(droce_mw, ibv_mw, type);
+	SAME(sizeof(struct droce_mw_bind_info), sizeof(struct ibv_mw_bind_info));
+	SAME_OFF(droce_mw_bind_info, ibv_mw_bind_info, addr);
+	SAME_OFF(droce_mw_bind_info, ibv_mw_bind_info, length);
+	SAME_OFF(droce_mw_bind_info, ibv_mw_bind_info, mw_access_flags);
+	SAME(sizeof(struct droce_mw_bind), sizeof(struct ibv_mw_bind));
+	SAME_OFF(droce_mw_bind, ibv_mw_bind, send_flags);
+	SAME_OFF(droce_mw_bind, ibv_mw_bind, bind_info);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_abi_enums),
+		cmocka_unit_test(test_abi_structs),
+	};
+
+	return cmocka_run_group_tests_name("verbs_abi", tests, NULL, NULL);
+}
