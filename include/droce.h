@@ -219,6 +219,362 @@ static inline uint32_t droce_inc_rkey(uint32_t rkey)
 	return (rkey & ~mask) | newtag;
 }
 
+
+/* ---- Completion queues, queue pairs, work requests ----------------------- */
+/*
+ * Shapes and values are libibverbs' (verbs.h).  droce runs in poll mode:
+ * the transport advances when the application calls droce_poll_cq() or
+ * droce_progress() on the lcore that owns the context.
+ */
+
+union droce_gid {
+	uint8_t raw[16];
+	struct {
+		uint64_t subnet_prefix;	/* big-endian */
+		uint64_t interface_id;	/* big-endian */
+	} global;
+};
+
+enum droce_wc_status {
+	DROCE_WC_SUCCESS,
+	DROCE_WC_LOC_LEN_ERR,
+	DROCE_WC_LOC_QP_OP_ERR,
+	DROCE_WC_LOC_EEC_OP_ERR,
+	DROCE_WC_LOC_PROT_ERR,
+	DROCE_WC_WR_FLUSH_ERR,
+	DROCE_WC_MW_BIND_ERR,
+	DROCE_WC_BAD_RESP_ERR,
+	DROCE_WC_LOC_ACCESS_ERR,
+	DROCE_WC_REM_INV_REQ_ERR,
+	DROCE_WC_REM_ACCESS_ERR,
+	DROCE_WC_REM_OP_ERR,
+	DROCE_WC_RETRY_EXC_ERR,
+	DROCE_WC_RNR_RETRY_EXC_ERR,
+	DROCE_WC_LOC_RDD_VIOL_ERR,
+	DROCE_WC_REM_INV_RD_REQ_ERR,
+	DROCE_WC_REM_ABORT_ERR,
+	DROCE_WC_INV_EECN_ERR,
+	DROCE_WC_INV_EEC_STATE_ERR,
+	DROCE_WC_FATAL_ERR,
+	DROCE_WC_RESP_TIMEOUT_ERR,
+	DROCE_WC_GENERAL_ERR,
+	DROCE_WC_TM_ERR,
+	DROCE_WC_TM_RNDV_INCOMPLETE,
+};
+
+/* ibv_wc_status_str() */
+const char *droce_wc_status_str(enum droce_wc_status status);
+
+enum droce_wc_opcode {
+	DROCE_WC_SEND,
+	DROCE_WC_RDMA_WRITE,
+	DROCE_WC_RDMA_READ,
+	DROCE_WC_COMP_SWAP,
+	DROCE_WC_FETCH_ADD,
+	DROCE_WC_BIND_MW,
+	DROCE_WC_LOCAL_INV,
+	DROCE_WC_TSO,
+	DROCE_WC_FLUSH,
+	DROCE_WC_ATOMIC_WRITE = 9,
+	DROCE_WC_RECV = 1 << 7,
+	DROCE_WC_RECV_RDMA_WITH_IMM,
+};
+
+enum {
+	DROCE_WC_GRH = 1 << 0,
+	DROCE_WC_WITH_IMM = 1 << 1,
+	DROCE_WC_IP_CSUM_OK = 1 << 2,
+	DROCE_WC_WITH_INV = 1 << 3,
+};
+
+struct droce_wc {
+	uint64_t wr_id;
+	enum droce_wc_status status;
+	enum droce_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	union {
+		uint32_t imm_data;		/* network byte order, as ibverbs */
+		uint32_t invalidated_rkey;
+	};
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+};
+
+struct droce_cq {
+	struct droce_context *context;
+	void *channel;			/* no completion channels in poll mode */
+	void *cq_context;
+	uint32_t handle;
+	int cqe;			/* capacity */
+};
+
+/*
+ * Returns NULL with errno set (EINVAL: cqe < 1 or > DROCE_MAX_CQE).
+ * channel must be NULL and comp_vector 0 (poll mode).
+ */
+#define DROCE_MAX_CQE (1 << 20)
+struct droce_cq *droce_create_cq(struct droce_context *context, int cqe,
+				 void *cq_context, void *channel,
+				 int comp_vector);
+/* 0, or EBUSY while QPs use it. */
+int droce_destroy_cq(struct droce_cq *cq);
+/*
+ * Up to num_entries completions into wc; returns how many (>= 0) or -1 on
+ * error.  Also advances the transport (droce_progress) of the context.
+ */
+int droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc);
+/*
+ * Poll mode has no completion events: accepted and does nothing, returns 0
+ * (documented deviation; an event mode would need a channel).
+ */
+int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
+
+/* droce extension: run the transport once (receive, send, timers).
+ * Returns the number of packets handled. */
+int droce_progress(struct droce_context *context);
+
+enum droce_qp_type {
+	DROCE_QPT_RC = 2,
+	DROCE_QPT_UC,
+	DROCE_QPT_UD,
+};
+
+enum droce_qp_state {
+	DROCE_QPS_RESET,
+	DROCE_QPS_INIT,
+	DROCE_QPS_RTR,
+	DROCE_QPS_RTS,
+	DROCE_QPS_SQD,
+	DROCE_QPS_SQE,
+	DROCE_QPS_ERR,
+	DROCE_QPS_UNKNOWN,
+};
+
+enum droce_mtu {
+	DROCE_MTU_256 = 1,
+	DROCE_MTU_512 = 2,
+	DROCE_MTU_1024 = 3,
+	DROCE_MTU_2048 = 4,
+	DROCE_MTU_4096 = 5,
+};
+
+static inline int
+droce_mtu_to_num(enum droce_mtu mtu)
+{
+	return mtu >= DROCE_MTU_256 && mtu <= DROCE_MTU_4096 ? 128 << mtu : -1;
+}
+
+enum droce_mig_state {
+	DROCE_MIG_MIGRATED,
+	DROCE_MIG_REARM,
+	DROCE_MIG_ARMED,
+};
+
+struct droce_global_route {
+	union droce_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+};
+
+struct droce_ah_attr {
+	struct droce_global_route grh;
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t static_rate;
+	uint8_t is_global;	/* RoCE: must be 1 */
+	uint8_t port_num;
+};
+
+struct droce_ah {
+	struct droce_context *context;
+	struct droce_pd *pd;
+	uint32_t handle;
+};
+
+/* Returns NULL with errno set (EINVAL: not global, bad sgid_index). */
+struct droce_ah *droce_create_ah(struct droce_pd *pd,
+				 struct droce_ah_attr *attr);
+int droce_destroy_ah(struct droce_ah *ah);
+
+struct droce_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+/* Limits (also reported by droce_query_device in a later issue). */
+#define DROCE_MAX_QP_WR 16384
+#define DROCE_MAX_SGE 16
+#define DROCE_MAX_INLINE_DATA 256
+#define DROCE_MAX_RD_ATOMIC 16
+
+struct droce_qp_init_attr {
+	void *qp_context;
+	struct droce_cq *send_cq;
+	struct droce_cq *recv_cq;
+	void *srq;			/* SRQ: not yet (must be NULL) */
+	struct droce_qp_cap cap;
+	enum droce_qp_type qp_type;
+	int sq_sig_all;
+};
+
+struct droce_qp {
+	struct droce_context *context;
+	void *qp_context;
+	struct droce_pd *pd;
+	struct droce_cq *send_cq;
+	struct droce_cq *recv_cq;
+	void *srq;
+	uint32_t handle;
+	uint32_t qp_num;
+	enum droce_qp_state state;
+	enum droce_qp_type qp_type;
+};
+
+enum droce_qp_attr_mask {
+	DROCE_QP_STATE = 1 << 0,
+	DROCE_QP_CUR_STATE = 1 << 1,
+	DROCE_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	DROCE_QP_ACCESS_FLAGS = 1 << 3,
+	DROCE_QP_PKEY_INDEX = 1 << 4,
+	DROCE_QP_PORT = 1 << 5,
+	DROCE_QP_QKEY = 1 << 6,
+	DROCE_QP_AV = 1 << 7,
+	DROCE_QP_PATH_MTU = 1 << 8,
+	DROCE_QP_TIMEOUT = 1 << 9,
+	DROCE_QP_RETRY_CNT = 1 << 10,
+	DROCE_QP_RNR_RETRY = 1 << 11,
+	DROCE_QP_RQ_PSN = 1 << 12,
+	DROCE_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	DROCE_QP_ALT_PATH = 1 << 14,
+	DROCE_QP_MIN_RNR_TIMER = 1 << 15,
+	DROCE_QP_SQ_PSN = 1 << 16,
+	DROCE_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	DROCE_QP_PATH_MIG_STATE = 1 << 18,
+	DROCE_QP_CAP = 1 << 19,
+	DROCE_QP_DEST_QPN = 1 << 20,
+	DROCE_QP_RATE_LIMIT = 1 << 25,
+};
+
+struct droce_qp_attr {
+	enum droce_qp_state qp_state;
+	enum droce_qp_state cur_qp_state;
+	enum droce_mtu path_mtu;
+	enum droce_mig_state path_mig_state;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	unsigned int qp_access_flags;
+	struct droce_qp_cap cap;
+	struct droce_ah_attr ah_attr;
+	struct droce_ah_attr alt_ah_attr;
+	uint16_t pkey_index;
+	uint16_t alt_pkey_index;
+	uint8_t en_sqd_async_notify;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t alt_port_num;
+	uint8_t alt_timeout;
+	uint32_t rate_limit;
+};
+
+/* Returns NULL with errno set (EINVAL on bad attributes, ENOMEM). */
+struct droce_qp *droce_create_qp(struct droce_pd *pd,
+				 struct droce_qp_init_attr *qp_init_attr);
+/* 0 or EINVAL, as ibv_modify_qp (IBTA table 91 / ib_modify_qp_is_ok). */
+int droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
+		    int attr_mask);
+int droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
+		   int attr_mask, struct droce_qp_init_attr *init_attr);
+int droce_destroy_qp(struct droce_qp *qp);
+
+enum droce_send_flags {
+	DROCE_SEND_FENCE = 1 << 0,
+	DROCE_SEND_SIGNALED = 1 << 1,
+	DROCE_SEND_SOLICITED = 1 << 2,
+	DROCE_SEND_INLINE = 1 << 3,
+	DROCE_SEND_IP_CSUM = 1 << 4,
+};
+
+struct droce_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct droce_send_wr {
+	uint64_t wr_id;
+	struct droce_send_wr *next;
+	struct droce_sge *sg_list;
+	int num_sge;
+	enum droce_wr_opcode opcode;
+	unsigned int send_flags;
+	union {
+		uint32_t imm_data;	/* network byte order, as ibverbs */
+		uint32_t invalidate_rkey;
+	};
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			struct droce_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+	union {
+		struct {
+			uint32_t remote_srqn;
+		} xrc;
+	} qp_type;
+	union {
+		struct {
+			struct droce_mw *mw;
+			uint32_t rkey;
+			struct droce_mw_bind_info bind_info;
+		} bind_mw;
+	};
+};
+
+struct droce_recv_wr {
+	uint64_t wr_id;
+	struct droce_recv_wr *next;
+	struct droce_sge *sg_list;
+	int num_sge;
+};
+
+/* 0, or an errno (EINVAL, ENOMEM when the queue is full) with *bad_wr set. */
+int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
+		    struct droce_send_wr **bad_wr);
+int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
+		    struct droce_recv_wr **bad_wr);
+
 #ifdef __cplusplus
 }
 #endif

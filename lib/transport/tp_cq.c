@@ -93,3 +93,9 @@ tp_cq_pub(struct tp_cq *cq)
 {
 	return &cq->pub;
 }
+
+struct tp_cq *
+tp_cq_from_pub(struct droce_cq *cq)
+{
+	return tp_cq_of(cq);
+}

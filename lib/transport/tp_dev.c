@@ -216,3 +216,9 @@ tp_ah_pub(struct tp_ah *ah)
 {
 	return &ah->pub;
 }
+
+struct tp_ah *
+tp_ah_from_pub(struct droce_ah *ah)
+{
+	return container_of(ah, struct tp_ah, pub);
+}

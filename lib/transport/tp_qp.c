@@ -539,3 +539,9 @@ tp_qp_pub(struct tp_qp *qp)
 {
 	return &qp->pub;
 }
+
+struct tp_qp *
+tp_qp_from_pub(struct droce_qp *qp)
+{
+	return tp_qp_of(qp);
+}

@@ -62,6 +62,7 @@ struct tp_cq *tp_cq_create(struct tp_dev *dev, int cqe);
 int tp_cq_destroy(struct tp_cq *cq);
 int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 struct droce_cq *tp_cq_pub(struct tp_cq *cq);
+struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
 
 struct tp_qp *tp_qp_create(struct tp_dev *dev, uint32_t pd,
 			   struct tp_cq *scq, struct tp_cq *rcq,
@@ -71,6 +72,7 @@ int tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 		struct droce_qp_init_attr *init);
 int tp_qp_destroy(struct tp_qp *qp);
 struct droce_qp *tp_qp_pub(struct tp_qp *qp);
+struct tp_qp *tp_qp_from_pub(struct droce_qp *qp);
 
 int tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		 struct droce_send_wr **bad_wr);
@@ -80,5 +82,6 @@ int tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 struct tp_ah *tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr);
 void tp_ah_destroy(struct tp_ah *ah);
 struct droce_ah *tp_ah_pub(struct tp_ah *ah);
+struct tp_ah *tp_ah_from_pub(struct droce_ah *ah);
 
 #endif /* DROCE_TRANSPORT_H */

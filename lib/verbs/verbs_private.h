@@ -10,10 +10,27 @@
 
 /* The opaque struct droce_context of droce.h.  Later issues add the
  * device, ports, QPs and CQs here. */
+struct tp_dev;
+struct tp_dev_config;
+struct droce_link;
+
 struct droce_context {
 	struct prot_tables *prot;	/* PD/MR/MW tables */
 	int socket_id;
+	struct tp_dev *tp;		/* transport engine; NULL until a link */
 };
+
+/*
+ * Bind the context to a link and start its transport engine on the calling
+ * lcore (which then owns the data path).  Returns 0 or a positive errno.
+ * droce_open_device (port issue) does this from the configuration; tests
+ * call it directly with a virtual wire.
+ */
+int verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
+		      const struct tp_dev_config *cfg);
+/* Stop the transport engine (0, or EBUSY while QPs exist). */
+int verbs_detach_link(struct droce_context *ctx);
+struct tp_dev *verbs_tp(struct droce_context *ctx);
 
 /*
  * The one allocator hook: rte_zmalloc_socket when EAL is initialised

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_qp.c - the droce_* verbs for CQs, QPs, address handles and work
+ * requests: argument checks and object wiring, then lib/transport.
+ * ibverbs conventions: creators return NULL with errno set, the rest
+ * return 0 or a positive errno.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "droce.h"
+#include "transport.h"
+#include "verbs_private.h"
+
+int
+verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
+		  const struct tp_dev_config *cfg)
+{
+	int rc;
+
+	if (ctx == NULL || link == NULL)
+		return EINVAL;
+	if (ctx->tp == NULL) {
+		rc = tp_dev_create(ctx, ctx->prot, cfg, &ctx->tp);
+		if (rc != 0)
+			return -rc;
+	}
+	return -tp_dev_attach_link(ctx->tp, link);
+}
+
+int
+verbs_detach_link(struct droce_context *ctx)
+{
+	int rc = tp_dev_destroy(ctx->tp);
+
+	if (rc != 0)
+		return -rc;
+	ctx->tp = NULL;
+	return 0;
+}
+
+struct tp_dev *
+verbs_tp(struct droce_context *ctx)
+{
+	return ctx->tp;
+}
+
+int
+droce_progress(struct droce_context *context)
+{
+	if (context == NULL || context->tp == NULL)
+		return 0;
+	return tp_progress(context->tp);
+}
+
+/* ---- completion queues ------------------------------------------------------- */
+
+struct droce_cq *
+droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
+		void *channel, int comp_vector)
+{
+	struct droce_cq *pub;
+	struct tp_cq *cq;
+
+	if (context == NULL || context->tp == NULL || channel != NULL ||
+	    comp_vector != 0) {
+		errno = context != NULL && context->tp == NULL ? ENODEV : EINVAL;
+		return NULL;
+	}
+	cq = tp_cq_create(context->tp, cqe);
+	if (cq == NULL)
+		return NULL;
+	pub = tp_cq_pub(cq);
+	pub->context = context;
+	pub->cq_context = cq_context;
+	return pub;
+}
+
+int
+droce_destroy_cq(struct droce_cq *cq)
+{
+	if (cq == NULL)
+		return EINVAL;
+	return -tp_cq_destroy(tp_cq_from_pub(cq));
+}
+
+int
+droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
+{
+	if (cq == NULL || (num_entries > 0 && wc == NULL)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return tp_cq_poll(tp_cq_from_pub(cq), num_entries, wc);
+}
+
+int
+droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
+{
+	(void)solicited_only;
+	return cq == NULL ? EINVAL : 0;
+}
+
+/* ---- queue pairs -------------------------------------------------------------- */
+
+struct droce_qp *
+droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
+{
+	struct droce_context *ctx;
+	struct droce_qp *pub;
+	struct tp_qp *qp;
+	int rc;
+
+	if (pd == NULL || init == NULL || init->send_cq == NULL ||
+	    init->recv_cq == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = pd->context;
+	if (ctx->tp == NULL || init->send_cq->context != ctx ||
+	    init->recv_cq->context != ctx) {
+		errno = ctx->tp == NULL ? ENODEV : EINVAL;
+		return NULL;
+	}
+	rc = prot_pd_get(ctx->prot, pd->handle);	/* a QP keeps its PD alive */
+	if (rc != 0) {
+		errno = -rc;
+		return NULL;
+	}
+	qp = tp_qp_create(ctx->tp, pd->handle, tp_cq_from_pub(init->send_cq),
+			  tp_cq_from_pub(init->recv_cq), init);
+	if (qp == NULL) {
+		rc = errno;
+		prot_pd_put(ctx->prot, pd->handle);
+		errno = rc;
+		return NULL;
+	}
+	pub = tp_qp_pub(qp);
+	pub->context = ctx;
+	pub->pd = pd;
+	pub->send_cq = init->send_cq;
+	pub->recv_cq = init->recv_cq;
+	return pub;
+}
+
+int
+droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
+{
+	if (qp == NULL || attr == NULL)
+		return EINVAL;
+	return -tp_qp_modify(tp_qp_from_pub(qp), attr, attr_mask);
+}
+
+int
+droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
+	       struct droce_qp_init_attr *init_attr)
+{
+	(void)attr_mask;		/* everything is always returned */
+	if (qp == NULL || attr == NULL)
+		return EINVAL;
+	return -tp_qp_query(tp_qp_from_pub(qp), attr, init_attr);
+}
+
+int
+droce_destroy_qp(struct droce_qp *qp)
+{
+	struct droce_context *ctx;
+	uint32_t pd;
+	int rc;
+
+	if (qp == NULL)
+		return EINVAL;
+	ctx = qp->context;
+	pd = qp->pd->handle;
+	rc = tp_qp_destroy(tp_qp_from_pub(qp));
+	if (rc != 0)
+		return -rc;
+	prot_pd_put(ctx->prot, pd);
+	return 0;
+}
+
+int
+droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
+		struct droce_send_wr **bad_wr)
+{
+	if (qp == NULL || bad_wr == NULL)
+		return EINVAL;
+	return tp_post_send(tp_qp_from_pub(qp), wr, bad_wr);
+}
+
+int
+droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
+		struct droce_recv_wr **bad_wr)
+{
+	if (qp == NULL || bad_wr == NULL)
+		return EINVAL;
+	return tp_post_recv(tp_qp_from_pub(qp), wr, bad_wr);
+}
+
+/* ---- address handles -------------------------------------------------------------- */
+
+struct droce_ah *
+droce_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr)
+{
+	struct droce_ah *pub;
+	struct tp_ah *ah;
+
+	if (pd == NULL || attr == NULL || pd->context->tp == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = tp_ah_create(pd->context->tp, attr);
+	if (ah == NULL)
+		return NULL;
+	pub = tp_ah_pub(ah);
+	pub->context = pd->context;
+	pub->pd = pd;
+	return pub;
+}
+
+int
+droce_destroy_ah(struct droce_ah *ah)
+{
+	if (ah == NULL)
+		return EINVAL;
+	tp_ah_destroy(tp_ah_from_pub(ah));
+	return 0;
+}
+
+/* ---- status strings (ibv_wc_status_str) ------------------------------------------- */
+
+static const char *const wc_status_names[] = {
+	[DROCE_WC_SUCCESS] = "success",
+	[DROCE_WC_LOC_LEN_ERR] = "local length error",
+	[DROCE_WC_LOC_QP_OP_ERR] = "local QP operation error",
+	[DROCE_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+	[DROCE_WC_LOC_PROT_ERR] = "local protection error",
+	[DROCE_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+	[DROCE_WC_MW_BIND_ERR] = "memory management operation error",
+	[DROCE_WC_BAD_RESP_ERR] = "bad response error",
+	[DROCE_WC_LOC_ACCESS_ERR] = "local access error",
+	[DROCE_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+	[DROCE_WC_REM_ACCESS_ERR] = "remote access error",
+	[DROCE_WC_REM_OP_ERR] = "remote operation error",
+	[DROCE_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+	[DROCE_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	[DROCE_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+	[DROCE_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+	[DROCE_WC_REM_ABORT_ERR] = "aborted error",
+	[DROCE_WC_INV_EECN_ERR] = "invalid EE context number",
+	[DROCE_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+	[DROCE_WC_FATAL_ERR] = "fatal error",
+	[DROCE_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+	[DROCE_WC_GENERAL_ERR] = "general error",
+	[DROCE_WC_TM_ERR] = "TM error",
+	[DROCE_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
+};
+
+const char *
+droce_wc_status_str(enum droce_wc_status status)
+{
+	if ((unsigned int)status >= sizeof(wc_status_names) / sizeof(wc_status_names[0]))
+		return "unknown";
+	return wc_status_names[status];
+}

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Every NAK and error path between two droce stacks: the requester gets
+ * the right completion status, the remote buffer is untouched, the right
+ * counter moves, both QPs end in the error state and flush what is left.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rte_byteorder.h>
+
+#include "tp_fixture.h"
+#include "vwire.h"
+
+#define BUF (1u << 20)
+
+static struct fx f;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	fx_open(&f, NULL, BUF);
+	fx_connect(&f, &(struct fx_qp_opts){ .psn = 0xfffffa });
+	memset(f.b.buf, 0x77, BUF);
+	fx_fill(f.a.buf, BUF, 1);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	fx_close(&f);
+	return 0;
+}
+
+static void
+assert_untouched(size_t off, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (f.b.buf[off + i] != 0x77)
+			fail_msg("remote byte %zu was written", off + i);
+}
+
+/* Post one WR, expect one completion with status st, both QPs in ERR. */
+static void
+expect_remote_failure(enum droce_wr_opcode op, uint32_t len, uint64_t raddr,
+		      uint32_t rkey, enum droce_wc_status st)
+{
+	struct droce_qp_attr attr;
+	struct droce_qp_init_attr init;
+	struct droce_wc wc[4];
+
+	assert_int_equal(fx_post(f.a.qp, op, 1, f.a.buf + 4096, len, f.a.mr->lkey,
+				 raddr, rkey, DROCE_SEND_SIGNALED), 0);
+	/* a WR behind the failing one is flushed, not executed */
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 2, f.a.buf, 64,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 2, 10), 2);
+	if (wc[0].status != st)
+		fail_msg("got %s, expected %s", droce_wc_status_str(wc[0].status),
+			 droce_wc_status_str(st));
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[1].wr_id, 2);
+	assert_int_equal(wc[1].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(droce_query_qp(f.a.qp, &attr, 0, &init), 0);
+	assert_int_equal(attr.qp_state, DROCE_QPS_ERR);
+	assert_int_equal(droce_query_qp(f.b.qp, &attr, 0, &init), 0);
+	assert_int_equal(attr.qp_state, DROCE_QPS_ERR);
+	assert_untouched(0, 64);
+}
+
+static void
+test_write_wrong_rkey_bad_flow(void **state)
+{
+	(void)state;
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 100, (uintptr_t)f.b.buf + 4096,
+			      f.b.mr->rkey ^ 0x100, DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(4096, 100);
+	assert_int_equal(fx_counter(&f.b, "sent_rem_access_nak"), 1);
+	assert_int_equal(fx_counter(&f.a, "rcvd_err_nak"), 1);
+}
+
+static void
+test_write_out_of_range_bad_flow(void **state)
+{
+	(void)state;
+	/* the last 50 bytes would land past the region */
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 100, (uintptr_t)f.b.buf + BUF - 50,
+			      f.b.mr->rkey, DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(BUF - 50, 50);
+}
+
+static void
+test_write_without_remote_write_right_bad_flow(void **state)
+{
+	struct droce_mr *ro = droce_reg_mr(f.b.pd, f.b.buf + 8192, 8192,
+					   DROCE_ACCESS_REMOTE_READ);
+
+	(void)state;
+	assert_non_null(ro);
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 64, (uintptr_t)f.b.buf + 8192,
+			      ro->rkey, DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(8192, 64);
+	assert_int_equal(droce_dereg_mr(ro), 0);
+}
+
+static void
+test_read_without_remote_read_right_bad_flow(void **state)
+{
+	struct droce_mr *wo = droce_reg_mr(f.b.pd, f.b.buf + 8192, 8192,
+					   DROCE_ACCESS_LOCAL_WRITE |
+					   DROCE_ACCESS_REMOTE_WRITE);
+
+	(void)state;
+	assert_non_null(wo);
+	memset(f.a.buf + 4096, 0x11, 64);
+	expect_remote_failure(DROCE_WR_RDMA_READ, 64, (uintptr_t)f.b.buf + 8192,
+			      wo->rkey, DROCE_WC_REM_ACCESS_ERR);
+	/* nothing came back into the local buffer */
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(f.a.buf[4096 + i], 0x11);
+	assert_int_equal(droce_dereg_mr(wo), 0);
+}
+
+static void
+test_atomic_misaligned_bad_flow(void **state)
+{
+	(void)state;
+	expect_remote_failure(DROCE_WR_ATOMIC_FETCH_AND_ADD, 8,
+			      (uintptr_t)f.b.buf + 4, f.b.mr->rkey,
+			      DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(0, 16);
+}
+
+/* A valid rkey of another PD on the same device: not ours to use. */
+static void
+test_rkey_of_another_pd_bad_flow(void **state)
+{
+	struct droce_pd *pd2 = droce_alloc_pd(f.b.ctx);
+	struct droce_mr *mr2;
+
+	(void)state;
+	assert_non_null(pd2);
+	mr2 = droce_reg_mr(pd2, f.b.buf + 16384, 4096,
+			   DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE);
+	assert_non_null(mr2);
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 64, (uintptr_t)f.b.buf + 16384,
+			      mr2->rkey, DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(16384, 64);
+	assert_int_equal(droce_dereg_mr(mr2), 0);
+	assert_int_equal(droce_dealloc_pd(pd2), 0);
+}
+
+/* A deregistered region's key never works again. */
+static void
+test_deregistered_rkey_bad_flow(void **state)
+{
+	struct droce_mr *tmp = droce_reg_mr(f.b.pd, f.b.buf + 32768, 4096,
+					    DROCE_ACCESS_LOCAL_WRITE |
+					    DROCE_ACCESS_REMOTE_WRITE);
+	uint32_t rkey;
+
+	(void)state;
+	assert_non_null(tmp);
+	rkey = tmp->rkey;
+	assert_int_equal(droce_dereg_mr(tmp), 0);
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 64, (uintptr_t)f.b.buf + 32768,
+			      rkey, DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(32768, 64);
+}
+
+static void
+test_qp_without_remote_write_access_bad_flow(void **state)
+{
+	struct droce_qp_attr a = { .qp_access_flags = DROCE_ACCESS_REMOTE_READ,
+				   .qp_state = DROCE_QPS_RTS };
+
+	(void)state;
+	/* RTS -> RTS may change qp_access_flags */
+	assert_int_equal(droce_modify_qp(f.b.qp, &a, DROCE_QP_ACCESS_FLAGS), 0);
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 64, (uintptr_t)f.b.buf,
+			      f.b.mr->rkey, DROCE_WC_REM_INV_REQ_ERR);
+}
+
+static void
+test_send_longer_than_receive_buffer_bad_flow(void **state)
+{
+	struct droce_wc wc;
+
+	(void)state;
+	assert_int_equal(fx_post_recv(f.b.qp, 77, f.b.buf, 100, f.b.mr->lkey), 0);
+	expect_remote_failure(DROCE_WR_SEND, 3000, 0, 0, DROCE_WC_REM_INV_REQ_ERR);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(wc.status, DROCE_WC_LOC_LEN_ERR);
+}
+
+static void
+test_receive_buffer_without_local_write_bad_flow(void **state)
+{
+	struct droce_mr *ro = droce_reg_mr(f.b.pd, f.b.buf + 65536, 4096,
+					   DROCE_ACCESS_REMOTE_READ);
+	struct droce_wc wc;
+
+	(void)state;
+	assert_non_null(ro);
+	assert_int_equal(fx_post_recv(f.b.qp, 78, f.b.buf + 65536, 4096, ro->lkey), 0);
+	expect_remote_failure(DROCE_WR_SEND, 64, 0, 0, DROCE_WC_REM_OP_ERR);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_LOC_PROT_ERR);
+	assert_untouched(65536, 64);
+	assert_int_equal(droce_dereg_mr(ro), 0);
+}
+
+/* Local key problems end in a local error, nothing goes on the wire. */
+static void
+test_local_lkey_invalid_bad_flow(void **state)
+{
+	struct droce_wc wc;
+
+	(void)state;
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 5, f.a.buf, 64,
+				 f.a.mr->lkey ^ 0x1, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_LOC_PROT_ERR);
+	assert_int_equal(fx_counter(&f.b, "rcvd_pkts"), 0);
+	assert_untouched(0, 64);
+}
+
+/* ---- RNR ------------------------------------------------------------------ */
+
+static void
+test_rnr_without_retry_fails_bad_flow(void **state)
+{
+	struct droce_wc wc;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .retry_set = true, .retry_cnt = 7,
+					     .rnr_retry = 0 });
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_SEND, 1, f.a.buf, 64, f.a.mr->lkey,
+				 0, 0, DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(fx_counter(&f.b, "send_rnr_err"), 1);
+	assert_int_equal(fx_counter(&f.a, "rcvd_rnr_err"), 1);
+	assert_int_equal(fx_counter(&f.a, "retry_rnr_exceeded_err"), 1);
+}
+
+static void
+test_rnr_retries_until_a_buffer_is_posted(void **state)
+{
+	struct droce_wc wc;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	/* rnr_retry 7 = forever; min_rnr_timer 14 = 1.28 ms */
+	fx_connect(&f, &(struct fx_qp_opts){ .min_rnr_timer = 14 });
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_SEND, 1, f.a.buf, 3000, f.a.mr->lkey,
+				 0, 0, DROCE_SEND_SIGNALED), 0);
+	fx_spin(&f, 0.02);		/* several RNR rounds */
+	assert_int_equal(droce_poll_cq(f.a.cq, 1, &wc), 0);
+	assert_true(fx_counter(&f.a, "rcvd_rnr_err") >= 2);
+	assert_int_equal(fx_post_recv(f.b.qp, 2, f.b.buf, 4096, f.b.mr->lkey), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.byte_len, 3000);
+	assert_memory_equal(f.b.buf, f.a.buf, 3000);
+}
+
+/* ---- the peer vanishes ------------------------------------------------------ */
+
+static void
+test_retry_exhausted_when_peer_vanishes_bad_flow(void **state)
+{
+	struct vwire_faults cut = { .drop = 1.0, .seed = 1 };
+	struct vwire_faults ok = { .seed = 1 };
+	struct droce_wc wc[3];
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .retry_set = true, .retry_cnt = 2,
+					     .rnr_retry = 0, .timeout = 8 });
+	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 5000,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_READ, 2, f.a.buf, 64,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey, 0), 0);
+	assert_int_equal(fx_post_recv(f.a.qp, 3, f.a.buf, 64, f.a.mr->lkey), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 3, 5), 3);
+	assert_int_equal(wc[0].status, DROCE_WC_RETRY_EXC_ERR);
+	assert_int_equal(wc[0].wr_id, 1);
+	/* the unsignaled READ is flushed and reported anyway, then the RQ */
+	assert_int_equal(wc[1].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[1].wr_id, 2);
+	assert_int_equal(wc[2].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[2].opcode, DROCE_WC_RECV);
+	/* 1 try + 2 retries, each ending in a timeout */
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts"), 3);
+	assert_int_equal(fx_counter(&f.a, "retry_exceeded_err"), 1);
+	assert_untouched(0, 5000);
+	assert_int_equal(vwire_set_faults(f.a.link, &ok), 0);
+}
+
+/* ---- the error state ----------------------------------------------------------- */
+
+static void
+test_modify_to_err_flushes_everything(void **state)
+{
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
+	struct droce_wc wc[16];
+	int n;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fx_post_recv(f.b.qp, 100 + i, f.b.buf, 64,
+					      f.b.mr->lkey), 0);
+	assert_int_equal(droce_modify_qp(f.b.qp, &a, DROCE_QP_STATE), 0);
+	n = fx_poll(&f, f.b.cq, wc, 4, 5);
+	assert_int_equal(n, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].wr_id, 100 + i);
+		assert_int_equal(wc[i].status, DROCE_WC_WR_FLUSH_ERR);
+	}
+	/* posting in ERR is allowed and completes at once with a flush */
+	assert_int_equal(fx_post_recv(f.b.qp, 200, f.b.buf, 64, f.b.mr->lkey), 0);
+	assert_int_equal(fx_poll(&f, f.b.cq, wc, 1, 5), 1);
+	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(fx_post(f.b.qp, DROCE_WR_SEND, 201, f.b.buf, 8, f.b.mr->lkey,
+				 0, 0, 0), 0);
+	assert_int_equal(fx_poll(&f, f.b.cq, wc, 1, 5), 1);
+	assert_int_equal(wc[0].wr_id, 201);
+	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
+}
+
+/* ---- memory windows through the transport ---------------------------------------- */
+
+static uint32_t
+bind_type2(struct droce_mw *mw, uint64_t addr, uint64_t len, unsigned int acc)
+{
+	struct droce_send_wr wr, *bad;
+	struct droce_wc wc;
+	uint32_t rkey = droce_inc_rkey(mw->rkey);
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 900;
+	wr.opcode = DROCE_WR_BIND_MW;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = f.b.mr;
+	wr.bind_mw.bind_info.addr = addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = acc;
+	assert_int_equal(droce_post_send(f.b.qp, &wr, &bad), 0);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc.opcode, DROCE_WC_BIND_MW);
+	mw->rkey = rkey;
+	return rkey;
+}
+
+static void
+test_type2_window_write_then_local_invalidate_bad_flow(void **state)
+{
+	struct droce_mw *mw = droce_alloc_mw(f.b.pd, DROCE_MW_TYPE_2);
+	struct droce_send_wr wr, *bad;
+	struct droce_wc wc;
+	uint32_t rkey;
+
+	(void)state;
+	assert_non_null(mw);
+	rkey = bind_type2(mw, (uintptr_t)f.b.buf + 4096, 4096, DROCE_ACCESS_REMOTE_WRITE);
+	/* the window works through its QP */
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 128,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf + 4096, rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_memory_equal(f.b.buf + 4096, f.a.buf, 128);
+	/* LOCAL_INV by the owner: the rkey is dead at once */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 901;
+	wr.opcode = DROCE_WR_LOCAL_INV;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey;
+	assert_int_equal(droce_post_send(f.b.qp, &wr, &bad), 0);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc.opcode, DROCE_WC_LOCAL_INV);
+	memset(f.b.buf + 4096, 0x77, 128);
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 128, (uintptr_t)f.b.buf + 4096, rkey,
+			      DROCE_WC_REM_ACCESS_ERR);
+	assert_untouched(4096, 128);
+	assert_int_equal(droce_dealloc_mw(mw), 0);
+}
+
+static void
+test_type2_window_remote_invalidate_by_send_with_inv_bad_flow(void **state)
+{
+	struct droce_mw *mw = droce_alloc_mw(f.b.pd, DROCE_MW_TYPE_2);
+	struct droce_sge sge;
+	struct droce_send_wr wr, *bad;
+	struct droce_wc wc;
+	uint32_t rkey;
+
+	(void)state;
+	assert_non_null(mw);
+	rkey = bind_type2(mw, (uintptr_t)f.b.buf, 8192, DROCE_ACCESS_REMOTE_WRITE);
+	assert_int_equal(fx_post_recv(f.b.qp, 5, f.b.buf + 65536, 256, f.b.mr->lkey), 0);
+	sge = (struct droce_sge){ (uintptr_t)f.a.buf, 16, f.a.mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 6;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_SEND_WITH_INV;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey;
+	assert_int_equal(droce_post_send(f.a.qp, &wr, &bad), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_true(wc.wc_flags & DROCE_WC_WITH_INV);
+	assert_int_equal(wc.invalidated_rkey, rkey);
+	memset(f.b.buf + 65536, 0x77, 16);
+	expect_remote_failure(DROCE_WR_RDMA_WRITE, 64, (uintptr_t)f.b.buf, rkey,
+			      DROCE_WC_REM_ACCESS_ERR);
+	assert_int_equal(droce_dealloc_mw(mw), 0);
+}
+
+int
+main(int argc, char **argv)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_write_wrong_rkey_bad_flow),
+		T(test_write_out_of_range_bad_flow),
+		T(test_write_without_remote_write_right_bad_flow),
+		T(test_read_without_remote_read_right_bad_flow),
+		T(test_atomic_misaligned_bad_flow),
+		T(test_rkey_of_another_pd_bad_flow),
+		T(test_deregistered_rkey_bad_flow),
+		T(test_qp_without_remote_write_access_bad_flow),
+		T(test_send_longer_than_receive_buffer_bad_flow),
+		T(test_receive_buffer_without_local_write_bad_flow),
+		T(test_local_lkey_invalid_bad_flow),
+		T(test_rnr_without_retry_fails_bad_flow),
+		T(test_rnr_retries_until_a_buffer_is_posted),
+		T(test_retry_exhausted_when_peer_vanishes_bad_flow),
+		T(test_modify_to_err_flushes_everything),
+		T(test_type2_window_write_then_local_invalidate_bad_flow),
+		T(test_type2_window_remote_invalidate_by_send_with_inv_bad_flow),
+	};
+#undef T
+
+	(void)argc;
+	fx_eal_init(argv[0]);
+	return cmocka_run_group_tests_name("rc_errors", tests, NULL, NULL);
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <rte_eal.h>
+#include <rte_malloc.h>
+
+#include "roce_wire.h"
+#include "transport.h"
+#include "verbs_private.h"
+#include "tp_fixture.h"
+
+double
+fx_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+fx_eal_init(const char *prog)
+{
+	const char *huge = getenv("DROCE_EAL_HUGE");
+	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", "0",
+			      "--log-level=lib.eal:error", NULL };
+	char *argv_nohuge[] = { (char *)prog, "--no-pci", "--no-huge", "-m", "1024",
+				"--no-shconf", "-l", "0",
+				"--log-level=lib.eal:error", NULL };
+	bool use_huge = huge != NULL && strcmp(huge, "1") == 0;
+	char **argv = use_huge ? argv_huge : argv_nohuge;
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "%s: EAL init failed\n", prog);
+		exit(1);
+	}
+	printf("# EAL %s\n", use_huge ? "with hugepages" : "with --no-huge (set DROCE_EAL_HUGE=1 for hugepages)");
+}
+
+void
+fx_fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static void
+open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen)
+{
+	uint8_t ip[4] = { 198, 18, 0, host };
+	struct tp_dev_config cfg = { 0 };
+	int access = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+		     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC |
+		     DROCE_ACCESS_MW_BIND;
+
+	e->ctx = droce_open_context(NULL);
+	assert_non_null(e->ctx);
+	e->link = link;
+	assert_int_equal(verbs_attach_link(e->ctx, link, &cfg), 0);
+	roce_gid_from_ipv4(e->gid, ip);
+	assert_int_equal(tp_dev_add_gid(verbs_tp(e->ctx), e->gid), 0);
+	/* GID index 1: IPv6 in the benchmarking range 2001:2::/48 */
+	{
+		uint8_t g6[16] = { 0x20, 0x01, 0x00, 0x02, [15] = host };
+
+		assert_int_equal(tp_dev_add_gid(verbs_tp(e->ctx), g6), 1);
+	}
+	e->pd = droce_alloc_pd(e->ctx);
+	assert_non_null(e->pd);
+	e->len = buflen;
+	e->buf = rte_zmalloc("fx_buf", buflen, 64);
+	assert_non_null(e->buf);
+	e->mr = droce_reg_mr(e->pd, e->buf, buflen, access);
+	assert_non_null(e->mr);
+	e->cq = droce_create_cq(e->ctx, 8192, NULL, NULL, 0);
+	assert_non_null(e->cq);
+}
+
+void
+fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen)
+{
+	struct vwire_config def = { 0 };
+	struct droce_link *la, *lb;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(vwire_pair_create(wire != NULL ? wire : &def, &la, &lb), 0);
+	open_end(&f->a, la, 1, buflen);
+	open_end(&f->b, lb, 2, buflen);
+	/* static neighbours for both address families (ARP/ND: port issue) */
+	for (int i = 0; i < 2; i++) {
+		uint8_t g[16];
+
+		assert_int_equal(tp_dev_query_gid(verbs_tp(f->b.ctx), i, g), 0);
+		assert_int_equal(tp_dev_add_neigh(verbs_tp(f->a.ctx), g, &lb->mac), 0);
+		assert_int_equal(tp_dev_query_gid(verbs_tp(f->a.ctx), i, g), 0);
+		assert_int_equal(tp_dev_add_neigh(verbs_tp(f->b.ctx), g, &la->mac), 0);
+	}
+}
+
+static void
+close_end(struct fx_end *e)
+{
+	if (e->qp != NULL)
+		assert_int_equal(droce_destroy_qp(e->qp), 0);
+	assert_int_equal(droce_destroy_cq(e->cq), 0);
+	assert_int_equal(droce_dereg_mr(e->mr), 0);
+	assert_int_equal(droce_dealloc_pd(e->pd), 0);
+	rte_free(e->buf);
+	assert_int_equal(verbs_detach_link(e->ctx), 0);
+	assert_int_equal(droce_close_context(e->ctx), 0);
+}
+
+void
+fx_close(struct fx *f)
+{
+	close_end(&f->a);
+	close_end(&f->b);
+	droce_link_close(f->a.link);
+	droce_link_close(f->b.link);
+}
+
+void
+fx_destroy_qps(struct fx *f)
+{
+	assert_int_equal(droce_destroy_qp(f->a.qp), 0);
+	assert_int_equal(droce_destroy_qp(f->b.qp), 0);
+	f->a.qp = f->b.qp = NULL;
+}
+
+static void
+connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o)
+{
+	struct droce_qp_attr a;
+	int mask;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	a.qp_access_flags = o->access;
+	mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT;
+	mask |= o->type == DROCE_QPT_UD ? DROCE_QP_QKEY : DROCE_QP_ACCESS_FLAGS;
+	assert_int_equal(droce_modify_qp(self->qp, &a, mask), 0);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_RTR;
+	mask = DROCE_QP_STATE;
+	if (o->type != DROCE_QPT_UD) {
+		a.path_mtu = o->mtu;
+		a.dest_qp_num = peer->qp->qp_num;
+		a.rq_psn = o->psn;
+		a.max_dest_rd_atomic = 16;
+		a.min_rnr_timer = o->min_rnr_timer;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.sgid_index = o->ipv6 ? 1 : 0;
+		a.ah_attr.grh.hop_limit = 64;
+		assert_int_equal(tp_dev_query_gid(verbs_tp(peer->ctx), o->ipv6 ? 1 : 0,
+						  a.ah_attr.grh.dgid.raw), 0);
+		mask |= DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+			DROCE_QP_RQ_PSN;
+		if (o->type == DROCE_QPT_RC)
+			mask |= DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER;
+	}
+	assert_int_equal(droce_modify_qp(self->qp, &a, mask), 0);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_RTS;
+	a.sq_psn = o->psn;
+	a.timeout = o->timeout;
+	a.retry_cnt = o->retry_cnt;
+	a.rnr_retry = o->rnr_retry;
+	a.max_rd_atomic = o->max_rd_atomic;
+	mask = DROCE_QP_STATE | DROCE_QP_SQ_PSN;
+	if (o->type == DROCE_QPT_RC)
+		mask |= DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+			DROCE_QP_MAX_QP_RD_ATOMIC;
+	assert_int_equal(droce_modify_qp(self->qp, &a, mask), 0);
+}
+
+void
+fx_connect(struct fx *f, const struct fx_qp_opts *opts)
+{
+	struct fx_qp_opts o = opts != NULL ? *opts : (struct fx_qp_opts){ 0 };
+	struct droce_qp_init_attr init;
+
+	if (o.type == 0)
+		o.type = DROCE_QPT_RC;
+	if (o.mtu == 0)
+		o.mtu = DROCE_MTU_1024;
+	if (o.timeout == 0)
+		o.timeout = 8;
+	if (!o.retry_set) {
+		o.retry_cnt = 7;
+		o.rnr_retry = 7;
+	}
+	if (o.min_rnr_timer == 0)
+		o.min_rnr_timer = 1;
+	if (o.max_rd_atomic == 0)
+		o.max_rd_atomic = 16;
+	if (o.access == 0)
+		o.access = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+			   DROCE_ACCESS_REMOTE_ATOMIC;
+	if (o.max_wr == 0)
+		o.max_wr = 256;
+
+	memset(&init, 0, sizeof(init));
+	init.qp_type = o.type;
+	init.cap.max_send_wr = o.max_wr;
+	init.cap.max_recv_wr = o.max_wr;
+	init.cap.max_send_sge = DROCE_MAX_SGE;
+	init.cap.max_recv_sge = DROCE_MAX_SGE;
+	init.cap.max_inline_data = DROCE_MAX_INLINE_DATA;
+	init.send_cq = f->a.cq;
+	init.recv_cq = f->a.cq;
+	f->a.qp = droce_create_qp(f->a.pd, &init);
+	assert_non_null(f->a.qp);
+	init.send_cq = f->b.cq;
+	init.recv_cq = f->b.cq;
+	f->b.qp = droce_create_qp(f->b.pd, &init);
+	assert_non_null(f->b.qp);
+	connect_one(&f->a, &f->b, &o);
+	connect_one(&f->b, &f->a, &o);
+}
+
+int
+fx_poll(struct fx *f, struct droce_cq *cq, struct droce_wc *wc, int n,
+	double timeout_s)
+{
+	double end = fx_now() + timeout_s;
+	int got = 0;
+
+	while (got < n) {
+		int r;
+
+		droce_progress(f->a.ctx);
+		droce_progress(f->b.ctx);
+		r = droce_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < n && fx_now() > end)
+			break;
+	}
+	return got;
+}
+
+void
+fx_spin(struct fx *f, double seconds)
+{
+	double end = fx_now() + seconds;
+
+	while (fx_now() < end) {
+		droce_progress(f->a.ctx);
+		droce_progress(f->b.ctx);
+	}
+}
+
+int
+fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
+	void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+	unsigned int flags)
+{
+	struct droce_sge sge = { (uintptr_t)laddr, len, lkey };
+	struct droce_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	if (op == DROCE_WR_ATOMIC_CMP_AND_SWP || op == DROCE_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	return droce_post_send(qp, &wr, &bad);
+}
+
+int
+fx_post_recv(struct droce_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
+	     uint32_t lkey)
+{
+	struct droce_sge sge = { (uintptr_t)addr, len, lkey };
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct droce_recv_wr *bad = NULL;
+
+	return droce_post_recv(qp, &wr, &bad);
+}
+
+uint64_t
+fx_counter(struct fx_end *e, const char *name)
+{
+	return tp_dev_counter(verbs_tp(e->ctx), name);
+}

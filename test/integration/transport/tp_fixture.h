@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Two droce contexts joined by a virtual wire, in one process and one
+ * thread: the shape every transport integration test starts from.
+ */
+#ifndef TP_FIXTURE_H
+#define TP_FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "droce.h"
+#include "vwire.h"
+
+struct fx_end {
+	struct droce_context *ctx;
+	struct droce_link *link;
+	struct droce_pd *pd;
+	struct droce_mr *mr;		/* the whole buffer, every right */
+	uint8_t *buf;
+	size_t len;
+	struct droce_cq *cq;		/* send and receive CQ */
+	struct droce_qp *qp;
+	uint8_t gid[16];
+};
+
+struct fx {
+	struct fx_end a;
+	struct fx_end b;
+};
+
+struct fx_qp_opts {
+	enum droce_qp_type type;	/* 0: RC */
+	enum droce_mtu mtu;		/* 0: 1024 */
+	uint32_t psn;			/* start PSN of both directions */
+	uint8_t timeout;		/* 0: 8 (about 1 ms) */
+	uint8_t retry_cnt;		/* default 7 */
+	uint8_t rnr_retry;		/* default 7 */
+	bool retry_set;			/* use retry_cnt/rnr_retry as given */
+	uint8_t min_rnr_timer;		/* 0: 1 (10 us) */
+	uint8_t max_rd_atomic;		/* 0: 16 */
+	unsigned int access;		/* 0: remote write/read/atomic */
+	uint32_t max_wr;		/* 0: 256 */
+	bool ipv6;
+};
+
+/* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
+void fx_eal_init(const char *prog);
+
+/* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
+void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
+void fx_close(struct fx *f);
+/* Create and connect a QP pair (RESET -> INIT -> RTR -> RTS). */
+void fx_connect(struct fx *f, const struct fx_qp_opts *o);
+void fx_destroy_qps(struct fx *f);
+
+/* Run both engines until cq yields n completions or the time runs out. */
+int fx_poll(struct fx *f, struct droce_cq *cq, struct droce_wc *wc, int n,
+	    double timeout_s);
+/* Run both engines for a while (e.g. to let late packets drain). */
+void fx_spin(struct fx *f, double seconds);
+
+/* One work request, posted; returns the post status. */
+int fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
+	    void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr,
+	    uint32_t rkey, unsigned int flags);
+int fx_post_recv(struct droce_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
+		 uint32_t lkey);
+
+void fx_fill(uint8_t *p, size_t len, uint32_t seed);
+uint64_t fx_counter(struct fx_end *e, const char *name);
+double fx_now(void);
+
+#endif /* TP_FIXTURE_H */
