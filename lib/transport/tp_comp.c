@@ -138,8 +138,7 @@ advance(struct comp_ctx *c, uint32_t psn)
 static void
 finish_wqe(struct comp_ctx *c, struct tp_send_wqe *w)
 {
-	if (is_read(w) || is_atomic(w))
-		c->qp->req.rd_atomic--;
+	tp_req_uncount(c->qp, w);
 	w->state = TP_WQE_DONE;
 	w->status = DROCE_WC_SUCCESS;
 	advance(c, roce_psn_add(wqe_last_psn(w), 1));
@@ -203,8 +202,8 @@ implicit_ack(struct comp_ctx *c, uint32_t p)
 			return COMP_RETRY;
 		return COMP_EXIT;		/* w is the WQE p belongs to */
 	}
-	if (w->state != TP_WQE_SENT)
-		return COMP_EXIT;		/* still being sent: p is inside it */
+	/* (a WQE still being sent again after a rewind completes too: the
+	 * responder has all of it) */
 	if (roce_psn_before(wqe_last_psn(w), p))
 		return COMP_COMPLETE;
 	return COMP_EXIT;
@@ -280,7 +279,7 @@ st_ack(struct comp_ctx *c)
 	if (is_read(w) || is_atomic(w))
 		/* an ACK past a READ/atomic whose response never came */
 		return roce_psn_before(p, w->first_psn) ? COMP_EXIT : COMP_RETRY;
-	if (w->state == TP_WQE_SENT && !roce_psn_before(p, wqe_last_psn(w)))
+	if (!roce_psn_before(p, wqe_last_psn(w)))
 		return COMP_COMPLETE;
 	/* part of a multi-packet message is acknowledged */
 	advance(c, roce_psn_add(p, 1));
@@ -433,8 +432,7 @@ st_error(struct comp_ctx *c)
 	struct tp_qp *qp = c->qp;
 	struct tp_send_wqe *w = c->wqe;
 
-	if (is_read(w) || is_atomic(w))
-		qp->req.rd_atomic--;
+	tp_req_uncount(qp, w);
 	w->state = TP_WQE_DONE;
 	w->status = c->err;
 	tp_qp_to_error(qp);
@@ -481,8 +479,10 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 	if (qp->pub.qp_type != DROCE_QPT_RC || !tp_qp_can_send(qp))
 		return;
 	while (s != COMP_EXIT && s != COMP_DROP) {
-		TP_LOG(DEBUG, "qp %u comp %s psn %u\n", qp->pub.qp_num,
-		       comp_state_names[s], pkt->psn);
+		TP_LOG(DEBUG, "qp %u comp %s psn %u op 0x%02x comp.psn %u psn_hi %u req.psn %u pend %d wqe %u..%u\n",
+		       qp->pub.qp_num, comp_state_names[s], pkt->psn, pkt->opcode,
+		       qp->comp.psn, qp->req.psn_hi, qp->req.psn, qp->comp.retry_pending,
+		       c.wqe ? c.wqe->first_psn : 0, c.wqe ? c.wqe->first_psn + c.wqe->npkts - 1 : 0);
 		s = comp_states[s](&c);
 		/* the table has no cycle but through GET_WQE, bounded by the SQ */
 		if (++steps > 4 * (qp->sq.mask + 1) + 16)

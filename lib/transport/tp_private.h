@@ -65,6 +65,7 @@ struct tp_send_wqe {
 	uint8_t state;		/* enum tp_wqe_state */
 	uint8_t num_sge;
 	uint8_t is_inline;
+	uint8_t rd_counted;	/* counted in req.rd_atomic (READ/atomic in flight) */
 	uint32_t send_flags;
 	uint32_t imm;		/* imm_data (as posted, big-endian) or invalidate_rkey */
 	uint32_t length;	/* total data bytes */
@@ -315,6 +316,7 @@ int tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah,
 
 /* tp_req.c */
 void tp_req_run(struct tp_qp *qp);
+void tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w);
 void tp_req_rewind(struct tp_qp *qp);
 uint32_t tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *wqe);
 

@@ -272,9 +272,22 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 	qp->req.psn = roce_psn_add(qp->req.psn, npsn);
 	qp->req.offset = 0;
 	qp->req.next++;
-	qp->req.rd_atomic++;
+	if (!w->rd_counted) {
+		w->rd_counted = 1;
+		qp->req.rd_atomic++;
+	}
 	w->state = TP_WQE_SENT;
 	return true;
+}
+
+/* A READ/atomic WQE stops counting against max_rd_atomic. */
+void
+tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w)
+{
+	if (w->rd_counted) {
+		w->rd_counted = 0;
+		qp->req.rd_atomic--;
+	}
 }
 
 /* ---- the requester loop ---------------------------------------------------------- */
@@ -304,6 +317,14 @@ tp_req_run(struct tp_qp *qp)
 		struct tp_send_wqe *w = &qp->sq.wqe[qp->req.next & qp->sq.mask];
 		bool sent;
 
+		if (w->state == TP_WQE_DONE) {
+			/* finished while waiting to be sent again after a
+			 * rewind (a late response completed it): skip it */
+			qp->req.next++;
+			qp->req.offset = 0;
+			qp->req.psn = roce_psn_add(w->first_psn, w->npkts);
+			continue;
+		}
 		if (qp->req.offset == 0 && w->state != TP_WQE_SENDING) {
 			if (!may_start(qp, w))
 				return;
@@ -341,7 +362,6 @@ tp_req_rewind(struct tp_qp *qp)
 	qp->req.next = qp->sq.tail;
 	qp->req.offset = 0;
 	qp->req.psn = qp->comp.psn;
-	qp->req.rd_atomic = 0;
 	qp->req.pkts_since_ackreq = 0;
 	for (i = qp->sq.tail; i != qp->sq.head; i++) {
 		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
@@ -353,6 +373,8 @@ tp_req_rewind(struct tp_qp *qp)
 		}
 		if (w->state == TP_WQE_POSTED)
 			break;
+		/* it will be counted again when its request is sent again */
+		tp_req_uncount(qp, w);
 		if (first && !wqe_is_local(w)) {
 			int32_t done = roce_psn_diff(qp->comp.psn, w->first_psn);
 

@@ -486,9 +486,9 @@ st_execute(struct resp_ctx *c)
 	if (c->mask & ROCE_OPM_WRITE)
 		return execute_write(c);
 	if (c->mask & ROCE_OPM_READ) {
-		qp->resp.msn++;
 		if (!queue_read(qp, c->pkt, c->host))
 			return RESP_DROP;	/* no room: the requester retries */
+		qp->resp.msn++;
 		qp->resp.psn = roce_psn_add(c->pkt->psn, read_npkts(qp, c->pkt->reth.len));
 		tp_count(qp->dev, TP_CNT_RDMA_RECVS);
 		return RESP_DONE;
@@ -565,6 +565,36 @@ st_acknowledge(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
+/* The first PSN an output item would send next, and its last one. */
+static uint32_t
+item_last_psn(const struct tp_resp_item *it)
+{
+	return it->kind == TP_RESP_READ ? it->last_psn : it->psn;
+}
+
+/*
+ * A duplicate READ at psn means the requester has everything before psn
+ * and goes back to it, sending every later request again.  Answers queued
+ * for psn and later are dropped, including the rest of the stream psn
+ * falls in (the new request restarts it as a fresh response: FIRST at
+ * psn, which is what rxe's completer expects after its retry).  Duplicates
+ * thus reuse the original's responder resource (IBTA 9.7.5.1.x) instead of
+ * piling up streams that the requester would discard.
+ */
+static void
+purge_from(struct tp_qp *qp, uint32_t psn)
+{
+	while (qp->resp.q_head != qp->resp.q_tail) {
+		struct tp_resp_item *it = &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
+
+		if (roce_psn_before(item_last_psn(it), psn))
+			return;
+		if (it->kind == TP_RESP_READ)
+			qp->resp.rd_atomic--;
+		qp->resp.q_head--;
+	}
+}
+
 /*
  * A request we already executed (9.7.5.1.x): SEND/WRITE are acknowledged
  * again, never re-executed; READ is served again from memory (after the
@@ -589,6 +619,7 @@ st_duplicate(struct resp_ctx *c)
 		/* the whole re-read must lie in PSNs we handed out */
 		if (!roce_psn_before(roce_psn_add(pkt->psn, n - 1), qp->resp.psn))
 			return RESP_DROP;
+		purge_from(qp, pkt->psn);
 		if (pkt->reth.len > 0 &&
 		    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd,
 				      qp->pub.qp_num, PROT_OP_READ, pkt->reth.va,

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 #include <rte_eal.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 
 #include "roce_wire.h"
@@ -24,16 +25,38 @@ fx_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static long
+free_hugepages(void)
+{
+	char line[128];
+	long n = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Hugepages when droce-setup reserved some (and DROCE_NO_HUGE is not 1),
+ * otherwise --no-huge with a warning; the mode is printed either way.
+ * (DPDK 22.11 refuses --in-memory together with --no-huge.)
+ */
 void
 fx_eal_init(const char *prog)
 {
-	const char *huge = getenv("DROCE_EAL_HUGE");
+	const char *no_huge = getenv("DROCE_NO_HUGE");
 	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", "0",
 			      "--log-level=lib.eal:error", NULL };
 	char *argv_nohuge[] = { (char *)prog, "--no-pci", "--no-huge", "-m", "1024",
 				"--no-shconf", "-l", "0",
 				"--log-level=lib.eal:error", NULL };
-	bool use_huge = huge != NULL && strcmp(huge, "1") == 0;
+	bool use_huge = (no_huge == NULL || strcmp(no_huge, "1") != 0) &&
+			free_hugepages() >= 256;
 	char **argv = use_huge ? argv_huge : argv_nohuge;
 	int argc = 0;
 
@@ -43,7 +66,12 @@ fx_eal_init(const char *prog)
 		fprintf(stderr, "%s: EAL init failed\n", prog);
 		exit(1);
 	}
-	printf("# EAL %s\n", use_huge ? "with hugepages" : "with --no-huge (set DROCE_EAL_HUGE=1 for hugepages)");
+	if (getenv("DROCE_TP_DEBUG") != NULL)
+		rte_log_set_level_pattern("droce.transport", RTE_LOG_DEBUG);
+	if (use_huge)
+		printf("# EAL with 2 MiB hugepages\n");
+	else
+		printf("# WARNING: EAL with --no-huge (no free hugepages or DROCE_NO_HUGE=1)\n");
 }
 
 void
