@@ -494,8 +494,10 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	qp->pub.qp_type = init->qp_type;
 	qp->pub.qp_num = TP_QPN_BASE + slot;
 	qp->pub.handle = slot;
-	qp->mtu = 256;
-	qp->attr.path_mtu = DROCE_MTU_256;
+	/* UD has no path: its messages may fill the port's active MTU */
+	qp->attr.path_mtu = init->qp_type == DROCE_QPT_UD ? active_mtu(dev) :
+							    DROCE_MTU_256;
+	qp->mtu = (uint32_t)droce_mtu_to_num(qp->attr.path_mtu);
 	qp->attr.port_num = 1;
 	set_state(qp, DROCE_QPS_RESET);
 
