@@ -69,34 +69,65 @@ encode_bth(uint8_t *bth, const struct roce_pkt *p)
 	roce_bth_set_psn(bth, p->psn);
 }
 
+/*
+ * The headers are first written with the ICRC's variant fields set to
+ * ones (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label, hop limit;
+ * UDP checksum; BTH byte 4), exactly as the ICRC sees them, so
+ * roce_build_finish() sums the datagram in one CRC pass and then writes
+ * the real values (set_variant_fields).  Writing the ones here, before the
+ * payload copy, rather than just before the CRC also keeps the CRC's wide
+ * loads clear of fresh narrow stores.
+ */
 static size_t
 encode_ipv4(uint8_t *ip, const struct roce_pkt *p, size_t datagram_len)
 {
 	ip[0] = 0x45;
-	ip[1] = p->ip_dscp_ecn;
+	ip[1] = 0xff;
 	wire_put_be16(ip + 2, (uint16_t)datagram_len);
 	wire_put_be16(ip + 4, p->ip_id);
 	wire_put_be16(ip + 6, p->ip_df ? 0x4000 : 0);
-	ip[8] = p->ip_ttl;
+	ip[8] = 0xff;
 	ip[9] = ROCE_IPPROTO_UDP;
-	ip[10] = ip[11] = 0;
+	ip[10] = ip[11] = 0xff;
 	memcpy(ip + 12, p->src_gid + 12, 4);
 	memcpy(ip + 16, p->dst_gid + 12, 4);
-	wire_put_be16(ip + 10, wire_ipv4_cksum(ip, ROCE_IPV4_HDR_LEN));
 	return ROCE_IPV4_HDR_LEN;
 }
 
 static size_t
 encode_ipv6(uint8_t *ip, const struct roce_pkt *p, size_t datagram_len)
 {
-	wire_put_be32(ip, 6u << 28 | (uint32_t)p->ip_dscp_ecn << 20 |
-		      (p->ip_flow_label & 0xfffff));
+	(void)p;
+	wire_put_be32(ip, 0x6fffffffu);
 	wire_put_be16(ip + 4, (uint16_t)(datagram_len - ROCE_IPV6_HDR_LEN));
 	ip[6] = ROCE_IPPROTO_UDP;
-	ip[7] = p->ip_ttl;
+	ip[7] = 0xff;
 	memcpy(ip + 8, p->src_gid, 16);
 	memcpy(ip + 24, p->dst_gid, 16);
 	return ROCE_IPV6_HDR_LEN;
+}
+
+/* After the ICRC: the real values of the fields it masks. */
+static void
+set_variant_fields(uint8_t *f, const struct roce_pkt *p)
+{
+	uint8_t *ip = f + p->l3_off;
+	uint8_t *bth = f + p->bth_off;
+
+	if (p->ip_version == 4) {
+		ip[1] = p->ip_dscp_ecn;
+		ip[8] = p->ip_ttl;
+		ip[10] = ip[11] = 0;
+		wire_put_be16(ip + 10, wire_ipv4_cksum(ip, ROCE_IPV4_HDR_LEN));
+	} else {
+		wire_put_be32(ip, 6u << 28 | (uint32_t)p->ip_dscp_ecn << 20 |
+			      (p->ip_flow_label & 0xfffff));
+		ip[7] = p->ip_ttl;
+	}
+	f[p->l4_off + 6] = f[p->l4_off + 7] = 0;	/* RoCEv2 sends UDP checksum 0 */
+	bth[4] = 0;
+	roce_bth_set_fecn(bth, p->fecn);
+	roce_bth_set_becn(bth, p->becn);
 }
 
 size_t
@@ -143,7 +174,7 @@ roce_build_headers(void *buf, size_t cap, struct roce_pkt *p)
 	wire_put_be16(udp, p->udp_sport);
 	wire_put_be16(udp + 2, p->udp_dport);
 	wire_put_be16(udp + 4, (uint16_t)(total - l2 - l3));
-	wire_put_be16(udp + 6, 0);	/* RoCEv2 sends UDP checksum 0 */
+	wire_put_be16(udp + 6, 0xffff);	/* masked until roce_build_finish */
 
 	p->l3_off = (uint16_t)l2;
 	p->l4_off = (uint16_t)(l2 + l3);
@@ -152,6 +183,7 @@ roce_build_headers(void *buf, size_t cap, struct roce_pkt *p)
 	p->pkt_len = (uint32_t)total;
 
 	encode_bth(f + p->bth_off, p);
+	f[p->bth_off + 4] = 0xff;	/* FECN, BECN, resv6a: masked until finish */
 	encode_ext_headers(f + p->bth_off, p);
 	return p->payload_off;
 }
@@ -163,9 +195,9 @@ roce_build_finish(void *buf, struct roce_pkt *p)
 	uint8_t *icrc = f + p->pkt_len - ROCE_ICRC_LEN;
 
 	memset(f + p->payload_off + p->payload_len, 0, p->padcnt);
-	p->icrc = roce_icrc_compute(f + p->l3_off, p->pkt_len - p->l3_off,
-				    p->ip_version);
+	p->icrc = roce_icrc_premasked(f + p->l3_off, p->pkt_len - p->l3_off);
 	roce_icrc_store(icrc, p->icrc);
+	set_variant_fields(f, p);
 }
 
 size_t

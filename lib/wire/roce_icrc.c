@@ -66,6 +66,12 @@ roce_icrc_begin(const uint8_t *l3, unsigned int ip_version)
 }
 
 uint32_t
+roce_icrc_premasked(const uint8_t *l3, size_t ip_len)
+{
+	return roce_crc32(ROCE_ICRC_LRH_CRC, l3, ip_len - ROCE_ICRC_LEN);
+}
+
+uint32_t
 roce_icrc_compute(const uint8_t *l3, size_t ip_len, unsigned int ip_version)
 {
 	size_t hdrs = (ip_version == 4 ? (size_t)(l3[0] & 0x0f) * 4 :

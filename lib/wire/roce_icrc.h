@@ -36,6 +36,13 @@ const char *roce_crc32_impl(void);
  */
 uint32_t roce_icrc_begin(const uint8_t *l3, unsigned int ip_version);
 
+/*
+ * The ICRC of a contiguous IP datagram whose variant fields already hold
+ * ones (the builder writes them so until roce_build_finish): one CRC pass,
+ * no masked copy of the headers.
+ */
+uint32_t roce_icrc_premasked(const uint8_t *l3, size_t ip_len);
+
 /* The ICRC of a contiguous IP datagram of ip_len bytes (ICRC included). */
 uint32_t roce_icrc_compute(const uint8_t *l3, size_t ip_len,
 			   unsigned int ip_version);

@@ -153,7 +153,8 @@ enum roce_parse_err roce_parse_bth(const uint8_t *bth, size_t udp_payload_len,
  * computed).  roce_build_headers() writes everything up to the payload and
  * returns the header length (== pkt->payload_off), or 0 when cap is too
  * small or the opcode/length is invalid.  The frame's total length is then
- * roce_frame_len(pkt).
+ * roce_frame_len(pkt).  Until roce_build_finish() the fields the ICRC masks
+ * hold ones (so the ICRC takes one pass): the frame is not sendable before.
  */
 size_t roce_build_headers(void *buf, size_t cap, struct roce_pkt *pkt);
 
