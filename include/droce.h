@@ -575,6 +575,69 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		    struct droce_recv_wr **bad_wr);
 
+
+/* ---- Devices: EAL start-up, the device list, ports and GIDs --------------- */
+/*
+ * droce owns DPDK ports.  A program starts with droce_init(argc, argv):
+ *   prog [EAL options] -- [droce options] [program options]
+ * droce_init() starts EAL, removes the droce options it recognizes from
+ * argv and returns how many leading arguments were consumed (as
+ * rte_eal_init does: the program continues with argc - ret, argv + ret;
+ * argv[ret - 1] is "--" when there was one).  droce options:
+ *   --droce-config=FILE     INI file describing devices (config/droce.ini)
+ *   --droce-port=NAME       ethdev name or port id for the device (repeatable)
+ *   --droce-ipv4=A.B.C.D/N  address of the last named port (or port 0)
+ *   --droce-ipv6=ADDR/N     likewise
+ *   --droce-mtu=N           link MTU (default: what the port reports)
+ * Command-line options override the file.  Without any, every ethdev port
+ * becomes a device without addresses.  Returns -1 with errno on failure.
+ */
+int droce_init(int argc, char **argv);
+/* Stop every device and EAL (droce extension). */
+void droce_cleanup(void);
+
+struct droce_device;
+
+/* NULL-terminated; *num_devices (if not NULL) set.  NULL with errno on error. */
+struct droce_device **droce_get_device_list(int *num_devices);
+void droce_free_device_list(struct droce_device **list);
+const char *droce_get_device_name(struct droce_device *device);
+/*
+ * Open a device: its port starts, its transport runs on the calling lcore
+ * (run-to-completion).  NULL with errno on error.
+ */
+struct droce_context *droce_open_device(struct droce_device *device);
+int droce_close_device(struct droce_context *context);
+
+enum droce_port_state {
+	DROCE_PORT_NOP = 0,
+	DROCE_PORT_DOWN = 1,
+	DROCE_PORT_INIT = 2,
+	DROCE_PORT_ARMED = 3,
+	DROCE_PORT_ACTIVE = 4,
+	DROCE_PORT_ACTIVE_DEFER = 5,
+};
+
+struct droce_port_attr {
+	enum droce_port_state state;
+	enum droce_mtu max_mtu;
+	enum droce_mtu active_mtu;
+	int gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint32_t max_msg_sz;
+	uint16_t lid;			/* 0 on RoCE */
+	uint8_t link_layer;		/* DROCE_LINK_LAYER_ETHERNET */
+};
+
+#define DROCE_LINK_LAYER_ETHERNET 2
+
+/* 0 or a positive errno; port_num is 1. */
+int droce_query_port(struct droce_context *context, uint8_t port_num,
+		     struct droce_port_attr *port_attr);
+/* RoCEv2 GIDs: the port's IPv4 addresses IPv4-mapped, then its IPv6 ones. */
+int droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
+		    union droce_gid *gid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 
+#include "net_host.h"
 #include "tp_private.h"
 
 RTE_LOG_REGISTER(tp_logtype, droce.transport, NOTICE);
@@ -90,6 +91,13 @@ tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link)
 }
 
 int
+tp_dev_attach_host(struct tp_dev *dev, struct net_host *host)
+{
+	dev->host = host;
+	return 0;
+}
+
+int
 tp_dev_add_gid(struct tp_dev *dev, const uint8_t gid[16])
 {
 	if (dev->ngids == TP_MAX_GIDS)
@@ -141,9 +149,14 @@ tp_progress(struct tp_dev *dev)
 	if (dev->link == NULL)
 		return 0;
 	n = droce_link_rx(dev->link, pkts, TP_RX_BURST);
+	now = rte_get_timer_cycles();
+	if (dev->host != NULL) {
+		/* ARP, ND and pings are answered there; RoCEv2 frames remain */
+		n = net_host_rx(dev->host, pkts, n);
+		net_host_timer(dev->host, now);
+	}
 	tp_recv_burst(dev, pkts, n);
 
-	now = rte_get_timer_cycles();
 	for (uint32_t i = 0; i < dev->nlive; i++) {
 		struct tp_qp *qp = dev->live[i];
 

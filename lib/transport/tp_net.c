@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "net_host.h"
 #include "tp_private.h"
 
 /* The addressing fields common to every packet a QP sends. */
@@ -17,7 +18,14 @@ tp_net_fill_pkt(const struct tp_qp *qp, const struct tp_av *av,
 	const struct tp_dev *dev = qp->dev;
 
 	memset(p, 0, sizeof(*p));
-	memcpy(p->dst_mac, av->dmac, 6);
+	/* with a host stack the neighbour table has the current MAC; an
+	 * unresolved peer leaves dst_mac zero and tp_net_finish hands the
+	 * frame to the host stack to hold until the MAC is known */
+	if (dev->host == NULL)
+		memcpy(p->dst_mac, av->dmac, 6);
+	else if (net_host_resolve(dev->host, av->dgid,
+				  (struct rte_ether_addr *)p->dst_mac) != 0)
+		memset(p->dst_mac, 0, 6);
 	memcpy(p->src_mac, dev->link->mac.addr_bytes, 6);
 	p->ip_version = av->ip_version;
 	memcpy(p->src_gid, av->sgid, 16);
@@ -76,6 +84,12 @@ txq_put(struct tp_dev *dev, struct rte_mbuf *m)
 	dev->txq[dev->txq_len++] = m;
 }
 
+static bool
+mac_is_zero(const uint8_t mac[6])
+{
+	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
+}
+
 /* Pad, ICRC, length; queue for transmission. */
 void
 tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
@@ -84,6 +98,13 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;
 	tp_count(dev, TP_CNT_SENT_PKTS);
+	if (dev->host != NULL && mac_is_zero(p->dst_mac)) {
+		/* held until ARP/ND answers, or dropped when it fails: the
+		 * transport's retransmission covers both */
+		tp_net_flush(dev);
+		net_host_output(dev->host, p->dst_gid, m);
+		return;
+	}
 	txq_put(dev, m);
 }
 
@@ -101,10 +122,21 @@ tp_net_flush(struct tp_dev *dev)
 	dev->txq_len -= sent;
 }
 
-/* Destination MAC of a GID from the neighbour table (ARP/ND: port issue). */
+/*
+ * Destination MAC of an address vector.  With a host stack: start the
+ * resolution now (ARP/ND); packets look the MAC up again when they are
+ * built, so -EAGAIN is fine here; only a peer that cannot be on-link
+ * fails.  Without one: the static table.
+ */
 int
 tp_net_resolve(struct tp_dev *dev, struct tp_av *av)
 {
+	if (dev->host != NULL) {
+		int rc = net_host_resolve(dev->host, av->dgid,
+					  (struct rte_ether_addr *)av->dmac);
+
+		return rc == -EAGAIN || rc == -EHOSTUNREACH ? 0 : rc;
+	}
 	for (unsigned int i = 0; i < TP_MAX_NEIGH; i++) {
 		if (dev->neigh[i].valid && memcmp(dev->neigh[i].gid, av->dgid, 16) == 0) {
 			memcpy(av->dmac, dev->neigh[i].mac.addr_bytes, 6);

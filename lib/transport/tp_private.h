@@ -266,9 +266,12 @@ struct tp_neigh {
 
 #define TP_MAX_NEIGH 64
 
+struct net_host;
+
 struct tp_dev {
 	struct droce_context *ctx;
 	struct prot_tables *prot;
+	struct net_host *host;		/* ARP/ND/ICMP and neighbours, or NULL */
 	int prot_reader;		/* QSBR slot of the owning lcore */
 	struct droce_link *link;
 	struct tp_dev_config cfg;

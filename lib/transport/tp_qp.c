@@ -99,7 +99,13 @@ type_index(enum droce_qp_type t)
 	return t == DROCE_QPT_UD ? T_UD : t == DROCE_QPT_UC ? T_UC : T_RC;
 }
 
-/* Any state may go to RESET or ERR with no attributes (table 91). */
+/*
+ * Any state may go to RESET, and any state but RESET to ERR, with no
+ * attribute besides the state (table 91).  ib_modify_qp_is_ok() has no
+ * RESET -> ERR entry and no optional attributes for these transitions, so
+ * CUR_STATE is refused there too (it is optional only from RTR, RTS, SQD
+ * and SQE, where the table lists it).
+ */
 static bool
 transition_ok(enum droce_qp_state cur, enum droce_qp_state next,
 	      enum droce_qp_type type, int mask)
@@ -111,7 +117,7 @@ transition_ok(enum droce_qp_state cur, enum droce_qp_state next,
 	if (cur > DROCE_QPS_ERR || next > DROCE_QPS_ERR)
 		return false;
 	if (next == DROCE_QPS_RESET || next == DROCE_QPS_ERR)
-		return attrs == 0 || attrs == DROCE_QP_CUR_STATE;
+		return attrs == 0 && !(cur == DROCE_QPS_RESET && next == DROCE_QPS_ERR);
 	t = &transitions[cur][next];
 	if (!t->valid)
 		return false;
@@ -176,7 +182,9 @@ check_values(const struct tp_qp *qp, const struct droce_qp_attr *a, int mask)
 		/* RoCE addresses are GIDs: a GRH is mandatory (is_global). */
 		if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= dev->ngids)
 			return -EINVAL;
-		if (a->ah_attr.port_num > 1)
+		/* uverbs modify_qp: the AV's port must be valid (rdma_is_port_valid),
+		 * and port 0 is not one on a CA */
+		if (a->ah_attr.port_num != 1)
 			return -EINVAL;
 	}
 	if (mask & (DROCE_QP_ALT_PATH | DROCE_QP_RATE_LIMIT))
@@ -191,7 +199,8 @@ tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah, struct tp_av
 {
 	const struct droce_global_route *g = &ah->grh;
 
-	if (!ah->is_global || g->sgid_index >= dev->ngids)
+	/* uverbs create_ah and modify_qp: rdma_is_port_valid(port_num) */
+	if (!ah->is_global || g->sgid_index >= dev->ngids || ah->port_num != 1)
 		return -EINVAL;
 	memset(av, 0, sizeof(*av));
 	memcpy(av->dgid, g->dgid.raw, 16);

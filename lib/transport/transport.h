@@ -42,6 +42,15 @@ int tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 int tp_dev_destroy(struct tp_dev *dev);
 /* The link packets go out on and come in from (one per device for now). */
 int tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link);
+/*
+ * The host stack of a real port (lib/net): it takes the non-RoCE frames
+ * (ARP, ND, ICMP echo) out of every received burst, resolves peers' MAC
+ * addresses and holds frames for peers still being resolved.  Without one
+ * (virtual wire tests) MACs come from tp_dev_add_neigh().
+ */
+struct net_host;
+int tp_dev_attach_host(struct tp_dev *dev, struct net_host *host);
+
 /* Add a local GID (IPv4-mapped or IPv6); returns its index or -errno. */
 int tp_dev_add_gid(struct tp_dev *dev, const uint8_t gid[16]);
 int tp_dev_query_gid(const struct tp_dev *dev, unsigned int index,

@@ -18,6 +18,7 @@ struct droce_context {
 	struct prot_tables *prot;	/* PD/MR/MW tables */
 	int socket_id;
 	struct tp_dev *tp;		/* transport engine; NULL until a link */
+	struct droce_device *device;	/* droce_open_device()'s, or NULL */
 };
 
 /*

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/device: droce_init(), the device list and droce_open_device().
+ *
+ * A device is a DPDK ethdev port plus the addresses droce answers on it.
+ * Opening it binds the pieces together on the calling lcore:
+ *   ethdev link driver (drivers/ethdev)  ->  host stack (lib/net: ARP, ND,
+ *   ping, neighbours)  ->  transport (lib/transport)  ->  verbs context.
+ * The device table is filled once by droce_init() from the INI file and
+ * the command line (device_config.c) and read-only afterwards.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+
+#include "droce.h"
+#include "ethdev_link.h"
+#include "net_host.h"
+#include "transport.h"
+#include "verbs_private.h"
+#include "device_private.h"
+
+struct device_table device_table;
+
+int
+droce_init(int argc, char **argv)
+{
+	int eal, taken, rc;
+
+	if (device_table.initialized) {
+		errno = EALREADY;
+		return -1;
+	}
+	eal = rte_eal_init(argc, argv);
+	if (eal < 0)
+		return -1;			/* rte_errno / errno set by EAL */
+	/* droce's own options follow EAL's; they are moved in front of the
+	 * program's, and skipped with EAL's */
+	taken = device_config_parse(argc - eal, argv + eal);
+	if (taken < 0) {
+		errno = -taken;
+		return -1;
+	}
+	rc = device_table_build();
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	device_table.initialized = true;
+	return eal + taken;
+}
+
+void
+droce_cleanup(void)
+{
+	if (!device_table.initialized)
+		return;
+	device_table.initialized = false;
+	rte_eal_cleanup();
+}
+
+struct droce_device **
+droce_get_device_list(int *num_devices)
+{
+	struct droce_device **list;
+	unsigned int n = device_table.ndev;
+
+	if (!device_table.initialized) {
+		errno = ENODEV;
+		return NULL;
+	}
+	list = calloc(n + 1, sizeof(*list));
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		list[i] = &device_table.dev[i];
+	if (num_devices != NULL)
+		*num_devices = (int)n;
+	return list;
+}
+
+void
+droce_free_device_list(struct droce_device **list)
+{
+	free(list);
+}
+
+const char *
+droce_get_device_name(struct droce_device *device)
+{
+	return device != NULL ? device->name : NULL;
+}
+
+/* ---- open / close ------------------------------------------------------------ */
+
+static int
+add_gids(struct droce_device *d, struct tp_dev *tp, struct net_host *host)
+{
+	for (unsigned int i = 0; i < d->naddr; i++) {
+		int rc = net_host_add_addr(host, d->addr[i].gid, d->addr[i].prefix);
+
+		if (rc < 0)
+			return rc;
+		rc = tp_dev_add_gid(tp, d->addr[i].gid);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+open_state_free(struct device_open *o)
+{
+	if (o->ctx != NULL) {
+		verbs_detach_link(o->ctx);
+		droce_close_context(o->ctx);
+	}
+	if (o->host != NULL)
+		net_host_destroy(o->host);
+	droce_link_close(o->link);
+	free(o);
+}
+
+struct droce_context *
+droce_open_device(struct droce_device *d)
+{
+	struct ethdev_link_config lc = { 0 };
+	struct tp_dev_config tc = { 0 };
+	struct net_host_config hc = { 0 };
+	struct device_open *o;
+	int rc;
+
+	if (d == NULL || !device_table.initialized) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (d->open != NULL) {
+		errno = EBUSY;		/* one context per device, one owner lcore */
+		return NULL;
+	}
+	o = calloc(1, sizeof(*o));
+	if (o == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	lc.port_id = d->port_id;
+	lc.name = d->name;
+	lc.mtu = d->mtu;
+	lc.mtu_assume = d->mtu != 0;
+	rc = ethdev_link_open(&lc, &o->link);
+	if (rc == 0) {
+		hc.link = o->link;
+		rc = net_host_create(&hc, &o->host);
+	}
+	if (rc == 0) {
+		o->ctx = droce_open_context(&d->tables);
+		rc = o->ctx == NULL ? -errno : 0;
+	}
+	if (rc == 0) {
+		tc.max_qp = d->max_qp;
+		rc = -verbs_attach_link(o->ctx, o->link, &tc);
+	}
+	if (rc == 0) {
+		tp_dev_attach_host(verbs_tp(o->ctx), o->host);
+		rc = add_gids(d, verbs_tp(o->ctx), o->host);
+	}
+	if (rc != 0) {
+		open_state_free(o);
+		errno = -rc;
+		return NULL;
+	}
+	o->device = d;
+	o->ctx->device = d;
+	d->open = o;
+	return o->ctx;
+}
+
+int
+droce_close_device(struct droce_context *context)
+{
+	struct droce_device *d;
+	int rc;
+
+	if (context == NULL || context->device == NULL)
+		return EINVAL;
+	d = context->device;
+	rc = verbs_detach_link(context);	/* EBUSY while QPs exist */
+	if (rc != 0)
+		return rc;
+	rc = droce_close_context(context);	/* EBUSY while PDs exist */
+	if (rc != 0)
+		return rc;
+	d->open->ctx = NULL;
+	open_state_free(d->open);
+	d->open = NULL;
+	return 0;
+}
+
+/* ---- ports and GIDs ------------------------------------------------------------- */
+
+/* The largest IB MTU that fits the link MTU with RoCEv2 headers (IPv6 40,
+ * UDP 8, BTH 12, largest extended header 28, ICRC 4): 1500 -> 1024. */
+static enum droce_mtu
+ib_mtu_of(uint32_t link_mtu)
+{
+	enum droce_mtu m = DROCE_MTU_4096;
+
+	while (m > DROCE_MTU_256 && (uint32_t)droce_mtu_to_num(m) + 92 > link_mtu)
+		m--;
+	return m;
+}
+
+int
+droce_query_port(struct droce_context *context, uint8_t port_num,
+		 struct droce_port_attr *attr)
+{
+	struct device_open *o;
+	struct rte_eth_link link;
+	int port;
+
+	if (context == NULL || context->device == NULL || attr == NULL)
+		return EINVAL;
+	if (port_num != 1)
+		return EINVAL;
+	o = context->device->open;
+	memset(attr, 0, sizeof(*attr));
+	port = ethdev_link_port_id(o->link);
+	if (port >= 0 && rte_eth_link_get_nowait((uint16_t)port, &link) == 0)
+		attr->state = link.link_status ? DROCE_PORT_ACTIVE : DROCE_PORT_DOWN;
+	else
+		attr->state = DROCE_PORT_ACTIVE;
+	attr->max_mtu = DROCE_MTU_4096;
+	attr->active_mtu = ib_mtu_of(o->link->mtu);
+	attr->gid_tbl_len = (int)context->device->naddr;
+	attr->max_msg_sz = 1u << 31;
+	attr->link_layer = DROCE_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+int
+droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
+		union droce_gid *gid)
+{
+	if (context == NULL || gid == NULL || port_num != 1 || index < 0 ||
+	    verbs_tp(context) == NULL)
+		return EINVAL;
+	return -tp_dev_query_gid(verbs_tp(context), (unsigned int)index, gid->raw);
+}
