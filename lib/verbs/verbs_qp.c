@@ -204,14 +204,26 @@ droce_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr)
 {
 	struct droce_ah *pub;
 	struct tp_ah *ah;
+	int rc;
 
 	if (pd == NULL || attr == NULL || pd->context->tp == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ah = tp_ah_create(pd->context->tp, attr);
-	if (ah == NULL)
+	/* An AH keeps its PD alive, as a QP does: ibv_dealloc_pd fails with
+	 * EBUSY while AHs use the PD (the kernel counts them in pd->usecnt). */
+	rc = prot_pd_get(pd->context->prot, pd->handle);
+	if (rc != 0) {
+		errno = -rc;
 		return NULL;
+	}
+	ah = tp_ah_create(pd->context->tp, attr);
+	if (ah == NULL) {
+		rc = errno;
+		prot_pd_put(pd->context->prot, pd->handle);
+		errno = rc;
+		return NULL;
+	}
 	pub = tp_ah_pub(ah);
 	pub->context = pd->context;
 	pub->pd = pd;
@@ -221,9 +233,15 @@ droce_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr)
 int
 droce_destroy_ah(struct droce_ah *ah)
 {
+	struct droce_context *ctx;
+	uint32_t pd;
+
 	if (ah == NULL)
 		return EINVAL;
+	ctx = ah->context;
+	pd = ah->pd->handle;
 	tp_ah_destroy(tp_ah_from_pub(ah));
+	prot_pd_put(ctx->prot, pd);
 	return 0;
 }
 
