@@ -273,9 +273,7 @@ st_ack(struct comp_ctx *c)
 {
 	struct tp_send_wqe *w = c->wqe;
 	uint32_t p = c->pkt->psn;
-	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, TP_CNT_RCVD_ACKS);
 	if (is_read(w) || is_atomic(w))
 		/* an ACK past a READ/atomic whose response never came */
 		return roce_psn_before(p, w->first_psn) ? COMP_EXIT : COMP_RETRY;
@@ -478,11 +476,13 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 
 	if (qp->pub.qp_type != DROCE_QPT_RC || !tp_qp_can_send(qp))
 		return;
+	if (pkt->op->mask & ROCE_OPM_ACK)
+		tp_count(qp->dev, TP_CNT_RCVD_ACKS);
 	while (s != COMP_EXIT && s != COMP_DROP) {
-		TP_LOG(DEBUG, "qp %u comp %s psn %u op 0x%02x comp.psn %u psn_hi %u req.psn %u pend %d wqe %u..%u\n",
-		       qp->pub.qp_num, comp_state_names[s], pkt->psn, pkt->opcode,
-		       qp->comp.psn, qp->req.psn_hi, qp->req.psn, qp->comp.retry_pending,
-		       c.wqe ? c.wqe->first_psn : 0, c.wqe ? c.wqe->first_psn + c.wqe->npkts - 1 : 0);
+		TP_TRACE(qp->dev, "qp %u comp %s psn %u op 0x%02x comp.psn %u "
+			 "psn_hi %u req.psn %u pending %d\n", qp->pub.qp_num,
+			 comp_state_names[s], pkt->psn, pkt->opcode, qp->comp.psn,
+			 qp->req.psn_hi, qp->req.psn, qp->comp.retry_pending);
 		s = comp_states[s](&c);
 		/* the table has no cycle but through GET_WQE, bounded by the SQ */
 		if (++steps > 4 * (qp->sq.mask + 1) + 16)

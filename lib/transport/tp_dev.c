@@ -148,6 +148,7 @@ tp_progress(struct tp_dev *dev)
 
 	if (dev->link == NULL)
 		return 0;
+	dev->trace = rte_log_can_log(tp_logtype, RTE_LOG_DEBUG);
 	n = droce_link_rx(dev->link, pkts, TP_RX_BURST);
 	now = rte_get_timer_cycles();
 	if (dev->host != NULL) {

@@ -35,6 +35,15 @@
 extern int tp_logtype;
 #define TP_LOG(level, ...) \
 	rte_log(RTE_LOG_##level, tp_logtype, "droce.tp: " __VA_ARGS__)
+/*
+ * Per-packet state traces: off unless the droce.transport log level is
+ * DEBUG, checked once per progress call (dev->trace), so the data path
+ * neither calls into rte_log nor evaluates the arguments otherwise.
+ */
+#define TP_TRACE(dev, ...) do {						\
+	if (unlikely((dev)->trace))					\
+		TP_LOG(DEBUG, __VA_ARGS__);				\
+} while (0)
 
 /* QP numbers: 0 and 1 are the IB special QPs; droce hands out from here. */
 #define TP_QPN_BASE 0x11
@@ -229,7 +238,8 @@ struct tp_qp {
 		uint32_t psn;		/* expected PSN (ePSN) */
 		uint32_t msn;
 		uint32_t in_msg;	/* 0, or ROCE_OPM_SEND / ROCE_OPM_WRITE */
-		bool nak_sent;		/* one sequence NAK per gap */
+		bool nak_sent;		/* one sequence NAK per gap... */
+		uint32_t oos_psn;	/* ...unless a new wave starts below this */
 		bool drop_msg;		/* UC: rest of a broken message is dropped */
 		uint32_t offset;	/* bytes of the current message received */
 		uint64_t write_va;	/* current WRITE: next VA */
@@ -290,6 +300,7 @@ struct tp_dev {
 	uint32_t txq_len;
 
 	uint64_t tsc_hz;
+	bool trace;			/* per-packet traces (log level DEBUG) */
 	uint64_t counters[TP_CNT_MAX];
 };
 

@@ -641,13 +641,22 @@ st_duplicate(struct resp_ctx *c)
 	return RESP_DROP;
 }
 
-/* A gap: one PSN-sequence NAK naming the expected PSN, then silence. */
+/*
+ * A gap: one PSN-sequence NAK naming the expected PSN, then silence for the
+ * rest of that wave of packets.  A packet below the last out-of-sequence
+ * one means the requester started a new wave (it went back), whose first
+ * packet was lost too, or our NAK was: NAK again rather than leave the
+ * requester to its retransmit timer.
+ */
 static enum resp_state
 st_out_of_seq(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
 	tp_count(qp->dev, TP_CNT_OUT_OF_SEQ_REQUEST);
+	if (qp->resp.nak_sent && roce_psn_before(c->pkt->psn, qp->resp.oos_psn))
+		qp->resp.nak_sent = false;
+	qp->resp.oos_psn = c->pkt->psn;
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
 		queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn);
@@ -727,8 +736,8 @@ tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 		return;
 	}
 	while (s != RESP_DONE && s != RESP_DROP) {
-		TP_LOG(DEBUG, "qp %u resp %s psn %u\n", qp->pub.qp_num,
-		       resp_state_names[s], pkt->psn);
+		TP_TRACE(qp->dev, "qp %u resp %s psn %u\n", qp->pub.qp_num,
+			 resp_state_names[s], pkt->psn);
 		if (s >= RESP_ERR_INV_REQ) {
 			s = st_error(&c, s);
 			break;
