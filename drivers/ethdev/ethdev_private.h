@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * drivers/ethdev internals.  Counters have one writer (the polling lcore)
+ * and are stored with relaxed atomics so stats can be read anywhere.
+ */
+#ifndef ETHDEV_PRIVATE_H
+#define ETHDEV_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_dev.h>
+#include <rte_flow.h>
+#include <rte_log.h>
+
+#include "droce_link.h"
+#include "ethdev_link.h"
+
+extern int ethdev_link_logtype;
+#define ETHDEV_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, ethdev_link_logtype, "ethdev_link: " fmt "\n", \
+		##__VA_ARGS__)
+
+/* Flow rules installed with flow_isolate: UDP/4791 v4+v6, ARP, ICMPv6. */
+#define ETHDEV_FLOW_MAX 4
+
+struct ethdev_counters {
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	uint64_t tx_pkts;
+	uint64_t tx_bytes;
+	uint64_t tx_full;
+	uint64_t rx_linearized;
+	uint64_t rx_multiseg_drops;
+};
+
+struct ethdev_priv {
+	struct droce_link link;
+	uint16_t port_id;
+	uint16_t rxq;			/* the queue rx_burst polls */
+	uint16_t txq;
+	bool probed;			/* we probed devargs: remove on close */
+	bool configured;		/* close the port on teardown */
+	bool started;
+	char dev_name[RTE_DEV_NAME_MAX_LEN];
+	struct rte_flow *flows[ETHDEV_FLOW_MAX];
+	unsigned int nb_flows;
+	struct ethdev_counters cnt;
+};
+
+static inline struct ethdev_priv *
+ethdev_priv(const struct droce_link *link)
+{
+	return link->priv;
+}
+
+/* Add to a counter only the polling lcore writes. */
+static inline void
+ethdev_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+/* ethdev_rxtx.c */
+uint16_t ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts,
+			 uint16_t n);
+uint16_t ethdev_tx_burst(struct droce_link *link, struct rte_mbuf **pkts,
+			 uint16_t n);
+
+/* ethdev_flow.c */
+int ethdev_flow_validate(uint16_t port_id, uint16_t queue, bool arp_nd);
+int ethdev_flow_create(struct ethdev_priv *p, bool arp_nd);
+void ethdev_flow_destroy(struct ethdev_priv *p);
+
+#endif /* ETHDEV_PRIVATE_H */

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/net: the small host stack a port needs because droce owns it.
+ *
+ * When droce drives a port, nobody else answers ARP, ICMP echo or IPv6
+ * neighbour discovery for its addresses, and nobody resolves its peers'
+ * MAC addresses.  A struct net_host does that for one link: local IPv4 and
+ * IPv6 addresses (as 16-byte GIDs, IPv4-mapped ::ffff:a.b.c.d for IPv4),
+ * a neighbour table (GID -> MAC) with INCOMPLETE / REACHABLE / STALE /
+ * FAILED states, aging and a bounded queue of frames per unresolved
+ * neighbour, and counters.
+ *
+ * Use from the progress loop of the lcore that polls the link:
+ *
+ *	n = droce_link_rx(link, pkts, BURST);
+ *	k = net_host_rx(host, pkts, n);     pkts[0, k): RoCEv2 for the transport
+ *	... transport receives pkts[0, k) ...
+ *	net_host_timer(host, rte_get_timer_cycles());
+ *
+ * and before sending to a GID, net_host_resolve() (or net_host_output()
+ * for a frame whose destination MAC is still to be filled in).
+ *
+ * Threading: single-threaded, owned by that lcore; no locks.  No
+ * allocation after net_host_create() except mbufs from the link's pool
+ * (for ARP / NS probes).
+ *
+ * Time: the host's clock is the last `now` (TSC, rte_get_timer_cycles()
+ * units) given to net_host_timer(); net_host_create() starts it at
+ * rte_get_timer_cycles().  Every deadline is measured on that clock, so
+ * tests drive aging and retries with made-up times.
+ *
+ * Scope: on-link only (no routers, no IPv4 options or fragments, no IPv6
+ * extension headers, no VLAN tags on frames we originate).  Frames with
+ * one 802.1Q tag are classified and answered with the tag kept.
+ */
+#ifndef NET_HOST_H
+#define NET_HOST_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "droce_link.h"
+
+#define NET_HOST_MAX_ADDRS		8
+#define NET_NEIGH_MAX_DEFAULT		256
+#define NET_PENDING_MAX_DEFAULT		4
+#define NET_RESOLVE_TRIES_DEFAULT	3
+#define NET_RETRY_MS_DEFAULT		1000
+#define NET_REACHABLE_MS_DEFAULT	60000
+
+struct net_host;
+
+struct net_host_config {
+	struct droce_link *link;	/* required; not owned (close it after
+					 * net_host_destroy) */
+	uint32_t neigh_max;		/* table entries; 0: default */
+	uint32_t pending_max;		/* frames queued per unresolved
+					 * neighbour; 0: default */
+	uint32_t resolve_tries;		/* ARP requests / NS per resolution
+					 * (and per STALE refresh); 0: 3 */
+	uint32_t retry_ms;		/* between tries; 0: 1000 */
+	uint32_t reachable_ms;		/* REACHABLE -> STALE; 0: 60000 */
+	uint32_t failed_ms;		/* FAILED entry answers -EHOSTUNREACH this
+					 * long, then is forgotten; 0: retry_ms */
+};
+
+enum net_neigh_state {
+	NET_NEIGH_NONE,		/* no entry */
+	NET_NEIGH_INCOMPLETE,	/* probing, MAC unknown */
+	NET_NEIGH_REACHABLE,	/* MAC confirmed within reachable_ms */
+	NET_NEIGH_STALE,	/* MAC known but old; used, and re-probed on use */
+	NET_NEIGH_FAILED,	/* tries exhausted: -EHOSTUNREACH */
+	NET_NEIGH_PERMANENT,	/* net_host_add_static(): never ages */
+};
+
+struct net_neigh_info {
+	enum net_neigh_state state;
+	struct rte_ether_addr mac;	/* valid unless INCOMPLETE/FAILED */
+	uint32_t tries;			/* probes sent in the current round */
+	uint32_t pending;		/* frames queued for it */
+};
+
+/*
+ * Counters: one table expands into the enum and the names.
+ * X(enum suffix, name)
+ */
+#define NET_COUNTERS(X)							\
+	X(RX_PKTS,		"rx_pkts")	/* frames given to net_host_rx */ \
+	X(RX_ROCE,		"rx_roce")	/* passed to the transport */	\
+	X(RX_ARP_REQUEST,	"rx_arp_request")	/* for our addresses */	\
+	X(RX_ARP_REPLY,		"rx_arp_reply")					\
+	X(RX_ICMP4_ECHO,	"rx_icmp4_echo")	/* answered */		\
+	X(RX_ICMP6_ECHO,	"rx_icmp6_echo")	/* answered */		\
+	X(RX_NS,		"rx_ns")	/* for our addresses, answered */ \
+	X(RX_NA,		"rx_na")					\
+	X(TX_ARP_REQUEST,	"tx_arp_request")				\
+	X(TX_ARP_REPLY,		"tx_arp_reply")					\
+	X(TX_ICMP4_ECHO_REPLY,	"tx_icmp4_echo_reply")				\
+	X(TX_ICMP6_ECHO_REPLY,	"tx_icmp6_echo_reply")				\
+	X(TX_NS,		"tx_ns")					\
+	X(TX_NA,		"tx_na")					\
+	X(TX_PENDING,		"tx_pending")	/* queued frames sent */	\
+	X(TX_FAIL,		"tx_fail")	/* refused by the link, freed */ \
+	X(TX_NOMBUF,		"tx_nombuf")	/* no mbuf for a probe */	\
+	X(DROP_NOT_LOCAL,	"drop_not_local")	/* not to our MAC/IP */	\
+	X(DROP_MALFORMED,	"drop_malformed")	/* truncated, bad
+							 * checksum/length */ \
+	X(DROP_ETHERTYPE,	"drop_ethertype")	/* not ARP/IPv4/IPv6 */	\
+	X(DROP_ARP,		"drop_arp")	/* other ARP ops / targets */	\
+	X(DROP_IP_PROTO,	"drop_ip_proto")	/* not UDP/ICMP */	\
+	X(DROP_UDP_PORT,	"drop_udp_port")	/* UDP, not 4791 */	\
+	X(DROP_FRAGMENT,	"drop_fragment")				\
+	X(DROP_ICMP,		"drop_icmp")	/* other ICMP/ICMPv6 types */	\
+	X(DROP_PENDING,		"drop_pending")	/* queued frames lost:
+						 * overflow, failure, destroy */ \
+	X(NEIGH_LEARNED,	"neigh_learned")	/* entry made REACHABLE */ \
+	X(NEIGH_STALE,		"neigh_stale")	/* REACHABLE aged to STALE */	\
+	X(NEIGH_FAILED,		"neigh_failed")	/* resolutions that failed */ \
+	X(NEIGH_EVICTED,	"neigh_evicted")	/* recycled for a new one */ \
+	X(NEIGH_FULL,		"neigh_full")	/* no entry free: -ENOBUFS */
+
+enum net_counter {
+#define NET_COUNTER_ENUM(e, s) NET_CNT_##e,
+	NET_COUNTERS(NET_COUNTER_ENUM)
+#undef NET_COUNTER_ENUM
+	NET_CNT_MAX
+};
+
+/*
+ * Create a host stack for cfg->link.  Returns 0 and *out, or -EINVAL
+ * (NULL link, zero-size values where not allowed), -ENOMEM.
+ */
+int net_host_create(const struct net_host_config *cfg, struct net_host **out);
+
+/* Free queued frames (counted as drop_pending) and the host.  NULL is ok. */
+void net_host_destroy(struct net_host *h);
+
+/*
+ * Add a local address: an IPv4-mapped GID (prefix_len 0..32, of the IPv4
+ * address) or an IPv6 GID (0..128).  Returns 0, -EEXIST, -ENOSPC
+ * (NET_HOST_MAX_ADDRS), -EINVAL (bad prefix, multicast/unspecified).
+ */
+int net_host_add_addr(struct net_host *h, const uint8_t gid[16],
+		      uint8_t prefix_len);
+
+/*
+ * Classify a received burst in place.  ARP requests for our addresses are
+ * answered (and the sender learned); ARP replies and requests update the
+ * table; ICMPv4/ICMPv6 echo requests to our addresses are answered; IPv6
+ * Neighbor Solicitations for our addresses (to the address itself or its
+ * solicited-node multicast group) are answered with a Neighbor
+ * Advertisement (and the solicitor learned); advertisements update the
+ * table.  Frames carrying UDP to port 4791 to one of our addresses (IPv4
+ * not fragmented; IPv6 UDP as the first next header) stay: they are moved,
+ * unchanged and in their order, to pkts[0, k) and k is returned; the
+ * caller owns them.  Every other frame is transmitted (answers, in place)
+ * or freed and counted.  Not checked here (the transport's parser does
+ * it): the IPv4 header checksum and lengths of the RoCE frames.
+ */
+uint16_t net_host_rx(struct net_host *h, struct rte_mbuf **pkts, uint16_t n);
+
+/*
+ * The MAC address of an on-link GID (IPv4-mapped or IPv6).
+ *   0:            *mac set (REACHABLE, STALE or PERMANENT).  A STALE entry
+ *                 is still returned, and a unicast probe refreshes it; no
+ *                 answer after resolve_tries makes it FAILED.
+ *   -EAGAIN:      resolution in progress: the first call sends an ARP
+ *                 request / a Neighbor Solicitation; net_host_timer()
+ *                 retries every retry_ms.
+ *   -EHOSTUNREACH: resolve_tries probes got no answer.  The entry stays
+ *                 FAILED for failed_ms; the first call after that starts
+ *                 a new resolution (-EAGAIN).
+ *   -ENETUNREACH: the GID is not inside the prefix of a local address
+ *                 of its family (no routers).
+ *   -EADDRNOTAVAIL: no local address of the GID's family.
+ *   -ENOBUFS:     the table is full of entries that cannot be recycled.
+ *   -EINVAL:      a local, multicast or unspecified GID.
+ * mac may be NULL (just start / check the resolution).
+ */
+int net_host_resolve(struct net_host *h, const uint8_t gid[16],
+		     struct rte_ether_addr *mac);
+
+/*
+ * Send a complete Ethernet frame to gid, filling in its destination (and
+ * source) MAC.  Always takes m.  Returns 0 (sent now, or taken by the link
+ * later in this call's flush), -EAGAIN (queued until the neighbour
+ * answers: the oldest queued frame is dropped when pending_max are
+ * waiting; all are dropped if the resolution fails), or a negative
+ * net_host_resolve() error (m freed, counted as drop_pending).
+ * m must be one segment with the Ethernet header in place.
+ */
+int net_host_output(struct net_host *h, const uint8_t gid[16],
+		    struct rte_mbuf *m);
+
+/*
+ * A permanent neighbour (tests, or peers known out of band): never ages,
+ * never probed, not overwritten by ARP/ND.  Frames queued for gid are sent.
+ */
+int net_host_add_static(struct net_host *h, const uint8_t gid[16],
+			const struct rte_ether_addr *mac);
+
+/* Forget a neighbour (its queued frames are dropped).  0 or -ENOENT. */
+int net_host_del_neigh(struct net_host *h, const uint8_t gid[16]);
+
+/* State of the entry for gid (state NET_NEIGH_NONE when there is none). */
+void net_host_neigh_info(const struct net_host *h, const uint8_t gid[16],
+			 struct net_neigh_info *info);
+
+/*
+ * Advance the host's clock to now (TSC): retry probes, fail resolutions,
+ * age REACHABLE entries to STALE, forget old FAILED entries, and flush
+ * frames waiting for the link.  Call from every progress-loop iteration
+ * (cheap when nothing is due: one compare).
+ */
+void net_host_timer(struct net_host *h, uint64_t now);
+
+/* Counters by enum net_counter; names alike. */
+const uint64_t *net_host_counters(const struct net_host *h);
+uint64_t net_host_counter(const struct net_host *h, const char *name);
+const char *net_counter_name(unsigned int i);
+
+#endif /* NET_HOST_H */

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The neighbour table: GID -> MAC with states, probing, aging, the frames
+ * waiting for a resolution, and the timer.  A flat array scanned linearly
+ * (a few hundred entries at most; the transport resolves per QP/AH, not
+ * per packet).  Deadlines use the host's clock (h->now).
+ *
+ *   (none) --resolve--> INCOMPLETE --answer--> REACHABLE --reachable_ms--> STALE
+ *   INCOMPLETE --tries exhausted--> FAILED --failed_ms--> (none)
+ *   STALE --resolve--> STALE+probing --answer--> REACHABLE
+ *                                    --tries exhausted--> FAILED
+ *   any ARP/NA naming the GID (not PERMANENT) --> REACHABLE
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "net_private.h"
+
+#define NET_NO_DEADLINE UINT64_MAX
+
+static struct net_neigh *
+neigh_find(const struct net_host *h, const uint8_t gid[16])
+{
+	for (uint32_t i = 0; i < h->neigh_used; i++) {
+		struct net_neigh *e = &h->neigh[i];
+
+		if (e->state != NET_NEIGH_NONE && memcmp(e->gid, gid, 16) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static void
+neigh_set_deadline(struct net_host *h, struct net_neigh *e, uint64_t deadline)
+{
+	e->deadline = deadline;
+	if (deadline < h->next_deadline)
+		h->next_deadline = deadline;
+}
+
+static void
+neigh_pend_drop(struct net_host *h, struct net_neigh *e)
+{
+	while (e->pend_count > 0) {
+		rte_pktmbuf_free(e->pend[e->pend_head]);
+		e->pend_head = (uint16_t)((e->pend_head + 1) % h->pending_max);
+		e->pend_count--;
+		net_count(h, NET_CNT_DROP_PENDING);
+	}
+	e->pend_head = 0;
+}
+
+static void
+neigh_fill_macs(const struct net_host *h, struct rte_mbuf *m,
+		const struct rte_ether_addr *dst)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+
+	rte_ether_addr_copy(dst, &eth->dst_addr);
+	rte_ether_addr_copy(&h->link->mac, &eth->src_addr);
+}
+
+static void
+neigh_pend_send(struct net_host *h, struct net_neigh *e)
+{
+	while (e->pend_count > 0) {
+		struct rte_mbuf *m = e->pend[e->pend_head];
+
+		e->pend_head = (uint16_t)((e->pend_head + 1) % h->pending_max);
+		e->pend_count--;
+		neigh_fill_macs(h, m, &e->mac);
+		net_tx(h, m);
+		net_count(h, NET_CNT_TX_PENDING);
+	}
+	e->pend_head = 0;
+}
+
+static void
+neigh_free(struct net_host *h, struct net_neigh *e)
+{
+	neigh_pend_drop(h, e);
+	e->state = NET_NEIGH_NONE;
+	while (h->neigh_used > 0 &&
+	       h->neigh[h->neigh_used - 1].state == NET_NEIGH_NONE)
+		h->neigh_used--;
+}
+
+/*
+ * A slot for a new entry: a free one, else the FAILED entry or the STALE
+ * (not probing) entry used longest ago.  NULL when all are busy.
+ */
+static struct net_neigh *
+neigh_alloc(struct net_host *h, const uint8_t gid[16])
+{
+	struct net_neigh *victim = NULL;
+	struct net_neigh *e = NULL;
+
+	for (uint32_t i = 0; i < h->neigh_used; i++) {
+		struct net_neigh *c = &h->neigh[i];
+
+		if (c->state == NET_NEIGH_NONE) {
+			e = c;
+			break;
+		}
+		if (c->state == NET_NEIGH_FAILED ||
+		    (c->state == NET_NEIGH_STALE && !c->probing)) {
+			if (victim == NULL ||
+			    (victim->state != NET_NEIGH_FAILED &&
+			     (c->state == NET_NEIGH_FAILED ||
+			      c->last_used < victim->last_used)))
+				victim = c;
+		}
+	}
+	if (e == NULL && h->neigh_used < h->neigh_max)
+		e = &h->neigh[h->neigh_used++];
+	if (e == NULL && victim != NULL) {
+		neigh_pend_drop(h, victim);
+		net_count(h, NET_CNT_NEIGH_EVICTED);
+		e = victim;
+	}
+	if (e == NULL) {
+		net_count(h, NET_CNT_NEIGH_FULL);
+		return NULL;
+	}
+	memcpy(e->gid, gid, 16);
+	e->state = NET_NEIGH_INCOMPLETE;
+	memset(&e->mac, 0, sizeof(e->mac));
+	e->deadline = NET_NO_DEADLINE;
+	e->last_used = h->now;
+	e->tries = 0;
+	e->probing = false;
+	e->pend_head = 0;
+	e->pend_count = 0;
+	return e;
+}
+
+/* Send one ARP request / NS for e and schedule the next try. */
+static void
+neigh_probe(struct net_host *h, struct net_neigh *e)
+{
+	const struct rte_ether_addr *dmac = e->state == NET_NEIGH_STALE ? &e->mac : NULL;
+	const struct net_addr *src;
+	int err;
+
+	e->tries++;
+	neigh_set_deadline(h, e, h->now + h->retry_tsc);
+	src = net_addr_for_peer(h, e->gid, &err);
+	if (src == NULL)
+		return;		/* the address went away: the tries run out */
+	if (net_gid_is_v4(e->gid))
+		(void)net_arp_probe(h, src, e->gid, dmac);
+	else
+		(void)net_nd_probe(h, src, e->gid, dmac);
+}
+
+static void
+neigh_fail(struct net_host *h, struct net_neigh *e)
+{
+	neigh_pend_drop(h, e);
+	e->state = NET_NEIGH_FAILED;
+	e->probing = false;
+	neigh_set_deadline(h, e, h->now + h->failed_tsc);
+	net_count(h, NET_CNT_NEIGH_FAILED);
+}
+
+void
+net_neigh_learn(struct net_host *h, const uint8_t gid[16],
+		const struct rte_ether_addr *mac, bool create)
+{
+	struct net_neigh *e = neigh_find(h, gid);
+
+	if (!rte_is_valid_assigned_ether_addr(mac))
+		return;
+	if (e == NULL) {
+		int err;
+
+		if (!create || net_addr_for_peer(h, gid, &err) == NULL)
+			return;
+		e = neigh_alloc(h, gid);
+		if (e == NULL)
+			return;
+	}
+	if (e->state == NET_NEIGH_PERMANENT)
+		return;
+	if (e->state != NET_NEIGH_REACHABLE)
+		net_count(h, NET_CNT_NEIGH_LEARNED);
+	e->state = NET_NEIGH_REACHABLE;
+	e->mac = *mac;
+	e->tries = 0;
+	e->probing = false;
+	neigh_set_deadline(h, e, h->now + h->reachable_tsc);
+	neigh_pend_send(h, e);
+}
+
+static int
+neigh_check_gid(const struct net_host *h, const uint8_t gid[16])
+{
+	if (net_gid_is_multicast_or_zero(gid) || net_addr_find(h, gid) != NULL)
+		return -EINVAL;
+	return 0;
+}
+
+/* Resolve; *ep is the entry (also on -EAGAIN), NULL when there is none. */
+static int
+neigh_resolve(struct net_host *h, const uint8_t gid[16],
+	      struct rte_ether_addr *mac, struct net_neigh **ep)
+{
+	struct net_neigh *e;
+	int ret = neigh_check_gid(h, gid);
+
+	*ep = NULL;
+	if (ret != 0)
+		return ret;
+	e = neigh_find(h, gid);
+	if (e == NULL) {
+		if (net_addr_for_peer(h, gid, &ret) == NULL)
+			return ret;
+		e = neigh_alloc(h, gid);
+		if (e == NULL)
+			return -ENOBUFS;
+		neigh_probe(h, e);
+		net_tx_flush(h);
+	}
+	*ep = e;
+	e->last_used = h->now;
+	switch (e->state) {
+	case NET_NEIGH_STALE:
+		if (!e->probing) {
+			e->probing = true;
+			e->tries = 0;
+			neigh_probe(h, e);
+			net_tx_flush(h);
+		}
+		/* fall through - a stale MAC is still the best guess */
+	case NET_NEIGH_REACHABLE:
+	case NET_NEIGH_PERMANENT:
+		if (mac != NULL)
+			*mac = e->mac;
+		return 0;
+	case NET_NEIGH_INCOMPLETE:
+		return -EAGAIN;
+	default:
+		return -EHOSTUNREACH;
+	}
+}
+
+int
+net_host_resolve(struct net_host *h, const uint8_t gid[16],
+		 struct rte_ether_addr *mac)
+{
+	struct net_neigh *e;
+
+	if (h == NULL || gid == NULL)
+		return -EINVAL;
+	return neigh_resolve(h, gid, mac, &e);
+}
+
+int
+net_host_output(struct net_host *h, const uint8_t gid[16], struct rte_mbuf *m)
+{
+	struct rte_ether_addr mac;
+	struct net_neigh *e;
+	int ret;
+
+	if (h == NULL || gid == NULL || m == NULL ||
+	    m->data_len < RTE_ETHER_HDR_LEN) {
+		rte_pktmbuf_free(m);
+		return -EINVAL;
+	}
+	ret = neigh_resolve(h, gid, &mac, &e);
+	if (ret == 0) {
+		neigh_fill_macs(h, m, &mac);
+		net_tx(h, m);
+		net_tx_flush(h);
+		return 0;
+	}
+	if (ret == -EAGAIN) {
+		if (e->pend_count == h->pending_max) {
+			/* keep the newest: the oldest is the likeliest stale */
+			rte_pktmbuf_free(e->pend[e->pend_head]);
+			e->pend_head = (uint16_t)((e->pend_head + 1) % h->pending_max);
+			e->pend_count--;
+			net_count(h, NET_CNT_DROP_PENDING);
+		}
+		e->pend[(e->pend_head + e->pend_count) % h->pending_max] = m;
+		e->pend_count++;
+		return -EAGAIN;
+	}
+	rte_pktmbuf_free(m);
+	net_count(h, NET_CNT_DROP_PENDING);
+	return ret;
+}
+
+int
+net_host_add_static(struct net_host *h, const uint8_t gid[16],
+		    const struct rte_ether_addr *mac)
+{
+	struct net_neigh *e;
+	int ret;
+
+	if (h == NULL || gid == NULL || mac == NULL ||
+	    !rte_is_valid_assigned_ether_addr(mac))
+		return -EINVAL;
+	ret = neigh_check_gid(h, gid);
+	if (ret != 0)
+		return ret;
+	e = neigh_find(h, gid);
+	if (e == NULL)
+		e = neigh_alloc(h, gid);
+	if (e == NULL)
+		return -ENOBUFS;
+	e->state = NET_NEIGH_PERMANENT;
+	e->mac = *mac;
+	e->probing = false;
+	e->tries = 0;
+	e->deadline = NET_NO_DEADLINE;
+	neigh_pend_send(h, e);
+	net_tx_flush(h);
+	return 0;
+}
+
+int
+net_host_del_neigh(struct net_host *h, const uint8_t gid[16])
+{
+	struct net_neigh *e;
+
+	if (h == NULL || gid == NULL)
+		return -EINVAL;
+	e = neigh_find(h, gid);
+	if (e == NULL)
+		return -ENOENT;
+	neigh_free(h, e);
+	return 0;
+}
+
+void
+net_host_neigh_info(const struct net_host *h, const uint8_t gid[16],
+		    struct net_neigh_info *info)
+{
+	const struct net_neigh *e = neigh_find(h, gid);
+
+	memset(info, 0, sizeof(*info));
+	if (e == NULL)
+		return;
+	info->state = e->state;
+	info->mac = e->mac;
+	info->tries = e->tries;
+	info->pending = e->pend_count;
+}
+
+/* One entry whose deadline passed. */
+static void
+neigh_expire(struct net_host *h, struct net_neigh *e)
+{
+	switch (e->state) {
+	case NET_NEIGH_INCOMPLETE:
+		if (e->tries >= h->tries)
+			neigh_fail(h, e);
+		else
+			neigh_probe(h, e);
+		break;
+	case NET_NEIGH_STALE:
+		if (!e->probing)
+			e->deadline = NET_NO_DEADLINE;
+		else if (e->tries >= h->tries)
+			neigh_fail(h, e);
+		else
+			neigh_probe(h, e);
+		break;
+	case NET_NEIGH_REACHABLE:
+		e->state = NET_NEIGH_STALE;
+		e->probing = false;
+		e->deadline = NET_NO_DEADLINE;
+		net_count(h, NET_CNT_NEIGH_STALE);
+		break;
+	case NET_NEIGH_FAILED:
+		neigh_free(h, e);
+		break;
+	default:
+		e->deadline = NET_NO_DEADLINE;
+		break;
+	}
+}
+
+void
+net_host_timer(struct net_host *h, uint64_t now)
+{
+	uint64_t next = NET_NO_DEADLINE;
+
+	if (now > h->now)
+		h->now = now;
+	if (h->now < h->next_deadline) {
+		net_tx_flush(h);
+		return;
+	}
+	for (uint32_t i = 0; i < h->neigh_used; i++) {
+		struct net_neigh *e = &h->neigh[i];
+
+		if (e->state == NET_NEIGH_NONE)
+			continue;
+		if (h->now >= e->deadline)
+			neigh_expire(h, e);
+		if (e->state != NET_NEIGH_NONE && e->deadline < next)
+			next = e->deadline;
+	}
+	h->next_deadline = next;
+	net_tx_flush(h);
+}
