@@ -45,6 +45,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "FAIL: kernel_peer.sh needs root (ip netns, veth, AF_PACKET)"
 	exit 1
 fi
+for tool in ip ping; do
+	command -v "$tool" >/dev/null || { echo "FAIL: '$tool' not found (packages iproute2, iputils-ping)"; exit 1; }
+done
 if ! ip netns add "$NSK"; then
 	echo "FAIL: 'ip netns add $NSK' failed: this test needs network namespaces (root, iproute2, a kernel with netns)"
 	exit 1
