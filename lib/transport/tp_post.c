@@ -90,6 +90,7 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	w->send_flags = wr->send_flags;
 	w->state = TP_WQE_POSTED;
 	w->rd_counted = 0;
+	w->started = 0;
 	w->status = DROCE_WC_SUCCESS;
 	w->imm = wr->imm_data;
 

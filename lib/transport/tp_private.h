@@ -75,6 +75,7 @@ struct tp_send_wqe {
 	uint8_t num_sge;
 	uint8_t is_inline;
 	uint8_t rd_counted;	/* counted in req.rd_atomic (READ/atomic in flight) */
+	uint8_t started;	/* a packet of it went out: SQD still finishes it */
 	uint32_t send_flags;
 	uint32_t imm;		/* imm_data (as posted, big-endian) or invalidate_rkey */
 	uint32_t length;	/* total data bytes */

@@ -326,6 +326,9 @@ tp_req_run(struct tp_qp *qp)
 			continue;
 		}
 		if (qp->req.offset == 0 && w->state != TP_WQE_SENDING) {
+			/* draining: what was started is finished, nothing new */
+			if (qp->pub.state == DROCE_QPS_SQD && !w->started)
+				return;
 			if (!may_start(qp, w))
 				return;
 			if (wqe_is_local(w)) {
@@ -335,6 +338,7 @@ tp_req_run(struct tp_qp *qp)
 			w->first_psn = qp->req.psn;
 			w->npkts = tp_wqe_npkts(qp, w);
 			w->state = TP_WQE_SENDING;
+			w->started = 1;
 		}
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= TP_MAX_INFLIGHT_PKTS)

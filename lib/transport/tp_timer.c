@@ -62,7 +62,7 @@ tp_timer_run(struct tp_qp *qp, uint64_t now)
 	if (qp->comp.rnr_deadline != 0 && now >= qp->comp.rnr_deadline) {
 		qp->comp.rnr_deadline = 0;
 		qp->req.wait_rnr = false;
-		if (qp->pub.state == DROCE_QPS_RTS) {
+		if (tp_qp_can_send(qp)) {
 			tp_req_rewind(qp);
 			tp_timer_arm_retrans(qp);
 		}

@@ -1029,6 +1029,44 @@ test_sqd_holds_new_work_until_rts(void **state)
 	qp_drop(qb);
 }
 
+/* SQD drains: a message already started is finished, acknowledged and
+ * completed; a WQE behind it waits for RTS (IBTA 10.3.1). */
+static void
+test_sqd_finishes_the_message_in_progress(void **state)
+{
+	struct droce_qp *qa = qp_create_on(&f.a, DROCE_QPT_RC);
+	struct droce_qp *qb = qp_create_on(&f.b, DROCE_QPT_RC);
+	struct droce_qp_attr a;
+	struct droce_wc wc[2];
+
+	(void)state;
+	bring_up(qa, f.b.gid, qb->qp_num, 9);
+	bring_up(qb, f.a.gid, qa->qp_num, 9);
+	fx_fill(f.a.buf, 65536, 12);
+	memset(f.b.buf, 0, 65536 + 64);
+	assert_int_equal(fx_post(qa, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 65536, f.a.mr->lkey,
+				 (uintptr_t)f.b.buf, f.b.mr->rkey, DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_post(qa, DROCE_WR_RDMA_WRITE, 2, f.a.buf, 64, f.a.mr->lkey,
+				 (uintptr_t)f.b.buf + 65536, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	droce_progress(f.a.ctx);	/* one burst: the first WRITE is half sent */
+	fill(&a, S(RTS), S(SQD), 0);
+	assert_int_equal(droce_modify_qp(qa, &a, M(STATE)), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 2, 1), 1);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_memory_equal(f.b.buf, f.a.buf, 65536);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(f.b.buf[65536 + i], 0);
+	fill(&a, S(SQD), S(RTS), 0);
+	assert_int_equal(droce_modify_qp(qa, &a, M(STATE)), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 1, 5), 1);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_memory_equal(f.b.buf + 65536, f.a.buf, 64);
+	qp_drop(qa);
+	qp_drop(qb);
+}
+
 /* query_qp returns the init attributes, for every type. */
 static void
 test_query_returns_init_attrs(void **state)
@@ -1125,6 +1163,7 @@ main(int argc, char **argv)
 		T(test_reset_discards_work_and_qp_is_reusable),
 		T(test_error_then_reset_then_reuse),
 		T(test_sqd_holds_new_work_until_rts),
+		T(test_sqd_finishes_the_message_in_progress),
 		T(test_query_returns_init_attrs),
 	};
 #undef T
