@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_exch.c - address messages and the TCP conversation of the libibverbs
+ * pingpong examples (see pp_exch.h for the format and the references).
+ *
+ * Differences from rc_pingpong that do not change a byte on the wire:
+ * reads and writes loop over short transfers and EINTR (rc_pingpong issues
+ * one read() and fails if it returns less), sends use MSG_NOSIGNAL so a
+ * peer that hangs up gives an error instead of SIGPIPE, received messages
+ * are validated instead of sscanf'd blindly, and the server checks that
+ * the client's last 5 bytes really are "done\0".
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "pp_exch.h"
+
+void
+pp_gid_to_wire(const union droce_gid *gid, char wire[PP_WIRE_GID_LEN + 1])
+{
+	int i;
+
+	/* pingpong.c: sprintf(&wgid[i * 8], "%08x",
+	 *                     htonl(*(uint32_t *)(gid->raw + i * 4))); */
+	for (i = 0; i < 4; i++) {
+		uint32_t w;
+
+		memcpy(&w, gid->raw + i * 4, sizeof(w));
+		snprintf(&wire[i * 8], 9, "%08x", (unsigned int)htonl(w));
+	}
+	wire[PP_WIRE_GID_LEN] = '\0';
+}
+
+static int
+all_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+int
+pp_wire_to_gid(const char *wire, union droce_gid *gid)
+{
+	int i;
+
+	if (wire == NULL || gid == NULL || !all_hex(wire, PP_WIRE_GID_LEN))
+		return -EINVAL;
+	/* pingpong.c: sscanf 8 digits with "%x", store ntohl(v32) as the
+	 * word at raw[i * 4]. */
+	for (i = 0; i < 4; i++) {
+		char tmp[9];
+		uint32_t w;
+
+		memcpy(tmp, wire + i * 8, 8);
+		tmp[8] = '\0';
+		w = ntohl((uint32_t)strtoul(tmp, NULL, 16));
+		memcpy(gid->raw + i * 4, &w, sizeof(w));
+	}
+	return 0;
+}
+
+int
+pp_msg_format(const struct pp_dest *dest, char msg[PP_MSG_SIZE])
+{
+	char wire[PP_WIRE_GID_LEN + 1];
+	int n;
+
+	if (dest->lid < 0 || dest->lid > 0xffff ||
+	    dest->qpn < 0 || dest->qpn > 0xffffff ||
+	    dest->psn < 0 || dest->psn > 0xffffff)
+		return -EINVAL;
+	memset(msg, 0, PP_MSG_SIZE);
+	pp_gid_to_wire(&dest->gid, wire);
+	/* rc_pingpong.c: sprintf(msg, "%04x:%06x:%06x:%s", lid, qpn, psn, gid) */
+	n = snprintf(msg, PP_MSG_SIZE, "%04x:%06x:%06x:%s", dest->lid,
+		     dest->qpn, dest->psn, wire);
+	return n == (int)PP_MSG_SIZE - 1 ? 0 : -EINVAL;
+}
+
+int
+pp_msg_parse(const char msg[PP_MSG_SIZE], struct pp_dest *dest)
+{
+	struct pp_dest d;
+
+	/* "LLLL:QQQQQQ:PPPPPP:" then 32 hex digits and the NUL. */
+	if (!all_hex(msg, 4) || msg[4] != ':' ||
+	    !all_hex(msg + 5, 6) || msg[11] != ':' ||
+	    !all_hex(msg + 12, 6) || msg[18] != ':' ||
+	    !all_hex(msg + 19, PP_WIRE_GID_LEN) || msg[PP_MSG_SIZE - 1] != '\0')
+		return -EINVAL;
+	memset(&d, 0, sizeof(d));
+	d.lid = (int)strtol(msg, NULL, 16);
+	d.qpn = (int)strtol(msg + 5, NULL, 16);
+	d.psn = (int)strtol(msg + 12, NULL, 16);
+	if (pp_wire_to_gid(msg + 19, &d.gid) != 0)
+		return -EINVAL;
+	*dest = d;
+	return 0;
+}
+
+/* Returns the bytes read (< n only at end of stream) or -errno. */
+static ssize_t
+read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static int
+write_full(int fd, const void *buf, size_t n)
+{
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t r = send(fd, (const char *)buf + put, n - put,
+				 MSG_NOSIGNAL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		put += (size_t)r;
+	}
+	return 0;
+}
+
+static void
+report_bad_msg(const char *who, const char msg[PP_MSG_SIZE])
+{
+	char shown[PP_MSG_SIZE * 4 + 1];
+	size_t i, o = 0;
+
+	for (i = 0; i < PP_MSG_SIZE; i++) {
+		unsigned char c = (unsigned char)msg[i];
+
+		if (isprint(c) && c != '\\')
+			shown[o++] = (char)c;
+		else
+			o += (size_t)snprintf(shown + o, sizeof(shown) - o,
+					      "\\x%02x", c);
+	}
+	shown[o] = '\0';
+	fprintf(stderr, "%s: malformed address message \"%s\" "
+		"(expected \"LLLL:QQQQQQ:PPPPPP:<32 hex digits>\\0\")\n",
+		who, shown);
+}
+
+int
+pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem)
+{
+	char msg[PP_MSG_SIZE];
+	ssize_t n;
+	int rc;
+
+	if (pp_msg_format(my, msg) != 0) {
+		fprintf(stderr, "Couldn't format local address\n");
+		return -EINVAL;
+	}
+	rc = write_full(fd, msg, sizeof(msg));
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't send local address: %s\n",
+			strerror(-rc));
+		return rc;
+	}
+	n = read_full(fd, msg, sizeof(msg));
+	if (n == (ssize_t)sizeof(msg))
+		rc = write_full(fd, PP_DONE_MSG, PP_DONE_SIZE);
+	if (n != (ssize_t)sizeof(msg) || rc != 0) {
+		if (n < 0)
+			fprintf(stderr, "client read/write: %s\n",
+				strerror((int)-n));
+		else if (n != (ssize_t)sizeof(msg))
+			fprintf(stderr, "client read/write: connection closed "
+				"after %zd of %zu bytes\n", n, sizeof(msg));
+		else
+			fprintf(stderr, "client read/write: %s\n",
+				strerror(-rc));
+		fprintf(stderr, "Couldn't read/write remote address\n");
+		return n < 0 ? (int)n : rc != 0 ? rc : -EPROTO;
+	}
+	if (pp_msg_parse(msg, rem) != 0) {
+		report_bad_msg("client", msg);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int
+pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
+		  pp_server_connect_fn connect_fn, void *arg)
+{
+	char msg[PP_MSG_SIZE];
+	char done[PP_DONE_SIZE];
+	struct pp_dest r;
+	ssize_t n;
+	int rc;
+
+	n = read_full(fd, msg, sizeof(msg));
+	if (n != (ssize_t)sizeof(msg)) {
+		if (n < 0)
+			fprintf(stderr, "server read: %s\n", strerror((int)-n));
+		fprintf(stderr, "%d/%d: Couldn't read remote address\n",
+			n < 0 ? -1 : (int)n, (int)sizeof(msg));
+		return n < 0 ? (int)n : -EPROTO;
+	}
+	if (pp_msg_parse(msg, &r) != 0) {
+		report_bad_msg("server", msg);
+		return -EPROTO;
+	}
+	if (connect_fn != NULL && connect_fn(arg, &r) != 0) {
+		fprintf(stderr, "Couldn't connect to remote QP\n");
+		return -ECONNREFUSED;
+	}
+	if (pp_msg_format(my, msg) != 0) {
+		fprintf(stderr, "Couldn't format local address\n");
+		return -EINVAL;
+	}
+	rc = write_full(fd, msg, sizeof(msg));
+	if (rc == 0) {
+		n = read_full(fd, done, sizeof(done));
+		if (n < 0)
+			rc = (int)n;
+		else if (n != (ssize_t)sizeof(done) ||
+			 memcmp(done, PP_DONE_MSG, PP_DONE_SIZE) != 0)
+			rc = -EPROTO;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't send/recv local address: %s\n",
+			rc == -EPROTO ? "no \"done\" from the client" :
+			strerror(-rc));
+		return rc;
+	}
+	*rem = r;
+	return 0;
+}
+
+int
+pp_client_exch(const char *servername, unsigned int port,
+	       const struct pp_dest *my, struct pp_dest *rem)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res, *t;
+	char service[16];
+	int sockfd = -1;
+	int n, rc;
+
+	snprintf(service, sizeof(service), "%u", port);
+	n = getaddrinfo(servername, service, &hints, &res);
+	if (n != 0) {
+		fprintf(stderr, "%s for %s:%u\n", gai_strerror(n), servername,
+			port);
+		return -EHOSTUNREACH;
+	}
+	for (t = res; t != NULL; t = t->ai_next) {
+		sockfd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
+		if (sockfd >= 0) {
+			if (connect(sockfd, t->ai_addr, t->ai_addrlen) == 0)
+				break;
+			close(sockfd);
+			sockfd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (sockfd < 0) {
+		fprintf(stderr, "Couldn't connect to %s:%u\n", servername, port);
+		return -ECONNREFUSED;
+	}
+	rc = pp_client_exch_fd(sockfd, my, rem);
+	close(sockfd);
+	return rc;
+}
+
+int
+pp_server_exch(unsigned int port, const struct pp_dest *my,
+	       struct pp_dest *rem, pp_server_connect_fn connect_fn, void *arg)
+{
+	struct addrinfo hints = {
+		.ai_flags = AI_PASSIVE,
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res, *t;
+	char service[16];
+	int sockfd = -1, connfd;
+	int n, rc;
+
+	snprintf(service, sizeof(service), "%u", port);
+	n = getaddrinfo(NULL, service, &hints, &res);
+	if (n != 0) {
+		fprintf(stderr, "%s for port %u\n", gai_strerror(n), port);
+		return -EADDRNOTAVAIL;
+	}
+	for (t = res; t != NULL; t = t->ai_next) {
+		sockfd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
+		if (sockfd >= 0) {
+			int one = 1;
+
+			setsockopt(sockfd, SOL_SOCKET, SO_REUSEADDR, &one,
+				   sizeof(one));
+			if (bind(sockfd, t->ai_addr, t->ai_addrlen) == 0)
+				break;
+			close(sockfd);
+			sockfd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (sockfd < 0) {
+		fprintf(stderr, "Couldn't listen to port %u\n", port);
+		return -EADDRINUSE;
+	}
+	if (listen(sockfd, 1) != 0) {
+		rc = -errno;
+		fprintf(stderr, "Couldn't listen to port %u: %s\n", port,
+			strerror(-rc));
+		close(sockfd);
+		return rc;
+	}
+	do {
+		connfd = accept(sockfd, NULL, NULL);
+	} while (connfd < 0 && errno == EINTR);
+	rc = connfd < 0 ? -errno : 0;
+	close(sockfd);
+	if (connfd < 0) {
+		fprintf(stderr, "accept() failed: %s\n", strerror(-rc));
+		return rc;
+	}
+	rc = pp_server_exch_fd(connfd, my, rem, connect_fn, arg);
+	close(connfd);
+	return rc;
+}

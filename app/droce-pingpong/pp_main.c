@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_main.c - the program flow of rc_pingpong.c / ud_pingpong.c main() on
+ * droce: droce_init (EAL and droce options first), options, device, the
+ * resources, the address exchange, the loop, the report, cleanup.
+ *
+ * Output and exit status are the examples': the "local address" and
+ * "remote address" lines, the two result lines, "invalid data in page %d"
+ * with -c on the server; 0 on success, 1 on any failure.  Unlike the
+ * examples, a failure after droce_init still releases what was created and
+ * stops EAL (droce_cleanup), so hugepage files and vdev sockets go away.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pingpong.h"
+
+/*
+ * droce_init() returns how many leading arguments it consumed.  Programs
+ * continue with argv + ret; whether argv[ret] is then the program name (as
+ * rte_eal_init leaves it) or the first program option, build a vector
+ * whose [0] is the program name for getopt.
+ */
+static char **
+program_args(int argc, char **argv, int consumed, char *argv0, int *pargc)
+{
+	char **rest = argv + consumed;
+	int n = argc - consumed;
+	char **v;
+	int i, j = 0;
+
+	if (n >= 1 && (rest[0] == argv0 || strcmp(rest[0], argv0) == 0)) {
+		*pargc = n;
+		return rest;
+	}
+	v = calloc((size_t)n + 2, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	v[j++] = argv0;
+	for (i = 0; i < n; i++) {
+		if (i == 0 && strcmp(rest[i], "--") == 0)
+			continue;
+		v[j++] = rest[i];
+	}
+	*pargc = j;
+	return v;
+}
+
+struct server_cb {
+	struct pp_ctx *ctx;
+	const struct pp_opts *o;
+	int my_psn;
+};
+
+
+static struct droce_device *
+pick_device(struct droce_device **list, const char *name)
+{
+	int i;
+
+	if (name == NULL) {
+		if (list[0] == NULL)
+			fprintf(stderr, "No IB devices found (droce: give EAL "
+				"a port, e.g. --vdev=net_memif0,...)\n");
+		return list[0];
+	}
+	for (i = 0; list[i] != NULL; i++) {
+		const char *n = droce_get_device_name(list[i]);
+
+		if (n != NULL && strcmp(n, name) == 0)
+			return list[i];
+	}
+	fprintf(stderr, "IB device %s not found", name);
+	for (i = 0; list[i] != NULL; i++)
+		fprintf(stderr, "%s%s", i == 0 ? " (droce devices: " : ", ",
+			droce_get_device_name(list[i]));
+	fprintf(stderr, "%s\n", i == 0 ? " (no droce devices)" : ")");
+	return NULL;
+}
+
+static void
+print_dest(const char *what, const struct pp_dest *d, enum pp_kind kind)
+{
+	char gid[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, &d->gid, gid, sizeof(gid));
+	/* ud_pingpong's local line has "PSN 0x%06x: GID", the others ", GID". */
+	printf("  %s LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n", what,
+	       d->lid, d->qpn, d->psn,
+	       kind == PP_UD && strcmp(what, "local address: ") == 0 ?
+	       ":" : ",", gid);
+}
+
+/*
+ * Each side waits until its port is ACTIVE before RoCE traffic.  A
+ * hardware port is up long before ibv_rc_pingpong runs; a droce vdev
+ * (net_memif) comes up when the peer process has started, possibly after
+ * the address exchange, and a SEND into a down link costs the first ARP
+ * request, which lib/net retries only after 1 s -- longer than the whole
+ * RC retry budget of timeout 14 (8 x 67 ms).  Nothing is printed unless
+ * the port stays down.
+ */
+#define PP_PORT_WAIT_MS 10000
+
+static int
+wait_port_active(struct pp_ctx *ctx, const struct pp_opts *o)
+{
+	struct droce_port_attr pa;
+	int ms, rc = 0;
+
+	for (ms = 0; ms <= PP_PORT_WAIT_MS; ms++) {
+		memset(&pa, 0, sizeof(pa));
+		rc = droce_query_port(ctx->context, (uint8_t)o->ib_port, &pa);
+		if (rc != 0 || pa.state == DROCE_PORT_ACTIVE)
+			break;
+		droce_progress(ctx->context);
+		usleep(1000);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't get port info: %s\n", strerror(rc));
+		return 1;
+	}
+	if (pa.state != DROCE_PORT_ACTIVE) {
+		fprintf(stderr, "Port %d is not ACTIVE after %d ms (state %d): "
+			"is the link up (peer process started)?\n",
+			o->ib_port, PP_PORT_WAIT_MS, (int)pa.state);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * rc_pingpong's server connects its QP before it answers.  It also waits
+ * for its port first, so the client's first packets (ARP, the first SEND)
+ * never meet a link that is up at one end only.
+ */
+static int
+server_connect(void *arg, const struct pp_dest *rem)
+{
+	struct server_cb *cb = arg;
+
+	if (wait_port_active(cb->ctx, cb->o) != 0)
+		return 1;
+	return pp_connect_ctx(cb->ctx, cb->o, cb->my_psn, rem);
+}
+
+static int
+run(struct pp_opts *o, struct droce_device *dev)
+{
+	struct pp_dest my_dest, rem_dest;
+	struct pp_result res;
+	struct pp_ctx *ctx;
+	int page_size;
+	int routs, rc;
+	int ret = 1;
+
+	page_size = (int)sysconf(_SC_PAGESIZE);
+	if (page_size <= 0)
+		page_size = 4096;
+
+	ctx = pp_init_ctx(dev, o, page_size);
+	if (ctx == NULL)
+		return 1;
+
+	routs = pp_post_recv(ctx, ctx->rx_depth);
+	if (routs < ctx->rx_depth) {
+		fprintf(stderr, "Couldn't post receive (%d)\n", routs);
+		goto out;
+	}
+	/* -e: a no-op in poll mode (droce.h), called as the example does. */
+	if (o->use_event && droce_req_notify_cq(ctx->cq, 0) != 0) {
+		fprintf(stderr, "Couldn't request CQ notification\n");
+		goto out;
+	}
+
+	rc = droce_query_port(ctx->context, (uint8_t)o->ib_port, &ctx->portinfo);
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't get port info: %s\n", strerror(rc));
+		goto out;
+	}
+	memset(&my_dest, 0, sizeof(my_dest));
+	my_dest.lid = ctx->portinfo.lid;
+	if (ctx->portinfo.link_layer != DROCE_LINK_LAYER_ETHERNET &&
+	    !my_dest.lid) {
+		fprintf(stderr, "Couldn't get local LID\n");
+		goto out;
+	}
+	rc = droce_query_gid(ctx->context, (uint8_t)o->ib_port, o->gidx,
+			     &my_dest.gid);
+	if (rc != 0) {
+		if (o->kind == PP_UD)
+			fprintf(stderr, "Could not get local gid for gid index "
+				"%d: %s\n", o->gidx, strerror(rc));
+		else
+			fprintf(stderr, "can't read sgid of index %d: %s\n",
+				o->gidx, strerror(rc));
+		goto out;
+	}
+	my_dest.qpn = (int)ctx->qp->qp_num;
+	my_dest.psn = (int)(lrand48() & 0xffffff);
+	print_dest("local address: ", &my_dest, o->kind);
+
+	if (o->servername != NULL) {
+		rc = pp_client_exch(o->servername, o->port, &my_dest, &rem_dest);
+	} else {
+		struct server_cb cb = {
+			.ctx = ctx, .o = o, .my_psn = my_dest.psn,
+		};
+
+		rc = pp_server_exch(o->port, &my_dest, &rem_dest,
+				    server_connect, &cb);
+	}
+	if (rc != 0)
+		goto out;
+	print_dest("remote address:", &rem_dest, o->kind);
+
+	if (o->servername != NULL &&
+	    (wait_port_active(ctx, o) != 0 ||
+	     pp_connect_ctx(ctx, o, my_dest.psn, &rem_dest) != 0))
+		goto out;
+
+	memset(&res, 0, sizeof(res));
+	if (pp_run(ctx, o, routs, &res) != 0)
+		goto out;
+	pp_report(o, &res, stdout);
+	if (o->servername == NULL && o->validate_buf)
+		pp_chk_verify(ctx->buf + (o->kind == PP_UD ? PP_UD_GRH_LEN : 0),
+			      o->size, (size_t)page_size, stdout);
+	ret = 0;
+out:
+	if (pp_close_ctx(ctx) != 0)
+		ret = 1;
+	return ret;
+}
+
+int
+pp_main(int argc, char **argv, enum pp_kind kind)
+{
+	struct droce_device **dev_list;
+	struct droce_device *dev;
+	struct pp_opts o;
+	char *argv0 = argv[0];
+	char **pargv;
+	int pargc = 0;
+	int consumed, rc;
+	int ret = 1;
+
+	/* Lines reach a pipe as soon as they are printed (scripts wait for
+	 * "local address" before starting the client). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pp_opts_default(&o, kind, argv0);
+	if (pp_wants_help(argc, argv)) {
+		pp_usage(&o, stdout);
+		return 0;
+	}
+
+	consumed = droce_init(argc, argv);
+	if (consumed < 0) {
+		fprintf(stderr, "%s: droce_init failed: %s (check the EAL "
+			"arguments before \"--\" and the --droce-* options)\n",
+			argv0, strerror(errno));
+		return 1;
+	}
+	pargv = program_args(argc, argv, consumed, argv0, &pargc);
+	if (pargv == NULL) {
+		fprintf(stderr, "%s: out of memory\n", argv0);
+		goto out_cleanup;
+	}
+	rc = pp_parse_opts(&o, pargc, pargv, stdout, stderr);
+	if (rc == PP_OPTS_HELP)
+		ret = 0;
+	if (rc != PP_OPTS_RUN)
+		goto out_args;
+
+	srand48(getpid() * time(NULL));
+
+	dev_list = droce_get_device_list(NULL);
+	if (dev_list == NULL) {
+		perror("Failed to get IB devices list");
+		goto out_args;
+	}
+	dev = pick_device(dev_list, o.ib_devname);
+	if (dev != NULL)
+		ret = run(&o, dev);
+	droce_free_device_list(dev_list);
+out_args:
+	if (pargv != argv + consumed)
+		free(pargv);
+out_cleanup:
+	droce_cleanup();
+	return ret;
+}
