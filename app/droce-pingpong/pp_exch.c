@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,33 @@ pp_msg_parse(const char msg[PP_MSG_SIZE], struct pp_dest *dest)
 	return 0;
 }
 
+/*
+ * While a side waits for its peer on TCP, droce must keep running: the
+ * peer's kernel resolves our MAC (ARP/ND) during the exchange, in its
+ * modify_qp to RTR, and only a polled stack answers.  The hook is called
+ * about every millisecond while a socket has nothing to read.
+ */
+static void (*idle_fn)(void *arg);
+static void *idle_arg;
+
+void
+pp_exch_set_idle(void (*fn)(void *arg), void *arg)
+{
+	idle_fn = fn;
+	idle_arg = arg;
+}
+
+static void
+wait_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (idle_fn == NULL)
+		return;			/* plain blocking I/O */
+	while (poll(&pfd, 1, 1) == 0 || (pfd.revents == 0))
+		idle_fn(idle_arg);
+}
+
 /* Returns the bytes read (< n only at end of stream) or -errno. */
 static ssize_t
 read_full(int fd, void *buf, size_t n)
@@ -117,7 +145,10 @@ read_full(int fd, void *buf, size_t n)
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = read(fd, (char *)buf + got, n - got);
+		ssize_t r;
+
+		wait_readable(fd);
+		r = read(fd, (char *)buf + got, n - got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -343,6 +374,7 @@ pp_server_exch(unsigned int port, const struct pp_dest *my,
 		return rc;
 	}
 	do {
+		wait_readable(sockfd);
 		connfd = accept(sockfd, NULL, NULL);
 	} while (connfd < 0 && errno == EINTR);
 	rc = connfd < 0 ? -errno : 0;

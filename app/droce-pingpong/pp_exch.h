@@ -80,6 +80,12 @@ typedef int (*pp_server_connect_fn)(void *arg, const struct pp_dest *rem);
  * rc_pingpong's words.  Return 0 with *rem filled, or a negative errno.
  * The socket is not closed.
  */
+/*
+ * Keep fn(arg) running while the exchange waits on a socket (droce's
+ * progress: the peer resolves our MAC meanwhile).  NULL: block.
+ */
+void pp_exch_set_idle(void (*fn)(void *arg), void *arg);
+
 int pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem);
 int pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
 		      pp_server_connect_fn connect_fn, void *arg);

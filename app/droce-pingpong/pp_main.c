@@ -106,6 +106,12 @@ print_dest(const char *what, const struct pp_dest *d, enum pp_kind kind)
  */
 #define PP_PORT_WAIT_MS 10000
 
+static void
+progress_idle(void *arg)
+{
+	droce_progress(arg);
+}
+
 static int
 wait_port_active(struct pp_ctx *ctx, const struct pp_opts *o)
 {
@@ -204,6 +210,8 @@ run(struct pp_opts *o, struct droce_device *dev)
 	my_dest.psn = (int)(lrand48() & 0xffffff);
 	print_dest("local address: ", &my_dest, o->kind);
 
+	/* keep the stack answering ARP/ND/ping while the handshake waits */
+	pp_exch_set_idle(progress_idle, ctx->context);
 	if (o->servername != NULL) {
 		rc = pp_client_exch(o->servername, o->port, &my_dest, &rem_dest);
 	} else {
