@@ -164,15 +164,25 @@ def run_pair(link, binary, kind, case, case_id, opts, size, iters):
             else:
                 fail(case, "server did not start listening in time")
                 return None
+        # both must finish; once one side fails the other cannot (an
+        # ibv_rc_pingpong server waits forever), so it gets 5 s, not 90
         deadline = time.monotonic() + CASE_TIMEOUT
+        while time.monotonic() < deadline and any(p.poll() is None for p in procs):
+            if any(p.returncode not in (None, 0) for p in procs):
+                deadline = min(deadline, time.monotonic() + 5.0)
+            time.sleep(0.05)
         for p in procs:
             try:
-                p.wait(timeout=max(1.0, deadline - time.monotonic()))
+                p.wait(timeout=0.1)
             except subprocess.TimeoutExpired:
+                if any(q.returncode not in (None, 0) for q in procs):
+                    continue        # reported by check_pair (peer failed)
                 tails = "; ".join(f"{n}: {' | '.join((read(o) + read(e)).strip().splitlines()[-3:])}"
                                   for n, o, e in zip(("server", "client"), outs, errs))
                 fail(case, f"timed out after {CASE_TIMEOUT:.0f} s ({tails})")
                 return None
+        for p in procs:
+            stop(p)                 # only a side left waiting on a failed peer
         return ([p.returncode for p in procs], [read(o) for o in outs], [read(e) for e in errs])
     finally:
         for p in procs:
