@@ -11,10 +11,12 @@
  *   ACK covers a whole SEND/WRITE -> COMPLETE -> GET_WQE (the next one)
  *   sequence NAK / READ gap -> RETRY;  RNR NAK -> RNR;  error NAK -> ERROR
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_cycles.h>
 
+#include "net_host.h"
 #include "tp_private.h"
 
 enum comp_state {
@@ -491,6 +493,20 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 	after_response(&c);
 }
 
+/*
+ * While the peer's MAC is still being resolved (ARP/ND), our packets wait
+ * in the host stack and nothing could have been acknowledged: that time
+ * does not count against retry_cnt (the kernel resolves before a QP
+ * leaves RTR; droce resolves lazily, so it must not fail a QP whose first
+ * ARP request was lost and is retried a second later).
+ */
+static bool
+peer_unresolved(struct tp_qp *qp)
+{
+	return qp->dev->host != NULL &&
+	       net_host_resolve(qp->dev->host, qp->av.dgid, NULL) == -EAGAIN;
+}
+
 /* Retransmit timer expiry (IBTA 9.7.6.1.x local ACK timeout). */
 void
 tp_comp_timeout(struct tp_qp *qp)
@@ -498,6 +514,10 @@ tp_comp_timeout(struct tp_qp *qp)
 	struct comp_ctx c = { .qp = qp };
 
 	qp->comp.retrans_deadline = 0;
+	if (peer_unresolved(qp)) {
+		tp_timer_arm_retrans(qp);
+		return;
+	}
 	tp_count(qp->dev, TP_CNT_TIMEOUTS);
 	if (st_get_wqe(&c) != COMP_CHECK_PSN)
 		return;			/* nothing outstanding */

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Interoperability with the Linux kernel's Soft-RoCE (rdma_rxe) in a QEMU
+# guest (../shared/peers/rxe-vm): droce talks to a RoCE stack nobody here
+# wrote.  One guest boots once for all cases.  Prints TAP.
+#
+# Layout (everything inside network namespace $NETNS, made by rxe-vm):
+#   guest eth0 198.18.0.2 (rxe0) -- tap -- bridge rxebr0 (kernel 198.18.0.1)
+#                                              |
+#                                 veth $VETH_BR / $VETH (droce: net_af_packet)
+#   droce answers ARP/ND itself at 198.18.0.3 and 2001:2::3.
+# Out-of-band exchanges (the pingpong TCP handshake) use the kernel address
+# on the bridge; RoCE goes through droce.
+#
+# Usage: interop.sh BUILD_DIR   (env: DROCE_RXE_VM, DROCE_SKIP_INTEROP)
+set -uo pipefail
+
+BUILD=${1:?usage: interop.sh BUILD_DIR}
+RXEVM=${DROCE_RXE_VM:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/peers/rxe-vm}
+GUEST=ig$$
+NETNS=rxevm-i$$
+BRIDGE=rxeibr$$
+TAP=rxei$$
+VETH=dpi$$
+VETH_BR=dpib$$
+G_IP=198.18.0.2
+H_IP=198.18.0.1
+D_IP=198.18.0.3
+D_IP6=2001:2::3
+G_IP6=2001:2::2
+PP=$BUILD/app/droce-pingpong/droce-pingpong
+UDPP=$BUILD/app/droce-pingpong/droce-ud-pingpong
+DUMP=$BUILD/app/droce-dump/droce-dump
+VECTORS=${DROCE_VECTORS:-$(dirname "$RXEVM")/../vectors}
+TCPDUMP_PID=
+LOGDIR=$(mktemp -d /tmp/droce-interop.XXXXXX)
+T=0
+FAILED=0
+
+log() { printf '# %s\n' "$*"; }
+
+ok() {
+	T=$((T + 1))
+	printf 'ok %d - %s\n' "$T" "$1"
+}
+
+not_ok() {
+	T=$((T + 1))
+	FAILED=$((FAILED + 1))
+	printf 'not ok %d - %s\n' "$T" "$1"
+	[ -n "${2:-}" ] && sed 's/^/#   /' "$2" | tail -n 30
+}
+
+cleanup() {
+	[ -n "$TCPDUMP_PID" ] && kill "$TCPDUMP_PID" 2>/dev/null
+	"$RXEVM" stop "$GUEST" >/dev/null 2>&1
+	ip netns del "$NETNS" >/dev/null 2>&1
+	rm -rf "$LOGDIR"
+}
+trap cleanup EXIT
+
+gexec() { "$RXEVM" exec "$GUEST" -t "$1" -- "${@:2}"; }
+
+# droce side: EAL first, then droce's options, then the program's
+droce_run() {
+	local tmo=$1
+	shift
+	timeout "$tmo" ip netns exec "$NETNS" "$@"
+}
+
+eal_args() {
+	echo "--no-pci -l 0 --in-memory --file-prefix=interop$$ --log-level=lib.eal:error" \
+	     "--vdev=net_af_packet0,iface=$VETH,framesz=8192,blocksz=8192"
+}
+
+droce_args() {
+	echo "--droce-ipv4=$D_IP/24 --droce-ipv6=$D_IP6/64 --droce-mtu=4200"
+}
+
+start_guest() {
+	if [ ! -x "$RXEVM" ]; then
+		echo "Bail out! rxe-vm not found at $RXEVM (set DROCE_RXE_VM)"
+		exit 1
+	fi
+	log "booting Soft-RoCE guest $GUEST (TCG: slow, ~20 s)"
+	if ! "$RXEVM" start "$GUEST" --ip "$G_IP/24" --host-ip "$H_IP/24" --ip6 "$G_IP6/64" \
+		--netns "$NETNS" --bridge "$BRIDGE" --tap "$TAP" --mtu 4200 \
+		>"$LOGDIR/start.log" 2>&1; then
+		sed 's/^/# /' "$LOGDIR/start.log"
+		echo "Bail out! the Soft-RoCE guest did not start (QEMU missing?); run droce-test --skip-interop to skip"
+		exit 1
+	fi
+	ip -n "$NETNS" link add "$VETH" mtu 4200 type veth peer name "$VETH_BR" mtu 4200
+	ip -n "$NETNS" link set "$VETH_BR" master "$BRIDGE" up
+	ip -n "$NETNS" link set "$VETH" up
+	G_GID4=$(gexec 30 rxevm-gid 4 | tr -d '\r\n ')
+	G_GID6=$(gexec 30 rxevm-gid 6g | tr -d '\r\n ')
+	log "guest GID index: IPv4 $G_GID4, IPv6 $G_GID6"
+}
+
+# One pingpong case.  $1 rc|ud, $2 name, $3 droce role (server|client),
+# $4 droce -g, $5 guest -g, $6.. options for both sides.
+pingpong_case() {
+	local kind=$1 name=$2 role=$3 dg=$4 gg=$5
+	local prog=$PP gprog=ibv_rc_pingpong
+	shift 5
+	if [ "$kind" = ud ]; then
+		prog=$UDPP
+		gprog=ibv_ud_pingpong
+	fi
+	local opts="$*" gl=$LOGDIR/$T.guest dl=$LOGDIR/$T.droce rc_g rc_d
+	if [ "$role" = server ]; then
+		# shellcheck disable=SC2046,SC2086
+		timeout 120 ip netns exec "$NETNS" "$prog" $(eal_args) -- $(droce_args) \
+			-g "$dg" $opts >"$dl" 2>&1 &
+		local dpid=$!
+		sleep 3
+		gexec 110 "$gprog -d rxe0 -g $gg $opts $H_IP" >"$gl" 2>&1
+		rc_g=$?
+		wait "$dpid"
+		rc_d=$?
+	else
+		gexec 110 "$gprog -d rxe0 -g $gg $opts" >"$gl" 2>&1 &
+		local gpid=$!
+		sleep 3
+		# shellcheck disable=SC2046,SC2086
+		droce_run 110 "$prog" $(eal_args) -- $(droce_args) -g "$dg" $opts "$G_IP" >"$dl" 2>&1
+		rc_d=$?
+		wait "$gpid"
+		rc_g=$?
+	fi
+	if [ "$rc_g" = 0 ] && [ "$rc_d" = 0 ] &&
+	   grep -q 'bytes in .* seconds = .* Mbit/sec' "$gl" &&
+	   grep -q 'bytes in .* seconds = .* Mbit/sec' "$dl"; then
+		ok "$gprog $name (droce $role; $opts)"
+	else
+		log "guest rc=$rc_g droce rc=$rc_d"
+		cat "$gl" "$dl" >"$LOGDIR/$T.both"
+		not_ok "$gprog $name (droce $role; $opts)" "$LOGDIR/$T.both"
+	fi
+}
+
+# Every RoCEv2 frame on droce's link (both directions) must carry a valid
+# ICRC (the independent checker) and decode cleanly in tshark and droce-dump.
+check_capture() {
+	local cap=$LOGDIR/wire.pcap out=$LOGDIR/check
+	kill "$TCPDUMP_PID" 2>/dev/null
+	wait "$TCPDUMP_PID" 2>/dev/null
+	TCPDUMP_PID=
+	if python3 "$VECTORS/check_icrc.py" --summary "$cap" >"$out" 2>&1; then
+		ok "every captured RoCEv2 frame has a valid ICRC: $(tail -n 1 "$out")"
+	else
+		not_ok "captured frames: ICRC check" "$out"
+	fi
+	if tshark -r "$cap" -V 2>/dev/null | grep -q -i malformed; then
+		not_ok "tshark decodes the capture without malformed packets"
+	else
+		ok "tshark decodes the capture without malformed packets ($(tshark -r "$cap" 2>/dev/null | wc -l) frames)"
+	fi
+	if "$DUMP" "$cap" >"$out" 2>&1; then
+		ok "droce-dump decodes the capture: $(tail -n 1 "$out" | cut -c1-80)"
+	else
+		not_ok "droce-dump decodes the capture" "$out"
+	fi
+}
+
+main() {
+	start_guest
+	# every RoCEv2 frame on droce's link, both directions (ip netns exec
+	# execs tcpdump: $! is tcpdump's own PID)
+	ip netns exec "$NETNS" tcpdump -i "$VETH" -s 0 -w "$LOGDIR/wire.pcap" -U \
+		'udp port 4791' >"$LOGDIR/tcpdump.log" 2>&1 &
+	TCPDUMP_PID=$!
+
+	# ping from the guest: droce answers ARP/ND and ICMP echo itself
+	local pl=$LOGDIR/ping
+	# (not through droce_run: $! must be timeout's own PID to stop it)
+	# shellcheck disable=SC2046
+	timeout 60 ip netns exec "$NETNS" "$PP" $(eal_args) -- $(droce_args) -g 0 \
+		>"$LOGDIR/pp-idle" 2>&1 &
+	local idle=$!
+	sleep 3
+	if gexec 30 "ping -c 3 -W 3 $D_IP" >"$pl" 2>&1; then ok "guest pings droce over IPv4"
+	else not_ok "guest pings droce over IPv4" "$pl"; fi
+	if gexec 30 "ping -6 -c 3 -W 3 $D_IP6" >"$pl" 2>&1; then ok "guest pings droce over IPv6"
+	else not_ok "guest pings droce over IPv6" "$pl"; fi
+	kill "$idle" 2>/dev/null
+	wait "$idle" 2>/dev/null
+
+	for role in client server; do
+		for size in 1 64 4096 65536; do
+			pingpong_case rc "IPv4 -s $size" "$role" 0 "$G_GID4" \
+				-m 1024 -s "$size" -n 20 -c
+		done
+		pingpong_case rc "IPv4 MTU 4096" "$role" 0 "$G_GID4" \
+			-m 4096 -s 65536 -n 20 -c
+		pingpong_case rc "IPv6" "$role" 1 "$G_GID6" -m 1024 -s 4096 -n 20 -c
+		pingpong_case ud "IPv4" "$role" 0 "$G_GID4" -s 512 -n 20
+	done
+	check_capture
+
+	echo "1..$T"
+	[ "$FAILED" = 0 ]
+}
+
+main "$@"
