@@ -51,6 +51,7 @@ droce_init(int argc, char **argv)
 		return -1;
 	}
 	device_table.initialized = true;
+	device_telemetry_register();
 	return eal + taken;
 }
 
@@ -124,6 +125,8 @@ open_state_free(struct device_open *o)
 	if (o->host != NULL)
 		net_host_destroy(o->host);
 	droce_link_close(o->link);
+	/* after the transport's last flush (verbs_detach_link) */
+	device_capture_close(o->cap);
 	free(o);
 }
 
@@ -154,6 +157,11 @@ droce_open_device(struct droce_device *d)
 	lc.mtu = d->mtu;
 	lc.mtu_assume = d->mtu != 0;
 	rc = ethdev_link_open(&lc, &o->link);
+	if (rc == 0 && d->capture[0] != '\0') {
+		rc = device_capture_open(d->capture, d->port_id, d->name, &o->cap);
+		tc.capture = device_capture_burst;
+		tc.capture_arg = o->cap;
+	}
 	if (rc == 0) {
 		hc.link = o->link;
 		rc = net_host_create(&hc, &o->host);
@@ -178,6 +186,7 @@ droce_open_device(struct droce_device *d)
 	o->device = d;
 	o->ctx->device = d;
 	d->open = o;
+	device_telemetry_publish(d);
 	return o->ctx;
 }
 
@@ -190,12 +199,14 @@ droce_close_device(struct droce_context *context)
 	if (context == NULL || context->device == NULL)
 		return EINVAL;
 	d = context->device;
+	device_telemetry_withdraw(d);		/* before anything is freed */
 	rc = verbs_detach_link(context);	/* EBUSY while QPs exist */
-	if (rc != 0)
+	if (rc == 0)
+		rc = droce_close_context(context);	/* EBUSY while PDs exist */
+	if (rc != 0) {
+		device_telemetry_publish(d);
 		return rc;
-	rc = droce_close_context(context);	/* EBUSY while PDs exist */
-	if (rc != 0)
-		return rc;
+	}
 	d->open->ctx = NULL;
 	open_state_free(d->open);
 	d->open = NULL;

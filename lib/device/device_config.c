@@ -12,6 +12,7 @@
  *   max_pd = 1024
  *   max_mr = 65536
  *   max_mw = 65536
+ *   capture = /tmp/droce0.pcapng   pcapng of every RoCEv2 frame (off if absent)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -138,6 +139,12 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return parse_u32(value, 1u << 24, &d->tables.max_mr);
 	if (strcmp(key, "max_mw") == 0)
 		return parse_u32(value, 1u << 24, &d->tables.max_mw);
+	if (strcmp(key, "capture") == 0) {
+		if (value[0] == '\0' || strlen(value) >= sizeof(d->capture))
+			return -EINVAL;
+		strcpy(d->capture, value);
+		return 0;
+	}
 	return -EINVAL;
 }
 
@@ -205,7 +212,8 @@ droce_option(const char *arg, const char *key)
 static int
 apply_option(const char *arg)
 {
-	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp" };
+	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
+					  "capture" };
 	struct droce_device *d;
 	const char *v;
 

@@ -13,6 +13,8 @@
 
 struct droce_link;
 struct net_host;
+struct rte_mbuf;
+struct device_capture;
 
 struct device_addr {
 	uint8_t gid[16];		/* IPv4-mapped or IPv6 */
@@ -25,6 +27,7 @@ struct device_open {
 	struct droce_link *link;
 	struct net_host *host;
 	struct droce_context *ctx;
+	struct device_capture *cap;	/* --droce-capture, or NULL */
 };
 
 /* The opaque struct droce_device of droce.h. */
@@ -37,7 +40,15 @@ struct droce_device {
 	struct droce_context_attr tables;
 	struct device_addr addr[DEVICE_MAX_ADDRS];
 	unsigned int naddr;
+	char capture[256];		/* pcapng file ("capture ="), or "" */
 	struct device_open *open;
+	/*
+	 * What the telemetry thread may read (device_telemetry.c): open is
+	 * published here once complete and withdrawn, before close frees
+	 * anything, after the readers counted in tel_readers left.
+	 */
+	struct device_open *tel_open;	/* atomic */
+	uint32_t tel_readers;		/* atomic */
 };
 
 struct device_table {
@@ -56,5 +67,18 @@ extern struct device_table device_table;
 int device_config_parse(int nargs, char **args);
 /* Resolve the configured ports (or take every port) into device_table. */
 int device_table_build(void);
+
+/* device_capture.c: pcapng capture of a device's RoCEv2 frames. */
+int device_capture_open(const char *path, uint16_t port_id, const char *name,
+			struct device_capture **out);
+void device_capture_burst(void *arg, struct rte_mbuf *const *pkts, uint16_t n,
+			  bool tx);
+void device_capture_close(struct device_capture *c);
+
+/* device_telemetry.c: /droce/... telemetry commands (droce_init). */
+void device_telemetry_register(void);
+/* Let telemetry see an open device / withdraw it (waits for readers). */
+void device_telemetry_publish(struct droce_device *d);
+void device_telemetry_withdraw(struct droce_device *d);
 
 #endif /* DROCE_DEVICE_PRIVATE_H */

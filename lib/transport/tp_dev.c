@@ -156,6 +156,10 @@ tp_progress(struct tp_dev *dev)
 		n = net_host_rx(dev->host, pkts, n);
 		net_host_timer(dev->host, now);
 	}
+	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
+	if (unlikely(dev->cfg.capture != NULL) && n != 0)
+		dev->cfg.capture(dev->cfg.capture_arg, pkts, n, false);
+	/* --- end capture hook --- */
 	tp_recv_burst(dev, pkts, n);
 
 	for (uint32_t i = 0; i < dev->nlive; i++) {
@@ -196,6 +200,62 @@ const char *
 tp_counter_name(unsigned int i)
 {
 	return i < TP_CNT_MAX ? tp_counter_names[i] : NULL;
+}
+
+/* ---- observability: read-only accessors for telemetry (transport.h) --------- */
+
+int
+tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
+		   struct tp_qp_snapshot *snap)
+{
+	uint32_t i = qpn - TP_QPN_BASE;
+	const struct tp_qp *qp;
+
+	if (i >= dev->max_qp)
+		return -ENOENT;
+	qp = __atomic_load_n(&dev->qps[i], __ATOMIC_ACQUIRE);
+	if (qp == NULL)
+		return -ENOENT;
+	/* copy the fields at once; the QP may be destroyed meanwhile */
+	snap->qpn = qp->pub.qp_num;
+	snap->dest_qpn = qp->attr.dest_qp_num;
+	snap->type = qp->pub.qp_type;
+	snap->state = qp->pub.state;
+	snap->mtu = qp->mtu;
+	snap->sq_psn = qp->req.psn;
+	snap->comp_psn = qp->comp.psn;
+	snap->resp_psn = qp->resp.psn;
+	snap->sq_outstanding = tp_ring_count(qp->sq.head, qp->sq.tail);
+	snap->rq_posted = tp_ring_count(qp->rq.head, qp->rq.tail);
+	snap->rd_atomic = qp->req.rd_atomic;
+	snap->retry_cnt = qp->attr.retry_cnt;
+	snap->rnr_retry = qp->attr.rnr_retry;
+	snap->retry_left = qp->comp.retry_left;
+	snap->rnr_retry_left = qp->comp.rnr_retry_left;
+	snap->wait_rnr = qp->req.wait_rnr;
+	/* destroyed (or replaced) while we copied: report it gone */
+	if (__atomic_load_n(&dev->qps[i], __ATOMIC_ACQUIRE) != qp ||
+	    snap->qpn != qpn)
+		return -ENOENT;
+	return 0;
+}
+
+uint32_t
+tp_dev_qp_next(const struct tp_dev *dev, uint32_t after)
+{
+	uint32_t i = after < TP_QPN_BASE ? 0 : after - TP_QPN_BASE + 1;
+
+	for (; i < dev->max_qp; i++)
+		if (__atomic_load_n(&dev->qps[i], __ATOMIC_RELAXED) != NULL)
+			return TP_QPN_BASE + i;
+	return 0;
+}
+
+uint64_t
+tp_dev_counter_read(const struct tp_dev *dev, unsigned int i)
+{
+	return i < TP_CNT_MAX ?
+	       __atomic_load_n(&dev->counters[i], __ATOMIC_RELAXED) : 0;
 }
 
 /* ---- address handles ------------------------------------------------------------ */

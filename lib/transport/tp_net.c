@@ -102,6 +102,10 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 		/* held until ARP/ND answers, or dropped when it fails: the
 		 * transport's retransmission covers both */
 		tp_net_flush(dev);
+		/* --- capture hook: a held frame (its dst MAC still zero) --- */
+		if (unlikely(dev->cfg.capture != NULL))
+			dev->cfg.capture(dev->cfg.capture_arg, &m, 1, true);
+		/* --- end capture hook --- */
 		net_host_output(dev->host, p->dst_gid, m);
 		return;
 	}
@@ -115,6 +119,11 @@ tp_net_flush(struct tp_dev *dev)
 
 	if (dev->txq_len == 0)
 		return;
+	/* --- capture hook (lib/device, --droce-capture): frames out --- */
+	if (unlikely(dev->cfg.capture != NULL))
+		dev->cfg.capture(dev->cfg.capture_arg, dev->txq,
+				 (uint16_t)dev->txq_len, true);
+	/* --- end capture hook --- */
 	sent = droce_link_tx(dev->link, dev->txq, (uint16_t)dev->txq_len);
 	if (sent < dev->txq_len)
 		memmove(dev->txq, dev->txq + sent,

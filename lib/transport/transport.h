@@ -18,6 +18,7 @@
 #include "droce.h"
 
 struct droce_link;
+struct rte_mbuf;
 struct prot_tables;
 struct tp_dev;
 struct tp_qp;
@@ -34,6 +35,17 @@ struct tp_dev_config {
 	 * Default false (spec); true copies rxe (compatibility switch).
 	 */
 	bool retry_cnt_7_infinite;
+	/*
+	 * Packet capture hook (lib/device, --droce-capture); NULL: off, and
+	 * then it costs one pointer test per burst.  Called on the owning
+	 * lcore with every RoCEv2 frame received (after the host stack took
+	 * ARP/ND/ICMP, before parsing: bad frames are captured too) and sent
+	 * (before tx_burst; frames the link refuses are seen again when
+	 * retried).  It must not keep or modify the mbufs.
+	 */
+	void (*capture)(void *arg, struct rte_mbuf *const *pkts, uint16_t n,
+			bool tx);
+	void *capture_arg;
 };
 
 int tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
@@ -66,6 +78,43 @@ const uint64_t *tp_dev_counters(const struct tp_dev *dev);
 uint64_t tp_dev_counter(const struct tp_dev *dev, const char *name);
 unsigned int tp_counter_count(void);
 const char *tp_counter_name(unsigned int i);
+
+/*
+ * Observability (read-only, for DPDK telemetry): these may be called from
+ * another thread than the owning lcore.  They take no lock and follow only
+ * the stable QP slot table (dev->qps[], fixed size): a slot may become NULL
+ * at any time.  A QP destroyed while it is being copied is a race the
+ * caller accepts: the window is a few dozen loads (the QP's memory comes
+ * from rte_malloc, so it stays mapped), the copy is checked against the
+ * QPN afterwards, and a value may be stale or torn across fields.
+ * Counters (tp_dev_counters) may likewise be read with relaxed loads.
+ */
+struct tp_qp_snapshot {
+	uint32_t qpn;
+	uint32_t dest_qpn;
+	enum droce_qp_type type;
+	enum droce_qp_state state;
+	uint32_t mtu;			/* path MTU in bytes */
+	uint32_t sq_psn;		/* requester: next PSN to send (req.psn) */
+	uint32_t comp_psn;		/* completer: oldest unacknowledged PSN */
+	uint32_t resp_psn;		/* responder: expected PSN (ePSN) */
+	uint32_t sq_outstanding;	/* send WQEs posted and not retired */
+	uint32_t rq_posted;		/* receive WQEs posted, not consumed */
+	uint32_t rd_atomic;		/* READ/atomic WQEs in flight */
+	uint8_t retry_cnt;		/* as set by modify_qp */
+	uint8_t rnr_retry;
+	uint8_t retry_left;		/* retries left for the oldest WQE */
+	uint8_t rnr_retry_left;
+	bool wait_rnr;			/* requester stopped by an RNR NAK */
+};
+
+/* Copy what telemetry shows of QP qpn: 0, or -ENOENT (no such QP). */
+int tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
+		       struct tp_qp_snapshot *snap);
+/* The lowest QPN in use above after (0: the first); 0 when none. */
+uint32_t tp_dev_qp_next(const struct tp_dev *dev, uint32_t after);
+/* Counter i (enum tp_counter) read with a relaxed atomic load. */
+uint64_t tp_dev_counter_read(const struct tp_dev *dev, unsigned int i);
 
 struct tp_cq *tp_cq_create(struct tp_dev *dev, int cqe);
 int tp_cq_destroy(struct tp_cq *cq);
