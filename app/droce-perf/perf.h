@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * perf.h - droce-perf: perftest's ib_{write,read,send,atomic}_{bw,lat} on
+ * droce's verbs (include/droce.h), one binary.
+ *
+ *   perf_opts.c    test names, command line (no device)
+ *   perf_report.c  perftest's result tables, statistics (no device)
+ *   perf_exch.c    the TCP side channel: parameters, addresses, barriers
+ *   perf_ctx.c     resources: device, PD, MR, CQs, QP, connect, posting
+ *   perf_bw.c      bandwidth tests (client posts, server waits or receives)
+ *   perf_lat.c     latency tests (ping-pong or client round trips)
+ *   perf_main.c    program flow: droce_init, options, device, sizes, cleanup
+ */
+#ifndef DROCE_PERF_H
+#define DROCE_PERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <droce.h>
+
+enum perf_verb { PERF_SEND, PERF_WRITE, PERF_READ, PERF_ATOMIC };
+enum perf_tst { PERF_LAT, PERF_BW };
+enum perf_atomic { PERF_CMP_AND_SWAP, PERF_FETCH_AND_ADD };
+enum perf_output { PERF_OUT_FULL, PERF_OUT_BW, PERF_OUT_MR, PERF_OUT_LAT };
+
+#define PERF_DEF_PORT 18515
+#define PERF_MAX_SIZE (1u << 23)	/* perftest MAX_SIZE, -a's last size */
+#define PERF_MIN_ITER 5
+#define PERF_MAX_ITER 100000000u
+
+struct perf_opts {
+	const char *prog;
+	const char *test;		/* "write_bw", ... */
+	enum perf_verb verb;
+	enum perf_tst tst;
+	const char *ib_devname;		/* -d */
+	const char *servername;		/* NULL: server */
+	unsigned int port;		/* -p */
+	int ib_port;			/* -i */
+	uint32_t size;			/* -s */
+	uint32_t iters;			/* -n */
+	unsigned int duration;		/* -D seconds, 0: iterations */
+	int all_sizes;			/* -a */
+	enum droce_mtu mtu;		/* -m, 0: port's active MTU */
+	int gid_index;			/* -x */
+	int num_qps;			/* -q (1) */
+	uint32_t tx_depth;		/* -t */
+	uint32_t rx_depth;		/* -r (send tests) */
+	uint32_t cq_mod;		/* -Q */
+	int inline_size;		/* -I, -1: default */
+	enum perf_atomic atomic;	/* -A */
+	int report_gbits;		/* --report_gbits */
+	enum perf_output output;	/* --output */
+	int json;			/* --json */
+	int ignore_cpufreq;		/* -F: accepted */
+};
+
+/* perf_parse_opts() results. */
+enum {
+	PERF_OPTS_RUN = 0,
+	PERF_OPTS_HELP = 1,
+	PERF_OPTS_USAGE = -1,
+};
+
+/* Test name ("write_bw", "ib_write_bw", "droce_write_bw") to verb/tst;
+ * 0 or -1 when unknown. */
+int perf_test_lookup(const char *name, enum perf_verb *verb,
+		     enum perf_tst *tst, const char **canon);
+/* The test named by argv[0]'s basename (droce_write_bw symlinks), or NULL. */
+const char *perf_test_from_argv0(const char *argv0);
+void perf_opts_default(struct perf_opts *o, const char *prog);
+/* Defaults that depend on the test (size, iterations, depths). */
+void perf_opts_test_defaults(struct perf_opts *o);
+/* argv[0] is the program name; the test name is the first argument unless
+ * o->test is already set (argv[0] dispatch). */
+int perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
+		    FILE *err);
+void perf_usage(const char *prog, FILE *out);
+/* Before droce_init: does the command line ask for help? */
+int perf_wants_help(int argc, char **argv);
+
+/* ---- perf_report.c ------------------------------------------------------ */
+struct perf_bw_result {
+	uint64_t size;
+	uint64_t iters;
+	double bw_peak;		/* bytes per second */
+	double bw_avg;		/* bytes per second */
+	double msg_rate;	/* messages per second */
+};
+
+struct perf_lat_result {
+	uint64_t size;
+	uint64_t iters;
+	double t_min, t_max, t_typical, t_avg, t_stdev, p99, p999; /* usec */
+};
+
+void perf_print_bw_header(const struct perf_opts *o, FILE *out);
+void perf_print_bw_line(const struct perf_opts *o,
+			const struct perf_bw_result *r, FILE *out);
+void perf_print_lat_header(const struct perf_opts *o, FILE *out);
+void perf_print_lat_line(const struct perf_opts *o,
+			 const struct perf_lat_result *r, FILE *out);
+void perf_print_footer(const struct perf_opts *o, FILE *out);
+/*
+ * Latency statistics from n samples in nanoseconds (sorted in place),
+ * each divided by div (2 for half round trips).  n >= 1.
+ */
+void perf_lat_stats(uint64_t *ns, size_t n, unsigned int div,
+		    struct perf_lat_result *r);
+
+/* ---- perf_exch.c ------------------------------------------------------- */
+/* What each side tells the other (our own format, see perf_exch.c). */
+struct perf_dest {
+	uint32_t qpn;
+	uint32_t psn;
+	union droce_gid gid;
+	uint32_t rkey;
+	uint64_t vaddr;
+	uint64_t buf_size;
+	/* the client's parameters; the server adopts them */
+	char test[16];
+	uint32_t size;
+	uint32_t iters;
+	uint32_t duration;
+	uint32_t all_sizes;
+	uint32_t atomic;
+	uint32_t mtu;
+};
+
+/* Keep fn(arg) running while waiting on a socket. */
+void perf_exch_set_idle(void (*fn)(void *arg), void *arg);
+/* Connect / accept one connection: a socket, or -1 (reported). */
+int perf_tcp_connect(const char *host, unsigned int port);
+int perf_tcp_accept(unsigned int port);
+int perf_send_dest(int fd, const struct perf_dest *d);
+int perf_recv_dest(int fd, struct perf_dest *d);
+/* Framed messages: a 4-character tag and a 64-bit value.  0 or -errno. */
+int perf_send_msg(int fd, const char tag[4], uint64_t val);
+int perf_recv_msg(int fd, const char tag[4], uint64_t *val);
+/* 1 when a message can be read without blocking, else 0. */
+int perf_msg_ready(int fd);
+/* Both sides: send SYNC, receive SYNC.  0 or -errno. */
+int perf_barrier(int fd);
+/* Text form of the message, for the unit test: returns its length. */
+#define PERF_DEST_MSG_SIZE 160
+int perf_dest_format(const struct perf_dest *d, char msg[PERF_DEST_MSG_SIZE]);
+int perf_dest_parse(const char msg[PERF_DEST_MSG_SIZE], struct perf_dest *d);
+
+/* ---- perf_ctx.c -------------------------------------------------------- */
+struct perf_ctx {
+	const struct perf_opts *o;
+	struct droce_context *context;
+	struct droce_pd *pd;
+	struct droce_mr *mr;
+	struct droce_cq *scq;
+	struct droce_cq *rcq;
+	struct droce_qp *qp;
+	uint8_t *buf;			/* buf_size bytes, registered */
+	size_t buf_size;
+	unsigned int send_flags;	/* DROCE_SEND_INLINE when -I allows */
+	uint32_t max_inline;
+	int sock;			/* TCP side channel */
+	struct perf_dest my, rem;
+	enum droce_mtu active_mtu;
+	uint32_t rx_posted;		/* receives outstanding (send tests) */
+};
+
+int perf_ctx_open(struct perf_ctx *c, struct droce_device *dev,
+		  const struct perf_opts *o);
+/* PD, MR (buf_size bytes), CQs, QP in INIT.  0 or 1 (reported). */
+int perf_ctx_alloc(struct perf_ctx *c, size_t buf_size);
+int perf_ctx_wait_port(struct perf_ctx *c);
+int perf_ctx_connect(struct perf_ctx *c);
+void perf_ctx_close(struct perf_ctx *c);
+/* Post helpers: 0 or a positive errno. */
+int perf_post_recv(struct perf_ctx *c, uint64_t wr_id, uint32_t len);
+/* seq: atomics' operand (FETCH_AND_ADD adds 1; CMP_AND_SWAP seq -> seq+1). */
+int perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size,
+		 int signaled, uint64_t seq);
+/* Poll a CQ; a failed completion is reported and returns -1. */
+int perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n,
+	      struct droce_wc *wc);
+/* Monotonic nanoseconds. */
+uint64_t perf_now_ns(void);
+/* The data pattern of a size (write/send/read verification). */
+uint8_t perf_pattern(size_t i, uint32_t size);
+
+/* ---- perf_bw.c / perf_lat.c -------------------------------------------- */
+/* One size.  0, or 1 after a reported failure. */
+int perf_run_bw(struct perf_ctx *c, uint32_t size);
+int perf_run_lat(struct perf_ctx *c, uint32_t size);
+/* Server of write/read/atomic tests: prepare the buffer, barrier, wait for
+ * the client's END, verify, answer VERI.  0 or 1. */
+int perf_passive_server(struct perf_ctx *c, uint32_t size);
+/* Client: send END with the operation count, receive the verdict.  0 or 1. */
+int perf_client_end(struct perf_ctx *c, uint64_t count);
+/* Keep rx_depth receives posted.  0 or 1. */
+int perf_fill_recv(struct perf_ctx *c);
+/* Client-side checks after a read or atomic run.  0 or 1 (reported). */
+int perf_check_read(struct perf_ctx *c, uint32_t size);
+/* A wait that made no progress for this long is a failure. */
+#define PERF_STALL_NS (10ull * 1000000000ull)
+
+#endif /* DROCE_PERF_H */

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * perf_ctx.c - droce-perf's resources: the device context, one PD, one
+ * registered buffer, a send CQ and a receive CQ, one RC QP.
+ *
+ * The buffer has two halves of buf_size / 2 bytes: the local side sends,
+ * writes and is read from the first ("tx") half; the peer writes, and
+ * receives and atomics land, in the second ("rx") half.  The peer's address
+ * message carries its buffer address and size, so remote operations target
+ * rem.vaddr + rem.buf_size / 2 (writes, atomics) or rem.vaddr (reads).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+#define PERF_PORT_WAIT_MS 10000
+#define PERF_RD_ATOMIC 16
+
+uint64_t
+perf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint8_t
+perf_pattern(size_t i, uint32_t size)
+{
+	return (uint8_t)(i * 13 + size * 7 + 1);
+}
+
+int
+perf_ctx_open(struct perf_ctx *c, struct droce_device *dev,
+	      const struct perf_opts *o)
+{
+	struct droce_port_attr pa;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->sock = -1;
+	c->context = droce_open_device(dev);
+	if (c->context == NULL) {
+		fprintf(stderr, "Couldn't get context for %s: %s\n",
+			droce_get_device_name(dev), strerror(errno));
+		return 1;
+	}
+	memset(&pa, 0, sizeof(pa));
+	rc = droce_query_port(c->context, (uint8_t)o->ib_port, &pa);
+	if (rc != 0) {
+		fprintf(stderr, "Unable to query port %d: %s\n", o->ib_port,
+			strerror(rc));
+		return 1;
+	}
+	c->active_mtu = pa.active_mtu;
+	rc = droce_query_gid(c->context, (uint8_t)o->ib_port, o->gid_index,
+			     &c->my.gid);
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't read GID index %d: %s (give the "
+			"port an address with --droce-ipv4)\n", o->gid_index,
+			strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int
+perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
+{
+	const struct perf_opts *o = c->o;
+	const int access = DROCE_ACCESS_LOCAL_WRITE |
+		DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+		DROCE_ACCESS_REMOTE_ATOMIC;
+	struct droce_qp_init_attr ia;
+	struct droce_qp_attr attr;
+	void *buf = NULL;
+	int rc;
+
+	rc = posix_memalign(&buf, 4096, buf_size);
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't allocate %zu bytes: %s\n", buf_size,
+			strerror(rc));
+		return 1;
+	}
+	c->buf = buf;
+	c->buf_size = buf_size;
+	memset(c->buf, 0, buf_size);
+	c->pd = droce_alloc_pd(c->context);
+	if (c->pd == NULL) {
+		fprintf(stderr, "Couldn't allocate PD: %s\n", strerror(errno));
+		return 1;
+	}
+	c->mr = droce_reg_mr(c->pd, c->buf, buf_size, access);
+	if (c->mr == NULL) {
+		fprintf(stderr, "Couldn't register MR: %s\n", strerror(errno));
+		return 1;
+	}
+	c->scq = droce_create_cq(c->context, (int)o->tx_depth + 1, NULL,
+				 NULL, 0);
+	c->rcq = droce_create_cq(c->context, (int)o->rx_depth + 1, NULL,
+				 NULL, 0);
+	if (c->scq == NULL || c->rcq == NULL) {
+		fprintf(stderr, "Couldn't create CQ: %s\n", strerror(errno));
+		return 1;
+	}
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = c->scq;
+	ia.recv_cq = c->rcq;
+	ia.cap.max_send_wr = o->tx_depth;
+	ia.cap.max_recv_wr = o->rx_depth;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.cap.max_inline_data = o->inline_size > 0 ?
+		(uint32_t)o->inline_size : 0;
+	ia.qp_type = DROCE_QPT_RC;
+	c->qp = droce_create_qp(c->pd, &ia);
+	if (c->qp == NULL) {
+		fprintf(stderr, "Couldn't create QP: %s\n", strerror(errno));
+		return 1;
+	}
+	c->max_inline = ia.cap.max_inline_data;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = DROCE_QPS_INIT;
+	attr.port_num = (uint8_t)o->ib_port;
+	attr.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE |
+		DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC;
+	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE |
+			     DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			     DROCE_QP_ACCESS_FLAGS);
+	if (rc != 0) {
+		fprintf(stderr, "Failed to modify QP to INIT: %s\n",
+			strerror(rc));
+		return 1;
+	}
+	c->my.qpn = c->qp->qp_num;
+	c->my.psn = (uint32_t)(lrand48() & 0xffffff);
+	c->my.rkey = c->mr->rkey;
+	c->my.vaddr = (uintptr_t)c->buf;
+	c->my.buf_size = buf_size;
+	return 0;
+}
+
+int
+perf_ctx_wait_port(struct perf_ctx *c)
+{
+	struct droce_port_attr pa;
+	int ms, rc = 0;
+
+	for (ms = 0; ms <= PERF_PORT_WAIT_MS; ms++) {
+		memset(&pa, 0, sizeof(pa));
+		rc = droce_query_port(c->context, (uint8_t)c->o->ib_port, &pa);
+		if (rc != 0 || pa.state == DROCE_PORT_ACTIVE)
+			break;
+		droce_progress(c->context);
+		usleep(1000);
+	}
+	if (rc != 0 || pa.state != DROCE_PORT_ACTIVE) {
+		fprintf(stderr, "Port %d is not ACTIVE after %d ms\n",
+			c->o->ib_port, PERF_PORT_WAIT_MS);
+		return 1;
+	}
+	return 0;
+}
+
+int
+perf_ctx_connect(struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+	struct droce_qp_attr attr;
+	int rc;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = DROCE_QPS_RTR;
+	attr.path_mtu = o->mtu != 0 ? o->mtu : c->active_mtu;
+	attr.dest_qp_num = c->rem.qpn;
+	attr.rq_psn = c->rem.psn;
+	attr.max_dest_rd_atomic = PERF_RD_ATOMIC;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = c->rem.gid;
+	attr.ah_attr.grh.sgid_index = (uint8_t)o->gid_index;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.port_num = (uint8_t)o->ib_port;
+	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE | DROCE_QP_AV |
+			     DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+			     DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
+			     DROCE_QP_MIN_RNR_TIMER);
+	if (rc != 0) {
+		fprintf(stderr, "Failed to modify QP to RTR: %s\n",
+			strerror(rc));
+		return 1;
+	}
+	attr.qp_state = DROCE_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = c->my.psn;
+	attr.max_rd_atomic = PERF_RD_ATOMIC;
+	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE | DROCE_QP_TIMEOUT |
+			     DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+			     DROCE_QP_SQ_PSN | DROCE_QP_MAX_QP_RD_ATOMIC);
+	if (rc != 0) {
+		fprintf(stderr, "Failed to modify QP to RTS: %s\n",
+			strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+void
+perf_ctx_close(struct perf_ctx *c)
+{
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->qp != NULL)
+		droce_destroy_qp(c->qp);
+	if (c->scq != NULL)
+		droce_destroy_cq(c->scq);
+	if (c->rcq != NULL)
+		droce_destroy_cq(c->rcq);
+	if (c->mr != NULL)
+		droce_dereg_mr(c->mr);
+	if (c->pd != NULL)
+		droce_dealloc_pd(c->pd);
+	if (c->context != NULL)
+		droce_close_device(c->context);
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
+	c->sock = -1;
+}
+
+int
+perf_post_recv(struct perf_ctx *c, uint64_t wr_id, uint32_t len)
+{
+	struct droce_sge sge = {
+		.addr = (uintptr_t)c->buf + c->buf_size / 2,
+		.length = len,
+		.lkey = c->mr->lkey,
+	};
+	struct droce_recv_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+	};
+	struct droce_recv_wr *bad;
+
+	return droce_post_recv(c->qp, &wr, &bad);
+}
+
+int
+perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
+	     uint64_t seq)
+{
+	const struct perf_opts *o = c->o;
+	uint64_t half = c->buf_size / 2, rhalf = c->rem.buf_size / 2;
+	struct droce_sge sge = {
+		.addr = (uintptr_t)c->buf, .length = size, .lkey = c->mr->lkey,
+	};
+	struct droce_send_wr wr;
+	struct droce_send_wr *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = signaled ? DROCE_SEND_SIGNALED : 0;
+	switch (o->verb) {
+	case PERF_SEND:
+		wr.opcode = DROCE_WR_SEND;
+		break;
+	case PERF_WRITE:
+		wr.opcode = DROCE_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = c->rem.vaddr + rhalf;
+		wr.wr.rdma.rkey = c->rem.rkey;
+		break;
+	case PERF_READ:
+		wr.opcode = DROCE_WR_RDMA_READ;
+		sge.addr = (uintptr_t)c->buf + half;
+		wr.wr.rdma.remote_addr = c->rem.vaddr;
+		wr.wr.rdma.rkey = c->rem.rkey;
+		break;
+	case PERF_ATOMIC:
+		wr.opcode = o->atomic == PERF_CMP_AND_SWAP ?
+			DROCE_WR_ATOMIC_CMP_AND_SWP :
+			DROCE_WR_ATOMIC_FETCH_AND_ADD;
+		sge.addr = (uintptr_t)c->buf + half;
+		sge.length = 8;
+		wr.wr.atomic.remote_addr = c->rem.vaddr + rhalf;
+		wr.wr.atomic.rkey = c->rem.rkey;
+		wr.wr.atomic.compare_add = o->atomic == PERF_CMP_AND_SWAP ?
+			seq : 1;
+		wr.wr.atomic.swap = seq + 1;
+		break;
+	}
+	if ((o->verb == PERF_SEND || o->verb == PERF_WRITE) &&
+	    o->inline_size > 0 && size <= (uint32_t)o->inline_size &&
+	    size <= c->max_inline)
+		wr.send_flags |= DROCE_SEND_INLINE;
+	return droce_post_send(c->qp, &wr, &bad);
+}
+
+int
+perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n, struct droce_wc *wc)
+{
+	int ne = droce_poll_cq(cq, n, wc);
+	int i;
+
+	(void)c;
+	if (ne < 0) {
+		fprintf(stderr, "poll CQ failed %d\n", ne);
+		return -1;
+	}
+	for (i = 0; i < ne; i++) {
+		if (wc[i].status != DROCE_WC_SUCCESS) {
+			fprintf(stderr, " Completion with error at %s:\n"
+				" Failed status %d: %s wr_id %d\n",
+				cq == c->scq ? "client" : "server",
+				(int)wc[i].status,
+				droce_wc_status_str(wc[i].status),
+				(int)wc[i].wr_id);
+			return -1;
+		}
+	}
+	return ne;
+}
