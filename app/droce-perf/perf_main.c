@@ -109,6 +109,29 @@ adopt(struct perf_opts *o, const struct perf_dest *rem)
 	return 0;
 }
 
+static void
+print_banner(const struct perf_opts *o, const struct perf_ctx *c)
+{
+	printf("---------------------------------------------------------------------------------------\n");
+	printf("                    %s %s Test\n", verb_title(o->verb),
+	       o->tst == PERF_BW ? "BW" : "Latency");
+	printf(" Number of qps   : 1\t\tTransport type : IB\n");
+	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+	printf(" TX depth        : %u\n", o->tx_depth);
+	if (o->verb == PERF_ATOMIC)
+		printf(" Atomic type     : %s\n", o->atomic == PERF_CMP_AND_SWAP ?
+		       "CMP_AND_SWAP" : "FETCH_AND_ADD");
+	printf(" Mtu             : %d[B]\n", droce_mtu_to_num(
+		       o->mtu != 0 ? o->mtu : c->active_mtu));
+	printf(" Link type       : Ethernet (droce, RoCEv2)\n");
+	printf(" GID index       : %d\n", o->gid_index);
+	if (o->tst == PERF_BW && o->duration == 0)
+		printf(" CQ Moderation   : %u\n", o->cq_mod);
+	printf("---------------------------------------------------------------------------------------\n");
+	print_dest("local", &c->my);
+	print_dest("remote", &c->rem);
+}
+
 static int
 prints_table(const struct perf_opts *o)
 {
@@ -163,24 +186,8 @@ run(struct perf_opts *o, struct droce_device *dev)
 	if (perf_ctx_wait_port(&c) != 0 || perf_ctx_connect(&c) != 0)
 		goto out;
 
-	printf("---------------------------------------------------------------------------------------\n");
-	printf("                    %s %s Test\n", verb_title(o->verb),
-	       o->tst == PERF_BW ? "BW" : "Latency");
-	printf(" Number of qps   : 1\t\tTransport type : IB\n");
-	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
-	printf(" TX depth        : %u\n", o->tx_depth);
-	if (o->verb == PERF_ATOMIC)
-		printf(" Atomic type     : %s\n", o->atomic == PERF_CMP_AND_SWAP ?
-		       "CMP_AND_SWAP" : "FETCH_AND_ADD");
-	printf(" Mtu             : %d[B]\n", droce_mtu_to_num(
-		       o->mtu != 0 ? o->mtu : c.active_mtu));
-	printf(" Link type       : Ethernet (droce, RoCEv2)\n");
-	printf(" GID index       : %d\n", o->gid_index);
-	if (o->tst == PERF_BW && o->duration == 0)
-		printf(" CQ Moderation   : %u\n", o->cq_mod);
-	printf("---------------------------------------------------------------------------------------\n");
-	print_dest("local", &c.my);
-	print_dest("remote", &c.rem);
+	if (o->output == PERF_OUT_FULL)
+		print_banner(o, &c);
 	if (prints_table(o)) {
 		if (o->tst == PERF_BW)
 			perf_print_bw_header(o, stdout);
@@ -196,7 +203,7 @@ run(struct perf_opts *o, struct droce_device *dev)
 	}
 	if (prints_table(o))
 		perf_print_footer(o, stdout);
-	else
+	else if (o->output == PERF_OUT_FULL)
 		printf("---------------------------------------------------------------------------------------\n");
 	ret = 0;
 out:
