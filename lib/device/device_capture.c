@@ -26,6 +26,7 @@
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_pcapng.h>
@@ -52,6 +53,28 @@ now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * DPDK 22.11's rte_pcapng sets its TSC -> wall clock reference lazily, at
+ * the first rte_pcapng_copy(): a timestamp read before that call is
+ * "before" the reference, and the negative delta shifts the reference by
+ * centuries (every frame then dated ~2305).  Make the first copy here,
+ * with a timestamp slightly ahead, and throw it away.
+ */
+static void
+prime_clock(struct device_capture *c)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(c->pool), *copy;
+
+	if (m == NULL)
+		return;
+	rte_pktmbuf_append(m, RTE_ETHER_MIN_LEN);
+	copy = rte_pcapng_copy(c->port_id, 0, m, c->pool, UINT32_MAX,
+			       rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000,
+			       RTE_PCAPNG_DIRECTION_UNKNOWN);
+	rte_pktmbuf_free(copy);
+	rte_pktmbuf_free(m);
 }
 
 int
@@ -97,6 +120,7 @@ device_capture_open(const char *path, uint16_t port_id, const char *name,
 		free(c);
 		return rc != 0 ? rc : -EIO;
 	}
+	prime_clock(c);
 	c->start_ns = now_ns();
 	*out = c;
 	return 0;

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Observability on two droce devices over net_memif in one process:
+ * RC WRITE/READ/SEND traffic, then droce's DPDK telemetry commands read
+ * back through the telemetry socket (as dpdk-telemetry.py does, and with
+ * dpdk-telemetry.py itself when installed), checked against the traffic;
+ * device 0 captures its RoCEv2 frames (--droce-capture=FILE).
+ *
+ * usage: test_telemetry CAPTURE.pcapng   (run by telemetry.py, which then
+ * checks the capture with tshark, droce-dump and check_icrc.py; the last
+ * output line "# capture frames=N" says how many frames it must hold)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rte_eal.h>
+
+#include "droce.h"
+
+#define BUF (1u << 20)
+#define WRITE_LEN 65536u
+#define READ_LEN 65536u
+#define SEND_LEN 5000u
+#define MTU 1024u
+
+struct end {
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_mr *mr;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	uint8_t *buf;
+};
+
+static struct end a, b;
+static char file_prefix[64];
+static uint64_t capture_expect;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Progress both ends until e's CQ has a completion (or timeout). */
+static int
+poll_one(struct end *e, struct droce_wc *wc, double timeout)
+{
+	double end = now() + timeout;
+
+	while (now() < end) {
+		int n;
+
+		droce_progress(a.ctx);
+		droce_progress(b.ctx);
+		n = droce_poll_cq(e->cq, 1, wc);
+		if (n != 0)
+			return n;
+	}
+	return 0;
+}
+
+/* Let the last ACKs and responses land (both ends idle afterwards). */
+static void
+settle(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end) {
+		droce_progress(a.ctx);
+		droce_progress(b.ctx);
+	}
+}
+
+/* ---- telemetry client: the protocol of usertools/dpdk-telemetry.py ------ */
+
+static int
+tel_query(const char *cmd, char *out, size_t len)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/dpdk_telemetry.v2",
+		 rte_eal_get_runtime_dir());
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0)
+		goto fail;
+	n = recv(fd, out, len - 1, 0);		/* {"version": ..., "pid": ...} */
+	if (n <= 0)
+		goto fail;
+	out[n] = '\0';
+	if (strstr(out, "\"pid\"") == NULL)
+		goto fail;
+	if (send(fd, cmd, strlen(cmd), 0) < 0)
+		goto fail;
+	n = recv(fd, out, len - 1, 0);
+	if (n <= 0)
+		goto fail;
+	out[n] = '\0';
+	close(fd);
+	printf("# %s -> %.300s%s\n", cmd, out, strlen(out) > 300 ? "..." : "");
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* The number after "key": in a JSON reply; UINT64_MAX when absent. */
+static uint64_t
+json_u64(const char *json, const char *key)
+{
+	char pat[96];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	if (p == NULL)
+		return UINT64_MAX;
+	return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static uint64_t
+stat_of(const char *dev, const char *key)
+{
+	char cmd[64], out[32768];
+
+	snprintf(cmd, sizeof(cmd), "/droce/stats,%s", dev);
+	assert_int_equal(tel_query(cmd, out, sizeof(out)), 0);
+	return json_u64(out, key);
+}
+
+/* ---- setup ----------------------------------------------------------------- */
+
+static void
+open_end(struct end *e, struct droce_device *dev)
+{
+	e->ctx = droce_open_device(dev);
+	assert_non_null(e->ctx);
+	e->pd = droce_alloc_pd(e->ctx);
+	assert_non_null(e->pd);
+	e->buf = aligned_alloc(4096, BUF);
+	assert_non_null(e->buf);
+	memset(e->buf, 0, BUF);
+	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+	assert_non_null(e->mr);
+	e->cq = droce_create_cq(e->ctx, 256, NULL, NULL, 0);
+	assert_non_null(e->cq);
+}
+
+static void
+connect_qp(struct end *self, struct end *peer)
+{
+	struct droce_qp_attr at;
+	union droce_gid dgid;
+
+	assert_int_equal(droce_query_gid(peer->ctx, 1, 0, &dgid), 0);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = DROCE_QPS_INIT;
+	at.port_num = 1;
+	at.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ;
+	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE |
+					 DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+					 DROCE_QP_ACCESS_FLAGS), 0);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = DROCE_QPS_RTR;
+	at.path_mtu = DROCE_MTU_1024;
+	at.dest_qp_num = peer->qp->qp_num;
+	at.rq_psn = 100;
+	at.max_dest_rd_atomic = 4;
+	at.min_rnr_timer = 12;
+	at.ah_attr.is_global = 1;
+	at.ah_attr.port_num = 1;
+	at.ah_attr.grh.dgid = dgid;
+	at.ah_attr.grh.sgid_index = 0;
+	at.ah_attr.grh.hop_limit = 1;
+	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_AV |
+					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
+					 DROCE_QP_MIN_RNR_TIMER), 0);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = DROCE_QPS_RTS;
+	at.sq_psn = 100;
+	at.timeout = 14;
+	at.retry_cnt = 7;
+	at.rnr_retry = 7;
+	at.max_rd_atomic = 4;
+	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
+					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
+					 DROCE_QP_RNR_RETRY |
+					 DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+static int
+post(struct droce_qp *qp, enum droce_wr_opcode op, void *l, uint32_t len,
+     uint32_t lkey, void *r, uint32_t rkey)
+{
+	struct droce_sge sge = { (uintptr_t)l, len, lkey };
+	struct droce_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)r;
+	wr.wr.rdma.rkey = rkey;
+	return droce_post_send(qp, &wr, &bad);
+}
+
+static void
+traffic(void)
+{
+	struct droce_sge rs = { (uintptr_t)b.buf + 3 * 65536, 65536, b.mr->lkey };
+	struct droce_recv_wr rw = { .wr_id = 7, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct droce_wc wc;
+
+	for (uint32_t i = 0; i < WRITE_LEN; i++)
+		a.buf[i] = (uint8_t)(i * 13 + 5);
+	assert_int_equal(post(a.qp, DROCE_WR_RDMA_WRITE, a.buf, WRITE_LEN, a.mr->lkey,
+			      b.buf, b.mr->rkey), 0);
+	assert_int_equal(poll_one(&a, &wc, 10), 1);
+	if (wc.status != DROCE_WC_SUCCESS) {
+		char o[32768];
+
+		/* what went wrong, in the counters */
+		if (tel_query("/droce/stats,0", o, sizeof(o)) == 0)
+			puts(o);
+		if (tel_query("/droce/stats,1", o, sizeof(o)) == 0)
+			puts(o);
+	}
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_memory_equal(b.buf, a.buf, WRITE_LEN);
+	assert_int_equal(post(a.qp, DROCE_WR_RDMA_READ, a.buf + 65536, READ_LEN,
+			      a.mr->lkey, b.buf, b.mr->rkey), 0);
+	assert_int_equal(poll_one(&a, &wc, 10), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_memory_equal(a.buf + 65536, a.buf, READ_LEN);
+	assert_int_equal(droce_post_recv(b.qp, &rw, &rbad), 0);
+	assert_int_equal(post(a.qp, DROCE_WR_SEND, a.buf, SEND_LEN, a.mr->lkey, NULL, 0), 0);
+	assert_int_equal(poll_one(&a, &wc, 10), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(poll_one(&b, &wc, 10), 1);
+	assert_int_equal(wc.byte_len, SEND_LEN);
+	settle(0.2);
+}
+
+/* dpdk-telemetry.py (DPDK's own client) against this live process. */
+static void
+check_with_dpdk_telemetry_py(uint32_t qpn)
+{
+	char cmd[256], line[512];
+	bool rts = false, qpn_seen = false;
+	FILE *p;
+
+	if (access("/usr/bin/dpdk-telemetry.py", X_OK) != 0) {
+		printf("# dpdk-telemetry.py not installed: skipped\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "echo /droce/qp/info,%u,droce0 | /usr/bin/dpdk-telemetry.py -f %s 2>&1",
+		 qpn, file_prefix);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p) != NULL) {
+		printf("# dpdk-telemetry.py: %s", line);
+		if (strstr(line, "\"state\": \"RTS\"") != NULL)
+			rts = true;
+		if (strstr(line, "\"qpn\":") != NULL &&
+		    strtoul(strstr(line, "\"qpn\":") + 6, NULL, 10) == qpn)
+			qpn_seen = true;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_true(rts);
+	assert_true(qpn_seen);
+}
+
+static void
+test_telemetry_and_capture_over_memif(void **state)
+{
+	const uint64_t write_pkts = (WRITE_LEN + MTU - 1) / MTU;
+	const uint64_t send_pkts = (SEND_LEN + MTU - 1) / MTU;
+	char out[32768], cmd[64];
+	struct droce_device **list;
+	uint64_t sent, rcvd, retrans;
+	int n;
+
+	(void)state;
+	list = droce_get_device_list(&n);
+	assert_non_null(list);
+	assert_int_equal(n, 2);
+	open_end(&a, list[0]);
+	open_end(&b, list[1]);
+	droce_free_device_list(list);
+
+	/* the commands are there, the devices listed, counters all zero */
+	assert_int_equal(tel_query("/", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"/droce/stats\""));
+	assert_non_null(strstr(out, "\"/droce/qp/info\""));
+	assert_int_equal(tel_query("/droce/dev/list", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "[\"droce0\",\"droce1\"]"));
+	assert_int_equal(stat_of("droce0", "sent_pkts"), 0);
+
+	{
+		struct droce_qp_init_attr init = {
+			.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = DROCE_QPT_RC,
+		};
+
+		init.send_cq = init.recv_cq = a.cq;
+		a.qp = droce_create_qp(a.pd, &init);
+		assert_non_null(a.qp);
+		init.send_cq = init.recv_cq = b.cq;
+		b.qp = droce_create_qp(b.pd, &init);
+		assert_non_null(b.qp);
+	}
+	/* the memif pair connects asynchronously: ARP before that is lost */
+	for (double end = now() + 10; now() < end;) {
+		struct droce_port_attr pa, pb;
+
+		assert_int_equal(droce_query_port(a.ctx, 1, &pa), 0);
+		assert_int_equal(droce_query_port(b.ctx, 1, &pb), 0);
+		if (pa.state == DROCE_PORT_ACTIVE && pb.state == DROCE_PORT_ACTIVE)
+			break;
+		settle(0.01);
+	}
+	/* a memif server transmits only once its client polled (refilled) */
+	settle(0.2);
+	connect_qp(&a, &b);
+	connect_qp(&b, &a);
+	traffic();
+
+	/* /droce/stats: the requester side (droce0, by index and by name) */
+	assert_int_equal(tel_query("/droce/stats,0", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"device\":\"droce0\""));
+	sent = json_u64(out, "sent_pkts");
+	rcvd = json_u64(out, "rcvd_pkts");
+	retrans = json_u64(out, "retransmitted_pkts");
+	assert_true(retrans != UINT64_MAX);
+	/* WRITE packets and one READ request; SEND packets are not RDMA */
+	if (retrans == 0) {
+		assert_int_equal(json_u64(out, "rdma_sends"), write_pkts + 1);
+		/* WRITE + READ request + SEND, and ACKs/READ responses back */
+		assert_int_equal(sent, write_pkts + 1 + send_pkts);
+	}
+	assert_true(sent >= write_pkts + 1 + send_pkts);
+	assert_true(rcvd >= READ_LEN / MTU + 2);	/* READ responses + ACKs */
+	assert_int_equal(json_u64(out, "icrc_err"), 0);
+	assert_int_equal(json_u64(out, "retry_exceeded_err"), 0);
+	assert_true(json_u64(out, "net_rx_arp_reply") + json_u64(out, "net_rx_arp_request") >= 1);
+	assert_true(json_u64(out, "link_tx_pkts") >= sent);
+	assert_true(json_u64(out, "prot_local_ok") >= 3);
+	assert_int_equal(json_u64(out, "prot_local_bad_key"), 0);
+	/* the responder side */
+	assert_int_equal(stat_of("droce1", "rdma_recvs"), write_pkts + 1 + retrans);
+	assert_int_equal(stat_of("net_memif1", "prot_remote_ok") >= write_pkts + 1, 1);
+	assert_int_equal(stat_of("droce1", "icrc_err"), 0);
+
+	/* /droce/qp/list and /droce/qp/info */
+	assert_int_equal(tel_query("/droce/qp/list", out, sizeof(out)), 0);
+	snprintf(cmd, sizeof(cmd), "[%u]", a.qp->qp_num);
+	assert_non_null(strstr(out, cmd));
+	snprintf(cmd, sizeof(cmd), "/droce/qp/info,%u,droce1", b.qp->qp_num);
+	assert_int_equal(tel_query(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"state\":\"RTS\""));
+	assert_non_null(strstr(out, "\"type\":\"RC\""));
+	assert_int_equal(json_u64(out, "dest_qpn"), a.qp->qp_num);
+	assert_int_equal(json_u64(out, "mtu"), MTU);
+	assert_int_equal(json_u64(out, "sq_outstanding"), 0);
+	/* the responder expects the PSN after WRITE, READ and SEND */
+	assert_int_equal(json_u64(out, "resp_psn"),
+			 100 + write_pkts + READ_LEN / MTU + send_pkts);
+	snprintf(cmd, sizeof(cmd), "/droce/qp/info,%u", a.qp->qp_num);
+	assert_int_equal(tel_query(cmd, out, sizeof(out)), 0);
+	assert_int_equal(json_u64(out, "req_psn"),
+			 100 + write_pkts + READ_LEN / MTU + send_pkts);
+	assert_int_equal(json_u64(out, "comp_psn"), json_u64(out, "req_psn"));
+	/* errors: unknown QP, bad parameters */
+	assert_int_equal(tel_query("/droce/qp/info,99999", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "null"));
+	assert_int_equal(tel_query("/droce/stats,droce9", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "null"));
+	check_with_dpdk_telemetry_py(a.qp->qp_num);
+
+	assert_int_equal(droce_destroy_qp(a.qp), 0);
+	assert_int_equal(droce_destroy_qp(b.qp), 0);
+	assert_int_equal(tel_query("/droce/qp/list,0", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "[]"));
+	/* nothing moves any more: what droce0 captured is fixed */
+	sent = stat_of("0", "sent_pkts");
+	rcvd = stat_of("0", "rcvd_pkts");
+	assert_int_equal(stat_of("0", "link_tx_full"), 0);
+	capture_expect = sent + rcvd;
+
+	/* the memif client (b) first: see test/integration/device */
+	for (struct end *e = &b; e != NULL; e = e == &b ? &a : NULL) {
+		assert_int_equal(droce_destroy_cq(e->cq), 0);
+		assert_int_equal(droce_dereg_mr(e->mr), 0);
+		assert_int_equal(droce_dealloc_pd(e->pd), 0);
+		assert_int_equal(droce_close_device(e->ctx), 0);
+		free(e->buf);
+	}
+	/* closed devices stay listed, without counters */
+	assert_int_equal(tel_query("/droce/stats,droce0", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"open\":0"));
+	assert_null(strstr(out, "sent_pkts"));
+}
+
+int
+main(int argc, char **argv)
+{
+	char sock[64], v0[128], v1[128], prefix[96], capture[512];
+	const char *no_huge = getenv("DROCE_NO_HUGE");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_telemetry_and_capture_over_memif),
+	};
+	char *args[32];
+	int nargs = 0, rc;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s CAPTURE.pcapng\n", argv[0]);
+		return 2;
+	}
+	snprintf(capture, sizeof(capture), "--droce-capture=%s", argv[1]);
+	snprintf(sock, sizeof(sock), "/tmp/droce-tel-%d.sock", getpid());
+	snprintf(v0, sizeof(v0), "net_memif0,role=server,socket=%s,bsize=8192", sock);
+	snprintf(v1, sizeof(v1), "net_memif1,role=client,socket=%s,bsize=8192", sock);
+	/* a unique prefix: a telemetry socket of our own */
+	snprintf(file_prefix, sizeof(file_prefix), "droce-tel-%d", getpid());
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", file_prefix);
+	args[nargs++] = argv[0];
+	args[nargs++] = "--no-pci";
+	args[nargs++] = "-l";
+	args[nargs++] = "0";
+	args[nargs++] = prefix;
+	args[nargs++] = "--log-level=lib.eal:error";
+	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
+		args[nargs++] = "--no-huge";
+		args[nargs++] = "-m";
+		args[nargs++] = "1024";
+		printf("# WARNING: EAL with --no-huge (DROCE_NO_HUGE=1)\n");
+	}
+	args[nargs++] = "--vdev";
+	args[nargs++] = v0;
+	args[nargs++] = "--vdev";
+	args[nargs++] = v1;
+	args[nargs++] = "--";
+	args[nargs++] = "--droce-port=net_memif0";
+	args[nargs++] = "--droce-ipv4=198.18.10.1/24";
+	args[nargs++] = "--droce-mtu=4200";
+	args[nargs++] = capture;
+	args[nargs++] = "--droce-port=net_memif1";
+	args[nargs++] = "--droce-ipv4=198.18.10.2/24";
+	args[nargs++] = "--droce-mtu=4200";
+	args[nargs] = NULL;
+	if (droce_init(nargs, args) < 0) {
+		perror("droce_init");
+		return 1;
+	}
+	rc = cmocka_run_group_tests_name("telemetry", tests, NULL, NULL);
+	droce_cleanup();
+	unlink(sock);
+	if (rc == 0)
+		printf("# capture frames=%" PRIu64 "\n", capture_expect);
+	return rc;
+}
