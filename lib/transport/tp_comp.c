@@ -297,30 +297,13 @@ st_complete(struct comp_ctx *c)
 	return COMP_EXIT;
 }
 
-/* Scatter READ response data into the WQE's local buffers (need LOCAL_WRITE). */
+/* READ response data and atomic results land in the WQE's buffers. */
 static bool
 scatter(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 	const uint8_t *src, uint32_t len)
 {
-	for (unsigned int i = 0; i < w->num_sge && len > 0; i++) {
-		const struct droce_sge *s = &w->sge[i];
-		uint32_t chunk;
-		void *dst;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		chunk = RTE_MIN(len, s->length - off);
-		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
-				     chunk, true, &dst) != PROT_OK)
-			return false;
-		memcpy(dst, src, chunk);
-		src += chunk;
-		len -= chunk;
-		off = 0;
-	}
-	return len == 0;
+	return tp_sge_copy(qp, w->sge, w->num_sge, off, (void *)(uintptr_t)src, len,
+			   true);
 }
 
 static enum comp_state

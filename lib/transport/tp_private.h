@@ -363,6 +363,11 @@ void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);
 int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);
 
+/* tp_sge.c: copy len bytes between buf and the SGE list at offset off,
+ * L_Key-checking every chunk; false on a local protection error. */
+bool tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsge,
+		 uint32_t off, void *buf, uint32_t len, bool into_sges);
+
 /* tp_cq.c */
 bool tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc);
 

@@ -42,12 +42,7 @@ tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
 
 /* ---- payload --------------------------------------------------------------- */
 
-/*
- * Copy len bytes at message offset off from the WQE's data into dst.  Every
- * SGE chunk is checked against its lkey now, not at post time, so a region
- * deregistered while the WQE waits is never read (o10-...: L_Key checks at
- * execution).  Returns false on a local protection error.
- */
+/* The WQE's data at message offset off: inline bytes or its SGEs. */
 static bool
 gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
        uint32_t len, uint8_t *dst)
@@ -56,25 +51,7 @@ gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 		memcpy(dst, w->inline_data + off, len);
 		return true;
 	}
-	for (unsigned int i = 0; i < w->num_sge && len > 0; i++) {
-		const struct droce_sge *s = &w->sge[i];
-		uint32_t chunk;
-		void *src;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		chunk = RTE_MIN(len, s->length - off);
-		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
-				     chunk, false, &src) != PROT_OK)
-			return false;
-		memcpy(dst, src, chunk);
-		dst += chunk;
-		len -= chunk;
-		off = 0;
-	}
-	return len == 0;
+	return tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
 }
 
 /* ---- opcodes ------------------------------------------------------------------ */

@@ -154,25 +154,8 @@ static bool
 scatter_recv(struct tp_qp *qp, const struct tp_recv_wqe *w, uint32_t off,
 	     const uint8_t *src, uint32_t len)
 {
-	for (unsigned int i = 0; i < w->num_sge && len > 0; i++) {
-		const struct droce_sge *s = &w->sge[i];
-		uint32_t chunk;
-		void *dst;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		chunk = RTE_MIN(len, s->length - off);
-		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
-				     chunk, true, &dst) != PROT_OK)
-			return false;
-		memcpy(dst, src, chunk);
-		src += chunk;
-		len -= chunk;
-		off = 0;
-	}
-	return len == 0;
+	return tp_sge_copy(qp, w->sge, w->num_sge, off, (void *)(uintptr_t)src, len,
+			   true);
 }
 
 /* UD: the 40-byte GRH in front of the data (IPv4: header in the last 20). */
