@@ -131,7 +131,7 @@ perf_dest_parse(const char msg[PERF_DEST_MSG_SIZE], struct perf_dest *d)
 			return -EINVAL;
 	}
 	if (strcmp(test, "-") != 0)
-		memcpy(r.test, test, sizeof(r.test));
+		snprintf(r.test, sizeof(r.test), "%s", test);
 	*d = r;
 	return 0;
 }
