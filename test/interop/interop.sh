@@ -32,6 +32,7 @@ G_IP6=2001:2::2
 PP=$BUILD/app/droce-pingpong/droce-pingpong
 UDPP=$BUILD/app/droce-pingpong/droce-ud-pingpong
 DUMP=$BUILD/app/droce-dump/droce-dump
+IMM=${DROCE_IMM:-$BUILD/test/interop/droce-imm}
 VECTORS=${DROCE_VECTORS:-$(dirname "$RXEVM")/../vectors}
 TCPDUMP_PID=
 LOGDIR=$(mktemp -d /tmp/droce-interop.XXXXXX)
@@ -141,6 +142,41 @@ pingpong_case() {
 	fi
 }
 
+# WRITE and SEND with immediate (single, multi-packet, zero-length) with the
+# guest's rxevm-imm: the side with an address sends, the other checks.
+imm_case() {
+	local role=$1 gl=$LOGDIR/$T.gimm dl=$LOGDIR/$T.dimm rc_g rc_d what
+	if [ "$role" = server ]; then	# droce receives, the guest sends
+		what="rxevm-imm (guest) sends WRITE/SEND with immediate to droce"
+		# shellcheck disable=SC2046
+		timeout 120 ip netns exec "$NETNS" "$IMM" $(eal_args) -- $(droce_args) -g 0 \
+			>"$dl" 2>&1 &
+		local dpid=$!
+		sleep 3
+		gexec 110 "rxevm-imm -g $G_GID4 $H_IP" >"$gl" 2>&1
+		rc_g=$?
+		wait "$dpid"
+		rc_d=$?
+	else				# droce sends, the guest checks
+		what="droce sends WRITE/SEND with immediate to rxevm-imm (guest)"
+		gexec 110 "rxevm-imm -g $G_GID4" >"$gl" 2>&1 &
+		local gpid=$!
+		sleep 3
+		# shellcheck disable=SC2046
+		droce_run 110 "$IMM" $(eal_args) -- $(droce_args) -g 0 "$G_IP" >"$dl" 2>&1
+		rc_d=$?
+		wait "$gpid"
+		rc_g=$?
+	fi
+	if [ "$rc_g" = 0 ] && [ "$rc_d" = 0 ] && grep -qx OK "$gl" && grep -qx OK "$dl"; then
+		ok "$what"
+	else
+		log "guest rc=$rc_g droce rc=$rc_d"
+		cat "$gl" "$dl" >"$LOGDIR/$T.both"
+		not_ok "$what" "$LOGDIR/$T.both"
+	fi
+}
+
 # Every RoCEv2 frame on droce's link (both directions) must carry a valid
 # ICRC (the independent checker) and decode cleanly in tshark and droce-dump.
 check_capture() {
@@ -198,6 +234,8 @@ main() {
 		pingpong_case rc "IPv6" "$role" 1 "$G_GID6" -m 1024 -s 4096 -n 20 -c
 		pingpong_case ud "IPv4" "$role" 0 "$G_GID4" -s 512 -n 20
 	done
+	imm_case client
+	imm_case server
 	check_capture
 
 	echo "1..$T"
