@@ -23,68 +23,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "app_sock.h"
 #include "perf.h"
 
 #define PERF_MSG_LEN 16
 
-static void (*idle_fn)(void *arg);
-static void *idle_arg;
-
 void
 perf_exch_set_idle(void (*fn)(void *arg), void *arg)
 {
-	idle_fn = fn;
-	idle_arg = arg;
+	app_sock_set_idle(fn, arg);
 }
 
-static void
-wait_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	if (idle_fn == NULL)
-		return;
-	while (poll(&pfd, 1, 0) == 0 || pfd.revents == 0)
-		idle_fn(idle_arg);
-}
-
+/* Exactly n bytes, or an error (the end of the stream is one). */
 static int
 read_full(int fd, void *buf, size_t n)
 {
-	size_t got = 0;
+	ssize_t r = app_sock_read_full(fd, buf, n);
 
-	while (got < n) {
-		ssize_t r;
-
-		wait_readable(fd);
-		r = read(fd, (char *)buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -ECONNRESET;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static int
-write_full(int fd, const void *buf, size_t n)
-{
-	size_t put = 0;
-
-	while (put < n) {
-		ssize_t r = send(fd, (const char *)buf + put, n - put,
-				 MSG_NOSIGNAL);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		put += (size_t)r;
-	}
-	return 0;
+	return r < 0 ? (int)r : (size_t)r == n ? 0 : -ECONNRESET;
 }
 
 int
@@ -143,7 +99,7 @@ perf_send_dest(int fd, const struct perf_dest *d)
 
 	if (perf_dest_format(d, msg) < 0)
 		return -EINVAL;
-	return write_full(fd, msg, sizeof(msg));
+	return app_sock_write_full(fd, msg, sizeof(msg));
 }
 
 int
@@ -171,7 +127,7 @@ perf_send_msg(int fd, const char tag[4], uint64_t val)
 	memcpy(m, tag, 4);
 	for (i = 0; i < 8; i++)
 		m[8 + i] = (uint8_t)(val >> (56 - 8 * i));
-	return write_full(fd, m, sizeof(m));
+	return app_sock_write_full(fd, m, sizeof(m));
 }
 
 int
@@ -241,8 +197,7 @@ perf_tcp_connect(const char *host, unsigned int port)
 			fd = -1;
 		}
 		if (fd < 0) {
-			if (idle_fn != NULL)
-				idle_fn(idle_arg);
+			app_sock_idle();
 			usleep(100000);
 		}
 	}
@@ -288,7 +243,7 @@ perf_tcp_accept(unsigned int port)
 		return -1;
 	}
 	do {
-		wait_readable(lfd);
+		app_sock_wait_readable(lfd);
 		fd = accept(lfd, NULL, NULL);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)

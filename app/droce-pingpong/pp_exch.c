@@ -14,7 +14,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "app_sock.h"
 #include "pp_exch.h"
 
 void
@@ -111,72 +111,11 @@ pp_msg_parse(const char msg[PP_MSG_SIZE], struct pp_dest *dest)
 	return 0;
 }
 
-/*
- * While a side waits for its peer on TCP, droce must keep running: the
- * peer's kernel resolves our MAC (ARP/ND) during the exchange, in its
- * modify_qp to RTR, and only a polled stack answers.  The hook is called
- * about every millisecond while a socket has nothing to read.
- */
-static void (*idle_fn)(void *arg);
-static void *idle_arg;
-
+/* Waiting on the peer keeps droce polled: app/common/app_sock.c. */
 void
 pp_exch_set_idle(void (*fn)(void *arg), void *arg)
 {
-	idle_fn = fn;
-	idle_arg = arg;
-}
-
-static void
-wait_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	if (idle_fn == NULL)
-		return;			/* plain blocking I/O */
-	while (poll(&pfd, 1, 1) == 0 || (pfd.revents == 0))
-		idle_fn(idle_arg);
-}
-
-/* Returns the bytes read (< n only at end of stream) or -errno. */
-static ssize_t
-read_full(int fd, void *buf, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r;
-
-		wait_readable(fd);
-		r = read(fd, (char *)buf + got, n - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
-static int
-write_full(int fd, const void *buf, size_t n)
-{
-	size_t put = 0;
-
-	while (put < n) {
-		ssize_t r = send(fd, (const char *)buf + put, n - put,
-				 MSG_NOSIGNAL);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		put += (size_t)r;
-	}
-	return 0;
+	app_sock_set_idle(fn, arg);
 }
 
 static void
@@ -211,15 +150,15 @@ pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem)
 		fprintf(stderr, "Couldn't format local address\n");
 		return -EINVAL;
 	}
-	rc = write_full(fd, msg, sizeof(msg));
+	rc = app_sock_write_full(fd, msg, sizeof(msg));
 	if (rc != 0) {
 		fprintf(stderr, "Couldn't send local address: %s\n",
 			strerror(-rc));
 		return rc;
 	}
-	n = read_full(fd, msg, sizeof(msg));
+	n = app_sock_read_full(fd, msg, sizeof(msg));
 	if (n == (ssize_t)sizeof(msg))
-		rc = write_full(fd, PP_DONE_MSG, PP_DONE_SIZE);
+		rc = app_sock_write_full(fd, PP_DONE_MSG, PP_DONE_SIZE);
 	if (n != (ssize_t)sizeof(msg) || rc != 0) {
 		if (n < 0)
 			fprintf(stderr, "client read/write: %s\n",
@@ -250,7 +189,7 @@ pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
 	ssize_t n;
 	int rc;
 
-	n = read_full(fd, msg, sizeof(msg));
+	n = app_sock_read_full(fd, msg, sizeof(msg));
 	if (n != (ssize_t)sizeof(msg)) {
 		if (n < 0)
 			fprintf(stderr, "server read: %s\n", strerror((int)-n));
@@ -270,9 +209,9 @@ pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
 		fprintf(stderr, "Couldn't format local address\n");
 		return -EINVAL;
 	}
-	rc = write_full(fd, msg, sizeof(msg));
+	rc = app_sock_write_full(fd, msg, sizeof(msg));
 	if (rc == 0) {
-		n = read_full(fd, done, sizeof(done));
+		n = app_sock_read_full(fd, done, sizeof(done));
 		if (n < 0)
 			rc = (int)n;
 		else if (n != (ssize_t)sizeof(done) ||
@@ -374,7 +313,7 @@ pp_server_exch(unsigned int port, const struct pp_dest *my,
 		return rc;
 	}
 	do {
-		wait_readable(sockfd);
+		app_sock_wait_readable(sockfd);
 		connfd = accept(sockfd, NULL, NULL);
 	} while (connfd < 0 && errno == EINTR);
 	rc = connfd < 0 ? -errno : 0;
