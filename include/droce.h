@@ -339,6 +339,15 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  * Returns the number of packets handled. */
 int droce_progress(struct droce_context *context);
 
+/*
+ * droce extension: a transport counter of the context by its name (the
+ * Linux rxe names: sent_pkts, rcvd_pkts, duplicate_request,
+ * out_of_seq_request, rcvd_seq_err, completer_retry_err, ... and droce's:
+ * retransmitted_pkts, retransmit_timeouts, icrc_err, ...; the full list
+ * is lib/transport/tp_counters.h).  UINT64_MAX for an unknown name.
+ */
+uint64_t droce_get_counter(struct droce_context *context, const char *name);
+
 enum droce_qp_type {
 	DROCE_QPT_RC = 2,
 	DROCE_QPT_UC,

@@ -6,6 +6,7 @@
  * the reason appended.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,6 +331,28 @@ pp_post_send(struct pp_ctx *ctx)
 	return droce_post_send(ctx->qp, &wr, &bad_wr);
 }
 
+/*
+ * DROCE_COUNTERS=1: the transport's recovery counters on stderr at the end
+ * (tests check that a lossy link really made droce retransmit).
+ */
+static void
+print_counters(struct droce_context *context)
+{
+	static const char *const names[] = {
+		"sent_pkts", "rcvd_pkts", "retransmitted_pkts", "completer_retry_err",
+		"retransmit_timeouts", "rcvd_seq_err", "out_of_seq_request",
+		"duplicate_request", "sent_seq_nak", "icrc_err",
+	};
+
+	if (getenv("DROCE_COUNTERS") == NULL)
+		return;
+	fprintf(stderr, "droce counters:");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		fprintf(stderr, " %s=%" PRIu64, names[i],
+			droce_get_counter(context, names[i]));
+	fprintf(stderr, "\n");
+}
+
 int
 pp_close_ctx(struct pp_ctx *ctx)
 {
@@ -363,6 +386,7 @@ pp_close_ctx(struct pp_ctx *ctx)
 		fprintf(stderr, "Couldn't deallocate PD: %s\n", strerror(rc));
 		return 1;
 	}
+	print_counters(ctx->context);
 	rc = droce_close_device(ctx->context);
 	if (rc != 0) {
 		fprintf(stderr, "Couldn't release context: %s\n",

@@ -349,6 +349,14 @@ ethdev_link_open(const struct ethdev_link_config *cfg, struct droce_link **out)
 		return -ENOMEM;
 	p->link.ops = &ethdev_ops;
 	p->link.priv = p;
+	if (cfg->drop > 0) {
+		/* test knob: the draw is a 64-bit number below drop * 2^64 */
+		p->drop_below = cfg->drop >= 1 ? UINT64_MAX :
+				(uint64_t)(cfg->drop * 18446744073709551616.0);
+		p->rng = cfg->seed;
+		ETHDEV_LOG(WARNING, "fault injection: losing %.4f of the frames each way",
+			   cfg->drop);
+	}
 	if (cfg->devargs != NULL) {
 		ret = ethdev_probe(p, cfg->devargs);
 	} else {

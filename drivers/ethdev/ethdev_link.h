@@ -100,6 +100,14 @@ struct ethdev_link_config {
 	 */
 	bool flow_isolate;
 	bool flow_arp_nd;
+	/*
+	 * Test knob: lose this fraction (0..1) of the frames received and of
+	 * those sent, from a PRNG seeded with seed; the way to make a real
+	 * peer (Linux Soft-RoCE) recover from loss where tc netem is not
+	 * available.  0: off, no cost.
+	 */
+	double drop;
+	uint64_t seed;
 };
 
 struct ethdev_link_stats {

@@ -47,6 +47,10 @@ struct ethdev_priv {
 	struct rte_flow *flows[ETHDEV_FLOW_MAX];
 	unsigned int nb_flows;
 	struct ethdev_counters cnt;
+	/* test knob (ethdev_link_config.drop): lose frames both ways */
+	uint64_t drop_below;		/* 0: off; drop when rng draw < this */
+	uint64_t rng;
+	uint64_t fault_drops;
 };
 
 static inline struct ethdev_priv *

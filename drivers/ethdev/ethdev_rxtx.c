@@ -43,6 +43,22 @@ ethdev_rx_single(struct ethdev_priv *p, struct rte_mbuf *m)
 	return NULL;
 }
 
+/* splitmix64: the fault knob's deterministic draws */
+static bool
+fault_drop(struct ethdev_priv *p)
+{
+	uint64_t z = (p->rng += 0x9e3779b97f4a7c15ull);
+
+	if (likely(p->drop_below == 0))
+		return false;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	if ((z ^ (z >> 31)) >= p->drop_below)
+		return false;
+	ethdev_count(&p->fault_drops, 1);
+	return true;
+}
+
 uint16_t
 ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -59,6 +75,10 @@ ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 			if (m == NULL)
 				continue;
 		}
+		if (unlikely(p->drop_below != 0) && fault_drop(p)) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		bytes += m->pkt_len;
 		pkts[k++] = m;
 	}
@@ -69,12 +89,33 @@ ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 	return k;
 }
 
+/* With the fault knob on: frame by frame, a lost one counts as taken. */
+static uint16_t
+tx_with_faults(struct ethdev_priv *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		if (fault_drop(p)) {
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		if (rte_eth_tx_burst(p->port_id, p->txq, &pkts[i], 1) == 0)
+			break;
+		ethdev_count(&p->cnt.tx_pkts, 1);
+	}
+	return i;
+}
+
 uint16_t
 ethdev_tx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ethdev_priv *p = ethdev_priv(link);
 	uint64_t bytes = 0;
 	uint16_t sent;
+
+	if (unlikely(p->drop_below != 0))
+		return tx_with_faults(p, pkts, n);
 
 	/* lengths first: the PMD may free what it takes at once */
 	for (uint16_t i = 0; i < n; i++)

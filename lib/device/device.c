@@ -156,6 +156,8 @@ droce_open_device(struct droce_device *d)
 	lc.name = d->name;
 	lc.mtu = d->mtu;
 	lc.mtu_assume = d->mtu != 0;
+	lc.drop = d->drop;
+	lc.seed = (uint64_t)d->port_id * 0x9e3779b97f4a7c15ull + 1;
 	rc = ethdev_link_open(&lc, &o->link);
 	if (rc == 0 && d->capture[0] != '\0') {
 		rc = device_capture_open(d->capture, d->port_id, d->name, &o->cap);

@@ -131,6 +131,13 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return parse_addr_list(d, value, AF_INET6);
 	if (strcmp(key, "mtu") == 0)
 		return parse_u32(value, 9216, &d->mtu);
+	if (strcmp(key, "drop") == 0) {
+		char *end;
+
+		d->drop = strtod(value, &end);
+		return *value != '\0' && *end == '\0' && d->drop >= 0 && d->drop <= 1 ?
+		       0 : -EINVAL;
+	}
 	if (strcmp(key, "max_qp") == 0)
 		return parse_u32(value, 1u << 20, &d->max_qp);
 	if (strcmp(key, "max_pd") == 0)
@@ -213,7 +220,7 @@ static int
 apply_option(const char *arg)
 {
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
-					  "capture" };
+					  "capture", "drop" };
 	struct droce_device *d;
 	const char *v;
 

@@ -37,6 +37,7 @@ struct droce_device {
 	uint16_t port_id;
 	uint32_t mtu;			/* 0: the port's */
 	uint32_t max_qp;		/* 0: default */
+	double drop;			/* test knob: frames lost each way */
 	struct droce_context_attr tables;
 	struct device_addr addr[DEVICE_MAX_ADDRS];
 	unsigned int naddr;

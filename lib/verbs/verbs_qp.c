@@ -53,6 +53,14 @@ droce_progress(struct droce_context *context)
 	return tp_progress(context->tp);
 }
 
+uint64_t
+droce_get_counter(struct droce_context *context, const char *name)
+{
+	if (context == NULL || context->tp == NULL || name == NULL)
+		return UINT64_MAX;
+	return tp_dev_counter(context->tp, name);
+}
+
 /* ---- completion queues ------------------------------------------------------- */
 
 struct droce_cq *
