@@ -130,6 +130,9 @@ advance(struct comp_ctx *c, uint32_t psn)
 
 	if (!roce_psn_after(psn, qp->comp.psn))
 		return;
+	/* the window grows by what was acknowledged (doubling per round trip) */
+	qp->req.window = RTE_MIN(qp->req.window + (uint32_t)roce_psn_diff(psn, qp->comp.psn),
+				 (uint32_t)TP_MAX_INFLIGHT_PKTS);
 	qp->comp.psn = psn;
 	qp->comp.retry_pending = false;
 	qp->comp.retry_left = qp->attr.retry_cnt;
@@ -383,6 +386,9 @@ st_retry(struct comp_ctx *c)
 	}
 	tp_count(qp->dev, TP_CNT_COMPLETER_RETRY_ERR);
 	qp->comp.retry_pending = true;
+	/* a timeout (no response at all) shrinks to the minimum, a gap halves */
+	qp->req.window = c->pkt == NULL ? TP_MIN_INFLIGHT_PKTS :
+			 RTE_MAX(qp->req.window / 2, (uint32_t)TP_MIN_INFLIGHT_PKTS);
 	tp_req_rewind(qp);
 	tp_timer_arm_retrans(qp);
 	return COMP_EXIT;

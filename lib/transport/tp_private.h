@@ -50,6 +50,13 @@ extern int tp_logtype;
 
 /* Request packets in flight per QP before the requester waits for ACKs. */
 #define TP_MAX_INFLIGHT_PKTS 1024
+/*
+ * After a loss the window shrinks (halved on a NAK or gap, to the minimum
+ * on a timeout) and grows again by what gets acknowledged: go-back-N
+ * resends a whole window, and a slow receiver that dropped the first one
+ * (an emulated guest's Soft-RoCE) would drop the same again and again.
+ */
+#define TP_MIN_INFLIGHT_PKTS 16
 /* AckReq on every N-th packet of a long message (and on its last one). */
 #define TP_ACKREQ_EVERY 16
 /* Packets the requester builds per QP per progress call. */
@@ -218,6 +225,7 @@ struct tp_qp {
 		uint32_t offset;	/* bytes of it already sent */
 		uint32_t psn;		/* next PSN to send */
 		uint32_t psn_hi;	/* first PSN never sent yet */
+		uint32_t window;	/* packets allowed in flight now */
 		uint32_t rd_atomic;	/* READ/ATOMIC WQEs outstanding */
 		uint32_t pkts_since_ackreq;
 		bool wait_rnr;		/* stopped until the RNR timer fires */

@@ -266,6 +266,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 		cur->sq_psn = a->sq_psn;
 		qp->req.psn = a->sq_psn;
 		qp->req.psn_hi = a->sq_psn;
+		qp->req.window = TP_MAX_INFLIGHT_PKTS;
 		qp->comp.psn = a->sq_psn;
 	}
 	if (mask & DROCE_QP_MAX_QP_RD_ATOMIC)

@@ -318,7 +318,7 @@ tp_req_run(struct tp_qp *qp)
 			w->started = 1;
 		}
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
-		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= TP_MAX_INFLIGHT_PKTS)
+		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
 			return;
 		sent = wqe_is_rd_atomic(w) ? send_rd_atomic_packet(qp, w) :
 					     send_data_packet(qp, w);

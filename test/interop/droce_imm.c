@@ -14,7 +14,13 @@
  *   droce-imm [EAL] -- [--droce-*] [-g GID] [-m MTU] [-p PORT] [SERVER_IP]
  * The side given an address sends; the other receives and checks every
  * completion (opcode, immediate, byte count) and every byte.  Exit 0 on
- * success.  The handshake is rxevm-imm's: a packed {qpn, psn, rkey, addr,
+ * success.
+ *
+ * -b rkey|range (sender only): the first WRITE uses a wrong R_Key, or an
+ * address past the peer's region; the peer's kernel must answer with a
+ * remote access error NAK, so droce must complete it with
+ * DROCE_WC_REM_ACCESS_ERR (exit 0 then; the peer's QP goes to the error
+ * state and rxevm-imm exits non-zero).  The handshake is rxevm-imm's: a packed {qpn, psn, rkey, addr,
  * gid} in host byte order (both ends x86), then one sync byte each way
  * before and after the operations.
  */
@@ -164,6 +170,42 @@ connect_qp(struct droce_qp *qp, const struct conn_info *me,
 		DIE("modify RTS failed");
 }
 
+/* -b: one WRITE the peer must refuse; 0 when it did, with REM_ACCESS_ERR. */
+static int
+send_bad(struct droce_qp *qp, struct droce_cq *cq, struct droce_mr *mr, char *buf,
+	 const struct conn_info *peer, const char *mode)
+{
+	struct droce_sge sge = { (uintptr_t)buf, 64, mr->lkey };
+	struct droce_send_wr wr, *bad;
+	struct droce_wc wc;
+	int n;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.imm_data = htonl(0xbad);
+	wr.wr.rdma.remote_addr = peer->addr;
+	wr.wr.rdma.rkey = peer->rkey;
+	if (strcmp(mode, "rkey") == 0)
+		wr.wr.rdma.rkey ^= 0x00100000;	/* another index: no such key */
+	else
+		wr.wr.rdma.remote_addr += BUF_SIZE - 32;	/* ends past the region */
+	if (droce_post_send(qp, &wr, &bad))
+		DIE("droce_post_send failed");
+	for (long spins = 0; (n = droce_poll_cq(cq, 1, &wc)) == 0; spins++)
+		if (spins > 200000000L)
+			DIE("timeout waiting for a completion");
+	if (n != 1)
+		DIE("droce_poll_cq failed");
+	printf("bad %s WRITE: %s\n", mode, droce_wc_status_str(wc.status));
+	if (wc.status != DROCE_WC_REM_ACCESS_ERR)
+		return 1;
+	printf("REM_ACCESS_ERR as expected\n");
+	return 0;
+}
+
 static void
 send_all(struct droce_qp *qp, struct droce_cq *cq, struct droce_mr *mr, char *buf,
 	 const struct conn_info *peer)
@@ -225,7 +267,7 @@ main(int argc, char **argv)
 {
 	int gidx = 0, mtu = 1024, port = 18520, c, fails = 0;
 	struct droce_device **list;
-	const char *peer_ip = NULL;
+	const char *peer_ip = NULL, *bad_mode = NULL;
 	struct conn_info me, peer;
 	union droce_gid gid;
 	struct droce_pd *pd;
@@ -241,12 +283,13 @@ main(int argc, char **argv)
 		DIE("droce_init: %s", strerror(errno));
 	argc -= used;
 	argv += used;
-	while ((c = getopt(argc, argv, "g:m:p:")) != -1) {
+	while ((c = getopt(argc, argv, "b:g:m:p:")) != -1) {
 		switch (c) {
+		case 'b': bad_mode = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
 		case 'm': mtu = atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
-		default: DIE("usage: droce-imm [EAL] -- [--droce-*] [-g gid] [-m mtu] [-p port] [server_ip]");
+		default: DIE("usage: droce-imm [EAL] -- [--droce-*] [-b rkey|range] [-g gid] [-m mtu] [-p port] [server_ip]");
 		}
 	}
 	if (optind < argc)
@@ -310,6 +353,15 @@ main(int argc, char **argv)
 	xfer(fd, &sync, &psync, 1);
 	printf("local QPN 0x%06x PSN 0x%06x, remote QPN 0x%06x PSN 0x%06x\n", me.qpn, me.psn,
 	       peer.qpn, peer.psn);
+	if (bad_mode != NULL) {
+		if (peer_ip == NULL)
+			DIE("-b needs a server address (droce sends)");
+		/* the peer's QP is in the error state now: no final sync */
+		fails = send_bad(qp, cq, mr, buf, &peer, bad_mode);
+		close(fd);
+		printf("%s\n", fails ? "FAIL" : "OK");
+		return fails ? 1 : 0;
+	}
 	if (peer_ip != NULL)
 		send_all(qp, cq, mr, buf, &peer);
 	else
