@@ -70,20 +70,9 @@ prot_mr_reg(struct prot_tables *t, uint32_t pd, void *addr, uint64_t length,
 		return ret;
 
 	tok = prot_ctl_lock(t);
-	s = prot_pd_slot(t, pd);
-	if (s == NULL) {
-		ret = -EINVAL;
+	ret = prot_entry_alloc(t, pd, t->ctl->nr_mr, t->ctl->max_mr, &s, &idx);
+	if (ret != 0)
 		goto out;
-	}
-	if (t->ctl->nr_mr >= t->ctl->max_mr) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	idx = prot_index_alloc(t);
-	if (idx == 0) {
-		ret = -ENOMEM;
-		goto out;
-	}
 	e = &t->entries[idx];
 	do_mr_fill(e, pd, addr, length, access);
 	e->type = PROT_OBJ_MR;

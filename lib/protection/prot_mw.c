@@ -22,20 +22,9 @@ prot_mw_alloc(struct prot_tables *t, uint32_t pd, int type, uint32_t *key)
 	if (t == NULL || key == NULL || (type != 1 && type != 2))
 		return -EINVAL;
 	tok = prot_ctl_lock(t);
-	s = prot_pd_slot(t, pd);
-	if (s == NULL) {
-		ret = -EINVAL;
+	ret = prot_entry_alloc(t, pd, t->ctl->nr_mw, t->ctl->max_mw, &s, &idx);
+	if (ret != 0)
 		goto out;
-	}
-	if (t->ctl->nr_mw >= t->ctl->max_mw) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	idx = prot_index_alloc(t);
-	if (idx == 0) {
-		ret = -ENOMEM;
-		goto out;
-	}
 	e = &t->entries[idx];
 	/* Allocated but unbound: no valid key yet (tag stays 0). */
 	e->type = type == 1 ? PROT_OBJ_MW1 : PROT_OBJ_MW2;

@@ -43,6 +43,14 @@ void prot_ctl_unlock(struct prot_tables *t, int token);
 uint32_t prot_index_alloc(struct prot_tables *t);
 void prot_index_free(struct prot_tables *t, uint32_t idx);
 
+/*
+ * Under the lock: a new MR or MW entry of PD pd, given how many of its
+ * kind exist (nr) and may (max).  Sets *slot (the PD) and *idx; 0, or
+ * -EINVAL (unknown PD) / -ENOMEM (limit reached, no free index).
+ */
+int prot_entry_alloc(struct prot_tables *t, uint32_t pd, uint32_t nr,
+		     uint32_t max, struct prot_pd_slot **slot, uint32_t *idx);
+
 /* Under the lock: validity of a PD handle. */
 static inline struct prot_pd_slot *
 prot_pd_slot(struct prot_tables *t, uint32_t pd)

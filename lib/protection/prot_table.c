@@ -238,6 +238,19 @@ prot_index_alloc(struct prot_tables *t)
 	return idx;
 }
 
+int
+prot_entry_alloc(struct prot_tables *t, uint32_t pd, uint32_t nr, uint32_t max,
+		 struct prot_pd_slot **slot, uint32_t *idx)
+{
+	*slot = prot_pd_slot(t, pd);
+	if (*slot == NULL)
+		return -EINVAL;
+	if (nr >= max)
+		return -ENOMEM;
+	*idx = prot_index_alloc(t);
+	return *idx == 0 ? -ENOMEM : 0;
+}
+
 void
 prot_index_free(struct prot_tables *t, uint32_t idx)
 {
