@@ -174,6 +174,7 @@ droce_open_device(struct droce_device *d)
 	}
 	if (rc == 0) {
 		tc.max_qp = d->max_qp;
+		tc.retry_cnt_7_infinite = d->rxe_retry_compat;
 		rc = -verbs_attach_link(o->ctx, o->link, &tc);
 	}
 	if (rc == 0) {

@@ -131,6 +131,14 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return parse_addr_list(d, value, AF_INET6);
 	if (strcmp(key, "mtu") == 0)
 		return parse_u32(value, 9216, &d->mtu);
+	if (strcmp(key, "rxe_retry_compat") == 0) {
+		uint32_t on;
+
+		if (parse_u32(value, 1, &on) != 0)
+			return -EINVAL;
+		d->rxe_retry_compat = on != 0;
+		return 0;
+	}
 	if (strcmp(key, "drop") == 0) {
 		char *end;
 
@@ -220,7 +228,7 @@ static int
 apply_option(const char *arg)
 {
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
-					  "capture", "drop" };
+					  "capture", "drop", "rxe_retry_compat" };
 	struct droce_device *d;
 	const char *v;
 

@@ -38,6 +38,7 @@ struct droce_device {
 	uint32_t mtu;			/* 0: the port's */
 	uint32_t max_qp;		/* 0: default */
 	double drop;			/* test knob: frames lost each way */
+	bool rxe_retry_compat;		/* retry_cnt 7 = forever, as Linux rxe */
 	struct droce_context_attr tables;
 	struct device_addr addr[DEVICE_MAX_ADDRS];
 	unsigned int naddr;

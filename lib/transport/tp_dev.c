@@ -90,6 +90,12 @@ tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link)
 	return 0;
 }
 
+void
+tp_dev_set_retry_cnt_7_infinite(struct tp_dev *dev, bool on)
+{
+	dev->cfg.retry_cnt_7_infinite = on;
+}
+
 int
 tp_dev_attach_host(struct tp_dev *dev, struct net_host *host)
 {

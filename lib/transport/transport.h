@@ -48,6 +48,9 @@ struct tp_dev_config {
 	void *capture_arg;
 };
 
+/* The rxe compatibility switch above, for an engine already running. */
+void tp_dev_set_retry_cnt_7_infinite(struct tp_dev *dev, bool on);
+
 int tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		  const struct tp_dev_config *cfg, struct tp_dev **out);
 /* -EBUSY while QPs exist. */

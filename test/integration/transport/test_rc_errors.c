@@ -15,6 +15,8 @@
 #include <rte_byteorder.h>
 
 #include "tp_fixture.h"
+#include "transport.h"
+#include "verbs_private.h"
 #include "vwire.h"
 
 #define BUF (1u << 20)
@@ -313,6 +315,40 @@ test_retry_exhausted_when_peer_vanishes_bad_flow(void **state)
 	assert_int_equal(vwire_set_faults(f.a.link, &ok), 0);
 }
 
+/* retry_cnt 7: 7 retries per IBTA; forever with the rxe compatibility switch */
+static void
+test_retry_cnt_7_is_finite_unless_rxe_compat(void **state)
+{
+	struct vwire_faults cut = { .drop = 1.0, .seed = 1 };
+	struct vwire_faults ok_wire = { .seed = 1 };
+	struct droce_wc wc;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .retry_set = true, .retry_cnt = 7,
+					     .rnr_retry = 0, .timeout = 5 });
+	/* compat on: the link is cut for 12 timeouts, the WR survives */
+	tp_dev_set_retry_cnt_7_infinite(verbs_tp(f.a.ctx), true);
+	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 64,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	while (fx_counter(&f.a, "retransmit_timeouts") < 12)
+		assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 0.001), 0);
+	assert_int_equal(vwire_set_faults(f.a.link, &ok_wire), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	/* compat off (IBTA): 1 try + 7 retries, then RETRY_EXC_ERR */
+	tp_dev_set_retry_cnt_7_infinite(verbs_tp(f.a.ctx), false);
+	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 2, f.a.buf, 64,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_RETRY_EXC_ERR);
+	assert_int_equal(vwire_set_faults(f.a.link, &ok_wire), 0);
+}
+
 /* ---- the error state ----------------------------------------------------------- */
 
 static void
@@ -459,6 +495,7 @@ main(int argc, char **argv)
 		T(test_rnr_without_retry_fails_bad_flow),
 		T(test_rnr_retries_until_a_buffer_is_posted),
 		T(test_retry_exhausted_when_peer_vanishes_bad_flow),
+		T(test_retry_cnt_7_is_finite_unless_rxe_compat),
 		T(test_modify_to_err_flushes_everything),
 		T(test_type2_window_write_then_local_invalidate_bad_flow),
 		T(test_type2_window_remote_invalidate_by_send_with_inv_bad_flow),
