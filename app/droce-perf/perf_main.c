@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_dev.h"
 #include "perf.h"
 
 static const char *
@@ -27,53 +28,6 @@ verb_title(enum perf_verb v)
 	case PERF_READ: return "RDMA_Read";
 	default: return "Atomic";
 	}
-}
-
-static char **
-program_args(int argc, char **argv, int consumed, char *argv0, int *pargc)
-{
-	char **rest = argv + consumed;
-	int n = argc - consumed;
-	char **v;
-	int i, j = 0;
-
-	v = calloc((size_t)n + 2, sizeof(*v));
-	if (v == NULL)
-		return NULL;
-	v[j++] = argv0;
-	for (i = 0; i < n; i++) {
-		if (i == 0 && (rest[i] == argv0 ||
-			       strcmp(rest[i], argv0) == 0 ||
-			       strcmp(rest[i], "--") == 0))
-			continue;
-		v[j++] = rest[i];
-	}
-	*pargc = j;
-	return v;
-}
-
-static struct droce_device *
-pick_device(struct droce_device **list, const char *name)
-{
-	int i;
-
-	if (name == NULL) {
-		if (list[0] == NULL)
-			fprintf(stderr, "No IB devices found (droce: give EAL "
-				"a port, e.g. --vdev=net_af_packet0,iface=...)\n");
-		return list[0];
-	}
-	for (i = 0; list[i] != NULL; i++)
-		if (strcmp(droce_get_device_name(list[i]), name) == 0)
-			return list[i];
-	fprintf(stderr, "IB device %s not found\n", name);
-	return NULL;
-}
-
-static void
-progress_idle(void *arg)
-{
-	droce_progress(arg);
 }
 
 static void
@@ -149,7 +103,7 @@ run(struct perf_opts *o, struct droce_device *dev)
 
 	if (perf_ctx_open(&c, dev, o) != 0)
 		goto out;
-	perf_exch_set_idle(progress_idle, c.context);
+	perf_exch_set_idle(app_progress_idle, c.context);
 	if (client) {
 		c.sock = perf_tcp_connect(o->servername, o->port);
 	} else {
@@ -236,7 +190,7 @@ main(int argc, char **argv)
 			argv0, strerror(errno));
 		return 1;
 	}
-	pargv = program_args(argc, argv, consumed, argv0, &pargc);
+	pargv = app_program_args(argc, argv, consumed, argv0, &pargc);
 	if (pargv == NULL)
 		goto out_cleanup;
 	rc = perf_parse_opts(&o, pargc, pargv, stdout, stderr);
@@ -250,7 +204,7 @@ main(int argc, char **argv)
 		perror("Failed to get IB devices list");
 		goto out_args;
 	}
-	dev = pick_device(list, o.ib_devname);
+	dev = app_pick_device(list, o.ib_devname);
 	if (dev != NULL)
 		ret = run(&o, dev);
 	droce_free_device_list(list);

@@ -17,38 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_dev.h"
 #include "pingpong.h"
-
-/*
- * droce_init() returns how many leading arguments it consumed.  Programs
- * continue with argv + ret; whether argv[ret] is then the program name (as
- * rte_eal_init leaves it) or the first program option, build a vector
- * whose [0] is the program name for getopt.
- */
-static char **
-program_args(int argc, char **argv, int consumed, char *argv0, int *pargc)
-{
-	char **rest = argv + consumed;
-	int n = argc - consumed;
-	char **v;
-	int i, j = 0;
-
-	if (n >= 1 && (rest[0] == argv0 || strcmp(rest[0], argv0) == 0)) {
-		*pargc = n;
-		return rest;
-	}
-	v = calloc((size_t)n + 2, sizeof(*v));
-	if (v == NULL)
-		return NULL;
-	v[j++] = argv0;
-	for (i = 0; i < n; i++) {
-		if (i == 0 && strcmp(rest[i], "--") == 0)
-			continue;
-		v[j++] = rest[i];
-	}
-	*pargc = j;
-	return v;
-}
 
 struct server_cb {
 	struct pp_ctx *ctx;
@@ -56,31 +26,6 @@ struct server_cb {
 	int my_psn;
 };
 
-
-static struct droce_device *
-pick_device(struct droce_device **list, const char *name)
-{
-	int i;
-
-	if (name == NULL) {
-		if (list[0] == NULL)
-			fprintf(stderr, "No IB devices found (droce: give EAL "
-				"a port, e.g. --vdev=net_memif0,...)\n");
-		return list[0];
-	}
-	for (i = 0; list[i] != NULL; i++) {
-		const char *n = droce_get_device_name(list[i]);
-
-		if (n != NULL && strcmp(n, name) == 0)
-			return list[i];
-	}
-	fprintf(stderr, "IB device %s not found", name);
-	for (i = 0; list[i] != NULL; i++)
-		fprintf(stderr, "%s%s", i == 0 ? " (droce devices: " : ", ",
-			droce_get_device_name(list[i]));
-	fprintf(stderr, "%s\n", i == 0 ? " (no droce devices)" : ")");
-	return NULL;
-}
 
 static void
 print_dest(const char *what, const struct pp_dest *d, enum pp_kind kind)
@@ -105,12 +50,6 @@ print_dest(const char *what, const struct pp_dest *d, enum pp_kind kind)
  * the port stays down.
  */
 #define PP_PORT_WAIT_MS 10000
-
-static void
-progress_idle(void *arg)
-{
-	droce_progress(arg);
-}
 
 static int
 wait_port_active(struct pp_ctx *ctx, const struct pp_opts *o)
@@ -211,7 +150,7 @@ run(struct pp_opts *o, struct droce_device *dev)
 	print_dest("local address: ", &my_dest, o->kind);
 
 	/* keep the stack answering ARP/ND/ping while the handshake waits */
-	pp_exch_set_idle(progress_idle, ctx->context);
+	pp_exch_set_idle(app_progress_idle, ctx->context);
 	if (o->servername != NULL) {
 		rc = pp_client_exch(o->servername, o->port, &my_dest, &rem_dest);
 	} else {
@@ -273,7 +212,7 @@ pp_main(int argc, char **argv, enum pp_kind kind)
 			argv0, strerror(errno));
 		return 1;
 	}
-	pargv = program_args(argc, argv, consumed, argv0, &pargc);
+	pargv = app_program_args(argc, argv, consumed, argv0, &pargc);
 	if (pargv == NULL) {
 		fprintf(stderr, "%s: out of memory\n", argv0);
 		goto out_cleanup;
@@ -291,13 +230,12 @@ pp_main(int argc, char **argv, enum pp_kind kind)
 		perror("Failed to get IB devices list");
 		goto out_args;
 	}
-	dev = pick_device(dev_list, o.ib_devname);
+	dev = app_pick_device(dev_list, o.ib_devname);
 	if (dev != NULL)
 		ret = run(&o, dev);
 	droce_free_device_list(dev_list);
 out_args:
-	if (pargv != argv + consumed)
-		free(pargv);
+	free(pargv);
 out_cleanup:
 	droce_cleanup();
 	return ret;
