@@ -274,6 +274,15 @@ main() {
 	for mode in rkey range; do
 		bad_access_case "$mode"
 	done
+	# more cases, one file per topic (perftest, guest-side access checks, ...):
+	# each is sourced here and runs its cases with the helpers above
+	local f
+	for f in "$(dirname "$0")"/cases/*.sh; do
+		[ -e "$f" ] || continue
+		log "cases from $(basename "$f")"
+		# shellcheck disable=SC1090
+		. "$f"
+	done
 	# go-back-N on both sides against each other: droce's port loses 1%
 	export DROCE_COUNTERS=1
 	LOSS=0.01 pingpong_case rc "IPv4 with 1% loss each way" server 0 "$G_GID4" \
