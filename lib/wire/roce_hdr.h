@@ -14,6 +14,7 @@
 #define ROCE_HDR_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Extended-header sizes in bytes. */
 #define ROCE_BTH_LEN     12
@@ -86,9 +87,28 @@
 	ROCE_ATMETH_FIELDS(X) ROCE_ATMACK_FIELDS(X) ROCE_IMM_FIELDS(X) \
 	ROCE_IETH_FIELDS(X) ROCE_DETH_FIELDS(X) ROCE_FETH_FIELDS(X)
 
-/* Big-endian load/store of n (1..8, a constant after inlining) bytes. */
+/*
+ * Big-endian load/store of n (1..8, a constant after inlining) bytes.
+ * The common sizes are one unaligned load/store (memcpy) plus a byte swap:
+ * GCC does not turn the byte loop into that by itself, and the accessors
+ * below run for every header field of every packet.  Other sizes (3, the
+ * 24-bit QPN/PSN/MSN; 5..7) and big-endian hosts use the byte loop, which
+ * is the definition: the fast paths must give the same value.
+ */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ROCE_BE_SWAP16(v) __builtin_bswap16(v)
+#define ROCE_BE_SWAP32(v) __builtin_bswap32(v)
+#define ROCE_BE_SWAP64(v) __builtin_bswap64(v)
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+	__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ROCE_BE_SWAP16(v) (v)
+#define ROCE_BE_SWAP32(v) (v)
+#define ROCE_BE_SWAP64(v) (v)
+#endif
+
 static inline uint64_t
-roce_be_load(const uint8_t *p, unsigned int n)
+roce_be_load_loop(const uint8_t *p, unsigned int n)
 {
 	uint64_t v = 0;
 
@@ -98,10 +118,76 @@ roce_be_load(const uint8_t *p, unsigned int n)
 }
 
 static inline void
-roce_be_store(uint8_t *p, unsigned int n, uint64_t v)
+roce_be_store_loop(uint8_t *p, unsigned int n, uint64_t v)
 {
 	for (unsigned int i = n; i-- > 0; v >>= 8)
 		p[i] = (uint8_t)v;
+}
+
+static inline uint64_t
+roce_be_load(const uint8_t *p, unsigned int n)
+{
+#ifdef ROCE_BE_SWAP16
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (n) {
+	case 1:
+		return p[0];
+	case 2:
+		memcpy(&v16, p, 2);
+		return ROCE_BE_SWAP16(v16);
+	case 3:
+		memcpy(&v16, p, 2);
+		return (uint64_t)ROCE_BE_SWAP16(v16) << 8 | p[2];
+	case 4:
+		memcpy(&v32, p, 4);
+		return ROCE_BE_SWAP32(v32);
+	case 8:
+		memcpy(&v64, p, 8);
+		return ROCE_BE_SWAP64(v64);
+	default:
+		break;
+	}
+#endif
+	return roce_be_load_loop(p, n);
+}
+
+static inline void
+roce_be_store(uint8_t *p, unsigned int n, uint64_t v)
+{
+#ifdef ROCE_BE_SWAP16
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (n) {
+	case 1:
+		p[0] = (uint8_t)v;
+		return;
+	case 2:
+		v16 = ROCE_BE_SWAP16((uint16_t)v);
+		memcpy(p, &v16, 2);
+		return;
+	case 3:
+		v16 = ROCE_BE_SWAP16((uint16_t)(v >> 8));
+		memcpy(p, &v16, 2);
+		p[2] = (uint8_t)v;
+		return;
+	case 4:
+		v32 = ROCE_BE_SWAP32((uint32_t)v);
+		memcpy(p, &v32, 4);
+		return;
+	case 8:
+		v64 = ROCE_BE_SWAP64(v);
+		memcpy(p, &v64, 8);
+		return;
+	default:
+		break;
+	}
+#endif
+	roce_be_store_loop(p, n, v);
 }
 
 #define ROCE_FIELD_MASK(width) \
