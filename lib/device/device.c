@@ -5,7 +5,9 @@
  * A device is a DPDK ethdev port plus the addresses droce answers on it.
  * Opening it binds the pieces together on the calling lcore:
  *   ethdev link driver (drivers/ethdev)  ->  host stack (lib/net: ARP, ND,
- *   ping, neighbours)  ->  transport (lib/transport)  ->  verbs context.
+ *   ping, neighbours)  ->  transport (lib/transport)  ->  verbs context,
+ * and with transport_lcores configured hands the transport (with the link
+ * and host stack it drives) to that lcore (lib/transport/tp_lcore.c).
  * The device table is filled once by droce_init() from the INI file and
  * the command line (device_config.c) and read-only afterwards.
  */
@@ -180,6 +182,15 @@ droce_open_device(struct droce_device *d)
 	if (rc == 0) {
 		tp_dev_attach_host(verbs_tp(o->ctx), o->host);
 		rc = add_gids(d, verbs_tp(o->ctx), o->host);
+	}
+	/* transport_lcores: from here on the engine runs there (rings only) */
+	if (rc == 0 && d->dedicated) {
+		rc = -verbs_run_on_lcore(o->ctx, d->transport_lcore);
+		if (rc != 0)
+			fprintf(stderr, "droce: %s: cannot run on transport lcore %u "
+				"(%s): it must be an EAL worker lcore (-l), not the "
+				"caller's\n", d->name, d->transport_lcore,
+				strerror(-rc));
 	}
 	if (rc != 0) {
 		open_state_free(o);

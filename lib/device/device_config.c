@@ -13,6 +13,10 @@
  *   max_mr = 65536
  *   max_mw = 65536
  *   capture = /tmp/droce0.pcapng   pcapng of every RoCEv2 frame (off if absent)
+ *   transport_lcores = 1    run the engine on this EAL lcore (dedicated mode);
+ *                           absent or "none": run-to-completion
+ *
+ * Option names may spell the key with '-' or '_' (--droce-transport-lcores).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -115,6 +119,33 @@ parse_u32(const char *text, uint32_t max, uint32_t *out)
 	return 0;
 }
 
+/*
+ * transport_lcores: the EAL lcore(s) that run the device's engine.  One
+ * lcore today (several, with QPs sharded over them, are not implemented:
+ * rejected).  "none" (or an empty value) keeps run-to-completion.  That
+ * the lcore exists is checked when the device is opened.
+ */
+static int
+parse_transport_lcores(struct droce_device *d, const char *value)
+{
+	uint32_t lcore;
+
+	if (value[0] == '\0' || strcmp(value, "none") == 0) {
+		d->dedicated = false;
+		return 0;
+	}
+	if (strpbrk(value, ",-") != NULL) {
+		fprintf(stderr, "droce: transport_lcores = %s: one lcore per device "
+			"(several transport lcores are not implemented yet)\n", value);
+		return -EINVAL;
+	}
+	if (parse_u32(value, RTE_MAX_LCORE - 1, &lcore) != 0)
+		return -EINVAL;
+	d->dedicated = true;
+	d->transport_lcore = lcore;
+	return 0;
+}
+
 /* One "key = value" of a [device*] section or a --droce-KEY=value option. */
 static int
 apply_key(struct droce_device *d, const char *key, const char *value)
@@ -154,6 +185,8 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return parse_u32(value, 1u << 24, &d->tables.max_mr);
 	if (strcmp(key, "max_mw") == 0)
 		return parse_u32(value, 1u << 24, &d->tables.max_mw);
+	if (strcmp(key, "transport_lcores") == 0)
+		return parse_transport_lcores(d, value);
 	if (strcmp(key, "capture") == 0) {
 		if (value[0] == '\0' || strlen(value) >= sizeof(d->capture))
 			return -EINVAL;
@@ -212,15 +245,19 @@ out:
 	return rc;
 }
 
+/* --droce-KEY=value -> value; '-' in the option name matches '_' in KEY. */
 static const char *
 droce_option(const char *arg, const char *key)
 {
 	size_t n = strlen(key);
 
-	if (strncmp(arg, "--droce-", 8) != 0 || strncmp(arg + 8, key, n) != 0 ||
-	    arg[8 + n] != '=')
+	if (strncmp(arg, "--droce-", 8) != 0)
 		return NULL;
-	return arg + 8 + n + 1;
+	arg += 8;
+	for (size_t i = 0; i < n; i++)
+		if (arg[i] != key[i] && !(arg[i] == '-' && key[i] == '_'))
+			return NULL;
+	return arg[n] == '=' ? arg + n + 1 : NULL;
 }
 
 /* Apply one --droce-* option; -EINVAL if it is not one of ours. */
@@ -228,7 +265,8 @@ static int
 apply_option(const char *arg)
 {
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
-					  "capture", "drop", "rxe_retry_compat" };
+					  "capture", "drop", "rxe_retry_compat",
+					  "transport_lcores" };
 	struct droce_device *d;
 	const char *v;
 

@@ -39,6 +39,9 @@ struct droce_device {
 	uint32_t max_qp;		/* 0: default */
 	double drop;			/* test knob: frames lost each way */
 	bool rxe_retry_compat;		/* retry_cnt 7 = forever, as Linux rxe */
+	/* transport_lcores: the engine's dedicated lcore; false: the opener's */
+	bool dedicated;
+	unsigned int transport_lcore;
 	struct droce_context_attr tables;
 	struct device_addr addr[DEVICE_MAX_ADDRS];
 	unsigned int naddr;

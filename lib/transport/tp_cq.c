@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion queues: a power-of-two ring of struct droce_wc written by the
- * transport and read by droce_poll_cq on the same lcore.
+ * transport and read by droce_poll_cq on the same lcore.  With a dedicated
+ * transport lcore, that lcore moves them on to the CQ's completion ring
+ * (lc_ring, tp_lcore.c), which droce_poll_cq drains on the application's.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_ring_elem.h>
 
 #include "tp_private.h"
 
@@ -36,6 +39,13 @@ tp_cq_create(struct tp_dev *dev, int cqe)
 	cq->dev = dev;
 	cq->mask = n - 1;
 	cq->pub.cqe = (int)n;
+	if (dev->lc != NULL && tp_lc_cq_init(cq) != 0) {
+		rte_free(cq->ring);
+		rte_free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->ncq++;
 	return cq;
 }
 
@@ -44,6 +54,8 @@ tp_cq_destroy(struct tp_cq *cq)
 {
 	if (cq->users != 0)
 		return -EBUSY;
+	tp_lc_cq_fini(cq);
+	cq->dev->ncq--;
 	rte_free(cq->ring);
 	rte_free(cq);
 	return 0;
@@ -76,6 +88,8 @@ tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 		errno = EINVAL;
 		return -1;
 	}
+	if (cq->lc_ring != NULL)
+		return tp_lc_cq_poll(cq, n, wc);
 	tp_progress(cq->dev);
 	while (got < n && cq->tail != cq->head) {
 		wc[got++] = cq->ring[cq->tail & cq->mask];
@@ -86,6 +100,24 @@ tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 		return -1;
 	}
 	return got;
+}
+
+/*
+ * Dedicated transport lcore: drain the completion ring on the
+ * application's lcore (never progresses the engine: its lcore does).
+ */
+int
+tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
+{
+	unsigned int got = rte_ring_sc_dequeue_burst_elem(cq->lc_ring, wc,
+							  sizeof(*wc),
+							  (unsigned int)n, NULL);
+
+	if (got == 0 && __atomic_load_n(&cq->lc_overflow, __ATOMIC_ACQUIRE)) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return (int)got;
 }
 
 struct droce_cq *

@@ -67,8 +67,13 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 int
 tp_dev_destroy(struct tp_dev *dev)
 {
+	int rc;
+
 	if (dev == NULL)
 		return 0;
+	rc = tp_dev_stop_lcore(dev);	/* back from a transport lcore */
+	if (rc != 0)
+		return rc;
 	if (dev->nlive != 0)
 		return -EBUSY;
 	tp_net_flush(dev);
@@ -190,9 +195,10 @@ tp_dev_counters(const struct tp_dev *dev)
 uint64_t
 tp_dev_counter(const struct tp_dev *dev, const char *name)
 {
+	/* relaxed loads: a transport lcore may be counting meanwhile */
 	for (unsigned int i = 0; i < TP_CNT_MAX; i++)
 		if (strcmp(tp_counter_names[i], name) == 0)
-			return dev->counters[i];
+			return __atomic_load_n(&dev->counters[i], __ATOMIC_RELAXED);
 	return UINT64_MAX;
 }
 

@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
+
 #include "tp_private.h"
 
 static bool
@@ -148,13 +151,98 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	return 0;
 }
 
+/* ---- dedicated transport lcore (tp_lcore.c): post through the QP's rings ---- */
+
+/*
+ * The WQE is built straight into the post ring's slot (zero-copy enqueue):
+ * the WR, its SGE list and inline data are copied before post returns, so
+ * the caller may reuse them.  Outstanding WRs (posted here, not yet
+ * retired there, ring or work queue alike) are limited to max_wr: ENOMEM
+ * as ibverbs returns for a full queue; nothing blocks, nothing is lost.
+ * The fields fill_send_wqe reads (cap, type, mtu, qkey) change only in
+ * modify_qp, which returns after the transport lcore ran it.
+ */
+static int
+lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	     struct droce_send_wr **bad_wr)
+{
+	struct tp_lc_qp *lc = qp->lc;
+	enum droce_qp_state s = lc->state;
+	int rc = 0;
+
+	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		struct rte_ring_zc_data zcd;
+
+		if (lc->s_posted - __atomic_load_n(&lc->s_tail, __ATOMIC_ACQUIRE) >=
+		    qp->sq.max_wr ||
+		    rte_ring_enqueue_zc_bulk_elem_start(lc->sq_ring,
+							sizeof(struct tp_send_wqe),
+							1, &zcd, NULL) != 1) {
+			rc = ENOMEM;
+			break;
+		}
+		rc = -fill_send_wqe(qp, wr, zcd.ptr1);
+		rte_ring_enqueue_zc_finish(lc->sq_ring, rc == 0 ? 1 : 0);
+		if (rc != 0)
+			break;
+		lc->s_posted++;
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+static inline int fill_recv_wqe(const struct tp_qp *qp,
+				const struct droce_recv_wr *wr,
+				struct tp_recv_wqe *w);
+
+static int
+lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
+	     struct droce_recv_wr **bad_wr)
+{
+	struct tp_lc_qp *lc = qp->lc;
+	int rc = 0;
+
+	if (lc->state == DROCE_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		struct rte_ring_zc_data zcd;
+
+		if (lc->r_posted - __atomic_load_n(&lc->r_tail, __ATOMIC_ACQUIRE) >=
+		    qp->rq.max_wr ||
+		    rte_ring_enqueue_zc_bulk_elem_start(lc->rq_ring,
+							sizeof(struct tp_recv_wqe),
+							1, &zcd, NULL) != 1) {
+			rc = ENOMEM;
+			break;
+		}
+		rc = -fill_recv_wqe(qp, wr, zcd.ptr1);
+		rte_ring_enqueue_zc_finish(lc->rq_ring, rc == 0 ? 1 : 0);
+		if (rc != 0)
+			break;
+		lc->r_posted++;
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
 int
 tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	     struct droce_send_wr **bad_wr)
 {
-	enum droce_qp_state s = qp->pub.state;
+	enum droce_qp_state s;
 	int rc = 0;
 
+	if (unlikely(qp->lc != NULL))
+		return lc_post_send(qp, wr, bad_wr);
+	s = qp->pub.state;
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -180,41 +268,48 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	return rc;
 }
 
+/* One receive WR into a WQE: 0, or -EINVAL (what ibverbs rejects). */
+static inline int
+fill_recv_wqe(const struct tp_qp *qp, const struct droce_recv_wr *wr,
+	      struct tp_recv_wqe *w)
+{
+	uint64_t total = 0;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+	    (wr->num_sge > 0 && wr->sg_list == NULL))
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > (1u << 31))
+		return -EINVAL;
+	w->wr_id = wr->wr_id;
+	w->num_sge = (uint32_t)wr->num_sge;
+	w->length = (uint32_t)total;
+	if (wr->num_sge > 0)
+		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(w->sge[0]));
+	return 0;
+}
+
 int
 tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	     struct droce_recv_wr **bad_wr)
 {
 	int rc = 0;
 
+	if (unlikely(qp->lc != NULL))
+		return lc_post_recv(qp, wr, bad_wr);
 	if (qp->pub.state == DROCE_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
-		struct tp_recv_wqe *w;
-		uint64_t total = 0;
-
 		if (tp_ring_count(qp->rq.head, qp->rq.tail) >= qp->rq.max_wr) {
 			rc = ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
-		    (wr->num_sge > 0 && wr->sg_list == NULL)) {
-			rc = EINVAL;
+		rc = -fill_recv_wqe(qp, wr, &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
+		if (rc != 0)
 			break;
-		}
-		for (int i = 0; i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if (total > (1u << 31)) {
-			rc = EINVAL;
-			break;
-		}
-		w = &qp->rq.wqe[qp->rq.head & qp->rq.mask];
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint32_t)wr->num_sge;
-		w->length = (uint32_t)total;
-		if (wr->num_sge > 0)
-			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(w->sge[0]));
 		qp->rq.head++;
 	}
 	if (rc != 0)

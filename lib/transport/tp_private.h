@@ -12,8 +12,13 @@
  *   tp_cq.c    completion queues
  *   tp_dev.c   the per-context engine and its progress loop
  *
- * Threading: everything here runs on the lcore that owns the context
- * (run-to-completion: the application's own lcore).  No locks.
+ *   tp_lcore.c dedicated transport lcores: post/completion/command rings
+ *
+ * Threading: everything here runs on the lcore that owns the context: the
+ * application's own lcore (run-to-completion), or a dedicated transport
+ * lcore (tp_lcore.c), in which case the application's lcore touches only
+ * the rte_rings of struct tp_lc_qp / tp_cq (lc_*) and the QP fields that
+ * change only in control commands.  No locks.
  */
 #ifndef TP_PRIVATE_H
 #define TP_PRIVATE_H
@@ -31,6 +36,9 @@
 #include "roce_wire.h"
 #include "tp_counters.h"
 #include "transport.h"
+
+struct rte_ring;
+struct tp_lcore;
 
 extern int tp_logtype;
 #define TP_LOG(level, ...) \
@@ -166,9 +174,18 @@ struct tp_cq {
 	struct droce_wc *ring;
 	uint32_t mask;
 	uint32_t head;		/* producer (transport) */
-	uint32_t tail;		/* consumer (poll_cq) */
+	uint32_t tail;		/* consumer (poll_cq; dedicated mode: tp_lcore.c) */
 	uint32_t users;		/* QPs using it */
 	bool overflow;
+	/*
+	 * Dedicated transport lcore only (NULL / unused otherwise): the
+	 * transport lcore moves completions from ring[] to lc_ring (SP/SC,
+	 * struct droce_wc elements) and droce_poll_cq drains lc_ring on the
+	 * application's lcore; lc_overflow (atomic) reports a CQ overrun.
+	 */
+	struct rte_ring *lc_ring;
+	bool lc_overflow;
+	struct tp_cq *lc_next;	/* the device's CQs (dev->lc_cqs) */
 };
 
 /* ---- responder output queue ----------------------------------------------- */
@@ -201,6 +218,35 @@ struct tp_atomic_replay {
 	uint64_t orig;
 };
 
+/* ---- dedicated transport lcore: a QP's post rings ------------------------ */
+
+/*
+ * One SP/SC ring per work queue and QP (tp_lcore.c explains why per QP).
+ * The application's lcore builds WQEs straight into sq_ring / rq_ring and
+ * counts what it posted; the transport lcore moves them into qp->sq /
+ * qp->rq and publishes how far those queues were retired.  posted - tail
+ * is what the application has outstanding: at max_wr, post returns ENOMEM
+ * (the rings hold max_wr, so they can never be the ones that are full).
+ * The fields each side writes are on cache lines of their own.
+ */
+struct tp_lc_qp {
+	/* written by the application's lcore only */
+	struct rte_ring *sq_ring;	/* struct tp_send_wqe elements */
+	struct rte_ring *rq_ring;	/* struct tp_recv_wqe elements */
+	uint32_t s_posted;		/* since the last RESET */
+	uint32_t r_posted;
+	/*
+	 * The state as of the last modify_qp (written by the modify command
+	 * while the application waits for it): post checks RESET/INIT/RTR
+	 * against it.  The transport moving the QP to ERR on its own is not
+	 * seen here, as on hardware: such WRs are flushed when drained.
+	 */
+	enum droce_qp_state state;
+	/* written by the transport lcore only (atomic stores) */
+	uint32_t s_tail __rte_cache_aligned;	/* qp->sq.tail, published */
+	uint32_t r_tail;			/* qp->rq.tail, published */
+};
+
 /* ---- queue pairs --------------------------------------------------------- */
 
 struct tp_qp {
@@ -218,6 +264,7 @@ struct tp_qp {
 	struct tp_cq *scq;
 	struct tp_cq *rcq;
 	uint32_t live_index;		/* slot in dev->live */
+	struct tp_lc_qp *lc;		/* dedicated transport lcore, or NULL */
 
 	/* requester (tp_req.c) */
 	struct {
@@ -311,6 +358,11 @@ struct tp_dev {
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
 	uint64_t counters[TP_CNT_MAX];
+
+	/* dedicated transport lcore (tp_lcore.c); NULL: run-to-completion */
+	struct tp_lcore *lc;
+	struct tp_cq *lc_cqs;		/* its CQs, for the completion rings */
+	uint32_t ncq;			/* CQs that exist (control path) */
 };
 
 static inline void
@@ -378,5 +430,14 @@ bool tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsg
 
 /* tp_cq.c */
 bool tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc);
+
+/* tp_lcore.c: per-QP and per-CQ ring set-up (control path, on the
+ * transport lcore) and the transport lcore's side of them. */
+struct rte_ring *tp_lc_ring_create(unsigned int count, unsigned int esize);
+int tp_lc_qp_init(struct tp_qp *qp);
+void tp_lc_qp_fini(struct tp_qp *qp);
+int tp_lc_cq_init(struct tp_cq *cq);
+void tp_lc_cq_fini(struct tp_cq *cq);
+int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 
 #endif /* TP_PRIVATE_H */

@@ -293,6 +293,25 @@ set_state(struct tp_qp *qp, enum droce_qp_state s)
 	qp->attr.cur_qp_state = s;
 }
 
+/*
+ * Dedicated transport lcore: modify_qp runs here while the application
+ * waits for it, so this may write what its lcore owns: the state its posts
+ * are checked against and, on RESET (the work queues were emptied, the
+ * post rings drained before the command ran), the post counters.
+ */
+static void
+lc_modified(struct tp_qp *qp, enum droce_qp_state next)
+{
+	struct tp_lc_qp *lc = qp->lc;
+
+	lc->state = next;
+	if (next == DROCE_QPS_RESET) {
+		lc->s_posted = lc->r_posted = 0;
+		__atomic_store_n(&lc->s_tail, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&lc->r_tail, 0, __ATOMIC_RELEASE);
+	}
+}
+
 int
 tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
 {
@@ -317,14 +336,14 @@ tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
 	if (next == DROCE_QPS_RESET) {
 		reset_transport_state(qp);
 		set_state(qp, next);
-		return 0;
-	}
-	if (next == DROCE_QPS_ERR) {
+	} else if (next == DROCE_QPS_ERR) {
 		tp_qp_to_error(qp);
-		return 0;
+	} else {
+		apply_attrs(qp, attr, mask, &av);
+		set_state(qp, next);
 	}
-	apply_attrs(qp, attr, mask, &av);
-	set_state(qp, next);
+	if (qp->lc != NULL)
+		lc_modified(qp, next);
 	return 0;
 }
 
@@ -516,6 +535,8 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	qp->mtu = (uint32_t)droce_mtu_to_num(qp->attr.path_mtu);
 	qp->attr.port_num = 1;
 	set_state(qp, DROCE_QPS_RESET);
+	if (dev->lc != NULL && tp_lc_qp_init(qp) != 0)
+		goto nomem;
 
 	dev->qps[slot] = qp;
 	qp->live_index = dev->nlive;
@@ -546,6 +567,7 @@ tp_qp_destroy(struct tp_qp *qp)
 	dev->nlive--;
 	qp->scq->users--;
 	qp->rcq->users--;
+	tp_lc_qp_fini(qp);
 	rte_free(qp->sq.wqe);
 	rte_free(qp->rq.wqe);
 	rte_free(qp);

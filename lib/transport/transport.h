@@ -5,7 +5,11 @@
  * for tests; the public API stays in include/droce.h.
  *
  * Calls return 0 / -errno, creators return NULL and set errno.  Every call
- * must come from the lcore that owns the device (run-to-completion).
+ * must come from the lcore that owns the device (run-to-completion), except
+ * in the dedicated transport lcore mode (tp_dev_run_on_lcore): then the
+ * application calls tp_post_*, tp_cq_poll and tp_dev_call from its own
+ * lcore, and every other call that changes or reads engine state goes
+ * through tp_dev_call.
  */
 #ifndef DROCE_TRANSPORT_H
 #define DROCE_TRANSPORT_H
@@ -118,6 +122,31 @@ int tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 uint32_t tp_dev_qp_next(const struct tp_dev *dev, uint32_t after);
 /* Counter i (enum tp_counter) read with a relaxed atomic load. */
 uint64_t tp_dev_counter_read(const struct tp_dev *dev, unsigned int i);
+
+/*
+ * ---- dedicated transport lcores (tp_lcore.c) ----
+ *
+ * Hand the engine over to transport lcore `lcore` (an EAL worker lcore,
+ * not the caller's): it is launched with rte_eal_remote_launch() if it
+ * does not run yet (one transport lcore may serve several devices) and
+ * from then on runs tp_progress() for the device.  Call it after the link,
+ * host, GIDs and static neighbours are set and before any CQ or QP exists.
+ * 0, -EINVAL (lcore not usable), -EBUSY (CQs/QPs exist, the lcore runs
+ * something else), -ENOMEM, -ENOSPC (lcore serves too many devices).
+ */
+int tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore);
+/* Take it back (the lcore stops once it serves no device): 0, or -EBUSY
+ * while QPs exist (the device then stays where it was). */
+int tp_dev_stop_lcore(struct tp_dev *dev);
+bool tp_dev_dedicated(const struct tp_dev *dev);
+/*
+ * Run fn(arg) where the engine runs and return its result: directly in
+ * run-to-completion mode (or when called on the transport lcore), else
+ * through the transport lcore's command ring, waiting for its completion.
+ * WRs posted before the call by the same thread are handed to the engine
+ * before fn runs.  fn must not wait for the transport lcore.
+ */
+int tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg);
 
 struct tp_cq *tp_cq_create(struct tp_dev *dev, int cqe);
 int tp_cq_destroy(struct tp_cq *cq);

@@ -5,6 +5,8 @@
 #ifndef DROCE_VERBS_PRIVATE_H
 #define DROCE_VERBS_PRIVATE_H
 
+#include <stdbool.h>
+
 #include "droce.h"
 #include "prot.h"
 
@@ -19,6 +21,7 @@ struct droce_context {
 	int socket_id;
 	struct tp_dev *tp;		/* transport engine; NULL until a link */
 	struct droce_device *device;	/* droce_open_device()'s, or NULL */
+	bool dedicated;			/* tp runs on a transport lcore */
 };
 
 /*
@@ -29,7 +32,14 @@ struct droce_context {
  */
 int verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
 		      const struct tp_dev_config *cfg);
-/* Stop the transport engine (0, or EBUSY while QPs exist). */
+/*
+ * Dedicated transport lcore mode: hand the engine to transport lcore
+ * `lcore` (lib/transport/tp_lcore.c).  After the link, host, GIDs and
+ * neighbours are set, before any CQ or QP.  0 or a positive errno.
+ */
+int verbs_run_on_lcore(struct droce_context *ctx, unsigned int lcore);
+/* Stop the transport engine (0, or EBUSY while QPs exist); a transport
+ * lcore gives the engine back first (and stops if it serves no other). */
 int verbs_detach_link(struct droce_context *ctx);
 struct tp_dev *verbs_tp(struct droce_context *ctx);
 

@@ -4,6 +4,11 @@
  * requests: argument checks and object wiring, then lib/transport.
  * ibverbs conventions: creators return NULL with errno set, the rest
  * return 0 or a positive errno.
+ *
+ * Control verbs that touch engine state run through tp_dev_call(): a
+ * direct call in run-to-completion mode, a command executed by the
+ * transport lcore (and waited for) in the dedicated mode.  Posting and
+ * polling go straight to lib/transport, which uses the rings in that mode.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,13 +34,28 @@ verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
 }
 
 int
+verbs_run_on_lcore(struct droce_context *ctx, unsigned int lcore)
+{
+	int rc;
+
+	if (ctx == NULL || ctx->tp == NULL)
+		return EINVAL;
+	rc = tp_dev_run_on_lcore(ctx->tp, lcore);
+	if (rc != 0)
+		return -rc;
+	ctx->dedicated = true;
+	return 0;
+}
+
+int
 verbs_detach_link(struct droce_context *ctx)
 {
-	int rc = tp_dev_destroy(ctx->tp);
+	int rc = tp_dev_destroy(ctx->tp);	/* leaves a transport lcore first */
 
 	if (rc != 0)
 		return -rc;
 	ctx->tp = NULL;
+	ctx->dedicated = false;
 	return 0;
 }
 
@@ -45,10 +65,15 @@ verbs_tp(struct droce_context *ctx)
 	return ctx->tp;
 }
 
+/*
+ * Run-to-completion: one round of the engine.  Dedicated transport lcore:
+ * a no-op returning 0 (that lcore progresses the engine; droce_poll_cq
+ * drains the completion rings).
+ */
 int
 droce_progress(struct droce_context *context)
 {
-	if (context == NULL || context->tp == NULL)
+	if (context == NULL || context->tp == NULL || context->dedicated)
 		return 0;
 	return tp_progress(context->tp);
 }
@@ -63,6 +88,28 @@ droce_get_counter(struct droce_context *context, const char *name)
 
 /* ---- completion queues ------------------------------------------------------- */
 
+struct cq_create_args {
+	struct tp_dev *dev;
+	int cqe;
+	struct tp_cq *cq;
+};
+
+/* tp_dev_call functions return a positive errno (errno is per thread) */
+static int
+cq_create_fn(void *arg)
+{
+	struct cq_create_args *a = arg;
+
+	a->cq = tp_cq_create(a->dev, a->cqe);
+	return a->cq == NULL ? errno : 0;
+}
+
+static int
+cq_destroy_fn(void *arg)
+{
+	return -tp_cq_destroy(arg);
+}
+
 struct droce_cq *
 droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 		void *channel, int comp_vector)
@@ -75,9 +122,16 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 		errno = context != NULL && context->tp == NULL ? ENODEV : EINVAL;
 		return NULL;
 	}
-	cq = tp_cq_create(context->tp, cqe);
-	if (cq == NULL)
-		return NULL;
+	{
+		struct cq_create_args a = { .dev = context->tp, .cqe = cqe };
+		int rc = tp_dev_call(context->tp, cq_create_fn, &a);
+
+		if (rc != 0) {
+			errno = rc;
+			return NULL;
+		}
+		cq = a.cq;
+	}
 	pub = tp_cq_pub(cq);
 	pub->context = context;
 	pub->cq_context = cq_context;
@@ -89,7 +143,7 @@ droce_destroy_cq(struct droce_cq *cq)
 {
 	if (cq == NULL)
 		return EINVAL;
-	return -tp_cq_destroy(tp_cq_from_pub(cq));
+	return tp_dev_call(cq->context->tp, cq_destroy_fn, tp_cq_from_pub(cq));
 }
 
 int
@@ -110,6 +164,53 @@ droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 }
 
 /* ---- queue pairs -------------------------------------------------------------- */
+
+struct qp_create_args {
+	struct tp_dev *dev;
+	uint32_t pd;
+	struct tp_cq *scq;
+	struct tp_cq *rcq;
+	const struct droce_qp_init_attr *init;
+	struct tp_qp *qp;
+};
+
+static int
+qp_create_fn(void *arg)
+{
+	struct qp_create_args *a = arg;
+
+	a->qp = tp_qp_create(a->dev, a->pd, a->scq, a->rcq, a->init);
+	return a->qp == NULL ? errno : 0;
+}
+
+struct qp_modify_args {
+	struct tp_qp *qp;
+	struct droce_qp_attr *attr;
+	int mask;
+	struct droce_qp_init_attr *init;
+};
+
+static int
+qp_modify_fn(void *arg)
+{
+	struct qp_modify_args *a = arg;
+
+	return -tp_qp_modify(a->qp, a->attr, a->mask);
+}
+
+static int
+qp_query_fn(void *arg)
+{
+	struct qp_modify_args *a = arg;
+
+	return -tp_qp_query(a->qp, a->attr, a->init);
+}
+
+static int
+qp_destroy_fn(void *arg)
+{
+	return -tp_qp_destroy(arg);
+}
 
 struct droce_qp *
 droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
@@ -135,10 +236,17 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 		errno = -rc;
 		return NULL;
 	}
-	qp = tp_qp_create(ctx->tp, pd->handle, tp_cq_from_pub(init->send_cq),
-			  tp_cq_from_pub(init->recv_cq), init);
-	if (qp == NULL) {
-		rc = errno;
+	{
+		struct qp_create_args a = {
+			.dev = ctx->tp, .pd = pd->handle, .init = init,
+			.scq = tp_cq_from_pub(init->send_cq),
+			.rcq = tp_cq_from_pub(init->recv_cq),
+		};
+
+		rc = tp_dev_call(ctx->tp, qp_create_fn, &a);
+		qp = a.qp;
+	}
+	if (rc != 0) {
 		prot_pd_put(ctx->prot, pd->handle);
 		errno = rc;
 		return NULL;
@@ -154,19 +262,25 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 int
 droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 {
+	struct qp_modify_args a = { .attr = attr, .mask = attr_mask };
+
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
-	return -tp_qp_modify(tp_qp_from_pub(qp), attr, attr_mask);
+	a.qp = tp_qp_from_pub(qp);
+	return tp_dev_call(qp->context->tp, qp_modify_fn, &a);
 }
 
 int
 droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
 	       struct droce_qp_init_attr *init_attr)
 {
+	struct qp_modify_args a = { .attr = attr, .init = init_attr };
+
 	(void)attr_mask;		/* everything is always returned */
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
-	return -tp_qp_query(tp_qp_from_pub(qp), attr, init_attr);
+	a.qp = tp_qp_from_pub(qp);
+	return tp_dev_call(qp->context->tp, qp_query_fn, &a);
 }
 
 int
@@ -180,9 +294,9 @@ droce_destroy_qp(struct droce_qp *qp)
 		return EINVAL;
 	ctx = qp->context;
 	pd = qp->pd->handle;
-	rc = tp_qp_destroy(tp_qp_from_pub(qp));
+	rc = tp_dev_call(ctx->tp, qp_destroy_fn, tp_qp_from_pub(qp));
 	if (rc != 0)
-		return -rc;
+		return rc;
 	prot_pd_put(ctx->prot, pd);
 	return 0;
 }
@@ -207,6 +321,29 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 
 /* ---- address handles -------------------------------------------------------------- */
 
+struct ah_create_args {
+	struct tp_dev *dev;
+	struct droce_ah_attr *attr;
+	struct tp_ah *ah;
+};
+
+/* on the engine's lcore: resolving may send ARP/ND on the link */
+static int
+ah_create_fn(void *arg)
+{
+	struct ah_create_args *a = arg;
+
+	a->ah = tp_ah_create(a->dev, a->attr);
+	return a->ah == NULL ? errno : 0;
+}
+
+static int
+ah_destroy_fn(void *arg)
+{
+	tp_ah_destroy(arg);
+	return 0;
+}
+
 struct droce_ah *
 droce_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr)
 {
@@ -225,9 +362,13 @@ droce_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr)
 		errno = -rc;
 		return NULL;
 	}
-	ah = tp_ah_create(pd->context->tp, attr);
-	if (ah == NULL) {
-		rc = errno;
+	{
+		struct ah_create_args a = { .dev = pd->context->tp, .attr = attr };
+
+		rc = tp_dev_call(pd->context->tp, ah_create_fn, &a);
+		ah = a.ah;
+	}
+	if (rc != 0) {
 		prot_pd_put(pd->context->prot, pd->handle);
 		errno = rc;
 		return NULL;
@@ -248,7 +389,7 @@ droce_destroy_ah(struct droce_ah *ah)
 		return EINVAL;
 	ctx = ah->context;
 	pd = ah->pd->handle;
-	tp_ah_destroy(tp_ah_from_pub(ah));
+	tp_dev_call(ctx->tp, ah_destroy_fn, tp_ah_from_pub(ah));
 	prot_pd_put(ctx->prot, pd);
 	return 0;
 }

@@ -47,13 +47,13 @@ free_hugepages(void)
  * (DPDK 22.11 refuses --in-memory together with --no-huge.)
  */
 void
-fx_eal_init(const char *prog)
+fx_eal_init_lcores(const char *prog, const char *lcores)
 {
 	const char *no_huge = getenv("DROCE_NO_HUGE");
-	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", "0",
+	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", (char *)lcores,
 			      "--log-level=lib.eal:error", NULL };
 	char *argv_nohuge[] = { (char *)prog, "--no-pci", "--no-huge", "-m", "1024",
-				"--no-shconf", "-l", "0",
+				"--no-shconf", "-l", (char *)lcores,
 				"--log-level=lib.eal:error", NULL };
 	bool use_huge = (no_huge == NULL || strcmp(no_huge, "1") != 0) &&
 			free_hugepages() >= 256;
@@ -72,6 +72,21 @@ fx_eal_init(const char *prog)
 		printf("# EAL with 2 MiB hugepages\n");
 	else
 		printf("# WARNING: EAL with --no-huge (no free hugepages or DROCE_NO_HUGE=1)\n");
+}
+
+void
+fx_eal_init(const char *prog)
+{
+	fx_eal_init_lcores(prog, "0");
+}
+
+/* -1: run-to-completion (the tests' thread progresses both engines). */
+static int fx_transport_lcore = -1;
+
+void
+fx_set_transport_lcore(int lcore)
+{
+	fx_transport_lcore = lcore;
 }
 
 void
@@ -115,6 +130,15 @@ open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen)
 	assert_non_null(e->buf);
 	e->mr = droce_reg_mr(e->pd, e->buf, buflen, access);
 	assert_non_null(e->mr);
+}
+
+/* After the static neighbours: the engine may move to a transport lcore. */
+static void
+start_end(struct fx_end *e)
+{
+	if (fx_transport_lcore >= 0)
+		assert_int_equal(verbs_run_on_lcore(e->ctx,
+						    (unsigned int)fx_transport_lcore), 0);
 	e->cq = droce_create_cq(e->ctx, 8192, NULL, NULL, 0);
 	assert_non_null(e->cq);
 }
@@ -138,6 +162,8 @@ fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen)
 		assert_int_equal(tp_dev_query_gid(verbs_tp(f->a.ctx), i, g), 0);
 		assert_int_equal(tp_dev_add_neigh(verbs_tp(f->b.ctx), g, &la->mac), 0);
 	}
+	start_end(&f->a);
+	start_end(&f->b);
 }
 
 static void

@@ -47,6 +47,14 @@ struct fx_qp_opts {
 
 /* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
 void fx_eal_init(const char *prog);
+/* The same with an EAL lcore list ("0,1" for a transport lcore). */
+void fx_eal_init_lcores(const char *prog, const char *lcores);
+/*
+ * Contexts opened from now on run their engines on transport lcore
+ * `lcore` (dedicated mode, verbs_run_on_lcore); -1 (the default):
+ * run-to-completion.  fx_poll/fx_spin work in both modes.
+ */
+void fx_set_transport_lcore(int lcore);
 
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
