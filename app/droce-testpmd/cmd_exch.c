@@ -7,7 +7,8 @@
  *     DTPMD1 <qpn hex> <psn hex> <gid 32 hex> <rkey hex> <addr hex> <len hex>
  * then both connect their QP to what they received.  The connection stays
  * open for "sync" (a barrier: each side sends "SYNC" and waits for the
- * other's), which scripts use to order their steps.  Every wait keeps the
+ * other's), which scripts use to order their steps; a later exchange's
+ * connection replaces it.  Every wait keeps the
  * devices and engines running (the peer needs our ARP replies).
  */
 #include <arpa/inet.h>
@@ -204,10 +205,6 @@ tpd_qp_exchange(struct tpd_cmd *c)
 	    tpd_kv_u64(c, "timeout", 30, 3600, &timeout) != 0 ||
 	    tpd_kv_check_used(c) != 0)
 		return -1;
-	if (tpd.exch_fd >= 0) {
-		tpd_err("already linked to a peer (one exchange per process)");
-		return -1;
-	}
 	memset(&mine, 0, sizeof(mine));
 	dev = tpd_dev_of_pd(q->pd);
 	if (droce_query_gid(tpd.dev[dev].ctx, 1, 0, &mine.gid) != 0) {
@@ -231,6 +228,9 @@ tpd_qp_exchange(struct tpd_cmd *c)
 		close(fd);
 		return -1;
 	}
+	/* the newest link is the one sync uses */
+	if (tpd.exch_fd >= 0)
+		close(tpd.exch_fd);
 	tpd.exch_fd = fd;
 	theirs.qkey = 0x11111111u;
 	theirs.valid = true;
