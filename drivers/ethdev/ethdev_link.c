@@ -308,6 +308,8 @@ ethdev_teardown(struct ethdev_priv *p)
 	ethdev_flow_destroy(p);
 	if (p->probed && rte_eth_dev_info_get(p->port_id, &info) == 0)
 		dev = info.device;
+	if (p->memif_guarded)
+		ethdev_memif_guard_close(p);	/* stops and closes */
 	if (p->started) {
 		int ret = rte_eth_dev_stop(p->port_id);
 
@@ -317,7 +319,7 @@ ethdev_teardown(struct ethdev_priv *p)
 		p->started = false;
 	}
 	/* the port's queues point into our pool: the port goes before it */
-	if (p->configured || p->probed)
+	if ((p->configured || p->probed) && !p->memif_closed)
 		rte_eth_dev_close(p->port_id);
 	if (p->probed && dev != NULL) {
 		int ret = rte_dev_remove(dev);
@@ -387,6 +389,9 @@ ethdev_link_open(const struct ethdev_link_config *cfg, struct droce_link **out)
 		ret = ethdev_mac_setup(p, cfg);
 	if (ret == 0)
 		ret = ethdev_mtu_report(p, cfg, mtu, fits);
+	/* a failed guard only warns: the port works, with 22.11's races */
+	if (ret == 0 && strcmp(info.driver_name, "net_memif") == 0)
+		(void)ethdev_memif_guard_add(p);
 	if (ret != 0) {
 		/* a refused isolation comes before configure: port untouched */
 		ethdev_teardown(p);

@@ -43,6 +43,8 @@ struct ethdev_priv {
 	bool probed;			/* we probed devargs: remove on close */
 	bool configured;		/* close the port on teardown */
 	bool started;
+	bool memif_guarded;		/* net_memif: see ethdev_memif.c */
+	bool memif_closed;		/* stopped and closed by the guard */
 	char dev_name[RTE_DEV_NAME_MAX_LEN];
 	struct rte_flow *flows[ETHDEV_FLOW_MAX];
 	unsigned int nb_flows;
@@ -72,6 +74,10 @@ uint16_t ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts,
 			 uint16_t n);
 uint16_t ethdev_tx_burst(struct droce_link *link, struct rte_mbuf **pkts,
 			 uint16_t n);
+
+/* ethdev_memif.c: net_memif ports closed away from memif's own thread */
+int ethdev_memif_guard_add(struct ethdev_priv *p);
+void ethdev_memif_guard_close(struct ethdev_priv *p);
 
 /* ethdev_flow.c */
 int ethdev_flow_validate(uint16_t port_id, uint16_t queue, bool arp_nd);
