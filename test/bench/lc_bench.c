@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The two run modes over the same link: two droce devices in one process
+ * on net_af_packet over a veth pair (DROCE_TEST_VETH="ifa,ifb", as
+ * test/integration/device/run_in_netns.sh sets it), EAL -l 0,1 in both
+ * modes, the benchmark on the main lcore.
+ *   default   run-to-completion: lcore 0 runs both engines (droce_poll_cq,
+ *             droce_progress) and the application; lcore 1 idles.
+ *   --lcore   --droce-transport-lcores=1 for both devices: lcore 1 runs
+ *             both engines, lcore 0 only posts and polls (rings).
+ * Measures:
+ *   rate      RC WRITE of --size bytes (64), --depth outstanding (64), one
+ *             in 16 signalled, --count messages: messages per second;
+ *   latency   8 B SEND ping-pong a -> b -> a, --iters round trips:
+ *             half the round trip, median and average.
+ * Run:  test/integration/device/run_in_netns.sh BUILD/test/bench/lc_bench [--lcore]
+ * Results: BENCHMARKS.md.
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "droce.h"
+
+#define BUF (1u << 20)
+#define SIGNAL_EVERY 16
+
+struct end {
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_mr *mr;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	uint8_t *buf;
+};
+
+static struct end a, b;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "lc_bench: %s\n", what);
+	exit(1);
+}
+
+static void
+open_end(struct end *e, struct droce_device *dev)
+{
+	e->ctx = droce_open_device(dev);
+	if (e->ctx == NULL)
+		die("droce_open_device");
+	e->pd = droce_alloc_pd(e->ctx);
+	e->buf = aligned_alloc(4096, BUF);
+	if (e->pd == NULL || e->buf == NULL)
+		die("pd/buffer");
+	memset(e->buf, 0, BUF);
+	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+	e->cq = droce_create_cq(e->ctx, 4096, NULL, NULL, 0);
+	if (e->mr == NULL || e->cq == NULL)
+		die("mr/cq");
+}
+
+static void
+connect_qp(struct end *self, struct end *peer)
+{
+	struct droce_qp_attr at;
+	union droce_gid dgid;
+
+	if (droce_query_gid(peer->ctx, 1, 0, &dgid) != 0)
+		die("query_gid");
+	memset(&at, 0, sizeof(at));
+	at.qp_state = DROCE_QPS_INIT;
+	at.port_num = 1;
+	at.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ;
+	if (droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+			    DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0)
+		die("INIT");
+	memset(&at, 0, sizeof(at));
+	at.qp_state = DROCE_QPS_RTR;
+	at.path_mtu = DROCE_MTU_1024;
+	at.dest_qp_num = peer->qp->qp_num;
+	at.max_dest_rd_atomic = 4;
+	at.min_rnr_timer = 1;
+	at.ah_attr.is_global = 1;
+	at.ah_attr.port_num = 1;
+	at.ah_attr.grh.dgid = dgid;
+	at.ah_attr.grh.hop_limit = 1;
+	if (droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_AV |
+			    DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+			    DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER) != 0)
+		die("RTR");
+	memset(&at, 0, sizeof(at));
+	at.qp_state = DROCE_QPS_RTS;
+	at.timeout = 14;
+	at.retry_cnt = 7;
+	at.rnr_retry = 7;
+	at.max_rd_atomic = 4;
+	if (droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
+			    DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+			    DROCE_QP_MAX_QP_RD_ATOMIC) != 0)
+		die("RTS");
+}
+
+static void
+make_qps(uint32_t depth)
+{
+	struct droce_qp_init_attr init = {
+		.cap = { .max_send_wr = depth + 8, .max_recv_wr = depth + 8,
+			 .max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64 },
+		.qp_type = DROCE_QPT_RC,
+	};
+
+	init.send_cq = init.recv_cq = a.cq;
+	a.qp = droce_create_qp(a.pd, &init);
+	init.send_cq = init.recv_cq = b.cq;
+	b.qp = droce_create_qp(b.pd, &init);
+	if (a.qp == NULL || b.qp == NULL)
+		die("create_qp");
+	connect_qp(&a, &b);
+	connect_qp(&b, &a);
+}
+
+/* Completions of e (also runs the other engine in run-to-completion). */
+static int
+poll(struct end *e, struct end *other, struct droce_wc *wc, int n)
+{
+	int r;
+
+	droce_progress(other->ctx);		/* a no-op with a transport lcore */
+	r = droce_poll_cq(e->cq, n, wc);
+	if (r < 0)
+		die("poll_cq");
+	for (int i = 0; i < r; i++)
+		if (wc[i].status != DROCE_WC_SUCCESS)
+			die(droce_wc_status_str(wc[i].status));
+	return r;
+}
+
+static void
+bench_rate(uint32_t size, uint64_t count, uint32_t depth)
+{
+	struct droce_sge sge = { (uintptr_t)a.buf, size, a.mr->lkey };
+	struct droce_send_wr wr, *bad;
+	uint64_t posted = 0, done = 0;
+	/* a signalled WR at least every half window, or the window stalls */
+	uint32_t sig = depth >= 2 * SIGNAL_EVERY ? SIGNAL_EVERY :
+		       depth / 2 > 0 ? depth / 2 : 1;
+	double t0, t;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)b.buf;
+	wr.wr.rdma.rkey = b.mr->rkey;
+	t0 = now();
+	while (done < count) {
+		struct droce_wc wc[32];
+		int r;
+
+		while (posted < count && posted - done < depth) {
+			wr.wr_id = posted;
+			/* one in SIGNAL_EVERY signalled; it retires the ones before */
+			wr.send_flags = (posted + 1) % sig == 0 ||
+					posted + 1 == count ? DROCE_SEND_SIGNALED : 0;
+			if (droce_post_send(a.qp, &wr, &bad) != 0)
+				break;		/* queue full: poll first */
+			posted++;
+		}
+		r = poll(&a, &b, wc, 32);
+		for (int i = 0; i < r; i++)
+			done = wc[i].wr_id + 1;
+	}
+	t = now() - t0;
+	printf("rate    WRITE %u B x %llu, depth %u: %.3f s, %.3f Mmsg/s, %.1f MB/s\n",
+	       size, (unsigned long long)count, depth, t, (double)count / t / 1e6,
+	       (double)count * size / t / 1e6);
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double d = *(const double *)x - *(const double *)y;
+
+	return d < 0 ? -1 : d > 0;
+}
+
+static void
+post_recv(struct end *e)
+{
+	struct droce_sge s = { (uintptr_t)e->buf + BUF / 2, 64, e->mr->lkey };
+	struct droce_recv_wr rw = { .wr_id = 1, .sg_list = &s, .num_sge = 1 }, *rbad;
+
+	if (droce_post_recv(e->qp, &rw, &rbad) != 0)
+		die("post_recv");
+}
+
+static void
+send8(struct end *e)
+{
+	struct droce_sge s = { (uintptr_t)e->buf, 8, e->mr->lkey };
+	struct droce_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_SEND;
+	wr.send_flags = DROCE_SEND_SIGNALED | DROCE_SEND_INLINE;
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post_send");
+}
+
+/* Wait for e's receive completion (and reap its send completions). */
+static void
+wait_recv(struct end *e, struct end *other)
+{
+	for (;;) {
+		struct droce_wc wc[4];
+		int r = poll(e, other, wc, 4);
+
+		for (int i = 0; i < r; i++)
+			if (wc[i].opcode == DROCE_WC_RECV)
+				return;
+	}
+}
+
+static void
+bench_latency(uint32_t iters)
+{
+	double *half = calloc(iters, sizeof(*half)), sum = 0;
+
+	if (half == NULL)
+		die("calloc");
+	post_recv(&a);
+	post_recv(&b);
+	for (uint32_t i = 0; i < iters; i++) {
+		double t0 = now();
+
+		send8(&a);
+		wait_recv(&b, &a);
+		post_recv(&b);
+		send8(&b);
+		wait_recv(&a, &b);
+		post_recv(&a);
+		half[i] = (now() - t0) / 2 * 1e6;
+		sum += half[i];
+	}
+	qsort(half, iters, sizeof(*half), cmp_double);
+	printf("latency SEND 8 B ping-pong x %u: half round trip median %.2f us, "
+	       "average %.2f us, p99 %.2f us\n", iters, half[iters / 2], sum / iters,
+	       half[(size_t)iters * 99 / 100]);
+	free(half);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *veth = getenv("DROCE_TEST_VETH");
+	const char *no_huge = getenv("DROCE_NO_HUGE");
+	uint32_t size = 64, depth = 64, iters = 20000;
+	uint64_t count = 1000000;
+	bool lcore = false;
+	char v0[160], v1[160], prefix[64];
+	char *args[40];
+	int nargs = 0, opt;
+	struct droce_device **list;
+	static const struct option longopts[] = {
+		{ "lcore", no_argument, NULL, 'l' },
+		{ "size", required_argument, NULL, 's' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l': lcore = true; break;
+		case 's': size = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'n': count = strtoull(optarg, NULL, 0); break;
+		case 'd': depth = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'i': iters = (uint32_t)strtoul(optarg, NULL, 0); break;
+		default: die("usage: lc_bench [--lcore] [--size B] [--count N] "
+			     "[--depth D] [--iters N]");
+		}
+	}
+	if (veth == NULL || strchr(veth, ',') == NULL)
+		die("DROCE_TEST_VETH=ifa,ifb not set (run it via run_in_netns.sh)");
+	if (size < 1 || size > BUF / 2 || depth < 1 || depth > 2048 || iters < 1 ||
+	    count < 1)
+		die("bad option value");
+	snprintf(v0, sizeof(v0), "net_af_packet0,iface=%.*s,framesz=8192,blocksz=8192",
+		 (int)(strchr(veth, ',') - veth), veth);
+	snprintf(v1, sizeof(v1), "net_af_packet1,iface=%s,framesz=8192,blocksz=8192",
+		 strchr(veth, ',') + 1);
+	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-lcb-%d", getpid());
+	args[nargs++] = argv[0];
+	args[nargs++] = "--no-pci";
+	args[nargs++] = "-l";
+	args[nargs++] = "0,1";
+	args[nargs++] = prefix;
+	args[nargs++] = "--log-level=lib.eal:error";
+	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
+		args[nargs++] = "--no-huge";
+		args[nargs++] = "-m";
+		args[nargs++] = "1024";
+	}
+	args[nargs++] = "--vdev";
+	args[nargs++] = v0;
+	args[nargs++] = "--vdev";
+	args[nargs++] = v1;
+	args[nargs++] = "--";
+	args[nargs++] = "--droce-port=net_af_packet0";
+	args[nargs++] = "--droce-ipv4=198.18.13.1/24";
+	args[nargs++] = "--droce-mtu=4200";
+	if (lcore)
+		args[nargs++] = "--droce-transport-lcores=1";
+	args[nargs++] = "--droce-port=net_af_packet1";
+	args[nargs++] = "--droce-ipv4=198.18.13.2/24";
+	args[nargs++] = "--droce-mtu=4200";
+	if (lcore)
+		args[nargs++] = "--droce-transport-lcores=1";
+	args[nargs] = NULL;
+	if (droce_init(nargs, args) < 0)
+		die("droce_init");
+	list = droce_get_device_list(NULL);
+	if (list == NULL || list[0] == NULL || list[1] == NULL)
+		die("two devices expected");
+	open_end(&a, list[0]);
+	open_end(&b, list[1]);
+	droce_free_device_list(list);
+	printf("# mode: %s; net_af_packet on veth %s\n",
+	       lcore ? "dedicated transport lcore 1 (app on lcore 0)" :
+		       "run-to-completion on lcore 0", veth);
+	make_qps(depth);
+	bench_rate(8, 1000, 8);			/* warm-up: ARP, caches */
+	bench_rate(size, count, depth);
+	bench_latency(iters);
+	printf("# a: sent_pkts %llu retransmitted_pkts %llu retransmit_timeouts %llu "
+	       "rcvd_seq_err %llu; b: sent_seq_nak %llu\n",
+	       (unsigned long long)droce_get_counter(a.ctx, "sent_pkts"),
+	       (unsigned long long)droce_get_counter(a.ctx, "retransmitted_pkts"),
+	       (unsigned long long)droce_get_counter(a.ctx, "retransmit_timeouts"),
+	       (unsigned long long)droce_get_counter(a.ctx, "rcvd_seq_err"),
+	       (unsigned long long)droce_get_counter(b.ctx, "sent_seq_nak"));
+	droce_destroy_qp(a.qp);
+	droce_destroy_qp(b.qp);
+	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
+		droce_destroy_cq(e->cq);
+		droce_dereg_mr(e->mr);
+		droce_dealloc_pd(e->pd);
+		if (droce_close_device(e->ctx) != 0)
+			die("close_device");
+		free(e->buf);
+	}
+	droce_cleanup();
+	return 0;
+}
