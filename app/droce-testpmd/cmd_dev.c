@@ -107,8 +107,7 @@ help_cmd(struct tpd_cmd *c)
 {
 	if (tpd_kv_check_used(c) != 0)
 		return -1;
-	tpd_help(c->npos > 1 ? c->pos[1] : NULL);
-	return 0;
+	return tpd_help(c->npos > 1 ? c->pos[1] : NULL);
 }
 
 extern const struct tpd_subcmd tpd_sync_cmd;

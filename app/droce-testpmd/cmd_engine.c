@@ -23,6 +23,7 @@ struct slot {
 	struct tpd_engine e;
 	bool used;
 	bool failed;
+	bool stopped;		/* by engine stop, before its target */
 	bool live;
 };
 
@@ -38,7 +39,7 @@ summary(struct slot *s)
 		secs = 1e-9;
 	printf("engine %d %s: %s ops %" PRIu64 " bytes %" PRIu64 " secs %.3f MB/s %.2f "
 	       "Mops %.4f errors %" PRIu64, e->id, e->ops->name,
-	       s->failed ? "FAILED" : "done", e->done, e->bytes, secs,
+	       s->failed ? "FAILED" : s->stopped ? "stopped" : "done", e->done, e->bytes, secs,
 	       (double)e->bytes / secs / 1e6, (double)e->done / secs / 1e6, e->errors);
 	if (e->ops == &tpd_engine_pingpong && !e->server && e->done > 0)
 		printf(" rtt_us min %.1f avg %.1f max %.1f", e->lat_min_ns / 1e3,
@@ -47,9 +48,34 @@ summary(struct slot *s)
 	fflush(stdout);
 }
 
+/* A stopped engine waits (1 s at most) for the work it posted, so the CQ
+ * holds nothing of it afterwards. */
+static void
+drain(struct tpd_engine *e)
+{
+	uint64_t end = tpd_now_ns() + 1000000000u;
+	struct droce_wc wc[32];
+
+	if (!e->ops->drains || e->server)
+		return;
+	while (e->done < e->posted && tpd_now_ns() < end) {
+		int k;
+
+		tpd_progress_all();
+		k = engine_poll(e, false, wc, 32);
+		if (k < 0)
+			return;
+		e->done += (uint64_t)k;
+		e->bytes += (uint64_t)k * e->size;
+	}
+}
+
 static void
 finish(struct slot *s, bool failed)
 {
+	s->stopped = !failed && !engine_target_reached(&s->e, tpd_now_ns());
+	if (s->stopped)
+		drain(&s->e);
 	s->e.running = false;
 	s->e.t_end = tpd_now_ns();
 	s->failed = failed || s->e.errors != 0;

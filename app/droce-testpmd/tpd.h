@@ -150,7 +150,8 @@ extern const struct tpd_group *const tpd_groups[];
 int tpd_tokenize(struct tpd_cmd *c, const char *line);
 /* Run one line: 0 success (or empty/comment), -1 failure. */
 int tpd_run_line(const char *line);
-void tpd_help(const char *group);
+/* The group list, or one group's commands; -1 for an unknown group. */
+int tpd_help(const char *group);
 
 /* Error output: "error: ..." on stdout (scripts see it in order). */
 void tpd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -31,7 +31,7 @@ print_cmd(const struct tpd_subcmd *s)
 	printf("  %s\n      %s\n", s->usage, s->help);
 }
 
-void
+int
 tpd_help(const char *group)
 {
 	bool found = false;
@@ -64,7 +64,9 @@ tpd_help(const char *group)
 			print_cmd(&tpd_group_misc.cmds[k]);
 	} else if (!found) {
 		tpd_err("no help for '%s' (help lists the groups)", group);
+		return -1;
 	}
+	return 0;
 }
 
 static int

@@ -25,6 +25,9 @@ struct tpd_engine_ops {
 	int (*start)(struct tpd_engine *e);
 	/* One non-blocking turn: 0 keep going, 1 finished, -1 failed. */
 	int (*step)(struct tpd_engine *e);
+	/* posted/done count send-queue work: a stop waits for it (not for
+	 * receives, which stay posted) */
+	bool drains;
 };
 
 struct tpd_engine {

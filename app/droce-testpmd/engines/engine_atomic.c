@@ -71,4 +71,5 @@ const struct tpd_engine_ops tpd_engine_atomic = {
 		"(fetch_add 1; every fetched value must be the previous + 1)",
 	.start = start,
 	.step = step,
+	.drains = true,
 };

@@ -87,4 +87,5 @@ const struct tpd_engine_ops tpd_engine_send_bw = {
 		"(MR >= 2*size+40; the server receives)",
 	.start = start,
 	.step = step,
+	.drains = true,
 };

@@ -27,4 +27,5 @@ const struct tpd_engine_ops tpd_engine_write_bw = {
 	.help = "qp=QP mr=MR [size=65536] [depth=16] [count=N|secs=S] [rmr=MR|rkey=K raddr=A]",
 	.start = start,
 	.step = step,
+	.drains = true,
 };
