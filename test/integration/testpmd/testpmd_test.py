@@ -270,7 +270,8 @@ def run_interactive(binary, env, tmp, k):
                  ("mr fill 0 pattern=0x5a len=1000 off=2000", r"filled 1000 bytes"),
                  ("cq create 64", r"cq 0 created"),
                  ("qp create 0 rc cq=0", r"qp 0: RC"),
-                 ("post 0 recv mr=0 off=4096 len=512 wrid=9", r"posted 1 recv"),
+                 ("post 0 recv mr=0 off=4096 len=512 wrid=9",
+                  r"error: droce_post_recv \(0 of 1 posted\): Invalid argument"),
                  ("pd frob", r"error: pd frob: unknown command"),
                  ("mr reg 0 12abc", r"error: bad number '12abc' for SIZE")]
         if not a.expect(r"droce-testpmd> "):
@@ -292,7 +293,12 @@ def run_interactive(binary, env, tmp, k):
         if not a.expect(r"qp 0: state RTS"):
             fail(name, f"exchange did not finish: {a.buf[-300:]!r}")
             return
-        # a now idles at the prompt; b writes, reads and sends (script)
+        # a receive for b's send (until it is posted b's send is
+        # RNR-retried), then a idles at the prompt while b's script runs
+        a.send("post 0 recv mr=0 off=4096 len=512 wrid=9")
+        if not a.expect(r"posted 1 recv"):
+            fail(name, f"post recv: {a.buf[-300:]!r}")
+            return
         if not wait_all([b], TIMEOUT):
             fail(name, "peer script timed out: " + " | ".join(read(out).splitlines()[-5:]))
             return
