@@ -34,6 +34,19 @@ transport_matches(const struct tp_qp *qp, uint8_t opcode)
 	}
 }
 
+/*
+ * The ICRC in one CRC pass (masking in place, restored before it returns)
+ * when this mbuf is ours alone; a shared one (refcount > 1: a duplicated
+ * frame, or one a capture still holds) is only read.
+ */
+static bool
+icrc_ok(struct rte_mbuf *m, const struct roce_pkt *pkt)
+{
+	if (likely(RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1))
+		return roce_icrc_verify_writable(rte_pktmbuf_mtod(m, uint8_t *), pkt);
+	return roce_icrc_verify(rte_pktmbuf_mtod(m, const uint8_t *), pkt);
+}
+
 static void
 recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 {
@@ -45,7 +58,7 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 		tp_count(dev, TP_CNT_MALFORMED);
 		return;
 	}
-	if (!roce_icrc_verify(frame, &pkt)) {
+	if (!icrc_ok(m, &pkt)) {
 		tp_count(dev, TP_CNT_ICRC_ERR);
 		return;
 	}

@@ -89,3 +89,40 @@ roce_icrc_verify(const void *buf, const struct roce_pkt *pkt)
 
 	return roce_icrc_compute(l3, ip_len, pkt->ip_version) == pkt->icrc;
 }
+
+/* The bytes in front of the UDP header that the ICRC masks live in the
+ * first 12 of an IPv4 header (TOS, TTL, checksum) and the first 8 of an
+ * IPv6 header (traffic class, flow label, hop limit). */
+#define ICRC_IP_SAVE 12
+
+bool
+roce_icrc_verify_writable(void *buf, const struct roce_pkt *pkt)
+{
+	uint8_t *l3 = (uint8_t *)buf + pkt->l3_off;
+	uint8_t *udp = (uint8_t *)buf + pkt->l4_off;
+	uint8_t *bth = (uint8_t *)buf + pkt->bth_off;
+	uint8_t ip_saved[ICRC_IP_SAVE], udp_saved[2], bth_saved;
+	uint32_t crc;
+
+	memcpy(ip_saved, l3, ICRC_IP_SAVE);
+	memcpy(udp_saved, udp + 6, 2);
+	bth_saved = bth[4];
+	if (pkt->ip_version == 4) {
+		l3[1] = 0xff;			/* TOS (DSCP + ECN) */
+		l3[8] = 0xff;			/* TTL */
+		l3[10] = l3[11] = 0xff;		/* header checksum */
+	} else {
+		l3[0] |= 0x0f;			/* traffic class and flow label */
+		l3[1] = l3[2] = l3[3] = 0xff;
+		l3[7] = 0xff;			/* hop limit */
+	}
+	udp[6] = udp[7] = 0xff;			/* UDP checksum */
+	bth[4] = 0xff;				/* FECN, BECN, resv6a */
+
+	crc = roce_icrc_premasked(l3, pkt->pkt_len - pkt->l3_off);
+
+	memcpy(l3, ip_saved, ICRC_IP_SAVE);
+	memcpy(udp + 6, udp_saved, 2);
+	bth[4] = bth_saved;
+	return crc == pkt->icrc;
+}

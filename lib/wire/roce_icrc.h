@@ -69,4 +69,14 @@ struct roce_pkt;
 /* True when the ICRC of a packet parsed from buf matches its contents. */
 bool roce_icrc_verify(const void *buf, const struct roce_pkt *pkt);
 
+/*
+ * The same verdict in one CRC pass, for a frame the caller may write to
+ * (a receive mbuf nobody else is reading): the variant fields are set to
+ * ones in place, the datagram is summed once, and the bytes are restored
+ * before it returns, so buf is unchanged afterwards.  roce_icrc_verify()
+ * copies and masks the headers and so needs a second CRC call, which costs
+ * as much as a short packet's whole CRC (see BENCHMARKS.md, ICRC).
+ */
+bool roce_icrc_verify_writable(void *buf, const struct roce_pkt *pkt);
+
 #endif /* ROCE_ICRC_H */

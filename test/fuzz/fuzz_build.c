@@ -194,6 +194,7 @@ check_flip_detected(uint8_t *f, const struct roce_pkt *p, struct src *s)
 	f[pos] ^= bit;
 	FUZZ_CHECK(roce_parse_eth(f, p->pkt_len, &q) == ROCE_PARSE_OK);
 	FUZZ_CHECK(!roce_icrc_verify(f, &q));
+	FUZZ_CHECK(!roce_icrc_verify_writable(f, &q));
 	f[pos] ^= bit;
 }
 
@@ -230,6 +231,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_too_small(&want, payload);
 	FUZZ_CHECK(roce_parse_eth(frame, len, &got) == ROCE_PARSE_OK);
 	FUZZ_CHECK(roce_icrc_verify(frame, &got));
+	FUZZ_CHECK(roce_icrc_verify_writable(frame, &got));
 	check_equal(&want, &got);
 	FUZZ_CHECK(memcmp(frame + got.payload_off, payload, got.payload_len) == 0);
 	for (unsigned int i = 0; i < got.padcnt; i++)

@@ -99,6 +99,15 @@ test_golden_every_packet_parses_and_icrc_verifies(void **state)
 					 roce_parse_strerror(e));
 			if (!roce_icrc_verify(c.frame[i], &p))
 				fail_msg("%s #%u: ICRC mismatch", capture_files[f], i);
+			/* the one-pass verify agrees and leaves the frame as it was */
+			uint8_t *copy = malloc(c.len[i]);
+
+			assert_non_null(copy);
+			memcpy(copy, c.frame[i], c.len[i]);
+			if (!roce_icrc_verify_writable(c.frame[i], &p))
+				fail_msg("%s #%u: in-place ICRC mismatch", capture_files[f], i);
+			assert_memory_equal(copy, c.frame[i], c.len[i]);
+			free(copy);
 			/* rxe's constant fields (vectors README) */
 			assert_int_equal(p.pkey, 0xffff);
 			assert_int_equal(p.tver, 0);
@@ -297,7 +306,8 @@ flip_all_bits(const char *file)
 					continue;
 				f[off] ^= (uint8_t)(1u << bit);
 				accepted = roce_parse_eth(f, c.len[i], &q) == ROCE_PARSE_OK &&
-					   roce_icrc_verify(f, &q);
+					   (roce_icrc_verify(f, &q) ||
+					    roce_icrc_verify_writable(f, &q));
 				f[off] ^= (uint8_t)(1u << bit);
 				if (accepted)
 					fail_msg("%s #%u: flip of byte %zu bit %u undetected",
@@ -338,6 +348,7 @@ test_golden_masked_fields_do_not_matter(void **state)
 		f[p.bth_off + 4] |= 0xc0;		/* FECN, BECN */
 		assert_int_equal(roce_parse_eth(f, c.len[i], &q), ROCE_PARSE_OK);
 		assert_true(roce_icrc_verify(f, &q));
+		assert_true(roce_icrc_verify_writable(f, &q));
 		assert_int_equal(q.fecn, 1);
 		assert_int_equal(q.ip_ttl, 3);
 	}
