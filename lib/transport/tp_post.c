@@ -162,7 +162,8 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
  * The fields fill_send_wqe reads (cap, type, mtu, qkey) change only in
  * modify_qp, which returns after the transport lcore ran it.
  */
-static int
+/* out of line: run-to-completion's tp_post_send pays one branch, no more */
+static __rte_noinline __rte_cold int
 lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	     struct droce_send_wr **bad_wr)
 {
@@ -200,7 +201,7 @@ static inline int fill_recv_wqe(const struct tp_qp *qp,
 				const struct droce_recv_wr *wr,
 				struct tp_recv_wqe *w);
 
-static int
+static __rte_noinline __rte_cold int
 lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	     struct droce_recv_wr **bad_wr)
 {
