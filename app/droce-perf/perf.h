@@ -111,22 +111,46 @@ void perf_lat_stats(uint64_t *ns, size_t n, unsigned int div,
 		    struct perf_lat_result *r);
 
 /* ---- perf_exch.c ------------------------------------------------------- */
-/* What each side tells the other (our own format, see perf_exch.c). */
+/* perftest 4.5-0.17's out-of-band exchange (see perf_exch.c). */
+#define PERF_PERFTEST_VERSION "6.06"	/* what that perftest calls itself */
+#define PERF_DROCE_MARKER "droce-perf"	/* after the version's NUL */
+#define PERF_MIN_PEER_VERSION 5.33	/* 64-bit report iterations, 2-byte MTU */
+#define PERF_VERSION_SIZE 16
+#define PERF_MTU_MSG_SIZE 2
+#define PERF_KEY_MSG_SIZE 108
+#define PERF_DONE_SIZE 5
+#define PERF_REPORT_FIELDS 5
+#define PERF_PARAMS_MSG_SIZE 64
+#define PERF_CYCLE_BUFFER 4096		/* perftest: the page size */
+#define PERF_CACHE_LINE 64
+
+/* The address message ("keys"). */
 struct perf_dest {
+	uint32_t lid;
+	uint32_t out_reads;		/* reads/atomics it accepts in flight */
 	uint32_t qpn;
 	uint32_t psn;
-	union droce_gid gid;
 	uint32_t rkey;
-	uint64_t vaddr;
-	uint64_t buf_size;
-	/* the client's parameters; the server adopts them */
+	uint64_t vaddr;			/* where the peer writes, reads, adds */
+	union droce_gid gid;
+	uint32_t srqn;
+};
+
+/* The bw report, in the sender's printed units (MB/s or Gb/s, Mpps). */
+struct perf_report {
+	uint64_t size;
+	uint64_t iters;
+	double bw_peak, bw_avg, msg_rate;
+};
+
+/* droce-perf peers only: the client's test parameters. */
+struct perf_params {
 	char test[16];
 	uint32_t size;
 	uint32_t iters;
 	uint32_t duration;
 	uint32_t all_sizes;
 	uint32_t atomic;
-	uint32_t mtu;
 };
 
 /* Keep fn(arg) running while waiting on a socket. */
@@ -134,19 +158,44 @@ void perf_exch_set_idle(void (*fn)(void *arg), void *arg);
 /* Connect / accept one connection: a socket, or -1 (reported). */
 int perf_tcp_connect(const char *host, unsigned int port);
 int perf_tcp_accept(unsigned int port);
-int perf_send_dest(int fd, const struct perf_dest *d);
-int perf_recv_dest(int fd, struct perf_dest *d);
-/* Framed messages: a 4-character tag and a 64-bit value.  0 or -errno. */
+/* perftest's exchange: the client writes then reads, the server reads then
+ * writes n bytes.  0 or -errno. */
+int perf_xchg(int fd, int client, const void *mine, void *theirs, size_t n);
+void perf_be32_put(uint8_t p[4], uint32_t v);
+uint32_t perf_be32_get(const uint8_t p[4]);
+void perf_version_format(char msg[PERF_VERSION_SIZE]);
+/* 0, or -EINVAL when not a version; *droce: the peer is droce-perf. */
+int perf_version_parse(const char msg[PERF_VERSION_SIZE], double *version,
+		       int *droce);
+void perf_mtu_format(enum droce_mtu mtu, char msg[PERF_MTU_MSG_SIZE]);
+int perf_mtu_parse(const char msg[PERF_MTU_MSG_SIZE], enum droce_mtu *mtu);
+/* Returns PERF_KEY_MSG_SIZE or -EINVAL. */
+int perf_key_format(const struct perf_dest *d, char msg[PERF_KEY_MSG_SIZE]);
+int perf_key_parse(const char msg[PERF_KEY_MSG_SIZE], struct perf_dest *d);
+/* One perftest barrier: the key message exchanged again. */
+int perf_handshake(int fd, int client, const char key[PERF_KEY_MSG_SIZE]);
+void perf_report_encode(const struct perf_report *r,
+			uint8_t out[PERF_REPORT_FIELDS][8]);
+void perf_report_decode(const uint8_t in[PERF_REPORT_FIELDS][8],
+			struct perf_report *r);
+int perf_report_xchg(int fd, int client, const struct perf_report *mine,
+		     struct perf_report *theirs);
+/* The closing "done": write, then read (the peer may have closed). */
+int perf_done(int fd);
+int perf_params_format(const struct perf_params *p,
+		       char msg[PERF_PARAMS_MSG_SIZE]);
+int perf_params_parse(const char msg[PERF_PARAMS_MSG_SIZE],
+		      struct perf_params *p);
+int perf_params_xchg(int fd, int client, const struct perf_params *mine,
+		     struct perf_params *theirs);
+/* droce-perf peers only: framed messages, a 4-character tag, 4 zero bytes
+ * and a 64-bit big-endian value.  0 or -errno. */
 int perf_send_msg(int fd, const char tag[4], uint64_t val);
 int perf_recv_msg(int fd, const char tag[4], uint64_t *val);
-/* 1 when a message can be read without blocking, else 0. */
+/* 1 when something can be read without blocking, else 0. */
 int perf_msg_ready(int fd);
 /* Both sides: send SYNC, receive SYNC.  0 or -errno. */
 int perf_barrier(int fd);
-/* Text form of the message, for the unit test: returns its length. */
-#define PERF_DEST_MSG_SIZE 160
-int perf_dest_format(const struct perf_dest *d, char msg[PERF_DEST_MSG_SIZE]);
-int perf_dest_parse(const char msg[PERF_DEST_MSG_SIZE], struct perf_dest *d);
 
 /* ---- perf_ctx.c -------------------------------------------------------- */
 struct perf_ctx {
@@ -162,9 +211,16 @@ struct perf_ctx {
 	unsigned int send_flags;	/* DROCE_SEND_INLINE when -I allows */
 	uint32_t max_inline;
 	int sock;			/* TCP side channel */
+	int client;			/* has a server name */
+	int peer_droce;			/* the peer is droce-perf, not perftest */
+	uint32_t cycle_buffer;		/* negotiated (the larger page size) */
+	enum droce_mtu mtu;		/* negotiated path MTU (the smaller) */
+	char key[PERF_KEY_MSG_SIZE];	/* our key message (every barrier) */
 	struct perf_dest my, rem;
 	enum droce_mtu active_mtu;
 	uint32_t rx_posted;		/* receives outstanding (send tests) */
+	struct perf_report report;	/* the client's last result */
+	uint64_t count;			/* operations of the last size */
 };
 
 int perf_ctx_open(struct perf_ctx *c, struct droce_device *dev,
@@ -176,9 +232,16 @@ int perf_ctx_connect(struct perf_ctx *c);
 void perf_ctx_close(struct perf_ctx *c);
 /* Post helpers: 0 or a positive errno. */
 int perf_post_recv(struct perf_ctx *c, uint64_t wr_id, uint32_t len);
-/* seq: atomics' operand (FETCH_AND_ADD adds 1; CMP_AND_SWAP seq -> seq+1). */
+/* Operation number seq: atomics' operand (FETCH_AND_ADD adds 1;
+ * CMP_AND_SWAP seq -> seq+1) and result slot. */
 int perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size,
 		 int signaled, uint64_t seq);
+/* A READ of size bytes into the tx half, waited for.  0 or 1. */
+int perf_reread(struct perf_ctx *c, uint32_t size);
+/* The local halves: what we send from; what the peer targets. */
+uint8_t *perf_tx_half(struct perf_ctx *c);
+uint8_t *perf_rx_half(struct perf_ctx *c);
+size_t perf_half_size(const struct perf_ctx *c);
 /* Poll a CQ; a failed completion is reported and returns -1. */
 int perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n,
 	      struct droce_wc *wc);
@@ -191,15 +254,37 @@ uint8_t perf_pattern(size_t i, uint32_t size);
 /* One size.  0, or 1 after a reported failure. */
 int perf_run_bw(struct perf_ctx *c, uint32_t size);
 int perf_run_lat(struct perf_ctx *c, uint32_t size);
-/* Server of write/read/atomic tests: prepare the buffer, barrier, wait for
- * the client's END, verify, answer VERI.  0 or 1. */
+/* Before a size's barrier: the server's buffer as the checks expect it. */
+void perf_server_prepare(struct perf_ctx *c, uint32_t size);
+/* Before a size's barrier, both sides: buffers (the peer may start at
+ * once after it). */
+void perf_prepare(struct perf_ctx *c, uint32_t size);
+/* Server of write/read/atomic tests (and read/atomic_lat): nothing to do
+ * during the run; with a droce-perf client wait for its END and verify.
+ * 0 or 1. */
 int perf_passive_server(struct perf_ctx *c, uint32_t size);
-/* Client: send END with the operation count, receive the verdict.  0 or 1. */
-int perf_client_end(struct perf_ctx *c, uint64_t count);
+/* The server's check after a run of count operations.  0 or 1. */
+int perf_server_verify(struct perf_ctx *c, uint32_t size, uint64_t count);
+/* droce-perf peers: the client's END (count, report), the server's VERI
+ * (after perf_server_verify when verify; the client's row printed when
+ * print_row).  0 or 1. */
+int perf_client_end(struct perf_ctx *c, uint64_t count,
+		    const struct perf_report *rep);
+int perf_server_end(struct perf_ctx *c, uint32_t size, int print_row,
+		    int verify);
 /* Keep rx_depth receives posted.  0 or 1. */
 int perf_fill_recv(struct perf_ctx *c);
-/* Client-side checks after a read or atomic run.  0 or 1 (reported). */
+/* Client-side checks after a read or atomic run of n operations.  0 or 1
+ * (reported). */
 int perf_check_read(struct perf_ctx *c, uint32_t size);
+int perf_check_atomic(struct perf_ctx *c, uint64_t n);
+/* The report of a bw result, in o's printed units, and back. */
+void perf_report_from_result(const struct perf_opts *o,
+			     const struct perf_bw_result *r,
+			     struct perf_report *rep);
+void perf_result_from_report(const struct perf_opts *o,
+			     const struct perf_report *rep,
+			     struct perf_bw_result *r);
 /* A wait that made no progress for this long is a failure. */
 #define PERF_STALL_NS (10ull * 1000000000ull)
 

@@ -3,32 +3,29 @@
  * perf_bw.c - the bandwidth tests, as perftest runs them: the client keeps
  * tx_depth operations outstanding, signalling every cq_mod-th (wr_id of a
  * signalled operation = how many operations it completes), until -n
- * operations or -D seconds; the server of write/read/atomic only waits for
- * the client's END message; the send_bw server keeps rx_depth receives
- * posted and counts them.
+ * operations or -D seconds; the server of write/read/atomic does nothing
+ * during the run (it waits in the side channel); the send_bw server keeps
+ * rx_depth receives posted and counts them.
  *
- * Each size is verified, so a run cannot report success for nothing:
- * write_bw and send_bw: the server checks the bytes that arrived against
- * the size's pattern; read_bw: the client checks the bytes it read;
- * atomic_bw: the server checks its word equals the number of operations
- * (FETCH_AND_ADD adds 1; CMP_AND_SWAP i -> i + 1, in order, as RC
- * executes them); send_bw also compares the receive count with the sends.
+ * Each size is verified as far as the peer allows, so a run cannot report
+ * success for nothing.  With a droce-perf peer: write_bw and send_bw: the
+ * server checks the bytes against the size's pattern; read_bw: the client
+ * checks the bytes it read; atomic_bw: the server's word equals the number
+ * of operations (FETCH_AND_ADD adds 1; CMP_AND_SWAP i -> i + 1, in order,
+ * as RC executes them); send_bw also compares the receive count with the
+ * sends.  With perftest as the peer its buffer holds random bytes and it
+ * checks nothing, so droce-perf checks what it can see: read_bw reads the
+ * region once more and compares; a write_bw server sees the bytes arrive;
+ * an atomic_bw server's region sums to the reported operation count
+ * (FETCH_AND_ADD) or stays zero (perftest's CMP_AND_SWAP compares and
+ * swaps 0); atomic clients check the returned values run consecutively
+ * (FETCH_AND_ADD) or never change (CMP_AND_SWAP on perftest's random
+ * words); a send_bw server counts -n receives of -s bytes each.
  */
 #include <string.h>
 
+#include "app_sock.h"
 #include "perf.h"
-
-static uint8_t *
-tx_half(struct perf_ctx *c)
-{
-	return c->buf;
-}
-
-static uint8_t *
-rx_half(struct perf_ctx *c)
-{
-	return c->buf + c->buf_size / 2;
-}
 
 static void
 fill_pattern(uint8_t *p, uint32_t size)
@@ -55,17 +52,76 @@ check_pattern(const uint8_t *p, uint32_t size, const char *what)
 	return 0;
 }
 
+/* On stderr: stdout keeps perftest's format for the tools that parse it. */
+static void
+check_passed(const struct perf_ctx *c, const char *what)
+{
+	(void)c;
+	fprintf(stderr, "droce-perf: data check passed: %s\n", what);
+}
+
 int
 perf_check_read(struct perf_ctx *c, uint32_t size)
 {
-	return check_pattern(rx_half(c), size, "read_bw client");
+	if (c->peer_droce) {
+		if (check_pattern(perf_rx_half(c), size, "read client"))
+			return 1;
+		check_passed(c, "the bytes read are the server's pattern");
+		return 0;
+	}
+	/* perftest's buffer is random and never changes: read it again */
+	if (perf_reread(c, size) != 0)
+		return 1;
+	if (memcmp(perf_tx_half(c), perf_rx_half(c), size) != 0) {
+		fprintf(stderr, "read client: a second read of the peer's "
+			"%u bytes differs from the first\n", size);
+		return 1;
+	}
+	check_passed(c, "a second read returned the same bytes");
+	return 0;
+}
+
+static uint64_t
+slot(struct perf_ctx *c, uint64_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, perf_rx_half(c) + 8 * (i % (perf_half_size(c) / 8)), 8);
+	return v;
+}
+
+int
+perf_check_atomic(struct perf_ctx *c, uint64_t n)
+{
+	uint64_t slots = perf_half_size(c) / 8, i;
+	uint64_t first = n > slots ? n - slots : 0;
+	int faa = c->o->atomic == PERF_FETCH_AND_ADD;
+
+	for (i = first; i < n; i++) {
+		uint64_t v = slot(c, i), want;
+
+		if (faa)
+			want = i == first ? v : slot(c, i - 1) + 1;
+		else
+			want = c->peer_droce ? i : slot(c, first);
+		if (v != want) {
+			fprintf(stderr, "atomic client: operation %lu returned "
+				"%#lx, expected %#lx\n", (unsigned long)i,
+				(unsigned long)v, (unsigned long)want);
+			return 1;
+		}
+	}
+	check_passed(c, faa ? "FETCH_AND_ADD returned consecutive values" :
+		     c->peer_droce ? "each CMP_AND_SWAP found its predecessor" :
+		     "CMP_AND_SWAP returned the unchanged word");
+	return 0;
 }
 
 int
 perf_fill_recv(struct perf_ctx *c)
 {
 	while (c->rx_posted < c->o->rx_depth) {
-		int rc = perf_post_recv(c, 1, (uint32_t)(c->buf_size / 2));
+		int rc = perf_post_recv(c, 1, (uint32_t)perf_half_size(c));
 
 		if (rc != 0) {
 			fprintf(stderr, "Couldn't post receive: %s\n",
@@ -77,12 +133,42 @@ perf_fill_recv(struct perf_ctx *c)
 	return 0;
 }
 
-int
-perf_client_end(struct perf_ctx *c, uint64_t count)
+void
+perf_report_from_result(const struct perf_opts *o,
+			const struct perf_bw_result *r, struct perf_report *rep)
 {
+	double unit = o->report_gbits ? 125000000.0 : 1048576.0;
+
+	rep->size = r->size;
+	rep->iters = r->iters;
+	rep->bw_peak = r->bw_peak / unit;
+	rep->bw_avg = r->bw_avg / unit;
+	rep->msg_rate = r->msg_rate / 1e6;
+}
+
+void
+perf_result_from_report(const struct perf_opts *o,
+			const struct perf_report *rep, struct perf_bw_result *r)
+{
+	double unit = o->report_gbits ? 125000000.0 : 1048576.0;
+
+	r->size = rep->size;
+	r->iters = rep->iters;
+	r->bw_peak = rep->bw_peak * unit;
+	r->bw_avg = rep->bw_avg * unit;
+	r->msg_rate = rep->msg_rate * 1e6;
+}
+
+int
+perf_client_end(struct perf_ctx *c, uint64_t count,
+		const struct perf_report *rep)
+{
+	uint8_t raw[PERF_REPORT_FIELDS][8];
 	uint64_t verdict = 1;
 
+	perf_report_encode(rep, raw);
 	if (perf_send_msg(c->sock, "END ", count) != 0 ||
+	    app_sock_write_full(c->sock, raw, sizeof(raw)) != 0 ||
 	    perf_recv_msg(c->sock, "VERI", &verdict) != 0) {
 		fprintf(stderr, "lost the server (side channel)\n");
 		return 1;
@@ -95,63 +181,124 @@ perf_client_end(struct perf_ctx *c, uint64_t count)
 	return 0;
 }
 
-/* Before the barrier: what the passive server's buffer must hold. */
-static void
-passive_prepare(struct perf_ctx *c, uint32_t size)
+/* The server's buffer before each size: what its checks compare with. */
+void
+perf_server_prepare(struct perf_ctx *c, uint32_t size)
 {
 	switch (c->o->verb) {
-	case PERF_WRITE:
-		memset(rx_half(c), 0, size);
-		break;
 	case PERF_READ:
-		fill_pattern(tx_half(c), size);
+		fill_pattern(perf_rx_half(c), size);
 		break;
-	case PERF_ATOMIC:
-		memset(rx_half(c), 0, 8);
-		break;
-	case PERF_SEND:
+	default:
+		/* perftest's clients cycle through the whole region */
+		memset(perf_rx_half(c), 0, perf_half_size(c));
 		break;
 	}
 }
 
-static int
-passive_verify(struct perf_ctx *c, uint32_t size, uint64_t count)
+void
+perf_prepare(struct perf_ctx *c, uint32_t size)
 {
-	uint64_t v;
+	const struct perf_opts *o = c->o;
 
+	if (!c->client)
+		perf_server_prepare(c, size);
+	else
+		memset(perf_rx_half(c), 0, perf_half_size(c));
+	if (o->tst == PERF_LAT)
+		memset(perf_tx_half(c), 0, size);
+}
+
+static int
+check_arrived(struct perf_ctx *c, uint32_t size)
+{
+	const uint8_t *p = perf_rx_half(c);
+	uint32_t i, zero = 0;
+
+	/* perftest writes random bytes: about 1 in 256 is zero */
+	for (i = 0; i < size; i++)
+		zero += p[i] == 0;
+	if (zero > size / 10) {
+		fprintf(stderr, "write server: %u of the %u bytes written are "
+			"still zero\n", zero, size);
+		return 1;
+	}
+	check_passed(c, "the client's bytes arrived");
+	return 0;
+}
+
+static int
+check_atomic_region(struct perf_ctx *c, uint64_t count)
+{
+	uint64_t sum = 0, v, want;
+	size_t i;
+
+	for (i = 0; i < perf_half_size(c) / 8; i++) {
+		memcpy(&v, perf_rx_half(c) + 8 * i, 8);
+		sum += v;
+	}
+	/* perftest's CMP_AND_SWAP compares with 0 and swaps in 0 */
+	want = c->o->atomic == PERF_CMP_AND_SWAP && !c->peer_droce ? 0 : count;
+	if (sum != want) {
+		fprintf(stderr, "atomic server: the words sum to %lu after %lu "
+			"operations, expected %lu\n", (unsigned long)sum,
+			(unsigned long)count, (unsigned long)want);
+		return 1;
+	}
+	check_passed(c, "the atomic words hold the operation count");
+	return 0;
+}
+
+int
+perf_server_verify(struct perf_ctx *c, uint32_t size, uint64_t count)
+{
 	switch (c->o->verb) {
 	case PERF_WRITE:
-		return check_pattern(rx_half(c), size, "write server");
-	case PERF_ATOMIC:
-		memcpy(&v, rx_half(c), 8);
-		if (v != count) {
-			fprintf(stderr, "atomic server: word is %lu after %lu "
-				"operations\n", (unsigned long)v,
-				(unsigned long)count);
+		if (!c->peer_droce)
+			return check_arrived(c, size);
+		if (check_pattern(perf_rx_half(c), size, "write server"))
 			return 1;
-		}
+		check_passed(c, "the bytes written are the client's pattern");
 		return 0;
+	case PERF_ATOMIC:
+		return check_atomic_region(c, count);
 	default:
 		return 0;
 	}
 }
 
 int
-perf_passive_server(struct perf_ctx *c, uint32_t size)
+perf_server_end(struct perf_ctx *c, uint32_t size, int print_row, int verify)
 {
-	uint64_t count = 0;
+	uint8_t raw[PERF_REPORT_FIELDS][8];
+	struct perf_bw_result res;
 	int bad;
 
-	passive_prepare(c, size);
-	if (perf_barrier(c->sock) != 0 ||
-	    perf_recv_msg(c->sock, "END ", &count) != 0) {
+	if (perf_recv_msg(c->sock, "END ", &c->count) != 0 ||
+	    app_sock_read_full(c->sock, raw, sizeof(raw)) !=
+	    (ssize_t)sizeof(raw)) {
 		fprintf(stderr, "lost the client (side channel)\n");
 		return 1;
 	}
-	bad = passive_verify(c, size, count);
+	perf_report_decode(raw, &c->report);
+	bad = verify ? perf_server_verify(c, size, c->count) : 0;
 	if (perf_send_msg(c->sock, "VERI", (uint64_t)bad) != 0)
 		return 1;
+	if (!bad && print_row) {
+		memset(&res, 0, sizeof(res));
+		perf_result_from_report(c->o, &c->report, &res);
+		perf_print_bw_line(c->o, &res, stdout);
+	}
 	return bad;
+}
+
+int
+perf_passive_server(struct perf_ctx *c, uint32_t size)
+{
+	/* perftest's client: the post-run handshake waits for it */
+	if (!c->peer_droce)
+		return 0;
+	return perf_server_end(c, size, c->o->tst == PERF_BW, 1);
 }
 
 struct bw_meter {
@@ -202,12 +349,8 @@ client_bw(struct perf_ctx *c, uint32_t size)
 	int stop = 0, i, ne, rc;
 
 	if (o->verb == PERF_WRITE || o->verb == PERF_SEND)
-		fill_pattern(tx_half(c), size);
-	memset(rx_half(c), 0, size);
-	if (perf_barrier(c->sock) != 0) {
-		fprintf(stderr, "lost the server (side channel)\n");
-		return 1;
-	}
+		fill_pattern(perf_tx_half(c), size);
+	memset(perf_rx_half(c), 0, perf_half_size(c));
 	memset(&m, 0, sizeof(m));
 	m.t_start = m.t_last = last_progress = perf_now_ns();
 	if (o->duration != 0)
@@ -252,68 +395,104 @@ client_bw(struct perf_ctx *c, uint32_t size)
 			meter_add(&m, wc[i].wr_id);
 		}
 	}
-	if (perf_client_end(c, posted) != 0)
-		return 1;
 	if (o->verb == PERF_READ && perf_check_read(c, size) != 0)
 		return 1;
+	if (o->verb == PERF_ATOMIC && perf_check_atomic(c, posted) != 0)
+		return 1;
 	meter_result(&m, size, &res);
+	perf_report_from_result(o, &res, &c->report);
+	c->count = posted;
+	if (c->peer_droce && perf_client_end(c, posted, &c->report) != 0)
+		return 1;
 	perf_print_bw_line(o, &res, stdout);
 	return 0;
 }
 
+/*
+ * The send_bw server: receives until -n arrived; in -D mode until the
+ * client is done (its next side-channel message is readable) and the
+ * receive queue has been quiet for a moment.
+ */
 static int
-server_send_bw(struct perf_ctx *c, uint32_t size)
+recv_loop(struct perf_ctx *c, uint32_t size, struct bw_meter *m,
+	  uint64_t *rcnt)
 {
 	const struct perf_opts *o = c->o;
-	uint64_t count = 0, rcnt = 0, last_progress;
-	struct perf_bw_result res;
-	struct bw_meter m;
+	uint64_t last_progress = perf_now_ns();
 	struct droce_wc wc[16];
-	int got_end = 0, bad, ne;
+	int i, ne;
 
-	memset(rx_half(c), 0, size);
-	if (perf_fill_recv(c) != 0)
-		return 1;
-	if (perf_barrier(c->sock) != 0) {
-		fprintf(stderr, "lost the client (side channel)\n");
-		return 1;
-	}
-	memset(&m, 0, sizeof(m));
-	m.t_start = m.t_last = last_progress = perf_now_ns();
-	while (!got_end || rcnt < count) {
+	for (;;) {
+		if (o->duration == 0 && *rcnt >= o->iters)
+			return 0;
 		ne = perf_poll(c, c->rcq, 16, wc);
 		if (ne < 0)
 			return 1;
 		if (ne > 0) {
-			if (rcnt == 0)
-				m.t_start = m.t_last = perf_now_ns();
+			for (i = 0; i < ne; i++) {
+				if (wc[i].byte_len != size) {
+					fprintf(stderr, "send_bw server: a "
+						"message of %u bytes, expected "
+						"%u\n", wc[i].byte_len, size);
+					return 1;
+				}
+			}
+			if (*rcnt == 0)
+				m->t_start = m->t_last = perf_now_ns();
 			else
-				meter_add(&m, (uint64_t)ne);
-			rcnt += (uint64_t)ne;
+				meter_add(m, (uint64_t)ne);
+			*rcnt += (uint64_t)ne;
 			c->rx_posted -= (uint32_t)ne;
 			last_progress = perf_now_ns();
 			if (perf_fill_recv(c) != 0)
 				return 1;
 			continue;
 		}
-		if (!got_end && perf_msg_ready(c->sock)) {
-			if (perf_recv_msg(c->sock, "END ", &count) != 0)
-				return 1;
-			got_end = 1;
-		}
+		if (o->duration != 0 && perf_msg_ready(c->sock) &&
+		    perf_now_ns() - last_progress > 100000000u)
+			return 0;
 		if (perf_now_ns() - last_progress > PERF_STALL_NS) {
 			fprintf(stderr, "send_bw server: %lu receives, "
-				"nothing for 10 s\n", (unsigned long)rcnt);
+				"nothing for 10 s\n", (unsigned long)*rcnt);
 			return 1;
 		}
 	}
-	bad = rcnt != count;
-	if (bad)
-		fprintf(stderr, "send_bw server: %lu receives for %lu sends\n",
-			(unsigned long)rcnt, (unsigned long)count);
-	bad |= check_pattern(rx_half(c), size, "send_bw server");
-	if (perf_send_msg(c->sock, "VERI", (uint64_t)bad) != 0 || bad)
+}
+
+static int
+server_send_bw(struct perf_ctx *c, uint32_t size)
+{
+	const struct perf_opts *o = c->o;
+	uint64_t rcnt = 0;
+	struct perf_bw_result res;
+	struct bw_meter m;
+	int bad = 0;
+
+	if (perf_fill_recv(c) != 0)
 		return 1;
+	memset(&m, 0, sizeof(m));
+	m.t_start = m.t_last = perf_now_ns();
+	if (recv_loop(c, size, &m, &rcnt) != 0)
+		return 1;
+	if (c->peer_droce) {
+		uint8_t raw[PERF_REPORT_FIELDS][8];
+
+		if (perf_recv_msg(c->sock, "END ", &c->count) != 0 ||
+		    app_sock_read_full(c->sock, raw, sizeof(raw)) !=
+		    (ssize_t)sizeof(raw))
+			return 1;
+		bad = rcnt != c->count;
+		if (bad)
+			fprintf(stderr, "send_bw server: %lu receives for %lu "
+				"sends\n", (unsigned long)rcnt,
+				(unsigned long)c->count);
+		bad |= check_pattern(perf_rx_half(c), size, "send_bw server");
+		if (perf_send_msg(c->sock, "VERI", (uint64_t)bad) != 0 || bad)
+			return 1;
+		check_passed(c, "every send arrived with the client's pattern");
+	} else {
+		check_passed(c, "the messages arrived, each of -s bytes");
+	}
 	m.ops = rcnt;		/* the first receive started the clock */
 	meter_result(&m, size, &res);
 	res.iters = rcnt;
@@ -333,7 +512,7 @@ server_send_bw(struct perf_ctx *c, uint32_t size)
 int
 perf_run_bw(struct perf_ctx *c, uint32_t size)
 {
-	if (c->o->servername != NULL)
+	if (c->client)
 		return client_bw(c, size);
 	if (c->o->verb == PERF_SEND)
 		return server_send_bw(c, size);

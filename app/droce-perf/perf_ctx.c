@@ -3,11 +3,19 @@
  * perf_ctx.c - droce-perf's resources: the device context, one PD, one
  * registered buffer, a send CQ and a receive CQ, one RC QP.
  *
- * The buffer has two halves of buf_size / 2 bytes: the local side sends,
- * writes and is read from the first ("tx") half; the peer writes, and
- * receives and atomics land, in the second ("rx") half.  The peer's address
- * message carries its buffer address and size, so remote operations target
- * rem.vaddr + rem.buf_size / 2 (writes, atomics) or rem.vaddr (reads).
+ * The buffer has two halves of buf_size / 2 bytes (at least perftest's
+ * cycle buffer, a page, each), as perftest lays its buffer out: the local
+ * side sends and writes from the first ("tx") half; the second ("rx") half
+ * is the one the address message advertises: the peer writes, reads and
+ * adds there, receives land there, and so do our reads' data and atomics'
+ * results (one 8-byte slot per operation, round robin).  Remote operations
+ * target rem.vaddr, at offset 0, whoever the peer is.
+ *
+ * QP attributes as perftest sets them (perftest_resources.c,
+ * ctx_modify_qp_to_rtr/rts): path MTU the negotiated one, min_rnr_timer 12,
+ * max_dest_rd_atomic our out_reads, max_rd_atomic the peer's out_reads
+ * (capped at ours), timeout 14, retry_cnt 7, rnr_retry 7, hop limit 0xFF,
+ * the PSNs and GIDs from the key messages.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +26,9 @@
 #include "perf.h"
 
 #define PERF_PORT_WAIT_MS 10000
-#define PERF_RD_ATOMIC 16
+#define PERF_QP_TIMEOUT 14	/* perftest DEF_QP_TIME */
+#define PERF_MIN_RNR_TIMER 12
+#define PERF_HOP_LIMIT 0xff
 
 uint64_t
 perf_now_ns(void)
@@ -141,8 +151,10 @@ perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
 	c->my.qpn = c->qp->qp_num;
 	c->my.psn = (uint32_t)(lrand48() & 0xffffff);
 	c->my.rkey = c->mr->rkey;
-	c->my.vaddr = (uintptr_t)c->buf;
-	c->my.buf_size = buf_size;
+	c->my.vaddr = (uintptr_t)perf_rx_half(c);
+	/* perftest: the device's maximum for reads and atomics, else 1 */
+	c->my.out_reads = o->verb == PERF_READ || o->verb == PERF_ATOMIC ?
+		DROCE_MAX_RD_ATOMIC : 1;
 	return 0;
 }
 
@@ -177,15 +189,15 @@ perf_ctx_connect(struct perf_ctx *c)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = DROCE_QPS_RTR;
-	attr.path_mtu = o->mtu != 0 ? o->mtu : c->active_mtu;
+	attr.path_mtu = c->mtu;
 	attr.dest_qp_num = c->rem.qpn;
 	attr.rq_psn = c->rem.psn;
-	attr.max_dest_rd_atomic = PERF_RD_ATOMIC;
-	attr.min_rnr_timer = 12;
+	attr.max_dest_rd_atomic = (uint8_t)c->my.out_reads;
+	attr.min_rnr_timer = PERF_MIN_RNR_TIMER;
 	attr.ah_attr.is_global = 1;
 	attr.ah_attr.grh.dgid = c->rem.gid;
 	attr.ah_attr.grh.sgid_index = (uint8_t)o->gid_index;
-	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.grh.hop_limit = PERF_HOP_LIMIT;
 	attr.ah_attr.port_num = (uint8_t)o->ib_port;
 	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE | DROCE_QP_AV |
 			     DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
@@ -197,11 +209,12 @@ perf_ctx_connect(struct perf_ctx *c)
 		return 1;
 	}
 	attr.qp_state = DROCE_QPS_RTS;
-	attr.timeout = 14;
+	attr.timeout = PERF_QP_TIMEOUT;
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
 	attr.sq_psn = c->my.psn;
-	attr.max_rd_atomic = PERF_RD_ATOMIC;
+	attr.max_rd_atomic = (uint8_t)(c->rem.out_reads < DROCE_MAX_RD_ATOMIC ?
+				       c->rem.out_reads : DROCE_MAX_RD_ATOMIC);
 	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE | DROCE_QP_TIMEOUT |
 			     DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
 			     DROCE_QP_SQ_PSN | DROCE_QP_MAX_QP_RD_ATOMIC);
@@ -235,11 +248,29 @@ perf_ctx_close(struct perf_ctx *c)
 	c->sock = -1;
 }
 
+uint8_t *
+perf_tx_half(struct perf_ctx *c)
+{
+	return c->buf;
+}
+
+uint8_t *
+perf_rx_half(struct perf_ctx *c)
+{
+	return c->buf + c->buf_size / 2;
+}
+
+size_t
+perf_half_size(const struct perf_ctx *c)
+{
+	return c->buf_size / 2;
+}
+
 int
 perf_post_recv(struct perf_ctx *c, uint64_t wr_id, uint32_t len)
 {
 	struct droce_sge sge = {
-		.addr = (uintptr_t)c->buf + c->buf_size / 2,
+		.addr = (uintptr_t)perf_rx_half(c),
 		.length = len,
 		.lkey = c->mr->lkey,
 	};
@@ -256,9 +287,10 @@ perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
 	     uint64_t seq)
 {
 	const struct perf_opts *o = c->o;
-	uint64_t half = c->buf_size / 2, rhalf = c->rem.buf_size / 2;
+	size_t slots = perf_half_size(c) / 8;
 	struct droce_sge sge = {
-		.addr = (uintptr_t)c->buf, .length = size, .lkey = c->mr->lkey,
+		.addr = (uintptr_t)perf_tx_half(c), .length = size,
+		.lkey = c->mr->lkey,
 	};
 	struct droce_send_wr wr;
 	struct droce_send_wr *bad;
@@ -274,12 +306,12 @@ perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
 		break;
 	case PERF_WRITE:
 		wr.opcode = DROCE_WR_RDMA_WRITE;
-		wr.wr.rdma.remote_addr = c->rem.vaddr + rhalf;
+		wr.wr.rdma.remote_addr = c->rem.vaddr;
 		wr.wr.rdma.rkey = c->rem.rkey;
 		break;
 	case PERF_READ:
 		wr.opcode = DROCE_WR_RDMA_READ;
-		sge.addr = (uintptr_t)c->buf + half;
+		sge.addr = (uintptr_t)perf_rx_half(c);
 		wr.wr.rdma.remote_addr = c->rem.vaddr;
 		wr.wr.rdma.rkey = c->rem.rkey;
 		break;
@@ -287,9 +319,10 @@ perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
 		wr.opcode = o->atomic == PERF_CMP_AND_SWAP ?
 			DROCE_WR_ATOMIC_CMP_AND_SWP :
 			DROCE_WR_ATOMIC_FETCH_AND_ADD;
-		sge.addr = (uintptr_t)c->buf + half;
+		/* each operation's result in its own slot (checked after) */
+		sge.addr = (uintptr_t)perf_rx_half(c) + 8 * (seq % slots);
 		sge.length = 8;
-		wr.wr.atomic.remote_addr = c->rem.vaddr + rhalf;
+		wr.wr.atomic.remote_addr = c->rem.vaddr;
 		wr.wr.atomic.rkey = c->rem.rkey;
 		wr.wr.atomic.compare_add = o->atomic == PERF_CMP_AND_SWAP ?
 			seq : 1;
@@ -301,6 +334,41 @@ perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
 	    size <= c->max_inline)
 		wr.send_flags |= DROCE_SEND_INLINE;
 	return droce_post_send(c->qp, &wr, &bad);
+}
+
+int
+perf_reread(struct perf_ctx *c, uint32_t size)
+{
+	struct droce_sge sge = {
+		.addr = (uintptr_t)perf_tx_half(c), .length = size,
+		.lkey = c->mr->lkey,
+	};
+	struct droce_send_wr wr, *bad;
+	struct droce_wc wc;
+	uint64_t t0 = perf_now_ns();
+	int ne, rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_RDMA_READ;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = c->rem.vaddr;
+	wr.wr.rdma.rkey = c->rem.rkey;
+	rc = droce_post_send(c->qp, &wr, &bad);
+	if (rc != 0) {
+		fprintf(stderr, "Couldn't post the check read: %s\n",
+			strerror(rc));
+		return 1;
+	}
+	while ((ne = perf_poll(c, c->scq, 1, &wc)) == 0) {
+		if (perf_now_ns() - t0 > PERF_STALL_NS) {
+			fprintf(stderr, "the check read did not complete\n");
+			return 1;
+		}
+	}
+	return ne < 0;
 }
 
 int

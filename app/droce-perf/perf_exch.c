@@ -1,15 +1,37 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * perf_exch.c - droce-perf's TCP side channel (its own format, not
- * perftest's):
- *   client -> server  address message (PERF_DEST_MSG_SIZE bytes of text,
- *                     NUL padded): test name, QPN, PSN, GID, rkey, buffer
- *                     address and size, and the client's test parameters,
- *                     which the server adopts
- *   server -> client  the server's address message
- *   then framed messages of 16 bytes: a 4-character tag, 4 zero bytes and
- *   a 64-bit big-endian value ("SYNC" barriers, "END " with the client's
- *   operation count, "VERI" with the verifier's verdict).
+ * perf_exch.c - droce-perf's TCP side channel: the out-of-band exchange of
+ * perftest 4.5-0.17 (Debian 12; it calls itself version 6.06) without -R,
+ * recorded byte for byte from the real tools (test/integration/perf/
+ * perftest-4.5-0.17/).  Every perftest message is an "exchange": the
+ * client writes its message and then reads the server's; the server reads
+ * first and then writes.  In order:
+ *
+ *   version      16 bytes: "6.06", NUL padded
+ *   cycle buffer 4 bytes, big endian (the page size; both take the larger)
+ *   cache line   4 bytes, big endian
+ *   MTU          2 bytes: the ibv_mtu enum as "%d" and a NUL; both take
+ *                the smaller
+ *   keys         108 bytes of text, "%04x:%04x:%06x:%06x:%08x:%016x:" (LID,
+ *                out_reads, QPN, PSN, rkey, buffer address), 16 GID bytes
+ *                as "%02x:", then "%08x:" (SRQ number) and a NUL.  The same
+ *                message is exchanged again as each later barrier
+ *                ("handshake") of the test (perf_main.c has the counts).
+ *   report       bw tests after the run: size and iterations (64-bit big
+ *                endian), BW peak, BW average and message rate (doubles as
+ *                big-endian 64-bit patterns, in the sender's printed units),
+ *                each exchanged separately; the server prints the client's
+ *   "done"       5 bytes at the very end, both sides write then read (not
+ *                in write_lat)
+ *
+ * droce-perf recognises its own kind by the bytes after the version's NUL
+ * ("6.06\0droce-perf\0": perftest parses the string with atof and never
+ * looks further).  Only when both sides are droce-perf does it add its own
+ * messages, which perftest therefore never sees: the client's test
+ * parameters (the server adopts them), a barrier before each size and an
+ * END/VERI pair after it (the client's count and report; each side's data
+ * verdict).
+ *
  * While a side waits on the socket the idle hook runs droce_progress, so
  * the stack keeps answering ARP and the peer's packets.
  */
@@ -44,89 +66,323 @@ read_full(int fd, void *buf, size_t n)
 }
 
 int
-perf_dest_format(const struct perf_dest *d, char msg[PERF_DEST_MSG_SIZE])
+perf_xchg(int fd, int client, const void *mine, void *theirs, size_t n)
 {
-	char gid[33];
-	int i, n;
+	int rc;
 
-	for (i = 0; i < 16; i++)
-		snprintf(gid + 2 * i, 3, "%02x", d->gid.raw[i]);
-	memset(msg, 0, PERF_DEST_MSG_SIZE);
-	n = snprintf(msg, PERF_DEST_MSG_SIZE, "DPERF1 %.15s %06" PRIx32 " %06"
-		     PRIx32 " %s %08" PRIx32 " %016" PRIx64 " %" PRIx64 " %"
-		     PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32
-		     " %" PRIu32, d->test[0] ? d->test : "-", d->qpn, d->psn,
-		     gid, d->rkey, d->vaddr, d->buf_size, d->size, d->iters,
-		     d->duration, d->all_sizes, d->atomic, d->mtu);
-	return n > 0 && n < PERF_DEST_MSG_SIZE ? n : -EINVAL;
+	if (client) {
+		rc = app_sock_write_full(fd, mine, n);
+		return rc != 0 ? rc : read_full(fd, theirs, n);
+	}
+	rc = read_full(fd, theirs, n);
+	return rc != 0 ? rc : app_sock_write_full(fd, mine, n);
+}
+
+/* ---- big-endian helpers ------------------------------------------------ */
+static void
+put_be(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t
+get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void
+perf_be32_put(uint8_t p[4], uint32_t v)
+{
+	put_be(p, v, 4);
+}
+
+uint32_t
+perf_be32_get(const uint8_t p[4])
+{
+	return (uint32_t)get_be(p, 4);
+}
+
+/* ---- version ----------------------------------------------------------- */
+void
+perf_version_format(char msg[PERF_VERSION_SIZE])
+{
+	static const char marker[] = PERF_DROCE_MARKER;
+
+	memset(msg, 0, PERF_VERSION_SIZE);
+	memcpy(msg, PERF_PERFTEST_VERSION, strlen(PERF_PERFTEST_VERSION));
+	memcpy(msg + strlen(PERF_PERFTEST_VERSION) + 1, marker,
+	       sizeof(marker) - 1);
 }
 
 int
-perf_dest_parse(const char msg[PERF_DEST_MSG_SIZE], struct perf_dest *d)
+perf_version_parse(const char msg[PERF_VERSION_SIZE], double *version,
+		   int *droce)
 {
-	char test[16], gid[33], tail;
-	struct perf_dest r;
+	char v[PERF_VERSION_SIZE + 1], *end;
+	size_t len = strnlen(msg, PERF_VERSION_SIZE);
+	size_t mlen = sizeof(PERF_DROCE_MARKER) - 1;
+
+	if (len == 0 || len == PERF_VERSION_SIZE)
+		return -EINVAL;
+	memcpy(v, msg, len);
+	v[len] = '\0';
+	*version = strtod(v, &end);
+	if (end == v || *end != '\0')
+		return -EINVAL;
+	*droce = len + 1 + mlen <= PERF_VERSION_SIZE &&
+		memcmp(msg + len + 1, PERF_DROCE_MARKER, mlen) == 0;
+	return 0;
+}
+
+/* ---- MTU --------------------------------------------------------------- */
+void
+perf_mtu_format(enum droce_mtu mtu, char msg[PERF_MTU_MSG_SIZE])
+{
+	msg[0] = (char)('0' + (int)mtu % 10);
+	msg[1] = '\0';
+}
+
+int
+perf_mtu_parse(const char msg[PERF_MTU_MSG_SIZE], enum droce_mtu *mtu)
+{
+	if (msg[0] < '1' || msg[0] > '5' || msg[1] != '\0')
+		return -EINVAL;
+	*mtu = (enum droce_mtu)(msg[0] - '0');
+	return 0;
+}
+
+/* ---- keys (the address message) ---------------------------------------- */
+int
+perf_key_format(const struct perf_dest *d, char msg[PERF_KEY_MSG_SIZE])
+{
+	char *p = msg;
+	size_t left = PERF_KEY_MSG_SIZE;
+	int i, n;
+
+	memset(msg, 0, PERF_KEY_MSG_SIZE);
+	n = snprintf(p, left, "%04x:%04x:%06x:%06x:%08x:%016" PRIx64 ":",
+		     d->lid & 0xffffu, d->out_reads & 0xffffu,
+		     d->qpn & 0xffffffu, d->psn & 0xffffffu, d->rkey,
+		     d->vaddr);
+	if (n != 50)
+		return -EINVAL;
+	p += n;
+	left -= (size_t)n;
+	for (i = 0; i < 16; i++, p += 3, left -= 3)
+		snprintf(p, left, "%02x:", d->gid.raw[i]);
+	n = snprintf(p, left, "%08x:", d->srqn);
+	return n == 9 ? PERF_KEY_MSG_SIZE : -EINVAL;
+}
+
+/* One hexadecimal field of exactly width digits and its ':'. */
+static int
+hex_field(const char **p, int width, uint64_t *v)
+{
+	uint64_t r = 0;
 	int i;
 
-	if (memchr(msg, '\0', PERF_DEST_MSG_SIZE) == NULL)
-		return -EINVAL;
-	memset(&r, 0, sizeof(r));
-	if (sscanf(msg, "DPERF1 %15s %" SCNx32 " %" SCNx32 " %32s %" SCNx32
-		   " %" SCNx64 " %" SCNx64 " %" SCNu32 " %" SCNu32 " %" SCNu32
-		   " %" SCNu32 " %" SCNu32 " %" SCNu32 "%c", test, &r.qpn,
-		   &r.psn, gid, &r.rkey, &r.vaddr, &r.buf_size, &r.size,
-		   &r.iters, &r.duration, &r.all_sizes, &r.atomic, &r.mtu,
-		   &tail) != 13 || strlen(gid) != 32)
-		return -EINVAL;
-	for (i = 0; i < 16; i++) {
-		char h[3] = { gid[2 * i], gid[2 * i + 1], 0 };
-		char *end;
+	for (i = 0; i < width; i++) {
+		char ch = (*p)[i];
+		int d = ch >= '0' && ch <= '9' ? ch - '0' :
+			ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 :
+			ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 
-		r.gid.raw[i] = (uint8_t)strtoul(h, &end, 16);
-		if (*end != '\0')
+		if (d < 0)
 			return -EINVAL;
+		r = r << 4 | (uint64_t)d;
 	}
-	if (strcmp(test, "-") != 0)
-		snprintf(r.test, sizeof(r.test), "%s", test);
-	*d = r;
+	if ((*p)[width] != ':')
+		return -EINVAL;
+	*p += width + 1;
+	*v = r;
 	return 0;
 }
 
 int
-perf_send_dest(int fd, const struct perf_dest *d)
+perf_key_parse(const char msg[PERF_KEY_MSG_SIZE], struct perf_dest *d)
 {
-	char msg[PERF_DEST_MSG_SIZE];
+	static const int widths[] = { 4, 4, 6, 6, 8, 16 };
+	const char *p = msg;
+	uint64_t f[6], v;
+	struct perf_dest r;
+	int i;
 
-	if (perf_dest_format(d, msg) < 0)
+	/* the text is 107 characters: the last byte must end it */
+	if (msg[PERF_KEY_MSG_SIZE - 1] != '\0')
 		return -EINVAL;
-	return app_sock_write_full(fd, msg, sizeof(msg));
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 6; i++)
+		if (hex_field(&p, widths[i], &f[i]) != 0)
+			return -EINVAL;
+	for (i = 0; i < 16; i++) {
+		if (hex_field(&p, 2, &v) != 0)
+			return -EINVAL;
+		r.gid.raw[i] = (uint8_t)v;
+	}
+	if (hex_field(&p, 8, &v) != 0 || *p != '\0')
+		return -EINVAL;
+	r.lid = (uint32_t)f[0];
+	r.out_reads = (uint32_t)f[1];
+	r.qpn = (uint32_t)f[2];
+	r.psn = (uint32_t)f[3];
+	r.rkey = (uint32_t)f[4];
+	r.vaddr = f[5];
+	r.srqn = (uint32_t)v;
+	*d = r;
+	return 0;
+}
+
+/* ---- bw report ---------------------------------------------------------- */
+static uint64_t
+dbl_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static double
+bits_dbl(uint64_t u)
+{
+	double d;
+
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+void
+perf_report_encode(const struct perf_report *r,
+		   uint8_t out[PERF_REPORT_FIELDS][8])
+{
+	put_be(out[0], r->size, 8);
+	put_be(out[1], r->iters, 8);
+	put_be(out[2], dbl_bits(r->bw_peak), 8);
+	put_be(out[3], dbl_bits(r->bw_avg), 8);
+	put_be(out[4], dbl_bits(r->msg_rate), 8);
+}
+
+void
+perf_report_decode(const uint8_t in[PERF_REPORT_FIELDS][8],
+		   struct perf_report *r)
+{
+	r->size = get_be(in[0], 8);
+	r->iters = get_be(in[1], 8);
+	r->bw_peak = bits_dbl(get_be(in[2], 8));
+	r->bw_avg = bits_dbl(get_be(in[3], 8));
+	r->msg_rate = bits_dbl(get_be(in[4], 8));
 }
 
 int
-perf_recv_dest(int fd, struct perf_dest *d)
+perf_report_xchg(int fd, int client, const struct perf_report *mine,
+		 struct perf_report *theirs)
 {
-	char msg[PERF_DEST_MSG_SIZE];
-	int rc = read_full(fd, msg, sizeof(msg));
+	uint8_t out[PERF_REPORT_FIELDS][8], in[PERF_REPORT_FIELDS][8];
+	int i, rc;
+
+	perf_report_encode(mine, out);
+	for (i = 0; i < PERF_REPORT_FIELDS; i++) {
+		rc = perf_xchg(fd, client, out[i], in[i], 8);
+		if (rc != 0)
+			return rc;
+	}
+	perf_report_decode(in, theirs);
+	return 0;
+}
+
+/* ---- the rest of perftest's sequence ------------------------------------ */
+int
+perf_handshake(int fd, int client, const char key[PERF_KEY_MSG_SIZE])
+{
+	char theirs[PERF_KEY_MSG_SIZE];
+
+	return perf_xchg(fd, client, key, theirs, sizeof(theirs));
+}
+
+int
+perf_done(int fd)
+{
+	static const char done[PERF_DONE_SIZE] = "done";
+	char theirs[PERF_DONE_SIZE];
+	int rc = app_sock_write_full(fd, done, sizeof(done));
 
 	if (rc != 0)
 		return rc;
-	if (perf_dest_parse(msg, d) != 0) {
-		fprintf(stderr, "malformed address message from the peer "
-			"(not droce-perf?)\n");
+	/* the peer may already have closed: its "done" is enough, or none */
+	(void)app_sock_read_full(fd, theirs, sizeof(theirs));
+	return 0;
+}
+
+/* ---- droce-perf's own parameters (droce-perf peers only) --------------- */
+int
+perf_params_format(const struct perf_params *p,
+		   char msg[PERF_PARAMS_MSG_SIZE])
+{
+	int n;
+
+	memset(msg, 0, PERF_PARAMS_MSG_SIZE);
+	n = snprintf(msg, PERF_PARAMS_MSG_SIZE, "DPERF2 %.15s %" PRIu32 " %"
+		     PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32,
+		     p->test[0] ? p->test : "-", p->size, p->iters,
+		     p->duration, p->all_sizes, p->atomic);
+	return n > 0 && n < PERF_PARAMS_MSG_SIZE ? n : -EINVAL;
+}
+
+int
+perf_params_parse(const char msg[PERF_PARAMS_MSG_SIZE], struct perf_params *p)
+{
+	struct perf_params r;
+	char test[16], tail;
+
+	if (memchr(msg, '\0', PERF_PARAMS_MSG_SIZE) == NULL)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	if (sscanf(msg, "DPERF2 %15s %" SCNu32 " %" SCNu32 " %" SCNu32 " %"
+		   SCNu32 " %" SCNu32 "%c", test, &r.size, &r.iters,
+		   &r.duration, &r.all_sizes, &r.atomic, &tail) != 6)
+		return -EINVAL;
+	if (strcmp(test, "-") != 0)
+		snprintf(r.test, sizeof(r.test), "%s", test);
+	*p = r;
+	return 0;
+}
+
+int
+perf_params_xchg(int fd, int client, const struct perf_params *mine,
+		 struct perf_params *theirs)
+{
+	char out[PERF_PARAMS_MSG_SIZE], in[PERF_PARAMS_MSG_SIZE];
+	int rc;
+
+	if (perf_params_format(mine, out) < 0)
+		return -EINVAL;
+	rc = perf_xchg(fd, client, out, in, sizeof(in));
+	if (rc != 0)
+		return rc;
+	if (perf_params_parse(in, theirs) != 0) {
+		fprintf(stderr, "malformed parameter message from the peer\n");
 		return -EPROTO;
 	}
 	return 0;
 }
 
+/* ---- framed droce-perf messages ----------------------------------------- */
 int
 perf_send_msg(int fd, const char tag[4], uint64_t val)
 {
 	uint8_t m[PERF_MSG_LEN] = { 0 };
-	int i;
 
 	memcpy(m, tag, 4);
-	for (i = 0; i < 8; i++)
-		m[8 + i] = (uint8_t)(val >> (56 - 8 * i));
+	put_be(m + 8, val, 8);
 	return app_sock_write_full(fd, m, sizeof(m));
 }
 
@@ -134,8 +390,7 @@ int
 perf_recv_msg(int fd, const char tag[4], uint64_t *val)
 {
 	uint8_t m[PERF_MSG_LEN];
-	uint64_t v = 0;
-	int i, rc;
+	int rc;
 
 	rc = read_full(fd, m, sizeof(m));
 	if (rc != 0)
@@ -145,10 +400,8 @@ perf_recv_msg(int fd, const char tag[4], uint64_t *val)
 			tag, (const char *)m);
 		return -EPROTO;
 	}
-	for (i = 0; i < 8; i++)
-		v = v << 8 | m[8 + i];
 	if (val != NULL)
-		*val = v;
+		*val = get_be(m + 8, 8);
 	return 0;
 }
 
@@ -168,6 +421,7 @@ perf_barrier(int fd)
 	return rc != 0 ? rc : perf_recv_msg(fd, "SYNC", NULL);
 }
 
+/* ---- TCP ---------------------------------------------------------------- */
 int
 perf_tcp_connect(const char *host, unsigned int port)
 {

@@ -9,10 +9,16 @@
  *              server only waits for the END message.
  * Ping-pong tests report half round trips (perftest divides by 2), client
  * round-trip tests whole ones.  Samples are time between iterations.
- * Checks: write_lat/send_lat carry the iteration number in the message
- * (a stale or wrong value stalls and fails); read_lat checks the bytes
- * read; atomic_lat checks each returned value (i before operation i) and
- * the server checks the final word equals the iteration count.
+ * As perftest: in write_lat the server writes first and the client waits
+ * first, in send_lat the client sends first.  The last byte of each
+ * write_lat message is the iteration number (i + 1, as a byte), which the
+ * other side polls for, as perftest does.
+ * Checks: write_lat's iteration numbers (a stale or wrong value stalls and
+ * fails, with perftest too); send_lat: every message has -s bytes and,
+ * between droce-perfs, carries the iteration number; read_lat checks the
+ * bytes read (the pattern, or with perftest a second read); atomic_lat
+ * checks the returned values (see perf_check_atomic) and a droce-perf
+ * server its final word.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +74,7 @@ static int
 wait_write(struct perf_ctx *c, uint32_t size, uint8_t seq, uint64_t i,
 	   int *outstanding)
 {
-	volatile uint8_t *last = c->buf + c->buf_size / 2 + size - 1;
+	volatile uint8_t *last = perf_rx_half(c) + size - 1;
 	uint64_t t0 = perf_now_ns();
 	unsigned int spin = 0;
 
@@ -83,7 +89,8 @@ wait_write(struct perf_ctx *c, uint32_t size, uint8_t seq, uint64_t i,
 
 /* send_lat: one receive completion, checked, and a receive posted again. */
 static int
-wait_recv(struct perf_ctx *c, uint8_t seq, uint64_t i, int *outstanding)
+wait_recv(struct perf_ctx *c, uint32_t size, uint8_t seq, uint64_t i,
+	  int *outstanding)
 {
 	uint64_t t0 = perf_now_ns();
 	struct droce_wc wc;
@@ -100,42 +107,50 @@ wait_recv(struct perf_ctx *c, uint8_t seq, uint64_t i, int *outstanding)
 			return 1;
 	}
 	c->rx_posted--;
-	if (c->buf[c->buf_size / 2] != seq) {
+	if (wc.byte_len != size) {
+		fprintf(stderr, "send_lat: message %lu has %u bytes, expected "
+			"%u\n", (unsigned long)i, wc.byte_len, size);
+		return 1;
+	}
+	if (c->peer_droce && perf_rx_half(c)[0] != seq) {
 		fprintf(stderr, "send_lat: message %lu carries 0x%02x, "
 			"expected 0x%02x\n", (unsigned long)i,
-			c->buf[c->buf_size / 2], seq);
+			perf_rx_half(c)[0], seq);
 		return 1;
 	}
 	return perf_fill_recv(c);
 }
 
 static int
+wait_peer(struct perf_ctx *c, uint32_t size, uint8_t seq, uint64_t i,
+	  int *outstanding)
+{
+	return c->o->verb == PERF_WRITE ?
+		wait_write(c, size, seq, i, outstanding) :
+		wait_recv(c, size, seq, i, outstanding);
+}
+
+static int
 pingpong(struct perf_ctx *c, uint32_t size, uint64_t *t)
 {
 	const struct perf_opts *o = c->o;
-	int client = o->servername != NULL;
+	/* who waits before its first message: write_lat's client, send_lat's
+	 * server (perftest's order) */
+	int waits_first = (o->verb == PERF_WRITE) == c->client;
 	int outstanding = 0;
 	uint64_t i;
 
 	for (i = 0; i < o->iters; i++) {
-		uint8_t seq = (uint8_t)(i % 255 + 1);
+		uint8_t seq = (uint8_t)(i + 1);
 
 		t[i] = perf_now_ns();
-		if (!client) {
-			if (o->verb == PERF_WRITE ?
-			    wait_write(c, size, seq, i, &outstanding) :
-			    wait_recv(c, seq, i, &outstanding))
-				return 1;
-		}
-		c->buf[o->verb == PERF_WRITE ? size - 1 : 0] = seq;
+		if (waits_first && wait_peer(c, size, seq, i, &outstanding))
+			return 1;
+		perf_tx_half(c)[o->verb == PERF_WRITE ? size - 1 : 0] = seq;
 		if (post_and_reap(c, size, i, &outstanding) != 0)
 			return 1;
-		if (client) {
-			if (o->verb == PERF_WRITE ?
-			    wait_write(c, size, seq, i, &outstanding) :
-			    wait_recv(c, seq, i, &outstanding))
-				return 1;
-		}
+		if (!waits_first && wait_peer(c, size, seq, i, &outstanding))
+			return 1;
 	}
 	t[i] = perf_now_ns();
 	while (outstanding > 0)
@@ -164,54 +179,39 @@ round_trips(struct perf_ctx *c, uint32_t size, uint64_t *t)
 				return 1;
 		if (ne < 0)
 			return 1;
-		if (o->verb == PERF_ATOMIC) {
-			uint64_t v;
-
-			memcpy(&v, c->buf + c->buf_size / 2, 8);
-			if (v != i) {
-				fprintf(stderr, "atomic_lat: operation %lu "
-					"returned %lu\n", (unsigned long)i,
-					(unsigned long)v);
-				return 1;
-			}
-		}
 	}
 	t[i] = perf_now_ns();
 	if (o->verb == PERF_READ)
 		return perf_check_read(c, size);
-	return 0;
+	return perf_check_atomic(c, o->iters);
 }
 
 int
 perf_run_lat(struct perf_ctx *c, uint32_t size)
 {
 	const struct perf_opts *o = c->o;
-	int client = o->servername != NULL;
 	int ping = o->verb == PERF_WRITE || o->verb == PERF_SEND;
 	struct perf_lat_result res;
+	struct perf_report none;
 	uint64_t *t, i;
 	int rc = 1;
 
-	if (!client && !ping)
+	if (!c->client && !ping)
 		return perf_passive_server(c, size);
 	t = calloc((size_t)o->iters + 1, sizeof(*t));
 	if (t == NULL) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
-	memset(c->buf, 0, size);
-	memset(c->buf + c->buf_size / 2, 0, size);
-	if (o->verb == PERF_SEND && perf_fill_recv(c) != 0)
-		goto out;
-	if (perf_barrier(c->sock) != 0) {
-		fprintf(stderr, "lost the peer (side channel)\n");
-		goto out;
-	}
+	/* the buffers were prepared before the barrier (perf_prepare) */
 	if (ping ? pingpong(c, size, t) : round_trips(c, size, t))
 		goto out;
-	if (client && !ping && perf_client_end(c, o->iters) != 0)
-		goto out;
-	if (ping && perf_barrier(c->sock) != 0)
+	memset(&none, 0, sizeof(none));
+	none.size = size;
+	none.iters = o->iters;
+	if (c->peer_droce && (c->client ?
+			      perf_client_end(c, o->iters, &none) :
+			      perf_server_end(c, size, 0, 0)))
 		goto out;
 	for (i = 0; i < o->iters; i++)
 		t[i] = t[i + 1] - t[i];

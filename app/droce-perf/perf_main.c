@@ -4,10 +4,11 @@
  * droce_<test> [EAL options] -- [droce options] [options] [host]
  *
  * perftest's ib_<test> on droce (see perf.h for the files).  The server is
- * the side without a host name; it adopts the client's size, iteration,
- * duration, -a, -A and -m values from the address message.  Exit status 0
- * on success, 1 on any failure (including wrong data), with everything
- * released and EAL stopped.
+ * the side without a host name.  The side channel is perftest 4.5-0.17's
+ * (perf_exch.c), so either side may be the real perftest; a droce-perf
+ * server with a droce-perf client adopts the client's size, iteration,
+ * duration, -a and -A values.  Exit status 0 on success, 1 on any failure
+ * (including wrong data), with everything released and EAL stopped.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,15 +37,15 @@ print_dest(const char *what, const struct perf_dest *d)
 	char gid[INET6_ADDRSTRLEN];
 
 	inet_ntop(AF_INET6, d->gid.raw, gid, sizeof(gid));
-	printf(" %s address: LID 0x0000 QPN %#06x PSN %#06x RKey %#08x "
-	       "VAddr %#016lx\n", what, d->qpn, d->psn, d->rkey,
-	       (unsigned long)d->vaddr);
+	printf(" %s address: LID %04x QPN %#06x PSN %#06x OUT %#04x RKey "
+	       "%#08x VAddr %#016lx\n", what, d->lid, d->qpn, d->psn,
+	       d->out_reads, d->rkey, (unsigned long)d->vaddr);
 	printf(" GID: %s\n", gid);
 }
 
-/* The server takes the client's test parameters. */
+/* A droce-perf server takes its droce-perf client's test parameters. */
 static int
-adopt(struct perf_opts *o, const struct perf_dest *rem)
+adopt(struct perf_opts *o, const struct perf_params *rem)
 {
 	if (strcmp(rem->test, o->test) != 0) {
 		fprintf(stderr, "the client runs %s, this server %s\n",
@@ -56,8 +57,6 @@ adopt(struct perf_opts *o, const struct perf_dest *rem)
 	o->duration = rem->duration;
 	o->all_sizes = (int)rem->all_sizes;
 	o->atomic = rem->atomic ? PERF_FETCH_AND_ADD : PERF_CMP_AND_SWAP;
-	if (rem->mtu != 0)
-		o->mtu = (enum droce_mtu)rem->mtu;
 	if (o->rx_depth > o->iters && o->duration == 0)
 		o->rx_depth = o->iters;
 	return 0;
@@ -75,9 +74,10 @@ print_banner(const struct perf_opts *o, const struct perf_ctx *c)
 	if (o->verb == PERF_ATOMIC)
 		printf(" Atomic type     : %s\n", o->atomic == PERF_CMP_AND_SWAP ?
 		       "CMP_AND_SWAP" : "FETCH_AND_ADD");
-	printf(" Mtu             : %d[B]\n", droce_mtu_to_num(
-		       o->mtu != 0 ? o->mtu : c->active_mtu));
+	printf(" Mtu             : %d[B]\n", droce_mtu_to_num(c->mtu));
 	printf(" Link type       : Ethernet (droce, RoCEv2)\n");
+	printf(" Peer            : %s\n", c->peer_droce ? "droce-perf" :
+	       "perftest");
 	printf(" GID index       : %d\n", o->gid_index);
 	if (o->tst == PERF_BW && o->duration == 0)
 		printf(" CQ Moderation   : %u\n", o->cq_mod);
@@ -86,25 +86,199 @@ print_banner(const struct perf_opts *o, const struct perf_ctx *c)
 	print_dest("remote", &c->rem);
 }
 
+/* As perftest 4.5-0.17: the client always; the server for the bw tests
+ * (the client's report, or its own for send_bw) and the ping-pongs. */
 static int
-prints_table(const struct perf_opts *o)
+prints_table(const struct perf_opts *o, int client)
 {
-	return o->servername != NULL || o->verb == PERF_SEND ||
-		(o->tst == PERF_LAT && o->verb == PERF_WRITE);
+	return client || o->tst == PERF_BW || o->verb == PERF_WRITE ||
+		o->verb == PERF_SEND;
+}
+
+/* perftest's barriers (the key message again) before and after the run. */
+static int
+pre_run_handshakes(const struct perf_opts *o)
+{
+	return o->tst == PERF_BW && o->verb != PERF_SEND ? 2 : 3;
+}
+
+static int
+handshakes(struct perf_ctx *c, int n)
+{
+	while (n-- > 0)
+		if (perf_handshake(c->sock, c->client, c->key) != 0) {
+			fprintf(stderr, " Failed to exchange data between "
+				"server and clients\n");
+			return 1;
+		}
+	return 0;
+}
+
+/* Versions, droce-perf's parameters, page and cache line sizes. */
+static int
+negotiate(struct perf_ctx *c, struct perf_opts *o)
+{
+	char mine[PERF_VERSION_SIZE], theirs[PERF_VERSION_SIZE];
+	uint8_t sys[2][4], rsys[2][4];
+	struct perf_params p, rp;
+	double version;
+	uint32_t rcycle;
+
+	perf_version_format(mine);
+	if (perf_xchg(c->sock, c->client, mine, theirs, sizeof(theirs)) ||
+	    perf_version_parse(theirs, &version, &c->peer_droce) != 0) {
+		fprintf(stderr, "Couldn't exchange versions with the peer\n");
+		return 1;
+	}
+	if (version < PERF_MIN_PEER_VERSION) {
+		fprintf(stderr, "perftest %.2f is too old (droce-perf speaks "
+			"%s's exchange)\n", version, PERF_PERFTEST_VERSION);
+		return 1;
+	}
+	if (c->peer_droce) {
+		memset(&p, 0, sizeof(p));
+		snprintf(p.test, sizeof(p.test), "%s", o->test);
+		p.size = o->size;
+		p.iters = o->iters;
+		p.duration = o->duration;
+		p.all_sizes = (uint32_t)o->all_sizes;
+		p.atomic = o->atomic == PERF_FETCH_AND_ADD;
+		if (perf_params_xchg(c->sock, c->client, &p, &rp) != 0)
+			return 1;
+		if (!c->client && adopt(o, &rp) != 0)
+			return 1;
+		if (c->client && strcmp(rp.test, o->test) != 0) {
+			fprintf(stderr, "the server runs %s, this client %s\n",
+				rp.test, o->test);
+			return 1;
+		}
+	} else if (o->all_sizes) {
+		fprintf(stderr, "-a is for droce-perf peers only\n");
+		return 1;
+	}
+	perf_be32_put(sys[0], PERF_CYCLE_BUFFER);
+	perf_be32_put(sys[1], PERF_CACHE_LINE);
+	if (perf_xchg(c->sock, c->client, sys[0], rsys[0], 4) != 0 ||
+	    perf_xchg(c->sock, c->client, sys[1], rsys[1], 4) != 0) {
+		fprintf(stderr, "Couldn't exchange page sizes\n");
+		return 1;
+	}
+	rcycle = perf_be32_get(rsys[0]);
+	c->cycle_buffer = rcycle > PERF_CYCLE_BUFFER && rcycle <= (1u << 24) ?
+		rcycle : PERF_CYCLE_BUFFER;
+	return 0;
+}
+
+/* perftest's MTU exchange: both take the smaller. */
+static int
+negotiate_mtu(struct perf_ctx *c)
+{
+	char mine[PERF_MTU_MSG_SIZE], theirs[PERF_MTU_MSG_SIZE];
+	enum droce_mtu rem;
+
+	c->mtu = c->o->mtu != 0 ? c->o->mtu : c->active_mtu;
+	perf_mtu_format(c->mtu, mine);
+	if (perf_xchg(c->sock, c->client, mine, theirs, sizeof(theirs))) {
+		fprintf(stderr, "Couldn't exchange the MTU\n");
+		return 1;
+	}
+	if (perf_mtu_parse(theirs, &rem) == 0 && rem < c->mtu)
+		c->mtu = rem;
+	return 0;
+}
+
+static int
+exchange_keys(struct perf_ctx *c)
+{
+	char theirs[PERF_KEY_MSG_SIZE];
+
+	if (perf_key_format(&c->my, c->key) < 0 ||
+	    perf_xchg(c->sock, c->client, c->key, theirs, sizeof(theirs))) {
+		fprintf(stderr, "Couldn't exchange addresses\n");
+		return 1;
+	}
+	if (perf_key_parse(theirs, &c->rem) != 0) {
+		fprintf(stderr, "Couldn't parse the peer's address message\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* After the last size: perftest's closing sequence. */
+static int
+finish(struct perf_ctx *c, uint32_t size)
+{
+	const struct perf_opts *o = c->o;
+	struct perf_report theirs, mine;
+	struct perf_bw_result res;
+
+	if (o->tst == PERF_LAT && o->verb == PERF_WRITE)
+		return 0;		/* write_lat just closes */
+	if (o->tst == PERF_BW && o->verb != PERF_SEND) {
+		if (handshakes(c, 1) != 0)
+			return 1;
+		memset(&mine, 0, sizeof(mine));
+		if (c->client)
+			mine = c->report;
+		else
+			mine.size = size;
+		if (perf_report_xchg(c->sock, c->client, &mine, &theirs)) {
+			fprintf(stderr, " Failed to exchange reports\n");
+			return 1;
+		}
+		if (!c->client && !c->peer_droce) {
+			memset(&res, 0, sizeof(res));
+			perf_result_from_report(o, &theirs, &res);
+			perf_print_bw_line(o, &res, stdout);
+			if (perf_server_verify(c, size, theirs.iters) != 0)
+				return 1;
+		}
+	}
+	if (handshakes(c, 1) != 0)
+		return 1;
+	if (!c->client && !c->peer_droce && o->tst == PERF_LAT &&
+	    o->verb == PERF_ATOMIC && perf_server_verify(c, size, o->iters))
+		return 1;
+	return perf_done(c->sock) != 0;
+}
+
+static int
+run_sizes(struct perf_ctx *c, uint32_t first, uint32_t max)
+{
+	const struct perf_opts *o = c->o;
+	uint32_t size, last = first;
+
+	for (size = first; size <= max; size *= 2) {
+		if (size != first)
+			perf_prepare(c, size);
+		/* droce-perf only: a barrier per size (perftest has none) */
+		if (c->peer_droce && perf_barrier(c->sock) != 0) {
+			fprintf(stderr, "lost the peer (side channel)\n");
+			return 1;
+		}
+		if (o->tst == PERF_BW ? perf_run_bw(c, size) :
+		    perf_run_lat(c, size))
+			return 1;
+		last = size;
+		if (!o->all_sizes)
+			break;
+	}
+	return finish(c, last);
 }
 
 static int
 run(struct perf_opts *o, struct droce_device *dev)
 {
 	struct perf_ctx c;
-	uint32_t size, max;
-	int client = o->servername != NULL;
+	uint32_t first, max;
+	size_t half;
 	int ret = 1;
 
 	if (perf_ctx_open(&c, dev, o) != 0)
 		goto out;
+	c.client = o->servername != NULL;
 	perf_exch_set_idle(app_progress_idle, c.context);
-	if (client) {
+	if (c.client) {
 		c.sock = perf_tcp_connect(o->servername, o->port);
 	} else {
 		printf("\n************************************\n"
@@ -112,53 +286,34 @@ run(struct perf_opts *o, struct droce_device *dev)
 		       "************************************\n");
 		c.sock = perf_tcp_accept(o->port);
 	}
-	if (c.sock < 0)
+	if (c.sock < 0 || negotiate(&c, o) != 0 || negotiate_mtu(&c) != 0)
 		goto out;
-	if (!client && (perf_recv_dest(c.sock, &c.rem) != 0 ||
-			adopt(o, &c.rem) != 0))
-		goto out;
+	first = o->all_sizes ? 2 : o->size;
 	max = o->all_sizes ? PERF_MAX_SIZE : o->size;
-	if (perf_ctx_alloc(&c, 2 * (size_t)(max < 8 ? 8 : max)) != 0)
+	half = max > c.cycle_buffer ? max : c.cycle_buffer;
+	if (perf_ctx_alloc(&c, 2 * half) != 0 || exchange_keys(&c) != 0)
 		goto out;
-	snprintf(c.my.test, sizeof(c.my.test), "%s", o->test);
-	c.my.size = o->size;
-	c.my.iters = o->iters;
-	c.my.duration = o->duration;
-	c.my.all_sizes = (uint32_t)o->all_sizes;
-	c.my.atomic = o->atomic == PERF_FETCH_AND_ADD;
-	c.my.mtu = (uint32_t)o->mtu;
-	if (perf_send_dest(c.sock, &c.my) != 0 ||
-	    (client && perf_recv_dest(c.sock, &c.rem) != 0)) {
-		fprintf(stderr, "Couldn't exchange addresses\n");
-		goto out;
-	}
-	if (client && strcmp(c.rem.test, o->test) != 0) {
-		fprintf(stderr, "the server runs %s, this client %s\n",
-			c.rem.test, o->test);
-		goto out;
-	}
 	if (perf_ctx_wait_port(&c) != 0 || perf_ctx_connect(&c) != 0)
 		goto out;
 
 	if (o->output == PERF_OUT_FULL)
 		print_banner(o, &c);
-	if (prints_table(o)) {
+	if (prints_table(o, c.client)) {
 		if (o->tst == PERF_BW)
 			perf_print_bw_header(o, stdout);
 		else
 			perf_print_lat_header(o, stdout);
 	}
-	for (size = o->all_sizes ? 2 : o->size; size <= max; size *= 2) {
-		if (o->tst == PERF_BW ? perf_run_bw(&c, size) :
-		    perf_run_lat(&c, size))
-			goto out;
-		if (!o->all_sizes)
-			break;
-	}
-	if (prints_table(o))
+	/* everything the peer may touch once the barriers are passed */
+	perf_prepare(&c, first);
+	if (o->verb == PERF_SEND && (o->tst == PERF_LAT || !c.client) &&
+	    perf_fill_recv(&c) != 0)
+		goto out;
+	if (handshakes(&c, pre_run_handshakes(o)) != 0 ||
+	    run_sizes(&c, first, max) != 0)
+		goto out;
+	if (prints_table(o, c.client) || o->output == PERF_OUT_FULL)
 		perf_print_footer(o, stdout);
-	else if (o->output == PERF_OUT_FULL)
-		printf("---------------------------------------------------------------------------------------\n");
 	ret = 0;
 out:
 	perf_exch_set_idle(NULL, NULL);

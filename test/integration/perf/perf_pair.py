@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""droce-perf <-> droce-perf for every test name, over net_af_packet on a veth
-pair between two network namespaces this script creates (and deletes).
+"""droce-perf <-> droce-perf for every test name, between two processes over
+--pmd af_packet (default: net_af_packet on a veth pair between two network
+namespaces this script creates and deletes) or --pmd memif (net_memif
+server/client over a unix socket in a private directory; TCP over loopback).
 
 Each case starts the server, waits for its TCP listener, starts the client,
 waits for both (with a timeout) and checks:
@@ -11,11 +13,11 @@ waits for both (with a timeout) and checks:
     peak >= average; with --report_gbits the Gb/sec header;
   - latency rows: #bytes, #iterations, all nine fields present and ordered
     min <= typical <= max, min <= avg <= max, p99 <= p99.9 <= max;
-  - the server's table too where perftest prints one (send_bw, write_lat,
-    send_lat);
+  - the server's table too where perftest 4.5-0.17 prints one (every bw
+    test: the client's rows, or its own for send_bw; write_lat, send_lat);
   - --json objects, --output's single number, -a's sizes 2..2^23.
 Plus: --help without EAL, an unknown test, -q 2 refused.
-droce uses 198.18.6.1/2 (net_af_packet), the kernel ends 198.18.8.1/2 (TCP).
+droce uses 198.18.6.1/2, the kernel veth ends 198.18.8.1/2 (TCP; memif: 127.0.0.1).
 Only processes this script started are ever killed (by their Popen handle).
 """
 import argparse
@@ -80,14 +82,41 @@ class Veth:
         for n in self.ns:
             subprocess.run(["ip", "netns", "del", n], check=False)
 
+    server_addr = "198.18.8.1"
+
     def cmd(self, binary, side, prefix, args):
-        ncpu = max(1, os.cpu_count() or 1)
-        eal = ["--no-pci", "-l", str(side % ncpu), f"--file-prefix={prefix}{'sc'[side]}",
-               "--log-level=lib.eal:error", f"--vdev=net_af_packet0,iface={self.ifs[side]}"]
-        if os.environ.get("DROCE_NO_HUGE") == "1":
-            eal += ["--no-huge", "-m", "512"]
+        eal = eal_args(side, prefix) + [f"--vdev=net_af_packet0,iface={self.ifs[side]}"]
         return (["ip", "netns", "exec", self.ns[side], binary] + eal +
                 ["--", f"--droce-ipv4=198.18.6.{side + 1}/24"] + args)
+
+
+class Memif:
+    """net_memif between two processes: the server side (0) listens on a
+    socket path in the test's private directory (socket-abstract=no, see
+    drivers/ethdev/README.md), one socket per case."""
+    server_addr = "127.0.0.1"
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+
+    def close(self):
+        pass
+
+    def cmd(self, binary, side, prefix, args):
+        sock = os.path.join(self.tmp, f"{prefix}.sock")
+        role = "server" if side == 0 else "client"
+        eal = eal_args(side, prefix) + [
+            f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,bsize=8192"]
+        return [binary] + eal + ["--", f"--droce-ipv4=198.18.6.{side + 1}/24"] + args
+
+
+def eal_args(side, prefix):
+    ncpu = max(1, os.cpu_count() or 1)
+    eal = ["--no-pci", "-l", str(side % ncpu), f"--file-prefix={prefix}{'sc'[side]}",
+           "--log-level=lib.eal:error"]
+    if os.environ.get("DROCE_NO_HUGE") == "1":
+        eal += ["--no-huge", "-m", "512"]
+    return eal
 
 
 def stop(p):
@@ -113,7 +142,7 @@ def run_pair(veth, tmp, case, case_id, binary, sargs, cargs, port):
         for side in (0, 1):
             args = (sargs if side == 0 else cargs) + ["-p", str(port)]
             if side == 1:
-                args.append("198.18.8.1")
+                args.append(veth.server_addr)
             fo, fe = open(outs[side], "w"), open(errs[side], "w")
             files += [fo, fe]
             procs[side] = subprocess.Popen(veth.cmd(binary, side, prefix, args), stdout=fo,
@@ -214,9 +243,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perf", required=True, help="droce-perf")
     ap.add_argument("--link", help="a droce_<test> symlink to droce-perf (argv[0] dispatch)")
+    ap.add_argument("--pmd", choices=("af_packet", "memif"), default="af_packet")
+    ap.add_argument("--repeat", type=int, default=1, help="run the pair cases N times")
     a = ap.parse_args()
     perf = os.path.abspath(a.perf)
-    if os.geteuid() != 0 or shutil.which("ip") is None:
+    if a.pmd == "af_packet" and (os.geteuid() != 0 or shutil.which("ip") is None):
         print("1..0 # SKIP needs root and iproute2")
         return 77
     tmp = tempfile.mkdtemp(prefix="droce-perf-")
@@ -232,24 +263,24 @@ def main():
     bw = lambda sizes, iters, gbits=False: ("bw", sizes, iters, gbits)
     lat = lambda sizes, iters: ("lat", sizes, iters)
     cases = [
-        ("write_bw", perf, ["write_bw"], ["write_bw", "-s", "4096", "-n", "2000"], bw([4096], 2000), False),
+        ("write_bw", perf, ["write_bw"], ["write_bw", "-s", "4096", "-n", "2000"], bw([4096], 2000), True),
         ("write_lat", perf, ["write_lat"], ["write_lat", "-s", "64", "-n", "500"], lat([64], 500), True),
         ("read_bw", perf, ["read_bw"], ["read_bw", "-s", "8192", "-n", "500", "-t", "32", "-Q", "8"],
-         bw([8192], 500), False),
+         bw([8192], 500), True),
         ("read_lat", perf, ["read_lat"], ["read_lat", "-s", "3000", "-n", "300"], lat([3000], 300), False),
         ("send_bw", perf, ["send_bw"], ["send_bw", "-s", "1024", "-n", "2000", "-r", "64"],
          bw([1024], 2000), True),
         ("send_lat", perf, ["send_lat"], ["send_lat", "-s", "32", "-n", "500", "-I", "64"], lat([32], 500), True),
-        ("atomic_bw", perf, ["atomic_bw"], ["atomic_bw", "-n", "2000"], bw([8], 2000), False),
+        ("atomic_bw", perf, ["atomic_bw"], ["atomic_bw", "-n", "2000"], bw([8], 2000), True),
         ("atomic_lat", perf, ["atomic_lat"], ["atomic_lat", "-n", "300"], lat([8], 300), False),
         ("atomic_bw CMP_AND_SWAP --json", perf, ["atomic_bw"],
-         ["atomic_bw", "-A", "CMP_AND_SWAP", "-n", "1000", "--json"], bw([8], 1000), False),
+         ["atomic_bw", "-A", "CMP_AND_SWAP", "-n", "1000", "--json"], bw([8], 1000), True),
         ("atomic_lat CMP_AND_SWAP", perf, ["atomic_lat"], ["atomic_lat", "-A", "CMP_AND_SWAP", "-n", "200"],
          lat([8], 200), False),
-        ("write_bw -a --report_gbits", perf, ["write_bw"], ["write_bw", "-a", "-n", "5", "--report_gbits"],
-         bw(all_sizes, 5, True), False),
+        ("write_bw -a --report_gbits", perf, ["write_bw", "--report_gbits"], ["write_bw", "-a", "-n", "5", "--report_gbits"],
+         bw(all_sizes, 5, True), True),
         ("droce_read_bw symlink", os.path.join(linkdir, "droce_read_bw"), [], ["-s", "65536", "-n", "100"],
-         bw([65536], 100), False),
+         bw([65536], 100), True),
         ("send_bw -D 1", perf, ["send_bw"], ["send_bw", "-D", "1", "-s", "512"], bw([512], None), True),
         ("write_lat -m 512 -s 2000", perf, ["write_lat"], ["write_lat", "-m", "512", "-s", "2000", "-n", "200"],
          lat([2000], 200), True),
@@ -260,8 +291,11 @@ def main():
         if not a.link:
             for t in ("read_bw",):
                 os.symlink(perf, os.path.join(tmp, "droce_" + t))
-        veth = Veth(tag)
-        for i, (name, binary, sargs, cargs, check, server_table) in enumerate(cases):
+        veth = Veth(tag) if a.pmd == "af_packet" else Memif(tmp)
+        runs = [(r, c) for r in range(max(1, a.repeat)) for c in cases]
+        for i, (rep, (name, binary, sargs, cargs, check, server_table)) in enumerate(runs):
+            if a.repeat > 1:
+                name = f"{name} #{rep + 1}"
             total += 1
             port = 20000 + (os.getpid() * 7 + i * 131) % 40000
             t0 = time.monotonic()

@@ -180,48 +180,45 @@ static void
 test_dest_roundtrip(void **state)
 {
 	struct perf_dest d, r;
-	char msg[PERF_DEST_MSG_SIZE];
+	struct perf_params p, q;
+	char msg[PERF_KEY_MSG_SIZE], pmsg[PERF_PARAMS_MSG_SIZE];
 	int i;
 
 	(void)state;
 	memset(&d, 0, sizeof(d));
 	for (i = 0; i < 16; i++)
 		d.gid.raw[i] = (uint8_t)(i * 17);
+	d.out_reads = 16;
 	d.qpn = 0xabcdef;
 	d.psn = 0x123456;
 	d.rkey = 0xdeadbeef;
 	d.vaddr = 0x7f0012345000ull;
-	d.buf_size = 16u << 20;
-	snprintf(d.test, sizeof(d.test), "atomic_lat");
-	d.size = 8;
-	d.iters = 100000000;
-	d.duration = 3;
-	d.all_sizes = 1;
-	d.atomic = 1;
-	d.mtu = DROCE_MTU_4096;
-	assert_true(perf_dest_format(&d, msg) > 0);
-	assert_int_equal(perf_dest_parse(msg, &r), 0);
-	assert_int_equal(r.qpn, d.qpn);
-	assert_int_equal(r.psn, d.psn);
-	assert_memory_equal(r.gid.raw, d.gid.raw, 16);
-	assert_int_equal(r.rkey, d.rkey);
-	assert_int_equal(r.vaddr, d.vaddr);
-	assert_int_equal(r.buf_size, d.buf_size);
-	assert_string_equal(r.test, "atomic_lat");
-	assert_int_equal(r.size, d.size);
-	assert_int_equal(r.iters, d.iters);
-	assert_int_equal(r.duration, d.duration);
-	assert_int_equal(r.all_sizes, d.all_sizes);
-	assert_int_equal(r.atomic, d.atomic);
-	assert_int_equal(r.mtu, d.mtu);
-	/* malformed: not ours, a short GID, no NUL */
-	memcpy(msg, "XPERF1", 6);
-	assert_int_equal(perf_dest_parse(msg, &r), -EINVAL);
-	assert_true(perf_dest_format(&d, msg) > 0);
+	assert_int_equal(perf_key_format(&d, msg), PERF_KEY_MSG_SIZE);
+	assert_int_equal(perf_key_parse(msg, &r), 0);
+	assert_memory_equal(&r, &d, sizeof(d));
+	/* malformed: a bad digit, a missing ':', no final NUL */
 	msg[40] = 'z';
-	assert_int_equal(perf_dest_parse(msg, &r), -EINVAL);
+	assert_int_equal(perf_key_parse(msg, &r), -EINVAL);
+	assert_int_equal(perf_key_format(&d, msg), PERF_KEY_MSG_SIZE);
+	msg[4] = '-';
+	assert_int_equal(perf_key_parse(msg, &r), -EINVAL);
 	memset(msg, 'a', sizeof(msg));
-	assert_int_equal(perf_dest_parse(msg, &r), -EINVAL);
+	assert_int_equal(perf_key_parse(msg, &r), -EINVAL);
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.test, sizeof(p.test), "atomic_lat");
+	p.size = 8;
+	p.iters = 100000000;
+	p.duration = 3;
+	p.all_sizes = 1;
+	p.atomic = 1;
+	assert_true(perf_params_format(&p, pmsg) > 0);
+	assert_int_equal(perf_params_parse(pmsg, &q), 0);
+	assert_memory_equal(&p, &q, sizeof(p));
+	memcpy(pmsg, "XPERF2", 6);
+	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
+	memset(pmsg, 'a', sizeof(pmsg));
+	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
 }
 
 static void
