@@ -94,6 +94,11 @@ vwire_tx_apply_faults(struct vwire_tx *tx, const struct vwire_faults *f)
 	if (tx->faults.reorder_hold_us == 0)
 		tx->faults.reorder_hold_us = VWIRE_REORDER_HOLD_US_DEFAULT;
 	tx->delay_tsc = vwire_us_to_tsc(f->delay_us);
+	/* with all of them off no frame draws a random number, so the
+	 * burst path in vwire_tx_burst sends exactly what the per-frame
+	 * path would */
+	tx->faults_active = f->drop > 0.0 || f->duplicate > 0.0 ||
+			    f->corrupt > 0.0 || f->reorder > 0.0 || f->delay_us != 0;
 	for (int s = 0; s < VWIRE_STREAM_MAX; s++)
 		vwire_rng_seed(&tx->rng[s], f->seed, (enum vwire_stream)s);
 }

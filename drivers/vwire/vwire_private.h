@@ -54,6 +54,7 @@ enum vwire_stream {
 struct vwire_tx {
 	struct vwire_faults faults;	/* in effect */
 	uint32_t faults_gen;		/* generation of faults in effect */
+	bool faults_active;		/* any fault or delay: else the plain path */
 	uint64_t delay_tsc;
 	struct vwire_rng rng[VWIRE_STREAM_MAX];
 	/* counters (single writer: the sender) */

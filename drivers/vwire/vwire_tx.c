@@ -125,6 +125,51 @@ vwire_tx_to_nowhere(struct vwire_tx *tx, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
+/* Frames the fault-free path puts on the ring with one enqueue. */
+#define VWIRE_TX_CHUNK 32
+
+/*
+ * No fault or delay in effect: the frames go on the ring as they are (no
+ * hold, no release time), a chunk per enqueue instead of one frame per
+ * call.  Same outcome as the per-frame path: in order, oversize frames
+ * dropped and counted, stop at the first frame the ring has no room for.
+ */
+static uint16_t
+vwire_tx_plain(struct vwire_pair *pair, struct vwire_dir *dir,
+	       struct rte_mbuf **pkts, uint16_t n)
+{
+	struct vwire_slot slots[VWIRE_TX_CHUNK];
+	uint16_t done = 0;
+
+	while (done < n) {
+		unsigned int k = RTE_MIN(n - done, VWIRE_TX_CHUNK);
+		unsigned int j, put;
+
+		for (j = 0; j < k; j++) {
+			struct rte_mbuf *m = pkts[done + j];
+
+			if (unlikely(m->pkt_len > pair->max_frame_len))
+				break;
+			slots[j] = (struct vwire_slot){ .m = m };
+		}
+		put = rte_ring_sp_enqueue_burst_elem(dir->ring, slots,
+						     sizeof(slots[0]), j, NULL);
+		done += put;
+		if (put < j || (j < k && rte_ring_free_count(dir->ring) == 0)) {
+			vwire_count(&dir->tx.ring_full, n - done);
+			break;
+		}
+		if (j < k) {
+			/* pkts[done] is oversize: a NIC would not send it either */
+			vwire_count(&dir->tx.oversize, 1);
+			rte_pktmbuf_free(pkts[done]);
+			done++;
+		}
+	}
+	vwire_count(&dir->tx.tx, done);
+	return done;
+}
+
 uint16_t
 vwire_tx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -139,6 +184,8 @@ vwire_tx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 				     __ATOMIC_ACQUIRE)))
 		return vwire_tx_to_nowhere(&dir->tx, pkts, n);
 
+	if (likely(!dir->tx.faults_active))
+		return vwire_tx_plain(pair, dir, pkts, n);
 	now = rte_get_timer_cycles();
 	for (i = 0; i < n; i++) {
 		/*

@@ -823,6 +823,71 @@ test_ring_full_returns_fewer(void **state)
 	pair_close(a, b);		/* checks that no mbuf leaked */
 }
 
+/*
+ * A scripted run on a 64-frame ring: 70 frames, #10 and #63 oversize, sent
+ * as bursts of 50 and 20 before anything is received, then drained.
+ */
+static void
+run_scripted(const struct vwire_faults *f, uint16_t sent[2], struct rx_log *log,
+	     struct vwire_stats *st)
+{
+	static uint8_t big[1500 + VWIRE_FRAME_OVERHEAD + 1];
+	struct vwire_config cfg = { .mtu = 1500, .ring_size = 64, .a_to_b = *f };
+	struct droce_link *a, *b;
+	struct rte_mbuf *pkts[70];
+
+	pair_create(&cfg, &a, &b);
+	for (uint32_t i = 0; i < 70; i++)
+		pkts[i] = i == 10 || i == 63 ? mbuf_from_bytes(a->pool, big, sizeof(big)) :
+					       frame_make(a, b, i);
+	sent[0] = droce_link_tx(a, pkts, 50);
+	sent[1] = droce_link_tx(a, pkts + sent[0], (uint16_t)(70 - sent[0]));
+	rte_pktmbuf_free_bulk(pkts + sent[0] + sent[1], 70u - sent[0] - sent[1]);
+	rx_log_init(log, 100);
+	drain_until_idle(a, b, log, IDLE_US);
+	vwire_get_stats(a, st);
+	pair_close(a, b);
+}
+
+/*
+ * With no fault in effect frames take the burst path (one ring enqueue per
+ * chunk); a drop probability that never fires forces the per-frame path.
+ * Both must accept, drop and refuse exactly the same frames.
+ */
+static void
+test_plain_path_matches_per_frame_path(void **state)
+{
+	struct vwire_faults none = { 0 }, never = { .drop = 1e-300, .seed = 7 };
+	struct vwire_stats st_plain, st_slow;
+	struct rx_log log_plain, log_slow;
+	uint16_t sent_plain[2], sent_slow[2];
+
+	(void)state;
+	run_scripted(&none, sent_plain, &log_plain, &st_plain);
+	run_scripted(&never, sent_slow, &log_slow, &st_slow);
+	/* 50 taken (#10 dropped); then 13 fit, #63 dropped, 2 fit, 4 refused */
+	assert_int_equal(sent_plain[0], 50);
+	assert_int_equal(sent_plain[1], 16);
+	assert_int_equal(st_plain.tx, 66);
+	assert_int_equal(st_plain.oversize, 2);
+	assert_int_equal(st_plain.ring_full, 4);
+	assert_int_equal(st_plain.dropped, 0);
+	assert_int_equal(log_plain.n, 64);
+	for (uint32_t i = 0, want = 0; i < log_plain.n; i++, want++) {
+		if (want == 10 || want == 63)
+			want++;
+		assert_int_equal(log_plain.seq[i], want);
+	}
+	assert_memory_equal(sent_plain, sent_slow, sizeof(sent_plain));
+	assert_int_equal(st_slow.tx, st_plain.tx);
+	assert_int_equal(st_slow.oversize, st_plain.oversize);
+	assert_int_equal(st_slow.ring_full, st_plain.ring_full);
+	assert_int_equal(st_slow.dropped, 0);
+	assert_true(logs_equal(&log_plain, &log_slow));
+	rx_log_free(&log_plain);
+	rx_log_free(&log_slow);
+}
+
 /* ---- two threads -------------------------------------------------------------- */
 
 #define THREAD_FRAMES 20000
@@ -1033,6 +1098,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_corruption_spares_shared_mbufs),
 		cmocka_unit_test(test_combined_faults_reproducible),
 		cmocka_unit_test(test_ring_full_returns_fewer),
+		cmocka_unit_test(test_plain_path_matches_per_frame_path),
 		cmocka_unit_test(test_two_threads_one_per_end),
 		cmocka_unit_test(test_close_with_frames_in_flight_frees_them),
 	};
