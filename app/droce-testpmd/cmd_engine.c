@@ -35,6 +35,7 @@ summary(struct slot *s)
 	struct tpd_engine *e = &s->e;
 	double secs = (double)(e->t_end - e->t_start) / 1e9;
 
+	tpd_async_begin();
 	if (secs <= 0)
 		secs = 1e-9;
 	printf("engine %d %s: %s ops %" PRIu64 " bytes %" PRIu64 " secs %.3f MB/s %.2f "
@@ -45,7 +46,7 @@ summary(struct slot *s)
 		printf(" rtt_us min %.1f avg %.1f max %.1f", e->lat_min_ns / 1e3,
 		       (double)e->lat_sum_ns / (double)e->done / 1e3, e->lat_max_ns / 1e3);
 	printf("\n");
-	fflush(stdout);
+	tpd_async_end();
 }
 
 /* A stopped engine waits (1 s at most) for the work it posted, so the CQ
@@ -89,10 +90,11 @@ live_line(struct slot *s, uint64_t now)
 	double dt = (double)(now - e->t_last_report) / 1e9;
 	uint64_t d = e->done - e->done_at_report;
 
+	tpd_async_begin();
 	printf("engine %d %s: %.2f MB/s %.4f Mops (%" PRIu64 " ops)\n", e->id,
 	       e->ops->name, (double)d * (e->bytes / (e->done ? e->done : 1)) / dt / 1e6,
 	       (double)d / dt / 1e6, e->done);
-	fflush(stdout);
+	tpd_async_end();
 	e->t_last_report = now;
 	e->done_at_report = e->done;
 }

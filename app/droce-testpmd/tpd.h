@@ -102,6 +102,7 @@ struct tpd_state {
 	struct tpd_qp *qp[TPD_MAX_OBJ];
 	int exch_fd;		/* TCP link to the peer droce-testpmd, or -1 */
 	bool interactive;
+	bool in_command;	/* a prompt command runs (its output is in order) */
 	bool quit;
 	void *cl;		/* struct cmdline * (interactive) */
 };
@@ -200,6 +201,10 @@ uint64_t tpd_now_ns(void);
 void tpd_progress_all(void);
 /* One turn of the background work: devices, running engines. */
 void tpd_idle(void);
+/* Around output printed while the prompt waits for input (engine lines):
+ * clear the prompt line, then redraw it with what was typed. */
+void tpd_async_begin(void);
+void tpd_async_end(void);
 /* Run tpd_idle for ms milliseconds. */
 void tpd_idle_for(unsigned int ms);
 

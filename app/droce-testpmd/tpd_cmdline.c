@@ -134,6 +134,7 @@ out:
 
 struct line_result {
 	cmdline_fixed_string_t word;
+	cmdline_fixed_string_t sub;
 	cmdline_multi_string_t rest;
 };
 
@@ -144,13 +145,15 @@ on_line(void *parsed, struct cmdline *cl, void *data)
 	char *line;
 	size_t n;
 
-	(void)data;
-	n = strlen(r->word) + (r->rest[0] ? strlen(r->rest) : 0) + 2;
+	/* data: 1 when the instruction has a subcommand token */
+	n = strlen(r->word) + strlen(r->sub) + strlen(r->rest) + 3;
 	line = malloc(n);
 	if (line == NULL)
 		return;
-	snprintf(line, n, "%s %s", r->word, r->rest);
+	snprintf(line, n, "%s %s %s", r->word, data != NULL ? r->sub : "", r->rest);
+	tpd.in_command = true;
 	tpd_run_line(line);
+	tpd.in_command = false;
 	free(line);
 	if (tpd.quit)
 		cmdline_quit(cl);
@@ -158,35 +161,50 @@ on_line(void *parsed, struct cmdline *cl, void *data)
 
 static cmdline_parse_ctx_t *cmdline_ctx;
 
-static cmdline_parse_inst_t *
-make_inst(const char *word, const char *help, bool with_rest)
+static cmdline_parse_token_hdr_t *
+make_token(size_t offset, const char *str)
 {
-	cmdline_parse_token_string_t *tw = calloc(1, sizeof(*tw));
-	cmdline_parse_token_string_t *tr = calloc(1, sizeof(*tr));
-	cmdline_parse_inst_t *in = calloc(1, sizeof(*in) + 3 * sizeof(void *));
+	cmdline_parse_token_string_t *t = calloc(1, sizeof(*t));
 
-	if (tw == NULL || tr == NULL || in == NULL) {
-		free(tw);
-		free(tr);
-		free(in);
+	if (t == NULL)
 		return NULL;
-	}
-	tw->hdr.ops = &cmdline_token_string_ops;
-	tw->hdr.offset = offsetof(struct line_result, word);
-	tw->string_data.str = word;
-	tr->hdr.ops = &cmdline_token_string_ops;
-	tr->hdr.offset = offsetof(struct line_result, rest);
-	tr->string_data.str = TOKEN_STRING_MULTI;
+	t->hdr.ops = &cmdline_token_string_ops;
+	t->hdr.offset = (unsigned int)offset;
+	t->string_data.str = str;
+	return &t->hdr;
+}
+
+/* One instruction: WORD [SUB] [REST...] (REST: parsed by the group's table). */
+static cmdline_parse_inst_t *
+make_inst(const char *word, const char *sub, const char *help, bool with_rest)
+{
+	cmdline_parse_inst_t *in = calloc(1, sizeof(*in) + 4 * sizeof(void *));
+	int k = 0;
+
+	if (in == NULL)
+		return NULL;
 	in->f = on_line;
+	in->data = sub != NULL ? in : NULL;	/* any non-NULL marks "has SUB" */
 	in->help_str = help;
-	in->tokens[0] = &tw->hdr;
-	in->tokens[1] = with_rest ? &tr->hdr : NULL;
-	if (!with_rest)
-		free(tr);
+	in->tokens[k++] = make_token(offsetof(struct line_result, word), word);
+	if (sub != NULL)
+		in->tokens[k++] = make_token(offsetof(struct line_result, sub), sub);
+	if (with_rest)
+		in->tokens[k++] = make_token(offsetof(struct line_result, rest),
+					     TOKEN_STRING_MULTI);
+	for (int i = 0; i < k; i++)
+		if (in->tokens[i] == NULL)
+			return NULL;
 	return in;
 }
 
-/* The rte_cmdline context: [word] and [word rest...] for every command word. */
+/*
+ * The rte_cmdline context: for every group word (and every general
+ * command), [word] and [word rest...] (a multi-string token never matches
+ * nothing, so the word alone is an instruction of its own).  Subcommands
+ * are not tokens: rte_cmdline would answer a wrong one with a bare "Bad
+ * arguments", the group's table says what is wrong and lists the commands.
+ */
 void *
 tpd_cmdline_ctx(void)
 {
@@ -195,28 +213,26 @@ tpd_cmdline_ctx(void)
 	if (cmdline_ctx != NULL)
 		return cmdline_ctx;
 	for (int g = 0; tpd_groups[g] != NULL; g++)
-		for (int j = 0; tpd_groups[g]->name[0] == '\0' && tpd_groups[g]->cmds[j].name; j++)
+		for (int j = 0; tpd_groups[g]->cmds[j].name != NULL; j++)
 			n++;
-	n += 16;
 	cmdline_ctx = calloc((size_t)(2 * n + 1), sizeof(*cmdline_ctx));
 	if (cmdline_ctx == NULL)
 		return NULL;
 	for (int g = 0; tpd_groups[g] != NULL; g++) {
 		const struct tpd_group *gr = tpd_groups[g];
 
-		for (int j = 0; gr->name[0] == '\0' && gr->cmds[j].name != NULL; j++) {
-			if (gr->cmds[j].fn == NULL)
-				continue;	/* script-only (expect) */
-			cmdline_ctx[k++] = make_inst(gr->cmds[j].name, gr->cmds[j].help, false);
-			cmdline_ctx[k++] = make_inst(gr->cmds[j].name, gr->cmds[j].help, true);
-		}
-		if (gr->name[0] != '\0') {
-			cmdline_ctx[k++] = make_inst(gr->name, gr->summary, false);
-			cmdline_ctx[k++] = make_inst(gr->name, gr->summary, true);
+		for (int j = 0; gr->cmds[j].name != NULL; j++) {
+			const struct tpd_subcmd *c = &gr->cmds[j];
+			const char *word = gr->name[0] ? gr->name : c->name;
+			const char *help = gr->name[0] ? gr->summary : c->usage;
+
+			if (c->fn == NULL || (gr->name[0] && j > 0))
+				continue;	/* script-only (expect); one per group */
+			cmdline_ctx[k++] = make_inst(word, NULL, help, false);
+			cmdline_ctx[k++] = make_inst(word, NULL, help, true);
+			if (cmdline_ctx[k - 1] == NULL || cmdline_ctx[k - 2] == NULL)
+				return NULL;
 		}
 	}
-	for (int i = 0; i < k; i++)
-		if (cmdline_ctx[i] == NULL)
-			return NULL;
 	return cmdline_ctx;
 }

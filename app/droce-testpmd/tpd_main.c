@@ -247,14 +247,14 @@ run_interactive(void)
 		fprintf(stderr, "cannot build the command table\n");
 		return 1;
 	}
+	printf("droce-testpmd: %d device(s); help lists the commands\n", tpd.ndev);
+	fflush(stdout);
 	cl = cmdline_stdin_new(ctx, "droce-testpmd> ");
 	if (cl == NULL) {
 		fprintf(stderr, "cannot start the prompt\n");
 		return 1;
 	}
 	tpd.cl = cl;
-	printf("droce-testpmd: %d device(s); help lists the commands\n", tpd.ndev);
-	fflush(stdout);
 	/* cmdline_poll never blocks: between keystrokes the devices and the
 	 * engines run, so the stack keeps answering its peers at the prompt */
 	while (!tpd.quit) {

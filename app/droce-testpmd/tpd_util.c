@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tpd_util.c - names of states, statuses and opcodes; GIDs; the idle loop. */
+#define ALLOW_EXPERIMENTAL_API	/* cmdline_get_rdline is experimental in 22.11 */
 #include <arpa/inet.h>
 #include <strings.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmdline.h>
+#include <cmdline_rdline.h>
 
 #include "tpd.h"
 
@@ -168,5 +172,29 @@ tpd_idle_for(unsigned int ms)
 		tpd_progress_all();
 		if (!tpd_engines_step())
 			usleep(50);
+	}
+}
+
+static bool
+async_output(void)
+{
+	return tpd.interactive && !tpd.in_command && tpd.cl != NULL;
+}
+
+void
+tpd_async_begin(void)
+{
+	if (async_output()) {
+		fputs("\r\033[K", stdout);
+		fflush(stdout);
+	}
+}
+
+void
+tpd_async_end(void)
+{
+	if (async_output()) {
+		fflush(stdout);
+		rdline_redisplay(cmdline_get_rdline(tpd.cl));
 	}
 }
