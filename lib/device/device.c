@@ -126,9 +126,13 @@ open_state_free(struct device_open *o)
 	}
 	if (o->host != NULL)
 		net_host_destroy(o->host);
-	droce_link_close(o->link);
-	/* after the transport's last flush (verbs_detach_link) */
+	/*
+	 * After the transport's last flush (verbs_detach_link), before the
+	 * link closes: rte_pcapng_write_stats refuses a port that is gone,
+	 * and the file then had no statistics block (frames dropped unseen).
+	 */
 	device_capture_close(o->cap);
+	droce_link_close(o->link);
 	free(o);
 }
 

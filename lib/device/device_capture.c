@@ -150,11 +150,16 @@ device_capture_burst(void *arg, struct rte_mbuf *const *pkts, uint16_t n,
 		}
 		if (k == 0)
 			continue;
-		/* the copies are freed by the write, whatever happens */
 		if (rte_pcapng_write_packets(c->pcapng, copy, k) < 0)
 			c->dropped += k;
 		else
 			c->written += k;
+		/*
+		 * 22.11's write does not free the copies (whatever its header
+		 * says; dpdk-dumpcap frees them itself): without this the pool's
+		 * CAPTURE_POOL copies ran out and every capture stopped there.
+		 */
+		rte_pktmbuf_free_bulk(copy, k);
 	}
 }
 
