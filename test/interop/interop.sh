@@ -14,12 +14,14 @@
 # on the bridge; RoCE goes through droce.
 #
 # Usage: interop.sh BUILD_DIR   (env: DROCE_RXE_VM, DROCE_SKIP_INTEROP,
-#        DROCE_INTEROP_CASES=GLOB: only cases/GLOB.sh, for development)
+#        DROCE_INTEROP_CASES=GLOB: only cases/GLOB.sh, for development;
+#        DROCE_INTEROP_GUEST_PREFIX: the guest name's prefix, default ig;
+#        DROCE_INTEROP_KEEP_LOGS=1: keep the logs and captures)
 set -uo pipefail
 
 BUILD=${1:?usage: interop.sh BUILD_DIR}
 RXEVM=${DROCE_RXE_VM:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/peers/rxe-vm}
-GUEST=ig$$
+GUEST=${DROCE_INTEROP_GUEST_PREFIX:-ig}$$	# prefix: tell parallel runs apart
 NETNS=rxevm-i$$
 BRIDGE=rxeibr$$
 TAP=rxei$$
@@ -63,7 +65,11 @@ cleanup() {
 	[ -n "$TCPDUMP_PID" ] && kill "$TCPDUMP_PID" 2>/dev/null
 	"$RXEVM" stop "$GUEST" >/dev/null 2>&1
 	ip netns del "$NETNS" >/dev/null 2>&1
-	rm -rf "$LOGDIR"
+	if [ -n "${DROCE_INTEROP_KEEP_LOGS:-}" ]; then
+		echo "# logs and captures kept in $LOGDIR"
+	else
+		rm -rf "$LOGDIR"
+	fi
 }
 trap cleanup EXIT
 
@@ -82,9 +88,13 @@ eal_args() {
 }
 
 # LOSS=P: droce's port loses that fraction of frames each way (no tc netem
-# here): both stacks must recover, the counters must show it.
+# here): both stacks must recover, the counters must show it.  Every droce
+# run also writes its own pcapng capture (--droce-capture), one file per
+# run ($BASHPID: this runs in its own $(...) subshell), checked at the end
+# by check_droce_captures.
 droce_args() {
 	echo "--droce-ipv4=$D_IP/24 --droce-ipv6=$D_IP6/64 --droce-mtu=4200" \
+	     "--droce-capture=$LOGDIR/droce.$T.$BASHPID.pcapng" \
 	     ${LOSS:+--droce-drop=$LOSS}
 }
 
@@ -225,6 +235,15 @@ check_capture() {
 	else
 		not_ok "captured frames: ICRC check" "$out"
 	fi
+	# both directions: droce's frames too (a capture point that misses them
+	# would leave droce's own ICRCs unchecked here)
+	local from_droce
+	from_droce=$(tshark -r "$cap" -Y "ip.src == $D_IP || ipv6.src == $D_IP6" 2>/dev/null | wc -l)
+	if [ "$from_droce" -gt 0 ]; then
+		ok "the capture holds droce's frames too ($from_droce sent by droce)"
+	else
+		not_ok "the capture holds droce's frames too (none sent by droce)"
+	fi
 	if tshark -r "$cap" -V 2>/dev/null | grep -q -i malformed; then
 		not_ok "tshark decodes the capture without malformed packets"
 	else
@@ -234,6 +253,59 @@ check_capture() {
 		ok "droce-dump decodes the capture: $(tail -n 1 "$out" | cut -c1-80)"
 	else
 		not_ok "droce-dump decodes the capture" "$out"
+	fi
+}
+
+# droce's own captures (--droce-capture, pcapng written by lib/device with
+# rte_pcapng), one per droce run: every file must hold RoCEv2 frames with a
+# valid ICRC (check_icrc.py reads pcapng itself), decode in tshark without
+# malformed packets and in droce-dump.  With --droce-drop the capture sits
+# above the loss: it shows what droce sent and what reached it.
+check_droce_captures() {
+	local f out=$LOGDIR/check.droce n=0 frames=0 bad_icrc= bad_tshark= bad_dump= bad_lost= c
+	for f in "$LOGDIR"/droce.*.pcapng; do
+		[ -s "$f" ] || continue
+		n=$((n + 1))
+		# nothing lost: the statistics block droce writes at close says
+		# every frame offered was written (a leak once capped each at 255)
+		if ! python3 "$(dirname "$0")/pcapng_stats.py" "$f" >>"$out" 2>&1; then
+			bad_lost="$bad_lost $(basename "$f")"
+		fi
+		if ! python3 "$VECTORS/check_icrc.py" "$f" >>"$out" 2>&1; then
+			bad_icrc="$bad_icrc $(basename "$f")"
+		fi
+		if tshark -r "$f" -V 2>/dev/null | grep -q -i malformed; then
+			bad_tshark="$bad_tshark $(basename "$f")"
+		fi
+		c=$(tshark -r "$f" 2>/dev/null | wc -l)
+		frames=$((frames + c))
+		if ! "$DUMP" "$f" >>"$out" 2>&1; then
+			bad_dump="$bad_dump $(basename "$f")"
+		fi
+	done
+	if [ "$n" = 0 ] || [ "$frames" = 0 ]; then
+		not_ok "droce wrote its own captures (--droce-capture): none found in $LOGDIR"
+		return
+	fi
+	if [ -z "$bad_lost" ]; then
+		ok "droce's own captures lost no frame ($(grep -c 'ifdrop 0$' "$out") of $n closed with statistics, all ifdrop 0)"
+	else
+		not_ok "droce's own captures lost frames in$bad_lost" "$out"
+	fi
+	if [ -z "$bad_icrc" ]; then
+		ok "droce's own captures (runs: $n, frames: $frames): every RoCEv2 frame has a valid ICRC"
+	else
+		not_ok "droce's own captures: ICRC check failed in$bad_icrc" "$out"
+	fi
+	if [ -z "$bad_tshark" ]; then
+		ok "tshark decodes droce's own captures without malformed packets"
+	else
+		not_ok "tshark decodes droce's own captures: malformed in$bad_tshark"
+	fi
+	if [ -z "$bad_dump" ]; then
+		ok "droce-dump decodes droce's own captures"
+	else
+		not_ok "droce-dump decodes droce's own captures: failed on$bad_dump" "$out"
 	fi
 }
 
@@ -274,8 +346,10 @@ builtin_cases() {
 main() {
 	start_guest
 	# every RoCEv2 frame on droce's link, both directions (ip netns exec
-	# execs tcpdump: $! is tcpdump's own PID)
-	ip netns exec "$NETNS" tcpdump -i "$VETH" -s 0 -w "$LOGDIR/wire.pcap" -U \
+	# execs tcpdump: $! is tcpdump's own PID).  On the bridge's end of the
+	# veth: net_af_packet sends with PACKET_QDISC_BYPASS, so a capture on
+	# droce's own end sees only what droce receives.
+	ip netns exec "$NETNS" tcpdump -i "$VETH_BR" -s 0 -w "$LOGDIR/wire.pcap" -U \
 		'udp port 4791' >"$LOGDIR/tcpdump.log" 2>&1 &
 	TCPDUMP_PID=$!
 
@@ -294,6 +368,7 @@ main() {
 	if [ -n "${DROCE_INTEROP_CASES:-}" ]; then
 		# a developer's run of selected case files only
 		check_capture
+		check_droce_captures
 		echo "1..$T"
 		[ "$FAILED" = 0 ]
 		return
@@ -313,6 +388,7 @@ main() {
 		-m 1024 -s 65536 -n 50 -c
 	unset DROCE_COUNTERS
 	check_capture
+	check_droce_captures
 
 	echo "1..$T"
 	[ "$FAILED" = 0 ]
