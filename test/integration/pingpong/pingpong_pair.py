@@ -15,7 +15,8 @@ Plus failure paths: unsupported options, an unknown device, a UD message
 larger than the port MTU, --help without EAL.
 
 Links (--link):
-  memif      net_memif server/client over a unix socket; TCP over loopback
+  memif      net_memif server/client over a unix socket (a path in the test's
+             private directory, socket-abstract=no); TCP over loopback
   af_packet  a veth pair between two network namespaces the test creates;
              the kernel ends carry 198.18.7.1/2 for the TCP exchange, droce
              uses 198.18.5.1/2 through net_af_packet (needs root)
@@ -111,7 +112,8 @@ class Link:
         if self.kind == "memif":
             sock = os.path.join(self.tmp, f"memif{case_id}.sock")
             role = "server" if side == 0 else "client"
-            eal.append(f"--vdev=net_memif0,role={role},socket={sock},bsize=8192")
+            eal.append(f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,"
+                       "bsize=8192")
             pre = []
         else:
             eal.append(f"--vdev=net_af_packet0,iface={self.ifs[side]}")
