@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * raw_fwd: the bare DPDK forwarding rate and round trip of a port, the
+ * baseline droce's numbers are divided by (usertools/droce-bench).  Frames
+ * of a given size with an experimental ethertype, no protocol, no payload
+ * copies, rte_eth_rx_burst/tx_burst on queue 0.  The port is opened the way
+ * droce opens it (drivers/ethdev's ethdev_link_open: same descriptors, mbuf
+ * pool and data room, and for net_memif the guard that keeps 22.11's memif
+ * from crashing at exit); same vdev arguments as droce's apps.
+ *
+ *   raw_fwd [EAL] -- sink                      count frames until the end marker
+ *   raw_fwd [EAL] -- gen  -s SIZE -t SECONDS   send SIZE-byte frames, then the marker
+ *   raw_fwd [EAL] -- echo                      send back every frame until the marker
+ *   raw_fwd [EAL] -- ping -s SIZE -n ITERS     one frame at a time, wait for its echo
+ *   raw_fwd [EAL] -- ring-rate -s SIZE -t SECONDS   net_ring, one process: gen on
+ *                                             the main lcore, sink on a worker
+ *   raw_fwd [EAL] -- ring-ping -s SIZE -n ITERS     ping / echo likewise
+ *
+ * The port is the first ethdev port (an EAL --vdev); ring-* make two net_ring
+ * ports joined by crossed rings.  Results are one line each, "raw_fwd: key=value ...":
+ *   sink: frames, bytes, seconds (first to last frame), mpps, gbps (frame bytes)
+ *   ping: rtt_min_us, rtt_median_us, rtt_avg_us, rtt_p99_us, lost
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "droce_link.h"
+#include "ethdev_link.h"
+
+#define RF_ETHERTYPE_DATA	0x88b5	/* IEEE local experimental 1 */
+#define RF_ETHERTYPE_END	0x88b6	/* local experimental 2: stop */
+#define RF_BURST		32
+#define RF_MIN_SIZE		60
+#define RF_MAX_SIZE		9000
+#define RF_IDLE_S		20.0	/* sink/echo: give up after this long silent */
+#define RF_PING_TIMEOUT_S	0.2
+#define RF_END_COPIES		64
+
+/* What every frame carries after the Ethernet header. */
+struct rf_hdr {
+	uint64_t seq;
+	uint64_t tsc;
+};
+
+struct rf_port {
+	uint16_t id;
+	struct rte_ether_addr mac;
+	struct rte_mempool *pool;
+	struct droce_link *link;
+};
+static volatile sig_atomic_t stop_req;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_req = 1;
+}
+
+static double
+now_s(void)
+{
+	return (double)rte_get_tsc_cycles() / (double)rte_get_tsc_hz();
+}
+
+/* Open port id as droce would (ethdev_link_open), mac: 0 = the PMD's. */
+static int
+port_setup(uint16_t id, struct rf_port *p)
+{
+	struct ethdev_link_config lc = { .port_id = id };
+	int ret;
+
+	ret = ethdev_link_open(&lc, &p->link);
+	if (ret != 0) {
+		fprintf(stderr, "raw_fwd: port %u: %s\n", id, rte_strerror(-ret));
+		return ret;
+	}
+	p->id = id;
+	p->mac = p->link->mac;
+	p->pool = p->link->pool;
+	return 0;
+}
+
+/* Wait for the link (memif connects asynchronously). */
+static int
+port_wait_up(uint16_t id, double seconds)
+{
+	double end = now_s() + seconds;
+	struct rte_eth_link l;
+
+	while (now_s() < end && !stop_req) {
+		if (rte_eth_link_get_nowait(id, &l) == 0 && l.link_status == RTE_ETH_LINK_UP)
+			return 0;
+		rte_delay_us_sleep(1000);
+	}
+	fprintf(stderr, "raw_fwd: port %u: link not up after %.0f s\n", id, seconds);
+	return -ETIMEDOUT;
+}
+
+static void
+port_close(struct rf_port *p)
+{
+	droce_link_close(p->link);
+	p->link = NULL;
+}
+
+/* One frame of size bytes: broadcast, ethertype, seq and TSC. */
+static struct rte_mbuf *
+frame_make(const struct rf_port *p, uint16_t size, uint16_t type, uint64_t seq)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	struct rte_ether_hdr *eh;
+	struct rf_hdr *h;
+
+	if (m == NULL)
+		return NULL;
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, size);
+	if (eh == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
+	eh->src_addr = p->mac;
+	eh->ether_type = rte_cpu_to_be_16(type);
+	h = (struct rf_hdr *)(eh + 1);
+	h->seq = seq;
+	h->tsc = rte_get_tsc_cycles();
+	return m;
+}
+
+static uint16_t
+frame_type(const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	if (m->data_len < sizeof(*eh) + sizeof(struct rf_hdr))
+		return 0;
+	return rte_be_to_cpu_16(eh->ether_type);
+}
+
+static uint64_t
+frame_seq(const struct rte_mbuf *m)
+{
+	const struct rf_hdr *h = rte_pktmbuf_mtod_offset(m, const struct rf_hdr *,
+							 sizeof(struct rte_ether_hdr));
+	return h->seq;
+}
+
+static void
+send_end(const struct rf_port *p)
+{
+	for (int i = 0; i < RF_END_COPIES; i++) {
+		struct rte_mbuf *m = frame_make(p, RF_MIN_SIZE, RF_ETHERTYPE_END, 0);
+
+		if (m != NULL && rte_eth_tx_burst(p->id, 0, &m, 1) != 1)
+			rte_pktmbuf_free(m);
+		rte_delay_us_sleep(500);
+	}
+}
+
+/* ---- rate: gen and sink ---------------------------------------------------- */
+
+struct sink_args {
+	struct rf_port port;
+	uint64_t frames, bytes;
+	double first, last;
+	int rc;
+};
+
+static int
+sink_run(void *arg)
+{
+	struct sink_args *a = arg;
+	struct rte_mbuf *m[RF_BURST];
+	double idle_since = now_s();
+	bool done = false;
+
+	a->first = a->last = 0;
+	while (!done && !stop_req) {
+		uint16_t n = rte_eth_rx_burst(a->port.id, 0, m, RF_BURST);
+		double t;
+
+		if (n == 0) {
+			if (now_s() - idle_since > RF_IDLE_S) {
+				a->rc = -ETIMEDOUT;
+				break;
+			}
+			continue;
+		}
+		t = now_s();
+		idle_since = t;
+		for (uint16_t i = 0; i < n; i++) {
+			uint16_t type = frame_type(m[i]);
+
+			if (type == RF_ETHERTYPE_DATA) {
+				if (a->frames++ == 0)
+					a->first = t;
+				a->last = t;
+				a->bytes += m[i]->pkt_len;
+			} else if (type == RF_ETHERTYPE_END) {
+				done = true;
+			}
+			rte_pktmbuf_free(m[i]);
+		}
+	}
+	return 0;
+}
+
+static void
+sink_report(const struct sink_args *a)
+{
+	double s = a->last - a->first;
+
+	printf("raw_fwd: mode=sink frames=%" PRIu64 " bytes=%" PRIu64 " seconds=%.6f mpps=%.4f gbps=%.4f\n",
+	       a->frames, a->bytes, s, s > 0 ? (double)a->frames / s / 1e6 : 0.0,
+	       s > 0 ? (double)a->bytes * 8 / s / 1e9 : 0.0);
+	fflush(stdout);
+}
+
+struct gen_args {
+	struct rf_port port;
+	uint16_t size;
+	double seconds;
+	uint64_t sent, refused;
+};
+
+static int
+gen_run(struct gen_args *a)
+{
+	struct rte_mbuf *m[RF_BURST];
+	double end = now_s() + a->seconds;
+	uint64_t seq = 0;
+
+	while (now_s() < end && !stop_req) {
+		uint16_t n, k;
+
+		for (n = 0; n < RF_BURST; n++) {
+			m[n] = frame_make(&a->port, a->size, RF_ETHERTYPE_DATA, seq++);
+			if (m[n] == NULL)
+				break;
+		}
+		k = rte_eth_tx_burst(a->port.id, 0, m, n);
+		a->sent += k;
+		a->refused += n - k;
+		for (uint16_t i = k; i < n; i++)
+			rte_pktmbuf_free(m[i]);
+	}
+	send_end(&a->port);
+	printf("raw_fwd: mode=gen size=%u sent=%" PRIu64 " refused=%" PRIu64 "\n",
+	       a->size, a->sent, a->refused);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- round trip: ping and echo -------------------------------------------- */
+
+static int
+echo_run(void *arg)
+{
+	const struct rf_port *p = arg;
+	struct rte_mbuf *m[RF_BURST];
+	double idle_since = now_s();
+
+	while (!stop_req) {
+		uint16_t n = rte_eth_rx_burst(p->id, 0, m, RF_BURST), k = 0;
+
+		if (n == 0) {
+			if (now_s() - idle_since > RF_IDLE_S)
+				return -ETIMEDOUT;
+			continue;
+		}
+		idle_since = now_s();
+		for (uint16_t i = 0; i < n; i++) {
+			if (frame_type(m[i]) == RF_ETHERTYPE_END) {
+				for (uint16_t j = i; j < n; j++)
+					rte_pktmbuf_free(m[j]);
+				n = i;
+				stop_req = 1;
+				break;
+			}
+		}
+		if (n > 0)
+			k = rte_eth_tx_burst(p->id, 0, m, n);
+		for (uint16_t i = k; i < n; i++)
+			rte_pktmbuf_free(m[i]);
+	}
+	return 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Wait for the echo of seq; its round trip in TSC cycles, or 0 if lost. */
+static uint64_t
+ping_one(const struct rf_port *p, uint16_t size, uint64_t seq)
+{
+	struct rte_mbuf *m = frame_make(p, size, RF_ETHERTYPE_DATA, seq), *r[RF_BURST];
+	uint64_t t0 = rte_get_tsc_cycles(), limit;
+
+	if (m == NULL)
+		return 0;
+	if (rte_eth_tx_burst(p->id, 0, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	limit = (uint64_t)(RF_PING_TIMEOUT_S * (double)rte_get_tsc_hz());
+	while (rte_get_tsc_cycles() - t0 < limit && !stop_req) {
+		uint16_t n = rte_eth_rx_burst(p->id, 0, r, RF_BURST);
+		uint64_t t1 = rte_get_tsc_cycles();
+		bool got = false;
+
+		for (uint16_t i = 0; i < n; i++) {
+			got |= frame_type(r[i]) == RF_ETHERTYPE_DATA && frame_seq(r[i]) == seq;
+			rte_pktmbuf_free(r[i]);
+		}
+		if (got)
+			return t1 - t0 > 0 ? t1 - t0 : 1;
+	}
+	return 0;
+}
+
+static int
+ping_run(const struct rf_port *p, uint16_t size, uint32_t iters)
+{
+	uint64_t *rtt = calloc(iters, sizeof(*rtt));
+	uint32_t got = 0, warm = iters / 10 + 1;
+	double hz = (double)rte_get_tsc_hz() / 1e6, sum = 0;
+
+	if (rtt == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < warm && !stop_req; i++)	/* caches, rings */
+		(void)ping_one(p, size, UINT64_MAX - i);
+	for (uint32_t i = 0; i < iters && !stop_req; i++) {
+		uint64_t c = ping_one(p, size, i);
+
+		if (c != 0)
+			rtt[got++] = c;
+	}
+	send_end(p);
+	if (got == 0) {
+		fprintf(stderr, "raw_fwd: no echo\n");
+		free(rtt);
+		return -ETIMEDOUT;
+	}
+	qsort(rtt, got, sizeof(*rtt), cmp_u64);
+	for (uint32_t i = 0; i < got; i++)
+		sum += (double)rtt[i];
+	printf("raw_fwd: mode=ping size=%u iters=%u lost=%u rtt_min_us=%.3f rtt_median_us=%.3f rtt_avg_us=%.3f rtt_p99_us=%.3f\n",
+	       size, iters, iters - got, (double)rtt[0] / hz, (double)rtt[got / 2] / hz,
+	       sum / got / hz, (double)rtt[(uint64_t)got * 99 / 100] / hz);
+	fflush(stdout);
+	free(rtt);
+	return 0;
+}
+
+/* ---- net_ring in one process ------------------------------------------------ */
+
+/* Two ports whose tx ring is the other's rx ring. */
+static int
+ring_pair(struct rf_port *a, struct rf_port *b)
+{
+	struct rte_ring *r0 = rte_ring_create("rf_r0", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *r1 = rte_ring_create("rf_r1", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	int pa, pb;
+
+	if (r0 == NULL || r1 == NULL)
+		return -ENOMEM;
+	pa = rte_eth_from_rings("rf_a", &r0, 1, &r1, 1, SOCKET_ID_ANY);
+	pb = rte_eth_from_rings("rf_b", &r1, 1, &r0, 1, SOCKET_ID_ANY);
+	if (pa < 0 || pb < 0)
+		return -ENODEV;
+	if (port_setup((uint16_t)pa, a) != 0)
+		return -EIO;
+	if (port_setup((uint16_t)pb, b) != 0) {
+		port_close(a);
+		return -EIO;
+	}
+	return 0;
+}
+
+static unsigned int
+worker_lcore(void)
+{
+	unsigned int l = rte_get_next_lcore(-1, 1, 0);
+
+	if (l >= RTE_MAX_LCORE)
+		fprintf(stderr, "raw_fwd: ring modes need two lcores (-l 0-1)\n");
+	return l;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: raw_fwd [EAL options] -- sink | echo | gen -s SIZE -t SECONDS |\n"
+		"       ping -s SIZE -n ITERS | ring-rate -s SIZE -t SECONDS | ring-ping -s SIZE -n ITERS\n");
+}
+
+struct opts {
+	const char *mode;
+	unsigned long size, iters;
+	double seconds;
+};
+
+static int
+parse(int argc, char **argv, struct opts *o)
+{
+	o->size = 64;
+	o->iters = 10000;
+	o->seconds = 3;
+	if (argc < 2)
+		return -1;
+	o->mode = argv[1];
+	for (int i = 2; i + 1 < argc; i += 2) {
+		char *end;
+
+		if (strcmp(argv[i], "-s") == 0)
+			o->size = strtoul(argv[i + 1], &end, 10);
+		else if (strcmp(argv[i], "-n") == 0)
+			o->iters = strtoul(argv[i + 1], &end, 10);
+		else if (strcmp(argv[i], "-t") == 0)
+			o->seconds = strtod(argv[i + 1], &end);
+		else
+			return -1;
+		if (*end != '\0')
+			return -1;
+	}
+	if ((argc % 2) != 0 || o->size < RF_MIN_SIZE || o->size > RF_MAX_SIZE ||
+	    o->iters == 0 || o->iters > 10000000 || !(o->seconds > 0 && o->seconds < 3600))
+		return -1;
+	return 0;
+}
+
+static int
+run_ring(const struct opts *o)
+{
+	struct rf_port a, b;
+	unsigned int w = worker_lcore();
+	int ret;
+
+	if (w >= RTE_MAX_LCORE)
+		return -EINVAL;
+	ret = ring_pair(&a, &b);
+	if (ret != 0)
+		return ret;
+	if (strcmp(o->mode, "ring-rate") == 0) {
+		struct sink_args s = { .port = b };
+		struct gen_args g = { .port = a, .size = (uint16_t)o->size, .seconds = o->seconds };
+
+		rte_eal_remote_launch(sink_run, &s, w);
+		gen_run(&g);
+		rte_eal_wait_lcore(w);
+		sink_report(&s);
+		ret = s.rc;
+	} else {
+		rte_eal_remote_launch(echo_run, &b, w);
+		ret = ping_run(&a, (uint16_t)o->size, (uint32_t)o->iters);
+		stop_req = 1;
+		rte_eal_wait_lcore(w);
+	}
+	port_close(&a);
+	port_close(&b);
+	return ret;
+}
+
+static int
+run_port(const struct opts *o)
+{
+	struct rf_port p;
+	int ret;
+
+	if (rte_eth_dev_count_avail() < 1) {
+		fprintf(stderr, "raw_fwd: no port (give EAL a --vdev)\n");
+		return -ENODEV;
+	}
+	ret = port_setup(0, &p);
+	if (ret != 0)
+		return ret;
+	if (strcmp(o->mode, "sink") == 0 || strcmp(o->mode, "echo") == 0) {
+		/* a memif server's link comes up only once the client starts */
+		printf("raw_fwd: ready\n");
+		fflush(stdout);
+	}
+	ret = port_wait_up(p.id, 30);
+	if (ret != 0) {
+		port_close(&p);
+		return ret;
+	}
+	if (strcmp(o->mode, "sink") == 0) {
+		struct sink_args s = { .port = p };
+
+		sink_run(&s);
+		sink_report(&s);
+		ret = s.rc;
+	} else if (strcmp(o->mode, "echo") == 0) {
+		ret = echo_run(&p);
+	} else if (strcmp(o->mode, "gen") == 0) {
+		struct gen_args g = { .port = p, .size = (uint16_t)o->size, .seconds = o->seconds };
+
+		ret = gen_run(&g);
+	} else {
+		ret = ping_run(&p, (uint16_t)o->size, (uint32_t)o->iters);
+	}
+	port_close(&p);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	int n, ret;
+
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "raw_fwd: EAL: %s\n", rte_strerror(rte_errno));
+		return 2;
+	}
+	if (parse(argc - n, argv + n, &o) != 0 ||
+	    (strcmp(o.mode, "sink") != 0 && strcmp(o.mode, "echo") != 0 &&
+	     strcmp(o.mode, "gen") != 0 && strcmp(o.mode, "ping") != 0 &&
+	     strcmp(o.mode, "ring-rate") != 0 && strcmp(o.mode, "ring-ping") != 0)) {
+		usage();
+		rte_eal_cleanup();
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	ret = strncmp(o.mode, "ring-", 5) == 0 ? run_ring(&o) : run_port(&o);
+	rte_eal_cleanup();
+	return ret == 0 ? 0 : 1;
+}
