@@ -153,6 +153,20 @@ struct perf_params {
 	uint32_t atomic;
 };
 
+/*
+ * perftest's sequence after the first key exchange: that many barriers
+ * (the key message again) before the run, then after it the barriers
+ * before the reports, the reports (bw tests), the barriers after, "done".
+ */
+struct perf_seq {
+	int pre_handshakes;
+	int handshakes_before_report;
+	int reports;
+	int handshakes_after;
+	int done;
+};
+
+void perf_sequence(enum perf_verb verb, enum perf_tst tst, struct perf_seq *s);
 /* Keep fn(arg) running while waiting on a socket. */
 void perf_exch_set_idle(void (*fn)(void *arg), void *arg);
 /* Connect / accept one connection: a socket, or -1 (reported). */
@@ -272,6 +286,9 @@ int perf_client_end(struct perf_ctx *c, uint64_t count,
 		    const struct perf_report *rep);
 int perf_server_end(struct perf_ctx *c, uint32_t size, int print_row,
 		    int verify);
+/* "droce-perf: data check passed: what" / "no data check: why" on stderr. */
+void perf_check_passed(const char *what);
+void perf_no_check(const char *why);
 /* Keep rx_depth receives posted.  0 or 1. */
 int perf_fill_recv(struct perf_ctx *c);
 /* Client-side checks after a read or atomic run of n operations.  0 or 1

@@ -18,6 +18,7 @@
  * the PSNs and GIDs from the key messages.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -226,9 +227,35 @@ perf_ctx_connect(struct perf_ctx *c)
 	return 0;
 }
 
+/*
+ * DROCE_COUNTERS=1: the transport's recovery counters on stderr at the end,
+ * as droce-pingpong prints them (tests check that a lossy link really made
+ * droce retransmit).
+ */
+static void
+print_counters(struct droce_context *context)
+{
+	static const char *const names[] = {
+		"sent_pkts", "rcvd_pkts", "retransmitted_pkts",
+		"completer_retry_err", "retransmit_timeouts", "rcvd_seq_err",
+		"out_of_seq_request", "duplicate_request", "sent_seq_nak",
+		"icrc_err",
+	};
+	size_t i;
+
+	if (getenv("DROCE_COUNTERS") == NULL || context == NULL)
+		return;
+	fprintf(stderr, "droce counters:");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		fprintf(stderr, " %s=%" PRIu64, names[i],
+			droce_get_counter(context, names[i]));
+	fprintf(stderr, "\n");
+}
+
 void
 perf_ctx_close(struct perf_ctx *c)
 {
+	print_counters(c->context);
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->qp != NULL)

@@ -322,6 +322,27 @@ perf_done(int fd)
 	return 0;
 }
 
+/* ---- which barriers each test has -------------------------------------- */
+void
+perf_sequence(enum perf_verb verb, enum perf_tst tst, struct perf_seq *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (tst == PERF_BW && verb != PERF_SEND) {
+		/* write/read/atomic_bw: the server waits in the 4th */
+		s->pre_handshakes = 2;
+		s->handshakes_before_report = 1;
+		s->reports = 1;
+		s->handshakes_after = 1;
+		s->done = 1;
+		return;
+	}
+	s->pre_handshakes = 3;
+	if (tst == PERF_LAT && verb == PERF_WRITE)
+		return;			/* write_lat just closes */
+	s->handshakes_after = 1;
+	s->done = 1;
+}
+
 /* ---- droce-perf's own parameters (droce-perf peers only) --------------- */
 int
 perf_params_format(const struct perf_params *p,

@@ -156,6 +156,11 @@ pingpong(struct perf_ctx *c, uint32_t size, uint64_t *t)
 	while (outstanding > 0)
 		if (reap_send(c, &outstanding) != 0)
 			return 1;
+	perf_check_passed(o->verb == PERF_WRITE ?
+			  "every write carried its iteration number" :
+			  c->peer_droce ?
+			  "every message carried its iteration number" :
+			  "every message had -s bytes");
 	return 0;
 }
 

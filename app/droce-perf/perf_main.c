@@ -95,13 +95,6 @@ prints_table(const struct perf_opts *o, int client)
 		o->verb == PERF_SEND;
 }
 
-/* perftest's barriers (the key message again) before and after the run. */
-static int
-pre_run_handshakes(const struct perf_opts *o)
-{
-	return o->tst == PERF_BW && o->verb != PERF_SEND ? 2 : 3;
-}
-
 static int
 handshakes(struct perf_ctx *c, int n)
 {
@@ -211,12 +204,12 @@ finish(struct perf_ctx *c, uint32_t size)
 	const struct perf_opts *o = c->o;
 	struct perf_report theirs, mine;
 	struct perf_bw_result res;
+	struct perf_seq seq;
 
-	if (o->tst == PERF_LAT && o->verb == PERF_WRITE)
-		return 0;		/* write_lat just closes */
-	if (o->tst == PERF_BW && o->verb != PERF_SEND) {
-		if (handshakes(c, 1) != 0)
-			return 1;
+	perf_sequence(o->verb, o->tst, &seq);
+	if (handshakes(c, seq.handshakes_before_report) != 0)
+		return 1;
+	if (seq.reports) {
 		memset(&mine, 0, sizeof(mine));
 		if (c->client)
 			mine = c->report;
@@ -227,6 +220,7 @@ finish(struct perf_ctx *c, uint32_t size)
 			return 1;
 		}
 		if (!c->client && !c->peer_droce) {
+			/* perftest's server prints its client's report */
 			memset(&res, 0, sizeof(res));
 			perf_result_from_report(o, &theirs, &res);
 			perf_print_bw_line(o, &res, stdout);
@@ -234,12 +228,14 @@ finish(struct perf_ctx *c, uint32_t size)
 				return 1;
 		}
 	}
-	if (handshakes(c, 1) != 0)
+	if (handshakes(c, seq.handshakes_after) != 0)
 		return 1;
+	/* read_lat/atomic_lat: perftest's client is done, -n operations */
 	if (!c->client && !c->peer_droce && o->tst == PERF_LAT &&
-	    o->verb == PERF_ATOMIC && perf_server_verify(c, size, o->iters))
+	    (o->verb == PERF_ATOMIC || o->verb == PERF_READ) &&
+	    perf_server_verify(c, size, o->iters))
 		return 1;
-	return perf_done(c->sock) != 0;
+	return seq.done && perf_done(c->sock) != 0;
 }
 
 static int
@@ -270,6 +266,7 @@ static int
 run(struct perf_opts *o, struct droce_device *dev)
 {
 	struct perf_ctx c;
+	struct perf_seq seq;
 	uint32_t first, max;
 	size_t half;
 	int ret = 1;
@@ -309,7 +306,8 @@ run(struct perf_opts *o, struct droce_device *dev)
 	if (o->verb == PERF_SEND && (o->tst == PERF_LAT || !c.client) &&
 	    perf_fill_recv(&c) != 0)
 		goto out;
-	if (handshakes(&c, pre_run_handshakes(o)) != 0 ||
+	perf_sequence(o->verb, o->tst, &seq);
+	if (handshakes(&c, seq.pre_handshakes) != 0 ||
 	    run_sizes(&c, first, max) != 0)
 		goto out;
 	if (prints_table(o, c.client) || o->output == PERF_OUT_FULL)
