@@ -300,6 +300,12 @@ tp_req_run(struct tp_qp *qp)
 			qp->req.next++;
 			qp->req.offset = 0;
 			qp->req.psn = roce_psn_add(w->first_psn, w->npkts);
+			/*
+			 * The completer retires only up to req.next, so it
+			 * could not retire this one; if it was the last
+			 * outstanding, no response will come to do it later.
+			 */
+			tp_comp_retire(qp);
 			continue;
 		}
 		if (qp->req.offset == 0 && w->state != TP_WQE_SENDING) {
@@ -376,4 +382,7 @@ tp_req_rewind(struct tp_qp *qp)
 		w->state = TP_WQE_POSTED;
 		first = false;
 	}
+	/* WQEs at the tail already DONE were skipped above (req.next moved
+	 * past them): retire them now, nothing else may come to do it */
+	tp_comp_retire(qp);
 }

@@ -8,7 +8,8 @@
  *
  *   - RC SEND (also inline, from a buffer overwritten right after post),
  *     WRITE, READ, CMP_SWP, FETCH_ADD with byte checks, IPv4 and IPv6 GIDs,
- *     on a clean wire and under loss, duplication, reordering, corruption;
+ *     on a clean wire and under loss, duplication, reordering, corruption
+ *     (and the same under faults in run-to-completion, for comparison);
  *   - posting until the send and receive queues are full: ENOMEM (never a
  *     block, never a lost WR), then success once completions were polled;
  *   - deregistering an MR while WRITEs target it: once droce_dereg_mr has
@@ -29,6 +30,8 @@
 #include <rte_lcore.h>
 
 #include "tp_fixture.h"
+#include "transport.h"
+#include "verbs_private.h"
 
 #define BUF (8u << 20)
 #define SLOT (16u << 10)
@@ -50,6 +53,39 @@ expect_status(const struct droce_wc *wc, enum droce_wc_status st)
 			 droce_wc_status_str(wc->status), droce_wc_status_str(st));
 }
 
+static void
+dump_end(const char *name, struct fx_end *e)
+{
+	struct tp_qp_snapshot q;
+
+	printf("# %s: sent %llu rcvd %llu retrans %llu timeouts %llu seq_nak %llu "
+	       "rcvd_seq_err %llu dup_req %llu oos_req %llu icrc %llu\n", name,
+	       (unsigned long long)fx_counter(e, "sent_pkts"),
+	       (unsigned long long)fx_counter(e, "rcvd_pkts"),
+	       (unsigned long long)fx_counter(e, "retransmitted_pkts"),
+	       (unsigned long long)fx_counter(e, "retransmit_timeouts"),
+	       (unsigned long long)fx_counter(e, "sent_seq_nak"),
+	       (unsigned long long)fx_counter(e, "rcvd_seq_err"),
+	       (unsigned long long)fx_counter(e, "duplicate_request"),
+	       (unsigned long long)fx_counter(e, "out_of_seq_request"),
+	       (unsigned long long)fx_counter(e, "icrc_err"));
+	if (e->qp != NULL &&
+	    tp_dev_qp_snapshot(verbs_tp(e->ctx), e->qp->qp_num, &q) == 0)
+		printf("# %s qp %u: state %d sq_psn %u comp_psn %u resp_psn %u "
+		       "outstanding %u rq %u rd_atomic %u retry_left %u wait_rnr %d\n",
+		       name, q.qpn, q.state, q.sq_psn, q.comp_psn, q.resp_psn,
+		       q.sq_outstanding, q.rq_posted, q.rd_atomic, q.retry_left,
+		       q.wait_rnr);
+}
+
+/* What the engines did, when a completion does not come. */
+static void
+dump_state(struct fx *f)
+{
+	dump_end("a", &f->a);
+	dump_end("b", &f->b);
+}
+
 /* n completions on cq, in order of wr_id first..first+n-1, all successful. */
 static void
 poll_ok(struct fx *f, struct droce_cq *cq, int n, uint64_t first,
@@ -57,8 +93,13 @@ poll_ok(struct fx *f, struct droce_cq *cq, int n, uint64_t first,
 {
 	struct droce_wc wc[NWR * 2];
 
+	int got;
+
 	assert_true(n <= NWR * 2);
-	assert_int_equal(fx_poll(f, cq, wc, n, T_OUT), n);
+	got = fx_poll(f, cq, wc, n, T_OUT);
+	if (got != n)
+		dump_state(f);
+	assert_int_equal(got, n);
 	for (int i = 0; i < n; i++) {
 		expect_status(&wc[i], DROCE_WC_SUCCESS);
 		assert_int_equal(wc[i].wr_id, first + (uint64_t)i);
@@ -257,6 +298,24 @@ test_ops_under_faults(void **state)
 	wire.a_to_b.seed = 13;
 	wire.b_to_a.seed = 14;
 	run_ops(&wire, true, 2);
+}
+
+/* The same batches with the engines on this lcore: both modes agree. */
+static void
+test_ops_under_faults_run_to_completion(void **state)
+{
+	struct vwire_config wire = {
+		.pool_size = 16383,
+		.a_to_b = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
+			    .reorder_window = 8, .corrupt = 0.001, .seed = 21 },
+		.b_to_a = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
+			    .reorder_window = 8, .corrupt = 0.001, .seed = 22 },
+	};
+
+	(void)state;
+	fx_set_transport_lcore(-1);
+	run_ops(&wire, false, 3);
+	fx_set_transport_lcore(TRANSPORT_LCORE);
 }
 
 /*
@@ -459,6 +518,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ops_ipv4),
 		cmocka_unit_test(test_ops_ipv6),
 		cmocka_unit_test(test_ops_under_faults),
+		cmocka_unit_test(test_ops_under_faults_run_to_completion),
 		cmocka_unit_test(test_queue_full_enomem),
 		cmocka_unit_test(test_dereg_mr_under_traffic),
 	};
