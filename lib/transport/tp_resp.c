@@ -371,9 +371,17 @@ execute_write(struct resp_ctx *c)
 	if ((c->mask & ROCE_OPM_LAST) && len != qp->resp.write_left)
 		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
 	if (len > 0) {
-		if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
-				      qp->pub.qp_num, PROT_OP_WRITE, qp->resp.write_va,
-				      len, &dst) != PROT_OK)
+		/*
+		 * A packet with a RETH (FIRST/ONLY) had its whole RETH range
+		 * checked by st_check_rkey a moment ago, and its bytes are the
+		 * start of that range: reuse the translation.  MIDDLE/LAST are
+		 * checked again, so a key revoked mid-message stops it.
+		 */
+		if ((c->mask & ROCE_OPM_RETH) && c->host != NULL)
+			dst = c->host;
+		else if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
+					   qp->pub.qp_num, PROT_OP_WRITE,
+					   qp->resp.write_va, len, &dst) != PROT_OK)
 			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
 		memcpy(dst, c->payload, len);
 	}
@@ -705,6 +713,61 @@ static const resp_fn resp_states[] = {
 	[RESP_RNR] = st_rnr,
 };
 
+/*
+ * The common case in one straight line: an RC RDMA WRITE ONLY or SEND ONLY
+ * (no immediate, no invalidate) at the expected PSN, outside a message,
+ * that passes every check.  It does what the state table does for such a
+ * packet (CHECK_PSN .. ACKNOWLEDGE), with the R_Key checked once.  Every
+ * check comes before the first change of state, so on any deviation it
+ * returns false having changed nothing, and the state table runs instead
+ * (and finds the same deviation: an error, RNR, duplicate, gap).
+ */
+static bool
+resp_fast_path(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	uint32_t len = pkt->payload_len;
+
+	if ((pkt->opcode != ROCE_OP_RDMA_WRITE_ONLY && pkt->opcode != ROCE_OP_SEND_ONLY) ||
+	    qp->pub.qp_type != DROCE_QPT_RC || pkt->psn != qp->resp.psn ||
+	    qp->resp.in_msg != 0 || len > qp->mtu)
+		return false;
+	if (pkt->opcode == ROCE_OP_RDMA_WRITE_ONLY) {
+		if (!(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE) ||
+		    pkt->reth.len != len)
+			return false;
+		if (len > 0) {
+			if (prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd,
+					      qp->pub.qp_num, PROT_OP_WRITE,
+					      pkt->reth.va, len, &c->host) != PROT_OK)
+				return false;
+			memcpy(c->host, c->payload, len);
+		}
+		qp->resp.write_va = pkt->reth.va + len;
+		qp->resp.write_rkey = pkt->reth.rkey;
+		qp->resp.write_left = 0;
+		tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	} else {
+		const struct tp_recv_wqe *w = current_rwqe(qp);	/* SEND ONLY */
+
+		if (w == NULL || qp->resp.offset + len > w->length ||
+		    !scatter_recv(qp, w, qp->resp.offset, c->payload, len))
+			return false;
+		qp->resp.offset += len;
+		c->uses_rwqe = true;
+		complete_recv(c);	/* cannot fail without an IETH */
+	}
+	qp->resp.nak_sent = false;
+	qp->resp.in_msg = 0;
+	qp->resp.offset = 0;
+	qp->resp.msn++;
+	qp->resp.psn = roce_psn_add(pkt->psn, 1);
+	if (pkt->ackreq)
+		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, pkt->psn);
+	return true;
+}
+
 void
 tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 {
@@ -718,6 +781,10 @@ tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 		tp_count(qp->dev, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
 		return;
 	}
+	/* (with traces on, the table runs, so that every state is logged) */
+	if (likely(!qp->dev->trace) && resp_fast_path(&c))
+		return;
+	c.host = NULL;
 	while (s != RESP_DONE && s != RESP_DROP) {
 		TP_TRACE(qp->dev, "qp %u resp %s psn %u\n", qp->pub.qp_num,
 			 resp_state_names[s], pkt->psn);
