@@ -443,6 +443,63 @@ static const comp_fn comp_states[] = {
 	[COMP_ERROR] = st_error,
 };
 
+/*
+ * A plain ACK (ACKNOWLEDGE with an ACK syndrome) in one loop: what the
+ * table does for it (GET_WQE -> CHECK_PSN -> CHECK_ACK -> ACK -> COMPLETE,
+ * again for every WQE a cumulative ACK covers), without a table step per
+ * state and with the CQEs posted once afterwards (after_response) instead
+ * of at every GET_WQE: the same CQEs in the same order.  A READ or atomic
+ * WQE is left to the table (COMP_ACK with c->wqe set, as the table would
+ * have it, retired WQEs included).  Returns the state to continue from.
+ */
+static enum comp_state
+comp_plain_ack(struct comp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	uint32_t p = pkt->psn;
+	uint32_t i = qp->sq.tail;
+
+	for (;;) {
+		struct tp_send_wqe *w = NULL;
+
+		/* GET_WQE, from where the last one ended */
+		for (; i != qp->sq.head; i++) {
+			struct tp_send_wqe *x = &qp->sq.wqe[i & qp->sq.mask];
+
+			if (x->state == TP_WQE_SENT || x->state == TP_WQE_SENDING) {
+				w = x;
+				break;
+			}
+			if (i == qp->req.next)
+				break;
+		}
+		if (w == NULL)
+			return COMP_DROP;
+		/* CHECK_PSN */
+		if (!roce_psn_before(p, qp->req.psn_hi))
+			return COMP_DROP;
+		if (roce_psn_diff(p, qp->comp.psn) < 0) {
+			tp_count(qp->dev, TP_CNT_DUP_RESPONSE);
+			return COMP_DROP;
+		}
+		c->wqe = w;
+		if (is_read(w) || is_atomic(w)) {
+			tp_comp_retire(qp);
+			return COMP_ACK;
+		}
+		/* ACK, COMPLETE */
+		if (roce_psn_before(p, wqe_last_psn(w))) {
+			advance(c, roce_psn_add(p, 1));
+			return COMP_EXIT;
+		}
+		finish_wqe(c, w);
+		if (!roce_psn_after(p, wqe_last_psn(w)))
+			return COMP_EXIT;
+		i++;
+	}
+}
+
 /* After the response: progress restarts (or stops) the retransmit timer. */
 static void
 after_response(struct comp_ctx *c)
@@ -469,6 +526,10 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 		return;
 	if (pkt->op->mask & ROCE_OPM_ACK)
 		tp_count(qp->dev, TP_CNT_RCVD_ACKS);
+	/* (with traces on, the table runs, so that every state is logged) */
+	if (likely(!qp->dev->trace) && pkt->opcode == ROCE_OP_ACKNOWLEDGE &&
+	    roce_aeth_type(pkt->aeth.syndrome) == ROCE_AETH_ACK)
+		s = comp_plain_ack(&c);
 	while (s != COMP_EXIT && s != COMP_DROP) {
 		TP_TRACE(qp->dev, "qp %u comp %s psn %u op 0x%02x comp.psn %u "
 			 "psn_hi %u req.psn %u pending %d\n", qp->pub.qp_num,
