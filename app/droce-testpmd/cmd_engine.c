@@ -134,6 +134,22 @@ tpd_engines_stop_all(void)
 			finish(&slots[i], false);
 }
 
+bool
+tpd_engine_busy(const struct tpd_qp *qp, const struct tpd_mr *mr)
+{
+	for (int i = 0; i < MAX_ENGINES; i++) {
+		const struct slot *s = &slots[i];
+
+		if (s->used && s->e.running &&
+		    ((qp != NULL && s->e.qp == qp) || (mr != NULL && s->e.mr == mr))) {
+			tpd_err("engine %d (%s) uses it: engine stop %d first", i,
+				s->e.ops->name, i);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The remote buffer of one-sided engines: rmr=, rkey= raddr=, or the peer. */
 static int
 engine_remote(struct tpd_cmd *c, struct tpd_engine *e)

@@ -152,7 +152,7 @@ mr_dereg(struct tpd_cmd *c)
 	struct tpd_mr *m = tpd_get_mr(c, 1);
 	int rc, i;
 
-	if (m == NULL || tpd_kv_check_used(c) != 0)
+	if (m == NULL || tpd_kv_check_used(c) != 0 || tpd_engine_busy(NULL, m))
 		return -1;
 	i = tpd_handle(c->pos[1]);
 	rc = droce_dereg_mr(m->mr);

@@ -386,7 +386,7 @@ qp_destroy(struct tpd_cmd *c)
 	struct tpd_qp *q = tpd_get_qp(c, 1);
 	int rc, i;
 
-	if (q == NULL || tpd_kv_check_used(c) != 0)
+	if (q == NULL || tpd_kv_check_used(c) != 0 || tpd_engine_busy(q, NULL))
 		return -1;
 	i = tpd_handle(c->pos[1]);
 	rc = droce_destroy_qp(q->qp);

@@ -215,6 +215,8 @@ int tpd_qp_connect_peer(struct tpd_qp *q);
 /* Engines: background steps; true while any engine runs. */
 bool tpd_engines_step(void);
 void tpd_engines_stop_all(void);
+/* true (reported) when a running engine uses this QP or MR */
+bool tpd_engine_busy(const struct tpd_qp *qp, const struct tpd_mr *mr);
 /* Destroy every object (at exit). */
 void tpd_destroy_all(void);
 int tpd_mr_index(const struct droce_mr *mr);

@@ -20,6 +20,7 @@
 #! want ^error: no engine 7
 #! want ^engine 0 write_bw: stopped ops [1-9]\d* bytes
 #! want ^cq 0: empty
+#! count 2 ^error: engine 0 \(write_bw\) uses it: engine stop 0 first
 #! want ^error: no such mr 9
 #! want ^cmdfile .*: \d+ commands, 0 unexpected results
 pd create dev=0
@@ -58,6 +59,10 @@ engine show
 mr fill 0 pattern=0x66 len=65536
 engine start write_bw qp=0 mr=0 count=1000000
 sleep 300
+expect error
+qp destroy 0
+expect error
+mr dereg 0
 engine stop 0
 engine wait 0
 mr check 1 len=65536 pattern=0x66
