@@ -134,8 +134,7 @@ out:
 
 struct line_result {
 	cmdline_fixed_string_t word;
-	cmdline_fixed_string_t sub;
-	cmdline_multi_string_t rest;
+	cmdline_multi_string_t rest;	/* unset in the word-only instruction */
 };
 
 static void
@@ -145,12 +144,14 @@ on_line(void *parsed, struct cmdline *cl, void *data)
 	char *line;
 	size_t n;
 
-	/* data: 1 when the instruction has a subcommand token */
-	n = strlen(r->word) + strlen(r->sub) + strlen(r->rest) + 3;
+	/* data is non-NULL for the instruction that has the REST token */
+	if (data == NULL)
+		r->rest[0] = '\0';
+	n = strlen(r->word) + strnlen(r->rest, sizeof(r->rest) - 1) + 2;
 	line = malloc(n);
 	if (line == NULL)
 		return;
-	snprintf(line, n, "%s %s %s", r->word, data != NULL ? r->sub : "", r->rest);
+	snprintf(line, n, "%s %s", r->word, r->rest);
 	tpd.in_command = true;
 	tpd_run_line(line);
 	tpd.in_command = false;
@@ -174,27 +175,23 @@ make_token(size_t offset, const char *str)
 	return &t->hdr;
 }
 
-/* One instruction: WORD [SUB] [REST...] (REST: parsed by the group's table). */
+/* One instruction: WORD, or WORD REST... (REST: parsed by the group's table). */
 static cmdline_parse_inst_t *
-make_inst(const char *word, const char *sub, const char *help, bool with_rest)
+make_inst(const char *word, const char *help, bool with_rest)
 {
-	cmdline_parse_inst_t *in = calloc(1, sizeof(*in) + 4 * sizeof(void *));
-	int k = 0;
+	cmdline_parse_inst_t *in = calloc(1, sizeof(*in) + 3 * sizeof(void *));
 
 	if (in == NULL)
 		return NULL;
 	in->f = on_line;
-	in->data = sub != NULL ? in : NULL;	/* any non-NULL marks "has SUB" */
+	in->data = with_rest ? in : NULL;
 	in->help_str = help;
-	in->tokens[k++] = make_token(offsetof(struct line_result, word), word);
-	if (sub != NULL)
-		in->tokens[k++] = make_token(offsetof(struct line_result, sub), sub);
+	in->tokens[0] = make_token(offsetof(struct line_result, word), word);
 	if (with_rest)
-		in->tokens[k++] = make_token(offsetof(struct line_result, rest),
-					     TOKEN_STRING_MULTI);
-	for (int i = 0; i < k; i++)
-		if (in->tokens[i] == NULL)
-			return NULL;
+		in->tokens[1] = make_token(offsetof(struct line_result, rest),
+					   TOKEN_STRING_MULTI);
+	if (in->tokens[0] == NULL || (with_rest && in->tokens[1] == NULL))
+		return NULL;
 	return in;
 }
 
@@ -228,8 +225,8 @@ tpd_cmdline_ctx(void)
 
 			if (c->fn == NULL || (gr->name[0] && j > 0))
 				continue;	/* script-only (expect); one per group */
-			cmdline_ctx[k++] = make_inst(word, NULL, help, false);
-			cmdline_ctx[k++] = make_inst(word, NULL, help, true);
+			cmdline_ctx[k++] = make_inst(word, help, false);
+			cmdline_ctx[k++] = make_inst(word, help, true);
 			if (cmdline_ctx[k - 1] == NULL || cmdline_ctx[k - 2] == NULL)
 				return NULL;
 		}
