@@ -85,6 +85,50 @@ mw_bind(struct tpd_cmd *c)
 	return 0;
 }
 
+/*
+ * mw invalidate MW qp=QP: type 1, unbind now (droce_bind_mw, length 0);
+ * type 2, post a signaled LOCAL_INV on QP (poll its send CQ for it).
+ */
+static int
+mw_invalidate(struct tpd_cmd *c)
+{
+	struct tpd_mw *w = tpd_get_mw(c, 1);
+	struct droce_send_wr wr, *bad;
+	struct droce_mw_bind b;
+	struct tpd_qp *q;
+	int rc;
+
+	if (w == NULL)
+		return -1;
+	q = tpd_lookup((void *const *)tpd.qp, tpd_kv_str(c, "qp"), "qp", NULL);
+	if (q == NULL || tpd_kv_check_used(c) != 0)
+		return -1;
+	if (w->mw->type == DROCE_MW_TYPE_1) {
+		memset(&b, 0, sizeof(b));
+		rc = droce_bind_mw(q->qp, w->mw, &b);
+		if (rc != 0) {
+			tpd_err("droce_bind_mw (unbind): %s", strerror(rc));
+			return -1;
+		}
+		w->len = 0;
+		printf("mw %s: unbound, rkey 0x%08" PRIx32 " revoked\n", c->pos[1], w->rkey);
+		return 0;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 1;
+	wr.opcode = DROCE_WR_LOCAL_INV;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.invalidate_rkey = w->rkey;
+	rc = droce_post_send(q->qp, &wr, &bad);
+	if (rc != 0) {
+		tpd_err("droce_post_send local_inv: %s", strerror(rc));
+		return -1;
+	}
+	printf("mw %s: posted local_inv of rkey 0x%08" PRIx32 " on qp %s\n", c->pos[1],
+	       w->rkey, tpd_kv_str(c, "qp"));
+	return 0;
+}
+
 static int
 mw_dealloc(struct tpd_cmd *c)
 {
@@ -125,6 +169,8 @@ static const struct tpd_subcmd mw_cmds[] = {
 	{ "alloc", mw_alloc, "mw alloc PD [type=1|2]", "allocate a memory window (default type 1)" },
 	{ "bind", mw_bind, "mw bind MW qp=QP mr=MR [off=N] [len=N] [access=remote_read,remote_write,remote_atomic]",
 	  "bind a type-1 window to MR[off, off+len) (len=0 unbinds); new rkey printed" },
+	{ "invalidate", mw_invalidate, "mw invalidate MW qp=QP",
+	  "type 1: unbind now; type 2: post a signaled LOCAL_INV of its rkey on QP" },
 	{ "dealloc", mw_dealloc, "mw dealloc MW", "deallocate (a bound window's rkey is revoked)" },
 	{ "show", mw_show, "mw show", "list windows (type-2 rkeys as last bound by post bind_mw)" },
 	{ NULL, NULL, NULL, NULL },

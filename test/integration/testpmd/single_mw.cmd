@@ -14,7 +14,8 @@
 #! want ^wc cq=0 wr_id=32 status=REM_ACCESS_ERR
 #! want ^wc cq=1 wr_id=1 status=SUCCESS \(success\) opcode=LOCAL_INV
 #! want ^wc cq=0 wr_id=33 status=REM_ACCESS_ERR
-#! want ^mw 0: unbound rkey
+#! want ^mw 0: unbound, rkey 0x[0-9a-f]{8} revoked
+#! want ^mw 1: posted local_inv of rkey 0x[0-9a-f]{8} on qp 7
 #! want ^wc cq=0 wr_id=34 status=REM_ACCESS_ERR
 #! want ^mw 2 deallocated
 #! want ^error: droce_alloc_mw: Invalid argument
@@ -76,12 +77,18 @@ post 5 local_inv inv=mw1
 poll 1 status=SUCCESS opcode=LOCAL_INV
 post 4 read mr=0 len=64 rmw=1 wrid=33
 poll 0 status=REM_ACCESS_ERR
-# type 1 unbound: its rkey is refused
+# mw invalidate: type 2 (a LOCAL_INV), then type 1 (unbound): refused
 qp create 0 rc cq=0
 qp create 1 rc cq=1
 qp connect 6 peer=7
 qp connect 7 peer=6
-mw bind 0 qp=7 mr=1 len=0
+post 7 bind_mw mw=1 mr=1 off=50000 len=2000 access=remote_read
+poll 1 status=SUCCESS opcode=BIND_MW
+post 6 read mr=0 len=64 rmw=1
+poll 0 status=SUCCESS opcode=RDMA_READ
+mw invalidate 1 qp=7
+poll 1 status=SUCCESS opcode=LOCAL_INV
+mw invalidate 0 qp=7
 post 6 write mr=0 len=8 rmw=0 wrid=34
 poll 0 status=REM_ACCESS_ERR
 # dealloc: a bound window is unbound first
