@@ -73,7 +73,7 @@ int
 engine_post_recv(struct tpd_engine *e)
 {
 	/* receives land in the upper half of the buffer (the engine checks
-	 * the buffer is at least 2 * size + 40 bytes) */
+	 * the buffer is at least 2 * (size + 40) bytes, room for a UD GRH) */
 	struct droce_sge sge = {
 		.addr = (uint64_t)(uintptr_t)e->mr->buf + e->mr->len / 2,
 		.length = e->size + (e->qp->qp->qp_type == DROCE_QPT_UD ? 40 : 0),

@@ -12,8 +12,8 @@
 static int
 start(struct tpd_engine *e)
 {
-	if (e->mr->len < 2 * (size_t)e->size + 40) {
-		tpd_err("pingpong needs an MR of at least 2 * size + 40 bytes");
+	if (e->mr->len < 2 * ((size_t)e->size + 40)) {
+		tpd_err("pingpong needs an MR of at least 2 * (size + 40) bytes");
 		return -1;
 	}
 	e->depth = 1;
@@ -69,7 +69,6 @@ static int
 step(struct tpd_engine *e)
 {
 	struct droce_wc wc[8];
-	int finished = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		bool recv = pass == 1;
@@ -83,21 +82,24 @@ step(struct tpd_engine *e)
 		for (int i = 0; i < k; i++) {
 			int rc;
 
-			if (!(wc[i].opcode & DROCE_WC_RECV))
-				continue;	/* our send completed */
+			if (!(wc[i].opcode & DROCE_WC_RECV)) {
+				e->check++;	/* one of our sends completed */
+				continue;
+			}
 			rc = on_recv(e);
 			if (rc < 0)
 				return -1;
-			finished |= rc;
 		}
 	}
-	return finished || (e->server && engine_target_reached(e, tpd_now_ns())) ? 1 : 0;
+	/* done when the target is met and our sends have completed (nothing
+	 * of this engine is left in the CQ) */
+	return engine_target_reached(e, tpd_now_ns()) && e->check == e->posted ? 1 : 0;
 }
 
 const struct tpd_engine_ops tpd_engine_pingpong = {
 	.name = "pingpong",
 	.help = "qp=QP mr=MR [role=client|server] [size=64] [count=N|secs=S] "
-		"(MR >= 2*size+40; run the server first)",
+		"(MR >= 2*(size+40); run the server first)",
 	.start = start,
 	.step = step,
 };

@@ -12,8 +12,8 @@
 static int
 start(struct tpd_engine *e)
 {
-	if (e->mr->len < 2 * (size_t)e->size + 40) {
-		tpd_err("send_bw needs an MR of at least 2 * size + 40 bytes");
+	if (e->mr->len < 2 * ((size_t)e->size + 40)) {
+		tpd_err("send_bw needs an MR of at least 2 * (size + 40) bytes");
 		return -1;
 	}
 	if (!e->server)
@@ -39,6 +39,8 @@ step_server(struct tpd_engine *e)
 	if (k < 0)
 		return -1;
 	for (int i = 0; i < k; i++) {
+		if (!(wc[i].opcode & DROCE_WC_RECV))
+			continue;	/* not ours: the CQ may be shared */
 		e->done++;
 		e->bytes += wc[i].byte_len;
 		if (engine_post_recv(e) != 0) {
@@ -84,7 +86,7 @@ step(struct tpd_engine *e)
 const struct tpd_engine_ops tpd_engine_send_bw = {
 	.name = "send_bw",
 	.help = "qp=QP mr=MR [role=client|server] [size=4096] [depth=16] [count=N|secs=S] "
-		"(MR >= 2*size+40; the server receives)",
+		"(MR >= 2*(size+40); the server receives)",
 	.start = start,
 	.step = step,
 	.drains = true,

@@ -5,6 +5,8 @@
 #! want ^engine 0 read_bw: done ops 200 bytes 3276800 .* errors 0
 #! want ^engine 0 send_bw: done ops 1000 bytes 4096000 .* errors 0
 #! want ^engine 1 send_bw: done ops 1000 bytes 4096000 .* errors 0
+#! want ^engine 1 send_bw: done ops 50 bytes 51200 .* errors 0
+#! want ^engine 0 send_bw: done ops 50 bytes 53200 .* errors 0
 #! want ^engine 1 pingpong: done ops 200 bytes 12800 .* errors 0 rtt_us min [0-9.]+ avg [0-9.]+ max [0-9.]+
 #! want ^engine 0 atomic: done ops 500 bytes 4000 .* errors 0
 #! want ^mr 1 u64 at 0: 1500 \(0x5dc\)
@@ -15,7 +17,7 @@
 #! want ^error: unknown engine 'warp'
 #! want ^error: qp 2 is RESET, not RTS: connect it first
 #! want ^error: engine 0 already runs on qp 0
-#! want ^error: send_bw needs an MR of at least 2 \* size \+ 40 bytes
+#! want ^error: send_bw needs an MR of at least 2 \* \(size \+ 40\) bytes
 #! want ^error: write_bw needs the peer's buffer
 #! want ^error: no engine 7
 #! want ^engine 0 write_bw: stopped ops [1-9]\d* bytes
@@ -47,6 +49,18 @@ engine start pingpong qp=1 mr=1 role=server count=200
 engine start pingpong qp=0 mr=0 count=200
 engine wait 1
 engine wait 0
+# UD: fewer messages than the receiver's posted receives (UD drops
+# what finds no receive); a UD receive counts the 40-byte GRH too
+qp create 0 ud cq=0
+qp create 1 ud cq=1
+qp connect 2 peer=3
+qp connect 3 peer=2
+engine start send_bw qp=3 mr=1 role=server size=1024 count=50 depth=64
+engine start send_bw qp=2 mr=0 size=1024 count=50
+engine wait 1
+engine wait 0
+qp destroy 2
+qp destroy 3
 mr u64 1 off=0 set=1000
 engine start atomic qp=0 mr=0 count=500
 engine wait 0
