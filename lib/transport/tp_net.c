@@ -5,19 +5,18 @@
  * counts, the IPv4 checksum and the ICRC are derived, never hand-set.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "net_host.h"
 #include "tp_private.h"
 
-/* The addressing fields common to every packet a QP sends. */
-void
-tp_net_fill_pkt(const struct tp_qp *qp, const struct tp_av *av,
-		struct roce_pkt *p, uint8_t opcode, uint32_t psn)
+/* The addressing fields common to every packet a QP sends to av. */
+static void
+fill_addresses(const struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *p)
 {
 	const struct tp_dev *dev = qp->dev;
 
-	memset(p, 0, sizeof(*p));
 	/* with a host stack the neighbour table has the current MAC; an
 	 * unresolved peer leaves dst_mac zero and tp_net_finish hands the
 	 * frame to the host stack to hold until the MAC is known */
@@ -36,29 +35,94 @@ tp_net_fill_pkt(const struct tp_qp *qp, const struct tp_av *av,
 	p->ip_df = 1;
 	p->udp_sport = qp->udp_sport;
 	p->udp_dport = ROCE_UDP_PORT;
-	p->opcode = opcode;
 	p->migreq = 1;
 	p->pkey = 0xffff;
 	p->dest_qpn = qp->attr.dest_qp_num;
+}
+
+/*
+ * A connected (RC/UC) QP sends every packet to qp->av: its Ethernet, IP,
+ * UDP headers and most of the BTH are the same each time, kept as a
+ * template (lib/wire roce_tmpl) built at the first packet after a
+ * modify_qp (apply_attrs clears tx_tmpl_ok).  Only the destination MAC can
+ * change under us, with a host stack (ARP/ND): it is looked up per packet
+ * as before and written over the template's.
+ */
+static bool
+use_template(struct tp_qp *qp, const struct tp_av *av)
+{
+	struct roce_pkt p;
+
+	if (av != &qp->av || qp->pub.qp_type == DROCE_QPT_UD)
+		return false;
+	if (likely(qp->tx_tmpl_ok))
+		return true;
+	memset(&p, 0, sizeof(p));
+	fill_addresses(qp, av, &p);
+	qp->tx_tmpl_ok = roce_tmpl_init(&qp->tx_tmpl, &p);
+	return qp->tx_tmpl_ok;
+}
+
+/* The extended-header fields of struct roce_pkt (reth .. ieth_rkey). */
+#define PKT_EXT_OFF offsetof(struct roce_pkt, reth)
+#define PKT_EXT_LEN (offsetof(struct roce_pkt, icrc) - PKT_EXT_OFF)
+
+/*
+ * Start a packet from qp to av: opcode and PSN set, everything else zero
+ * or the addressing fields.  When the QP's template applies, only the
+ * fields roce_tmpl_build_headers reads are set (plus what tp_net_finish
+ * needs with a host stack), not the whole ~200-byte struct.
+ */
+void
+tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
+		struct roce_pkt *p, uint8_t opcode, uint32_t psn)
+{
+	if (use_template(qp, av)) {
+		memset((uint8_t *)p + PKT_EXT_OFF, 0, PKT_EXT_LEN);
+		p->payload_len = 0;
+		p->se = 0;
+		p->ackreq = 0;
+		if (qp->dev->host != NULL) {
+			if (net_host_resolve(qp->dev->host, av->dgid,
+					     (struct rte_ether_addr *)p->dst_mac) != 0)
+				memset(p->dst_mac, 0, 6);
+			memcpy(p->dst_gid, av->dgid, 16);
+		}
+	} else {
+		memset(p, 0, sizeof(*p));
+		fill_addresses(qp, av, p);
+	}
+	p->opcode = opcode;
 	p->psn = psn & ROCE_PSN_MASK;
 }
 
 /*
- * Allocate an mbuf and write the headers of p (payload_len set by the
- * caller); *payload points where the caller copies the payload.
+ * Allocate an mbuf and write the headers of p (from tp_net_fill_pkt with
+ * the same av; payload_len set by the caller); *payload points where the
+ * caller copies the payload.
  */
 struct rte_mbuf *
-tp_net_alloc(struct tp_dev *dev, struct roce_pkt *p, uint8_t **payload)
+tp_net_alloc(struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *p,
+	     uint8_t **payload)
 {
+	struct tp_dev *dev = qp->dev;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->link->pool);
+	uint8_t *f;
 	size_t hdr;
 
 	if (m == NULL) {
 		tp_count(dev, TP_CNT_TX_NOMBUF);
 		return NULL;
 	}
-	hdr = roce_build_headers(rte_pktmbuf_mtod(m, uint8_t *),
-				 rte_pktmbuf_tailroom(m), p);
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	/* (use_template is true here exactly when it was in fill_pkt) */
+	if (use_template(qp, av)) {
+		hdr = roce_tmpl_build_headers(&qp->tx_tmpl, f, rte_pktmbuf_tailroom(m), p);
+		if (hdr != 0 && dev->host != NULL)
+			memcpy(f, p->dst_mac, 6);
+	} else {
+		hdr = roce_build_headers(f, rte_pktmbuf_tailroom(m), p);
+	}
 	if (hdr == 0) {
 		/* a transport bug: never send what the builder refused */
 		TP_LOG(ERR, "cannot build opcode 0x%02x len %u\n", p->opcode,
@@ -66,7 +130,7 @@ tp_net_alloc(struct tp_dev *dev, struct roce_pkt *p, uint8_t **payload)
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	*payload = rte_pktmbuf_mtod(m, uint8_t *) + hdr;
+	*payload = f + hdr;
 	return m;
 }
 

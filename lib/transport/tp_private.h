@@ -259,6 +259,10 @@ struct tp_qp {
 	uint32_t mtu;			/* path MTU in bytes */
 	struct tp_av av;		/* RC/UC destination */
 	uint16_t udp_sport;
+	/* RC/UC packets' headers, built at the first packet after a modify
+	 * (tp_net.c); tx_tmpl_ok false: to be built */
+	bool tx_tmpl_ok;
+	struct roce_tmpl tx_tmpl;
 	struct tp_sq sq;
 	struct tp_rq rq;
 	struct tp_cq *scq;
@@ -415,10 +419,10 @@ void tp_timer_run(struct tp_qp *qp, uint64_t now);
 uint64_t tp_rnr_timer_us(uint8_t code);
 
 /* tp_net.c */
-void tp_net_fill_pkt(const struct tp_qp *qp, const struct tp_av *av,
+void tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
 		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
-struct rte_mbuf *tp_net_alloc(struct tp_dev *dev, struct roce_pkt *p,
-			      uint8_t **payload);
+struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, const struct tp_av *av,
+			      struct roce_pkt *p, uint8_t **payload);
 void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);
 int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);

@@ -283,6 +283,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 		cur->en_sqd_async_notify = a->en_sqd_async_notify;
 	if ((mask & (DROCE_QP_AV | DROCE_QP_DEST_QPN)) && qp->pub.qp_type != DROCE_QPT_UD)
 		qp->udp_sport = roce_udp_sport(qp->pub.qp_num, cur->dest_qp_num);
+	qp->tx_tmpl_ok = false;		/* addresses may have changed */
 }
 
 static void

@@ -184,7 +184,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 		p.udp_sport = roce_udp_sport(qp->pub.qp_num, w->remote_qpn);
 	}
 
-	m = tp_net_alloc(qp->dev, &p, &payload);
+	m = tp_net_alloc(qp, wqe_av(qp, w), &p, &payload);
 	if (m == NULL)
 		return false;
 	if (!gather(qp, w, qp->req.offset, plen, payload)) {
@@ -240,7 +240,7 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 		npsn = 1;
 	}
 	p.ackreq = 1;
-	m = tp_net_alloc(qp->dev, &p, &payload);
+	m = tp_net_alloc(qp, &qp->av, &p, &payload);
 	if (m == NULL)
 		return false;
 	count_sent(qp, qp->req.psn, npsn);

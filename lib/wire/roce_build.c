@@ -188,6 +188,98 @@ roce_build_headers(void *buf, size_t cap, struct roce_pkt *p)
 	return p->payload_off;
 }
 
+bool
+roce_tmpl_init(struct roce_tmpl *t, const struct roce_pkt *p)
+{
+	uint8_t frame[ROCE_TMPL_HDR_MAX + 64];
+	struct roce_pkt q = *p;
+
+	/* any opcode will do: only the bytes up to the BTH are kept, and of
+	 * the BTH only what does not change per packet */
+	q.opcode = ROCE_OP_ACKNOWLEDGE;
+	q.payload_len = 0;
+	q.se = 0;
+	q.ackreq = 0;
+	q.psn = 0;
+	if (roce_build_headers(frame, sizeof(frame), &q) == 0)
+		return false;
+	memset(t, 0, sizeof(*t));
+	memcpy(t->hdr, frame, (size_t)q.bth_off + ROCE_BTH_LEN);
+	t->l3_off = q.l3_off;
+	t->l4_off = q.l4_off;
+	t->bth_off = q.bth_off;
+	t->ip_version = q.ip_version;
+	t->ip_dscp_ecn = q.ip_dscp_ecn;
+	t->ip_ttl = q.ip_ttl;
+	t->ip_flow_label = q.ip_flow_label;
+	t->fecn = q.fecn;
+	t->becn = q.becn;
+	t->dest_qpn = q.dest_qpn & ROCE_PSN_MASK;
+	return true;
+}
+
+size_t
+roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
+			struct roce_pkt *p)
+{
+	const struct roce_opcode_info *op = roce_opcode_get(p->opcode);
+	uint8_t *f = buf;
+	uint8_t *bth;
+	size_t pad, total, dlen;
+
+	if (op->name == NULL)
+		return 0;
+	if (p->payload_len != 0 && !(op->mask & ROCE_OPM_PAYLOAD))
+		return 0;
+	if ((op->mask & ROCE_OPM_FIXED8) && p->payload_len != 8)
+		return 0;
+	pad = (4 - (p->payload_len & 3)) & 3;
+	total = (size_t)t->bth_off + op->hdr_len + p->payload_len + pad + ROCE_ICRC_LEN;
+	dlen = total - t->l3_off;
+	if (total > cap || dlen > UINT16_MAX)
+		return 0;
+
+	/* a constant-size copy is a few vector moves, a variable one a call;
+	 * the bytes past the BTH are overwritten below (extended headers) or
+	 * by the caller (payload) and roce_build_finish (pad, ICRC) */
+	if (cap >= ROCE_TMPL_HDR_MAX)
+		memcpy(f, t->hdr, ROCE_TMPL_HDR_MAX);
+	else
+		memcpy(f, t->hdr, (size_t)t->bth_off + ROCE_BTH_LEN);
+	if (t->ip_version == 4)
+		wire_put_be16(f + t->l3_off + 2, (uint16_t)dlen);
+	else
+		wire_put_be16(f + t->l3_off + 4, (uint16_t)(dlen - ROCE_IPV6_HDR_LEN));
+	wire_put_be16(f + t->l4_off + 4, (uint16_t)(total - t->l4_off));
+
+	/* the BTH fields that change per packet (byte 4 stays masked) */
+	bth = f + t->bth_off;
+	bth[0] = p->opcode;
+	bth[1] = (uint8_t)((p->se & 1) << 7 | (bth[1] & 0x4f) | pad << 4);
+	wire_put_be32(bth + 8, (uint32_t)(p->ackreq & 1) << 31 |
+		      (p->psn & ROCE_PSN_MASK));
+	p->op = op;
+	encode_ext_headers(bth, p);
+
+	p->padcnt = (uint8_t)pad;
+	p->migreq = (uint8_t)roce_bth_get_migreq(bth);
+	p->tver = (uint8_t)roce_bth_get_tver(bth);
+	p->pkey = (uint16_t)roce_bth_get_pkey(bth);
+	p->dest_qpn = t->dest_qpn;
+	p->fecn = t->fecn;
+	p->becn = t->becn;
+	p->ip_version = t->ip_version;
+	p->ip_dscp_ecn = t->ip_dscp_ecn;
+	p->ip_ttl = t->ip_ttl;
+	p->ip_flow_label = t->ip_flow_label;
+	p->l3_off = t->l3_off;
+	p->l4_off = t->l4_off;
+	p->bth_off = t->bth_off;
+	p->payload_off = (uint16_t)(t->bth_off + op->hdr_len);
+	p->pkt_len = (uint32_t)total;
+	return p->payload_off;
+}
+
 void
 roce_build_finish(void *buf, struct roce_pkt *p)
 {

@@ -177,6 +177,44 @@ void roce_build_finish(void *buf, struct roce_pkt *pkt);
 size_t roce_build(void *buf, size_t cap, struct roce_pkt *pkt,
 		  const void *payload);
 
+/*
+ * Header templates.  Every packet of one flow (a connected QP's) has the
+ * same Ethernet, IP and UDP headers but for the lengths, and the same BTH
+ * but for opcode, SE, pad count, AckReq and PSN.  roce_tmpl_init() builds
+ * those bytes once from a packet description (as roce_build_headers reads
+ * it: addresses, TOS/TTL/flow label, DF, IP id, ports, P_Key, MigReq,
+ * TVer, destination QP, FECN/BECN); roce_tmpl_build_headers() then writes
+ * a packet's headers from the template and, of p, only opcode, se, ackreq,
+ * psn, payload_len and the extended-header fields, and fills the rest of p
+ * from the template (offsets, lengths and what roce_build_finish needs).
+ * The frame is byte for byte what roce_build_headers would have written
+ * for p with the template's fields.
+ */
+#define ROCE_TMPL_HDR_MAX (ROCE_ETH_HDR_LEN + ROCE_VLAN_HDR_LEN + \
+			   ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+
+struct roce_tmpl {
+	uint8_t hdr[ROCE_TMPL_HDR_MAX];	/* Ethernet .. BTH, lengths unset */
+	uint16_t l3_off;
+	uint16_t l4_off;
+	uint16_t bth_off;
+	uint8_t ip_version;
+	uint8_t ip_dscp_ecn;
+	uint8_t ip_ttl;
+	uint8_t fecn;
+	uint8_t becn;
+	uint32_t ip_flow_label;
+	uint32_t dest_qpn;
+};
+
+/* Returns false (t unusable) when p could not be built (IP version). */
+bool roce_tmpl_init(struct roce_tmpl *t, const struct roce_pkt *p);
+
+/* Like roce_build_headers, from a template; returns the header length or
+ * 0 when cap is too small or the opcode/length is invalid. */
+size_t roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
+			       struct roce_pkt *p);
+
 /* Fill IPv4-mapped GID from an IPv4 address in network order bytes. */
 void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ipv4[4]);
 bool roce_gid_is_ipv4(const uint8_t gid[16]);
