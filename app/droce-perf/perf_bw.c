@@ -473,7 +473,7 @@ static int
 server_send_bw(struct perf_ctx *c, uint32_t size)
 {
 	const struct perf_opts *o = c->o;
-	uint64_t rcnt = 0;
+	uint64_t rcnt = 0, t_run;
 	struct perf_bw_result res;
 	struct bw_meter m;
 	int bad = 0;
@@ -481,7 +481,7 @@ server_send_bw(struct perf_ctx *c, uint32_t size)
 	if (perf_fill_recv(c) != 0)
 		return 1;
 	memset(&m, 0, sizeof(m));
-	m.t_start = m.t_last = perf_now_ns();
+	m.t_start = m.t_last = t_run = perf_now_ns();
 	if (recv_loop(c, size, &m, &rcnt) != 0)
 		return 1;
 	if (c->peer_droce) {
@@ -506,15 +506,18 @@ server_send_bw(struct perf_ctx *c, uint32_t size)
 	m.ops = rcnt;		/* the first receive started the clock */
 	meter_result(&m, size, &res);
 	res.iters = rcnt;
-	if (rcnt > 1) {
+	if (rcnt > 1 && m.t_last > m.t_start) {
 		/* rates over rcnt - 1 intervals */
 		double secs = (double)(m.t_last - m.t_start) / 1e9;
 
-		res.msg_rate = secs > 0 ? (double)(rcnt - 1) / secs : 0;
-		res.bw_avg = res.msg_rate * size;
-		if (res.bw_peak < res.bw_avg)
-			res.bw_peak = res.bw_avg;
+		res.msg_rate = (double)(rcnt - 1) / secs;
+	} else if (m.t_last > t_run) {
+		/* everything came in one poll: from the start of the run */
+		res.msg_rate = (double)rcnt * 1e9 / (double)(m.t_last - t_run);
 	}
+	res.bw_avg = res.msg_rate * size;
+	if (res.bw_peak < res.bw_avg)
+		res.bw_peak = res.bw_avg;
 	perf_print_bw_line(o, &res, stdout);
 	return 0;
 }
