@@ -35,20 +35,57 @@ tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
 	if (wqe_is_local(w))
 		return 0;
 	if (w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
-	    w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD || w->length == 0)
-		return 1;
+	    w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD || w->length <= qp->mtu)
+		return 1;		/* (no division for the common short message) */
 	return (w->length + qp->mtu - 1) / qp->mtu;
 }
 
 /* ---- payload --------------------------------------------------------------- */
 
+/*
+ * The L_Key translation of a multi-packet WQE's one SGE, kept for the rest
+ * of one tp_req_run call, so that its packets are not each checked again.
+ *
+ * Revocation stays exact: the translation lives in tp_req_run's frame
+ * only, and tp_req_run runs inside one tp_progress call, which reports the
+ * quiescent state to the protection tables (prot_reader_quiescent) only
+ * after it returns.  A region deregistered or a window invalidated
+ * meanwhile keeps its memory until that report (QSBR grace period,
+ * lib/protection/README.md), and the next call checks the L_Key again: no
+ * byte is read after the grace period, as with a check per packet.
+ */
+struct gather_cache {
+	const struct tp_send_wqe *w;	/* whose SGE host translates; NULL: none */
+	const uint8_t *host;		/* host address of w->sge[0].addr */
+};
+
 /* The WQE's data at message offset off: inline bytes or its SGEs. */
 static bool
 gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
-       uint32_t len, uint8_t *dst)
+       uint32_t len, uint8_t *dst, struct gather_cache *gc)
 {
+	void *mem;
+
 	if (w->is_inline) {
 		memcpy(dst, w->inline_data + off, len);
+		return true;
+	}
+	if (gc->w == w) {
+		memcpy(dst, gc->host + off, len);
+		return true;
+	}
+	/*
+	 * The whole SGE at once: if that passes, every chunk of it would;
+	 * if not, the per-chunk path below fails at the same packet as
+	 * before (a range that leaves the region part way sends the packets
+	 * before that point first).
+	 */
+	if (w->num_sge == 1 && w->npkts > 1 && off + len <= w->sge[0].length &&
+	    prot_check_local(qp->dev->prot, w->sge[0].lkey, qp->pd, w->sge[0].addr,
+			     w->sge[0].length, false, &mem) == PROT_OK) {
+		gc->w = w;
+		gc->host = mem;
+		memcpy(dst, gc->host + off, len);
 		return true;
 	}
 	return tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
@@ -148,7 +185,7 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 
 /* One SEND/WRITE packet at req.offset.  Returns false if nothing was sent. */
 static bool
-send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w)
+send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *gc)
 {
 	uint32_t left = w->length - qp->req.offset;
 	bool first = qp->req.offset == 0;
@@ -187,14 +224,14 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 	m = tp_net_alloc(qp, wqe_av(qp, w), &p, &payload);
 	if (m == NULL)
 		return false;
-	if (!gather(qp, w, qp->req.offset, plen, payload)) {
+	if (!gather(qp, w, qp->req.offset, plen, payload, gc)) {
 		rte_pktmbuf_free(m);
 		fail_wqe(qp, w, DROCE_WC_LOC_PROT_ERR);
 		return false;
 	}
 	count_sent(qp, qp->req.psn, 1);
 	tp_net_finish(qp->dev, m, &p);
-	if (roce_opcode_get(opcode)->mask & ROCE_OPM_WRITE)
+	if (w->opcode == DROCE_WR_RDMA_WRITE || w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM)
 		tp_count(qp->dev, TP_CNT_RDMA_SENDS);
 
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);
@@ -287,6 +324,7 @@ void
 tp_req_run(struct tp_qp *qp)
 {
 	unsigned int budget = TP_REQ_BURST;
+	struct gather_cache gc = { .w = NULL };
 
 	if (!tp_qp_can_send(qp) || qp->req.wait_rnr)
 		return;
@@ -327,7 +365,7 @@ tp_req_run(struct tp_qp *qp)
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
 			return;
 		sent = wqe_is_rd_atomic(w) ? send_rd_atomic_packet(qp, w) :
-					     send_data_packet(qp, w);
+					     send_data_packet(qp, w, &gc);
 		if (!sent)
 			return;
 		budget--;

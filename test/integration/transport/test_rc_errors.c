@@ -238,6 +238,35 @@ test_local_lkey_invalid_bad_flow(void **state)
 	assert_untouched(0, 64);
 }
 
+/*
+ * A multi-packet WRITE whose SGE runs past the end of its region: the
+ * packets inside the region go out (the requester checks each one's bytes,
+ * or the whole SGE at once, which fails here and falls back to the check
+ * per packet), the first packet outside fails the WQE with a local
+ * protection error, and nothing beyond the region is read.
+ */
+static void
+test_local_sge_leaves_region_mid_message_bad_flow(void **state)
+{
+	struct droce_mr *part = droce_reg_mr(f.a.pd, f.a.buf, 2 * 1024 + 512,
+					     DROCE_ACCESS_LOCAL_WRITE);
+	struct droce_wc wc;
+
+	(void)state;
+	assert_non_null(part);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 6, f.a.buf, 3 * 1024,
+				 part->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.wr_id, 6);
+	assert_int_equal(wc.status, DROCE_WC_LOC_PROT_ERR);
+	/* FIRST and MIDDLE arrived and were written; LAST was never built */
+	assert_int_equal(fx_counter(&f.b, "rcvd_pkts"), 2);
+	assert_memory_equal(f.b.buf, f.a.buf, 2 * 1024);
+	assert_untouched(2 * 1024, 1024);
+	assert_int_equal(droce_dereg_mr(part), 0);
+}
+
 /* ---- RNR ------------------------------------------------------------------ */
 
 static void
@@ -492,6 +521,7 @@ main(int argc, char **argv)
 		T(test_send_longer_than_receive_buffer_bad_flow),
 		T(test_receive_buffer_without_local_write_bad_flow),
 		T(test_local_lkey_invalid_bad_flow),
+		T(test_local_sge_leaves_region_mid_message_bad_flow),
 		T(test_rnr_without_retry_fails_bad_flow),
 		T(test_rnr_retries_until_a_buffer_is_posted),
 		T(test_retry_exhausted_when_peer_vanishes_bad_flow),
