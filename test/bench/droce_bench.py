@@ -357,8 +357,11 @@ def report(kinds, runs, quick, nruns):
                 raw_v = rtt / ref[2] if rtt is not None else None
                 unit = "usec t_typical; raw = " + ("RTT/2" if ref[2] == 2 else "RTT") + f" of {ref[1]} B"
             ratio = d_v / raw_v if d_v is not None and raw_v else None
-            text.append(f"{kind:10} {label:30} {fmt(d_v, '12.2f')} {fmt(raw_v, '12.2f')} {fmt(ratio, '7.2f')}  {unit}")
-            md.append(f"| {kind} | {label} | {fmt(d_v, '.2f')} | {fmt(raw_v, '.2f')} | {fmt(ratio, '.2f')} | {unit} |")
+            p = "4f" if ref[0] == "msg" else "2f"      # message rates are small numbers
+            text.append(f"{kind:10} {label:30} {fmt(d_v, '12.' + p)} {fmt(raw_v, '12.' + p)} "
+                        f"{fmt(ratio, '7.3f')}  {unit}")
+            md.append(f"| {kind} | {label} | {fmt(d_v, '.' + p)} | {fmt(raw_v, '.' + p)} | "
+                      f"{fmt(ratio, '.3f')} | {unit} |")
     text.append(f"(median of {nruns} run(s); bandwidth ratio goal >= 0.70, latency ratio goal <= 1.5)")
     return text, md
 
