@@ -286,7 +286,9 @@ roce_build_finish(void *buf, struct roce_pkt *p)
 	uint8_t *f = buf;
 	uint8_t *icrc = f + p->pkt_len - ROCE_ICRC_LEN;
 
-	memset(f + p->payload_off + p->payload_len, 0, p->padcnt);
+	/* the pad bytes (0..3): one constant-size store of 4 zero bytes, the
+	 * ones past the pad lie in the ICRC field, written below */
+	memset(f + p->payload_off + p->payload_len, 0, ROCE_ICRC_LEN);
 	p->icrc = roce_icrc_premasked(f + p->l3_off, p->pkt_len - p->l3_off);
 	roce_icrc_store(icrc, p->icrc);
 	set_variant_fields(f, p);
