@@ -722,6 +722,49 @@ static const resp_fn resp_states[] = {
  * returns false having changed nothing, and the state table runs instead
  * (and finds the same deviation: an error, RNR, duplicate, gap).
  */
+/*
+ * The rest of an RC WRITE, in order: a MIDDLE (exactly one MTU) or a LAST
+ * without immediate (1..MTU, exactly what the RETH has left).  The bytes
+ * of every such packet are R_Key-checked again (execute_write), so a key
+ * revoked mid-message stops it.  Same contract as resp_fast_path.
+ */
+static bool
+resp_fast_write_cont(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	uint32_t len = pkt->payload_len;
+	bool last = pkt->opcode == ROCE_OP_RDMA_WRITE_LAST;
+	void *dst;
+
+	if (qp->pub.qp_type != DROCE_QPT_RC || pkt->psn != qp->resp.psn ||
+	    qp->resp.in_msg != ROCE_OPM_WRITE ||
+	    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE))
+		return false;
+	if (last ? len == 0 || len > qp->mtu || len != qp->resp.write_left :
+		   len != qp->mtu || len > qp->resp.write_left)
+		return false;
+	if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
+			      qp->pub.qp_num, PROT_OP_WRITE, qp->resp.write_va,
+			      len, &dst) != PROT_OK)
+		return false;
+	memcpy(dst, c->payload, len);
+	qp->resp.write_va += len;
+	qp->resp.write_left -= len;
+	qp->resp.offset += len;
+	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	qp->resp.nak_sent = false;
+	if (last) {
+		qp->resp.in_msg = 0;
+		qp->resp.offset = 0;
+		qp->resp.msn++;
+	}
+	qp->resp.psn = roce_psn_add(pkt->psn, 1);
+	if (pkt->ackreq)
+		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, pkt->psn);
+	return true;
+}
+
 static bool
 resp_fast_path(struct resp_ctx *c)
 {
@@ -729,6 +772,8 @@ resp_fast_path(struct resp_ctx *c)
 	struct tp_qp *qp = c->qp;
 	uint32_t len = pkt->payload_len;
 
+	if (pkt->opcode == ROCE_OP_RDMA_WRITE_MIDDLE || pkt->opcode == ROCE_OP_RDMA_WRITE_LAST)
+		return resp_fast_write_cont(c);
 	if ((pkt->opcode != ROCE_OP_RDMA_WRITE_ONLY && pkt->opcode != ROCE_OP_SEND_ONLY) ||
 	    qp->pub.qp_type != DROCE_QPT_RC || pkt->psn != qp->resp.psn ||
 	    qp->resp.in_msg != 0 || len > qp->mtu)
