@@ -224,7 +224,11 @@ static inline uint32_t droce_inc_rkey(uint32_t rkey)
 /*
  * Shapes and values are libibverbs' (verbs.h).  droce runs in poll mode:
  * the transport advances when the application calls droce_poll_cq() or
- * droce_progress() on the lcore that owns the context.
+ * droce_progress() on the lcore that owns the context.  With a dedicated
+ * transport lcore (transport_lcores in the device configuration) that
+ * lcore advances it; the application's calls go through rings (post,
+ * completion and command rings, lib/transport/README.md "Run modes"): one
+ * thread at a time may post to a QP and one may poll a CQ.
  */
 
 union droce_gid {
@@ -326,7 +330,8 @@ struct droce_cq *droce_create_cq(struct droce_context *context, int cqe,
 int droce_destroy_cq(struct droce_cq *cq);
 /*
  * Up to num_entries completions into wc; returns how many (>= 0) or -1 on
- * error.  Also advances the transport (droce_progress) of the context.
+ * error.  Also advances the transport (droce_progress) of the context
+ * (with a dedicated transport lcore: only takes what it completed).
  */
 int droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc);
 /*
@@ -336,7 +341,8 @@ int droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc);
 int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
 
 /* droce extension: run the transport once (receive, send, timers).
- * Returns the number of packets handled. */
+ * Returns the number of packets handled.  With a dedicated transport
+ * lcore: a no-op returning 0 (that lcore runs the transport). */
 int droce_progress(struct droce_context *context);
 
 /*

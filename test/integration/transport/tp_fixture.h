@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Two droce contexts joined by a virtual wire, in one process and one
- * thread: the shape every transport integration test starts from.
+ * thread (or, after fx_set_transport_lcore, with both engines on one
+ * transport lcore): the shape every transport integration test starts from.
  */
 #ifndef TP_FIXTURE_H
 #define TP_FIXTURE_H
