@@ -470,8 +470,9 @@ tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
 
 	if (dev->lc != NULL || dev->nlive != 0 || dev->ncq != 0)
 		return -EBUSY;
+	/* rte_eal_remote_launch / rte_eal_wait_lcore: main lcore only */
 	if (lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore) ||
-	    lcore == rte_get_main_lcore() || lcore == rte_lcore_id())
+	    lcore == rte_get_main_lcore() || rte_lcore_id() != rte_get_main_lcore())
 		return -EINVAL;
 	lc = tp_lcores[lcore];
 	if (lc == NULL) {

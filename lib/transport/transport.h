@@ -126,8 +126,9 @@ uint64_t tp_dev_counter_read(const struct tp_dev *dev, unsigned int i);
 /*
  * ---- dedicated transport lcores (tp_lcore.c) ----
  *
- * Hand the engine over to transport lcore `lcore` (an EAL worker lcore,
- * not the caller's): it is launched with rte_eal_remote_launch() if it
+ * Hand the engine over to transport lcore `lcore` (an EAL worker lcore;
+ * call this, and the matching stop, on the main lcore, as EAL's launch and
+ * wait functions require): it is launched with rte_eal_remote_launch() if it
  * does not run yet (one transport lcore may serve several devices) and
  * from then on runs tp_progress() for the device.  Call it after the link,
  * host, GIDs and static neighbours are set and before any CQ or QP exists.
