@@ -88,14 +88,17 @@ eal_args() {
 }
 
 # LOSS=P: droce's port loses that fraction of frames each way (no tc netem
-# here): both stacks must recover, the counters must show it.  Every droce
+# here): both stacks must recover, the counters must show it.  Under loss
+# droce retries as its peer does (rxe: retry_cnt 7 = retry forever, the
+# rxe_retry_compat switch): the TCG guest sometimes goes silent for more
+# than the 7 x 67 ms IBTA's 7 retries last (see the loss cases).  Every droce
 # run also writes its own pcapng capture (--droce-capture), one file per
 # run ($BASHPID: this runs in its own $(...) subshell), checked at the end
 # by check_droce_captures.
 droce_args() {
 	echo "--droce-ipv4=$D_IP/24 --droce-ipv6=$D_IP6/64 --droce-mtu=4200" \
 	     "--droce-capture=$LOGDIR/droce.$T.$BASHPID.pcapng" \
-	     ${LOSS:+--droce-drop=$LOSS}
+	     ${LOSS:+--droce-drop=$LOSS --droce-rxe_retry_compat=1}
 }
 
 # The sum of droce's recovery counters printed at exit (DROCE_COUNTERS=1).
@@ -274,11 +277,12 @@ check_droce_captures() {
 		if ! python3 "$VECTORS/check_icrc.py" "$f" >>"$out" 2>&1; then
 			bad_icrc="$bad_icrc $(basename "$f")"
 		fi
-		if tshark -r "$f" -V 2>/dev/null | grep -q -i malformed; then
+		# (the _ws.malformed filter: as -V | grep, without the text)
+		if [ "$(tshark -n -r "$f" -Y _ws.malformed 2>/dev/null | wc -l)" != 0 ]; then
 			bad_tshark="$bad_tshark $(basename "$f")"
 		fi
-		c=$(tshark -r "$f" 2>/dev/null | wc -l)
-		frames=$((frames + c))
+		c=$(tail -n 1 "$out" | sed -n 's/^.*: \([0-9]*\) packets.*$/\1/p')
+		frames=$((frames + ${c:-0}))
 		if ! "$DUMP" "$f" >>"$out" 2>&1; then
 			bad_dump="$bad_dump $(basename "$f")"
 		fi
@@ -374,16 +378,18 @@ main() {
 		return
 	fi
 	# go-back-N on both sides against each other: droce's port loses 1%
+	# each way.  droce as the client failed here 1 run in 2 before the
+	# requester's window shrank after a loss; after that, 1 of 24 runs with
+	# IBTA's retry_cnt 7 (7 retries) failed with "transport retry counter
+	# exceeded": the guest answered nothing for 0.48 s while droce resent
+	# the NAKed PSN with AckReq every 67 ms (captures: the frames were on
+	# the wire, correct).  The TCG guest stalls: silences of 0.1-0.25 s in
+	# most runs, 0.79 s once in another case.  Linux rxe retries forever
+	# at retry_cnt 7, so under loss droce does too (droce_args); 10 of 10
+	# client runs passed that way (and 23 of 24 without it).
 	export DROCE_COUNTERS=1
 	LOSS=0.01 pingpong_case rc "IPv4 with 1% loss each way" server 0 "$G_GID4" \
 		-m 1024 -s 65536 -n 50 -c
-	# droce as the client under loss failed 1 run in 2 with "transport retry
-	# counter exceeded" on droce's SEND (go-back-N resent whole windows into
-	# the emulated guest, which dropped them again).  The requester's window
-	# now shrinks after a loss and it passed since; until that has a longer
-	# record, a failure here is reported with the counters but does not
-	# fail the suite.
-	KNOWN_ISSUE="droce client: retry exhaustion under 1% loss (open)" \
 	LOSS=0.01 pingpong_case rc "IPv4 with 1% loss each way" client 0 "$G_GID4" \
 		-m 1024 -s 65536 -n 50 -c
 	unset DROCE_COUNTERS
