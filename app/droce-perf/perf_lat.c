@@ -8,7 +8,8 @@
  *   read_lat, atomic_lat  client round trips, one operation at a time; the
  *              server only waits for the END message.
  * Ping-pong tests report half round trips (perftest divides by 2), client
- * round-trip tests whole ones.  Samples are time between iterations.
+ * round-trip tests whole ones.  Samples are the times between consecutive
+ * posts, iters - 1 of them, as perftest takes them.
  * As perftest: in write_lat the server writes first and the client waits
  * first, in send_lat the client sends first.  The last byte of each
  * write_lat message is the iteration number (i + 1, as a byte), which the
@@ -143,9 +144,9 @@ pingpong(struct perf_ctx *c, uint32_t size, uint64_t *t)
 	for (i = 0; i < o->iters; i++) {
 		uint8_t seq = (uint8_t)(i + 1);
 
-		t[i] = perf_now_ns();
 		if (waits_first && wait_peer(c, size, seq, i, &outstanding))
 			return 1;
+		t[i] = perf_now_ns();	/* perftest: each post's time */
 		perf_tx_half(c)[o->verb == PERF_WRITE ? size - 1 : 0] = seq;
 		if (post_and_reap(c, size, i, &outstanding) != 0)
 			return 1;
@@ -218,9 +219,11 @@ perf_run_lat(struct perf_ctx *c, uint32_t size)
 			      perf_client_end(c, o->iters, &none) :
 			      perf_server_end(c, size, 0, 0)))
 		goto out;
-	for (i = 0; i < o->iters; i++)
+	/* as perftest: the iters - 1 intervals between consecutive posts (the
+	 * wait before the first one and after the last one are not samples) */
+	for (i = 0; i + 1 < o->iters; i++)
 		t[i] = t[i + 1] - t[i];
-	perf_lat_stats(t, o->iters, ping ? 2 : 1, &res);
+	perf_lat_stats(t, o->iters - 1, ping ? 2 : 1, &res);
 	res.size = size;
 	res.iters = o->iters;
 	perf_print_lat_line(o, &res, stdout);
