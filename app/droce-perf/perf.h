@@ -5,7 +5,7 @@
  *
  *   perf_opts.c    test names, command line (no device)
  *   perf_report.c  perftest's result tables, statistics (no device)
- *   perf_exch.c    the TCP side channel: parameters, addresses, barriers
+ *   perf_exch.c    the TCP side channel: perftest 4.5-0.17's exchange
  *   perf_ctx.c     resources: device, PD, MR, CQs, QP, connect, posting
  *   perf_bw.c      bandwidth tests (client posts, server waits or receives)
  *   perf_lat.c     latency tests (ping-pong or client round trips)
