@@ -16,7 +16,8 @@
  * other side polls for, as perftest does.
  * Checks: write_lat's iteration numbers (a stale or wrong value stalls and
  * fails, with perftest too); send_lat: every message has -s bytes and,
- * between droce-perfs, carries the iteration number; read_lat checks the
+ * between droce-perfs, carries the iteration number (in its last byte
+ * too); read_lat checks the
  * bytes read (the pattern, or with perftest a second read); atomic_lat
  * checks the returned values (see perf_check_atomic) and a droce-perf
  * server its final word.
@@ -113,10 +114,10 @@ wait_recv(struct perf_ctx *c, uint32_t size, uint8_t seq, uint64_t i,
 			"%u\n", (unsigned long)i, wc.byte_len, size);
 		return 1;
 	}
-	if (c->peer_droce && perf_rx_half(c)[0] != seq) {
+	if (c->peer_droce && perf_rx_half(c)[size - 1] != seq) {
 		fprintf(stderr, "send_lat: message %lu carries 0x%02x, "
 			"expected 0x%02x\n", (unsigned long)i,
-			perf_rx_half(c)[0], seq);
+			perf_rx_half(c)[size - 1], seq);
 		return 1;
 	}
 	return perf_fill_recv(c);
@@ -147,7 +148,9 @@ pingpong(struct perf_ctx *c, uint32_t size, uint64_t *t)
 		if (waits_first && wait_peer(c, size, seq, i, &outstanding))
 			return 1;
 		t[i] = perf_now_ns();	/* perftest: each post's time */
-		perf_tx_half(c)[o->verb == PERF_WRITE ? size - 1 : 0] = seq;
+		/* the last byte: a first byte 6 (or 8) and zeros make tshark
+		 * take the SEND's payload for EtherType-encapsulated XNS (IP) */
+		perf_tx_half(c)[size - 1] = seq;
 		if (post_and_reap(c, size, i, &outstanding) != 0)
 			return 1;
 		if (!waits_first && wait_peer(c, size, seq, i, &outstanding))
