@@ -81,6 +81,15 @@ def main():
                            stderr=subprocess.STDOUT, text=True)
         last = c.stdout.strip().splitlines()[-1] if c.stdout.strip() else ""
         ok(c.returncode == 0, "check_icrc.py: every ICRC valid (%s)" % last, c.stdout)
+
+        # the statistics block droce writes at close: every frame offered
+        # was written (it once went missing: written after the port closed)
+        stats = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                             "interop", "pcapng_stats.py")
+        s = subprocess.run([sys.executable, stats, cap], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        ok(s.returncode == 0 and ("ifrecv %d, ifdrop 0" % expect) in s.stdout,
+           "statistics block: %d frames offered, none dropped" % expect, s.stdout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("1..%d" % len(results))
