@@ -12,6 +12,8 @@
  *     (and the same under faults in run-to-completion, for comparison);
  *   - posting until the send and receive queues are full: ENOMEM (never a
  *     block, never a lost WR), then success once completions were polled;
+ *   - modify_qp(ERR) and destroy_qp while WRs are in flight and in the
+ *     post rings: flushed exactly once, nothing left behind;
  *   - deregistering an MR while WRITEs target it: once droce_dereg_mr has
  *     returned no byte of it changes again, the requester gets
  *     REM_ACCESS_ERR then flushes, and READ/atomics with the stale key fail
@@ -399,6 +401,57 @@ test_queue_full_enomem(void **state)
 	fx_close(&f);
 }
 
+/*
+ * Control path against a busy data path: a QP stuck in RNR retries with
+ * its queue full is moved to ERR (everything completes, flushed, once),
+ * WRs posted in ERR are flushed too, and QPs destroyed with WRs still in
+ * their post rings leave nothing behind: new QPs on the same CQs work.
+ */
+static void
+test_modify_err_and_destroy_while_busy(void **state)
+{
+	const uint32_t max_wr = 32;
+	struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+	struct droce_wc wc[64];
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, NULL, BUF);
+	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = max_wr });
+	for (uint32_t i = 0; i < max_wr; i++)
+		assert_int_equal(fx_post(f.a.qp, DROCE_WR_SEND, i, f.a.buf, 64,
+					 f.a.mr->lkey, 0, 0, DROCE_SEND_SIGNALED), 0);
+	fx_spin(&f, 0.02);			/* RNR NAKs, retries */
+	assert_int_equal(droce_modify_qp(f.a.qp, &attr, DROCE_QP_STATE), 0);
+	for (uint32_t i = 0; i < 5; i++)	/* accepted in ERR, flushed */
+		assert_int_equal(fx_post(f.a.qp, DROCE_WR_SEND, max_wr + i, f.a.buf, 64,
+					 f.a.mr->lkey, 0, 0, DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, (int)max_wr + 5, T_OUT),
+			 (int)max_wr + 5);
+	for (uint32_t i = 0; i < max_wr + 5; i++) {
+		expect_status(&wc[i], DROCE_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	fx_spin(&f, 0.02);
+	assert_int_equal(droce_poll_cq(f.a.cq, 64, wc), 0);	/* exactly once */
+	fx_destroy_qps(&f);
+
+	/* destroy with WRs in flight and in the rings */
+	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = max_wr });
+	for (uint32_t i = 0; i < max_wr; i++)
+		assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, i, f.a.buf,
+					 65536, f.a.mr->lkey, (uintptr_t)f.b.buf,
+					 f.b.mr->rkey, DROCE_SEND_SIGNALED), 0);
+	fx_destroy_qps(&f);
+	fx_spin(&f, 0.05);
+	/* what completed before the destroy, if anything: taken away */
+	while (droce_poll_cq(f.a.cq, 64, wc) > 0)
+		;
+	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = 256 });
+	exercise(&f, 77);
+	fx_close(&f);
+}
+
 static uint32_t
 poll_status(struct fx *f, uint32_t n, uint32_t *ok, uint32_t *acc, uint32_t *flush)
 {
@@ -520,6 +573,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ops_under_faults),
 		cmocka_unit_test(test_ops_under_faults_run_to_completion),
 		cmocka_unit_test(test_queue_full_enomem),
+		cmocka_unit_test(test_modify_err_and_destroy_while_busy),
 		cmocka_unit_test(test_dereg_mr_under_traffic),
 	};
 
