@@ -128,10 +128,10 @@ guard_cb(void *arg)
 	ssize_t n;
 
 	(void)arg;
+	pthread_mutex_lock(&guard_lock);
 	/* the EXT type leaves the reading to us (level-triggered epoll) */
 	n = read(guard_fd, &ticks, sizeof(ticks));
 	(void)n;
-	pthread_mutex_lock(&guard_lock);
 	for (;;) {
 		if (guard_req_state == REQ_CLOSED) {
 			/*
