@@ -372,8 +372,9 @@ prot_lookup(const struct prot_tables *t, uint32_t key, bool remote,
 
 /*
  * Responder check of an incoming remote access on QP qpn of PD qp_pd.
- * Any status but PROT_OK means "remote access error" (NAK 0x62 / syndrome
- * remote access error) and nothing may be touched.  Zero-length READ/WRITE
+ * Any status but PROT_OK means nothing may be touched; the responder answers
+ * PROT_ALIGN (a misaligned atomic) with NAK Invalid Request and every other
+ * status with NAK Remote Access Error.  Zero-length READ/WRITE
  * need no R_Key (C9-88): the transport skips this call for them.
  */
 static inline enum prot_status

@@ -335,10 +335,16 @@ st_check_rkey(struct resp_ctx *c)
 	} else {
 		return RESP_EXECUTE;
 	}
-	if (prot_check_remote(qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op, va,
-			      len, &c->host) != PROT_OK)
+	switch (prot_check_remote(qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
+				  va, len, &c->host)) {
+	case PROT_OK:
+		return RESP_EXECUTE;
+	case PROT_ALIGN:
+		/* a misaligned atomic is an Invalid Request (class C), as rxe */
+		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+	default:
 		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
-	return RESP_EXECUTE;
+	}
 }
 
 static enum resp_state

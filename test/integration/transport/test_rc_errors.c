@@ -132,13 +132,15 @@ test_read_without_remote_read_right_bad_flow(void **state)
 	assert_int_equal(droce_dereg_mr(wo), 0);
 }
 
+/* Valid key and range but not 8-byte aligned: Invalid Request (IBTA
+ * 9.4.5 / class C, as Linux rxe), not an access error. */
 static void
 test_atomic_misaligned_bad_flow(void **state)
 {
 	(void)state;
 	expect_remote_failure(DROCE_WR_ATOMIC_FETCH_AND_ADD, 8,
 			      (uintptr_t)f.b.buf + 4, f.b.mr->rkey,
-			      DROCE_WC_REM_ACCESS_ERR);
+			      DROCE_WC_REM_INV_REQ_ERR);
 	assert_untouched(0, 16);
 }
 
