@@ -82,12 +82,14 @@ tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
 		p->payload_len = 0;
 		p->se = 0;
 		p->ackreq = 0;
-		if (qp->dev->host != NULL) {
-			if (net_host_resolve(qp->dev->host, av->dgid,
-					     (struct rte_ether_addr *)p->dst_mac) != 0)
-				memset(p->dst_mac, 0, 6);
-			memcpy(p->dst_gid, av->dgid, 16);
-		}
+		/* the destination GID always (the host stack holds frames
+		 * by it, and it names the peer), the MAC per packet only
+		 * with a host stack (else the template's is current) */
+		memcpy(p->dst_gid, av->dgid, 16);
+		if (qp->dev->host != NULL &&
+		    net_host_resolve(qp->dev->host, av->dgid,
+				     (struct rte_ether_addr *)p->dst_mac) != 0)
+			memset(p->dst_mac, 0, 6);
 	} else {
 		memset(p, 0, sizeof(*p));
 		fill_addresses(qp, av, p);
