@@ -11,6 +11,12 @@
  *
  * Threading: a link is polled by exactly one lcore (the one owning the
  * QPs that use it); rx_burst and tx_burst are not thread-safe.
+ *
+ * Queues: a link may offer nb_queues > 1 rx/tx queue pairs (drivers/ethdev
+ * with RSS or af_packet fanout), each polled by one lcore of its own
+ * through rx_burst_q / tx_burst_q.  Queue 0 of a link without the _q ops
+ * is rx_burst / tx_burst, so single-queue drivers (drivers/vwire) need
+ * nothing new.
  */
 #ifndef DROCE_LINK_H
 #define DROCE_LINK_H
@@ -35,6 +41,12 @@ struct droce_link_ops {
 			     uint16_t n);
 	/* Release the link and everything it holds. */
 	void (*close)(struct droce_link *link);
+	/* Optional: the same on queue q < nb_queues (q 0 may differ from the
+	 * above only in which hardware queue it uses). */
+	uint16_t (*rx_burst_q)(struct droce_link *link, uint16_t q,
+			       struct rte_mbuf **pkts, uint16_t n);
+	uint16_t (*tx_burst_q)(struct droce_link *link, uint16_t q,
+			       struct rte_mbuf **pkts, uint16_t n);
 };
 
 struct droce_link {
@@ -44,7 +56,15 @@ struct droce_link {
 	uint32_t mtu;			/* IP MTU of the link (1500, 4200, 9000...) */
 	struct rte_mempool *pool;	/* mbufs for frames this end sends */
 	void *priv;			/* driver state */
+	uint16_t nb_queues;		/* rx/tx queue pairs; 0 means 1 */
 };
+
+static inline uint16_t
+droce_link_queues(const struct droce_link *link)
+{
+	return link->ops->rx_burst_q == NULL || link->nb_queues == 0 ? 1 :
+	       link->nb_queues;
+}
 
 static inline uint16_t
 droce_link_rx(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
@@ -56,6 +76,25 @@ static inline uint16_t
 droce_link_tx(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 {
 	return link->ops->tx_burst(link, pkts, n);
+}
+
+/* Queue q of the link (q < droce_link_queues(link)). */
+static inline uint16_t
+droce_link_rx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
+		uint16_t n)
+{
+	if (link->ops->rx_burst_q == NULL)
+		return link->ops->rx_burst(link, pkts, n);
+	return link->ops->rx_burst_q(link, q, pkts, n);
+}
+
+static inline uint16_t
+droce_link_tx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
+		uint16_t n)
+{
+	if (link->ops->tx_burst_q == NULL)
+		return link->ops->tx_burst(link, pkts, n);
+	return link->ops->tx_burst_q(link, q, pkts, n);
 }
 
 static inline void
