@@ -553,7 +553,7 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 static bool
 peer_unresolved(struct tp_qp *qp)
 {
-	return qp->dev->host != NULL &&
+	return tp_host(qp->dev) != NULL &&
 	       net_host_resolve(qp->dev->host, qp->av.dgid, NULL) == -EAGAIN;
 }
 

@@ -41,7 +41,10 @@
 	X(UC_MSG_DROP,          "uc_msg_drop", "UC messages dropped after a lost packet") \
 	X(RX_NO_BUF_DROP,       "rx_no_recv_wqe_drop", "UD/UC packets dropped: no receive WQE") \
 	X(CQ_OVERFLOW,          "cq_overflow", "completions lost: CQ full")	\
-	X(TX_NOMBUF,            "tx_nombuf", "mbuf allocation failures")
+	X(TX_NOMBUF,            "tx_nombuf", "mbuf allocation failures") \
+	X(HANDOFF_RX,           "shard_handoff_rx", "frames received on one shard, handed to the owner") \
+	X(HANDOFF_TX,           "shard_handoff_tx", "frames handed to shard 0 to send") \
+	X(HANDOFF_DROP,         "shard_handoff_drop", "frames dropped: a shard's handoff ring full")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

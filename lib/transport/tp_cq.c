@@ -66,9 +66,27 @@ tp_cq_destroy(struct tp_cq *cq)
  * completion is lost, counted, and the CQ is marked so the next poll
  * reports the error instead of silently continuing.
  */
+static bool
+cq_stage_push(struct tp_cq *cq, struct tp_cq_stage *st, const struct droce_wc *wc)
+{
+	if (st->head - st->tail > cq->mask) {
+		st->overflow = true;
+		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);
+		return false;
+	}
+	st->ring[st->head & cq->mask] = *wc;
+	st->head++;
+	return true;
+}
+
 bool
 tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc)
 {
+	unsigned int s = tp_cur_shard();
+
+	/* several transport lcores: each shard into its own staging array */
+	if (unlikely(s != 0) && cq->xs != NULL)
+		return cq_stage_push(cq, &cq->xs[s - 1], wc);
 	if (cq->head - cq->tail > cq->mask) {
 		cq->overflow = true;
 		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);

@@ -60,6 +60,8 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		return rc;
 	}
 	dev->tsc_hz = rte_get_timer_hz();
+	dev->cnt[0] = dev->counters;
+	dev->nshards = 1;
 	*out = dev;
 	return 0;
 }
@@ -79,6 +81,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	tp_net_flush(dev);
 	for (uint32_t i = 0; i < dev->txq_len; i++)
 		rte_pktmbuf_free(dev->txq[i]);
+	tp_shards_free(dev);
 	prot_reader_unregister(dev->prot, dev->prot_reader);
 	rte_free(dev->qps);
 	rte_free(dev->live);
@@ -157,18 +160,26 @@ tp_progress(struct tp_dev *dev)
 	uint64_t now;
 	uint16_t n;
 
+	unsigned int s = tp_cur_shard();
+	bool trace;
+
 	if (dev->link == NULL)
 		return 0;
-	dev->trace = rte_log_can_log(tp_logtype, RTE_LOG_DEBUG);
-	n = droce_link_rx(dev->link, pkts, TP_RX_BURST);
+	trace = rte_log_can_log(tp_logtype, RTE_LOG_DEBUG);
+	if (unlikely(trace != dev->trace))
+		dev->trace = trace;	/* shared by the shards: store on change only */
+	if (likely(dev->nshards <= 1))
+		n = droce_link_rx(dev->link, pkts, TP_RX_BURST);
+	else
+		n = tp_shard_rx(dev, s, pkts, TP_RX_BURST);
 	now = rte_get_timer_cycles();
-	if (dev->host != NULL) {
+	if (dev->host != NULL && s == 0) {
 		/* ARP, ND and pings are answered there; RoCEv2 frames remain */
 		n = net_host_rx(dev->host, pkts, n);
 		net_host_timer(dev->host, now);
 	}
 	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
-	if (unlikely(dev->cfg.capture != NULL) && n != 0)
+	if (unlikely(dev->cfg.capture != NULL) && n != 0 && s == 0)
 		dev->cfg.capture(dev->cfg.capture_arg, pkts, n, false);
 	/* --- end capture hook --- */
 	tp_recv_burst(dev, pkts, n);
@@ -176,13 +187,19 @@ tp_progress(struct tp_dev *dev)
 	for (uint32_t i = 0; i < dev->nlive; i++) {
 		struct tp_qp *qp = dev->live[i];
 
+		/* several shards: each runs its own QPs only */
+		if (dev->nshards > 1 && tp_qpn_shard(dev, qp->pub.qp_num) != s)
+			continue;
 		tp_timer_run(qp, now);
 		tp_resp_run(qp);
 		tp_req_run(qp);
 	}
 	tp_net_flush(dev);
+	if (dev->nshards > 1 && s == 0)
+		tp_shard_tx_in(dev);
 	/* no pointer from a key lookup survives this point */
-	prot_reader_quiescent(dev->prot, dev->prot_reader);
+	prot_reader_quiescent(dev->prot,
+			      s == 0 ? dev->prot_reader : tp_shard_reader(dev, s));
 	return n;
 }
 
@@ -195,11 +212,26 @@ tp_dev_counters(const struct tp_dev *dev)
 uint64_t
 tp_dev_counter(const struct tp_dev *dev, const char *name)
 {
-	/* relaxed loads: a transport lcore may be counting meanwhile */
 	for (unsigned int i = 0; i < TP_CNT_MAX; i++)
 		if (strcmp(tp_counter_names[i], name) == 0)
-			return __atomic_load_n(&dev->counters[i], __ATOMIC_RELAXED);
+			return tp_dev_counter_read(dev, i);
 	return UINT64_MAX;
+}
+
+/* One shard's counter (shard < nshards). */
+uint64_t
+tp_dev_shard_counter(const struct tp_dev *dev, unsigned int shard, unsigned int i)
+{
+	const uint64_t *c = shard < TP_MAX_SHARDS ?
+			    __atomic_load_n(&dev->cnt[shard], __ATOMIC_ACQUIRE) : NULL;
+
+	return c != NULL && i < TP_CNT_MAX ? __atomic_load_n(&c[i], __ATOMIC_RELAXED) : 0;
+}
+
+unsigned int
+tp_dev_shards(const struct tp_dev *dev)
+{
+	return dev->nshards;
 }
 
 unsigned int
@@ -263,11 +295,15 @@ tp_dev_qp_next(const struct tp_dev *dev, uint32_t after)
 	return 0;
 }
 
+/* Summed over the shards; relaxed loads: transport lcores count meanwhile. */
 uint64_t
 tp_dev_counter_read(const struct tp_dev *dev, unsigned int i)
 {
-	return i < TP_CNT_MAX ?
-	       __atomic_load_n(&dev->counters[i], __ATOMIC_RELAXED) : 0;
+	uint64_t sum = 0;
+
+	for (unsigned int k = 0; k < TP_MAX_SHARDS; k++)
+		sum += tp_dev_shard_counter(dev, k, i);
+	return sum;
 }
 
 /* ---- address handles ------------------------------------------------------------ */

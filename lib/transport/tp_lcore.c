@@ -57,6 +57,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
+#include <rte_spinlock.h>
 
 #include "tp_private.h"
 
@@ -67,6 +68,7 @@
 struct tp_lc_cmd {
 	int (*fn)(void *arg);
 	void *arg;
+	struct tp_dev *dev;	/* several shards: stopped while fn runs */
 	int rc;
 	uint32_t done;		/* atomic: set by the transport lcore */
 };
@@ -76,14 +78,25 @@ struct tp_lcore {
 	struct rte_ring *cmd;	/* struct tp_lc_cmd *, MP/SC */
 	/* the transport lcore's own (changed only by commands) */
 	struct tp_dev *devs[TP_LC_MAX_DEV];
+	unsigned int shard[TP_LC_MAX_DEV];	/* which shard of devs[i] */
 	unsigned int ndev;
 	bool stop;
+	/*
+	 * Stopping the world (several shards, lc_world_stop): another lcore
+	 * sets park 1 and waits for parked 1; this lcore waits between two
+	 * rounds until park is 0 again, then clears parked.
+	 */
+	uint32_t park;
+	uint32_t parked;
 	/* control path (device open/close) */
 	unsigned int users;
 };
 
 /* Control path only: droce_open_device / close are not concurrent. */
 static struct tp_lcore *tp_lcores[RTE_MAX_LCORE];
+
+/* Held by the lcore that has stopped other lcores (one at a time). */
+static rte_spinlock_t lc_world = RTE_SPINLOCK_INITIALIZER;
 
 /* ---- rings -------------------------------------------------------------------- */
 
@@ -151,12 +164,53 @@ tp_lc_qp_fini(struct tp_qp *qp)
 	qp->lc = NULL;
 }
 
+/* Several shards: a CQ may get CQEs from each; every shard stages its own. */
+static int
+lc_cq_stages(struct tp_cq *cq)
+{
+	unsigned int n = cq->dev->nshards - 1;
+
+	cq->xs = rte_zmalloc("droce_cq_stage", n * sizeof(*cq->xs), RTE_CACHE_LINE_SIZE);
+	if (cq->xs == NULL)
+		return -ENOMEM;
+	cq->nxs = n;
+	for (unsigned int k = 0; k < n; k++) {
+		cq->xs[k].ring = rte_zmalloc("droce_cq_stage",
+					     (cq->mask + 1) * sizeof(struct droce_wc),
+					     RTE_CACHE_LINE_SIZE);
+		if (cq->xs[k].ring == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void
+lc_cq_stages_free(struct tp_cq *cq)
+{
+	if (cq->xs == NULL)
+		return;
+	for (unsigned int k = 0; k < cq->nxs; k++)
+		rte_free(cq->xs[k].ring);
+	rte_free(cq->xs);
+	cq->xs = NULL;
+}
+
 int
 tp_lc_cq_init(struct tp_cq *cq)
 {
-	cq->lc_ring = tp_lc_ring_create(cq->mask + 1, sizeof(struct droce_wc));
+	bool sharded = cq->dev->nshards > 1;
+
+	/* several shards enqueue: multi-producer (the poller stays single) */
+	cq->lc_ring = lc_ring_alloc(cq->mask + 1, sizeof(struct droce_wc),
+				    sharded ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (cq->lc_ring == NULL)
 		return -ENOMEM;
+	if (sharded && lc_cq_stages(cq) != 0) {
+		lc_cq_stages_free(cq);
+		rte_free(cq->lc_ring);
+		cq->lc_ring = NULL;
+		return -ENOMEM;
+	}
 	cq->lc_next = cq->dev->lc_cqs;
 	cq->dev->lc_cqs = cq;
 	return 0;
@@ -175,6 +229,7 @@ tp_lc_cq_fini(struct tp_cq *cq)
 			break;
 		}
 	}
+	lc_cq_stages_free(cq);
 	rte_free(cq->lc_ring);
 	cq->lc_ring = NULL;
 }
@@ -230,8 +285,17 @@ lc_drain_rq(struct tp_qp *qp)
 	return total;
 }
 
+/* Shard filter: this shard's QPs, or every QP (LC_ALL, world stopped). */
+#define LC_ALL UINT32_MAX
+
+static inline bool
+lc_mine(const struct tp_dev *dev, const struct tp_qp *qp, unsigned int shard)
+{
+	return shard == LC_ALL || tp_qpn_shard(dev, qp->pub.qp_num) == shard;
+}
+
 static unsigned int
-lc_drain_dev(struct tp_dev *dev)
+lc_drain_dev(struct tp_dev *dev, unsigned int shard)
 {
 	unsigned int total = 0;
 
@@ -239,7 +303,7 @@ lc_drain_dev(struct tp_dev *dev)
 		struct tp_qp *qp = dev->live[i];
 		unsigned int n;
 
-		if (qp->lc == NULL)
+		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
 		n = lc_drain_sq(qp) + lc_drain_rq(qp);
 		/* as tp_post_*: what reaches a QP in ERR completes at once */
@@ -251,13 +315,13 @@ lc_drain_dev(struct tp_dev *dev)
 }
 
 static void
-lc_publish_tails(struct tp_dev *dev)
+lc_publish_tails(struct tp_dev *dev, unsigned int shard)
 {
 	for (uint32_t i = 0; i < dev->nlive; i++) {
 		struct tp_qp *qp = dev->live[i];
 		struct tp_lc_qp *lc = qp->lc;
 
-		if (lc == NULL)
+		if (lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
 		/* store only on change: the application's lcore reads this line */
 		if (__atomic_load_n(&lc->s_tail, __ATOMIC_RELAXED) != qp->sq.tail)
@@ -267,36 +331,155 @@ lc_publish_tails(struct tp_dev *dev)
 	}
 }
 
-/* CQEs -> the CQ's completion ring; what does not fit waits in the CQ. */
+/* One staging array's CQEs -> the completion ring (SP or MP, as made). */
 static void
-lc_forward_cq(struct tp_cq *cq)
+lc_forward_stage(struct tp_cq *cq, struct droce_wc *ring, uint32_t head,
+		 uint32_t *tail)
 {
-	for (int pass = 0; pass < 2 && cq->head != cq->tail; pass++) {
-		uint32_t idx = cq->tail & cq->mask;
-		uint32_t n = RTE_MIN(cq->head - cq->tail, cq->mask + 1 - idx);
+	for (int pass = 0; pass < 2 && head != *tail; pass++) {
+		uint32_t idx = *tail & cq->mask;
+		uint32_t n = RTE_MIN(head - *tail, cq->mask + 1 - idx);
 		unsigned int k;
 
-		k = rte_ring_sp_enqueue_burst_elem(cq->lc_ring, &cq->ring[idx],
-						   sizeof(cq->ring[0]), n, NULL);
-		cq->tail += k;
+		k = rte_ring_enqueue_burst_elem(cq->lc_ring, &ring[idx],
+						sizeof(ring[0]), n, NULL);
+		*tail += k;
 		if (k < n)
 			break;
 	}
+}
+
+/* CQEs -> the CQ's completion ring; what does not fit waits in the CQ. */
+static void
+lc_forward_cq(struct tp_cq *cq, unsigned int shard)
+{
+	if (shard != 0) {
+		struct tp_cq_stage *st = &cq->xs[shard - 1];
+
+		lc_forward_stage(cq, st->ring, st->head, &st->tail);
+		if (unlikely(st->overflow) &&
+		    !__atomic_load_n(&cq->lc_overflow, __ATOMIC_RELAXED))
+			__atomic_store_n(&cq->lc_overflow, true, __ATOMIC_RELEASE);
+		return;
+	}
+	lc_forward_stage(cq, cq->ring, cq->head, &cq->tail);
 	if (unlikely(cq->overflow) &&
 	    !__atomic_load_n(&cq->lc_overflow, __ATOMIC_RELAXED))
 		__atomic_store_n(&cq->lc_overflow, true, __ATOMIC_RELEASE);
 }
 
 static unsigned int
-lc_dev_round(struct tp_dev *dev)
+lc_dev_round(struct tp_dev *dev, unsigned int shard)
 {
-	unsigned int work = lc_drain_dev(dev);
+	unsigned int work;
 
+	RTE_PER_LCORE(tp_shard_id) = shard;
+	work = lc_drain_dev(dev, dev->nshards > 1 ? shard : LC_ALL);
 	work += (unsigned int)tp_progress(dev);
-	lc_publish_tails(dev);
+	lc_publish_tails(dev, dev->nshards > 1 ? shard : LC_ALL);
 	for (struct tp_cq *cq = dev->lc_cqs; cq != NULL; cq = cq->lc_next)
-		lc_forward_cq(cq);
+		lc_forward_cq(cq, shard);
+	RTE_PER_LCORE(tp_shard_id) = 0;
 	return work;
+}
+
+/* No key-lookup pointer is held between rounds: report it for every slot. */
+static void
+lc_quiesce(struct tp_lcore *lc)
+{
+	for (unsigned int i = 0; i < lc->ndev; i++) {
+		struct tp_dev *dev = lc->devs[i];
+		int reader = tp_shard_reader(dev, lc->shard[i]);
+
+		if (reader >= 0)
+			prot_reader_quiescent(dev->prot, reader);
+	}
+}
+
+/*
+ * Between two rounds: another lcore stops this one while it runs a command
+ * of a device both serve.  Parked, the lcore keeps reporting quiescent
+ * states, so a revocation waiting on QSBR somewhere cannot hang on it.
+ */
+static void
+lc_park_point(struct tp_lcore *lc)
+{
+	if (likely(__atomic_load_n(&lc->park, __ATOMIC_ACQUIRE) == 0))
+		return;
+	__atomic_store_n(&lc->parked, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&lc->park, __ATOMIC_ACQUIRE) != 0) {
+		lc_quiesce(lc);
+		rte_pause();
+	}
+	__atomic_store_n(&lc->parked, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Stop the other lcores of dev (several shards) before a command touches
+ * what they read (QP table, live list, CQ list, QPs).  One stopper at a
+ * time (lc_world); while waiting for it, or for the others to park, this
+ * lcore parks itself when asked and reports quiescent states, so two
+ * lcores stopping each other, or a revocation waiting on QSBR, cannot
+ * deadlock.
+ */
+static void
+lc_world_stop(struct tp_lcore *self, struct tp_dev *dev)
+{
+	while (!rte_spinlock_trylock(&lc_world)) {
+		lc_park_point(self);
+		lc_quiesce(self);
+		rte_pause();
+	}
+	for (unsigned int k = 1; k < dev->nshards; k++) {
+		struct tp_lcore *o = dev->sh[k]->lc;
+
+		if (o == NULL || o == self)
+			continue;
+		__atomic_store_n(&o->park, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&o->parked, __ATOMIC_ACQUIRE) == 0) {
+			lc_quiesce(self);
+			rte_pause();
+		}
+	}
+}
+
+static void
+lc_world_start(struct tp_lcore *self, struct tp_dev *dev)
+{
+	for (unsigned int k = 1; k < dev->nshards; k++) {
+		struct tp_lcore *o = dev->sh[k]->lc;
+
+		if (o == NULL || o == self)
+			continue;
+		__atomic_store_n(&o->park, 0, __ATOMIC_RELEASE);
+		/* gone before the next stopper may ask again */
+		while (__atomic_load_n(&o->parked, __ATOMIC_ACQUIRE) != 0)
+			rte_pause();
+	}
+	rte_spinlock_unlock(&lc_world);
+}
+
+static void
+lc_run_one(struct tp_lcore *lc, struct tp_lc_cmd *c)
+{
+	struct tp_dev *dev = c->dev;
+	bool world = dev != NULL && dev->nshards > 1;
+
+	if (world)
+		lc_world_stop(lc, dev);
+	/* WRs posted before the command reach their queues first */
+	for (unsigned int d = 0; d < lc->ndev; d++)
+		lc_drain_dev(lc->devs[d],
+			     lc->devs[d]->nshards > 1 ? lc->shard[d] : LC_ALL);
+	if (world)
+		lc_drain_dev(dev, LC_ALL);
+	RTE_PER_LCORE(tp_shard_id) = 0;	/* commands run as shard 0 */
+	c->rc = c->fn(c->arg);
+	/* what the command retired (a flush) is free before its CQEs show */
+	if (world)
+		lc_publish_tails(dev, LC_ALL);
+	if (world)
+		lc_world_start(lc, dev);
 }
 
 static unsigned int
@@ -309,10 +492,7 @@ lc_run_commands(struct tp_lcore *lc)
 	for (unsigned int i = 0; i < n; i++) {
 		struct tp_lc_cmd *c = cmds[i];
 
-		/* WRs posted before the command reach their queues first */
-		for (unsigned int d = 0; d < lc->ndev; d++)
-			lc_drain_dev(lc->devs[d]);
-		c->rc = c->fn(c->arg);
+		lc_run_one(lc, c);
 		/* the caller may free c as soon as it sees done */
 		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	}
@@ -325,10 +505,12 @@ lc_main(void *arg)
 	struct tp_lcore *lc = arg;
 
 	while (!lc->stop) {
-		unsigned int work = lc_run_commands(lc);
+		unsigned int work;
 
+		lc_park_point(lc);
+		work = lc_run_commands(lc);
 		for (unsigned int i = 0; i < lc->ndev; i++)
-			work += lc_dev_round(lc->devs[i]);
+			work += lc_dev_round(lc->devs[i], lc->shard[i]);
 		if (work == 0)
 			rte_pause();
 	}
@@ -338,9 +520,9 @@ lc_main(void *arg)
 /* ---- commands -------------------------------------------------------------------- */
 
 static int
-lc_exec(struct tp_lcore *lc, int (*fn)(void *arg), void *arg)
+lc_exec(struct tp_lcore *lc, struct tp_dev *dev, int (*fn)(void *arg), void *arg)
 {
-	struct tp_lc_cmd c = { .fn = fn, .arg = arg };
+	struct tp_lc_cmd c = { .fn = fn, .arg = arg, .dev = dev };
 
 	while (rte_ring_mp_enqueue(lc->cmd, &c) != 0)
 		rte_pause();		/* other threads' commands first */
@@ -356,7 +538,7 @@ tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg)
 
 	if (lc == NULL || rte_lcore_id() == lc->lcore)
 		return fn(arg);
-	return lc_exec(lc, fn, arg);
+	return lc_exec(lc, dev, fn, arg);
 }
 
 bool
@@ -385,8 +567,22 @@ cmd_add_dev(void *arg)
 	dev->prot_reader = reader;
 	if (reader < 0)
 		return reader;
+	lc->shard[lc->ndev] = 0;
 	lc->devs[lc->ndev++] = dev;
 	return 0;
+}
+
+static void
+lc_remove(struct tp_lcore *lc, struct tp_dev *dev)
+{
+	for (unsigned int i = 0; i < lc->ndev; i++) {
+		if (lc->devs[i] == dev) {
+			lc->ndev--;
+			lc->devs[i] = lc->devs[lc->ndev];
+			lc->shard[i] = lc->shard[lc->ndev];
+			break;
+		}
+	}
 }
 
 /* On the transport lcore: the device leaves its round (no QP left). */
@@ -401,12 +597,7 @@ cmd_remove_dev(void *arg)
 	tp_net_flush(dev);
 	prot_reader_unregister(dev->prot, dev->prot_reader);
 	dev->prot_reader = -1;
-	for (unsigned int i = 0; i < lc->ndev; i++) {
-		if (lc->devs[i] == dev) {
-			lc->devs[i] = lc->devs[--lc->ndev];
-			break;
-		}
-	}
+	lc_remove(lc, dev);
 	return 0;
 }
 
@@ -457,7 +648,7 @@ lc_put(struct tp_lcore *lc)
 {
 	if (--lc->users != 0)
 		return;
-	lc_exec(lc, cmd_stop, lc);
+	lc_exec(lc, NULL, cmd_stop, lc);
 	rte_eal_wait_lcore(lc->lcore);
 	lc_free(lc);
 }
@@ -482,7 +673,7 @@ tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
 	}
 	lc->users++;
 	dev->lc = lc;
-	rc = lc_exec(lc, cmd_add_dev, dev);
+	rc = lc_exec(lc, NULL, cmd_add_dev, dev);
 	if (rc != 0) {
 		dev->lc = NULL;
 		/* the slot was given up on the lcore: take one here again */
@@ -494,6 +685,122 @@ tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
 	return 0;
 }
 
+/* ---- several transport lcores: shards 1..n-1 (tp_shard.c) ------------------ */
+
+struct shard_arg {
+	struct tp_dev *dev;
+	unsigned int shard;
+};
+
+/* On shard k's lcore: it joins its rounds, with a QSBR slot of its own. */
+static int
+cmd_add_shard(void *arg)
+{
+	struct shard_arg *a = arg;
+	struct tp_shard *sh = a->dev->sh[a->shard];
+	struct tp_lcore *lc = sh->lc;
+	int reader;
+
+	if (lc->ndev == TP_LC_MAX_DEV)
+		return -ENOSPC;
+	reader = prot_reader_register(a->dev->prot);
+	if (reader < 0)
+		return reader;
+	sh->prot_reader = reader;
+	lc->shard[lc->ndev] = a->shard;
+	lc->devs[lc->ndev++] = a->dev;
+	return 0;
+}
+
+/* On shard k's lcore, after shard 0 left (no QP exists). */
+static int
+cmd_remove_shard(void *arg)
+{
+	struct shard_arg *a = arg;
+	struct tp_shard *sh = a->dev->sh[a->shard];
+
+	RTE_PER_LCORE(tp_shard_id) = a->shard;
+	tp_shard_flush(a->dev);
+	RTE_PER_LCORE(tp_shard_id) = 0;
+	prot_reader_unregister(a->dev->prot, sh->prot_reader);
+	sh->prot_reader = -1;
+	lc_remove(sh->lc, a->dev);
+	return 0;
+}
+
+/* Shards 1..n-1 leave their lcores (those that joined one). */
+static void
+shards_leave(struct tp_dev *dev)
+{
+	for (unsigned int k = 1; k < dev->nshards; k++) {
+		struct tp_shard *sh = dev->sh[k];
+		struct shard_arg a = { dev, k };
+
+		if (sh == NULL || sh->lc == NULL)
+			continue;
+		if (sh->prot_reader >= 0)
+			lc_exec(sh->lc, NULL, cmd_remove_shard, &a);
+		lc_put(sh->lc);
+		sh->lc = NULL;
+	}
+}
+
+static int
+check_lcore_list(const unsigned int *lcores, unsigned int n)
+{
+	if (lcores == NULL || n < 1 || n > TP_MAX_SHARDS)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		if (lcores[i] >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcores[i]) ||
+		    lcores[i] == rte_get_main_lcore())
+			return -EINVAL;
+		for (unsigned int j = 0; j < i; j++)
+			if (lcores[j] == lcores[i])
+				return -EINVAL;
+	}
+	return 0;
+}
+
+int
+tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
+		     unsigned int nlcores)
+{
+	int rc = check_lcore_list(lcores, nlcores);
+
+	if (rc != 0)
+		return rc;
+	if (nlcores == 1)
+		return tp_dev_run_on_lcore(dev, lcores[0]);
+	if (dev->lc != NULL || dev->nlive != 0 || dev->ncq != 0)
+		return -EBUSY;
+	if (rte_lcore_id() != rte_get_main_lcore())
+		return -EINVAL;
+	rc = tp_shards_alloc(dev, nlcores);
+	if (rc != 0)
+		return rc;
+	rc = tp_dev_run_on_lcore(dev, lcores[0]);
+	if (rc != 0) {
+		tp_shards_free(dev);
+		return rc;
+	}
+	dev->sh[0]->lc = dev->lc;
+	for (unsigned int k = 1; k < nlcores && rc == 0; k++) {
+		struct tp_lcore *lc = tp_lcores[lcores[k]];
+		struct shard_arg a = { dev, k };
+
+		if (lc == NULL)
+			rc = lc_start(lcores[k], &lc);
+		if (rc != 0)
+			break;
+		lc->users++;
+		dev->sh[k]->lc = lc;
+		rc = lc_exec(lc, NULL, cmd_add_shard, &a);
+	}
+	if (rc != 0)
+		tp_dev_stop_lcore(dev);	/* no QP yet: cannot fail */
+	return rc;
+}
+
 int
 tp_dev_stop_lcore(struct tp_dev *dev)
 {
@@ -502,10 +809,15 @@ tp_dev_stop_lcore(struct tp_dev *dev)
 
 	if (lc == NULL)
 		return 0;
-	rc = lc_exec(lc, cmd_remove_dev, dev);
+	rc = lc_exec(lc, NULL, cmd_remove_dev, dev);
 	if (rc != 0)
 		return rc;
 	dev->lc = NULL;
+	if (dev->nshards > 1) {
+		dev->sh[0]->lc = NULL;
+		shards_leave(dev);
+		tp_shards_free(dev);
+	}
 	/* the calling thread runs the (now idle) engine again */
 	dev->prot_reader = prot_reader_register(dev->prot);
 	lc_put(lc);

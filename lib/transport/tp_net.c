@@ -20,7 +20,7 @@ fill_addresses(const struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *
 	/* with a host stack the neighbour table has the current MAC; an
 	 * unresolved peer leaves dst_mac zero and tp_net_finish hands the
 	 * frame to the host stack to hold until the MAC is known */
-	if (dev->host == NULL)
+	if (tp_host(dev) == NULL)
 		memcpy(p->dst_mac, av->dmac, 6);
 	else if (net_host_resolve(dev->host, av->dgid,
 				  (struct rte_ether_addr *)p->dst_mac) != 0)
@@ -86,7 +86,7 @@ tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
 		 * by it, and it names the peer), the MAC per packet only
 		 * with a host stack (else the template's is current) */
 		memcpy(p->dst_gid, av->dgid, 16);
-		if (qp->dev->host != NULL &&
+		if (tp_host(qp->dev) != NULL &&
 		    net_host_resolve(qp->dev->host, av->dgid,
 				     (struct rte_ether_addr *)p->dst_mac) != 0)
 			memset(p->dst_mac, 0, 6);
@@ -120,7 +120,7 @@ tp_net_alloc(struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *p,
 	/* (use_template is true here exactly when it was in fill_pkt) */
 	if (use_template(qp, av)) {
 		hdr = roce_tmpl_build_headers(&qp->tx_tmpl, f, rte_pktmbuf_tailroom(m), p);
-		if (hdr != 0 && dev->host != NULL)
+		if (hdr != 0 && tp_host(dev) != NULL)
 			memcpy(f, p->dst_mac, 6);
 	} else {
 		hdr = roce_build_headers(f, rte_pktmbuf_tailroom(m), p);
@@ -164,6 +164,12 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;
 	tp_count(dev, TP_CNT_SENT_PKTS);
+	if (unlikely(tp_cur_shard() != 0)) {
+		/* another transport lcore's shard (tp_shard.c) */
+		tp_shard_tx(dev, m, p->dst_gid,
+			    dev->host != NULL && mac_is_zero(p->dst_mac));
+		return;
+	}
 	if (dev->host != NULL && mac_is_zero(p->dst_mac)) {
 		/* held until ARP/ND answers, or dropped when it fails: the
 		 * transport's retransmission covers both */
@@ -183,6 +189,10 @@ tp_net_flush(struct tp_dev *dev)
 {
 	uint16_t sent;
 
+	if (unlikely(tp_cur_shard() != 0)) {
+		tp_shard_flush(dev);
+		return;
+	}
 	if (dev->txq_len == 0)
 		return;
 	/* --- capture hook (lib/device, --droce-capture): frames out --- */
@@ -190,7 +200,7 @@ tp_net_flush(struct tp_dev *dev)
 		dev->cfg.capture(dev->cfg.capture_arg, dev->txq,
 				 (uint16_t)dev->txq_len, true);
 	/* --- end capture hook --- */
-	sent = droce_link_tx(dev->link, dev->txq, (uint16_t)dev->txq_len);
+	sent = droce_link_tx_q(dev->link, 0, dev->txq, (uint16_t)dev->txq_len);
 	if (sent < dev->txq_len)
 		memmove(dev->txq, dev->txq + sent,
 			(dev->txq_len - sent) * sizeof(dev->txq[0]));

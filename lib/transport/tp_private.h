@@ -29,6 +29,7 @@
 #include <rte_common.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_per_lcore.h>
 
 #include "droce.h"
 #include "droce_link.h"
@@ -186,6 +187,22 @@ struct tp_cq {
 	struct rte_ring *lc_ring;
 	bool lc_overflow;
 	struct tp_cq *lc_next;	/* the device's CQs (dev->lc_cqs) */
+	/*
+	 * Several transport lcores (shards, tp_shard.c): shard 0 writes
+	 * ring/head/tail above, shard k >= 1 its own staging array xs[k - 1];
+	 * each shard moves its own CQEs to lc_ring, then multi-producer.
+	 * NULL with one shard.
+	 */
+	struct tp_cq_stage *xs;
+	uint32_t nxs;
+};
+
+/* A shard's CQEs for one CQ, waiting to be moved to its completion ring. */
+struct tp_cq_stage {
+	struct droce_wc *ring;	/* cq->mask + 1 entries */
+	uint32_t head;
+	uint32_t tail;
+	bool overflow;
 };
 
 /* ---- responder output queue ----------------------------------------------- */
@@ -338,6 +355,42 @@ struct tp_neigh {
 
 struct net_host;
 
+/* Transport lcores one device's QPs are sharded over (tp_shard.c). */
+#define TP_MAX_SHARDS 8
+#define TP_SHARD_RING 1024
+
+/*
+ * One shard of a device run by several transport lcores.  Shard 0 keeps
+ * using the device's own txq, counters and prot_reader (so the one-lcore
+ * and run-to-completion paths are unchanged); shards >= 1 use the ones
+ * here.  rx_in: frames other shards received for this one (MP/SC, mbuf
+ * pointers); tx_in (shard 0 only): frames other shards send through it
+ * (MP/SC, struct tp_txh).
+ */
+struct tp_shard {
+	struct rte_ring *rx_in;
+	struct rte_ring *tx_in;
+	struct tp_lcore *lc;
+	int prot_reader;
+	uint32_t txq_len;
+	struct rte_mbuf *txq[TP_TXQ_SIZE];
+	uint64_t counters[TP_CNT_MAX];
+};
+
+/*
+ * The shard index of the device the calling lcore is working for: set by
+ * the transport lcore before each device's round (and to 0 for commands);
+ * 0 on every other thread.  Data-path code that must know which shard it
+ * runs for (counters, CQE staging, transmit queue) reads it.
+ */
+RTE_DECLARE_PER_LCORE(unsigned int, tp_shard_id);
+
+static inline unsigned int
+tp_cur_shard(void)
+{
+	return RTE_PER_LCORE(tp_shard_id);
+}
+
 struct tp_dev {
 	struct droce_context *ctx;
 	struct prot_tables *prot;
@@ -361,7 +414,12 @@ struct tp_dev {
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
-	uint64_t counters[TP_CNT_MAX];
+	uint64_t counters[TP_CNT_MAX];	/* shard 0's */
+	uint64_t *cnt[TP_MAX_SHARDS];	/* every shard's counters (cnt[0] = counters) */
+
+	/* several transport lcores (tp_shard.c); nshards 1 otherwise */
+	uint32_t nshards;
+	struct tp_shard *sh[TP_MAX_SHARDS];
 
 	/* dedicated transport lcore (tp_lcore.c); NULL: run-to-completion */
 	struct tp_lcore *lc;
@@ -372,7 +430,25 @@ struct tp_dev {
 static inline void
 tp_count(struct tp_dev *dev, enum tp_counter c)
 {
-	dev->counters[c]++;
+	dev->cnt[tp_cur_shard()][c]++;
+}
+
+/* The shard that owns QP qpn: QPN modulo the number of shards. */
+static inline unsigned int
+tp_qpn_shard(const struct tp_dev *dev, uint32_t qpn)
+{
+	return dev->nshards <= 1 ? 0 : qpn % dev->nshards;
+}
+
+/*
+ * lib/net's host stack (ARP/ND/ICMP, the neighbour table) belongs to
+ * shard 0: other shards see none and use the MAC resolved when the QP
+ * went to RTR (or hand the frame to shard 0, tp_shard_tx).
+ */
+static inline struct net_host *
+tp_host(const struct tp_dev *dev)
+{
+	return tp_cur_shard() == 0 ? dev->host : NULL;
 }
 
 static inline struct tp_qp *
@@ -410,6 +486,22 @@ unsigned int tp_resp_run(struct tp_qp *qp);
 
 /* tp_recv.c */
 void tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+
+/* tp_shard.c: several transport lcores per device */
+struct tp_txh {
+	struct rte_mbuf *m;
+	uint8_t gid[16];	/* zero: send as is; else resolve via the host */
+};
+uint16_t tp_shard_rx(struct tp_dev *dev, unsigned int s, struct rte_mbuf **pkts,
+		     uint16_t n);
+bool tp_shard_handoff(struct tp_dev *dev, unsigned int owner, struct rte_mbuf *m);
+void tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[16],
+		 bool need_host);
+void tp_shard_flush(struct tp_dev *dev);
+void tp_shard_tx_in(struct tp_dev *dev);
+int tp_shards_alloc(struct tp_dev *dev, unsigned int n);
+void tp_shards_free(struct tp_dev *dev);
+int tp_shard_reader(const struct tp_dev *dev, unsigned int s);
 
 /* tp_timer.c */
 void tp_timer_arm_retrans(struct tp_qp *qp);

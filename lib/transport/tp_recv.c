@@ -47,7 +47,26 @@ icrc_ok(struct rte_mbuf *m, const struct roce_pkt *pkt)
 	return roce_icrc_verify(rte_pktmbuf_mtod(m, const uint8_t *), pkt);
 }
 
-static void
+/*
+ * Several shards: a frame for another shard's QP goes to its owner, and a
+ * frame that is not RoCE to shard 0 (lib/net's host stack).  True when m
+ * was handed over (the owner frees it).
+ */
+static bool
+hand_over(struct tp_dev *dev, struct rte_mbuf *m, bool roce, uint32_t dest_qpn)
+{
+	unsigned int s = tp_cur_shard();
+	unsigned int owner = roce ? tp_qpn_shard(dev, dest_qpn) : 0;
+
+	if (owner == s)
+		return false;
+	if (!tp_shard_handoff(dev, owner, m))
+		return false;		/* ring full: freed with the burst */
+	return true;
+}
+
+/* Returns true when m is kept (handed to another shard). */
+static bool
 recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -55,43 +74,55 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 	struct tp_qp *qp;
 
 	if (m->nb_segs != 1 || roce_parse_eth(frame, m->data_len, &pkt) != ROCE_PARSE_OK) {
+		if (unlikely(dev->nshards > 1) && hand_over(dev, m, false, 0))
+			return true;
 		tp_count(dev, TP_CNT_MALFORMED);
-		return;
+		return false;
 	}
+	/* the owner checks the ICRC: a frame is verified once */
+	if (unlikely(dev->nshards > 1) && hand_over(dev, m, true, pkt.dest_qpn))
+		return true;
 	if (!icrc_ok(m, &pkt)) {
 		tp_count(dev, TP_CNT_ICRC_ERR);
-		return;
+		return false;
 	}
 	tp_count(dev, TP_CNT_RCVD_PKTS);
 	if (pkt.op->mask & ROCE_OPM_CNP)
-		return;			/* congestion control: a later issue */
+		return false;		/* congestion control: a later issue */
 	qp = tp_qp_lookup(dev, pkt.dest_qpn);
 	if (qp == NULL || !is_local_gid(dev, pkt.dst_gid)) {
 		tp_count(dev, TP_CNT_NOT_FOR_US);
-		return;
+		return false;
 	}
 	if (!transport_matches(qp, pkt.opcode)) {
 		tp_count(dev, TP_CNT_TRANSPORT_MISMATCH);
-		return;
+		return false;
 	}
 	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
 	if (!tp_qp_can_receive(qp))
-		return;
+		return false;
 	if (pkt.op->mask & ROCE_OPM_REQ)
 		tp_resp_rx(qp, &pkt, frame);
 	else
 		tp_comp_rx(qp, &pkt, frame);
+	return false;
 }
 
 void
 tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n)
 {
+	uint16_t nfree = 0;
+
 	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		recv_one(dev, pkts[i]);
+		if (!recv_one(dev, m))
+			pkts[nfree++] = m;	/* (nfree <= i: not read again) */
 	}
-	/* nothing keeps a received frame (payloads are copied out): the
-	 * burst goes back to the pool in one call, not one per frame */
-	rte_pktmbuf_free_bulk(pkts, n);
+	/* nothing keeps a received frame (payloads are copied out) but a
+	 * handover to another shard: the rest goes back to the pool in one
+	 * call, not one per frame */
+	rte_pktmbuf_free_bulk(pkts, nfree);
 }

@@ -136,6 +136,19 @@ uint64_t tp_dev_counter_read(const struct tp_dev *dev, unsigned int i);
  * something else), -ENOMEM, -ENOSPC (lcore serves too many devices).
  */
 int tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore);
+/*
+ * Several transport lcores (2..8, distinct, none the main lcore): QP n
+ * runs on lcores[n % nlcores]; lcore k polls the link's queue k (when it
+ * has one) and hands frames of other shards' QPs over (tp_shard.c).
+ * nlcores 1 is tp_dev_run_on_lcore.  Errors as there; -EINVAL for a bad
+ * list.  tp_dev_stop_lcore stops them all.
+ */
+int tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
+			 unsigned int nlcores);
+/* Shards (1 unless several transport lcores), and one shard's counter i. */
+unsigned int tp_dev_shards(const struct tp_dev *dev);
+uint64_t tp_dev_shard_counter(const struct tp_dev *dev, unsigned int shard,
+			      unsigned int i);
 /* Take it back (the lcore stops once it serves no device): 0, or -EBUSY
  * while QPs exist (the device then stays where it was). */
 int tp_dev_stop_lcore(struct tp_dev *dev);

@@ -48,6 +48,21 @@ verbs_run_on_lcore(struct droce_context *ctx, unsigned int lcore)
 }
 
 int
+verbs_run_on_lcores(struct droce_context *ctx, const unsigned int *lcores,
+		    unsigned int n)
+{
+	int rc;
+
+	if (ctx == NULL || ctx->tp == NULL)
+		return EINVAL;
+	rc = tp_dev_run_on_lcores(ctx->tp, lcores, n);
+	if (rc != 0)
+		return -rc;
+	ctx->dedicated = true;
+	return 0;
+}
+
+int
 verbs_detach_link(struct droce_context *ctx)
 {
 	int rc = tp_dev_destroy(ctx->tp);	/* leaves a transport lcore first */

@@ -50,10 +50,12 @@ void
 fx_eal_init_lcores(const char *prog, const char *lcores)
 {
 	const char *no_huge = getenv("DROCE_NO_HUGE");
-	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", (char *)lcores,
+	/* "1@0,2@1": an lcore-to-CPU map (more lcores than cores) */
+	char *opt = strchr(lcores, '@') != NULL ? "--lcores" : "-l";
+	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", opt, (char *)lcores,
 			      "--log-level=lib.eal:error", NULL };
 	char *argv_nohuge[] = { (char *)prog, "--no-pci", "--no-huge", "-m", "1024",
-				"--no-shconf", "-l", (char *)lcores,
+				"--no-shconf", opt, (char *)lcores,
 				"--log-level=lib.eal:error", NULL };
 	bool use_huge = (no_huge == NULL || strcmp(no_huge, "1") != 0) &&
 			free_hugepages() >= 256;
@@ -87,6 +89,17 @@ void
 fx_set_transport_lcore(int lcore)
 {
 	fx_transport_lcore = lcore;
+}
+
+static unsigned int fx_lcores[8];
+static unsigned int fx_nlcores;
+
+void
+fx_set_transport_lcores(const unsigned int *lcores, unsigned int n)
+{
+	assert_true(n <= RTE_DIM(fx_lcores));
+	memcpy(fx_lcores, lcores, n * sizeof(*lcores));
+	fx_nlcores = n;
 }
 
 void
@@ -136,7 +149,9 @@ open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen)
 static void
 start_end(struct fx_end *e)
 {
-	if (fx_transport_lcore >= 0)
+	if (fx_nlcores != 0)
+		assert_int_equal(verbs_run_on_lcores(e->ctx, fx_lcores, fx_nlcores), 0);
+	else if (fx_transport_lcore >= 0)
 		assert_int_equal(verbs_run_on_lcore(e->ctx,
 						    (unsigned int)fx_transport_lcore), 0);
 	e->cq = droce_create_cq(e->ctx, 8192, NULL, NULL, 0);

@@ -56,6 +56,8 @@ void fx_eal_init_lcores(const char *prog, const char *lcores);
  * run-to-completion.  fx_poll/fx_spin work in both modes.
  */
 void fx_set_transport_lcore(int lcore);
+/* Several transport lcores (QPs sharded by QPN): n 0 clears. */
+void fx_set_transport_lcores(const unsigned int *lcores, unsigned int n);
 
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
