@@ -518,7 +518,7 @@ perf_tcp_accept(unsigned int port)
 		return -1;
 	}
 	do {
-		app_sock_wait_readable(lfd);
+		app_sock_wait_connection(lfd);
 		fd = accept(lfd, NULL, NULL);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)

@@ -313,7 +313,7 @@ pp_server_exch(unsigned int port, const struct pp_dest *my,
 		return rc;
 	}
 	do {
-		app_sock_wait_readable(sockfd);
+		app_sock_wait_connection(sockfd);
 		connfd = accept(sockfd, NULL, NULL);
 	} while (connfd < 0 && errno == EINTR);
 	rc = connfd < 0 ? -errno : 0;
