@@ -26,6 +26,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -676,6 +677,100 @@ test_chk(void **state)
 	fclose(null);
 }
 
+/*
+ * The real tools' exchange, recorded between two Soft-RoCE guests
+ * (rdma-core-44/, see its README): C/S lines of hex TCP payload.
+ */
+struct pp_recorded {
+	const char *file;
+	int cli_qpn, cli_psn, srv_qpn, srv_psn;
+	uint8_t cli_ip4, srv_ip4;	/* last octet of ::ffff:198.18.0.x */
+};
+
+/* One line "C|S hex" into dir/bytes; returns the byte count or -1. */
+static int
+recorded_line(const char *line, char *dir, uint8_t *bytes, size_t cap)
+{
+	size_t n = 0;
+	const char *h;
+
+	if (line[0] != 'C' && line[0] != 'S')
+		return -1;
+	*dir = line[0];
+	for (h = line + 2; h[0] != '\0' && h[0] != '\n'; h += 2) {
+		unsigned int b;
+
+		if (n == cap || sscanf(h, "%2x", &b) != 1)
+			return -1;
+		bytes[n++] = (uint8_t)b;
+	}
+	return (int)n;
+}
+
+static void
+check_recorded(const struct pp_recorded *r)
+{
+	char path[512], line[512], dir = 0, msg[PP_MSG_SIZE];
+	uint8_t bytes[128], gid[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 0 };
+	const char *order = "CSC";
+	int i = 0, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", PP_TRANSCRIPTS, r->file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		struct pp_dest d;
+		bool cli;
+
+		if (line[0] == '#')
+			continue;
+		n = recorded_line(line, &dir, bytes, sizeof(bytes));
+		assert_true(i < 3 && dir == order[i]);
+		if (i++ == 2) {		/* the client's closing "done" */
+			assert_int_equal(n, PP_DONE_SIZE);
+			assert_memory_equal(bytes, PP_DONE_MSG, PP_DONE_SIZE);
+			continue;
+		}
+		assert_int_equal(n, PP_MSG_SIZE);
+		assert_int_equal(pp_msg_parse((const char *)bytes, &d), 0);
+		cli = dir == 'C';
+		gid[15] = cli ? r->cli_ip4 : r->srv_ip4;
+		assert_int_equal(d.lid, 0);
+		assert_int_equal(d.qpn, cli ? r->cli_qpn : r->srv_qpn);
+		assert_int_equal(d.psn, cli ? r->cli_psn : r->srv_psn);
+		assert_memory_equal(d.gid.raw, gid, 16);
+		/* droce-pingpong says the same thing in the same bytes */
+		assert_int_equal(pp_msg_format(&d, msg), 0);
+		assert_memory_equal(msg, bytes, PP_MSG_SIZE);
+	}
+	fclose(f);
+	assert_int_equal(i, 3);
+}
+
+static void
+test_recorded_rc_pingpong(void **state)
+{
+	/* QPNs/PSNs as the tools printed them ("remote address: ...") */
+	static const struct pp_recorded r = {
+		"rc_pingpong.txt", 0x11, 0x965054, 0x11, 0xd503cb, 12, 11,
+	};
+
+	(void)state;
+	check_recorded(&r);
+}
+
+static void
+test_recorded_ud_pingpong(void **state)
+{
+	static const struct pp_recorded r = {
+		"ud_pingpong.txt", 0x12, 0xd5a71b, 0x12, 0x8769a5, 12, 11,
+	};
+
+	(void)state;
+	check_recorded(&r);
+}
+
 int
 main(void)
 {
@@ -691,6 +786,8 @@ main(void)
 		cmocka_unit_test(test_msg_parse),
 		cmocka_unit_test(test_msg_parse_bad_flow),
 		cmocka_unit_test(test_msg_round_trip),
+		cmocka_unit_test(test_recorded_rc_pingpong),
+		cmocka_unit_test(test_recorded_ud_pingpong),
 		cmocka_unit_test(test_client_conversation),
 		cmocka_unit_test(test_client_conversation_bad_flow),
 		cmocka_unit_test(test_server_conversation),
