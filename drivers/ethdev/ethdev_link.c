@@ -37,6 +37,8 @@ static const struct droce_link_ops ethdev_ops = {
 	.rx_burst = ethdev_rx_burst,
 	.tx_burst = ethdev_tx_burst,
 	.close = ethdev_close,
+	.rx_burst_q = ethdev_rx_burst_q,
+	.tx_burst_q = ethdev_tx_burst_q,
 };
 
 static bool
@@ -58,8 +60,9 @@ static int
 ethdev_config_check(const struct ethdev_link_config *cfg)
 {
 	if (cfg->nb_rxq > ETHDEV_LINK_MAX_QUEUES ||
-	    cfg->nb_txq > ETHDEV_LINK_MAX_QUEUES) {
-		ETHDEV_LOG(ERR, "%u rx / %u tx queues: only %u supported yet",
+	    cfg->nb_txq > ETHDEV_LINK_MAX_QUEUES ||
+	    RTE_MAX(cfg->nb_rxq, 1) != RTE_MAX(cfg->nb_txq, 1)) {
+		ETHDEV_LOG(ERR, "%u rx / %u tx queues: as many of each, at most %u",
 			   cfg->nb_rxq, cfg->nb_txq, ETHDEV_LINK_MAX_QUEUES);
 		return -ENOTSUP;
 	}
@@ -154,7 +157,43 @@ ethdev_pool_create(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	return 0;
 }
 
-/* Configure, set up queue 0 each way, start.  The pool exists. */
+/*
+ * Several queues: as many as the PMD has (else -ENOTSUP), and RSS over IP
+ * addresses and UDP ports (the RoCE UDP source port differs per QP) when
+ * the PMD offers any of it.  Without RSS the PMD spreads frames its own
+ * way (net_af_packet: the kernel's PACKET_FANOUT hash over the qpairs
+ * sockets) or delivers everything to queue 0 (net_ring, net_memif: one
+ * ring per queue pair, filled by whoever sends on it); the transport hands
+ * frames to the lcore owning their QP, so any spreading is correct.
+ */
+static int
+ethdev_queues(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
+	      const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
+{
+	uint16_t nq = RTE_MAX(cfg->nb_rxq, 1);
+	uint64_t hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info->flow_type_rss_offloads;
+
+	if (nq > info->max_rx_queues || nq > info->max_tx_queues) {
+		ETHDEV_LOG(ERR, "port %u (%s): %u queue pairs wanted, it has %u rx / %u tx"
+			   " (net_af_packet: qpairs=N)", p->port_id, info->driver_name,
+			   nq, info->max_rx_queues, info->max_tx_queues);
+		return -ENOTSUP;
+	}
+	p->nb_queues = nq;
+	p->link.nb_queues = nq;
+	if (nq > 1 && hf != 0) {
+		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf->rx_adv_conf.rss_conf.rss_key = NULL;	/* the PMD's */
+		conf->rx_adv_conf.rss_conf.rss_hf = hf;
+		p->rss = true;
+	} else if (nq > 1) {
+		ETHDEV_LOG(INFO, "port %u (%s): %u queues without RSS", p->port_id,
+			   info->driver_name, nq);
+	}
+	return 0;
+}
+
+/* Configure, set up the queues each way, start.  The pool exists. */
 static int
 ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 		  const struct rte_eth_dev_info *info, uint32_t mtu, int socket,
@@ -168,6 +207,9 @@ ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	int ret;
 
 	memset(&conf, 0, sizeof(conf));
+	ret = ethdev_queues(p, cfg, info, &conf);
+	if (ret != 0)
+		return ret;
 	/* 0 keeps the PMD's default (1500) when it cannot take ours */
 	conf.rxmode.mtu = mtu_fits ? mtu : 0;
 	if (seg < mtu + ETHDEV_FRAME_OVERHEAD &&
@@ -185,7 +227,7 @@ ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 			return -ENOTSUP;
 		}
 	}
-	ret = rte_eth_dev_configure(port, 1, 1, &conf);
+	ret = rte_eth_dev_configure(port, p->nb_queues, p->nb_queues, &conf);
 	if (ret != 0) {
 		ETHDEV_LOG(ERR, "port %u: configure: %s", port, rte_strerror(-ret));
 		return ret;
@@ -194,17 +236,19 @@ ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (ret != 0)
 		return ret;
-	ret = rte_eth_rx_queue_setup(port, 0, nb_rxd, socket, NULL, p->link.pool);
-	if (ret != 0) {
-		ETHDEV_LOG(ERR, "port %u: rx queue of %u: %s", port, nb_rxd,
-			   rte_strerror(-ret));
-		return ret;
-	}
-	ret = rte_eth_tx_queue_setup(port, 0, nb_txd, socket, NULL);
-	if (ret != 0) {
-		ETHDEV_LOG(ERR, "port %u: tx queue of %u: %s", port, nb_txd,
-			   rte_strerror(-ret));
-		return ret;
+	for (uint16_t q = 0; q < p->nb_queues; q++) {
+		ret = rte_eth_rx_queue_setup(port, q, nb_rxd, socket, NULL, p->link.pool);
+		if (ret != 0) {
+			ETHDEV_LOG(ERR, "port %u: rx queue %u of %u: %s", port, q, nb_rxd,
+				   rte_strerror(-ret));
+			return ret;
+		}
+		ret = rte_eth_tx_queue_setup(port, q, nb_txd, socket, NULL);
+		if (ret != 0) {
+			ETHDEV_LOG(ERR, "port %u: tx queue %u of %u: %s", port, q, nb_txd,
+				   rte_strerror(-ret));
+			return ret;
+		}
 	}
 	if (cfg->flow_isolate) {
 		/* queues exist now, which PMDs check for QUEUE actions */
@@ -355,7 +399,8 @@ ethdev_link_open(const struct ethdev_link_config *cfg, struct droce_link **out)
 		/* test knob: the draw is a 64-bit number below drop * 2^64 */
 		p->drop_below = cfg->drop >= 1 ? UINT64_MAX :
 				(uint64_t)(cfg->drop * 18446744073709551616.0);
-		p->rng = cfg->seed;
+		for (unsigned int q = 0; q < ETHDEV_LINK_MAX_QUEUES; q++)
+			p->q[q].rng = cfg->seed + q;	/* queue 0: as before */
 		ETHDEV_LOG(WARNING, "fault injection: losing %.4f of the frames each way",
 			   cfg->drop);
 	}
@@ -431,14 +476,20 @@ ethdev_link_stats_get(const struct droce_link *link, struct ethdev_link_stats *s
 		return -EINVAL;
 	p = ethdev_priv(link);
 	memset(st, 0, sizeof(*st));
-	st->rx_pkts = __atomic_load_n(&p->cnt.rx_pkts, __ATOMIC_RELAXED);
-	st->rx_bytes = __atomic_load_n(&p->cnt.rx_bytes, __ATOMIC_RELAXED);
-	st->tx_pkts = __atomic_load_n(&p->cnt.tx_pkts, __ATOMIC_RELAXED);
-	st->tx_bytes = __atomic_load_n(&p->cnt.tx_bytes, __ATOMIC_RELAXED);
-	st->tx_full = __atomic_load_n(&p->cnt.tx_full, __ATOMIC_RELAXED);
-	st->rx_linearized = __atomic_load_n(&p->cnt.rx_linearized, __ATOMIC_RELAXED);
-	st->rx_multiseg_drops = __atomic_load_n(&p->cnt.rx_multiseg_drops,
-						__ATOMIC_RELAXED);
+	/* the queues' own counts, summed */
+	for (unsigned int q = 0; q < ETHDEV_LINK_MAX_QUEUES; q++) {
+		const struct ethdev_counters *c = &p->q[q].cnt;
+
+		st->rx_pkts += __atomic_load_n(&c->rx_pkts, __ATOMIC_RELAXED);
+		st->rx_bytes += __atomic_load_n(&c->rx_bytes, __ATOMIC_RELAXED);
+		st->tx_pkts += __atomic_load_n(&c->tx_pkts, __ATOMIC_RELAXED);
+		st->tx_bytes += __atomic_load_n(&c->tx_bytes, __ATOMIC_RELAXED);
+		st->tx_full += __atomic_load_n(&c->tx_full, __ATOMIC_RELAXED);
+		st->rx_linearized += __atomic_load_n(&c->rx_linearized,
+						     __ATOMIC_RELAXED);
+		st->rx_multiseg_drops += __atomic_load_n(&c->rx_multiseg_drops,
+							 __ATOMIC_RELAXED);
+	}
 	if (rte_eth_stats_get(p->port_id, &hw) == 0) {
 		st->hw_ipackets = hw.ipackets;
 		st->hw_opackets = hw.opackets;

@@ -57,7 +57,7 @@
 #define ETHDEV_LINK_POOL_CACHE_DEFAULT	256
 /* One segment per frame up to 9216 bytes (jumbo), plus the headroom. */
 #define ETHDEV_LINK_DATA_ROOM_DEFAULT	(9216 + RTE_PKTMBUF_HEADROOM)
-#define ETHDEV_LINK_MAX_QUEUES		1	/* for now; see README */
+#define ETHDEV_LINK_MAX_QUEUES		8	/* rx/tx queue pairs; see README */
 
 struct ethdev_link_config {
 	/* vdev string probed by open; NULL: use port_id */
@@ -65,7 +65,16 @@ struct ethdev_link_config {
 	uint16_t port_id;
 	/* link->name; NULL: the device name */
 	const char *name;
-	/* 0: 1.  Only 1 is supported yet (-ENOTSUP): rx_burst polls queue 0 */
+	/*
+	 * rx/tx queue pairs, 0: 1; nb_rxq == nb_txq (else -ENOTSUP), at most
+	 * ETHDEV_LINK_MAX_QUEUES and what the PMD offers (max_rx_queues: for
+	 * net_af_packet its qpairs=N devarg).  Several: link->nb_queues says
+	 * how many, rx_burst_q/tx_burst_q poll queue q (one lcore per queue),
+	 * and the port spreads received frames over them by RSS on IP
+	 * addresses and UDP ports when the PMD offers it (dev_info's
+	 * flow_type_rss_offloads); else by its own means (af_packet: kernel
+	 * PACKET_FANOUT hashing) or not at all.  rx_burst/tx_burst: queue 0.
+	 */
 	uint16_t nb_rxq;
 	uint16_t nb_txq;
 	/* descriptors per queue; 0: defaults, adjusted to the PMD's limits */

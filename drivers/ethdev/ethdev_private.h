@@ -35,11 +35,21 @@ struct ethdev_counters {
 	uint64_t rx_multiseg_drops;
 };
 
+/* One rx/tx queue pair's own state: each is polled by one lcore. */
+struct ethdev_queue {
+	struct ethdev_counters cnt;
+	/* test knob (ethdev_link_config.drop): per queue, so no lock */
+	uint64_t rng;
+	uint64_t fault_drops;
+} __rte_cache_aligned;
+
 struct ethdev_priv {
 	struct droce_link link;
 	uint16_t port_id;
-	uint16_t rxq;			/* the queue rx_burst polls */
+	uint16_t rxq;			/* the queue rx_burst polls (0) */
 	uint16_t txq;
+	uint16_t nb_queues;		/* rx/tx queue pairs configured */
+	bool rss;			/* the port spreads frames by RSS */
 	bool probed;			/* we probed devargs: remove on close */
 	bool configured;		/* close the port on teardown */
 	bool started;
@@ -48,11 +58,9 @@ struct ethdev_priv {
 	char dev_name[RTE_DEV_NAME_MAX_LEN];
 	struct rte_flow *flows[ETHDEV_FLOW_MAX];
 	unsigned int nb_flows;
-	struct ethdev_counters cnt;
 	/* test knob (ethdev_link_config.drop): lose frames both ways */
 	uint64_t drop_below;		/* 0: off; drop when rng draw < this */
-	uint64_t rng;
-	uint64_t fault_drops;
+	struct ethdev_queue q[ETHDEV_LINK_MAX_QUEUES];
 };
 
 static inline struct ethdev_priv *
@@ -74,6 +82,10 @@ uint16_t ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts,
 			 uint16_t n);
 uint16_t ethdev_tx_burst(struct droce_link *link, struct rte_mbuf **pkts,
 			 uint16_t n);
+uint16_t ethdev_rx_burst_q(struct droce_link *link, uint16_t q,
+			   struct rte_mbuf **pkts, uint16_t n);
+uint16_t ethdev_tx_burst_q(struct droce_link *link, uint16_t q,
+			   struct rte_mbuf **pkts, uint16_t n);
 
 /* ethdev_memif.c: net_memif ports closed away from memif's own thread */
 int ethdev_memif_guard_add(struct ethdev_priv *p);

@@ -17,12 +17,12 @@
  * pool when the frame fits its data room.
  */
 static struct rte_mbuf *
-ethdev_rx_single(struct ethdev_priv *p, struct rte_mbuf *m)
+ethdev_rx_single(struct ethdev_priv *p, struct ethdev_queue *eq, struct rte_mbuf *m)
 {
 	struct rte_mbuf *copy;
 
 	if (rte_pktmbuf_linearize(m) == 0) {
-		ethdev_count(&p->cnt.rx_linearized, 1);
+		ethdev_count(&eq->cnt.rx_linearized, 1);
 		return m;
 	}
 	copy = rte_pktmbuf_alloc(p->link.pool);
@@ -33,21 +33,21 @@ ethdev_rx_single(struct ethdev_priv *p, struct rte_mbuf *m)
 		/* the frame is multi-segment: read copied it into dst */
 		if (dst != NULL && src == dst) {
 			rte_pktmbuf_free(m);
-			ethdev_count(&p->cnt.rx_linearized, 1);
+			ethdev_count(&eq->cnt.rx_linearized, 1);
 			return copy;
 		}
 	}
 	rte_pktmbuf_free(copy);
 	rte_pktmbuf_free(m);
-	ethdev_count(&p->cnt.rx_multiseg_drops, 1);
+	ethdev_count(&eq->cnt.rx_multiseg_drops, 1);
 	return NULL;
 }
 
 /* splitmix64: the fault knob's deterministic draws */
 static bool
-fault_drop(struct ethdev_priv *p)
+fault_drop(const struct ethdev_priv *p, struct ethdev_queue *eq)
 {
-	uint64_t z = (p->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (eq->rng += 0x9e3779b97f4a7c15ull);
 
 	if (likely(p->drop_below == 0))
 		return false;
@@ -55,15 +55,18 @@ fault_drop(struct ethdev_priv *p)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	if ((z ^ (z >> 31)) >= p->drop_below)
 		return false;
-	ethdev_count(&p->fault_drops, 1);
+	ethdev_count(&eq->fault_drops, 1);
 	return true;
 }
 
+/* Queue q (< nb_queues: droce_link_rx_q checks nothing, the caller does). */
 uint16_t
-ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
+ethdev_rx_burst_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
+		  uint16_t n)
 {
 	struct ethdev_priv *p = ethdev_priv(link);
-	uint16_t got = rte_eth_rx_burst(p->port_id, p->rxq, pkts, n);
+	struct ethdev_queue *eq = &p->q[q];
+	uint16_t got = rte_eth_rx_burst(p->port_id, q, pkts, n);
 	uint64_t bytes = 0;
 	uint16_t k = 0;
 
@@ -71,11 +74,11 @@ ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 		struct rte_mbuf *m = pkts[i];
 
 		if (unlikely(m->nb_segs > 1)) {
-			m = ethdev_rx_single(p, m);
+			m = ethdev_rx_single(p, eq, m);
 			if (m == NULL)
 				continue;
 		}
-		if (unlikely(p->drop_below != 0) && fault_drop(p)) {
+		if (unlikely(p->drop_below != 0) && fault_drop(p, eq)) {
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -83,51 +86,66 @@ ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 		pkts[k++] = m;
 	}
 	if (k != 0) {
-		ethdev_count(&p->cnt.rx_pkts, k);
-		ethdev_count(&p->cnt.rx_bytes, bytes);
+		ethdev_count(&eq->cnt.rx_pkts, k);
+		ethdev_count(&eq->cnt.rx_bytes, bytes);
 	}
 	return k;
 }
 
+uint16_t
+ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
+{
+	return ethdev_rx_burst_q(link, ethdev_priv(link)->rxq, pkts, n);
+}
+
 /* With the fault knob on: frame by frame, a lost one counts as taken. */
 static uint16_t
-tx_with_faults(struct ethdev_priv *p, struct rte_mbuf **pkts, uint16_t n)
+tx_with_faults(struct ethdev_priv *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
+	struct ethdev_queue *eq = &p->q[q];
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
-		if (fault_drop(p)) {
+		if (fault_drop(p, eq)) {
 			rte_pktmbuf_free(pkts[i]);
 			continue;
 		}
-		if (rte_eth_tx_burst(p->port_id, p->txq, &pkts[i], 1) == 0)
+		if (rte_eth_tx_burst(p->port_id, q, &pkts[i], 1) == 0)
 			break;
-		ethdev_count(&p->cnt.tx_pkts, 1);
+		ethdev_count(&eq->cnt.tx_pkts, 1);
 	}
 	return i;
 }
 
 uint16_t
-ethdev_tx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
+ethdev_tx_burst_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
+		  uint16_t n)
 {
 	struct ethdev_priv *p = ethdev_priv(link);
+	struct ethdev_queue *eq = &p->q[q];
 	uint64_t bytes = 0;
 	uint16_t sent;
 
 	if (unlikely(p->drop_below != 0))
-		return tx_with_faults(p, pkts, n);
+		return tx_with_faults(p, q, pkts, n);
 
 	/* lengths first: the PMD may free what it takes at once */
 	for (uint16_t i = 0; i < n; i++)
 		bytes += pkts[i]->pkt_len;
-	sent = rte_eth_tx_burst(p->port_id, p->txq, pkts, n);
+	sent = rte_eth_tx_burst(p->port_id, q, pkts, n);
 	for (uint16_t i = sent; i < n; i++)
 		bytes -= pkts[i]->pkt_len;	/* still ours */
 	if (sent != 0) {
-		ethdev_count(&p->cnt.tx_pkts, sent);
-		ethdev_count(&p->cnt.tx_bytes, bytes);
+		ethdev_count(&eq->cnt.tx_pkts, sent);
+		ethdev_count(&eq->cnt.tx_bytes, bytes);
 	}
 	if (sent < n)
-		ethdev_count(&p->cnt.tx_full, (uint64_t)(n - sent));
+		ethdev_count(&eq->cnt.tx_full, (uint64_t)(n - sent));
 	return sent;
+}
+
+uint16_t
+ethdev_tx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
+{
+	return ethdev_tx_burst_q(link, ethdev_priv(link)->txq, pkts, n);
 }

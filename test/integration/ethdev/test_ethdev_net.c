@@ -991,6 +991,72 @@ test_config_and_mtu(void **state)
 	rte_ring_free(rp.r);
 }
 
+/*
+ * Several queue pairs on net_ring (one ring per queue, no RSS: a frame
+ * comes back on the queue it was sent on): each queue moves its own
+ * frames, the stats sum the queues, and asking for more queues than the
+ * port has, or unequal rx/tx counts, is refused.
+ */
+static void
+test_queues(void **state)
+{
+	struct ethdev_link_config cfg = small_link;
+	struct droce_link *link = NULL;
+	struct ethdev_link_stats st;
+	struct rte_mbuf *pkts[BURST];
+	struct rte_ring *r[2];
+	int port;
+
+	(void)state;
+	r[0] = rte_ring_create("r_tq0", 512, (int)rte_socket_id(),
+			       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	r[1] = rte_ring_create("r_tq1", 512, (int)rte_socket_id(),
+			       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_non_null(r[0]);
+	assert_non_null(r[1]);
+	port = rte_eth_from_rings("net_tq", r, 2, r, 2, (unsigned int)rte_socket_id());
+	assert_true(port >= 0);
+	cfg.port_id = (uint16_t)port;
+	cfg.nb_rxq = 3;
+	cfg.nb_txq = 3;
+	assert_int_equal(ethdev_link_open(&cfg, &link), -ENOTSUP);	/* has 2 */
+	cfg.nb_txq = 2;
+	assert_int_equal(ethdev_link_open(&cfg, &link), -ENOTSUP);	/* 3 != 2 */
+	cfg.nb_rxq = 2;
+	assert_int_equal(ethdev_link_open(&cfg, &link), 0);
+	assert_int_equal(droce_link_queues(link), 2);
+	for (uint16_t q = 0; q < 2; q++) {
+		for (int i = 0; i < 3 + q; i++) {
+			struct rte_mbuf *m = rte_pktmbuf_alloc(link->pool);
+			uint8_t *d;
+
+			assert_non_null(m);
+			d = (uint8_t *)rte_pktmbuf_append(m, 60);
+			assert_non_null(d);
+			memset(d, 0, 60);
+			d[59] = (uint8_t)(q * 16 + i);
+			assert_int_equal(droce_link_tx_q(link, q, &m, 1), 1);
+		}
+	}
+	/* queue 1's frames on queue 1 only, in order; then queue 0's */
+	assert_int_equal(droce_link_rx_q(link, 1, pkts, BURST), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rte_pktmbuf_mtod(pkts[i], uint8_t *)[59], 16 + i);
+	rte_pktmbuf_free_bulk(pkts, 4);
+	assert_int_equal(droce_link_rx_q(link, 1, pkts, BURST), 0);
+	/* queue 0 through the single-queue entry points as well */
+	assert_int_equal(droce_link_rx(link, pkts, BURST), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rte_pktmbuf_mtod(pkts[i], uint8_t *)[59], i);
+	rte_pktmbuf_free_bulk(pkts, 3);
+	assert_int_equal(ethdev_link_stats_get(link, &st), 0);
+	assert_int_equal(st.tx_pkts, 7);
+	assert_int_equal(st.rx_pkts, 7);
+	droce_link_close(link);
+	rte_ring_free(r[0]);
+	rte_ring_free(r[1]);
+}
+
 /* A PMD without rte_flow: validation and isolation fail cleanly. */
 static void
 test_flow_isolate_unsupported(void **state)
@@ -1110,6 +1176,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pending_output, fx_setup, fx_teardown),
 		cmocka_unit_test(test_vdev_loopback),
 		cmocka_unit_test(test_config_and_mtu),
+		cmocka_unit_test(test_queues),
 		cmocka_unit_test(test_flow_isolate_unsupported),
 		cmocka_unit_test(test_multiseg),
 	};
