@@ -164,6 +164,9 @@ droce_open_device(struct droce_device *d)
 	lc.mtu_assume = d->mtu != 0;
 	lc.drop = d->drop;
 	lc.seed = (uint64_t)d->port_id * 0x9e3779b97f4a7c15ull + 1;
+	/* several transport lcores: a queue pair for each */
+	if (d->dedicated && d->ntransport_lcores > 1)
+		lc.nb_rxq = lc.nb_txq = (uint16_t)d->ntransport_lcores;
 	rc = ethdev_link_open(&lc, &o->link);
 	if (rc == 0 && d->capture[0] != '\0') {
 		rc = device_capture_open(d->capture, d->port_id, d->name, &o->cap);
@@ -189,12 +192,14 @@ droce_open_device(struct droce_device *d)
 	}
 	/* transport_lcores: from here on the engine runs there (rings only) */
 	if (rc == 0 && d->dedicated) {
-		rc = -verbs_run_on_lcore(o->ctx, d->transport_lcore);
+		rc = -verbs_run_on_lcores(o->ctx, d->transport_lcores,
+					  d->ntransport_lcores);
 		if (rc != 0)
-			fprintf(stderr, "droce: %s: cannot run on transport lcore %u "
-				"(%s): it must be an EAL worker lcore (-l), not the "
-				"caller's\n", d->name, d->transport_lcore,
-				strerror(-rc));
+			fprintf(stderr, "droce: %s: cannot run on transport lcore(s) "
+				"%u.. (%s): EAL worker lcores (-l), not the caller's, "
+				"distinct; with several, the port needs as many "
+				"queues (net_af_packet: qpairs=N)\n", d->name,
+				d->transport_lcore, strerror(-rc));
 	}
 	if (rc != 0) {
 		open_state_free(o);

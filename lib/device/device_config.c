@@ -14,7 +14,9 @@
  *   max_mw = 65536
  *   capture = /tmp/droce0.pcapng   pcapng of every RoCEv2 frame (off if absent)
  *   transport_lcores = 1    run the engine on this EAL lcore (dedicated mode);
- *                           absent or "none": run-to-completion
+ *                           "1,2": on both, QPs sharded by QPN, one port
+ *                           queue pair each; absent or "none":
+ *                           run-to-completion
  *
  * Option names may spell the key with '-' or '_' (--droce-transport-lcores).
  */
@@ -120,30 +122,51 @@ parse_u32(const char *text, uint32_t max, uint32_t *out)
 }
 
 /*
- * transport_lcores: the EAL lcore(s) that run the device's engine.  One
- * lcore today (several, with QPs sharded over them, are not implemented:
- * rejected).  "none" (or an empty value) keeps run-to-completion.  That
- * the lcore exists is checked when the device is opened.
+ * transport_lcores: the EAL lcore(s) that run the device's engine, "1" or
+ * a comma list "1,2" (up to DEVICE_MAX_TRANSPORT_LCORES, distinct): QPs
+ * sharded over them by QPN, the port opened with one queue pair per
+ * lcore.  "none" (or an empty value) keeps run-to-completion.  That the
+ * lcores exist is checked when the device is opened.
  */
 static int
 parse_transport_lcores(struct droce_device *d, const char *value)
 {
-	uint32_t lcore;
+	char buf[128], *save = NULL, *tok;
+	unsigned int n = 0;
 
 	if (value[0] == '\0' || strcmp(value, "none") == 0) {
 		d->dedicated = false;
+		d->ntransport_lcores = 0;
 		return 0;
 	}
-	if (strpbrk(value, ",-") != NULL) {
-		fprintf(stderr, "droce: transport_lcores = %s: one lcore per device "
-			"(several transport lcores are not implemented yet)\n", value);
-		return -EINVAL;
+	if (strlen(value) >= sizeof(buf) || strchr(value, '-') != NULL ||
+	    strstr(value, ",,") != NULL || value[0] == ',' ||
+	    value[strlen(value) - 1] == ',')
+		goto bad;
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t lcore;
+
+		if (n == DEVICE_MAX_TRANSPORT_LCORES ||
+		    parse_u32(tok, RTE_MAX_LCORE - 1, &lcore) != 0)
+			goto bad;
+		for (unsigned int i = 0; i < n; i++)
+			if (d->transport_lcores[i] == lcore)
+				goto bad;
+		d->transport_lcores[n++] = lcore;
 	}
-	if (parse_u32(value, RTE_MAX_LCORE - 1, &lcore) != 0)
-		return -EINVAL;
+	if (n == 0)
+		goto bad;
 	d->dedicated = true;
-	d->transport_lcore = lcore;
+	d->transport_lcore = d->transport_lcores[0];
+	d->ntransport_lcores = n;
 	return 0;
+bad:
+	fprintf(stderr, "droce: transport_lcores = %s: one EAL lcore or a list of up "
+		"to %u distinct ones (\"1,2\"), or none\n", value,
+		DEVICE_MAX_TRANSPORT_LCORES);
+	return -EINVAL;
 }
 
 /* One "key = value" of a [device*] section or a --droce-KEY=value option. */

@@ -7,6 +7,8 @@
 
 #include "droce.h"
 
+/* transport lcores per device (lib/transport TP_MAX_SHARDS) */
+#define DEVICE_MAX_TRANSPORT_LCORES 8
 #define DEVICE_MAX 16
 #define DEVICE_MAX_ADDRS 8
 #define DEVICE_NAME_LEN 32
@@ -39,9 +41,12 @@ struct droce_device {
 	uint32_t max_qp;		/* 0: default */
 	double drop;			/* test knob: frames lost each way */
 	bool rxe_retry_compat;		/* retry_cnt 7 = forever, as Linux rxe */
-	/* transport_lcores: the engine's dedicated lcore; false: the opener's */
+	/* transport_lcores: the engine's dedicated lcore(s); false: the
+	 * opener's.  Several: QPs sharded over them, one port queue each */
 	bool dedicated;
-	unsigned int transport_lcore;
+	unsigned int transport_lcore;	/* the first (shard 0) */
+	unsigned int transport_lcores[DEVICE_MAX_TRANSPORT_LCORES];
+	unsigned int ntransport_lcores;
 	struct droce_context_attr tables;
 	struct device_addr addr[DEVICE_MAX_ADDRS];
 	unsigned int naddr;

@@ -166,8 +166,9 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 	tp_count(dev, TP_CNT_SENT_PKTS);
 	if (unlikely(tp_cur_shard() != 0)) {
 		/* another transport lcore's shard (tp_shard.c) */
-		tp_shard_tx(dev, m, p->dst_gid,
-			    dev->host != NULL && mac_is_zero(p->dst_mac));
+		/* (the frame's MAC: p's is not set on the template path) */
+		tp_shard_tx(dev, m, p->dst_gid, dev->host != NULL &&
+			    mac_is_zero(rte_pktmbuf_mtod(m, const uint8_t *)));
 		return;
 	}
 	if (dev->host != NULL && mac_is_zero(p->dst_mac)) {

@@ -52,8 +52,10 @@ tp_shard_rx(struct tp_dev *dev, unsigned int s, struct rte_mbuf **pkts, uint16_t
 {
 	uint16_t got = 0;
 
-	if (s < droce_link_queues(dev->link))
+	if (s < droce_link_queues(dev->link)) {
 		got = droce_link_rx_q(dev->link, (uint16_t)s, pkts, n);
+		dev->cnt[s][TP_CNT_SHARD_LINK_RX] += got;
+	}
 	if (dev->nshards > 1 && got < n)
 		got += (uint16_t)rte_ring_sc_dequeue_burst(dev->sh[s]->rx_in,
 							    (void **)(pkts + got),

@@ -80,7 +80,12 @@ int tp_dev_add_neigh(struct tp_dev *dev, const uint8_t gid[16],
 /* Receive, run timers, send.  Returns packets handled. */
 int tp_progress(struct tp_dev *dev);
 
-/* Counters: values by enum tp_counter (tp_counters.h), names alike. */
+/*
+ * Counters: values by enum tp_counter (tp_counters.h), names alike.
+ * tp_dev_counters: shard 0's array (the whole device unless it runs on
+ * several transport lcores); tp_dev_counter / tp_dev_counter_read: summed
+ * over the shards.
+ */
 const uint64_t *tp_dev_counters(const struct tp_dev *dev);
 uint64_t tp_dev_counter(const struct tp_dev *dev, const char *name);
 unsigned int tp_counter_count(void);

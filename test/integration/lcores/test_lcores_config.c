@@ -2,8 +2,10 @@
 /*
  * transport_lcores in the configuration, one droce_init per process (the
  * first argument says which case; meson runs each):
- *   list     --droce-transport-lcores=1,2 is refused by droce_init (EINVAL:
- *            several transport lcores per device are not implemented);
+ *   list     --droce-transport-lcores=1,2 on a net_null port: the device
+ *            opens with both lcores RUNNING (QPs sharded over them, two
+ *            port queues), control verbs work, close stops both (WAIT);
+ *   badlist  a list naming an lcore twice is refused by droce_init (EINVAL);
  *   ini      transport_lcores = 1 from an INI file (--droce-config) on a
  *            net_null port: droce_open_device starts lcore 1 (RUNNING),
  *            droce_close_device stops it (WAIT); "none" in a second
@@ -40,8 +42,9 @@ init(const char *const *extra, int nextra)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-lcc-%d", getpid());
 	args[n++] = "test_lcores_config";
 	args[n++] = "--no-pci";
-	args[n++] = "-l";
-	args[n++] = "0,1";
+	/* 3 lcores on 2 CPUs: 2 shares CPU 1 with lcore 1 */
+	args[n++] = "--lcores";
+	args[n++] = "0@0,1@1,2@1";
 	args[n++] = prefix;
 	args[n++] = "--log-level=lib.eal:error";
 	args[n++] = "--vdev=net_null0";
@@ -62,12 +65,44 @@ static void
 case_list(void)
 {
 	const char *extra[] = { "--droce-port=net_null0",
+				"--droce-ipv4=198.18.14.1/24",
 				"--droce-transport-lcores=1,2" };
+	struct droce_device **list;
+	struct droce_context *ctx;
+	struct droce_cq *cq;
+	struct droce_wc wc;
+
+	CHECK(init(extra, 3) >= 0);
+	list = droce_get_device_list(NULL);
+	CHECK(list != NULL && list[0] != NULL);
+	CHECK(rte_eal_get_lcore_state(1) == WAIT);
+	CHECK(rte_eal_get_lcore_state(2) == WAIT);
+	ctx = droce_open_device(list[0]);
+	CHECK(ctx != NULL);
+	CHECK(rte_eal_get_lcore_state(1) == RUNNING);
+	CHECK(rte_eal_get_lcore_state(2) == RUNNING);
+	cq = droce_create_cq(ctx, 16, NULL, NULL, 0);
+	CHECK(cq != NULL);
+	CHECK(droce_poll_cq(cq, 1, &wc) == 0);
+	CHECK(droce_destroy_cq(cq) == 0);
+	CHECK(droce_close_device(ctx) == 0);
+	CHECK(rte_eal_get_lcore_state(1) == WAIT);
+	CHECK(rte_eal_get_lcore_state(2) == WAIT);
+	droce_free_device_list(list);
+	droce_cleanup();
+	printf("ok: transport_lcores = 1,2 starts and stops both lcores\n");
+}
+
+static void
+case_badlist(void)
+{
+	const char *extra[] = { "--droce-port=net_null0",
+				"--droce-transport-lcores=1,1" };
 
 	errno = 0;
 	CHECK(init(extra, 2) < 0);
 	CHECK(errno == EINVAL);
-	printf("ok: a list of transport lcores is refused\n");
+	printf("ok: a list naming an lcore twice is refused\n");
 }
 
 static void
@@ -145,11 +180,13 @@ int
 main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s list|ini|main\n", argv[0]);
+		fprintf(stderr, "usage: %s list|badlist|ini|main\n", argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "list") == 0)
 		case_list();
+	else if (strcmp(argv[1], "badlist") == 0)
+		case_badlist();
 	else if (strcmp(argv[1], "ini") == 0)
 		case_ini();
 	else if (strcmp(argv[1], "main") == 0)
