@@ -183,6 +183,8 @@ tp_progress(struct tp_dev *dev)
 		dev->cfg.capture(dev->cfg.capture_arg, pkts, n, false);
 	/* --- end capture hook --- */
 	tp_recv_burst(dev, pkts, n);
+	if (dev->nshards > 1 && s != 0)
+		tp_shard_mac_in(dev, s);
 
 	for (uint32_t i = 0; i < dev->nlive; i++) {
 		struct tp_qp *qp = dev->live[i];

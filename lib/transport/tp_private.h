@@ -370,6 +370,7 @@ struct net_host;
 struct tp_shard {
 	struct rte_ring *rx_in;
 	struct rte_ring *tx_in;
+	struct rte_ring *mac_in;	/* shards >= 1: MACs shard 0 resolved (struct tp_mac_upd) */
 	struct tp_lcore *lc;
 	int prot_reader;
 	uint32_t txq_len;
@@ -491,6 +492,14 @@ void tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n);
 struct tp_txh {
 	struct rte_mbuf *m;
 	uint8_t gid[16];	/* zero: send as is; else resolve via the host */
+	uint32_t shard;		/* the sender (told the MAC once resolved) */
+};
+
+/* Shard 0 -> shard k: the peer with this GID has this MAC now. */
+struct tp_mac_upd {
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint8_t pad[2];
 };
 uint16_t tp_shard_rx(struct tp_dev *dev, unsigned int s, struct rte_mbuf **pkts,
 		     uint16_t n);
@@ -499,6 +508,7 @@ void tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[1
 		 bool need_host);
 void tp_shard_flush(struct tp_dev *dev);
 void tp_shard_tx_in(struct tp_dev *dev);
+void tp_shard_mac_in(struct tp_dev *dev, unsigned int s);
 int tp_shards_alloc(struct tp_dev *dev, unsigned int n);
 void tp_shards_free(struct tp_dev *dev);
 int tp_shard_reader(const struct tp_dev *dev, unsigned int s);

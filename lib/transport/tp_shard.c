@@ -17,7 +17,8 @@
  *   - shards >= 1 never call into lib/net (its neighbour table is not
  *     thread-safe): they use the MAC resolved when the QP went to RTR;
  *     while that is unknown, their frames go to shard 0 with the
- *     destination GID, which resolves and sends them (net_host_output).
+ *     destination GID, which resolves and sends them (net_host_output)
+ *     and then tells the shard the MAC (mac_in, tp_shard_mac_in).
  *
  * Everything else a shard touches on the data path is its own: its QPs
  * (and their work queues, post rings, timers), its transmit queue, its
@@ -78,7 +79,7 @@ tp_shard_handoff(struct tp_dev *dev, unsigned int owner, struct rte_mbuf *m)
 static void
 to_shard0(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t gid[16])
 {
-	struct tp_txh h = { .m = m };
+	struct tp_txh h = { .m = m, .shard = tp_cur_shard() };
 
 	if (gid != NULL)
 		memcpy(h.gid, gid, 16);
@@ -134,11 +135,65 @@ tp_shard_flush(struct tp_dev *dev)
 }
 
 static bool
+mac_is_zero(const uint8_t mac[6])
+{
+	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
+}
+
+static bool
 gid_is_zero(const uint8_t gid[16])
 {
 	static const uint8_t zero[16];
 
 	return memcmp(gid, zero, 16) == 0;
+}
+
+/*
+ * Shard 0, after sending a frame of shard k that had no MAC: once the
+ * host stack knows the MAC, tell shard k, so its QPs to that peer stop
+ * going through shard 0 (tp_shard_mac_in).  A full ring loses the news;
+ * the next such frame brings it again.
+ */
+static void
+tell_mac(struct tp_dev *dev, uint32_t shard, const uint8_t gid[16])
+{
+	struct tp_mac_upd u = { .pad = { 0, 0 } };
+
+	if (shard == 0 || shard >= dev->nshards ||
+	    net_host_resolve(dev->host, gid, (struct rte_ether_addr *)u.mac) != 0)
+		return;
+	memcpy(u.gid, gid, 16);
+	(void)rte_ring_mp_enqueue_elem(dev->sh[shard]->mac_in, &u, sizeof(u));
+}
+
+/*
+ * Shard k >= 1: learn the MACs shard 0 resolved for it.  Its QPs to such
+ * a peer that still had no MAC (unresolved when they went to RTR) get it,
+ * and their header template is rebuilt at the next packet.  Only MACs
+ * that were missing are filled: a peer changing its MAC later is followed
+ * at the QP's next modify_qp.  UD address handles are not updated (their
+ * frames keep going through shard 0 until resolved at creation).
+ */
+void
+tp_shard_mac_in(struct tp_dev *dev, unsigned int s)
+{
+	struct tp_mac_upd u[8];
+	unsigned int n;
+
+	n = rte_ring_sc_dequeue_burst_elem(dev->sh[s]->mac_in, u, sizeof(u[0]),
+					   RTE_DIM(u), NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < dev->nlive; j++) {
+			struct tp_qp *qp = dev->live[j];
+
+			if (tp_qpn_shard(dev, qp->pub.qp_num) != s ||
+			    memcmp(qp->av.dgid, u[i].gid, 16) != 0 ||
+			    !mac_is_zero(qp->av.dmac))
+				continue;
+			memcpy(qp->av.dmac, u[i].mac, 6);
+			qp->tx_tmpl_ok = false;
+		}
+	}
 }
 
 /* Shard 0: send what the other shards handed over (after its own flush). */
@@ -154,6 +209,7 @@ tp_shard_tx_in(struct tp_dev *dev)
 		if (dev->host != NULL && !gid_is_zero(h[i].gid)) {
 			tp_net_flush(dev);	/* keep the order of what is queued */
 			net_host_output(dev->host, h[i].gid, h[i].m);
+			tell_mac(dev, h[i].shard, h[i].gid);
 			continue;
 		}
 		if (dev->txq_len == TP_TXQ_SIZE)
@@ -185,6 +241,7 @@ shard_free(struct tp_shard *sh)
 		while (rte_ring_sc_dequeue_elem(sh->tx_in, &h, sizeof(h)) == 0)
 			rte_pktmbuf_free(h.m);
 	}
+	rte_free(sh->mac_in);
 	for (uint32_t i = 0; i < sh->txq_len; i++)
 		rte_pktmbuf_free(sh->txq[i]);
 	rte_free(sh->rx_in);
@@ -231,6 +288,9 @@ tp_shards_alloc(struct tp_dev *dev, unsigned int n)
 			if (sh->tx_in == NULL)
 				goto nomem;
 		} else {
+			sh->mac_in = mpsc_ring(sizeof(struct tp_mac_upd));
+			if (sh->mac_in == NULL)
+				goto nomem;
 			dev->cnt[k] = sh->counters;
 		}
 	}
