@@ -473,12 +473,35 @@ check_cap(const struct droce_qp_init_attr *init)
 	return 0;
 }
 
+/*
+ * Several transport lcores: the shard with the fewest QPs (a tie goes to
+ * the shard of the next QPN in sequence, so QPNs stay consecutive while
+ * the shards are even).  QP n belongs to shard n mod N (tp_qpn_shard).
+ */
+static unsigned int
+least_loaded_shard(const struct tp_dev *dev)
+{
+	uint32_t load[TP_MAX_SHARDS] = { 0 };
+	unsigned int best = tp_qpn_shard(dev, TP_QPN_BASE + dev->next_qp % dev->max_qp);
+
+	for (uint32_t i = 0; i < dev->nlive; i++)
+		load[tp_qpn_shard(dev, dev->live[i]->pub.qp_num)]++;
+	for (unsigned int k = 0; k < dev->nshards; k++)
+		if (load[k] < load[best])
+			best = k;
+	return best;
+}
+
 static int
 alloc_qpn(struct tp_dev *dev, uint32_t *slot)
 {
+	unsigned int want = dev->nshards > 1 ? least_loaded_shard(dev) : 0;
+
 	for (uint32_t i = 0; i < dev->max_qp; i++) {
 		uint32_t s = (dev->next_qp + i) % dev->max_qp;
 
+		if (dev->nshards > 1 && tp_qpn_shard(dev, TP_QPN_BASE + s) != want)
+			continue;
 		if (dev->qps[s] == NULL) {
 			*slot = s;
 			/* QPNs are reused only after all others were handed out. */

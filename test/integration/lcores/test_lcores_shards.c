@@ -333,6 +333,57 @@ test_shards_under_faults(void **state)
 	run(&wire, true, 2);
 }
 
+/*
+ * QPN allocation fills the emptier shard: after the QPs of shard 1 are
+ * destroyed, the next ones all land there, then they alternate again.
+ */
+static void
+test_least_loaded(void **state)
+{
+	struct droce_qp_init_attr init = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = DROCE_QPT_RC,
+	};
+	struct droce_qp *qp[NQP], *more[NQP / 2 + 2];
+	unsigned int on1 = 0;
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, NULL, 1u << 20);
+	init.send_cq = init.recv_cq = f.a.cq;
+	for (unsigned int q = 0; q < NQP; q++) {
+		qp[q] = droce_create_qp(f.a.pd, &init);
+		assert_non_null(qp[q]);
+		on1 += qp[q]->qp_num % 2;
+	}
+	assert_int_equal(on1, NQP / 2);
+	for (unsigned int q = 0; q < NQP; q++) {
+		if (qp[q]->qp_num % 2 == 1) {
+			assert_int_equal(droce_destroy_qp(qp[q]), 0);
+			qp[q] = NULL;
+		}
+	}
+	/* shard 1 is empty: the next NQP / 2 QPs go there */
+	for (unsigned int q = 0; q < NQP / 2; q++) {
+		more[q] = droce_create_qp(f.a.pd, &init);
+		assert_non_null(more[q]);
+		assert_int_equal(more[q]->qp_num % 2, 1);
+	}
+	/* even again: one each */
+	for (unsigned int q = NQP / 2; q < NQP / 2 + 2; q++) {
+		more[q] = droce_create_qp(f.a.pd, &init);
+		assert_non_null(more[q]);
+	}
+	assert_int_not_equal(more[NQP / 2]->qp_num % 2, more[NQP / 2 + 1]->qp_num % 2);
+	for (unsigned int q = 0; q < NQP; q++)
+		if (qp[q] != NULL)
+			assert_int_equal(droce_destroy_qp(qp[q]), 0);
+	for (unsigned int q = 0; q < NQP / 2 + 2; q++)
+		assert_int_equal(droce_destroy_qp(more[q]), 0);
+	fx_close(&f);
+}
+
 /* A bad lcore list is refused before anything changes. */
 static void
 test_bad_lists(void **state)
@@ -363,6 +414,7 @@ main(int argc, char **argv)
 	static const unsigned int lcores[2] = { 1, 2 };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_lists),
+		cmocka_unit_test(test_least_loaded),
 		cmocka_unit_test(test_shards_ipv4),
 		cmocka_unit_test(test_shards_ipv6),
 		cmocka_unit_test(test_shards_under_faults),
