@@ -9,6 +9,11 @@
  *   udp6:  ETH / IPV6 / UDP dst 4791        -> QUEUE 0
  *   arp:   ETH type 0x0806                  -> QUEUE 0   (flow_arp_nd)
  *   icmp6: ETH / IPV6 / ICMP6               -> QUEUE 0   (flow_arp_nd)
+ *
+ * With several queues (several transport lcores) the two RoCE rules end
+ * in an RSS action over all of them instead, hashing addresses and UDP
+ * ports (the UDP source port differs per QP); ARP and ICMPv6 stay on
+ * queue 0, whose lcore runs lib/net.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -43,22 +48,47 @@ struct ethdev_rule_buf {
 	struct rte_flow_item pattern[5];
 	struct rte_flow_action actions[2];
 	struct rte_flow_action_queue queue;
+	struct rte_flow_action_rss rss;
+	uint16_t queues[ETHDEV_LINK_MAX_QUEUES];
 	struct rte_flow_item_eth eth_spec, eth_mask;
 	struct rte_flow_item_udp udp_spec, udp_mask;
 };
 
+/* The rule's action: queue 0, or RSS over nb_queues for RoCE. */
+static void
+ethdev_rule_action(struct ethdev_rule_buf *b, enum ethdev_rule rule,
+		   uint16_t nb_queues)
+{
+	bool roce = rule == ETHDEV_RULE_UDP4 || rule == ETHDEV_RULE_UDP6;
+
+	if (roce && nb_queues > 1) {
+		for (uint16_t q = 0; q < nb_queues; q++)
+			b->queues[q] = q;
+		b->rss.func = RTE_ETH_HASH_FUNCTION_DEFAULT;
+		b->rss.level = 0;
+		b->rss.types = rule == ETHDEV_RULE_UDP4 ? RTE_ETH_RSS_NONFRAG_IPV4_UDP :
+							  RTE_ETH_RSS_NONFRAG_IPV6_UDP;
+		b->rss.queue_num = nb_queues;
+		b->rss.queue = b->queues;
+		b->actions[0].type = RTE_FLOW_ACTION_TYPE_RSS;
+		b->actions[0].conf = &b->rss;
+	} else {
+		b->queue.index = 0;
+		b->actions[0].type = RTE_FLOW_ACTION_TYPE_QUEUE;
+		b->actions[0].conf = &b->queue;
+	}
+	b->actions[1].type = RTE_FLOW_ACTION_TYPE_END;
+}
+
 static void
 ethdev_rule_build(struct ethdev_rule_buf *b, enum ethdev_rule rule,
-		  uint16_t queue)
+		  uint16_t nb_queues)
 {
 	unsigned int i = 0;
 
 	memset(b, 0, sizeof(*b));
 	b->attr.ingress = 1;
-	b->queue.index = queue;
-	b->actions[0].type = RTE_FLOW_ACTION_TYPE_QUEUE;
-	b->actions[0].conf = &b->queue;
-	b->actions[1].type = RTE_FLOW_ACTION_TYPE_END;
+	ethdev_rule_action(b, rule, nb_queues);
 
 	b->pattern[i].type = RTE_FLOW_ITEM_TYPE_ETH;
 	if (rule == ETHDEV_RULE_ARP) {
@@ -99,7 +129,7 @@ ethdev_rule_count(bool arp_nd)
 }
 
 int
-ethdev_flow_validate(uint16_t port_id, uint16_t queue, bool arp_nd)
+ethdev_flow_validate(uint16_t port_id, uint16_t nb_queues, bool arp_nd)
 {
 	struct ethdev_rule_buf b;
 
@@ -107,7 +137,7 @@ ethdev_flow_validate(uint16_t port_id, uint16_t queue, bool arp_nd)
 		struct rte_flow_error err = { .message = NULL };
 		int ret;
 
-		ethdev_rule_build(&b, (enum ethdev_rule)r, queue);
+		ethdev_rule_build(&b, (enum ethdev_rule)r, nb_queues);
 		ret = rte_flow_validate(port_id, &b.attr, b.pattern, b.actions, &err);
 		if (ret != 0) {
 			ETHDEV_LOG(ERR, "port %u: flow rule %s not supported (%s): %s",
@@ -129,7 +159,7 @@ ethdev_flow_create(struct ethdev_priv *p, bool arp_nd)
 		struct rte_flow_error err = { .message = NULL };
 		struct rte_flow *flow;
 
-		ethdev_rule_build(&b, (enum ethdev_rule)r, p->rxq);
+		ethdev_rule_build(&b, (enum ethdev_rule)r, p->nb_queues);
 		flow = rte_flow_create(p->port_id, &b.attr, b.pattern, b.actions, &err);
 		if (flow == NULL) {
 			ETHDEV_LOG(ERR, "port %u: creating flow rule %s: %s",
@@ -158,5 +188,5 @@ ethdev_link_flow_validate(uint16_t port_id, bool arp_nd)
 {
 	if (!rte_eth_dev_is_valid_port(port_id))
 		return -EINVAL;
-	return ethdev_flow_validate(port_id, 0, arp_nd);
+	return ethdev_flow_validate(port_id, 1, arp_nd);
 }

@@ -252,7 +252,7 @@ ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	}
 	if (cfg->flow_isolate) {
 		/* queues exist now, which PMDs check for QUEUE actions */
-		ret = ethdev_flow_validate(port, 0, cfg->flow_arp_nd);
+		ret = ethdev_flow_validate(port, p->nb_queues, cfg->flow_arp_nd);
 		if (ret != 0)
 			return ret;
 	}

@@ -103,7 +103,8 @@ struct ethdev_link_config {
 	 * Bifurcated PMDs (mlx5): isolate the port (rte_flow_isolate) so that
 	 * only flows droce asks for reach its queues and the kernel keeps the
 	 * rest, and install rules steering UDP/4791 over IPv4 and IPv6 (and
-	 * with flow_arp_nd also ARP and ICMPv6) to rx queue 0.  open fails with
+	 * with flow_arp_nd also ARP and ICMPv6) to rx queue 0 (with several
+	 * queues: UDP/4791 by an RSS action over all of them).  open fails with
 	 * -ENOTSUP when the PMD cannot validate or create them.  UNTESTED on
 	 * hardware; see README.
 	 */

@@ -92,7 +92,8 @@ int ethdev_memif_guard_add(struct ethdev_priv *p);
 void ethdev_memif_guard_close(struct ethdev_priv *p);
 
 /* ethdev_flow.c */
-int ethdev_flow_validate(uint16_t port_id, uint16_t queue, bool arp_nd);
+/* nb_queues > 1: the RoCE rules spread by RSS over queues 0..nb_queues-1 */
+int ethdev_flow_validate(uint16_t port_id, uint16_t nb_queues, bool arp_nd);
 int ethdev_flow_create(struct ethdev_priv *p, bool arp_nd);
 void ethdev_flow_destroy(struct ethdev_priv *p);
 
