@@ -12,7 +12,9 @@
  * shared by QPs of both shards), run WRITE, READ, SEND and both atomics
  * at the same time: every byte, every completion (status, opcode, length,
  * per-QP order) is checked, over IPv4 and IPv6, on a clean wire and
- * under loss, duplication, reordering and corruption.
+ * under loss, duplication, reordering and corruption.  Also: UD sends
+ * between QPs of different shards, QPN placement on the least-loaded
+ * shard, and bad lcore lists.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -334,6 +336,93 @@ test_shards_under_faults(void **state)
 }
 
 /*
+ * UD across shards: two UD QPs per side (one on each shard); every QP of
+ * a sends to every QP of b (so shard 0 to shard 1 and back as well), with
+ * an address handle made once, IPv4 then IPv6.
+ */
+static void
+test_ud_across_shards(void **state)
+{
+	struct droce_qp *ua[2], *ub[2];
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, NULL, 1u << 20);
+	for (int i = 0; i < 2; i++) {
+		fx_connect(&f, &(struct fx_qp_opts){ .type = DROCE_QPT_UD,
+						    .mtu = DROCE_MTU_4096 });
+		ua[i] = f.a.qp;
+		ub[i] = f.b.qp;
+		f.a.qp = f.b.qp = NULL;
+	}
+	assert_int_not_equal(ua[0]->qp_num % 2, ua[1]->qp_num % 2);
+	assert_int_not_equal(ub[0]->qp_num % 2, ub[1]->qp_num % 2);
+	for (int gid = 0; gid < 2; gid++) {
+		struct droce_ah_attr attr = { .is_global = 1, .port_num = 1 };
+		struct droce_wc wc[4];
+		struct droce_ah *ah;
+		int seen[2][2] = { { 0 } };
+
+		attr.grh.sgid_index = (uint8_t)gid;
+		attr.grh.hop_limit = 64;
+		assert_int_equal(tp_dev_query_gid(verbs_tp(f.b.ctx), (unsigned int)gid,
+						  attr.grh.dgid.raw), 0);
+		ah = droce_create_ah(f.a.pd, &attr);
+		assert_non_null(ah);
+		for (int j = 0; j < 2; j++)
+			for (int k = 0; k < 2; k++)
+				assert_int_equal(fx_post_recv(ub[j], (uint64_t)(j * 2 + k),
+							      f.b.buf + (j * 2 + k) * 4096,
+							      4096, f.b.mr->lkey), 0);
+		for (int i = 0; i < 2; i++) {
+			for (int j = 0; j < 2; j++) {
+				uint8_t *src = f.a.buf + (i * 2 + j) * 4096;
+				struct droce_sge sge = { (uintptr_t)src, 1000, f.a.mr->lkey };
+				struct droce_send_wr wr = { 0 }, *bad;
+
+				memset(src, 0x40 + i * 2 + j, 1000);
+				wr.wr_id = (uint64_t)(i * 2 + j);
+				wr.sg_list = &sge;
+				wr.num_sge = 1;
+				wr.opcode = DROCE_WR_SEND;
+				wr.send_flags = DROCE_SEND_SIGNALED;
+				wr.wr.ud.ah = ah;
+				wr.wr.ud.remote_qpn = ub[j]->qp_num;
+				wr.wr.ud.remote_qkey = 0x11111111;
+				assert_int_equal(droce_post_send(ua[i], &wr, &bad), 0);
+			}
+		}
+		assert_int_equal(fx_poll(&f, f.a.cq, wc, 4, T_OUT), 4);
+		for (int n = 0; n < 4; n++)
+			expect_status(&wc[n], DROCE_WC_SUCCESS);
+		assert_int_equal(fx_poll(&f, f.b.cq, wc, 4, T_OUT), 4);
+		for (int n = 0; n < 4; n++) {
+			int j = (int)wc[n].wr_id / 2, i;
+			const uint8_t *got = f.b.buf + wc[n].wr_id * 4096 + 40;
+
+			expect_status(&wc[n], DROCE_WC_SUCCESS);
+			assert_int_equal(wc[n].qp_num, ub[j]->qp_num);
+			assert_int_equal(wc[n].byte_len, 40 + 1000);
+			i = wc[n].src_qp == ua[0]->qp_num ? 0 : 1;
+			assert_int_equal(wc[n].src_qp, ua[i]->qp_num);
+			/* each receive of ub[j] holds one of the two sends to it */
+			assert_int_equal(got[0], 0x40 + i * 2 + j);
+			assert_int_equal(got[999], 0x40 + i * 2 + j);
+			seen[i][j]++;
+		}
+		for (int i = 0; i < 2; i++)
+			for (int j = 0; j < 2; j++)
+				assert_int_equal(seen[i][j], 1);
+		assert_int_equal(droce_destroy_ah(ah), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(droce_destroy_qp(ua[i]), 0);
+		assert_int_equal(droce_destroy_qp(ub[i]), 0);
+	}
+	fx_close(&f);
+}
+
+/*
  * QPN allocation fills the emptier shard: after the QPs of shard 1 are
  * destroyed, the next ones all land there, then they alternate again.
  */
@@ -415,6 +504,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_lists),
 		cmocka_unit_test(test_least_loaded),
+		cmocka_unit_test(test_ud_across_shards),
 		cmocka_unit_test(test_shards_ipv4),
 		cmocka_unit_test(test_shards_ipv6),
 		cmocka_unit_test(test_shards_under_faults),
