@@ -182,6 +182,9 @@ tp_progress(struct tp_dev *dev)
 	if (unlikely(dev->cfg.capture != NULL) && n != 0 && s == 0)
 		dev->cfg.capture(dev->cfg.capture_arg, pkts, n, false);
 	/* --- end capture hook --- */
+	/* dedicated lcore(s): receives posted after this round's drain */
+	if (dev->lc != NULL && n != 0)
+		tp_lc_drain_rqs(dev);
 	tp_recv_burst(dev, pkts, n);
 	if (dev->nshards > 1 && s != 0)
 		tp_shard_mac_in(dev, s);

@@ -314,6 +314,28 @@ lc_drain_dev(struct tp_dev *dev, unsigned int shard)
 	return total;
 }
 
+/*
+ * After a burst was received, before it is processed: receive WQEs posted
+ * since this round's drain.  A receive posted before the peer's SEND was
+ * posted must be there when the SEND arrives; the round's own drain may
+ * have run before the post (the lcore preempted between drain and
+ * receive), and a UD SEND finding no WQE is dropped.
+ */
+void
+tp_lc_drain_rqs(struct tp_dev *dev)
+{
+	unsigned int shard = dev->nshards > 1 ? tp_cur_shard() : LC_ALL;
+
+	for (uint32_t i = 0; i < dev->nlive; i++) {
+		struct tp_qp *qp = dev->live[i];
+
+		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
+			continue;
+		if (lc_drain_rq(qp) != 0 && qp->pub.state == DROCE_QPS_ERR)
+			tp_qp_flush(qp);
+	}
+}
+
 static void
 lc_publish_tails(struct tp_dev *dev, unsigned int shard)
 {

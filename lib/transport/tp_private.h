@@ -545,5 +545,6 @@ void tp_lc_qp_fini(struct tp_qp *qp);
 int tp_lc_cq_init(struct tp_cq *cq);
 void tp_lc_cq_fini(struct tp_cq *cq);
 int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
+void tp_lc_drain_rqs(struct tp_dev *dev);
 
 #endif /* TP_PRIVATE_H */
