@@ -46,8 +46,17 @@
 #define NET_HOST_MAX_ADDRS		8
 #define NET_NEIGH_MAX_DEFAULT		256
 #define NET_PENDING_MAX_DEFAULT		4
-#define NET_RESOLVE_TRIES_DEFAULT	3
-#define NET_RETRY_MS_DEFAULT		1000
+/*
+ * ARP/NS every 100 ms, 30 times: the same 3 s as Linux's 3 probes at 1 s
+ * before a neighbour is FAILED, but a lost request or answer is repeated
+ * well inside an RC QP's retry budget (timeout 14: 8 x 67 ms = 0.54 s).
+ * At 1 s, one lost ARP answer left a peer unable to ACK until the other
+ * side's WRITE had failed with RETRY_EXC_ERR (net_memif drops the frames a
+ * port sends while its peer is still connecting: perf_memif's write_lat,
+ * about 1 run in 2).
+ */
+#define NET_RESOLVE_TRIES_DEFAULT	30
+#define NET_RETRY_MS_DEFAULT		100
 #define NET_REACHABLE_MS_DEFAULT	60000
 
 struct net_host;
@@ -59,8 +68,8 @@ struct net_host_config {
 	uint32_t pending_max;		/* frames queued per unresolved
 					 * neighbour; 0: default */
 	uint32_t resolve_tries;		/* ARP requests / NS per resolution
-					 * (and per STALE refresh); 0: 3 */
-	uint32_t retry_ms;		/* between tries; 0: 1000 */
+					 * (and per STALE refresh); 0: 30 */
+	uint32_t retry_ms;		/* between tries; 0: 100 */
 	uint32_t reachable_ms;		/* REACHABLE -> STALE; 0: 60000 */
 	uint32_t failed_ms;		/* FAILED entry answers -EHOSTUNREACH this
 					 * long, then is forgotten; 0: retry_ms */

@@ -102,7 +102,11 @@ static int
 fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct net_host_config hc = { .pending_max = 4 };
+	/* explicit round numbers (not the defaults): the timeout and aging
+	 * tests count probes a second apart, 3 per resolution */
+	struct net_host_config hc = {
+		.pending_max = 4, .resolve_tries = 3, .retry_ms = 1000,
+	};
 	char name[32];
 	unsigned int id = fx_seq++;
 	struct rte_ring *ab, *ba;
@@ -733,6 +737,40 @@ test_roce_pass(void **state)
 
 /* ---- tests: timeout, aging, pending ------------------------------------------ */
 
+/* The defaults: a probe every 100 ms, 30 in all (3 s, as Linux's 3 x 1 s),
+ * so a lost ARP answer is repeated within an RC retry budget. */
+static void
+test_resolve_defaults(void **state)
+{
+	struct fx *f = *state;
+	struct net_host_config hc = { .link = f->a.link };
+	uint64_t ms = f->hz / 1000, t0;
+	struct rte_ether_addr mac;
+	struct net_host *h;
+
+	assert_int_equal(net_host_create(&hc, &h), 0);
+	t0 = rte_get_timer_cycles() + ms;	/* after create's own clock */
+	assert_int_equal(net_host_add_addr(h, gid_a4, 24), 0);
+	net_host_timer(h, t0);
+	assert_int_equal(net_host_resolve(h, gid_b4, &mac), -EAGAIN);
+	assert_int_equal(net_host_counter(h, "tx_arp_request"), 1);
+	/* one more probe every 100 ms (b does not answer: nobody polls it) */
+	for (uint64_t i = 1; i < 30; i++) {
+		net_host_timer(h, t0 + i * 100 * ms - 1);
+		assert_int_equal(net_host_counter(h, "tx_arp_request"), i);
+		net_host_timer(h, t0 + i * 100 * ms);
+		assert_int_equal(net_host_counter(h, "tx_arp_request"), i + 1);
+		assert_int_equal(net_host_resolve(h, gid_b4, &mac), -EAGAIN);
+		raw_drain(&f->b);
+	}
+	/* 30 probes, 3 s: FAILED */
+	net_host_timer(h, t0 + 3000 * ms);
+	assert_int_equal(net_host_counter(h, "tx_arp_request"), 30);
+	assert_int_equal(net_host_resolve(h, gid_b4, &mac), -EHOSTUNREACH);
+	raw_drain(&f->b);
+	net_host_destroy(h);
+}
+
 /* Three tries a second apart, then -EHOSTUNREACH for failed_ms, then anew. */
 static void
 check_timeout(struct fx *f, const uint8_t gid[16], const char *probe_cnt)
@@ -1171,6 +1209,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_icmp6_echo, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_non_roce_dropped, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_roce_pass, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_defaults, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_timeout, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_aging, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_pending_output, fx_setup, fx_teardown),
