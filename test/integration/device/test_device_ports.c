@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "dev_pair.h"
 #include "droce.h"
 
 #define BUF (4u << 20)
@@ -38,21 +39,12 @@ struct end {
 
 static struct end a, b;
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int
 poll_one(struct end *e, struct end *other, struct droce_wc *wc, double timeout)
 {
-	double end = now() + timeout;
+	double end = dp_now() + timeout;
 
-	while (now() < end) {
+	while (dp_now() < end) {
 		int n;
 
 		droce_progress(other->ctx);
@@ -73,103 +65,25 @@ open_end(struct end *e, struct droce_device *dev)
 	assert_int_equal(droce_query_port(e->ctx, 1, &pa), 0);
 	assert_int_equal(pa.link_layer, DROCE_LINK_LAYER_ETHERNET);
 	assert_int_equal(pa.gid_tbl_len, 2);
-	e->pd = droce_alloc_pd(e->ctx);
-	assert_non_null(e->pd);
-	e->buf = aligned_alloc(4096, BUF);
-	assert_non_null(e->buf);
-	memset(e->buf, 0, BUF);
-	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
-			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
-			     DROCE_ACCESS_REMOTE_ATOMIC);
-	assert_non_null(e->mr);
-	e->cq = droce_create_cq(e->ctx, 256, NULL, NULL, 0);
-	assert_non_null(e->cq);
-}
-
-static void
-connect_qp(struct end *self, struct end *peer, int gid_index)
-{
-	struct droce_qp_attr at;
-	union droce_gid dgid;
-
-	assert_int_equal(droce_query_gid(peer->ctx, 1, gid_index, &dgid), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_INIT;
-	at.port_num = 1;
-	at.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
-			     DROCE_ACCESS_REMOTE_ATOMIC;
-	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE |
-					 DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-					 DROCE_QP_ACCESS_FLAGS), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_RTR;
-	at.path_mtu = DROCE_MTU_1024;
-	at.dest_qp_num = peer->qp->qp_num;
-	at.rq_psn = 100;
-	at.max_dest_rd_atomic = 4;
-	at.min_rnr_timer = 12;
-	at.ah_attr.is_global = 1;
-	at.ah_attr.port_num = 1;
-	at.ah_attr.grh.dgid = dgid;
-	at.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	at.ah_attr.grh.hop_limit = 1;
-	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_AV |
-					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
-					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
-					 DROCE_QP_MIN_RNR_TIMER), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_RTS;
-	at.sq_psn = 100;
-	at.timeout = 14;
-	at.retry_cnt = 7;
-	at.rnr_retry = 7;
-	at.max_rd_atomic = 4;
-	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
-					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
-					 DROCE_QP_RNR_RETRY |
-					 DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	dp_alloc_end(e->ctx, BUF, DP_REMOTE_ALL, 256, &e->pd, &e->buf, &e->mr, &e->cq);
 }
 
 static void
 make_qps(int gid_index)
 {
-	struct droce_qp_init_attr init = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = DROCE_QPT_RC,
-	};
+	const struct dp_rc_params p = DP_RC_PARAMS(gid_index);
 
-	init.send_cq = init.recv_cq = a.cq;
-	a.qp = droce_create_qp(a.pd, &init);
-	assert_non_null(a.qp);
-	init.send_cq = init.recv_cq = b.cq;
-	b.qp = droce_create_qp(b.pd, &init);
-	assert_non_null(b.qp);
-	connect_qp(&a, &b, gid_index);
-	connect_qp(&b, &a, gid_index);
+	a.qp = dp_create_rc_qp(a.pd, a.cq);
+	b.qp = dp_create_rc_qp(b.pd, b.cq);
+	dp_connect_rc(a.qp, b.ctx, b.qp->qp_num, &p);
+	dp_connect_rc(b.qp, a.ctx, a.qp->qp_num, &p);
 }
 
 static int
 post(struct droce_qp *qp, enum droce_wr_opcode op, void *l, uint32_t len,
      uint32_t lkey, void *r, uint32_t rkey, uint64_t add)
 {
-	struct droce_sge sge = { (uintptr_t)l, len, lkey };
-	struct droce_send_wr wr, *bad;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = DROCE_SEND_SIGNALED;
-	if (op == DROCE_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = (uintptr_t)r;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = add;
-	} else {
-		wr.wr.rdma.remote_addr = (uintptr_t)r;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return droce_post_send(qp, &wr, &bad);
+	return dp_post(qp, op, 0, l, len, lkey, r, rkey, add, 0);
 }
 
 static void

@@ -23,6 +23,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "dev_pair.h"
 #include "droce.h"
 
 #define BUF (4u << 20)
@@ -40,23 +41,14 @@ struct end {
 
 static struct end a, b;
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* n completions of e, in order from wr_id first, all successful. */
 static void
 poll_ok(struct end *e, int n, uint64_t first)
 {
-	double end = now() + 20;
+	double end = dp_now() + 20;
 	int got = 0;
 
-	while (got < n && now() < end) {
+	while (got < n && dp_now() < end) {
 		struct droce_wc wc[8];
 		int r = droce_poll_cq(e->cq, 8, wc);
 
@@ -76,61 +68,15 @@ open_end(struct end *e, struct droce_device *dev)
 {
 	e->ctx = droce_open_device(dev);
 	assert_non_null(e->ctx);
-	e->pd = droce_alloc_pd(e->ctx);
-	assert_non_null(e->pd);
-	e->buf = aligned_alloc(4096, BUF);
-	assert_non_null(e->buf);
-	memset(e->buf, 0, BUF);
-	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
-			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
-			     DROCE_ACCESS_REMOTE_ATOMIC);
-	assert_non_null(e->mr);
-	e->cq = droce_create_cq(e->ctx, 256, NULL, NULL, 0);
-	assert_non_null(e->cq);
+	dp_alloc_end(e->ctx, BUF, DP_REMOTE_ALL, 256, &e->pd, &e->buf, &e->mr, &e->cq);
 }
 
 static void
 connect_qp(struct end *self, struct end *peer, int gid_index)
 {
-	struct droce_qp_attr at;
-	union droce_gid dgid;
+	const struct dp_rc_params p = DP_RC_PARAMS(gid_index);
 
-	assert_int_equal(droce_query_gid(peer->ctx, 1, gid_index, &dgid), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_INIT;
-	at.port_num = 1;
-	at.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
-			     DROCE_ACCESS_REMOTE_ATOMIC;
-	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE |
-					 DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-					 DROCE_QP_ACCESS_FLAGS), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_RTR;
-	at.path_mtu = DROCE_MTU_1024;
-	at.dest_qp_num = peer->qp->qp_num;
-	at.rq_psn = 100;
-	at.max_dest_rd_atomic = 4;
-	at.min_rnr_timer = 12;
-	at.ah_attr.is_global = 1;
-	at.ah_attr.port_num = 1;
-	at.ah_attr.grh.dgid = dgid;
-	at.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	at.ah_attr.grh.hop_limit = 1;
-	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_AV |
-					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
-					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
-					 DROCE_QP_MIN_RNR_TIMER), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_RTS;
-	at.sq_psn = 100;
-	at.timeout = 14;
-	at.retry_cnt = 7;
-	at.rnr_retry = 7;
-	at.max_rd_atomic = 4;
-	assert_int_equal(droce_modify_qp(self->qp, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
-					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
-					 DROCE_QP_RNR_RETRY |
-					 DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	dp_connect_rc(self->qp, peer->ctx, peer->qp->qp_num, &p);
 	/* the state a post is checked against is the one modify_qp set */
 	{
 		struct droce_qp_attr q;
@@ -144,46 +90,10 @@ connect_qp(struct end *self, struct end *peer, int gid_index)
 static void
 make_qps(int gid_index)
 {
-	struct droce_qp_init_attr init = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = DROCE_QPT_RC,
-	};
-
-	init.send_cq = init.recv_cq = a.cq;
-	a.qp = droce_create_qp(a.pd, &init);
-	assert_non_null(a.qp);
-	init.send_cq = init.recv_cq = b.cq;
-	b.qp = droce_create_qp(b.pd, &init);
-	assert_non_null(b.qp);
+	a.qp = dp_create_rc_qp(a.pd, a.cq);
+	b.qp = dp_create_rc_qp(b.pd, b.cq);
 	connect_qp(&a, &b, gid_index);
 	connect_qp(&b, &a, gid_index);
-}
-
-static int
-post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t id, void *l,
-     uint32_t len, uint32_t lkey, void *r, uint32_t rkey, uint64_t add,
-     uint64_t swap)
-{
-	struct droce_sge sge = { (uintptr_t)l, len, lkey };
-	struct droce_send_wr wr, *bad;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = DROCE_SEND_SIGNALED;
-	if (op == DROCE_WR_ATOMIC_FETCH_AND_ADD || op == DROCE_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = (uintptr_t)r;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = add;
-		wr.wr.atomic.swap = swap;
-	} else {
-		wr.wr.rdma.remote_addr = (uintptr_t)r;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return droce_post_send(qp, &wr, &bad);
 }
 
 static uint32_t
@@ -203,7 +113,7 @@ exercise(uint32_t seed)
 		src[i] = (uint8_t)(i * 13 + seed);
 	/* WRITEs (the first needs ARP/ND: lib/net on lcore 1 holds it) */
 	for (int i = 0; i < NWR / 2; i++)
-		assert_int_equal(post(a.qp, DROCE_WR_RDMA_WRITE, (uint64_t)i,
+		assert_int_equal(dp_post(a.qp, DROCE_WR_RDMA_WRITE, (uint64_t)i,
 				      src + i * (MSG / 2), len_of(i) / 2, a.mr->lkey,
 				      dst + i * (MSG / 2), b.mr->rkey, 0, 0), 0);
 	poll_ok(&a, NWR / 2, 0);
@@ -212,7 +122,7 @@ exercise(uint32_t seed)
 				    len_of(i) / 2);
 	/* READ them back */
 	for (int i = 0; i < NWR / 2; i++)
-		assert_int_equal(post(a.qp, DROCE_WR_RDMA_READ, 100 + (uint64_t)i,
+		assert_int_equal(dp_post(a.qp, DROCE_WR_RDMA_READ, 100 + (uint64_t)i,
 				      back + i * (MSG / 2), len_of(i) / 2, a.mr->lkey,
 				      dst + i * (MSG / 2), b.mr->rkey, 0, 0), 0);
 	poll_ok(&a, NWR / 2, 100);
@@ -230,7 +140,7 @@ exercise(uint32_t seed)
 		assert_int_equal(droce_post_recv(b.qp, &rw, &rbad), 0);
 	}
 	for (int i = 0; i < NWR; i++)
-		assert_int_equal(post(a.qp, DROCE_WR_SEND, 300 + (uint64_t)i,
+		assert_int_equal(dp_post(a.qp, DROCE_WR_SEND, 300 + (uint64_t)i,
 				      src + i * 8192, 1 + (uint32_t)i * 255, a.mr->lkey,
 				      NULL, 0, 0, 0), 0);
 	poll_ok(&a, NWR, 300);
@@ -241,9 +151,9 @@ exercise(uint32_t seed)
 	/* FETCH_ADD then CMP_SWP on the same word */
 	word[0] = 1000;
 	res[0] = res[1] = 0;
-	assert_int_equal(post(a.qp, DROCE_WR_ATOMIC_FETCH_AND_ADD, 400, &res[0], 8,
+	assert_int_equal(dp_post(a.qp, DROCE_WR_ATOMIC_FETCH_AND_ADD, 400, &res[0], 8,
 			      a.mr->lkey, &word[0], b.mr->rkey, 24, 0), 0);
-	assert_int_equal(post(a.qp, DROCE_WR_ATOMIC_CMP_AND_SWP, 401, &res[1], 8,
+	assert_int_equal(dp_post(a.qp, DROCE_WR_ATOMIC_CMP_AND_SWP, 401, &res[1], 8,
 			      a.mr->lkey, &word[0], b.mr->rkey, 1024, 5), 0);
 	poll_ok(&a, 2, 400);
 	assert_true(res[0] == 1000);

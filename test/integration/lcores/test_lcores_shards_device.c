@@ -32,6 +32,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include "dev_pair.h"
 #include "droce.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -60,31 +61,12 @@ struct end {
 
 static struct end a, b;
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void
 open_end(struct end *e, struct droce_device *dev)
 {
 	e->ctx = droce_open_device(dev);
 	assert_non_null(e->ctx);
-	e->pd = droce_alloc_pd(e->ctx);
-	assert_non_null(e->pd);
-	e->buf = aligned_alloc(4096, BUF);
-	assert_non_null(e->buf);
-	memset(e->buf, 0, BUF);
-	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
-			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
-			     DROCE_ACCESS_REMOTE_ATOMIC);
-	assert_non_null(e->mr);
-	e->cq = droce_create_cq(e->ctx, 1024, NULL, NULL, 0);
-	assert_non_null(e->cq);
+	dp_alloc_end(e->ctx, BUF, DP_REMOTE_ALL, 1024, &e->pd, &e->buf, &e->mr, &e->cq);
 }
 
 static void
@@ -98,69 +80,17 @@ close_end(struct end *e)
 }
 
 static void
-connect_qp(struct droce_qp *self, struct end *peer, struct droce_qp *pqp,
-	   int gid_index)
-{
-	struct droce_qp_attr at;
-	union droce_gid dgid;
-
-	assert_int_equal(droce_query_gid(peer->ctx, 1, gid_index, &dgid), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_INIT;
-	at.port_num = 1;
-	at.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
-			     DROCE_ACCESS_REMOTE_ATOMIC;
-	assert_int_equal(droce_modify_qp(self, &at, DROCE_QP_STATE |
-					 DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-					 DROCE_QP_ACCESS_FLAGS), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_RTR;
-	at.path_mtu = DROCE_MTU_1024;
-	at.dest_qp_num = pqp->qp_num;
-	at.rq_psn = 100;
-	at.max_dest_rd_atomic = 4;
-	at.min_rnr_timer = 12;
-	at.ah_attr.is_global = 1;
-	at.ah_attr.port_num = 1;
-	at.ah_attr.grh.dgid = dgid;
-	at.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	at.ah_attr.grh.hop_limit = 1;
-	assert_int_equal(droce_modify_qp(self, &at, DROCE_QP_STATE | DROCE_QP_AV |
-					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
-					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
-					 DROCE_QP_MIN_RNR_TIMER), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = DROCE_QPS_RTS;
-	at.sq_psn = 100;
-	at.timeout = 14;	/* 67 ms: lcores 1 and 2 share a CPU */
-	at.retry_cnt = 7;
-	at.rnr_retry = 7;
-	at.max_rd_atomic = 4;
-	assert_int_equal(droce_modify_qp(self, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
-					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
-					 DROCE_QP_RNR_RETRY |
-					 DROCE_QP_MAX_QP_RD_ATOMIC), 0);
-}
-
-static void
 make_qps(int gid_index)
 {
-	struct droce_qp_init_attr init = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = DROCE_QPT_RC,
-	};
+	/* timeout 14 (67 ms): lcores 1 and 2 share a CPU */
+	const struct dp_rc_params p = DP_RC_PARAMS(gid_index);
 	unsigned int shard1 = 0;
 
 	for (int q = 0; q < NQP; q++) {
-		init.send_cq = init.recv_cq = a.cq;
-		a.qp[q] = droce_create_qp(a.pd, &init);
-		assert_non_null(a.qp[q]);
-		init.send_cq = init.recv_cq = b.cq;
-		b.qp[q] = droce_create_qp(b.pd, &init);
-		assert_non_null(b.qp[q]);
-		connect_qp(a.qp[q], &b, b.qp[q], gid_index);
-		connect_qp(b.qp[q], &a, a.qp[q], gid_index);
+		a.qp[q] = dp_create_rc_qp(a.pd, a.cq);
+		b.qp[q] = dp_create_rc_qp(b.pd, b.cq);
+		dp_connect_rc(a.qp[q], b.ctx, b.qp[q]->qp_num, &p);
+		dp_connect_rc(b.qp[q], a.ctx, a.qp[q]->qp_num, &p);
 		shard1 += a.qp[q]->qp_num % 2;
 	}
 	assert_int_equal(shard1, NQP / 2);	/* spread over both shards */
@@ -175,32 +105,6 @@ destroy_qps(void)
 	}
 }
 
-static int
-post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t id, void *l,
-     uint32_t len, uint32_t lkey, void *r, uint32_t rkey, uint64_t add,
-     uint64_t swap)
-{
-	struct droce_sge sge = { (uintptr_t)l, len, lkey };
-	struct droce_send_wr wr, *bad;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = DROCE_SEND_SIGNALED;
-	if (op == DROCE_WR_ATOMIC_FETCH_AND_ADD || op == DROCE_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = (uintptr_t)r;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = add;
-		wr.wr.atomic.swap = swap;
-	} else {
-		wr.wr.rdma.remote_addr = (uintptr_t)r;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return droce_post_send(qp, &wr, &bad);
-}
-
 static uint32_t
 msg_len(uint32_t seed, int q)
 {
@@ -210,10 +114,10 @@ msg_len(uint32_t seed, int q)
 static int
 poll_n(struct end *e, struct droce_wc *wc, int n)
 {
-	double end = now() + T_OUT;
+	double end = dp_now() + T_OUT;
 	int got = 0;
 
-	while (got < n && now() < end) {
+	while (got < n && dp_now() < end) {
 		int r = droce_poll_cq(e->cq, n - got, wc + got);
 
 		assert_true(r >= 0);
@@ -247,16 +151,16 @@ exercise(uint32_t seed)
 		memset(lb + OFF_SEND, 0, MSG + 1);
 		*word = 1000 + (uint64_t)q;
 		assert_int_equal(droce_post_recv(b.qp[q], &rw, &rbad), 0);
-		assert_int_equal(post(a.qp[q], DROCE_WR_RDMA_WRITE, (uint64_t)q * 100,
+		assert_int_equal(dp_post(a.qp[q], DROCE_WR_RDMA_WRITE, (uint64_t)q * 100,
 				      la + OFF_WRITE, n, k, lb + OFF_WRITE, rk, 0, 0), 0);
-		assert_int_equal(post(a.qp[q], DROCE_WR_RDMA_READ, (uint64_t)q * 100 + 1,
+		assert_int_equal(dp_post(a.qp[q], DROCE_WR_RDMA_READ, (uint64_t)q * 100 + 1,
 				      la + OFF_READ, n, k, lb + OFF_WRITE, rk, 0, 0), 0);
-		assert_int_equal(post(a.qp[q], DROCE_WR_SEND, (uint64_t)q * 100 + 2,
+		assert_int_equal(dp_post(a.qp[q], DROCE_WR_SEND, (uint64_t)q * 100 + 2,
 				      la + OFF_WRITE, n, k, NULL, 0, 0, 0), 0);
-		assert_int_equal(post(a.qp[q], DROCE_WR_ATOMIC_FETCH_AND_ADD,
+		assert_int_equal(dp_post(a.qp[q], DROCE_WR_ATOMIC_FETCH_AND_ADD,
 				      (uint64_t)q * 100 + 3, la + OFF_RES, 8, k, word, rk,
 				      5, 0), 0);
-		assert_int_equal(post(a.qp[q], DROCE_WR_ATOMIC_CMP_AND_SWP,
+		assert_int_equal(dp_post(a.qp[q], DROCE_WR_ATOMIC_CMP_AND_SWP,
 				      (uint64_t)q * 100 + 4, la + OFF_RES + 8, 8, k, word,
 				      rk, 1005 + (uint64_t)q, 0xABCD0000u + (uint64_t)q), 0);
 	}
