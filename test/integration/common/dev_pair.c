@@ -2,6 +2,7 @@
 /* Shared two-device setup for the integration tests: see dev_pair.h. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -121,4 +122,35 @@ dp_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t id, void *l,
 		wr.wr.rdma.rkey = rkey;
 	}
 	return droce_post_send(qp, &wr, &bad);
+}
+
+bool
+dp_eal_args(char **args, int *nargs, char *argv0, char *lcore_opt, char *lcores,
+	    char *prefix)
+{
+	const char *env = getenv("DROCE_NO_HUGE");
+	bool no_huge = env != NULL && strcmp(env, "1") == 0;
+
+	args[(*nargs)++] = argv0;
+	args[(*nargs)++] = "--no-pci";
+	args[(*nargs)++] = lcore_opt;
+	args[(*nargs)++] = lcores;
+	args[(*nargs)++] = prefix;
+	args[(*nargs)++] = "--log-level=lib.eal:error";
+	if (no_huge) {
+		args[(*nargs)++] = "--no-huge";
+		args[(*nargs)++] = "-m";
+		args[(*nargs)++] = "1024";
+	}
+	return no_huge;
+}
+
+void
+dp_vdev_args(char **args, int *nargs, char *v0, char *v1)
+{
+	args[(*nargs)++] = "--vdev";
+	args[(*nargs)++] = v0;
+	args[(*nargs)++] = "--vdev";
+	args[(*nargs)++] = v1;
+	args[(*nargs)++] = "--";
 }

@@ -10,6 +10,7 @@
 #ifndef DROCE_TEST_DEV_PAIR_H
 #define DROCE_TEST_DEV_PAIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,16 @@ struct dp_rc_params {
 #define DP_RC_PARAMS(gid) \
 	((struct dp_rc_params){ .gid_index = (gid), .access = DP_REMOTE_ALL, \
 				.path_mtu = DROCE_MTU_1024, .timeout = 14 })
+
+/* One device of the pair with one QP (the shards test keeps its own, with many). */
+struct dp_end {
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_mr *mr;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	uint8_t *buf;
+};
 
 /* Monotonic time in seconds. */
 double dp_now(void);
@@ -63,5 +74,18 @@ void dp_connect_rc(struct droce_qp *self, struct droce_context *peer_ctx,
 int dp_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t id, void *l,
 	    uint32_t len, uint32_t lkey, void *r, uint32_t rkey, uint64_t add,
 	    uint64_t swap);
+
+
+/*
+ * Append the EAL arguments the tests start with to args[*nargs...]:
+ * argv0, --no-pci, lcore_opt lcores (e.g. "-l" "0,1"), prefix (the
+ * --file-prefix=... option), EAL log level error, and "--no-huge -m 1024"
+ * when DROCE_NO_HUGE=1.  At most 9 entries; true when --no-huge was added.
+ */
+bool dp_eal_args(char **args, int *nargs, char *argv0, char *lcore_opt,
+		 char *lcores, char *prefix);
+
+/* Append "--vdev v0 --vdev v1 --" (the droce options follow). */
+void dp_vdev_args(char **args, int *nargs, char *v0, char *v1);
 
 #endif

@@ -28,19 +28,10 @@
 
 #define BUF (4u << 20)
 
-struct end {
-	struct droce_context *ctx;
-	struct droce_pd *pd;
-	struct droce_mr *mr;
-	struct droce_cq *cq;
-	struct droce_qp *qp;
-	uint8_t *buf;
-};
-
-static struct end a, b;
+static struct dp_end a, b;
 
 static int
-poll_one(struct end *e, struct end *other, struct droce_wc *wc, double timeout)
+poll_one(struct dp_end *e, struct dp_end *other, struct droce_wc *wc, double timeout)
 {
 	double end = dp_now() + timeout;
 
@@ -56,7 +47,7 @@ poll_one(struct end *e, struct end *other, struct droce_wc *wc, double timeout)
 }
 
 static void
-open_end(struct end *e, struct droce_device *dev)
+open_end(struct dp_end *e, struct droce_device *dev)
 {
 	struct droce_port_attr pa;
 
@@ -152,7 +143,7 @@ test_two_devices_over_memif_ipv4_and_ipv6(void **state)
 	/* the memif client (b) first: a DPDK 22.11 memif server closed while
 	 * its in-process client is still connected raced with the EAL
 	 * interrupt thread (a rare crash seen under meson test) */
-	for (struct end *e = &b; e != NULL; e = e == &b ? &a : NULL) {
+	for (struct dp_end *e = &b; e != NULL; e = e == &b ? &a : NULL) {
 		assert_int_equal(droce_destroy_cq(e->cq), 0);
 		assert_int_equal(droce_dereg_mr(e->mr), 0);
 		assert_int_equal(droce_dealloc_pd(e->pd), 0);
@@ -165,7 +156,6 @@ int
 main(int argc, char **argv)
 {
 	char sock[64], v0[160], v1[160], prefix[64];
-	const char *no_huge = getenv("DROCE_NO_HUGE");
 	const char *veth = getenv("DROCE_TEST_VETH");
 	const char *port0 = "--droce-port=net_memif0", *port1 = "--droce-port=net_memif1";
 	const struct CMUnitTest tests[] = {
@@ -190,25 +180,11 @@ main(int argc, char **argv)
 		printf("# ports: net_memif server and client\n");
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-memif-%d", getpid());
-	args[nargs++] = argv[0];
-	args[nargs++] = "--no-pci";
-	args[nargs++] = "-l";
-	args[nargs++] = "0";
-	args[nargs++] = prefix;
-	args[nargs++] = "--log-level=lib.eal:error";
-	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
-		args[nargs++] = "--no-huge";
-		args[nargs++] = "-m";
-		args[nargs++] = "1024";
+	if (dp_eal_args(args, &nargs, argv[0], "-l", "0", prefix))
 		printf("# WARNING: EAL with --no-huge (DROCE_NO_HUGE=1)\n");
-	} else {
+	else
 		printf("# EAL with hugepages\n");
-	}
-	args[nargs++] = "--vdev";
-	args[nargs++] = v0;
-	args[nargs++] = "--vdev";
-	args[nargs++] = v1;
-	args[nargs++] = "--";
+	dp_vdev_args(args, &nargs, v0, v1);
 	args[nargs++] = (char *)port0;
 	args[nargs++] = "--droce-ipv4=198.18.9.1/24";
 	args[nargs++] = "--droce-ipv6=2001:2:0:9::1/64";

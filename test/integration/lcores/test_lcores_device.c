@@ -30,20 +30,11 @@
 #define NWR 32
 #define MSG 65536u
 
-struct end {
-	struct droce_context *ctx;
-	struct droce_pd *pd;
-	struct droce_mr *mr;
-	struct droce_cq *cq;
-	struct droce_qp *qp;
-	uint8_t *buf;
-};
-
-static struct end a, b;
+static struct dp_end a, b;
 
 /* n completions of e, in order from wr_id first, all successful. */
 static void
-poll_ok(struct end *e, int n, uint64_t first)
+poll_ok(struct dp_end *e, int n, uint64_t first)
 {
 	double end = dp_now() + 20;
 	int got = 0;
@@ -64,7 +55,7 @@ poll_ok(struct end *e, int n, uint64_t first)
 }
 
 static void
-open_end(struct end *e, struct droce_device *dev)
+open_end(struct dp_end *e, struct droce_device *dev)
 {
 	e->ctx = droce_open_device(dev);
 	assert_non_null(e->ctx);
@@ -72,7 +63,7 @@ open_end(struct end *e, struct droce_device *dev)
 }
 
 static void
-connect_qp(struct end *self, struct end *peer, int gid_index)
+connect_qp(struct dp_end *self, struct dp_end *peer, int gid_index)
 {
 	const struct dp_rc_params p = DP_RC_PARAMS(gid_index);
 
@@ -189,7 +180,7 @@ test_two_devices_on_transport_lcore(void **state)
 	assert_true(droce_get_counter(a.ctx, "sent_pkts") > 0);
 	assert_true(droce_get_counter(b.ctx, "rcvd_pkts") > 0);
 
-	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
+	for (struct dp_end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
 		assert_int_equal(droce_destroy_cq(e->cq), 0);
 		assert_int_equal(droce_dereg_mr(e->mr), 0);
 		assert_int_equal(droce_dealloc_pd(e->pd), 0);
@@ -204,7 +195,6 @@ int
 main(int argc, char **argv)
 {
 	char v0[160], v1[160], prefix[64];
-	const char *no_huge = getenv("DROCE_NO_HUGE");
 	const char *veth = getenv("DROCE_TEST_VETH");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_devices_on_transport_lcore),
@@ -224,22 +214,8 @@ main(int argc, char **argv)
 	printf("# ports: net_af_packet on veth %s; app lcore 0, transport lcore 1\n",
 	       veth);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-lcores-%d", getpid());
-	args[nargs++] = argv[0];
-	args[nargs++] = "--no-pci";
-	args[nargs++] = "-l";
-	args[nargs++] = "0,1";
-	args[nargs++] = prefix;
-	args[nargs++] = "--log-level=lib.eal:error";
-	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
-		args[nargs++] = "--no-huge";
-		args[nargs++] = "-m";
-		args[nargs++] = "1024";
-	}
-	args[nargs++] = "--vdev";
-	args[nargs++] = v0;
-	args[nargs++] = "--vdev";
-	args[nargs++] = v1;
-	args[nargs++] = "--";
+	(void)dp_eal_args(args, &nargs, argv[0], "-l", "0,1", prefix);
+	dp_vdev_args(args, &nargs, v0, v1);
 	args[nargs++] = "--droce-port=net_af_packet0";
 	args[nargs++] = "--droce-ipv4=198.18.12.1/24";
 	args[nargs++] = "--droce-ipv6=2001:2:0:12::1/64";

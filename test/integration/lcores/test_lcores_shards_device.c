@@ -286,7 +286,6 @@ int
 main(int argc, char **argv)
 {
 	char v0[160], v1[160], prefix[64];
-	const char *no_huge = getenv("DROCE_NO_HUGE");
 	const char *veth = getenv("DROCE_TEST_VETH");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sharded_devices),
@@ -308,22 +307,8 @@ main(int argc, char **argv)
 	printf("# ports: net_af_packet qpairs=2 on veth %s; app lcore 0, "
 	       "transport lcores 1 and 2\n", veth);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-shards-%d", getpid());
-	args[nargs++] = argv[0];
-	args[nargs++] = "--no-pci";
-	args[nargs++] = "--lcores";
-	args[nargs++] = "0@0,1@1,2@1";
-	args[nargs++] = prefix;
-	args[nargs++] = "--log-level=lib.eal:error";
-	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
-		args[nargs++] = "--no-huge";
-		args[nargs++] = "-m";
-		args[nargs++] = "1024";
-	}
-	args[nargs++] = "--vdev";
-	args[nargs++] = v0;
-	args[nargs++] = "--vdev";
-	args[nargs++] = v1;
-	args[nargs++] = "--";
+	(void)dp_eal_args(args, &nargs, argv[0], "--lcores", "0@0,1@1,2@1", prefix);
+	dp_vdev_args(args, &nargs, v0, v1);
 	args[nargs++] = "--droce-port=net_af_packet0";
 	args[nargs++] = "--droce-ipv4=198.18.13.1/24";
 	args[nargs++] = "--droce-ipv6=2001:2:0:13::1/64";

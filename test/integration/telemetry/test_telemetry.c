@@ -37,25 +37,16 @@
 #define SEND_LEN 5000u
 #define MTU 1024u
 
-struct end {
-	struct droce_context *ctx;
-	struct droce_pd *pd;
-	struct droce_mr *mr;
-	struct droce_cq *cq;
-	struct droce_qp *qp;
-	uint8_t *buf;
-};
-
 /* the responder port's ethdev name (telemetry accepts it as DEV) */
 static const char *port1_name = "net_memif1";
 
-static struct end a, b;
+static struct dp_end a, b;
 static char file_prefix[64];
 static uint64_t capture_expect;
 
 /* Progress both ends until e's CQ has a completion (or timeout). */
 static int
-poll_one(struct end *e, struct droce_wc *wc, double timeout)
+poll_one(struct dp_end *e, struct droce_wc *wc, double timeout)
 {
 	double end = dp_now() + timeout;
 
@@ -145,7 +136,7 @@ stat_of(const char *dev, const char *key)
 /* ---- setup ----------------------------------------------------------------- */
 
 static void
-open_end(struct end *e)
+open_end(struct dp_end *e)
 {
 	dp_alloc_end(e->ctx, BUF, DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ,
 		     256, &e->pd, &e->buf, &e->mr, &e->cq);
@@ -153,7 +144,7 @@ open_end(struct end *e)
 
 /* GID 0, and no atomic rights: the traffic has none */
 static void
-connect_qp(struct end *self, struct end *peer)
+connect_qp(struct dp_end *self, struct dp_end *peer)
 {
 	struct dp_rc_params p = DP_RC_PARAMS(0);
 
@@ -352,7 +343,7 @@ test_telemetry_and_capture_over_memif(void **state)
 	capture_expect = sent + rcvd;
 
 	/* the memif client (b) first: see test/integration/device */
-	for (struct end *e = &b; e != NULL; e = e == &b ? &a : NULL) {
+	for (struct dp_end *e = &b; e != NULL; e = e == &b ? &a : NULL) {
 		assert_int_equal(droce_destroy_cq(e->cq), 0);
 		assert_int_equal(droce_dereg_mr(e->mr), 0);
 		assert_int_equal(droce_dealloc_pd(e->pd), 0);
@@ -369,7 +360,6 @@ int
 main(int argc, char **argv)
 {
 	char sock[64], v0[128], v1[128], prefix[96], capture[512];
-	const char *no_huge = getenv("DROCE_NO_HUGE");
 	const char *veth = getenv("DROCE_TEST_VETH");
 	const char *port0 = "--droce-port=net_memif0", *port1 = "--droce-port=net_memif1";
 	const struct CMUnitTest tests[] = {
@@ -401,23 +391,9 @@ main(int argc, char **argv)
 	/* a unique prefix: a telemetry socket of our own */
 	snprintf(file_prefix, sizeof(file_prefix), "droce-tel-%d", getpid());
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", file_prefix);
-	args[nargs++] = argv[0];
-	args[nargs++] = "--no-pci";
-	args[nargs++] = "-l";
-	args[nargs++] = "0";
-	args[nargs++] = prefix;
-	args[nargs++] = "--log-level=lib.eal:error";
-	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
-		args[nargs++] = "--no-huge";
-		args[nargs++] = "-m";
-		args[nargs++] = "1024";
+	if (dp_eal_args(args, &nargs, argv[0], "-l", "0", prefix))
 		printf("# WARNING: EAL with --no-huge (DROCE_NO_HUGE=1)\n");
-	}
-	args[nargs++] = "--vdev";
-	args[nargs++] = v0;
-	args[nargs++] = "--vdev";
-	args[nargs++] = v1;
-	args[nargs++] = "--";
+	dp_vdev_args(args, &nargs, v0, v1);
 	args[nargs++] = (char *)port0;
 	args[nargs++] = "--droce-ipv4=198.18.10.1/24";
 	args[nargs++] = "--droce-mtu=4200";
