@@ -93,6 +93,45 @@ server_connect(void *arg, const struct pp_dest *rem)
 	return pp_connect_ctx(cb->ctx, cb->o, cb->my_psn, rem);
 }
 
+/*
+ * After the last completion, keep answering for a while: the peer's last
+ * SEND is complete here once it arrived, but the peer completes it only
+ * when our ACK arrives; if that ACK was lost, the peer retransmits and
+ * needs us to ACK the duplicate (rxe with retry_cnt 7 retries forever, an
+ * exited droce leaves it hanging).  Linger until nothing has arrived for
+ * LINGER_QUIET_MS, at most LINGER_MAX_MS.
+ */
+#define LINGER_QUIET_MS 300
+#define LINGER_MAX_MS 3000
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+linger(struct pp_ctx *ctx)
+{
+	uint64_t start = now_ms(), quiet_since = start;
+	uint64_t seen = droce_get_counter(ctx->context, "rcvd_pkts");
+
+	while (now_ms() - quiet_since < LINGER_QUIET_MS &&
+	       now_ms() - start < LINGER_MAX_MS) {
+		uint64_t rcvd;
+
+		droce_progress(ctx->context);
+		rcvd = droce_get_counter(ctx->context, "rcvd_pkts");
+		if (rcvd != seen) {
+			seen = rcvd;
+			quiet_since = now_ms();
+		}
+	}
+}
+
 static int
 run(struct pp_opts *o, struct droce_device *dev)
 {
@@ -174,6 +213,8 @@ run(struct pp_opts *o, struct droce_device *dev)
 	if (pp_run(ctx, o, routs, &res) != 0)
 		goto out;
 	pp_report(o, &res, stdout);
+	if (o->kind == PP_RC)
+		linger(ctx);
 	if (o->servername == NULL && o->validate_buf)
 		pp_chk_verify(ctx->buf + (o->kind == PP_UD ? PP_UD_GRH_LEN : 0),
 			      o->size, (size_t)page_size, stdout);
