@@ -221,18 +221,37 @@ struct tp_resp_item {
 	/* READ stream */
 	uint32_t first_psn;
 	uint32_t last_psn;
-	uint64_t host;		/* host address of the first byte */
 	uint32_t len;
 	uint32_t rkey;		/* re-checked before each packet (revocation) */
 	uint64_t va;
 	/* ATOMIC */
 	uint64_t orig;
+	/* READ and ATOMIC: the responder resource answered (resp.res[]) */
+	uint8_t res;
 };
 
-struct tp_atomic_replay {
-	uint32_t psn;
-	bool valid;
-	uint64_t orig;
+enum tp_resp_res_kind {
+	TP_RES_NONE,
+	TP_RES_READ,
+	TP_RES_ATOMIC,
+};
+
+/*
+ * A responder resource (IBTA 9.5, max_dest_rd_atomic): the record of one
+ * executed READ or atomic, kept until a later READ/atomic reuses its slot,
+ * so that duplicates are answered from it (9.7.5.1.x): a READ re-executed
+ * only within what was asked, an atomic never executed twice.
+ */
+struct tp_resp_res {
+	uint8_t kind;		/* enum tp_resp_res_kind */
+	bool pending;		/* its response has not completely left */
+	uint32_t first_psn;
+	uint32_t last_psn;	/* READ: the last response PSN */
+	uint32_t msn;		/* the MSN its responses carry (C9-148) */
+	uint32_t rkey;
+	uint64_t va;
+	uint32_t len;		/* READ: bytes asked for */
+	uint64_t orig;		/* ATOMIC: the original value returned */
 };
 
 /* ---- dedicated transport lcore: a QP's post rings ------------------------ */
@@ -322,12 +341,12 @@ struct tp_qp {
 		uint64_t write_va;	/* current WRITE: next VA */
 		uint32_t write_rkey;
 		uint32_t write_left;	/* bytes RETH still allows */
-		uint32_t rd_atomic;	/* READ/ATOMIC items queued */
 		struct tp_resp_item q[TP_RESP_QUEUE];
 		uint32_t q_head;
 		uint32_t q_tail;
-		struct tp_atomic_replay replay[DROCE_MAX_RD_ATOMIC];
-		uint32_t replay_next;
+		/* ring of max_dest_rd_atomic resources, taken in order */
+		struct tp_resp_res res[DROCE_MAX_RD_ATOMIC];
+		uint32_t res_next;	/* free-running: slot res_next % max next */
 	} resp;
 };
 

@@ -444,7 +444,6 @@ tp_qp_to_error(struct tp_qp *qp)
 	tp_timer_disarm_retrans(qp);
 	qp->comp.rnr_deadline = 0;
 	qp->resp.q_head = qp->resp.q_tail = 0;
-	qp->resp.rd_atomic = 0;
 	tp_qp_flush(qp);
 }
 

@@ -11,7 +11,17 @@
  *
  * with side exits DUPLICATE, OUT_OF_SEQ, RNR, DROP and the error states.
  * All errors are mapped in one place (resp_errors[]) to the NAK on the wire,
- * the receive completion status and the counter.
+ * the receive completion status and the counter.  DROP discards the packet;
+ * on UC it also abandons the message in progress (9.7.7).
+ *
+ * Every AETH carries the MSN after counting the message it answers
+ * (C9-148): ACKs and NAKs the MSN of the last completed message, READ
+ * responses and atomic ACKs the one their request made, also when a
+ * duplicate is answered; a NAK never counts the message it fails.
+ *
+ * READs and atomics take responder resources (max_dest_rd_atomic): a ring
+ * of records (struct tp_resp_res) reused in order, which answers their
+ * duplicates.
  *
  * Answers (ACKs, NAKs, READ response streams, atomic ACKs) leave through a
  * per-QP queue in PSN order, so an ACK never overtakes the READ responses
@@ -36,13 +46,13 @@ enum resp_state {
 	RESP_DUPLICATE,
 	RESP_OUT_OF_SEQ,
 	RESP_RNR,
+	RESP_DROP,
 	/* errors: see resp_errors[] */
 	RESP_ERR_INV_REQ,	/* bad opcode sequence, unsupported op, lengths */
 	RESP_ERR_LENGTH,	/* SEND longer than the receive buffer */
 	RESP_ERR_ACCESS,	/* R_Key checks failed */
 	RESP_ERR_LOCAL_PROT,	/* receive buffer L_Key checks failed */
 	RESP_ERR_INVALIDATE,	/* SEND_WITH_INV of a key we cannot invalidate */
-	RESP_DROP,
 	RESP_DONE,
 };
 
@@ -91,6 +101,7 @@ struct resp_ctx {
 	uint32_t mask;			/* pkt->op->mask */
 	bool uses_rwqe;			/* this packet consumes / fills a receive WQE */
 	void *host;			/* validated target address */
+	const struct tp_resp_res *dup;	/* the record a duplicate matched */
 };
 
 /* ---- the output queue ----------------------------------------------------------- */
@@ -118,7 +129,7 @@ queue_add(struct tp_qp *qp)
 
 /* Queue an ACK/NAK; a plain ACK right behind another one replaces it. */
 static void
-queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
+queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 {
 	struct tp_resp_item *it = queue_tail(qp);
 
@@ -131,13 +142,85 @@ queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
 	it->kind = TP_RESP_ACK;
 	it->syndrome = syndrome;
 	it->psn = psn;
-	it->msn = qp->resp.msn;
+	it->msn = msn;
+}
+
+/* ACKs carry the MSN of the last completed message (C9-148). */
+static void
+queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	queue_aeth(qp, syndrome, psn, qp->resp.msn);
 }
 
 static void
-queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn)
+queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn, uint32_t msn)
 {
-	queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn);
+	queue_aeth(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn, msn);
+}
+
+/* ---- responder resources -------------------------------------------------------------- */
+
+static uint32_t
+res_slots(const struct tp_qp *qp)
+{
+	return qp->attr.max_dest_rd_atomic;
+}
+
+/*
+ * The slot a new READ/atomic takes: the oldest record, reused in order.
+ * A requester has at most max_dest_rd_atomic READs/atomics outstanding
+ * (its max_rd_atomic), each until its whole response arrived, so one that
+ * finds the oldest record's response not yet sent exceeds the limit.
+ * NULL then (and with max_dest_rd_atomic 0).
+ */
+static struct tp_resp_res *
+res_free_slot(struct tp_qp *qp)
+{
+	struct tp_resp_res *r;
+
+	if (res_slots(qp) == 0)
+		return NULL;
+	r = &qp->resp.res[qp->resp.res_next % res_slots(qp)];
+	return r->pending ? NULL : r;
+}
+
+/* Take the free slot for the request at psn, the next message (MSN). */
+static struct tp_resp_res *
+res_take(struct tp_qp *qp, enum tp_resp_res_kind kind, uint32_t psn, uint32_t npkts,
+	 uint32_t rkey, uint64_t va, uint32_t len)
+{
+	struct tp_resp_res *r = &qp->resp.res[qp->resp.res_next++ % res_slots(qp)];
+
+	qp->resp.msn++;
+	r->kind = kind;
+	r->first_psn = psn;
+	r->last_psn = roce_psn_add(psn, npkts - 1);
+	r->msn = qp->resp.msn;
+	r->rkey = rkey;
+	r->va = va;
+	r->len = len;
+	r->orig = 0;
+	return r;
+}
+
+/* The record whose PSN range holds psn, or NULL. */
+static struct tp_resp_res *
+res_find(struct tp_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = 0; i < res_slots(qp); i++) {
+		struct tp_resp_res *r = &qp->resp.res[i];
+
+		if (r->kind != TP_RES_NONE && !roce_psn_before(psn, r->first_psn) &&
+		    !roce_psn_after(psn, r->last_psn))
+			return r;
+	}
+	return NULL;
+}
+
+static uint8_t
+res_index(const struct tp_qp *qp, const struct tp_resp_res *r)
+{
+	return (uint8_t)(r - qp->resp.res);
 }
 
 /* ---- receive buffers ---------------------------------------------------------------- */
@@ -176,6 +259,21 @@ write_grh(struct tp_qp *qp, const struct tp_recv_wqe *w, const struct roce_pkt *
 
 /* ---- states ---------------------------------------------------------------------------- */
 
+/*
+ * UC, a packet of a message lost or dropped (IBTA 9.7.7, rxe's class D1):
+ * the rest of the message is dropped up to the next FIRST/ONLY, and the
+ * receive WQE it was filling is reused from its start, not completed.
+ */
+static void
+uc_abandon_msg(struct tp_qp *qp)
+{
+	if (qp->resp.in_msg)
+		tp_count(qp->dev, TP_CNT_UC_MSG_DROP);
+	qp->resp.in_msg = 0;
+	qp->resp.offset = 0;
+	qp->resp.drop_msg = true;
+}
+
 static enum resp_state
 st_check_psn(struct resp_ctx *c)
 {
@@ -186,15 +284,8 @@ st_check_psn(struct resp_ctx *c)
 	case DROCE_QPT_UD:
 		return RESP_CHECK_OP_SEQ;	/* UD has no sequence */
 	case DROCE_QPT_UC:
-		if (c->pkt->psn != qp->resp.psn) {
-			/* a lost packet: the message in progress is gone (9.7.7) */
-			if (qp->resp.in_msg)
-				tp_count(qp->dev, TP_CNT_UC_MSG_DROP);
-			qp->resp.in_msg = 0;
-			qp->resp.offset = 0;
-			qp->resp.drop_msg = !(c->mask & ROCE_OPM_FIRST);
-			qp->resp.psn = c->pkt->psn;
-		}
+		if (c->pkt->psn != qp->resp.psn)
+			uc_abandon_msg(qp);	/* a lost packet */
 		qp->resp.psn = roce_psn_add(c->pkt->psn, 1);
 		if (qp->resp.drop_msg && !(c->mask & ROCE_OPM_FIRST))
 			return RESP_DROP;
@@ -257,11 +348,9 @@ st_check_resource(struct resp_ctx *c)
 		tp_count(qp->dev, TP_CNT_RX_NO_BUF_DROP);
 		return RESP_DROP;
 	}
-	if (c->mask & (ROCE_OPM_READ | ROCE_OPM_ATOMIC)) {
-		/* responder resources (max_dest_rd_atomic, 9.5.x) */
-		if (qp->resp.rd_atomic >= qp->attr.max_dest_rd_atomic)
-			return RESP_ERR_INV_REQ;
-	}
+	/* one responder resource per READ/atomic, else Invalid Request */
+	if ((c->mask & (ROCE_OPM_READ | ROCE_OPM_ATOMIC)) && res_free_slot(qp) == NULL)
+		return RESP_ERR_INV_REQ;
 	return RESP_CHECK_LENGTH;
 }
 
@@ -404,49 +493,54 @@ read_npkts(const struct tp_qp *qp, uint32_t len)
 	return len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
 }
 
-/* Queue the READ response stream for PSNs [psn, psn + n). */
-static bool
-queue_read(struct tp_qp *qp, const struct roce_pkt *pkt, void *host)
+/*
+ * it becomes the READ response stream answering record r from psn on: the
+ * bytes [va, va + len), under r's R_Key, with r's MSN.
+ */
+static void
+queue_read(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *r,
+	   uint32_t psn, uint64_t va, uint32_t len)
 {
-	struct tp_resp_item *it = queue_add(qp);
-
-	if (it == NULL)
-		return false;
 	it->kind = TP_RESP_READ;
-	it->first_psn = pkt->psn;
-	it->psn = pkt->psn;
-	it->last_psn = roce_psn_add(pkt->psn, read_npkts(qp, pkt->reth.len) - 1);
-	it->host = (uintptr_t)host;
-	it->va = pkt->reth.va;
-	it->len = pkt->reth.len;
-	it->rkey = pkt->reth.rkey;
-	it->msn = qp->resp.msn;
-	qp->resp.rd_atomic++;
-	return true;
+	it->first_psn = psn;
+	it->psn = psn;
+	it->last_psn = roce_psn_add(psn, read_npkts(qp, len) - 1);
+	it->va = va;
+	it->len = len;
+	it->rkey = r->rkey;
+	it->msn = r->msn;
+	it->res = res_index(qp, r);
+	r->pending = true;
 }
 
 static void
-remember_atomic(struct tp_qp *qp, uint32_t psn, uint64_t orig)
+queue_atomic_ack(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *r)
 {
-	uint32_t slots = RTE_MAX(qp->attr.max_dest_rd_atomic, 1);
-	struct tp_atomic_replay *r = &qp->resp.replay[qp->resp.replay_next++ % slots];
-
-	r->psn = psn;
-	r->orig = orig;
-	r->valid = true;
+	it->kind = TP_RESP_ATOMIC;
+	it->psn = r->first_psn;
+	it->orig = r->orig;
+	it->msn = r->msn;
+	it->res = res_index(qp, r);
+	r->pending = true;
 }
 
-static void
-queue_atomic_ack(struct tp_qp *qp, uint32_t psn, uint64_t orig)
+static enum resp_state
+execute_read(struct resp_ctx *c)
 {
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
 	struct tp_resp_item *it = queue_add(qp);
+	uint32_t n = read_npkts(qp, pkt->reth.len);
+	struct tp_resp_res *r;
 
 	if (it == NULL)
-		return;
-	it->kind = TP_RESP_ATOMIC;
-	it->psn = psn;
-	it->orig = orig;
-	it->msn = qp->resp.msn;
+		return RESP_DROP;		/* no room: the requester retries */
+	r = res_take(qp, TP_RES_READ, pkt->psn, n, pkt->reth.rkey, pkt->reth.va,
+		     pkt->reth.len);
+	queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
+	qp->resp.psn = roce_psn_add(pkt->psn, n);
+	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	return RESP_DONE;
 }
 
 /* CMP_SWAP and FETCH_ADD as real CPU atomics on the target (9.4.5). */
@@ -454,9 +548,14 @@ static enum resp_state
 execute_atomic(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	struct tp_resp_item *it = queue_add(qp);
 	uint64_t *target = c->host;
+	struct tp_resp_res *r;
 	uint64_t orig;
 
+	if (it == NULL)
+		return RESP_DROP;		/* not executed: the requester retries */
 	if (pkt->opcode == ROCE_OP_COMPARE_SWAP) {
 		orig = pkt->atmeth.comp;
 		__atomic_compare_exchange_n(target, &orig, pkt->atmeth.swap, false,
@@ -464,10 +563,11 @@ execute_atomic(struct resp_ctx *c)
 	} else {
 		orig = __atomic_fetch_add(target, pkt->atmeth.swap, __ATOMIC_SEQ_CST);
 	}
-	remember_atomic(c->qp, pkt->psn, orig);
-	c->qp->resp.msn++;
-	queue_atomic_ack(c->qp, pkt->psn, orig);
-	tp_count(c->qp->dev, TP_CNT_RDMA_RECVS);
+	r = res_take(qp, TP_RES_ATOMIC, pkt->psn, 1, pkt->atmeth.rkey, pkt->atmeth.va, 8);
+	r->orig = orig;
+	queue_atomic_ack(qp, it, r);
+	qp->resp.psn = roce_psn_add(pkt->psn, 1);
+	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
 }
 
@@ -482,18 +582,10 @@ st_execute(struct resp_ctx *c)
 		return execute_send(c);
 	if (c->mask & ROCE_OPM_WRITE)
 		return execute_write(c);
-	if (c->mask & ROCE_OPM_READ) {
-		if (!queue_read(qp, c->pkt, c->host))
-			return RESP_DROP;	/* no room: the requester retries */
-		qp->resp.msn++;
-		qp->resp.psn = roce_psn_add(c->pkt->psn, read_npkts(qp, c->pkt->reth.len));
-		tp_count(qp->dev, TP_CNT_RDMA_RECVS);
-		return RESP_DONE;
-	}
-	if (c->mask & ROCE_OPM_ATOMIC) {
-		qp->resp.psn = roce_psn_add(c->pkt->psn, 1);
+	if (c->mask & ROCE_OPM_READ)
+		return execute_read(c);
+	if (c->mask & ROCE_OPM_ATOMIC)
 		return execute_atomic(c);
-	}
 	return RESP_DROP;
 }
 
@@ -542,6 +634,8 @@ st_complete(struct resp_ctx *c)
 	if (c->mask & ROCE_OPM_LAST) {
 		if (c->uses_rwqe)
 			next = complete_recv(c);
+		if (next != RESP_ACKNOWLEDGE)
+			return next;	/* failed: not a completed message (C9-148) */
 		qp->resp.in_msg = 0;
 		qp->resp.offset = 0;
 		qp->resp.msn++;
@@ -576,7 +670,7 @@ item_last_psn(const struct tp_resp_item *it)
  * falls in (the new request restarts it as a fresh response: FIRST at
  * psn, which is what rxe's completer expects after its retry).  Duplicates
  * thus reuse the original's responder resource (IBTA 9.7.5.1.x) instead of
- * piling up streams that the requester would discard.
+ * piling up streams that the requester would discard; the records stay.
  */
 static void
 purge_from(struct tp_qp *qp, uint32_t psn)
@@ -586,16 +680,56 @@ purge_from(struct tp_qp *qp, uint32_t psn)
 
 		if (roce_psn_before(item_last_psn(it), psn))
 			return;
-		if (it->kind == TP_RESP_READ)
-			qp->resp.rd_atomic--;
+		if (it->kind != TP_RESP_ACK)
+			qp->resp.res[it->res].pending = false;
 		qp->resp.q_head--;
 	}
 }
 
 /*
+ * A duplicate READ is served again only within what its record asked for
+ * (9.7.5.1.x): the same R_Key, bytes inside the original range, response
+ * PSNs inside the original ones.
+ */
+static bool
+read_within(const struct tp_qp *qp, const struct tp_resp_res *r,
+	    const struct roce_pkt *pkt)
+{
+	uint32_t last = roce_psn_add(pkt->psn, read_npkts(qp, pkt->reth.len) - 1);
+
+	return r->kind == TP_RES_READ && pkt->reth.rkey == r->rkey &&
+	       pkt->reth.va >= r->va && pkt->reth.len <= r->len &&
+	       pkt->reth.va - r->va <= r->len - pkt->reth.len &&
+	       !roce_psn_after(last, r->last_psn);
+}
+
+/* A duplicate READ matching record r: read again, R_Key checked now. */
+static enum resp_state
+duplicate_read(struct resp_ctx *c, struct tp_resp_res *r)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	struct tp_resp_item *it;
+	void *host;
+
+	purge_from(qp, pkt->psn);
+	if (pkt->reth.len > 0 &&
+	    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd, qp->pub.qp_num,
+			      PROT_OP_READ, pkt->reth.va, pkt->reth.len, &host) != PROT_OK)
+		return RESP_ERR_ACCESS;
+	it = queue_add(qp);
+	if (it == NULL)
+		return RESP_DROP;
+	queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
+	return RESP_DONE;
+}
+
+/*
  * A request we already executed (9.7.5.1.x): SEND/WRITE are acknowledged
- * again, never re-executed; READ is served again from memory (after the
- * R_Key checks again); an atomic is answered from the replay cache.
+ * again, never re-executed; a READ is served again if it matches its
+ * record, an atomic answered from its record, never executed twice.  A
+ * READ or atomic that matches no record (another key or range, a PSN of
+ * another operation, a record reused since) is dropped.
  */
 static enum resp_state
 st_duplicate(struct resp_ctx *c)
@@ -603,39 +737,27 @@ st_duplicate(struct resp_ctx *c)
 	const struct roce_pkt *pkt = c->pkt;
 	struct tp_qp *qp = c->qp;
 	uint32_t prev = roce_psn_add(qp->resp.psn, ROCE_PSN_MASK);	/* ePSN - 1 */
-	void *host = NULL;
+	struct tp_resp_res *r;
+	struct tp_resp_item *it;
 
 	tp_count(qp->dev, TP_CNT_DUPLICATE_REQUEST);
 	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
 		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
 		return RESP_DONE;
 	}
-	if (c->mask & ROCE_OPM_READ) {
-		uint32_t n = read_npkts(qp, pkt->reth.len);
-
-		/* the whole re-read must lie in PSNs we handed out */
-		if (!roce_psn_before(roce_psn_add(pkt->psn, n - 1), qp->resp.psn))
-			return RESP_DROP;
-		purge_from(qp, pkt->psn);
-		if (pkt->reth.len > 0 &&
-		    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd,
-				      qp->pub.qp_num, PROT_OP_READ, pkt->reth.va,
-				      pkt->reth.len, &host) != PROT_OK)
-			return RESP_ERR_ACCESS;
-		queue_read(qp, pkt, host);
-		return RESP_DONE;
-	}
-	if (c->mask & ROCE_OPM_ATOMIC) {
-		for (unsigned int i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
-			const struct tp_atomic_replay *r = &qp->resp.replay[i];
-
-			if (r->valid && r->psn == pkt->psn) {
-				queue_atomic_ack(qp, pkt->psn, r->orig);
-				return RESP_DONE;
-			}
-		}
-	}
-	return RESP_DROP;
+	r = res_find(qp, pkt->psn);
+	if (r == NULL)
+		return RESP_DROP;
+	c->dup = r;
+	if (c->mask & ROCE_OPM_READ)
+		return read_within(qp, r, pkt) ? duplicate_read(c, r) : RESP_DROP;
+	if (!(c->mask & ROCE_OPM_ATOMIC) || r->kind != TP_RES_ATOMIC)
+		return RESP_DROP;
+	purge_from(qp, pkt->psn);
+	it = queue_add(qp);
+	if (it != NULL)
+		queue_atomic_ack(qp, it, r);
+	return RESP_DONE;
 }
 
 /*
@@ -656,7 +778,7 @@ st_out_of_seq(struct resp_ctx *c)
 	qp->resp.oos_psn = c->pkt->psn;
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
-		queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn);
+		queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn, qp->resp.msn);
 		tp_count(qp->dev, TP_CNT_SENT_SEQ_NAK);
 	}
 	return RESP_DROP;
@@ -673,7 +795,20 @@ st_rnr(struct resp_ctx *c)
 	return RESP_DROP;
 }
 
-/* NAK, complete the receive WQE in use with the error, go to ERR. */
+/* The packet is discarded (RC: answered already, if at all). */
+static enum resp_state
+st_drop(struct resp_ctx *c)
+{
+	if (c->qp->pub.qp_type == DROCE_QPT_UC)
+		uc_abandon_msg(c->qp);
+	return RESP_DONE;
+}
+
+/*
+ * NAK, complete the receive WQE in use with the error, go to ERR.  The
+ * NAK claims no message it fails (C9-148): a new one was not counted yet,
+ * a duplicate READ takes back the count of its record.
+ */
 static enum resp_state
 st_error(struct resp_ctx *c, enum resp_state s)
 {
@@ -681,7 +816,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	struct tp_qp *qp = c->qp;
 
 	tp_count(qp->dev, e->counter);
-	queue_nak(qp, e->nak, c->pkt->psn);
+	queue_nak(qp, e->nak, c->pkt->psn, c->dup != NULL ? c->dup->msn - 1 : qp->resp.msn);
 	if ((c->uses_rwqe || qp->resp.in_msg == ROCE_OPM_SEND) && current_rwqe(qp) != NULL) {
 		struct droce_wc wc;
 
@@ -717,6 +852,7 @@ static const resp_fn resp_states[] = {
 	[RESP_DUPLICATE] = st_duplicate,
 	[RESP_OUT_OF_SEQ] = st_out_of_seq,
 	[RESP_RNR] = st_rnr,
+	[RESP_DROP] = st_drop,
 };
 
 /*
@@ -836,7 +972,7 @@ tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 	if (likely(!qp->dev->trace) && resp_fast_path(&c))
 		return;
 	c.host = NULL;
-	while (s != RESP_DONE && s != RESP_DROP) {
+	while (s != RESP_DONE) {
 		TP_TRACE(qp->dev, "qp %u resp %s psn %u\n", qp->pub.qp_num,
 			 resp_state_names[s], pkt->psn);
 		if (s >= RESP_ERR_INV_REQ) {
@@ -936,22 +1072,26 @@ tp_resp_run(struct tp_qp *qp)
 			if (rc == 0)
 				break;
 			if (rc < 0) {
-				/* the key died mid-stream: remote access error */
+				/* the key died mid-stream: remote access error, the
+				 * READ not counted as completed (C9-148) */
 				tp_count(qp->dev, TP_CNT_SENT_REM_ACCESS_NAK);
-				qp->resp.rd_atomic--;
+				qp->resp.res[it->res].pending = false;
 				it->kind = TP_RESP_ACK;
 				it->syndrome = ROCE_AETH_SYNDROME(ROCE_AETH_NAK,
 								  ROCE_NAK_REM_ACCESS_ERR);
+				it->msn--;
 				continue;
 			}
 			sent++;
 			if (it->psn != roce_psn_add(it->last_psn, 1))
 				continue;
-			qp->resp.rd_atomic--;
+			qp->resp.res[it->res].pending = false;
 		} else {
 			if (!send_ack_item(qp, it))
 				break;
 			sent++;
+			if (it->kind == TP_RESP_ATOMIC)
+				qp->resp.res[it->res].pending = false;
 			if (is_error_nak(it)) {
 				/* after an error NAK the responder stops (ERR state) */
 				qp->resp.q_tail++;
