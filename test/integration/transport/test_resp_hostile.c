@@ -170,6 +170,13 @@ expect_read_2500(struct raw_peer *rp, uint32_t psn, uint32_t msn, const uint8_t 
 			 src + 2 * MTU, 2500 - 2 * MTU);
 }
 
+static void
+close_rp(struct raw_peer *rp, struct droce_qp *qp)
+{
+	rp_destroy_qp(qp);
+	rp_close(rp);
+}
+
 static enum droce_qp_state
 qp_state(struct droce_qp *qp)
 {
@@ -219,8 +226,7 @@ test_msn_read_responses(void **state)
 	expect_read_2500(&rp, RP_PSN + 1, 2, rp.buf + 64);
 	assert_int_equal(rp_counter(&rp, "duplicate_request"), 2);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /*
@@ -261,8 +267,7 @@ test_msn_atomic_acks(void **state)
 	expect_atomic_ack(&f[0], RP_PSN + 2, 3, 8);
 	assert_int_equal(*target, 42);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /*
@@ -325,8 +330,7 @@ test_msn_acks_and_naks(void **state)
 	assert_int_equal(wc[0].status, DROCE_WC_REM_INV_REQ_ERR);
 	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /*
@@ -369,8 +373,7 @@ test_msn_read_revoked_mid_stream(void **state)
 	expect_nak(&f[total - 1], RP_PSN + total - 1, ROCE_NAK_REM_ACCESS_ERR, 0);
 	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /* ---- responder resources ------------------------------------------------------------ */
@@ -410,8 +413,7 @@ test_res_burst_beyond_limit(void **state)
 	assert_int_equal(rp_counter(&rp, "sent_inv_req_nak"), 1);
 	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /*
@@ -451,8 +453,7 @@ test_res_reused_in_order(void **state)
 	assert_int_equal(rp_counter(&rp, "sent_inv_req_nak"), 0);
 	assert_int_equal(qp_state(qp), DROCE_QPS_RTS);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /*
@@ -552,8 +553,7 @@ test_dup_read_revoked_key(void **state)
 	expect_nak(&f[0], RP_PSN, ROCE_NAK_REM_ACCESS_ERR, 0);
 	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /*
@@ -588,8 +588,7 @@ test_dup_atomic_after_reuse(void **state)
 	assert_int_equal(*target, 1);
 	assert_int_equal(rp_counter(&rp, "duplicate_request"), 1);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /* ---- UC holes (9.7.7) ---------------------------------------------------------------- */
@@ -638,8 +637,7 @@ uc_hole(uint8_t broken_op, uint32_t broken_len, uint32_t psn_skip)
 	assert_int_equal(rp.buf[2 * MTU + 100], 0);
 	assert_int_equal(rp_counter(&rp, "uc_msg_drop"), 1);
 
-	rp_destroy_qp(qp);
-	rp_close(&rp);
+	close_rp(&rp, qp);
 }
 
 /* a MIDDLE shorter than the MTU (FIRST and MIDDLE carry exactly one) */
