@@ -376,6 +376,55 @@ test_msn_read_revoked_mid_stream(void **state)
 	close_rp(&rp, qp);
 }
 
+/*
+ * Error NAKs after one completed WRITE carry MSN 1, never counting the
+ * request they fail: a READ with an unknown R_Key (remote access error), a
+ * SEND into a receive WQE whose L_Key is bad (remote operational error,
+ * the WQE completes with LOC_PROT_ERR), an atomic on a misaligned address
+ * (Invalid Request).  One QP each: an error NAK moves it to ERR.
+ */
+static void
+test_msn_error_naks(void **state)
+{
+	struct raw_peer rp;
+	struct rp_frame f[4];
+	struct droce_wc wc[2];
+	uint8_t data[16] = { 0 };
+	struct droce_qp *qp;
+
+	(void)state;
+	rp_open(&rp, 4096);
+	for (unsigned int i = 0; i < 3; i++) {
+		qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+		send_write_only(&rp, qp, RP_PSN, rp.buf, data, sizeof(data));
+		if (i == 0) {
+			send_read(&rp, qp, RP_PSN + 1, rp.buf, rp.mr->rkey ^ 0x5a5a5a00u, 64);
+		} else if (i == 1) {
+			struct droce_sge sge = { .addr = va_of(rp.buf + 1024), .length = 64,
+						 .lkey = rp.mr->lkey ^ 0x5a5a5a00u };
+			struct droce_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+			struct droce_recv_wr *bad = NULL;
+
+			assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
+			send_data(&rp, qp, ROCE_OP_SEND_ONLY, RP_PSN + 1, data, sizeof(data));
+		} else {
+			send_atomic(&rp, qp, ROCE_OP_FETCH_ADD, RP_PSN + 1, rp.buf + 4, 1, 0);
+		}
+		assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 2);
+		expect_ack(&f[0], RP_PSN, 1);
+		expect_nak(&f[1], RP_PSN + 1, i == 0 ? ROCE_NAK_REM_ACCESS_ERR :
+			   i == 1 ? ROCE_NAK_REM_OP_ERR : ROCE_NAK_INVALID_REQ, 1);
+		if (i == 1) {
+			assert_int_equal(rp_poll_cq(&rp, wc, 2, RP_WAIT_S), 1);
+			assert_int_equal(wc[0].wr_id, 9);
+			assert_int_equal(wc[0].status, DROCE_WC_LOC_PROT_ERR);
+		}
+		assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
+		rp_destroy_qp(qp);
+	}
+	rp_close(&rp);
+}
+
 /* ---- responder resources ------------------------------------------------------------ */
 
 /*
@@ -672,6 +721,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_msn_atomic_acks),
 		cmocka_unit_test(test_msn_acks_and_naks),
 		cmocka_unit_test(test_msn_read_revoked_mid_stream),
+		cmocka_unit_test(test_msn_error_naks),
 		cmocka_unit_test(test_res_burst_beyond_limit),
 		cmocka_unit_test(test_res_reused_in_order),
 		cmocka_unit_test(test_dup_read_must_match_record),
