@@ -101,6 +101,12 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
 	if (!tp_qp_can_receive(qp))
 		return false;
+	/* C9-42/C9-43 (9.6.1.1.1): the BTH P_Key must match the QP's, or
+	 * the packet is dropped silently (for UD too: its QP's P_Key) */
+	if (unlikely(!tp_pkey_match(qp->pkey, pkt.pkey))) {
+		tp_count(dev, TP_CNT_PKEY_VIOLATION);
+		return false;
+	}
 	if (pkt.op->mask & ROCE_OPM_REQ)
 		tp_resp_rx(qp, &pkt, frame);
 	else
