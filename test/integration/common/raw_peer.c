@@ -187,8 +187,8 @@ rp_pkt(const struct raw_peer *rp, const struct droce_qp *qp, uint8_t opcode,
 }
 
 void
-rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
-	uint32_t len, bool bad_icrc)
+rp_send_as(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+	   uint32_t len, uint8_t wire_opcode, bool bad_icrc)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rp->peer->pool);
 	uint8_t *f;
@@ -200,9 +200,23 @@ rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
 	flen = roce_build(f, rte_pktmbuf_tailroom(m), p, payload);
 	assert_true(flen != 0);
 	assert_non_null(rte_pktmbuf_append(m, (uint16_t)flen));
+	if (wire_opcode != p->opcode) {
+		/* the opcode is not masked: the ICRC must be computed again */
+		f[p->bth_off] = wire_opcode;
+		roce_icrc_store(f + flen - ROCE_ICRC_LEN,
+				roce_icrc_compute(f + p->l3_off, flen - p->l3_off,
+						  p->ip_version));
+	}
 	if (bad_icrc)
 		f[flen - 1] ^= 0x01;
 	assert_int_equal(droce_link_tx(rp->peer, &m, 1), 1);
+}
+
+void
+rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+	uint32_t len, bool bad_icrc)
+{
+	rp_send_as(rp, p, payload, len, p->opcode, bad_icrc);
 }
 
 static void

@@ -98,6 +98,13 @@ struct roce_pkt rp_pkt(const struct raw_peer *rp, const struct droce_qp *qp,
 /* Build p with len payload bytes and send it; bad_icrc flips an ICRC bit. */
 void rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
 	     uint32_t len, bool bad_icrc);
+/*
+ * The same with wire_opcode written over the BTH opcode after building
+ * (and the ICRC computed again): opcodes roce_build refuses (reserved,
+ * manufacturer-specific) in an otherwise well-formed frame of p's layout.
+ */
+void rp_send_as(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+		uint32_t len, uint8_t wire_opcode, bool bad_icrc);
 
 /*
  * Run droce's engine for `seconds` and collect what it sends into
