@@ -589,6 +589,9 @@ tp_qp_destroy(struct tp_qp *qp)
 
 	/* Packets for this QPN arriving later are dropped as not-for-us. */
 	dev->qps[qp->pub.handle] = NULL;
+	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
+	 * that is given this QPN later inherits none */
+	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);
 	dev->live[qp->live_index] = last;
 	last->live_index = qp->live_index;
 	dev->nlive--;

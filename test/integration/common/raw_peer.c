@@ -137,7 +137,7 @@ qp_to_rts(struct droce_qp *qp, enum droce_qp_type type)
 }
 
 struct droce_qp *
-rp_create_qp(struct raw_peer *rp, enum droce_qp_type type, uint16_t pkey_index)
+rp_new_qp(struct raw_peer *rp, enum droce_qp_type type)
 {
 	struct droce_qp_init_attr init = {
 		.send_cq = rp->cq,
@@ -149,9 +149,23 @@ rp_create_qp(struct raw_peer *rp, enum droce_qp_type type, uint16_t pkey_index)
 	struct droce_qp *qp = droce_create_qp(rp->pd, &init);
 
 	assert_non_null(qp);
-	qp_to_init(qp, type, pkey_index);
-	qp_to_rtr(rp, qp, type);
-	qp_to_rts(qp, type);
+	return qp;
+}
+
+void
+rp_connect_qp(struct raw_peer *rp, struct droce_qp *qp, uint16_t pkey_index)
+{
+	qp_to_init(qp, qp->qp_type, pkey_index);
+	qp_to_rtr(rp, qp, qp->qp_type);
+	qp_to_rts(qp, qp->qp_type);
+}
+
+struct droce_qp *
+rp_create_qp(struct raw_peer *rp, enum droce_qp_type type, uint16_t pkey_index)
+{
+	struct droce_qp *qp = rp_new_qp(rp, type);
+
+	rp_connect_qp(rp, qp, pkey_index);
 	return qp;
 }
 

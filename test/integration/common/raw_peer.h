@@ -84,6 +84,9 @@ void rp_close(struct raw_peer *rp);
  */
 struct droce_qp *rp_create_qp(struct raw_peer *rp, enum droce_qp_type type,
 			      uint16_t pkey_index);
+/* The two halves of rp_create_qp: a QP in RESET, then taken to RTS. */
+struct droce_qp *rp_new_qp(struct raw_peer *rp, enum droce_qp_type type);
+void rp_connect_qp(struct raw_peer *rp, struct droce_qp *qp, uint16_t pkey_index);
 void rp_destroy_qp(struct droce_qp *qp);
 
 /*
