@@ -652,6 +652,14 @@ int droce_query_port(struct droce_context *context, uint8_t port_num,
 /* RoCEv2 GIDs: the port's IPv4 addresses IPv4-mapped, then its IPv6 ones. */
 int droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
 		    union droce_gid *gid);
+/*
+ * The P_Key at index of the port's P_Key table, in network byte order (as
+ * ibv_query_pkey).  Index 0 is the default partition 0xffff; more come
+ * from the device configuration (pkeys = ..., config/README.md).  0 or a
+ * positive errno (EINVAL: no such port or index).
+ */
+int droce_query_pkey(struct droce_context *context, uint8_t port_num, int index,
+		     uint16_t *pkey);
 
 #ifdef __cplusplus
 }

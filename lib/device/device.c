@@ -114,6 +114,12 @@ add_gids(struct droce_device *d, struct tp_dev *tp, struct net_host *host)
 		if (rc < 0)
 			return rc;
 	}
+	for (unsigned int i = 0; i < d->npkeys; i++) {
+		int rc = tp_dev_add_pkey(tp, d->pkeys[i]);
+
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 

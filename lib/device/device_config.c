@@ -13,6 +13,8 @@
  *   max_mr = 65536
  *   max_mw = 65536
  *   capture = /tmp/droce0.pcapng   pcapng of every RoCEv2 frame (off if absent)
+ *   pkeys = 0x8001,0x7fff   P_Key table entries after the default 0xffff
+ *                           (index 0); repeatable, comma-separated
  *   transport_lcores = 1    run the engine on this EAL lcore (dedicated mode);
  *                           "1,2": on both, QPs sharded by QPN, one port
  *                           queue pair each; absent or "none":
@@ -122,6 +124,30 @@ parse_u32(const char *text, uint32_t max, uint32_t *out)
 }
 
 /*
+ * pkeys: P_Keys for the device's table, in order after index 0 (0xffff,
+ * always there).  Whether each is a valid P_Key is checked when the
+ * device is opened (lib/transport tp_dev_add_pkey), where the rule lives.
+ */
+static int
+parse_pkeys(struct droce_device *d, const char *list)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, list);
+	for (char *tok = strtok_r(buf, ", ", &save); tok != NULL;
+	     tok = strtok_r(NULL, ", ", &save)) {
+		uint32_t v;
+
+		if (d->npkeys == DEVICE_MAX_PKEYS || parse_u32(tok, 0xffff, &v) != 0)
+			return -EINVAL;
+		d->pkeys[d->npkeys++] = (uint16_t)v;
+	}
+	return 0;
+}
+
+/*
  * transport_lcores: the EAL lcore(s) that run the device's engine, "1" or
  * a comma list "1,2" (up to DEVICE_MAX_TRANSPORT_LCORES, distinct): QPs
  * sharded over them by QPN, the port opened with one queue pair per
@@ -210,6 +236,8 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return parse_u32(value, 1u << 24, &d->tables.max_mw);
 	if (strcmp(key, "transport_lcores") == 0)
 		return parse_transport_lcores(d, value);
+	if (strcmp(key, "pkeys") == 0)
+		return parse_pkeys(d, value);
 	if (strcmp(key, "capture") == 0) {
 		if (value[0] == '\0' || strlen(value) >= sizeof(d->capture))
 			return -EINVAL;
@@ -289,7 +317,7 @@ apply_option(const char *arg)
 {
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
 					  "capture", "drop", "rxe_retry_compat",
-					  "transport_lcores" };
+					  "transport_lcores", "pkeys" };
 	struct droce_device *d;
 	const char *v;
 

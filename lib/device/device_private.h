@@ -11,6 +11,8 @@
 #define DEVICE_MAX_TRANSPORT_LCORES 8
 #define DEVICE_MAX 16
 #define DEVICE_MAX_ADDRS 8
+/* P_Key table entries (lib/transport TP_MAX_PKEYS) */
+#define DEVICE_MAX_PKEYS 16
 #define DEVICE_NAME_LEN 32
 
 struct droce_link;
@@ -50,6 +52,8 @@ struct droce_device {
 	struct droce_context_attr tables;
 	struct device_addr addr[DEVICE_MAX_ADDRS];
 	unsigned int naddr;
+	uint16_t pkeys[DEVICE_MAX_PKEYS];	/* "pkeys =", after 0xffff */
+	unsigned int npkeys;
 	char capture[256];		/* pcapng file ("capture ="), or "" */
 	struct device_open *open;
 	/*

@@ -274,6 +274,13 @@ int prot_local_invalidate(struct prot_tables *t, uint32_t rkey,
 int prot_remote_invalidate(struct prot_tables *t, uint32_t rkey,
 			   uint32_t qp_pd, uint32_t qpn);
 
+/*
+ * QP qpn is being destroyed: invalidate every type-2 window bound to it
+ * (their rkeys are dead when this returns; the windows are free to be
+ * bound again).  Returns how many were invalidated, or -EINVAL.
+ */
+int prot_mw_invalidate_qp(struct prot_tables *t, uint32_t qpn);
+
 /* Current key of an MW / MR by index (tests, verbs). -EINVAL if none. */
 int prot_entry_key(struct prot_tables *t, uint32_t index, uint32_t *key);
 

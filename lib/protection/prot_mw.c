@@ -66,6 +66,8 @@ do_unbind(struct prot_tables *t, struct prot_entry *mw)
 		return;
 	prot_revoke(t, mw);
 	t->entries[mw->parent].mw_count--;
+	if (mw->type == PROT_OBJ_MW2)
+		t->ctl->nr_mw2_bound--;
 	mw->bound = 0;
 	mw->parent = 0;
 	mw->access = 0;
@@ -150,6 +152,8 @@ do_bind(struct prot_tables *t, struct prot_entry *mw, struct prot_entry *mr,
 	mw->parent = (uint32_t)(mr - t->entries);
 	mw->bound = 1;
 	mr->mw_count++;
+	if (mw->type == PROT_OBJ_MW2)
+		t->ctl->nr_mw2_bound++;
 }
 
 int
@@ -316,4 +320,35 @@ prot_remote_invalidate(struct prot_tables *t, uint32_t rkey, uint32_t qp_pd,
 		       uint32_t qpn)
 {
 	return invalidate(t, rkey, qp_pd, true, qpn);
+}
+
+/*
+ * IBTA Vol. 1 10.6.7.2: a type-2 window's binding belongs to the QP it was
+ * bound through (type 2B: usable through that QP alone, C10-72), so it
+ * cannot outlive the QP: destroying the QP invalidates the window, which
+ * returns to the free state (bindable again, its old rkey dead).  Were the
+ * binding kept, the next QP handed the same QPN would pass the "window's
+ * QP" check of prot_lookup with another peer behind it.  A scan of the
+ * table, skipped when no type-2 window is bound: destroying a QP is rare
+ * and on the control path.
+ */
+int
+prot_mw_invalidate_qp(struct prot_tables *t, uint32_t qpn)
+{
+	int n = 0;
+	int tok;
+
+	if (t == NULL)
+		return -EINVAL;
+	tok = prot_ctl_lock(t);
+	for (uint32_t i = 1; t->ctl->nr_mw2_bound != 0 && i < t->nentries; i++) {
+		struct prot_entry *e = &t->entries[i];
+
+		if (e->type == PROT_OBJ_MW2 && e->bound && e->qpn == qpn) {
+			do_unbind(t, e);	/* dead before we return */
+			n++;
+		}
+	}
+	prot_ctl_unlock(t, tok);
+	return n;
 }

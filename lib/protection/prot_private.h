@@ -32,6 +32,7 @@ struct prot_ctl {
 	uint32_t max_mw;
 	uint32_t nr_mr;
 	uint32_t nr_mw;
+	uint32_t nr_mw2_bound;		/* type-2 windows bound to a QP */
 };
 
 /* Lock the control path; a calling reader goes offline meanwhile.

@@ -45,7 +45,11 @@
 	X(HANDOFF_RX,           "shard_handoff_rx", "frames received on one shard, handed to the owner") \
 	X(HANDOFF_TX,           "shard_handoff_tx", "frames handed to shard 0 to send") \
 	X(HANDOFF_DROP,         "shard_handoff_drop", "frames dropped: a shard's handoff ring full") \
-	X(SHARD_LINK_RX,        "shard_link_rx", "frames a shard took from its own link queue")
+	X(SHARD_LINK_RX,        "shard_link_rx", "frames a shard took from its own link queue") \
+	X(PKEY_VIOLATION,       "pkey_violation", "packets dropped: P_Key does not match the QP's") \
+	X(RSVD_OPCODE_DROP,     "rsvd_opcode_drop", "packets dropped: reserved opcode (or RD, not in RoCEv2)") \
+	X(VENDOR_OPCODE_DROP,   "vendor_opcode_drop", "packets dropped: manufacturer-specific opcode (0xc0-0xff)") \
+	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

@@ -49,6 +49,8 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 	dev->max_qp = max_qp;
 	dev->ctx = ctx;
 	dev->prot = prot;
+	dev->pkeys[0] = TP_PKEY_DEFAULT;
+	dev->npkeys = 1;
 	/* this lcore runs the data path: it reads the key tables */
 	dev->prot_reader = prot_reader_register(prot);
 	if (dev->prot_reader < 0) {
@@ -126,6 +128,29 @@ tp_dev_query_gid(const struct tp_dev *dev, unsigned int index, uint8_t gid[16])
 	if (index >= dev->ngids)
 		return -EINVAL;
 	memcpy(gid, dev->gids[index], 16);
+	return 0;
+}
+
+int
+tp_dev_add_pkey(struct tp_dev *dev, uint16_t pkey)
+{
+	if (!tp_pkey_valid(pkey))
+		return -EINVAL;
+	for (uint32_t i = 0; i < dev->npkeys; i++)
+		if (dev->pkeys[i] == pkey)
+			return (int)i;
+	if (dev->npkeys == TP_MAX_PKEYS)
+		return -ENOSPC;
+	dev->pkeys[dev->npkeys] = pkey;
+	return (int)dev->npkeys++;
+}
+
+int
+tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index, uint16_t *pkey)
+{
+	if (index >= dev->npkeys)
+		return -EINVAL;
+	*pkey = dev->pkeys[index];
 	return 0;
 }
 

@@ -36,7 +36,7 @@ fill_addresses(const struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *
 	p->udp_sport = qp->udp_sport;
 	p->udp_dport = ROCE_UDP_PORT;
 	p->migreq = 1;
-	p->pkey = 0xffff;
+	p->pkey = qp->pkey;
 	p->dest_qpn = qp->attr.dest_qp_num;
 }
 

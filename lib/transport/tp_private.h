@@ -57,6 +57,29 @@ extern int tp_logtype;
 /* QP numbers: 0 and 1 are the IB special QPs; droce hands out from here. */
 #define TP_QPN_BASE 0x11
 
+/*
+ * P_Keys (IBTA 10.9.1.2): bit 15 says full (1) or limited (0) member, the
+ * low 15 bits name the partition; 0x0000 and 0x8000 are invalid.  Two
+ * P_Keys match when they name the same partition and at least one of
+ * them is a full member (two limited members may not talk); an invalid
+ * P_Key matches nothing.
+ */
+#define TP_PKEY_DEFAULT 0xffff
+#define TP_PKEY_FULL 0x8000
+
+static inline bool
+tp_pkey_valid(uint16_t pkey)
+{
+	return (pkey & ~TP_PKEY_FULL) != 0;
+}
+
+static inline bool
+tp_pkey_match(uint16_t a, uint16_t b)
+{
+	return tp_pkey_valid(a) && ((a ^ b) & ~TP_PKEY_FULL) == 0 &&
+	       ((a | b) & TP_PKEY_FULL) != 0;
+}
+
 /* Request packets in flight per QP before the requester waits for ACKs. */
 #define TP_MAX_INFLIGHT_PKTS 1024
 /*
@@ -295,6 +318,7 @@ struct tp_qp {
 	uint32_t mtu;			/* path MTU in bytes */
 	struct tp_av av;		/* RC/UC destination */
 	uint16_t udp_sport;
+	uint16_t pkey;			/* dev->pkeys[attr.pkey_index] */
 	/* RC/UC packets' headers, built at the first packet after a modify
 	 * (tp_net.c); tx_tmpl_ok false: to be built */
 	bool tx_tmpl_ok;
@@ -421,6 +445,8 @@ struct tp_dev {
 
 	uint8_t gids[TP_MAX_GIDS][16];
 	uint32_t ngids;
+	uint16_t pkeys[TP_MAX_PKEYS];	/* index 0: 0xffff */
+	uint32_t npkeys;
 	struct tp_neigh neigh[TP_MAX_NEIGH];
 
 	struct tp_qp **qps;		/* by QPN - TP_QPN_BASE */

@@ -149,8 +149,8 @@ check_values(const struct tp_qp *qp, const struct droce_qp_attr *a, int mask)
 {
 	const struct tp_dev *dev = qp->dev;
 
-	if ((mask & DROCE_QP_PKEY_INDEX) && a->pkey_index != 0)
-		return -EINVAL;		/* one P_Key (0xffff) at index 0 */
+	if ((mask & DROCE_QP_PKEY_INDEX) && a->pkey_index >= dev->npkeys)
+		return -EINVAL;
 	if ((mask & DROCE_QP_PORT) && a->port_num != 1)
 		return -EINVAL;
 	if ((mask & DROCE_QP_ACCESS_FLAGS) &&
@@ -234,8 +234,10 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 
 	if (mask & DROCE_QP_ACCESS_FLAGS)
 		cur->qp_access_flags = a->qp_access_flags;
-	if (mask & DROCE_QP_PKEY_INDEX)
+	if (mask & DROCE_QP_PKEY_INDEX) {
 		cur->pkey_index = a->pkey_index;
+		qp->pkey = qp->dev->pkeys[a->pkey_index];
+	}
 	if (mask & DROCE_QP_PORT)
 		cur->port_num = a->port_num;
 	if (mask & DROCE_QP_QKEY)
@@ -557,6 +559,7 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 							    DROCE_MTU_256;
 	qp->mtu = (uint32_t)droce_mtu_to_num(qp->attr.path_mtu);
 	qp->attr.port_num = 1;
+	qp->pkey = dev->pkeys[0];
 	set_state(qp, DROCE_QPS_RESET);
 	if (dev->lc != NULL && tp_lc_qp_init(qp) != 0)
 		goto nomem;
@@ -585,6 +588,9 @@ tp_qp_destroy(struct tp_qp *qp)
 
 	/* Packets for this QPN arriving later are dropped as not-for-us. */
 	dev->qps[qp->pub.handle] = NULL;
+	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
+	 * that is given this QPN later inherits none */
+	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);
 	dev->live[qp->live_index] = last;
 	last->live_index = qp->live_index;
 	dev->nlive--;

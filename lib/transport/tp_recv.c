@@ -70,10 +70,13 @@ static bool
 recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	enum roce_parse_err err = ROCE_PARSE_TRUNCATED;
 	struct roce_pkt pkt;
 	struct tp_qp *qp;
 
-	if (m->nb_segs != 1 || roce_parse_eth(frame, m->data_len, &pkt) != ROCE_PARSE_OK) {
+	if (likely(m->nb_segs == 1))
+		err = roce_parse_eth(frame, m->data_len, &pkt);
+	if (err != ROCE_PARSE_OK && err != ROCE_PARSE_UNKNOWN_OPCODE) {
 		if (unlikely(dev->nshards > 1) && hand_over(dev, m, false, 0))
 			return true;
 		tp_count(dev, TP_CNT_MALFORMED);
@@ -82,16 +85,29 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 	/* the owner checks the ICRC: a frame is verified once */
 	if (unlikely(dev->nshards > 1) && hand_over(dev, m, true, pkt.dest_qpn))
 		return true;
+	/* first, so a bit flipped in an opcode is an ICRC error, not a
+	 * reserved opcode */
 	if (!icrc_ok(m, &pkt)) {
 		tp_count(dev, TP_CNT_ICRC_ERR);
 		return false;
 	}
 	tp_count(dev, TP_CNT_RCVD_PKTS);
-	if (pkt.op->mask & ROCE_OPM_CNP)
-		return false;		/* congestion control: a later issue */
+	/* IBTA 9.6 header validation: a reserved or manufacturer-specific
+	 * opcode is not executed; dropped */
+	if (unlikely(err == ROCE_PARSE_UNKNOWN_OPCODE)) {
+		tp_count(dev, roce_opcode_vendor(pkt.opcode) ? TP_CNT_VENDOR_OPCODE_DROP :
+			      TP_CNT_RSVD_OPCODE_DROP);
+		return false;
+	}
 	qp = tp_qp_lookup(dev, pkt.dest_qpn);
 	if (qp == NULL || !is_local_gid(dev, pkt.dst_gid)) {
 		tp_count(dev, TP_CNT_NOT_FOR_US);
+		return false;
+	}
+	/* RoCEv2 annex A17.9: a CNP names the QP whose rate it would lower;
+	 * droce has no congestion control yet and only counts it */
+	if (unlikely(pkt.op->mask & ROCE_OPM_CNP)) {
+		tp_count(dev, TP_CNT_RCVD_CNP);
 		return false;
 	}
 	if (!transport_matches(qp, pkt.opcode)) {
@@ -101,6 +117,12 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
 	if (!tp_qp_can_receive(qp))
 		return false;
+	/* C9-42/C9-43 (9.6.1.1.1): the BTH P_Key must match the QP's, or
+	 * the packet is dropped silently (for UD too: its QP's P_Key) */
+	if (unlikely(!tp_pkey_match(qp->pkey, pkt.pkey))) {
+		tp_count(dev, TP_CNT_PKEY_VIOLATION);
+		return false;
+	}
 	if (pkt.op->mask & ROCE_OPM_REQ)
 		tp_resp_rx(qp, &pkt, frame);
 	else

@@ -30,6 +30,7 @@ struct tp_cq;
 struct tp_ah;
 
 #define TP_MAX_GIDS 16
+#define TP_MAX_PKEYS 16
 #define TP_DEFAULT_MAX_QP 1024
 
 struct tp_dev_config {
@@ -74,6 +75,16 @@ int tp_dev_attach_host(struct tp_dev *dev, struct net_host *host);
 int tp_dev_add_gid(struct tp_dev *dev, const uint8_t gid[16]);
 int tp_dev_query_gid(const struct tp_dev *dev, unsigned int index,
 		     uint8_t gid[16]);
+/*
+ * The P_Key table (IBTA 10.9.2): index 0 holds the default partition
+ * 0xffff from creation.  Add a P_Key (bit 15 the full-member bit; 0x0000
+ * and 0x8000 are invalid); returns its index (an existing one if it is
+ * already there), -EINVAL or -ENOSPC.  Like tp_dev_add_gid: control path,
+ * before a QP's modify_qp selects the new index.
+ */
+int tp_dev_add_pkey(struct tp_dev *dev, uint16_t pkey);
+int tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index,
+		      uint16_t *pkey);
 /* Static neighbour entry: the MAC address of a peer GID. */
 int tp_dev_add_neigh(struct tp_dev *dev, const uint8_t gid[16],
 		     const struct rte_ether_addr *mac);

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <rte_byteorder.h>
+
 #include "droce.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -99,6 +101,23 @@ droce_get_counter(struct droce_context *context, const char *name)
 	if (context == NULL || context->tp == NULL || name == NULL)
 		return UINT64_MAX;
 	return tp_dev_counter(context->tp, name);
+}
+
+int
+droce_query_pkey(struct droce_context *context, uint8_t port_num, int index,
+		 uint16_t *pkey)
+{
+	uint16_t v;
+	int rc;
+
+	if (context == NULL || context->tp == NULL || pkey == NULL || port_num != 1 ||
+	    index < 0)
+		return EINVAL;
+	rc = tp_dev_query_pkey(context->tp, (unsigned int)index, &v);
+	if (rc != 0)
+		return -rc;
+	*pkey = rte_cpu_to_be_16(v);
+	return 0;
 }
 
 /* ---- completion queues ------------------------------------------------------- */

@@ -136,6 +136,24 @@ roce_opcode_transport(uint8_t opcode)
 	return (enum roce_transport)(opcode >> 5);
 }
 
+/*
+ * What an opcode the table does not define is (IBTA 1.5 table 38): the
+ * top three bits 110 and 111 (0xc0-0xff) are manufacturer specific;
+ * everything else undefined is reserved, or of a service RoCEv2 does not
+ * carry (RD, 0x40-0x5f).
+ */
+static inline bool
+roce_opcode_vendor(uint8_t opcode)
+{
+	return !roce_opcode_valid(opcode) && opcode >= 0xc0;
+}
+
+static inline bool
+roce_opcode_reserved(uint8_t opcode)
+{
+	return !roce_opcode_valid(opcode) && opcode < 0xc0;
+}
+
 /* Name of an opcode, or "UNKNOWN" for values the table does not define. */
 const char *roce_opcode_name(uint8_t opcode);
 

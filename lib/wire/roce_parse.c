@@ -85,9 +85,6 @@ roce_parse_bth(const uint8_t *bth, size_t n, struct roce_pkt *p)
 
 	p->opcode = (uint8_t)roce_bth_get_opcode(bth);
 	op = roce_opcode_get(p->opcode);
-	if (op->name == NULL)
-		return ROCE_PARSE_UNKNOWN_OPCODE;
-	p->op = op;
 	p->se = (uint8_t)roce_bth_get_se(bth);
 	p->migreq = (uint8_t)roce_bth_get_migreq(bth);
 	p->padcnt = (uint8_t)roce_bth_get_padcnt(bth);
@@ -98,6 +95,15 @@ roce_parse_bth(const uint8_t *bth, size_t n, struct roce_pkt *p)
 	p->dest_qpn = (uint32_t)roce_bth_get_destqp(bth);
 	p->ackreq = (uint8_t)roce_bth_get_ackreq(bth);
 	p->psn = (uint32_t)roce_bth_get_psn(bth);
+	if (op->name == NULL) {
+		/* the BTH and the ICRC still tell a receiver whether this is
+		 * a reserved opcode or a corrupted frame */
+		if (n < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+			return ROCE_PARSE_TRUNCATED;
+		p->icrc = roce_icrc_load(bth + n - ROCE_ICRC_LEN);
+		return ROCE_PARSE_UNKNOWN_OPCODE;
+	}
+	p->op = op;
 	if (p->tver != 0)
 		return ROCE_PARSE_BAD_VERSION;
 

@@ -129,7 +129,11 @@ roce_pkt_has(const struct roce_pkt *p, uint32_t m)
 /*
  * Parse an Ethernet frame (optionally one 802.1Q tag) carrying RoCEv2.
  * Reads only buf[0, len).  Bytes after the IP datagram (Ethernet padding)
- * are ignored.  Does not verify the ICRC: see roce_icrc_verify().
+ * are ignored.  Does not verify the ICRC: see roce_icrc_verify().  On
+ * ROCE_PARSE_UNKNOWN_OPCODE the layout, the BTH fields and the ICRC are
+ * filled (op is NULL; a BTH without room for an ICRC after it is
+ * ROCE_PARSE_TRUNCATED), so roce_icrc_verify() tells a reserved opcode
+ * from a corrupted frame.
  */
 enum roce_parse_err roce_parse_eth(const void *buf, size_t len,
 				   struct roce_pkt *pkt);

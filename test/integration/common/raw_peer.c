@@ -137,7 +137,7 @@ qp_to_rts(struct droce_qp *qp, enum droce_qp_type type)
 }
 
 struct droce_qp *
-rp_create_qp(struct raw_peer *rp, enum droce_qp_type type, uint16_t pkey_index)
+rp_new_qp(struct raw_peer *rp, enum droce_qp_type type)
 {
 	struct droce_qp_init_attr init = {
 		.send_cq = rp->cq,
@@ -149,9 +149,23 @@ rp_create_qp(struct raw_peer *rp, enum droce_qp_type type, uint16_t pkey_index)
 	struct droce_qp *qp = droce_create_qp(rp->pd, &init);
 
 	assert_non_null(qp);
-	qp_to_init(qp, type, pkey_index);
-	qp_to_rtr(rp, qp, type);
-	qp_to_rts(qp, type);
+	return qp;
+}
+
+void
+rp_connect_qp(struct raw_peer *rp, struct droce_qp *qp, uint16_t pkey_index)
+{
+	qp_to_init(qp, qp->qp_type, pkey_index);
+	qp_to_rtr(rp, qp, qp->qp_type);
+	qp_to_rts(qp, qp->qp_type);
+}
+
+struct droce_qp *
+rp_create_qp(struct raw_peer *rp, enum droce_qp_type type, uint16_t pkey_index)
+{
+	struct droce_qp *qp = rp_new_qp(rp, type);
+
+	rp_connect_qp(rp, qp, pkey_index);
 	return qp;
 }
 
@@ -187,8 +201,8 @@ rp_pkt(const struct raw_peer *rp, const struct droce_qp *qp, uint8_t opcode,
 }
 
 void
-rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
-	uint32_t len, bool bad_icrc)
+rp_send_as(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+	   uint32_t len, uint8_t wire_opcode, bool bad_icrc)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rp->peer->pool);
 	uint8_t *f;
@@ -200,9 +214,23 @@ rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
 	flen = roce_build(f, rte_pktmbuf_tailroom(m), p, payload);
 	assert_true(flen != 0);
 	assert_non_null(rte_pktmbuf_append(m, (uint16_t)flen));
+	if (wire_opcode != p->opcode) {
+		/* the opcode is not masked: the ICRC must be computed again */
+		f[p->bth_off] = wire_opcode;
+		roce_icrc_store(f + flen - ROCE_ICRC_LEN,
+				roce_icrc_compute(f + p->l3_off, flen - p->l3_off,
+						  p->ip_version));
+	}
 	if (bad_icrc)
 		f[flen - 1] ^= 0x01;
 	assert_int_equal(droce_link_tx(rp->peer, &m, 1), 1);
+}
+
+void
+rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+	uint32_t len, bool bad_icrc)
+{
+	rp_send_as(rp, p, payload, len, p->opcode, bad_icrc);
 }
 
 static void

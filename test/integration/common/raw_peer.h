@@ -84,6 +84,9 @@ void rp_close(struct raw_peer *rp);
  */
 struct droce_qp *rp_create_qp(struct raw_peer *rp, enum droce_qp_type type,
 			      uint16_t pkey_index);
+/* The two halves of rp_create_qp: a QP in RESET, then taken to RTS. */
+struct droce_qp *rp_new_qp(struct raw_peer *rp, enum droce_qp_type type);
+void rp_connect_qp(struct raw_peer *rp, struct droce_qp *qp, uint16_t pkey_index);
 void rp_destroy_qp(struct droce_qp *qp);
 
 /*
@@ -98,6 +101,13 @@ struct roce_pkt rp_pkt(const struct raw_peer *rp, const struct droce_qp *qp,
 /* Build p with len payload bytes and send it; bad_icrc flips an ICRC bit. */
 void rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
 	     uint32_t len, bool bad_icrc);
+/*
+ * The same with wire_opcode written over the BTH opcode after building
+ * (and the ICRC computed again): opcodes roce_build refuses (reserved,
+ * manufacturer-specific) in an otherwise well-formed frame of p's layout.
+ */
+void rp_send_as(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+		uint32_t len, uint8_t wire_opcode, bool bad_icrc);
 
 /*
  * Run droce's engine for `seconds` and collect what it sends into

@@ -408,6 +408,39 @@ test_mw2_remote_invalidate(void **state)
 			 PROT_BAD_KEY);
 }
 
+/*
+ * Destroying a QP invalidates the type-2 windows bound to it, and only
+ * those (IBTA 10.6.7.2): their keys fail at once, they are free to bind
+ * again, a type-1 window and a window of another QP are untouched.
+ */
+static void
+test_mw2_invalidate_qp(void **state)
+{
+	struct fx *f = *state;
+	uint32_t mrk = mr(f, f->pd, MR_ACC);
+	uint32_t w1 = mw(f, f->pd, 2), w2 = mw(f, f->pd, 2);
+	uint32_t w3 = mw(f, f->pd, 2), t1 = mw(f, f->pd, 1);
+	uint32_t r1 = bind2(f, w1, mrk, va_of(f->buf), 128, PROT_ACC_REMOTE_WRITE, QPN);
+	uint32_t r2 = bind2(f, w2, mrk, va_of(f->buf), 64, PROT_ACC_REMOTE_READ, QPN);
+	uint32_t r3 = bind2(f, w3, mrk, va_of(f->buf), 64, PROT_ACC_REMOTE_READ,
+			    QPN_OTHER);
+	uint32_t rt;
+
+	assert_int_equal(prot_mw_bind_type1(f->t, t1, mrk, va_of(f->buf), 64,
+					    PROT_ACC_REMOTE_READ, &rt), 0);
+	assert_int_equal(prot_mw_invalidate_qp(f->t, QPN), 2);
+	assert_int_equal(acc(f, r1, QPN, PROT_OP_WRITE, va_of(f->buf), 8), PROT_BAD_KEY);
+	assert_int_equal(acc(f, r2, QPN, PROT_OP_READ, va_of(f->buf), 8), PROT_BAD_KEY);
+	assert_int_equal(acc(f, r3, QPN_OTHER, PROT_OP_READ, va_of(f->buf), 8), PROT_OK);
+	assert_int_equal(acc(f, rt, QPN, PROT_OP_READ, va_of(f->buf), 8), PROT_OK);
+	assert_int_equal(f->t->entries[prot_key_index(mrk)].mw_count, 2);
+	/* nothing left on QPN; w1 binds again (o10-37.2.30: it is free) */
+	assert_int_equal(prot_mw_invalidate_qp(f->t, QPN), 0);
+	r1 = bind2(f, w1, mrk, va_of(f->buf), 128, PROT_ACC_REMOTE_WRITE, QPN);
+	assert_int_equal(acc(f, r1, QPN, PROT_OP_WRITE, va_of(f->buf), 8), PROT_OK);
+	assert_int_equal(prot_mw_invalidate_qp(NULL, QPN), -EINVAL);
+}
+
 static void
 test_mw2_remote_invalidate_bad_flow(void **state)
 {
@@ -543,6 +576,7 @@ main(void)
 		T(test_mw2_local_invalidate_bad_flow),
 		T(test_mw2_remote_invalidate),
 		T(test_mw2_remote_invalidate_bad_flow),
+		T(test_mw2_invalidate_qp),
 		T(test_mw_several_on_one_mr),
 		T(test_mw_several_on_one_mr_bad_flow),
 		T(test_mr_with_windows),

@@ -615,6 +615,12 @@ test_parse_specific_errors_bad_flow(void **state)
 	n = build_sample(f, sizeof(f), ROCE_OP_SEND_ONLY, 4, 5, &p);
 	f[p.bth_off] = 0x15;		/* reserved opcode */
 	assert_int_equal(roce_parse_eth(f, n, &q), ROCE_PARSE_UNKNOWN_OPCODE);
+	/* the BTH and ICRC are still read: the receiver checks the ICRC */
+	assert_int_equal(q.opcode, 0x15);
+	assert_int_equal(q.dest_qpn, p.dest_qpn);
+	assert_int_equal(q.psn, p.psn);
+	assert_int_equal(q.icrc, roce_icrc_load(f + n - ROCE_ICRC_LEN));
+	assert_null(q.op);
 
 	n = build_sample(f, sizeof(f), ROCE_OP_SEND_ONLY, 4, 5, &p);
 	f[p.bth_off] = ROCE_OP_ACKNOWLEDGE;	/* ACK carrying 8 bytes */

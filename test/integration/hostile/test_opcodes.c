@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Opcodes droce does not execute, from a raw peer: reserved opcodes (and
+ * RD's, which RoCEv2 does not carry) and manufacturer-specific ones
+ * (0xc0-0xff, IBTA table 38) are dropped and counted under their own
+ * names, not as malformed; a CNP (RoCEv2 annex A17.9) to a QP is counted
+ * as a CNP.  The ICRC is checked first: a corrupted frame is an ICRC
+ * error whatever its opcode says.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "raw_peer.h"
+
+#define LEN 64
+
+static struct raw_peer rp;
+static struct droce_qp *qp;
+static uint8_t data[LEN];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	memset(data, 0xc5, sizeof(data));
+	rp_open(&rp, 4096);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rp_close(&rp);
+	return 0;
+}
+
+static int
+qp_setup(void **state)
+{
+	(void)state;
+	qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+	memset(rp.buf, 0, rp.len);
+	return 0;
+}
+
+static int
+qp_teardown(void **state)
+{
+	(void)state;
+	rp_destroy_qp(qp);
+	return 0;
+}
+
+/* A WRITE ONLY of data at buf, sent with opcode `wire` in its BTH. */
+static void
+send_write_as(uint8_t wire, bool bad_icrc)
+{
+	struct roce_pkt p = rp_pkt(&rp, qp, ROCE_OP_RDMA_WRITE_ONLY, RP_PSN);
+
+	p.reth.va = (uintptr_t)rp.buf;
+	p.reth.rkey = rp.mr->rkey;
+	p.reth.len = LEN;
+	rp_send_as(&rp, &p, data, LEN, wire, bad_icrc);
+}
+
+static bool
+buf_is_zero(void)
+{
+	for (size_t i = 0; i < rp.len; i++)
+		if (rp.buf[i] != 0)
+			return false;
+	return true;
+}
+
+/* Counters that change in these tests, read before and compared after. */
+struct counts {
+	uint64_t rcvd, rsvd, vendor, cnp, malformed, icrc, not_for_us;
+};
+
+static struct counts
+read_counts(void)
+{
+	return (struct counts){
+		.rcvd = rp_counter(&rp, "rcvd_pkts"),
+		.rsvd = rp_counter(&rp, "rsvd_opcode_drop"),
+		.vendor = rp_counter(&rp, "vendor_opcode_drop"),
+		.cnp = rp_counter(&rp, "rcvd_cnp"),
+		.malformed = rp_counter(&rp, "malformed_pkts"),
+		.icrc = rp_counter(&rp, "icrc_err"),
+		.not_for_us = rp_counter(&rp, "not_for_us_pkts"),
+	};
+}
+
+/* After the hostile frames the QP still expects RP_PSN and executes it. */
+static void
+expect_qp_unharmed(void)
+{
+	struct rp_frame f[4];
+
+	assert_true(buf_is_zero());
+	send_write_as(ROCE_OP_RDMA_WRITE_ONLY, false);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_ACKNOWLEDGE);
+	assert_int_equal(roce_aeth_type(f[0].pkt.aeth.syndrome), ROCE_AETH_ACK);
+	assert_int_equal(f[0].pkt.psn, RP_PSN);
+	assert_int_equal(f[0].pkt.aeth.msn, 1);
+	assert_memory_equal(rp.buf, data, LEN);
+}
+
+/*
+ * One opcode of each reserved range: RC 0x15, 0x18-0x1b, 0x1e, 0x1f; UC
+ * 0x2c-0x3f; RD 0x40-0x5f (no RD in RoCEv2); UD 0x60-0x63, 0x66-0x7f; the
+ * CNP service's 0x80, 0x82-0x9f; 0xa0-0xbf.
+ */
+static const uint8_t reserved_ops[] = {
+	0x15, 0x18, 0x1b, 0x1e, 0x1f, 0x2c, 0x3f, 0x40, 0x4a, 0x5f, 0x60, 0x66,
+	0x7f, 0x80, 0x82, 0x9f, 0xa0, 0xbf,
+};
+
+static void
+test_reserved_opcodes_counted(void **state)
+{
+	struct counts c0 = read_counts(), c;
+	struct rp_frame f[4];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(reserved_ops); i++)
+		send_write_as(reserved_ops[i], false);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+	c = read_counts();
+	assert_int_equal(c.rsvd - c0.rsvd, sizeof(reserved_ops));
+	assert_int_equal(c.rcvd - c0.rcvd, sizeof(reserved_ops));
+	assert_int_equal(c.vendor, c0.vendor);
+	assert_int_equal(c.malformed, c0.malformed);
+	assert_int_equal(c.icrc, c0.icrc);
+	expect_qp_unharmed();
+}
+
+static void
+test_vendor_opcodes_counted(void **state)
+{
+	static const uint8_t vendor_ops[] = { 0xc0, 0xd7, 0xe0, 0xff };
+	struct counts c0 = read_counts(), c;
+	struct rp_frame f[4];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vendor_ops); i++)
+		send_write_as(vendor_ops[i], false);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+	c = read_counts();
+	assert_int_equal(c.vendor - c0.vendor, sizeof(vendor_ops));
+	assert_int_equal(c.rsvd, c0.rsvd);
+	assert_int_equal(c.malformed, c0.malformed);
+	expect_qp_unharmed();
+}
+
+/* A reserved opcode with a bad ICRC is an ICRC error, nothing else. */
+static void
+test_reserved_opcode_bad_icrc(void **state)
+{
+	struct counts c0 = read_counts(), c;
+	struct rp_frame f[4];
+
+	(void)state;
+	send_write_as(0x15, true);
+	send_write_as(0xc1, true);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+	c = read_counts();
+	assert_int_equal(c.icrc - c0.icrc, 2);
+	assert_int_equal(c.rsvd, c0.rsvd);
+	assert_int_equal(c.vendor, c0.vendor);
+	assert_int_equal(c.rcvd, c0.rcvd);
+	expect_qp_unharmed();
+}
+
+/* A CNP to the QP is a CNP; one to no QP of ours is not for us. */
+static void
+test_cnp_counted(void **state)
+{
+	struct counts c0 = read_counts(), c;
+	struct rp_frame f[4];
+	struct roce_pkt p;
+
+	(void)state;
+	p = rp_pkt(&rp, qp, ROCE_OP_CNP, 0);
+	p.ackreq = 0;
+	p.becn = 1;
+	rp_send(&rp, &p, NULL, 0, false);
+	rp_send(&rp, &p, NULL, 0, false);
+	p = rp_pkt(&rp, qp, ROCE_OP_CNP, 0);
+	p.ackreq = 0;
+	p.dest_qpn = 0x7ffff;
+	rp_send(&rp, &p, NULL, 0, false);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+	c = read_counts();
+	assert_int_equal(c.cnp - c0.cnp, 2);
+	assert_int_equal(c.not_for_us - c0.not_for_us, 1);
+	assert_int_equal(c.rcvd - c0.rcvd, 3);
+	assert_int_equal(c.malformed, c0.malformed);
+	assert_int_equal(c.rsvd, c0.rsvd);
+	expect_qp_unharmed();
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_reserved_opcodes_counted,
+						qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_vendor_opcodes_counted,
+						qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_reserved_opcode_bad_icrc,
+						qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_cnp_counted, qp_setup, qp_teardown),
+	};
+
+	(void)argc;
+	rp_eal_init(argv[0]);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * P_Keys against a raw peer.  IBTA 9.6.1.1 (C9-42 on): a packet whose BTH
+ * P_Key does not match the P_Key of its destination QP (RC, UC and UD
+ * alike) is dropped silently; 10.9.1.2: P_Keys match when their low 15
+ * bits are equal and at least one is a full member (bit 15), and
+ * 0x0000/0x8000 are invalid.  droce counts the drops as pkey_violation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <rte_byteorder.h>
+
+#include "raw_peer.h"
+#include "transport.h"
+#include "verbs_private.h"
+
+#define LEN 64
+
+static struct raw_peer rp;
+static uint8_t data[LEN];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	for (unsigned int i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(0x30 + i);
+	rp_open(&rp, 4096);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rp_close(&rp);
+	return 0;
+}
+
+/* An RC WRITE ONLY of data to buf + off with the given BTH P_Key. */
+static void
+send_write(struct droce_qp *qp, uint32_t psn, uint16_t pkey, size_t off)
+{
+	struct roce_pkt p = rp_pkt(&rp, qp, ROCE_OP_RDMA_WRITE_ONLY, psn);
+
+	p.pkey = pkey;
+	p.reth.va = (uintptr_t)rp.buf + off;
+	p.reth.rkey = rp.mr->rkey;
+	p.reth.len = LEN;
+	rp_send(&rp, &p, data, LEN, false);
+}
+
+static bool
+all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+/* The one frame droce answers with is an ACK of psn with MSN msn. */
+static void
+expect_ack(uint32_t psn, uint32_t msn, uint16_t pkey)
+{
+	struct rp_frame f[4];
+
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	assert_int_equal(f[0].err, ROCE_PARSE_OK);
+	assert_true(f[0].icrc_ok);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_ACKNOWLEDGE);
+	assert_int_equal(roce_aeth_type(f[0].pkt.aeth.syndrome), ROCE_AETH_ACK);
+	assert_int_equal(f[0].pkt.psn, psn);
+	assert_int_equal(f[0].pkt.aeth.msn, msn);
+	assert_int_equal(f[0].pkt.pkey, pkey);
+}
+
+static void
+expect_silence(void)
+{
+	struct rp_frame f[4];
+
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+}
+
+static int
+add_pkey(uint16_t pkey)
+{
+	return tp_dev_add_pkey(verbs_tp(rp.ctx), pkey);
+}
+
+static void
+clear_buf(void)
+{
+	memset(rp.buf, 0, rp.len);
+}
+
+/* 0x1234 to a 0xffff QP: another partition, dropped, nothing written. */
+static void
+test_rc_other_partition_dropped(void **state)
+{
+	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+
+	(void)state;
+	clear_buf();
+	send_write(qp, RP_PSN, 0x1234, 0);
+	expect_silence();
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	assert_true(all_zero(rp.buf, rp.len));
+	/* the QP still expects RP_PSN: the drop consumed nothing */
+	send_write(qp, RP_PSN, 0xffff, 0);
+	expect_ack(RP_PSN, 1, 0xffff);
+	assert_memory_equal(rp.buf, data, LEN);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	rp_destroy_qp(qp);
+}
+
+/* 0x7fff (limited) to a 0xffff (full) QP: one full member, accepted. */
+static void
+test_rc_limited_to_full_accepted(void **state)
+{
+	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+
+	(void)state;
+	clear_buf();
+	send_write(qp, RP_PSN, 0x7fff, 256);
+	expect_ack(RP_PSN, 1, 0xffff);
+	assert_memory_equal(rp.buf + 256, data, LEN);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0);
+	rp_destroy_qp(qp);
+}
+
+/*
+ * A QP on a limited 0x7fff entry: a limited 0x7fff packet is refused
+ * (two limited members), a full 0xffff one accepted; droce's ACK carries
+ * the QP's own P_Key 0x7fff.
+ */
+static void
+test_rc_limited_to_limited_refused(void **state)
+{
+	int idx = add_pkey(0x7fff);
+	struct droce_qp *qp;
+	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+
+	(void)state;
+	assert_true(idx > 0);
+	qp = rp_create_qp(&rp, DROCE_QPT_RC, (uint16_t)idx);
+	clear_buf();
+	send_write(qp, RP_PSN, 0x7fff, 0);
+	expect_silence();
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	assert_true(all_zero(rp.buf, rp.len));
+	send_write(qp, RP_PSN, 0xffff, 0);
+	expect_ack(RP_PSN, 1, 0x7fff);
+	assert_memory_equal(rp.buf, data, LEN);
+	rp_destroy_qp(qp);
+}
+
+/* The invalid P_Keys 0x0000 and 0x8000 match nothing, not even 0xffff. */
+static void
+test_rc_invalid_pkeys_dropped(void **state)
+{
+	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+
+	(void)state;
+	clear_buf();
+	send_write(qp, RP_PSN, 0x8000, 0);
+	send_write(qp, RP_PSN, 0x0000, 0);
+	expect_silence();
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 2);
+	assert_true(all_zero(rp.buf, rp.len));
+	assert_int_equal(add_pkey(0x8000), -EINVAL);
+	assert_int_equal(add_pkey(0x0000), -EINVAL);
+	rp_destroy_qp(qp);
+}
+
+/* UC: the same check; a mismatching SEND consumes no receive WQE. */
+static void
+test_uc_other_partition_dropped(void **state)
+{
+	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_UC, 0);
+	struct droce_sge sge = { (uintptr_t)rp.buf, LEN, rp.mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+	struct droce_wc wc;
+	struct roce_pkt p;
+
+	(void)state;
+	clear_buf();
+	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
+	p = rp_pkt(&rp, qp, ROCE_OP_UC | ROCE_OP_SEND_ONLY, RP_PSN);
+	p.pkey = 0x1234;
+	rp_send(&rp, &p, data, LEN, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, RP_WAIT_S), 0);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	assert_true(all_zero(rp.buf, rp.len));
+	p = rp_pkt(&rp, qp, ROCE_OP_UC | ROCE_OP_SEND_ONLY, RP_PSN);
+	p.pkey = 0x7fff;
+	rp_send(&rp, &p, data, LEN, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 7);
+	assert_int_equal(wc.byte_len, LEN);
+	assert_memory_equal(rp.buf, data, LEN);
+	rp_destroy_qp(qp);
+}
+
+/* UD: the packet's P_Key is checked against the QP's P_Key too. */
+static void
+test_ud_other_partition_dropped(void **state)
+{
+	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_UD, 0);
+	/* 40 bytes of GRH in front of the data */
+	struct droce_sge sge = { (uintptr_t)rp.buf, 40 + LEN, rp.mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *bad;
+	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+	struct droce_wc wc;
+	struct roce_pkt p;
+
+	(void)state;
+	clear_buf();
+	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
+	p = rp_pkt(&rp, qp, ROCE_OP_UD_SEND_ONLY, 0);
+	p.pkey = 0x1234;
+	rp_send(&rp, &p, data, LEN, false);
+	p = rp_pkt(&rp, qp, ROCE_OP_UD_SEND_ONLY, 1);
+	p.pkey = 0x0000;
+	rp_send(&rp, &p, data, LEN, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, RP_WAIT_S), 0);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 2);
+	assert_true(all_zero(rp.buf, rp.len));
+	p = rp_pkt(&rp, qp, ROCE_OP_UD_SEND_ONLY, 2);
+	p.pkey = 0x7fff;
+	rp_send(&rp, &p, data, LEN, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.byte_len, 40 + LEN);
+	assert_int_equal(wc.src_qp, RP_PEER_QPN);
+	assert_memory_equal(rp.buf + 40, data, LEN);
+	rp_destroy_qp(qp);
+}
+
+/*
+ * The table and modify_qp: index 0 is 0xffff (droce_query_pkey gives it in
+ * network byte order, as ibv_query_pkey), a pkey_index beyond the table is
+ * EINVAL, query_qp reports the index, and the QP's own packets carry the
+ * selected P_Key.
+ */
+static void
+test_pkey_table_and_tx(void **state)
+{
+	struct droce_qp_init_attr init = {
+		.send_cq = rp.cq, .recv_cq = rp.cq, .qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1 };
+	struct droce_qp_init_attr qinit;
+	struct droce_qp *qp;
+	struct rp_frame f[4];
+	uint16_t pk;
+	int idx;
+
+	(void)state;
+	assert_int_equal(droce_query_pkey(rp.ctx, 1, 0, &pk), 0);
+	assert_int_equal(pk, rte_cpu_to_be_16(0xffff));
+	idx = add_pkey(0x8001);
+	assert_true(idx > 0);
+	assert_int_equal(add_pkey(0x8001), idx);	/* already there */
+	assert_int_equal(droce_query_pkey(rp.ctx, 1, idx, &pk), 0);
+	assert_int_equal(pk, rte_cpu_to_be_16(0x8001));
+	assert_int_equal(droce_query_pkey(rp.ctx, 1, idx + 1, &pk), EINVAL);
+	assert_int_equal(droce_query_pkey(rp.ctx, 2, 0, &pk), EINVAL);
+
+	qp = droce_create_qp(rp.pd, &init);
+	assert_non_null(qp);
+	a.pkey_index = (uint16_t)(idx + 1);
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), EINVAL);
+	rp_destroy_qp(qp);
+
+	qp = rp_create_qp(&rp, DROCE_QPT_RC, (uint16_t)idx);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(droce_query_qp(qp, &a, DROCE_QP_PKEY_INDEX, &qinit), 0);
+	assert_int_equal(a.pkey_index, idx);
+	memcpy(rp.buf, data, LEN);
+	assert_int_equal(droce_post_send(qp, &(struct droce_send_wr){
+		.wr_id = 1, .opcode = DROCE_WR_RDMA_WRITE, .num_sge = 1,
+		.sg_list = &(struct droce_sge){ (uintptr_t)rp.buf, LEN, rp.mr->lkey },
+		.wr.rdma = { .remote_addr = 0x1000, .rkey = 0x42 } },
+		&(struct droce_send_wr *){ NULL }), 0);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	assert_int_equal(f[0].err, ROCE_PARSE_OK);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_RDMA_WRITE_ONLY);
+	assert_int_equal(f[0].pkt.pkey, 0x8001);
+	assert_int_equal(f[0].pkt.psn, RP_PSN);
+	assert_memory_equal(rp_payload(&f[0]), data, LEN);
+	rp_destroy_qp(qp);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rc_other_partition_dropped),
+		cmocka_unit_test(test_rc_limited_to_full_accepted),
+		cmocka_unit_test(test_rc_invalid_pkeys_dropped),
+		cmocka_unit_test(test_uc_other_partition_dropped),
+		cmocka_unit_test(test_ud_other_partition_dropped),
+		cmocka_unit_test(test_rc_limited_to_limited_refused),
+		cmocka_unit_test(test_pkey_table_and_tx),
+	};
+
+	(void)argc;
+	rp_eal_init(argv[0]);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
