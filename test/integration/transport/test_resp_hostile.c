@@ -12,6 +12,7 @@
  *   UC (9.7.7): a packet dropped inside a message drops the rest of it; the
  *   receive WQE is reused.
  */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -713,6 +714,83 @@ test_uc_hole_psn_gap(void **state)
 	uc_hole(0, 0, 1);
 }
 
+/* A UC WRITE FIRST of one MTU, its RETH announcing 3 MTUs at dst. */
+static void
+uc_write_first(struct raw_peer *rp, struct droce_qp *qp, uint32_t psn, void *dst,
+	       const uint8_t *data)
+{
+	struct roce_pkt p = rp_pkt(rp, qp, ROCE_OP_UC | ROCE_OP_RDMA_WRITE_FIRST, psn);
+
+	p.reth.va = va_of(dst);
+	p.reth.rkey = rp->mr->rkey;
+	p.reth.len = 3 * MTU;
+	rp_send(rp, &p, data, MTU, false);
+}
+
+static void
+uc_write_last_imm(struct raw_peer *rp, struct droce_qp *qp, uint32_t psn,
+		  const uint8_t *data)
+{
+	struct roce_pkt p = rp_pkt(rp, qp, ROCE_OP_UC | ROCE_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+				   psn);
+
+	p.imm = 0x12345678;
+	rp_send(rp, &p, data, MTU, false);
+}
+
+/*
+ * UC WRITE_WITH_IMM: FIRST (RETH for 3 MTUs), a SEND MIDDLE where a WRITE
+ * MIDDLE belongs (opcode sequence), a WRITE MIDDLE, LAST_WITH_IMM: the
+ * message is abandoned at the bad packet, so neither later packet writes
+ * and nothing completes; a whole message then completes into the same
+ * receive WQE with its immediate and writes exactly its bytes.
+ */
+static void
+test_uc_hole_write_with_imm(void **state)
+{
+	struct raw_peer rp;
+	struct droce_wc wc[2];
+	uint8_t data[3][MTU], junk[MTU];
+	struct droce_qp *qp;
+	uint8_t *dst;
+
+	(void)state;
+	rp_open(&rp, 8192);
+	dst = rp.buf + 4096;
+	for (unsigned int i = 0; i < 3; i++)
+		fill(data[i], MTU, (uint8_t)(60 + i));
+	memset(junk, 0xee, sizeof(junk));
+	qp = rp_create_qp(&rp, DROCE_QPT_UC, 0);
+	post_recv(&rp, qp, 8, rp.buf, 64);
+
+	uc_write_first(&rp, qp, RP_PSN, dst, junk);
+	send_data(&rp, qp, ROCE_OP_UC | ROCE_OP_SEND_MIDDLE, RP_PSN + 1, junk, MTU);
+	send_data(&rp, qp, ROCE_OP_UC | ROCE_OP_RDMA_WRITE_MIDDLE, RP_PSN + 2, junk, MTU);
+	uc_write_last_imm(&rp, qp, RP_PSN + 3, junk);
+	assert_int_equal(rp_poll_cq(&rp, wc, 2, RP_WAIT_S), 0);
+	assert_memory_equal(dst, junk, MTU);
+	assert_int_equal(dst[MTU], 0);
+	assert_int_equal(dst[3 * MTU - 1], 0);
+	assert_int_equal(rp_counter(&rp, "uc_msg_drop"), 1);
+
+	uc_write_first(&rp, qp, RP_PSN + 4, dst, data[0]);
+	send_data(&rp, qp, ROCE_OP_UC | ROCE_OP_RDMA_WRITE_MIDDLE, RP_PSN + 5, data[1], MTU);
+	uc_write_last_imm(&rp, qp, RP_PSN + 6, data[2]);
+	assert_int_equal(rp_poll_cq(&rp, wc, 2, RP_WAIT_S), 1);
+	assert_int_equal(wc[0].wr_id, 8);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc[0].opcode, DROCE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc[0].wc_flags & DROCE_WC_WITH_IMM, DROCE_WC_WITH_IMM);
+	assert_int_equal(wc[0].imm_data, htonl(0x12345678));
+	assert_int_equal(wc[0].byte_len, 3 * MTU);
+	for (unsigned int i = 0; i < 3; i++)
+		assert_memory_equal(dst + i * MTU, data[i], MTU);
+	assert_int_equal(rp.buf[0], 0);
+	assert_int_equal(rp_counter(&rp, "uc_msg_drop"), 1);
+
+	close_rp(&rp, qp);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -730,6 +808,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_uc_hole_bad_length),
 		cmocka_unit_test(test_uc_hole_bad_sequence),
 		cmocka_unit_test(test_uc_hole_psn_gap),
+		cmocka_unit_test(test_uc_hole_write_with_imm),
 	};
 
 	rp_eal_init(argv[0]);
