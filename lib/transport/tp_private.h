@@ -260,7 +260,7 @@ enum tp_resp_res_kind {
 };
 
 /*
- * A responder resource (IBTA 9.5, max_dest_rd_atomic): the record of one
+ * A responder resource (max_dest_rd_atomic of them per QP): the record of one
  * executed READ or atomic, kept until a later READ/atomic reuses its slot,
  * so that duplicates are answered from it (9.7.5.1.x): a READ re-executed
  * only within what was asked, an atomic never executed twice.
