@@ -298,6 +298,43 @@ test_pkey_table_and_tx(void **state)
 	rp_destroy_qp(qp);
 }
 
+/* A UD QP's SEND carries the QP's P_Key (the one its pkey_index selects). */
+static void
+test_ud_sends_qp_pkey(void **state)
+{
+	struct droce_ah_attr aa = { .is_global = 1, .port_num = 1,
+				    .grh = { .hop_limit = 64 } };
+	struct droce_send_wr wr = { .wr_id = 2, .opcode = DROCE_WR_SEND, .num_sge = 1 };
+	struct droce_sge sge = { (uintptr_t)rp.buf, LEN, rp.mr->lkey };
+	struct droce_send_wr *bad;
+	int idx = add_pkey(0x8002);
+	struct droce_qp *qp;
+	struct rp_frame f[4];
+	struct droce_ah *ah;
+	uint64_t v0;
+
+	(void)state;
+	assert_true(idx > 0);
+	qp = new_qp(DROCE_QPT_UD, (uint16_t)idx, &v0);
+	memcpy(aa.grh.dgid.raw, rp.peer_gid, 16);
+	ah = droce_create_ah(rp.pd, &aa);
+	assert_non_null(ah);
+	memcpy(rp.buf, data, LEN);
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = RP_PEER_QPN;
+	wr.wr.ud.remote_qkey = RP_QKEY;
+	assert_int_equal(droce_post_send(qp, &wr, &bad), 0);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	assert_int_equal(f[0].err, ROCE_PARSE_OK);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_UD_SEND_ONLY);
+	assert_int_equal(f[0].pkt.pkey, 0x8002);
+	assert_int_equal(f[0].pkt.dest_qpn, RP_PEER_QPN);
+	assert_memory_equal(rp_payload(&f[0]), data, LEN);
+	assert_int_equal(droce_destroy_ah(ah), 0);
+	rp_destroy_qp(qp);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -309,6 +346,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud_other_partition_dropped),
 		cmocka_unit_test(test_rc_limited_to_limited_refused),
 		cmocka_unit_test(test_pkey_table_and_tx),
+		cmocka_unit_test(test_ud_sends_qp_pkey),
 	};
 
 	(void)argc;
