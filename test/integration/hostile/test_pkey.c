@@ -298,6 +298,47 @@ test_pkey_table_and_tx(void **state)
 	rp_destroy_qp(qp);
 }
 
+/*
+ * Responses are checked too: an ACK with another partition's P_Key does
+ * not complete droce's WRITE (dropped, counted); the right one does.
+ */
+static void
+test_rc_ack_other_partition_dropped(void **state)
+{
+	struct droce_send_wr wr = { .wr_id = 3, .opcode = DROCE_WR_RDMA_WRITE,
+				    .num_sge = 1, .send_flags = DROCE_SEND_SIGNALED,
+				    .wr.rdma = { .remote_addr = 0x1000, .rkey = 0x42 } };
+	struct droce_sge sge = { (uintptr_t)rp.buf, LEN, rp.mr->lkey };
+	struct droce_send_wr *bad;
+	struct rp_frame f[4];
+	struct droce_wc wc;
+	struct droce_qp *qp;
+	struct roce_pkt ack;
+	uint64_t v0;
+
+	(void)state;
+	qp = new_qp(DROCE_QPT_RC, 0, &v0);
+	wr.sg_list = &sge;
+	assert_int_equal(droce_post_send(qp, &wr, &bad), 0);
+	assert_int_equal(rp_collect(&rp, f, 1, RP_WAIT_S), 1);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_RDMA_WRITE_ONLY);
+	ack = rp_pkt(&rp, qp, ROCE_OP_ACKNOWLEDGE, f[0].pkt.psn);
+	ack.ackreq = 0;
+	ack.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
+	ack.aeth.msn = 1;
+	ack.pkey = 0x1234;
+	rp_send(&rp, &ack, NULL, 0, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, RP_WAIT_S), 0);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	ack.pkey = 0xffff;
+	rp_send(&rp, &ack, NULL, 0, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
+	assert_int_equal(wc.wr_id, 3);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	rp_destroy_qp(qp);
+}
+
 /* A UD QP's SEND carries the QP's P_Key (the one its pkey_index selects). */
 static void
 test_ud_sends_qp_pkey(void **state)
@@ -347,6 +388,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_limited_to_limited_refused),
 		cmocka_unit_test(test_pkey_table_and_tx),
 		cmocka_unit_test(test_ud_sends_qp_pkey),
+		cmocka_unit_test(test_rc_ack_other_partition_dropped),
 	};
 
 	(void)argc;
