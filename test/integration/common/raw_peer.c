@@ -8,7 +8,6 @@
 
 #include <cmocka.h>
 #include <rte_eal.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "dev_pair.h"
@@ -17,13 +16,19 @@
 #include "verbs_private.h"
 #include "vwire.h"
 
+/*
+ * No runtime files and no hugepage files left behind, so that any number
+ * of raw-peer tests run at once: --in-memory, or with --no-huge (which
+ * DPDK 22.11 refuses together with --in-memory) --no-shconf in its slot.
+ */
 void
 rp_eal_init(char *prog)
 {
 	char *args[12];
 	int n = 0;
 
-	dp_eal_args(args, &n, prog, "-l", "0", "--file-prefix=raw_peer");
+	if (dp_eal_args(args, &n, prog, "-l", "0", "--in-memory"))
+		args[4] = "--no-shconf";
 	args[n] = NULL;
 	if (rte_eal_init(n, args) < 0) {
 		fprintf(stderr, "%s: EAL init failed\n", prog);
@@ -36,9 +41,6 @@ rp_open(struct raw_peer *rp, size_t buf_len)
 {
 	const uint8_t ip[4] = { 198, 18, 0, 1 }, peer_ip[4] = { 198, 18, 0, 2 };
 	struct tp_dev_config cfg = { 0 };
-	int access = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
-		     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC |
-		     DROCE_ACCESS_MW_BIND;
 
 	memset(rp, 0, sizeof(*rp));
 	assert_int_equal(vwire_pair_create(NULL, &rp->link, &rp->peer), 0);
@@ -50,15 +52,9 @@ rp_open(struct raw_peer *rp, size_t buf_len)
 	assert_int_equal(tp_dev_add_gid(verbs_tp(rp->ctx), rp->gid), 0);
 	assert_int_equal(tp_dev_add_neigh(verbs_tp(rp->ctx), rp->peer_gid,
 					  &rp->peer->mac), 0);
-	rp->pd = droce_alloc_pd(rp->ctx);
-	assert_non_null(rp->pd);
 	rp->len = buf_len;
-	rp->buf = rte_zmalloc("rp_buf", buf_len, 64);
-	assert_non_null(rp->buf);
-	rp->mr = droce_reg_mr(rp->pd, rp->buf, buf_len, access);
-	assert_non_null(rp->mr);
-	rp->cq = droce_create_cq(rp->ctx, 256, NULL, NULL, 0);
-	assert_non_null(rp->cq);
+	dp_alloc_end(rp->ctx, buf_len, DP_REMOTE_ALL | DROCE_ACCESS_MW_BIND, 256,
+		     &rp->pd, &rp->buf, &rp->mr, &rp->cq);
 }
 
 void
@@ -67,7 +63,7 @@ rp_close(struct raw_peer *rp)
 	assert_int_equal(droce_destroy_cq(rp->cq), 0);
 	assert_int_equal(droce_dereg_mr(rp->mr), 0);
 	assert_int_equal(droce_dealloc_pd(rp->pd), 0);
-	rte_free(rp->buf);
+	free(rp->buf);
 	assert_int_equal(verbs_detach_link(rp->ctx), 0);
 	assert_int_equal(droce_close_context(rp->ctx), 0);
 	droce_link_close(rp->link);

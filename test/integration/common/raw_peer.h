@@ -69,10 +69,12 @@ struct rp_frame {
 	struct roce_pkt pkt;		/* offsets into data */
 };
 
-/* EAL once per process, as dev_pair does (--no-huge under DROCE_NO_HUGE=1). */
+/* EAL once per process with dev_pair's arguments (--no-huge under
+ * DROCE_NO_HUGE=1), in memory: tests may run side by side. */
 void rp_eal_init(char *prog);
 
-/* droce's context over a fresh vwire, a PD, a buf_len buffer, its MR, a CQ. */
+/* droce's context over a fresh vwire, a PD, a zeroed buffer of buf_len bytes
+ * (a multiple of 4096), its MR (every right), a CQ. */
 void rp_open(struct raw_peer *rp, size_t buf_len);
 void rp_close(struct raw_peer *rp);
 

@@ -20,6 +20,8 @@
 #include "verbs_private.h"
 
 #define LEN 64
+/* the GRH in front of UD data (40 bytes, as ibverbs) */
+#define UD_GRH 40
 
 static struct raw_peer rp;
 static uint8_t data[LEN];
@@ -42,50 +44,27 @@ teardown(void **state)
 	return 0;
 }
 
-/* An RC WRITE ONLY of data to buf + off with the given BTH P_Key. */
+/* An RC WRITE ONLY of data to the start of buf with the given BTH P_Key. */
 static void
-send_write(struct droce_qp *qp, uint32_t psn, uint16_t pkey, size_t off)
+send_write(struct droce_qp *qp, uint16_t pkey)
 {
-	struct roce_pkt p = rp_pkt(&rp, qp, ROCE_OP_RDMA_WRITE_ONLY, psn);
+	struct roce_pkt p = rp_pkt(&rp, qp, ROCE_OP_RDMA_WRITE_ONLY, RP_PSN);
 
 	p.pkey = pkey;
-	p.reth.va = (uintptr_t)rp.buf + off;
+	p.reth.va = (uintptr_t)rp.buf;
 	p.reth.rkey = rp.mr->rkey;
 	p.reth.len = LEN;
 	rp_send(&rp, &p, data, LEN, false);
 }
 
-static bool
-all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != 0)
-			return false;
-	return true;
-}
-
-/* The one frame droce answers with is an ACK of psn with MSN msn. */
+/* A UC or UD SEND ONLY of data with the given BTH P_Key. */
 static void
-expect_ack(uint32_t psn, uint32_t msn, uint16_t pkey)
+send_send(struct droce_qp *qp, uint8_t opcode, uint32_t psn, uint16_t pkey)
 {
-	struct rp_frame f[4];
+	struct roce_pkt p = rp_pkt(&rp, qp, opcode, psn);
 
-	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
-	assert_int_equal(f[0].err, ROCE_PARSE_OK);
-	assert_true(f[0].icrc_ok);
-	assert_int_equal(f[0].pkt.opcode, ROCE_OP_ACKNOWLEDGE);
-	assert_int_equal(roce_aeth_type(f[0].pkt.aeth.syndrome), ROCE_AETH_ACK);
-	assert_int_equal(f[0].pkt.psn, psn);
-	assert_int_equal(f[0].pkt.aeth.msn, msn);
-	assert_int_equal(f[0].pkt.pkey, pkey);
-}
-
-static void
-expect_silence(void)
-{
-	struct rp_frame f[4];
-
-	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+	p.pkey = pkey;
+	rp_send(&rp, &p, data, LEN, false);
 }
 
 static int
@@ -94,29 +73,84 @@ add_pkey(uint16_t pkey)
 	return tp_dev_add_pkey(verbs_tp(rp.ctx), pkey);
 }
 
-static void
-clear_buf(void)
+/* A QP of type on P_Key table entry idx, buf cleared, *v0 the counter. */
+static struct droce_qp *
+new_qp(enum droce_qp_type type, uint16_t idx, uint64_t *v0)
 {
+	struct droce_qp *qp = rp_create_qp(&rp, type, idx);
+
 	memset(rp.buf, 0, rp.len);
+	*v0 = rp_counter(&rp, "pkey_violation");
+	return qp;
+}
+
+/* n packets were dropped for their P_Key: no answer, no completion, buf untouched. */
+static void
+expect_dropped(uint64_t v0, uint64_t n)
+{
+	struct rp_frame f[4];
+	struct droce_wc wc;
+
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 0);
+	assert_int_equal(droce_poll_cq(rp.cq, 1, &wc), 0);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + n);
+	for (size_t i = 0; i < rp.len; i++)
+		assert_int_equal(rp.buf[i], 0);
+}
+
+/* The RC WRITE was executed: data at buf, one ACK of RP_PSN, MSN 1, with pkey. */
+static void
+expect_written(uint16_t pkey)
+{
+	struct rp_frame f[4];
+
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	assert_int_equal(f[0].err, ROCE_PARSE_OK);
+	assert_true(f[0].icrc_ok);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_ACKNOWLEDGE);
+	assert_int_equal(roce_aeth_type(f[0].pkt.aeth.syndrome), ROCE_AETH_ACK);
+	assert_int_equal(f[0].pkt.psn, RP_PSN);
+	assert_int_equal(f[0].pkt.aeth.msn, 1);
+	assert_int_equal(f[0].pkt.pkey, pkey);
+	assert_memory_equal(rp.buf, data, LEN);
+}
+
+/* The SEND was received into the WQE wr_id, its data after grh bytes. */
+static void
+expect_received(uint64_t wr_id, uint32_t grh)
+{
+	struct droce_wc wc;
+
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, wr_id);
+	assert_int_equal(wc.byte_len, grh + LEN);
+	assert_memory_equal(rp.buf + grh, data, LEN);
+}
+
+static void
+post_recv(struct droce_qp *qp, uint64_t wr_id, uint32_t len)
+{
+	struct droce_sge sge = { (uintptr_t)rp.buf, len, rp.mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct droce_recv_wr *bad;
+
+	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
 }
 
 /* 0x1234 to a 0xffff QP: another partition, dropped, nothing written. */
 static void
 test_rc_other_partition_dropped(void **state)
 {
-	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
-	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+	uint64_t v0;
+	struct droce_qp *qp = new_qp(DROCE_QPT_RC, 0, &v0);
 
 	(void)state;
-	clear_buf();
-	send_write(qp, RP_PSN, 0x1234, 0);
-	expect_silence();
-	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
-	assert_true(all_zero(rp.buf, rp.len));
+	send_write(qp, 0x1234);
+	expect_dropped(v0, 1);
 	/* the QP still expects RP_PSN: the drop consumed nothing */
-	send_write(qp, RP_PSN, 0xffff, 0);
-	expect_ack(RP_PSN, 1, 0xffff);
-	assert_memory_equal(rp.buf, data, LEN);
+	send_write(qp, 0xffff);
+	expect_written(0xffff);
 	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
 	rp_destroy_qp(qp);
 }
@@ -125,14 +159,12 @@ test_rc_other_partition_dropped(void **state)
 static void
 test_rc_limited_to_full_accepted(void **state)
 {
-	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
-	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+	uint64_t v0;
+	struct droce_qp *qp = new_qp(DROCE_QPT_RC, 0, &v0);
 
 	(void)state;
-	clear_buf();
-	send_write(qp, RP_PSN, 0x7fff, 256);
-	expect_ack(RP_PSN, 1, 0xffff);
-	assert_memory_equal(rp.buf + 256, data, LEN);
+	send_write(qp, 0x7fff);
+	expect_written(0xffff);
 	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0);
 	rp_destroy_qp(qp);
 }
@@ -147,19 +179,15 @@ test_rc_limited_to_limited_refused(void **state)
 {
 	int idx = add_pkey(0x7fff);
 	struct droce_qp *qp;
-	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+	uint64_t v0;
 
 	(void)state;
 	assert_true(idx > 0);
-	qp = rp_create_qp(&rp, DROCE_QPT_RC, (uint16_t)idx);
-	clear_buf();
-	send_write(qp, RP_PSN, 0x7fff, 0);
-	expect_silence();
-	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
-	assert_true(all_zero(rp.buf, rp.len));
-	send_write(qp, RP_PSN, 0xffff, 0);
-	expect_ack(RP_PSN, 1, 0x7fff);
-	assert_memory_equal(rp.buf, data, LEN);
+	qp = new_qp(DROCE_QPT_RC, (uint16_t)idx, &v0);
+	send_write(qp, 0x7fff);
+	expect_dropped(v0, 1);
+	send_write(qp, 0xffff);
+	expect_written(0x7fff);
 	rp_destroy_qp(qp);
 }
 
@@ -167,16 +195,13 @@ test_rc_limited_to_limited_refused(void **state)
 static void
 test_rc_invalid_pkeys_dropped(void **state)
 {
-	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
-	uint64_t v0 = rp_counter(&rp, "pkey_violation");
+	uint64_t v0;
+	struct droce_qp *qp = new_qp(DROCE_QPT_RC, 0, &v0);
 
 	(void)state;
-	clear_buf();
-	send_write(qp, RP_PSN, 0x8000, 0);
-	send_write(qp, RP_PSN, 0x0000, 0);
-	expect_silence();
-	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 2);
-	assert_true(all_zero(rp.buf, rp.len));
+	send_write(qp, 0x8000);
+	send_write(qp, 0x0000);
+	expect_dropped(v0, 2);
 	assert_int_equal(add_pkey(0x8000), -EINVAL);
 	assert_int_equal(add_pkey(0x0000), -EINVAL);
 	rp_destroy_qp(qp);
@@ -186,30 +211,15 @@ test_rc_invalid_pkeys_dropped(void **state)
 static void
 test_uc_other_partition_dropped(void **state)
 {
-	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_UC, 0);
-	struct droce_sge sge = { (uintptr_t)rp.buf, LEN, rp.mr->lkey };
-	struct droce_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
-	uint64_t v0 = rp_counter(&rp, "pkey_violation");
-	struct droce_wc wc;
-	struct roce_pkt p;
+	uint64_t v0;
+	struct droce_qp *qp = new_qp(DROCE_QPT_UC, 0, &v0);
 
 	(void)state;
-	clear_buf();
-	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
-	p = rp_pkt(&rp, qp, ROCE_OP_UC | ROCE_OP_SEND_ONLY, RP_PSN);
-	p.pkey = 0x1234;
-	rp_send(&rp, &p, data, LEN, false);
-	assert_int_equal(rp_poll_cq(&rp, &wc, 1, RP_WAIT_S), 0);
-	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
-	assert_true(all_zero(rp.buf, rp.len));
-	p = rp_pkt(&rp, qp, ROCE_OP_UC | ROCE_OP_SEND_ONLY, RP_PSN);
-	p.pkey = 0x7fff;
-	rp_send(&rp, &p, data, LEN, false);
-	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
-	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
-	assert_int_equal(wc.wr_id, 7);
-	assert_int_equal(wc.byte_len, LEN);
-	assert_memory_equal(rp.buf, data, LEN);
+	post_recv(qp, 7, LEN);
+	send_send(qp, ROCE_OP_UC | ROCE_OP_SEND_ONLY, RP_PSN, 0x1234);
+	expect_dropped(v0, 1);
+	send_send(qp, ROCE_OP_UC | ROCE_OP_SEND_ONLY, RP_PSN, 0x7fff);
+	expect_received(7, 0);
 	rp_destroy_qp(qp);
 }
 
@@ -217,35 +227,16 @@ test_uc_other_partition_dropped(void **state)
 static void
 test_ud_other_partition_dropped(void **state)
 {
-	struct droce_qp *qp = rp_create_qp(&rp, DROCE_QPT_UD, 0);
-	/* 40 bytes of GRH in front of the data */
-	struct droce_sge sge = { (uintptr_t)rp.buf, 40 + LEN, rp.mr->lkey };
-	struct droce_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *bad;
-	uint64_t v0 = rp_counter(&rp, "pkey_violation");
-	struct droce_wc wc;
-	struct roce_pkt p;
+	uint64_t v0;
+	struct droce_qp *qp = new_qp(DROCE_QPT_UD, 0, &v0);
 
 	(void)state;
-	clear_buf();
-	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
-	p = rp_pkt(&rp, qp, ROCE_OP_UD_SEND_ONLY, 0);
-	p.pkey = 0x1234;
-	rp_send(&rp, &p, data, LEN, false);
-	p = rp_pkt(&rp, qp, ROCE_OP_UD_SEND_ONLY, 1);
-	p.pkey = 0x0000;
-	rp_send(&rp, &p, data, LEN, false);
-	assert_int_equal(rp_poll_cq(&rp, &wc, 1, RP_WAIT_S), 0);
-	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 2);
-	assert_true(all_zero(rp.buf, rp.len));
-	p = rp_pkt(&rp, qp, ROCE_OP_UD_SEND_ONLY, 2);
-	p.pkey = 0x7fff;
-	rp_send(&rp, &p, data, LEN, false);
-	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
-	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
-	assert_int_equal(wc.wr_id, 9);
-	assert_int_equal(wc.byte_len, 40 + LEN);
-	assert_int_equal(wc.src_qp, RP_PEER_QPN);
-	assert_memory_equal(rp.buf + 40, data, LEN);
+	post_recv(qp, 9, UD_GRH + LEN);
+	send_send(qp, ROCE_OP_UD_SEND_ONLY, 0, 0x1234);
+	send_send(qp, ROCE_OP_UD_SEND_ONLY, 1, 0x0000);
+	expect_dropped(v0, 2);
+	send_send(qp, ROCE_OP_UD_SEND_ONLY, 2, 0x7fff);
+	expect_received(9, UD_GRH);
 	rp_destroy_qp(qp);
 }
 
@@ -307,6 +298,84 @@ test_pkey_table_and_tx(void **state)
 	rp_destroy_qp(qp);
 }
 
+/*
+ * Responses are checked too: an ACK with another partition's P_Key does
+ * not complete droce's WRITE (dropped, counted); the right one does.
+ */
+static void
+test_rc_ack_other_partition_dropped(void **state)
+{
+	struct droce_send_wr wr = { .wr_id = 3, .opcode = DROCE_WR_RDMA_WRITE,
+				    .num_sge = 1, .send_flags = DROCE_SEND_SIGNALED,
+				    .wr.rdma = { .remote_addr = 0x1000, .rkey = 0x42 } };
+	struct droce_sge sge = { (uintptr_t)rp.buf, LEN, rp.mr->lkey };
+	struct droce_send_wr *bad;
+	struct rp_frame f[4];
+	struct droce_wc wc;
+	struct droce_qp *qp;
+	struct roce_pkt ack;
+	uint64_t v0;
+
+	(void)state;
+	qp = new_qp(DROCE_QPT_RC, 0, &v0);
+	wr.sg_list = &sge;
+	assert_int_equal(droce_post_send(qp, &wr, &bad), 0);
+	assert_int_equal(rp_collect(&rp, f, 1, RP_WAIT_S), 1);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_RDMA_WRITE_ONLY);
+	ack = rp_pkt(&rp, qp, ROCE_OP_ACKNOWLEDGE, f[0].pkt.psn);
+	ack.ackreq = 0;
+	ack.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
+	ack.aeth.msn = 1;
+	ack.pkey = 0x1234;
+	rp_send(&rp, &ack, NULL, 0, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, RP_WAIT_S), 0);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	ack.pkey = 0xffff;
+	rp_send(&rp, &ack, NULL, 0, false);
+	assert_int_equal(rp_poll_cq(&rp, &wc, 1, 1.0), 1);
+	assert_int_equal(wc.wr_id, 3);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	rp_destroy_qp(qp);
+}
+
+/* A UD QP's SEND carries the QP's P_Key (the one its pkey_index selects). */
+static void
+test_ud_sends_qp_pkey(void **state)
+{
+	struct droce_ah_attr aa = { .is_global = 1, .port_num = 1,
+				    .grh = { .hop_limit = 64 } };
+	struct droce_send_wr wr = { .wr_id = 2, .opcode = DROCE_WR_SEND, .num_sge = 1 };
+	struct droce_sge sge = { (uintptr_t)rp.buf, LEN, rp.mr->lkey };
+	struct droce_send_wr *bad;
+	int idx = add_pkey(0x8002);
+	struct droce_qp *qp;
+	struct rp_frame f[4];
+	struct droce_ah *ah;
+	uint64_t v0;
+
+	(void)state;
+	assert_true(idx > 0);
+	qp = new_qp(DROCE_QPT_UD, (uint16_t)idx, &v0);
+	memcpy(aa.grh.dgid.raw, rp.peer_gid, 16);
+	ah = droce_create_ah(rp.pd, &aa);
+	assert_non_null(ah);
+	memcpy(rp.buf, data, LEN);
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = RP_PEER_QPN;
+	wr.wr.ud.remote_qkey = RP_QKEY;
+	assert_int_equal(droce_post_send(qp, &wr, &bad), 0);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	assert_int_equal(f[0].err, ROCE_PARSE_OK);
+	assert_int_equal(f[0].pkt.opcode, ROCE_OP_UD_SEND_ONLY);
+	assert_int_equal(f[0].pkt.pkey, 0x8002);
+	assert_int_equal(f[0].pkt.dest_qpn, RP_PEER_QPN);
+	assert_memory_equal(rp_payload(&f[0]), data, LEN);
+	assert_int_equal(droce_destroy_ah(ah), 0);
+	rp_destroy_qp(qp);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -318,6 +387,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud_other_partition_dropped),
 		cmocka_unit_test(test_rc_limited_to_limited_refused),
 		cmocka_unit_test(test_pkey_table_and_tx),
+		cmocka_unit_test(test_ud_sends_qp_pkey),
+		cmocka_unit_test(test_rc_ack_other_partition_dropped),
 	};
 
 	(void)argc;

@@ -16,6 +16,7 @@
 
 #include <rte_byteorder.h>
 
+#include "dev_pair.h"
 #include "droce.h"
 
 #define CHECK(c) do {							\
@@ -29,23 +30,12 @@ static int
 init(const char *const *extra, int nextra)
 {
 	static char prefix[64];
-	const char *no_huge = getenv("DROCE_NO_HUGE");
-	char *args[16];
+	char *args[24];
 	int n = 0;
 
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-pkc-%d", getpid());
-	args[n++] = "test_pkey_config";
-	args[n++] = "--no-pci";
-	args[n++] = "-l";
-	args[n++] = "0";
-	args[n++] = prefix;
-	args[n++] = "--log-level=lib.eal:error";
+	dp_eal_args(args, &n, "test_pkey_config", "-l", "0", prefix);
 	args[n++] = "--vdev=net_null0";
-	if (no_huge != NULL && strcmp(no_huge, "1") == 0) {
-		args[n++] = "--no-huge";
-		args[n++] = "-m";
-		args[n++] = "512";
-	}
 	args[n++] = "--";
 	for (int i = 0; i < nextra; i++)
 		args[n++] = (char *)extra[i];
