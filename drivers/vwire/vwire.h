@@ -66,6 +66,15 @@
 /* Largest frame accepted: Ethernet header + one VLAN tag + MTU. */
 #define VWIRE_FRAME_OVERHEAD		(RTE_ETHER_HDR_LEN + 4)
 
+/*
+ * Told of every bit the wire flips, on the sending end's thread, after the
+ * flip: m is the frame as it goes on the wire, bit the flipped bit's index
+ * (byte bit / 8 from the frame's start, mask 1 << bit % 8).  Lets a test
+ * tell the flips a receiver can detect from the ones it cannot (above).
+ */
+struct rte_mbuf;
+typedef void vwire_corrupt_cb(void *arg, const struct rte_mbuf *m, uint64_t bit);
+
 /* Faults applied to the frames one end sends. All zero: a clean wire. */
 struct vwire_faults {
 	double drop;		/* probability a frame is lost */
@@ -77,6 +86,8 @@ struct vwire_faults {
 	uint32_t reorder_hold_us;	/* longest hold; 0: the default */
 	uint32_t delay_us;	/* fixed one-way delay */
 	uint64_t seed;		/* PRNG seed of this direction */
+	vwire_corrupt_cb *on_corrupt;	/* NULL: nobody is told */
+	void *on_corrupt_arg;
 };
 
 struct vwire_config {

@@ -664,17 +664,37 @@ in_unchecked_field(size_t byte, const struct roce_pkt *p)
 	       byte == (size_t)p->bth_off + 4;
 }
 
+/* The bits the wire said it flipped, in the order it flipped them. */
+struct flip_log {
+	uint64_t bit[3000];
+	uint32_t n;
+};
+
+static void
+log_flip(void *arg, const struct rte_mbuf *m, uint64_t bit)
+{
+	struct flip_log *log = arg;
+
+	assert_true(bit < (uint64_t)m->pkt_len * 8);
+	assert_true(log->n < RTE_DIM(log->bit));
+	log->bit[log->n++] = bit;
+}
+
 static void
 test_corruption_is_caught_by_icrc(void **state)
 {
 	const uint32_t n = 3000;
-	struct vwire_config cfg = { .a_to_b = { .corrupt = 0.2, .seed = 99 } };
+	static struct flip_log flips;
+	struct vwire_config cfg = { .a_to_b = { .corrupt = 0.2, .seed = 99,
+						 .on_corrupt = log_flip,
+						 .on_corrupt_arg = &flips } };
 	struct droce_link *a, *b;
 	struct vwire_stats st;
 	uint32_t sent = 0, recvd = 0, damaged = 0, caught = 0, unchecked = 0;
 	uint64_t last;
 
 	(void)state;
+	flips.n = 0;
 	pair_create(&cfg, &a, &b);
 	last = now_us();
 	while (recvd < n && now_us() - last < IDLE_US) {
@@ -704,9 +724,13 @@ test_corruption_is_caught_by_icrc(void **state)
 			assert_int_equal(pkts[i]->pkt_len, len);
 			memcpy(got, rte_pktmbuf_mtod(pkts[i], void *), len);
 			rte_pktmbuf_free(pkts[i]);
+			uint8_t diff_mask = 0;
+
 			for (size_t k = 0; k < len; k++) {
-				if (got[k] != want[k])
+				if (got[k] != want[k]) {
 					diff_byte = k;
+					diff_mask = got[k] ^ want[k];
+				}
 				diff_bits += (size_t)__builtin_popcount(got[k] ^ want[k]);
 			}
 			ok = roce_parse_eth(got, len, &p) == ROCE_PARSE_OK &&
@@ -715,6 +739,10 @@ test_corruption_is_caught_by_icrc(void **state)
 				assert_true(ok);
 				continue;
 			}
+			/* the wire reported this very bit, in frame order */
+			assert_true(damaged < flips.n);
+			assert_int_equal(flips.bit[damaged] / 8, diff_byte);
+			assert_int_equal(1u << flips.bit[damaged] % 8, diff_mask);
 			damaged++;
 			assert_int_equal(diff_bits, 1);
 			assert_true(diff_byte >= RTE_ETHER_HDR_LEN);
@@ -731,6 +759,7 @@ test_corruption_is_caught_by_icrc(void **state)
 	assert_int_equal(recvd, n);
 	vwire_get_stats(a, &st);
 	assert_int_equal(st.corrupted, damaged);
+	assert_int_equal(flips.n, damaged);
 	assert_int_equal(caught + unchecked, damaged);
 	assert_in_range(damaged, 600 - 120, 600 + 120);
 	assert_true(caught > damaged * 9 / 10);
