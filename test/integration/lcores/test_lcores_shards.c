@@ -288,10 +288,16 @@ dump(void)
 static void
 run(const struct vwire_config *wire, bool ipv6, unsigned int rounds)
 {
+	struct vwire_config w = wire != NULL ? *wire : (struct vwire_config){ 0 };
+	/* one link queue: shard 0 (lcore 1) sends every shard's frames */
+	uint64_t sender = wire != NULL ? UINT64_C(1) << 1 : 0;
+	struct fx_faults_seen ab, ba;
 	struct pair p[NQP];
 	struct fx f;
 
-	fx_open(&f, wire, BUF);
+	fx_watch_faults(&w.a_to_b, &ab);
+	fx_watch_faults(&w.b_to_a, &ba);
+	fx_open(&f, &w, BUF);
 	cur = &f;
 	connect_pairs(&f, p, ipv6);
 	for (unsigned int r = 0; r < rounds; r++) {
@@ -300,6 +306,9 @@ run(const struct vwire_config *wire, bool ipv6, unsigned int rounds)
 	}
 	check_shards(&f.a, "a");
 	check_shards(&f.b, "b");
+	fx_check_faults(&f, &ab, &ba);
+	assert_int_equal(ab.lcores, sender);
+	assert_int_equal(ba.lcores, sender);
 	destroy_pairs(p);
 	fx_close(&f);
 }
@@ -324,15 +333,15 @@ test_shards_under_faults(void **state)
 	struct vwire_config wire = {
 		.pool_size = 16383,
 		.a_to_b = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 21 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() },
 		.b_to_a = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 22 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() + 1 },
 	};
 
 	(void)state;
 	run(&wire, false, 2);
-	wire.a_to_b.seed = 23;
-	wire.b_to_a.seed = 24;
+	wire.a_to_b.seed = fx_seed() + 2;
+	wire.b_to_a.seed = fx_seed() + 3;
 	run(&wire, true, 2);
 }
 
@@ -525,5 +534,5 @@ main(int argc, char **argv)
 	fx_set_transport_lcores(lcores, 2);
 	printf("# application on lcore %u, each engine sharded over lcores 1 and 2\n",
 	       rte_lcore_id());
-	return cmocka_run_group_tests_name("lcores_shards", tests, NULL, NULL);
+	return fx_result(cmocka_run_group_tests_name("lcores_shards", tests, NULL, NULL));
 }
