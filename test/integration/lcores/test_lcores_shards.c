@@ -233,8 +233,9 @@ counter_index(const char *name)
 
 /* Both shards worked, and frames crossed from one to the other. */
 static void
-check_shards(struct fx_end *e, const char *name)
+check_shards(struct fx_end *e, struct fx_end *peer, const char *name)
 {
+	struct vwire_stats wire;
 	struct tp_dev *dev = verbs_tp(e->ctx);
 	unsigned int rcvd = counter_index("rcvd_pkts");
 	unsigned int sent = counter_index("sent_pkts");
@@ -254,10 +255,20 @@ check_shards(struct fx_end *e, const char *name)
 	assert_true(s0 > 0);
 	assert_true(s1 > 0);
 	/* the summed counter is the shards' sum */
-	assert_true(fx_counter(e, "rcvd_pkts") >= s0 + s1);
-	/* single-queue wire: shard 1's frames all came through shard 0 */
-	assert_true(fx_counter(e, "shard_handoff_rx") >= s1);
-	assert_true(fx_counter(e, "shard_handoff_tx") > 0);
+	assert_int_equal(fx_counter(e, "rcvd_pkts"), s0 + s1);
+	assert_int_equal(fx_counter(e, "shard_handoff_drop"), 0);
+	/* single-queue wire: shard 0 took every frame the wire delivered ... */
+	vwire_get_stats(peer->link, &wire);
+	assert_int_equal(tp_dev_shard_counter(dev, 0, counter_index("shard_link_rx")),
+			 wire.delivered);
+	assert_int_equal(tp_dev_shard_counter(dev, 1, counter_index("shard_link_rx")), 0);
+	/* ... and handed shard 1 its frames (those with a bad ICRC too: the
+	 * owner checks it) ... */
+	assert_int_equal(fx_counter(e, "shard_handoff_rx"),
+			 s1 + tp_dev_shard_counter(dev, 1, counter_index("icrc_err")));
+	/* ... and sent every frame shard 1 made */
+	assert_int_equal(fx_counter(e, "shard_handoff_tx"),
+			 tp_dev_shard_counter(dev, 1, sent));
 }
 
 static struct fx *cur;
@@ -304,9 +315,9 @@ run(const struct vwire_config *wire, bool ipv6, unsigned int rounds)
 		post_all(&f, p, 17 + r);
 		check_all(&f, p, 17 + r);
 	}
-	check_shards(&f.a, "a");
-	check_shards(&f.b, "b");
-	fx_check_faults(&f, &ab, &ba);
+	fx_check_faults(&f, &ab, &ba);		/* (the wire is empty now) */
+	check_shards(&f.a, &f.b, "a");
+	check_shards(&f.b, &f.a, "b");
 	assert_int_equal(ab.lcores, sender);
 	assert_int_equal(ba.lcores, sender);
 	destroy_pairs(p);
