@@ -18,7 +18,7 @@
  *       exactly when none of its packets was lost, else not at all.
  * UD and UC see no duplication (neither transport detects a duplicate:
  * IBTA leaves that to the application) and UC no reordering (a packet out
- * of sequence ends the message in progress, 9.7.7.1), so that the fate of
+ * of sequence ends the message in progress, 9.7.7), so that the fate of
  * every message follows from the frames the wire reported lost.
  * In every test the receivers dropped exactly the detectable flips.
  *
@@ -402,6 +402,7 @@ struct msgs {
 	uint32_t *psn_msg;		/* UC: message of each PSN offset */
 	uint32_t start_psn, next_psn;
 	uint64_t rng;
+	struct fx_faults_seen seen_ab, seen_ba;
 };
 
 static void
@@ -463,14 +464,35 @@ msg_expect_bytes(const uint8_t *got, uint32_t id, uint32_t len)
 }
 
 static void
-msg_post_recv(struct msgs *m, uint32_t room)
+msg_post_recv(struct msgs *m)
 {
 	uint32_t slot = m->recvs_posted % MSG_RECVS;
 
 	assert_int_equal(fx_post_recv(m->f->b.qp, m->recvs_posted,
-				      m->f->b.buf + RECV_AREA + slot * MSG_SLOT, room,
+				      m->f->b.buf + RECV_AREA + slot * MSG_SLOT, MSG_SLOT,
 				      m->f->b.mr->lkey), 0);
 	m->recvs_posted++;
+}
+
+/*
+ * Open f over wire (faults a -> b reported, lost frames to lost), connect
+ * the QPs, count messages from 0 and post the receives.
+ */
+static void
+msgs_open(struct msgs *m, struct fx *f, struct vwire_config *wire,
+	  void (*lost)(void *, const struct roce_pkt *, const uint8_t *),
+	  const struct fx_qp_opts *o, uint32_t max_pkts, uint64_t seed)
+{
+	msgs_init(m, f, (uint32_t)env_u64("DROCE_SOAK_MSGS", 20000), max_pkts, o->psn,
+		  seed);
+	fx_watch_faults(&wire->a_to_b, &m->seen_ab);
+	fx_watch_faults(&wire->b_to_a, &m->seen_ba);
+	m->seen_ab.lost = lost;
+	m->seen_ab.lost_arg = m;
+	fx_open(f, wire, BUF);
+	fx_connect(f, o);
+	for (int i = 0; i < MSG_RECVS; i++)
+		msg_post_recv(m);
 }
 
 static uint8_t *
@@ -479,19 +501,23 @@ msg_src(struct msgs *m, uint32_t id)
 	return m->f->a.buf + SRC_AREA + (id % MSG_DEPTH) * MSG_SLOT;
 }
 
+/* Poll cq: every completion successful, wr_ids in order from *next, to fn. */
 static void
-msg_poll_sends(struct msgs *m)
+msg_poll(struct msgs *m, struct droce_cq *cq, uint32_t *next, const char *what,
+	 void (*fn)(struct msgs *, const struct droce_wc *))
 {
 	struct droce_wc wc[32];
-	int n = droce_poll_cq(m->f->a.cq, 32, wc);
+	int n = droce_poll_cq(cq, 32, wc);
 
 	assert_true(n >= 0);
 	for (int i = 0; i < n; i++) {
 		if (wc[i].status != DROCE_WC_SUCCESS)
-			fail_msg("send of message %" PRIu64 ": %s", wc[i].wr_id,
+			fail_msg("%s %" PRIu64 ": %s", what, wc[i].wr_id,
 				 droce_wc_status_str(wc[i].status));
-		assert_int_equal(wc[i].wr_id, m->send_done);
-		m->send_done++;
+		assert_int_equal(wc[i].wr_id, *next);
+		if (fn != NULL)
+			fn(m, &wc[i]);
+		(*next)++;
 	}
 }
 
@@ -504,25 +530,14 @@ msgs_run(struct msgs *m, void (*post)(struct msgs *), void (*recv)(struct msgs *
 
 	while (m->resolved < m->total) {
 		uint32_t before = m->resolved;
-		struct droce_wc wc[32];
-		int n;
 
 		while (m->posted < m->total && m->posted - m->resolved < MSG_DEPTH &&
 		       m->posted - m->send_done < MSG_DEPTH)
 			post(m);
 		droce_progress(m->f->a.ctx);
 		droce_progress(m->f->b.ctx);
-		msg_poll_sends(m);
-		n = droce_poll_cq(m->f->b.cq, 32, wc);
-		assert_true(n >= 0);
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != DROCE_WC_SUCCESS)
-				fail_msg("receive %" PRIu64 ": %s", wc[i].wr_id,
-					 droce_wc_status_str(wc[i].status));
-			assert_int_equal(wc[i].wr_id, m->recvs_done);
-			recv(m, &wc[i]);
-			m->recvs_done++;
-		}
+		msg_poll(m, m->f->a.cq, &m->send_done, "send of message", NULL);
+		msg_poll(m, m->f->b.cq, &m->recvs_done, "receive", recv);
 		if (m->resolved != before)
 			deadline = fx_now() + 30;
 		else if (fx_now() > deadline)
@@ -532,18 +547,20 @@ msgs_run(struct msgs *m, void (*post)(struct msgs *), void (*recv)(struct msgs *
 	}
 	while (m->send_done < m->total) {
 		droce_progress(m->f->a.ctx);
-		msg_poll_sends(m);
+		msg_poll(m, m->f->a.cq, &m->send_done, "send of message", NULL);
 	}
 }
 
-/* After the run: nothing more arrives, nothing was refused or dropped for want of a buffer. */
+/*
+ * After the run: the wire's faults as reported, nothing more arrives,
+ * nothing refused by the link or dropped for want of a receive buffer.
+ */
 static void
-msgs_check_end(struct msgs *m, const struct fx_faults_seen *ab,
-	       const struct fx_faults_seen *ba)
+msgs_check_end(struct msgs *m)
 {
 	struct droce_wc wc;
 
-	fx_check_faults(m->f, ab, ba);
+	fx_check_faults(m->f, &m->seen_ab, &m->seen_ba);
 	assert_int_equal(droce_poll_cq(m->f->b.cq, 1, &wc), 0);
 	assert_int_equal(m->lost + m->delivered, m->total);
 	assert_int_equal(fx_counter(&m->f->a, "send_err"), 0);
@@ -597,7 +614,7 @@ ud_recv(struct msgs *m, const struct droce_wc *wc)
 	assert_int_equal(wc->byte_len, UD_GRH + m->len[id]);
 	msg_expect_bytes(buf + UD_GRH, id, m->len[id]);
 	msg_resolve(m, id, FATE_DELIVERED);
-	msg_post_recv(m, UD_GRH + 4096);
+	msg_post_recv(m);
 }
 
 static void
@@ -609,35 +626,27 @@ test_soak_ud_under_faults(void **state)
 			    .corrupt = 0.01, .seed = seed },
 		.b_to_a = { .seed = seed + 1 },
 	};
-	struct fx_faults_seen seen_ab, seen_ba;
 	struct droce_ah_attr ah = { .is_global = 1, .port_num = 1,
 				    .grh = { .sgid_index = 1, .hop_limit = 64 } };
 	struct msgs m;
 	struct fx f;
 
 	(void)state;
-	fx_watch_faults(&wire.a_to_b, &seen_ab);
-	fx_watch_faults(&wire.b_to_a, &seen_ba);
-	seen_ab.lost = ud_lost;
-	seen_ab.lost_arg = &m;
-	fx_open(&f, &wire, BUF);
-	fx_connect(&f, &(struct fx_qp_opts){ .type = DROCE_QPT_UD, .max_wr = 128,
-					     .mtu = DROCE_MTU_4096 });
-	msgs_init(&m, &f, (uint32_t)env_u64("DROCE_SOAK_MSGS", 20000), 1, 0, seed);
+	msgs_open(&m, &f, &wire, ud_lost,
+		  &(struct fx_qp_opts){ .type = DROCE_QPT_UD, .max_wr = 128,
+					.mtu = DROCE_MTU_4096 }, 1, seed);
 	assert_int_equal(tp_dev_query_gid(verbs_tp(f.b.ctx), 1, ah.grh.dgid.raw), 0);
 	ud_ah = droce_create_ah(f.a.pd, &ah);
 	assert_non_null(ud_ah);
-	for (int i = 0; i < MSG_RECVS; i++)
-		msg_post_recv(&m, UD_GRH + 4096);
 	msgs_run(&m, ud_post, ud_recv);
-	msgs_check_end(&m, &seen_ab, &seen_ba);
+	msgs_check_end(&m);
 	/* every frame that arrived intact was delivered: nothing else */
 	assert_int_equal(fx_counter(&f.b, "rcvd_pkts"), m.delivered);
-	assert_int_equal(m.lost, seen_ab.dropped + seen_ab.detectable);
+	assert_int_equal(m.lost, m.seen_ab.dropped + m.seen_ab.detectable);
 	printf("# UD (IPv6): %u messages, %u delivered, %u lost (%" PRIu64 " dropped, %"
 	       PRIu64 " flips detected, %" PRIu64 " in unchecked fields)\n", m.total,
-	       m.delivered, m.lost, seen_ab.dropped, seen_ab.detectable,
-	       seen_ab.undetectable);
+	       m.delivered, m.lost, m.seen_ab.dropped, m.seen_ab.detectable,
+	       m.seen_ab.undetectable);
 	assert_int_equal(droce_destroy_ah(ud_ah), 0);
 	msgs_free(&m);
 	fx_close(&f);
@@ -720,7 +729,7 @@ uc_recv(struct msgs *m, const struct droce_wc *wc)
 	}
 	msg_resolve(m, id, FATE_DELIVERED);
 	m->last_delivered = id;
-	msg_post_recv(m, MSG_SLOT);
+	msg_post_recv(m);
 }
 
 static void
@@ -731,30 +740,22 @@ test_soak_uc_under_faults(void **state)
 		.a_to_b = { .drop = 0.01, .corrupt = 0.01, .seed = seed },
 		.b_to_a = { .seed = seed + 1 },
 	};
-	struct fx_faults_seen seen_ab, seen_ba;
-	uint32_t psn = (uint32_t)(seed & 0xffffff);
 	struct msgs m;
 	struct fx f;
 
 	(void)state;
-	fx_watch_faults(&wire.a_to_b, &seen_ab);
-	fx_watch_faults(&wire.b_to_a, &seen_ba);
-	seen_ab.lost = uc_lost;
-	seen_ab.lost_arg = &m;
-	fx_open(&f, &wire, BUF);
-	fx_connect(&f, &(struct fx_qp_opts){ .type = DROCE_QPT_UC, .max_wr = 128,
-					     .psn = psn,
-					     .access = DROCE_ACCESS_REMOTE_WRITE });
-	msgs_init(&m, &f, (uint32_t)env_u64("DROCE_SOAK_MSGS", 20000),
-		  UC_MAX_LEN / UC_MTU, psn, seed);
-	for (int i = 0; i < MSG_RECVS; i++)
-		msg_post_recv(&m, MSG_SLOT);
+	msgs_open(&m, &f, &wire, uc_lost,
+		  &(struct fx_qp_opts){ .type = DROCE_QPT_UC, .max_wr = 128,
+					.psn = (uint32_t)(seed & 0xffffff),
+					.access = DROCE_ACCESS_REMOTE_WRITE },
+		  UC_MAX_LEN / UC_MTU, seed);
 	msgs_run(&m, uc_post, uc_recv);
-	msgs_check_end(&m, &seen_ab, &seen_ba);
+	msgs_check_end(&m);
 	printf("# UC (IPv4): %u messages, %u delivered, %u lost (%" PRIu64 " dropped, %"
 	       PRIu64 " flips detected, %" PRIu64 " in unchecked fields), uc_msg_drop %"
-	       PRIu64 "\n", m.total, m.delivered, m.lost, seen_ab.dropped,
-	       seen_ab.detectable, seen_ab.undetectable, fx_counter(&f.b, "uc_msg_drop"));
+	       PRIu64 "\n", m.total, m.delivered, m.lost, m.seen_ab.dropped,
+	       m.seen_ab.detectable, m.seen_ab.undetectable,
+	       fx_counter(&f.b, "uc_msg_drop"));
 	msgs_free(&m);
 	fx_close(&f);
 }
