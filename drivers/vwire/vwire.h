@@ -66,6 +66,22 @@
 /* Largest frame accepted: Ethernet header + one VLAN tag + MTU. */
 #define VWIRE_FRAME_OVERHEAD		(RTE_ETHER_HDR_LEN + 4)
 
+enum vwire_fault_kind {
+	VWIRE_FAULT_DROP,	/* m is about to be lost to the drop fault */
+	VWIRE_FAULT_CORRUPT,	/* bit `bit` of m was just flipped */
+};
+
+/*
+ * Told of every frame the drop fault loses (m still intact, bit 0) and of
+ * every bit the wire flips (m as it goes on the wire; the flipped bit is
+ * byte bit / 8 from the frame's start, mask 1 << bit % 8), on the sending
+ * end's thread.  Lets a test tell exactly which frames a receiver cannot
+ * have had, and the flips it detects from those in fields no check covers.
+ */
+struct rte_mbuf;
+typedef void vwire_fault_cb(void *arg, enum vwire_fault_kind kind,
+			    const struct rte_mbuf *m, uint64_t bit);
+
 /* Faults applied to the frames one end sends. All zero: a clean wire. */
 struct vwire_faults {
 	double drop;		/* probability a frame is lost */
@@ -77,6 +93,8 @@ struct vwire_faults {
 	uint32_t reorder_hold_us;	/* longest hold; 0: the default */
 	uint32_t delay_us;	/* fixed one-way delay */
 	uint64_t seed;		/* PRNG seed of this direction */
+	vwire_fault_cb *on_fault;	/* NULL: nobody is told */
+	void *on_fault_arg;
 };
 
 struct vwire_config {

@@ -153,5 +153,7 @@ vwire_corrupt(struct vwire_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool)
 	}
 	vwire_flip_bit(m, bit);
 	vwire_count(&tx->corrupted, 1);
+	if (tx->faults.on_fault != NULL)
+		tx->faults.on_fault(tx->faults.on_fault_arg, VWIRE_FAULT_CORRUPT, m, bit);
 	return m;
 }

@@ -101,6 +101,8 @@ vwire_tx_one(struct vwire_pair *pair, struct vwire_dir *dir,
 		return;
 	}
 	if (vwire_rng_chance(&tx->rng[VWIRE_STREAM_DROP], f->drop)) {
+		if (f->on_fault != NULL)
+			f->on_fault(f->on_fault_arg, VWIRE_FAULT_DROP, m, 0);
 		vwire_count(&tx->dropped, 1);
 		rte_pktmbuf_free(m);
 		return;

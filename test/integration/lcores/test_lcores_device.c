@@ -25,6 +25,7 @@
 
 #include "dev_pair.h"
 #include "droce.h"
+#include "rx_lcores.h"
 
 #define BUF (4u << 20)
 #define NWR 32
@@ -155,6 +156,7 @@ exercise(uint32_t seed)
 static void
 test_two_devices_on_transport_lcore(void **state)
 {
+	static struct rx_lcores rx0, rx1;
 	struct droce_device **list;
 	int n;
 
@@ -168,6 +170,8 @@ test_two_devices_on_transport_lcore(void **state)
 	/* lcore 1 runs the engines now */
 	assert_int_equal(rte_eal_get_lcore_state(1), RUNNING);
 	assert_int_equal(droce_progress(a.ctx), 0);	/* a no-op here */
+	rx_lcores_watch("net_af_packet0", 1, &rx0);
+	rx_lcores_watch("net_af_packet1", 1, &rx1);
 
 	make_qps(0);			/* IPv4-mapped GIDs: ARP */
 	exercise(1);
@@ -189,6 +193,9 @@ test_two_devices_on_transport_lcore(void **state)
 	}
 	/* the last device closed: lcore 1 was stopped and waited for */
 	assert_int_equal(rte_eal_get_lcore_state(1), WAIT);
+	/* every frame either port received, lcore 1 took from it */
+	assert_int_equal(rx_lcores_of(&rx0, 0), UINT64_C(1) << 1);
+	assert_int_equal(rx_lcores_of(&rx1, 0), UINT64_C(1) << 1);
 }
 
 int

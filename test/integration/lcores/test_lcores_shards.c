@@ -233,8 +233,9 @@ counter_index(const char *name)
 
 /* Both shards worked, and frames crossed from one to the other. */
 static void
-check_shards(struct fx_end *e, const char *name)
+check_shards(struct fx_end *e, struct fx_end *peer, const char *name)
 {
+	struct vwire_stats wire;
 	struct tp_dev *dev = verbs_tp(e->ctx);
 	unsigned int rcvd = counter_index("rcvd_pkts");
 	unsigned int sent = counter_index("sent_pkts");
@@ -254,10 +255,20 @@ check_shards(struct fx_end *e, const char *name)
 	assert_true(s0 > 0);
 	assert_true(s1 > 0);
 	/* the summed counter is the shards' sum */
-	assert_true(fx_counter(e, "rcvd_pkts") >= s0 + s1);
-	/* single-queue wire: shard 1's frames all came through shard 0 */
-	assert_true(fx_counter(e, "shard_handoff_rx") >= s1);
-	assert_true(fx_counter(e, "shard_handoff_tx") > 0);
+	assert_int_equal(fx_counter(e, "rcvd_pkts"), s0 + s1);
+	assert_int_equal(fx_counter(e, "shard_handoff_drop"), 0);
+	/* single-queue wire: shard 0 took every frame the wire delivered ... */
+	vwire_get_stats(peer->link, &wire);
+	assert_int_equal(tp_dev_shard_counter(dev, 0, counter_index("shard_link_rx")),
+			 wire.delivered);
+	assert_int_equal(tp_dev_shard_counter(dev, 1, counter_index("shard_link_rx")), 0);
+	/* ... and handed shard 1 its frames (those with a bad ICRC too: the
+	 * owner checks it) ... */
+	assert_int_equal(fx_counter(e, "shard_handoff_rx"),
+			 s1 + tp_dev_shard_counter(dev, 1, counter_index("icrc_err")));
+	/* ... and sent every frame shard 1 made */
+	assert_int_equal(fx_counter(e, "shard_handoff_tx"),
+			 tp_dev_shard_counter(dev, 1, sent));
 }
 
 static struct fx *cur;
@@ -288,18 +299,27 @@ dump(void)
 static void
 run(const struct vwire_config *wire, bool ipv6, unsigned int rounds)
 {
+	struct vwire_config w = wire != NULL ? *wire : (struct vwire_config){ 0 };
+	/* one link queue: shard 0 (lcore 1) sends every shard's frames */
+	uint64_t sender = wire != NULL ? UINT64_C(1) << 1 : 0;
+	struct fx_faults_seen ab, ba;
 	struct pair p[NQP];
 	struct fx f;
 
-	fx_open(&f, wire, BUF);
+	fx_watch_faults(&w.a_to_b, &ab);
+	fx_watch_faults(&w.b_to_a, &ba);
+	fx_open(&f, &w, BUF);
 	cur = &f;
 	connect_pairs(&f, p, ipv6);
 	for (unsigned int r = 0; r < rounds; r++) {
 		post_all(&f, p, 17 + r);
 		check_all(&f, p, 17 + r);
 	}
-	check_shards(&f.a, "a");
-	check_shards(&f.b, "b");
+	fx_check_faults(&f, &ab, &ba);		/* (the wire is empty now) */
+	check_shards(&f.a, &f.b, "a");
+	check_shards(&f.b, &f.a, "b");
+	assert_int_equal(ab.lcores, sender);
+	assert_int_equal(ba.lcores, sender);
 	destroy_pairs(p);
 	fx_close(&f);
 }
@@ -324,15 +344,15 @@ test_shards_under_faults(void **state)
 	struct vwire_config wire = {
 		.pool_size = 16383,
 		.a_to_b = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 21 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() },
 		.b_to_a = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 22 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() + 1 },
 	};
 
 	(void)state;
 	run(&wire, false, 2);
-	wire.a_to_b.seed = 23;
-	wire.b_to_a.seed = 24;
+	wire.a_to_b.seed = fx_seed() + 2;
+	wire.b_to_a.seed = fx_seed() + 3;
 	run(&wire, true, 2);
 }
 
@@ -525,5 +545,5 @@ main(int argc, char **argv)
 	fx_set_transport_lcores(lcores, 2);
 	printf("# application on lcore %u, each engine sharded over lcores 1 and 2\n",
 	       rte_lcore_id());
-	return cmocka_run_group_tests_name("lcores_shards", tests, NULL, NULL);
+	return fx_result(cmocka_run_group_tests_name("lcores_shards", tests, NULL, NULL));
 }

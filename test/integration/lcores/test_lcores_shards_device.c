@@ -34,6 +34,7 @@
 
 #include "dev_pair.h"
 #include "droce.h"
+#include "rx_lcores.h"
 #include "transport.h"
 #include "verbs_private.h"
 
@@ -241,6 +242,7 @@ check_shards(struct end *e, const char *name)
 static void
 test_sharded_devices(void **state)
 {
+	static struct rx_lcores rx0, rx1;
 	struct droce_device **list;
 	int n;
 
@@ -253,6 +255,8 @@ test_sharded_devices(void **state)
 	droce_free_device_list(list);
 	assert_int_equal(rte_eal_get_lcore_state(1), RUNNING);
 	assert_int_equal(rte_eal_get_lcore_state(2), RUNNING);
+	rx_lcores_watch("net_af_packet0", 2, &rx0);
+	rx_lcores_watch("net_af_packet1", 2, &rx1);
 
 	make_qps(0);			/* IPv4-mapped GIDs: ARP on shard 0 */
 	exercise(1);
@@ -277,6 +281,11 @@ test_sharded_devices(void **state)
 	check_shards(&b, "b");
 	close_end(&a);
 	close_end(&b);
+	/* shard k took the frames of queue k, on lcore 1 + k */
+	for (uint16_t q = 0; q < 2; q++) {
+		assert_int_equal(rx_lcores_of(&rx0, q), UINT64_C(1) << (1 + q));
+		assert_int_equal(rx_lcores_of(&rx1, q), UINT64_C(1) << (1 + q));
+	}
 	/* the last device closed: both lcores stopped and waited for */
 	assert_int_equal(rte_eal_get_lcore_state(1), WAIT);
 	assert_int_equal(rte_eal_get_lcore_state(2), WAIT);

@@ -256,17 +256,24 @@ exercise(struct fx *f, uint32_t seed)
 }
 
 static void
-run_ops(const struct vwire_config *wire, bool ipv6, int rounds)
+run_ops(const struct vwire_config *wire, bool ipv6, int rounds, unsigned int engine_lcore)
 {
+	struct vwire_config w = wire != NULL ? *wire : (struct vwire_config){ 0 };
+	uint64_t sender = wire != NULL ? UINT64_C(1) << engine_lcore : 0;
+	struct fx_faults_seen ab, ba;
 	struct fx f;
 
-	fx_open(&f, wire, BUF);
+	fx_watch_faults(&w.a_to_b, &ab);
+	fx_watch_faults(&w.b_to_a, &ba);
+	fx_open(&f, &w, BUF);
 	fx_connect(&f, &(struct fx_qp_opts){ .ipv6 = ipv6, .psn = 0xfffff0,
 					     .timeout = 10, .max_wr = 256 });
 	for (int r = 0; r < rounds; r++)
 		exercise(&f, (uint32_t)r + (ipv6 ? 100 : 0));
-	/* the engines ran on the transport lcore: it sent all of it */
-	assert_true(fx_counter(&f.a, "sent_pkts") > 0);
+	fx_check_faults(&f, &ab, &ba);
+	/* the engines ran where they should: the faulty frames came from there */
+	assert_int_equal(ab.lcores, sender);
+	assert_int_equal(ba.lcores, sender);
 	fx_close(&f);
 }
 
@@ -274,14 +281,14 @@ static void
 test_ops_ipv4(void **state)
 {
 	(void)state;
-	run_ops(NULL, false, 3);
+	run_ops(NULL, false, 3, TRANSPORT_LCORE);
 }
 
 static void
 test_ops_ipv6(void **state)
 {
 	(void)state;
-	run_ops(NULL, true, 3);
+	run_ops(NULL, true, 3, TRANSPORT_LCORE);
 }
 
 static void
@@ -290,16 +297,16 @@ test_ops_under_faults(void **state)
 	struct vwire_config wire = {
 		.pool_size = 16383,
 		.a_to_b = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 11 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() },
 		.b_to_a = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 12 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() + 1 },
 	};
 
 	(void)state;
-	run_ops(&wire, false, 3);
-	wire.a_to_b.seed = 13;
-	wire.b_to_a.seed = 14;
-	run_ops(&wire, true, 2);
+	run_ops(&wire, false, 3, TRANSPORT_LCORE);
+	wire.a_to_b.seed = fx_seed() + 2;
+	wire.b_to_a.seed = fx_seed() + 3;
+	run_ops(&wire, true, 2, TRANSPORT_LCORE);
 }
 
 /* The same batches with the engines on this lcore: both modes agree. */
@@ -309,14 +316,14 @@ test_ops_under_faults_run_to_completion(void **state)
 	struct vwire_config wire = {
 		.pool_size = 16383,
 		.a_to_b = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 21 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() + 4 },
 		.b_to_a = { .drop = 0.02, .duplicate = 0.01, .reorder = 0.02,
-			    .reorder_window = 8, .corrupt = 0.001, .seed = 22 },
+			    .reorder_window = 8, .corrupt = 0.001, .seed = fx_seed() + 5 },
 	};
 
 	(void)state;
 	fx_set_transport_lcore(-1);
-	run_ops(&wire, false, 3);
+	run_ops(&wire, false, 3, rte_get_main_lcore());
 	fx_set_transport_lcore(TRANSPORT_LCORE);
 }
 
@@ -586,5 +593,5 @@ main(int argc, char **argv)
 	fx_set_transport_lcore(TRANSPORT_LCORE);
 	printf("# application on lcore %u, transport on lcore %d\n", rte_lcore_id(),
 	       TRANSPORT_LCORE);
-	return cmocka_run_group_tests_name("lcores_vwire", tests, NULL, NULL);
+	return fx_result(cmocka_run_group_tests_name("lcores_vwire", tests, NULL, NULL));
 }

@@ -319,11 +319,13 @@ test_retry_exhausted_when_peer_vanishes_bad_flow(void **state)
 	struct vwire_faults cut = { .drop = 1.0, .seed = 1 };
 	struct vwire_faults ok = { .seed = 1 };
 	struct droce_wc wc[3];
+	struct vwire_stats before, after;
 
 	(void)state;
 	fx_destroy_qps(&f);
 	fx_connect(&f, &(struct fx_qp_opts){ .retry_set = true, .retry_cnt = 2,
 					     .rnr_retry = 0, .timeout = 8 });
+	vwire_get_stats(f.a.link, &before);
 	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
 	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 5000,
 				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
@@ -342,6 +344,10 @@ test_retry_exhausted_when_peer_vanishes_bad_flow(void **state)
 	/* 1 try + 2 retries, each ending in a timeout */
 	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts"), 3);
 	assert_int_equal(fx_counter(&f.a, "retry_exceeded_err"), 1);
+	/* each try sent the whole window: 5 WRITE packets and the READ */
+	vwire_get_stats(f.a.link, &after);
+	assert_int_equal(after.dropped - before.dropped, (1 + 2) * (5 + 1));
+	assert_int_equal(after.tx - before.tx, (1 + 2) * (5 + 1));
 	assert_untouched(0, 5000);
 	assert_int_equal(vwire_set_faults(f.a.link, &ok), 0);
 }
@@ -352,6 +358,7 @@ test_retry_cnt_7_is_finite_unless_rxe_compat(void **state)
 {
 	struct vwire_faults cut = { .drop = 1.0, .seed = 1 };
 	struct vwire_faults ok_wire = { .seed = 1 };
+	struct vwire_stats before, after;
 	struct droce_wc wc;
 
 	(void)state;
@@ -371,12 +378,15 @@ test_retry_cnt_7_is_finite_unless_rxe_compat(void **state)
 	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
 	/* compat off (IBTA): 1 try + 7 retries, then RETRY_EXC_ERR */
 	tp_dev_set_retry_cnt_7_infinite(verbs_tp(f.a.ctx), false);
+	vwire_get_stats(f.a.link, &before);
 	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
 	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 2, f.a.buf, 64,
 				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
 				 DROCE_SEND_SIGNALED), 0);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
 	assert_int_equal(wc.status, DROCE_WC_RETRY_EXC_ERR);
+	vwire_get_stats(f.a.link, &after);
+	assert_int_equal(after.dropped - before.dropped, 1 + 7);	/* one packet a try */
 	assert_int_equal(vwire_set_faults(f.a.link, &ok_wire), 0);
 }
 

@@ -16,6 +16,8 @@
 #include <rte_byteorder.h>
 
 #include "tp_fixture.h"
+#include "transport.h"
+#include "verbs_private.h"
 
 #define BUF (8u << 20)
 #define BIG (3u << 20)
@@ -288,6 +290,28 @@ test_rc_write_with_imm_and_multi_sge(void **state)
 	fx_close(&f);
 }
 
+/* Four WRITEs of 100 bytes to 4 places, the first three unsignaled. */
+static void
+post_four_writes(struct fx *f, uint64_t first_id, uint32_t fill)
+{
+	for (int i = 0; i < 4; i++) {
+		uint8_t *src = f->a.buf + 1000 * i;
+
+		fx_fill(src, 100, fill + (uint32_t)i);
+		assert_int_equal(fx_post(f->a.qp, DROCE_WR_RDMA_WRITE, first_id + i, src,
+					 100, f->a.mr->lkey, (uintptr_t)f->b.buf + 1000 * i,
+					 f->b.mr->rkey, i == 3 ? DROCE_SEND_SIGNALED : 0),
+				 0);
+	}
+}
+
+static void
+assert_four_writes_landed(struct fx *f)
+{
+	for (int i = 0; i < 4; i++)
+		assert_memory_equal(f->b.buf + 1000 * i, f->a.buf + 1000 * i, 100);
+}
+
 static void
 test_rc_unsignaled_and_sq_sig_all(void **state)
 {
@@ -298,43 +322,98 @@ test_rc_unsignaled_and_sq_sig_all(void **state)
 	fx_open(&f, NULL, BUF);
 	fx_connect(&f, &(struct fx_qp_opts){ .psn = NEAR_WRAP });
 	/* three unsignaled writes then a signaled one: one completion */
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 50 + i, f.a.buf, 100,
-					 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey, 0), 0);
-	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 53, f.a.buf, 100,
-				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
-				 DROCE_SEND_SIGNALED), 0);
+	post_four_writes(&f, 50, 1);
 	assert_int_equal(fx_poll(&f, f.a.cq, wc, 1, 10), 1);
 	assert_int_equal(wc[0].wr_id, 53);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_four_writes_landed(&f);
+	fx_spin(&f, 0.01);
+	assert_int_equal(droce_poll_cq(f.a.cq, 8, wc), 0);
+	fx_destroy_qps(&f);
+
+	/* sq_sig_all: the same WRs complete every one, in order */
+	fx_connect(&f, &(struct fx_qp_opts){ .psn = NEAR_WRAP, .sq_sig_all = true });
+	post_four_writes(&f, 60, 5);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 4, 10), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].wr_id, 60 + i);
+		assert_int_equal(wc[i].status, DROCE_WC_SUCCESS);
+		assert_int_equal(wc[i].opcode, DROCE_WC_RDMA_WRITE);
+	}
+	assert_four_writes_landed(&f);
 	fx_spin(&f, 0.01);
 	assert_int_equal(droce_poll_cq(f.a.cq, 8, wc), 0);
 	fx_destroy_qps(&f);
 	fx_close(&f);
 }
 
-/* The same operations over IPv6 GIDs (2001:2::/48). */
+/* Every frame the wire lost: all IPv6 between GID index 1 of a and b. */
+struct v6_frames {
+	uint8_t src[16], dst[16];
+	unsigned int n;
+};
+
+static void
+check_v6_frame(void *arg, const struct roce_pkt *sent, const uint8_t *frame)
+{
+	struct v6_frames *v = arg;
+
+	(void)frame;
+	assert_int_equal(sent->ip_version, 6);
+	assert_memory_equal(sent->src_gid, v->src, 16);
+	assert_memory_equal(sent->dst_gid, v->dst, 16);
+	assert_int_equal(sent->udp_dport, ROCE_UDP_PORT);
+	v->n++;
+}
+
+/*
+ * The same operations over IPv6 GIDs (2001:2::/48).  The wire is cut for
+ * the WRITE's first try: it reports every frame, all IPv6 with the GIDs
+ * of index 1; the retry after the timeout goes through.
+ */
 static void
 test_rc_over_ipv6(void **state)
 {
+	struct vwire_config wire = { 0 };
+	struct vwire_faults cut = { .drop = 1.0 };
+	struct fx_faults_seen seen_ab, seen_ba;
+	struct v6_frames v6 = { .n = 0 };
 	struct droce_wc wc;
 	struct fx f;
 
 	(void)state;
-	fx_open(&f, NULL, BUF);
-	fx_connect(&f, &(struct fx_qp_opts){ .psn = 5, .ipv6 = true });
+	fx_watch_faults(&wire.a_to_b, &seen_ab);
+	fx_watch_faults(&wire.b_to_a, &seen_ba);
+	fx_open(&f, &wire, BUF);
+	/* timeout 14 (67 ms): the first try is out long before the retry */
+	fx_connect(&f, &(struct fx_qp_opts){ .psn = 5, .ipv6 = true, .timeout = 14 });
+	assert_int_equal(tp_dev_query_gid(verbs_tp(f.a.ctx), 1, v6.src), 0);
+	assert_int_equal(tp_dev_query_gid(verbs_tp(f.b.ctx), 1, v6.dst), 0);
+	fx_watch_faults(&cut, &seen_ab);
+	seen_ab.lost = check_v6_frame;
+	seen_ab.lost_arg = &v6;
+	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
 	fx_fill(f.a.buf, 20000, 5);
 	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 20000,
 				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
 				 DROCE_SEND_SIGNALED), 0);
+	while (v6.n < (20000 + 1023) / 1024 && fx_counter(&f.a, "retransmit_timeouts") == 0)
+		fx_spin(&f, 0.0001);
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts"), 0);
+	assert_int_equal(v6.n, (20000 + 1023) / 1024);
+	assert_int_equal(vwire_set_faults(f.a.link, &wire.a_to_b), 0);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
 	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf, f.a.buf, 20000);
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts"), 1);
 	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_READ, 2, f.a.buf + 50000, 20000,
 				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
 				 DROCE_SEND_SIGNALED), 0);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
 	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
 	assert_memory_equal(f.a.buf + 50000, f.a.buf, 20000);
+	assert_int_equal(v6.n, (20000 + 1023) / 1024);
+	fx_check_faults(&f, &seen_ab, &seen_ba);
 	fx_destroy_qps(&f);
 	fx_close(&f);
 }

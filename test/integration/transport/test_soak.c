@@ -1,16 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Soak: a seeded random mix of every RC operation, both directions at once,
- * over a wire that drops 5%, duplicates 2%, reorders 5% (window 8) and
- * corrupts 0.1% of the frames each way.  Checked: every byte that arrives
- * (WRITE targets when the WRITE completes, SEND payloads when received,
- * READ results, atomic results and the final counters), and every WR
- * completes exactly once, successfully, in posting order.
+ * Soak, one test per transport, each over a faulty virtual wire whose
+ * every fault is reported to the test (tp_fixture fx_watch_faults), so the
+ * outcome is checked exactly whatever the seed:
+ *   RC: a seeded random mix of every RC operation, both directions at
+ *       once, over a wire that drops 5%, duplicates 2%, reorders 5%
+ *       (window 8) and corrupts 0.1% of the frames each way.  Checked:
+ *       every byte that arrives (WRITE targets when the WRITE completes,
+ *       SEND payloads when received, READ results, atomic results and the
+ *       final counters), every WR completes exactly once, successfully, in
+ *       posting order.
+ *   UD (IPv6): SENDs over drops, reordering and corruption: each message
+ *       is delivered intact exactly once unless its frame was lost
+ *       (dropped, or a flip the receiver detects), and then not at all.
+ *   UC (IPv4): multi-packet SEND/WRITE with immediate over drops and
+ *       corruption: each message is delivered intact, once and in order,
+ *       exactly when none of its packets was lost, else not at all.
+ * UD and UC see no duplication (neither transport detects a duplicate:
+ * IBTA leaves that to the application) and UC no reordering (a packet out
+ * of sequence ends the message in progress, 9.7.7), so that the fate of
+ * every message follows from the frames the wire reported lost.
+ * In every test the receivers dropped exactly the detectable flips.
  *
- * DROCE_SOAK_SEED and DROCE_SOAK_OPS override the seed and the number of
- * operations (default 100000 in all); the seed is printed so a failure
- * reproduces.  DROCE_SOAK_OP_MASK (bits of enum soak_op) narrows the mix
- * when hunting a failure.
+ * The fault seed is fresh each run and printed; DROCE_SEED=N replays one.
+ * DROCE_SOAK_OPS overrides the number of RC operations (default 100000 in
+ * all); DROCE_SOAK_OP_MASK (bits of enum soak_op) narrows the mix when
+ * hunting a failure.  With the argument "lcore" (EAL lcores 0,1) the RC
+ * soak runs with both engines on transport lcore 1, with "shards" (0@0,
+ * 1@1, 2@1) each engine sharded over lcores 1 and 2; both check that the
+ * faulty frames were sent from the transport lcore.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -25,6 +43,8 @@
 #include <rte_byteorder.h>
 
 #include "tp_fixture.h"
+#include "transport.h"
+#include "verbs_private.h"
 #include "vwire.h"
 
 #define BUF (16u << 20)
@@ -265,11 +285,15 @@ env_u64(const char *name, uint64_t def)
 	return v != NULL && *v != '\0' ? strtoull(v, NULL, 0) : def;
 }
 
+/* The EAL lcores that must send the frames: the engines' (a bit each). */
+static uint64_t soak_sender_lcores = UINT64_C(1) << 0;
+
 static void
 test_soak_random_mix_under_faults(void **state)
 {
-	uint64_t seed = env_u64("DROCE_SOAK_SEED", 20261129);
+	uint64_t seed = fx_seed();
 	uint64_t total = env_u64("DROCE_SOAK_OPS", 100000);
+	struct fx_faults_seen seen_ab, seen_ba;
 	struct vwire_config wire = {
 		.pool_size = 16383,
 		.a_to_b = { .drop = 0.05, .duplicate = 0.02, .reorder = 0.05,
@@ -284,8 +308,9 @@ test_soak_random_mix_under_faults(void **state)
 	struct fx f;
 
 	(void)state;
-	printf("# soak seed %" PRIu64 " (DROCE_SOAK_SEED), %" PRIu64 " operations\n",
-	       seed, total);
+	printf("# RC soak: %" PRIu64 " operations\n", total);
+	fx_watch_faults(&wire.a_to_b, &seen_ab);
+	fx_watch_faults(&wire.b_to_a, &seen_ba);
 	fx_open(&f, &wire, BUF);
 	fx_connect(&f, &(struct fx_qp_opts){ .psn = (uint32_t)(seed & 0xffffff),
 					     .timeout = 10, .max_wr = 64 });
@@ -347,17 +372,424 @@ test_soak_random_mix_under_faults(void **state)
 		assert_true(fx_counter(&f.a, "retransmitted_pkts") > 0);
 		assert_true(fx_counter(&f.b, "duplicate_request") > 0);
 	}
+	fx_check_faults(&f, &seen_ab, &seen_ba);
+	printf("# flips a->b: %" PRIu64 " detected, %" PRIu64 " in unchecked fields\n",
+	       seen_ab.detectable, seen_ab.undetectable);
+	assert_int_equal(seen_ab.lcores, soak_sender_lcores);
+	assert_int_equal(seen_ba.lcores, soak_sender_lcores);
+	fx_close(&f);
+}
+
+/* ---- UD and UC: every message delivered exactly when none of it was lost ---- */
+
+#define MSG_DEPTH 16		/* messages in flight, so the wire never fills */
+#define MSG_RECVS 64		/* receive WQEs kept posted */
+#define MSG_SLOT (16u << 10)	/* per message: source, receive, WRITE target */
+#define UD_GRH 40
+
+enum fate { FATE_NONE, FATE_LOST, FATE_DELIVERED };
+
+/* One direction a -> b of messages numbered 0, 1, ... */
+struct msgs {
+	struct fx *f;
+	uint32_t total;
+	uint32_t posted, send_done, recvs_posted, recvs_done;
+	uint32_t resolved;		/* lost + delivered */
+	uint32_t last_delivered;	/* UC: delivery is in order */
+	uint32_t lost, delivered;
+	uint8_t *fate;			/* enum fate, by message */
+	uint32_t *len;
+	uint32_t *psn_msg;		/* UC: message of each PSN offset */
+	uint32_t start_psn, next_psn;
+	uint64_t rng;
+	struct fx_faults_seen seen_ab, seen_ba;
+};
+
+static void
+msgs_init(struct msgs *m, struct fx *f, uint32_t total, uint32_t max_pkts,
+	  uint32_t psn, uint64_t seed)
+{
+	memset(m, 0, sizeof(*m));
+	m->f = f;
+	m->total = total;
+	m->fate = calloc(total, 1);
+	m->len = calloc(total, sizeof(*m->len));
+	m->psn_msg = calloc((size_t)total * max_pkts, sizeof(*m->psn_msg));
+	assert_true(m->fate != NULL && m->len != NULL && m->psn_msg != NULL);
+	m->start_psn = m->next_psn = psn;
+	m->last_delivered = UINT32_MAX;
+	m->rng = seed;
+}
+
+static void
+msgs_free(struct msgs *m)
+{
+	free(m->fate);
+	free(m->len);
+	free(m->psn_msg);
+}
+
+static void
+msg_resolve(struct msgs *m, uint32_t id, enum fate fate)
+{
+	assert_true(id < m->posted);
+	if (m->fate[id] != FATE_NONE)
+		fail_msg("message %u: %s, and then %s", id,
+			 m->fate[id] == FATE_LOST ? "lost" : "delivered",
+			 fate == FATE_LOST ? "lost" : "delivered");
+	m->fate[id] = (uint8_t)fate;
+	m->resolved++;
+	if (fate == FATE_LOST)
+		m->lost++;
+	else
+		m->delivered++;
+}
+
+/* The message's bytes: its number in the first 4, then a pattern of it. */
+static void
+msg_fill(uint8_t *p, uint32_t id, uint32_t len)
+{
+	fx_fill(p, len, id);
+	memcpy(p, &id, RTE_MIN(len, (uint32_t)sizeof(id)));
+}
+
+static void
+msg_expect_bytes(const uint8_t *got, uint32_t id, uint32_t len)
+{
+	static uint8_t want[MSG_SLOT];
+
+	msg_fill(want, id, len);
+	if (memcmp(got, want, len) != 0)
+		fail_msg("message %u (%u bytes) arrived with other bytes", id, len);
+}
+
+static void
+msg_post_recv(struct msgs *m)
+{
+	uint32_t slot = m->recvs_posted % MSG_RECVS;
+
+	assert_int_equal(fx_post_recv(m->f->b.qp, m->recvs_posted,
+				      m->f->b.buf + RECV_AREA + slot * MSG_SLOT, MSG_SLOT,
+				      m->f->b.mr->lkey), 0);
+	m->recvs_posted++;
+}
+
+/*
+ * Open f over wire (faults a -> b reported, lost frames to lost), connect
+ * the QPs, count messages from 0 and post the receives.
+ */
+static void
+msgs_open(struct msgs *m, struct fx *f, struct vwire_config *wire,
+	  void (*lost)(void *, const struct roce_pkt *, const uint8_t *),
+	  const struct fx_qp_opts *o, uint32_t max_pkts, uint64_t seed)
+{
+	msgs_init(m, f, (uint32_t)env_u64("DROCE_SOAK_MSGS", 20000), max_pkts, o->psn,
+		  seed);
+	fx_watch_faults(&wire->a_to_b, &m->seen_ab);
+	fx_watch_faults(&wire->b_to_a, &m->seen_ba);
+	m->seen_ab.lost = lost;
+	m->seen_ab.lost_arg = m;
+	fx_open(f, wire, BUF);
+	fx_connect(f, o);
+	for (int i = 0; i < MSG_RECVS; i++)
+		msg_post_recv(m);
+}
+
+static uint8_t *
+msg_src(struct msgs *m, uint32_t id)
+{
+	return m->f->a.buf + SRC_AREA + (id % MSG_DEPTH) * MSG_SLOT;
+}
+
+/* Poll cq: every completion successful, wr_ids in order from *next, to fn. */
+static void
+msg_poll(struct msgs *m, struct droce_cq *cq, uint32_t *next, const char *what,
+	 void (*fn)(struct msgs *, const struct droce_wc *))
+{
+	struct droce_wc wc[32];
+	int n = droce_poll_cq(cq, 32, wc);
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != DROCE_WC_SUCCESS)
+			fail_msg("%s %" PRIu64 ": %s", what, wc[i].wr_id,
+				 droce_wc_status_str(wc[i].status));
+		assert_int_equal(wc[i].wr_id, *next);
+		if (fn != NULL)
+			fn(m, &wc[i]);
+		(*next)++;
+	}
+}
+
+/* Post, progress, poll until every message is resolved or nothing moves. */
+static void
+msgs_run(struct msgs *m, void (*post)(struct msgs *), void (*recv)(struct msgs *,
+	 const struct droce_wc *))
+{
+	double deadline = fx_now() + 30;
+
+	while (m->resolved < m->total) {
+		uint32_t before = m->resolved;
+
+		while (m->posted < m->total && m->posted - m->resolved < MSG_DEPTH &&
+		       m->posted - m->send_done < MSG_DEPTH)
+			post(m);
+		droce_progress(m->f->a.ctx);
+		droce_progress(m->f->b.ctx);
+		msg_poll(m, m->f->a.cq, &m->send_done, "send of message", NULL);
+		msg_poll(m, m->f->b.cq, &m->recvs_done, "receive", recv);
+		if (m->resolved != before)
+			deadline = fx_now() + 30;
+		else if (fx_now() > deadline)
+			fail_msg("%u of %u messages resolved, none for 30 s (%u lost, "
+				 "%u delivered)", m->resolved, m->total, m->lost,
+				 m->delivered);
+	}
+	while (m->send_done < m->total) {
+		droce_progress(m->f->a.ctx);
+		msg_poll(m, m->f->a.cq, &m->send_done, "send of message", NULL);
+	}
+}
+
+/*
+ * After the run: the wire's faults as reported, nothing more arrives,
+ * nothing refused by the link or dropped for want of a receive buffer.
+ */
+static void
+msgs_check_end(struct msgs *m)
+{
+	struct droce_wc wc;
+
+	fx_check_faults(m->f, &m->seen_ab, &m->seen_ba);
+	assert_int_equal(droce_poll_cq(m->f->b.cq, 1, &wc), 0);
+	assert_int_equal(m->lost + m->delivered, m->total);
+	assert_int_equal(fx_counter(&m->f->a, "send_err"), 0);
+	assert_int_equal(fx_counter(&m->f->b, "rx_no_recv_wqe_drop"), 0);
+	for (uint32_t i = 0; i < m->total; i++)
+		assert_int_not_equal(m->fate[i], FATE_NONE);
+}
+
+/* UD: one frame per message; the message number is in its payload. */
+static void
+ud_lost(void *arg, const struct roce_pkt *sent, const uint8_t *frame)
+{
+	struct msgs *m = arg;
+	uint32_t id;
+
+	assert_true(sent->payload_len >= sizeof(id));
+	memcpy(&id, frame + sent->payload_off, sizeof(id));
+	msg_resolve(m, id, FATE_LOST);
+}
+
+static struct droce_ah *ud_ah;
+
+static void
+ud_post(struct msgs *m)
+{
+	uint32_t id = m->posted, len = 4 + (uint32_t)(rnd(&m->rng) % 4093);
+	struct droce_sge sge = { (uintptr_t)msg_src(m, id), len, m->f->a.mr->lkey };
+	struct droce_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND,
+				    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+
+	wr.wr.ud.ah = ud_ah;
+	wr.wr.ud.remote_qpn = m->f->b.qp->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	m->len[id] = len;
+	msg_fill(msg_src(m, id), id, len);
+	m->posted++;
+	assert_int_equal(droce_post_send(m->f->a.qp, &wr, &bad), 0);
+}
+
+static void
+ud_recv(struct msgs *m, const struct droce_wc *wc)
+{
+	const uint8_t *buf = m->f->b.buf + RECV_AREA + (m->recvs_done % MSG_RECVS) * MSG_SLOT;
+	uint32_t id;
+
+	assert_int_equal(wc->opcode, DROCE_WC_RECV);
+	assert_int_equal(wc->src_qp, m->f->a.qp->qp_num);
+	memcpy(&id, buf + UD_GRH, sizeof(id));
+	assert_true(id < m->posted);
+	assert_int_equal(wc->byte_len, UD_GRH + m->len[id]);
+	msg_expect_bytes(buf + UD_GRH, id, m->len[id]);
+	msg_resolve(m, id, FATE_DELIVERED);
+	msg_post_recv(m);
+}
+
+static void
+test_soak_ud_under_faults(void **state)
+{
+	uint64_t seed = fx_seed() + 10;
+	struct vwire_config wire = {
+		.a_to_b = { .drop = 0.05, .reorder = 0.05, .reorder_window = 8,
+			    .corrupt = 0.01, .seed = seed },
+		.b_to_a = { .seed = seed + 1 },
+	};
+	struct droce_ah_attr ah = { .is_global = 1, .port_num = 1,
+				    .grh = { .sgid_index = 1, .hop_limit = 64 } };
+	struct msgs m;
+	struct fx f;
+
+	(void)state;
+	msgs_open(&m, &f, &wire, ud_lost,
+		  &(struct fx_qp_opts){ .type = DROCE_QPT_UD, .max_wr = 128,
+					.mtu = DROCE_MTU_4096 }, 1, seed);
+	assert_int_equal(tp_dev_query_gid(verbs_tp(f.b.ctx), 1, ah.grh.dgid.raw), 0);
+	ud_ah = droce_create_ah(f.a.pd, &ah);
+	assert_non_null(ud_ah);
+	msgs_run(&m, ud_post, ud_recv);
+	msgs_check_end(&m);
+	/* every frame that arrived intact was delivered: nothing else */
+	assert_int_equal(fx_counter(&f.b, "rcvd_pkts"), m.delivered);
+	assert_int_equal(m.lost, m.seen_ab.dropped + m.seen_ab.detectable);
+	printf("# UD (IPv6): %u messages, %u delivered, %u lost (%" PRIu64 " dropped, %"
+	       PRIu64 " flips detected, %" PRIu64 " in unchecked fields)\n", m.total,
+	       m.delivered, m.lost, m.seen_ab.dropped, m.seen_ab.detectable,
+	       m.seen_ab.undetectable);
+	assert_int_equal(droce_destroy_ah(ud_ah), 0);
+	msgs_free(&m);
+	fx_close(&f);
+}
+
+/* UC: the lost packet's PSN names its message. */
+static void
+uc_lost(void *arg, const struct roce_pkt *sent, const uint8_t *frame)
+{
+	struct msgs *m = arg;
+	uint32_t off = (sent->psn - m->start_psn) & 0xffffff;
+	uint32_t id;
+
+	(void)frame;
+	assert_true(off < ((m->next_psn - m->start_psn) & 0xffffff));
+	id = m->psn_msg[off];
+	if (m->fate[id] == FATE_NONE)
+		msg_resolve(m, id, FATE_LOST);	/* (its first lost packet) */
+}
+
+#define UC_MTU 1024
+#define UC_MAX_LEN (8 * UC_MTU)
+
+static void
+uc_post(struct msgs *m)
+{
+	uint32_t id = m->posted, len = (uint32_t)(rnd(&m->rng) % (UC_MAX_LEN + 1));
+	uint32_t pkts = len == 0 ? 1 : (len + UC_MTU - 1) / UC_MTU;
+	bool write = rnd(&m->rng) % 2 == 0;
+	struct fx_end *b = &m->f->b;
+	struct droce_sge sge = { (uintptr_t)msg_src(m, id), len, m->f->a.mr->lkey };
+	struct droce_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				    .send_flags = DROCE_SEND_SIGNALED,
+				    .imm_data = rte_cpu_to_be_32(id) }, *bad;
+
+	if (write) {
+		wr.opcode = DROCE_WR_RDMA_WRITE_WITH_IMM;
+		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + WRITE_AREA +
+					 (id % SLOTS) * MSG_SLOT;
+		wr.wr.rdma.rkey = b->mr->rkey;
+	} else {
+		wr.opcode = DROCE_WR_SEND_WITH_IMM;
+	}
+	m->len[id] = len | (write ? 1u << 31 : 0);
+	for (uint32_t k = 0; k < pkts; k++)
+		m->psn_msg[((m->next_psn + k - m->start_psn) & 0xffffff)] = id;
+	m->next_psn = (m->next_psn + pkts) & 0xffffff;
+	msg_fill(msg_src(m, id), id, len);
+	m->posted++;
+	assert_int_equal(droce_post_send(m->f->a.qp, &wr, &bad), 0);
+}
+
+static void
+uc_recv(struct msgs *m, const struct droce_wc *wc)
+{
+	struct fx_end *b = &m->f->b;
+	uint32_t id = rte_be_to_cpu_32(wc->imm_data);
+	uint32_t len, from;
+	bool write;
+
+	assert_true(wc->wc_flags & DROCE_WC_WITH_IMM);
+	assert_true(id < m->posted);
+	len = m->len[id] & ~(1u << 31);
+	write = (m->len[id] >> 31) != 0;
+	/* in order: every message skipped since the last one was lost */
+	from = m->last_delivered == UINT32_MAX ? 0 : m->last_delivered + 1;
+	assert_true(id >= from);
+	for (uint32_t k = from; k < id; k++)
+		if (m->fate[k] != FATE_LOST)
+			fail_msg("message %u delivered, %u before it neither lost nor "
+				 "delivered", id, k);
+	assert_int_equal(wc->byte_len, len);
+	if (write) {
+		assert_int_equal(wc->opcode, DROCE_WC_RECV_RDMA_WITH_IMM);
+		msg_expect_bytes(b->buf + WRITE_AREA + (id % SLOTS) * MSG_SLOT, id, len);
+	} else {
+		assert_int_equal(wc->opcode, DROCE_WC_RECV);
+		msg_expect_bytes(b->buf + RECV_AREA + (m->recvs_done % MSG_RECVS) * MSG_SLOT,
+				 id, len);
+	}
+	msg_resolve(m, id, FATE_DELIVERED);
+	m->last_delivered = id;
+	msg_post_recv(m);
+}
+
+static void
+test_soak_uc_under_faults(void **state)
+{
+	uint64_t seed = fx_seed() + 20;
+	struct vwire_config wire = {
+		.a_to_b = { .drop = 0.01, .corrupt = 0.01, .seed = seed },
+		.b_to_a = { .seed = seed + 1 },
+	};
+	struct msgs m;
+	struct fx f;
+
+	(void)state;
+	msgs_open(&m, &f, &wire, uc_lost,
+		  &(struct fx_qp_opts){ .type = DROCE_QPT_UC, .max_wr = 128,
+					.psn = (uint32_t)(seed & 0xffffff),
+					.access = DROCE_ACCESS_REMOTE_WRITE },
+		  UC_MAX_LEN / UC_MTU, seed);
+	msgs_run(&m, uc_post, uc_recv);
+	msgs_check_end(&m);
+	printf("# UC (IPv4): %u messages, %u delivered, %u lost (%" PRIu64 " dropped, %"
+	       PRIu64 " flips detected, %" PRIu64 " in unchecked fields), uc_msg_drop %"
+	       PRIu64 "\n", m.total, m.delivered, m.lost, m.seen_ab.dropped,
+	       m.seen_ab.detectable, m.seen_ab.undetectable,
+	       fx_counter(&f.b, "uc_msg_drop"));
+	msgs_free(&m);
 	fx_close(&f);
 }
 
 int
 main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	static const unsigned int shards[2] = { 1, 2 };
+	const struct CMUnitTest all[] = {
+		cmocka_unit_test(test_soak_random_mix_under_faults),
+		cmocka_unit_test(test_soak_ud_under_faults),
+		cmocka_unit_test(test_soak_uc_under_faults),
+	};
+	const struct CMUnitTest rc_only[] = {
 		cmocka_unit_test(test_soak_random_mix_under_faults),
 	};
+	const char *mode = argc > 1 ? argv[1] : "";
 
-	(void)argc;
-	fx_eal_init(argv[0]);
-	return cmocka_run_group_tests_name("soak", tests, NULL, NULL);
+	if (strcmp(mode, "lcore") == 0) {
+		/* the RC soak with both engines on transport lcore 1 */
+		fx_eal_init_lcores(argv[0], "0,1");
+		fx_set_transport_lcore(1);
+	} else if (strcmp(mode, "shards") == 0) {
+		/* 3 lcores on a 2-CPU machine: lcore 2 shares CPU 1 with 1;
+		 * shard 0 (lcore 1) sends for both shards */
+		fx_eal_init_lcores(argv[0], "0@0,1@1,2@1");
+		fx_set_transport_lcores(shards, 2);
+	} else if (mode[0] == '\0') {
+		fx_eal_init(argv[0]);
+		return fx_result(cmocka_run_group_tests_name("soak", all, NULL, NULL));
+	} else {
+		fprintf(stderr, "usage: %s [lcore|shards]\n", argv[0]);
+		return 2;
+	}
+	soak_sender_lcores = UINT64_C(1) << 1;
+	return fx_result(cmocka_run_group_tests_name(mode, rc_only, NULL, NULL));
 }

@@ -205,68 +205,132 @@ test_uc_write_and_send(void **state)
 	fx_close(&f);
 }
 
+enum { UC_MSGS = 300, UC_LEN = 6000, UC_PKTS = 6 };	/* 6000 B at MTU 1024 */
+
+/* The packets the wire lost, by PSN (the QPs start at PSN 0). */
+static void
+uc_packet_lost(void *arg, const struct roce_pkt *sent, const uint8_t *frame)
+{
+	bool *lost = arg;
+
+	(void)frame;
+	assert_true(sent->psn < UC_MSGS * UC_PKTS);
+	lost[sent->psn] = true;
+}
+
 /*
- * UC over a lossy wire: every SEND message either arrives whole and right
- * or not at all; a lost packet never makes a receive buffer complete with
- * another message's bytes, and WRITEs never land partially wrong.
+ * uc_msg_drop counts a message in progress given up at a PSN gap (9.7.7):
+ * its FIRST arrived, a later packet of it was lost, and some packet after
+ * that loss arrived to show the gap.
+ */
+static uint64_t
+uc_expected_msg_drops(const bool *lost)
+{
+	uint64_t drops = 0;
+
+	for (uint32_t m = 0; m < UC_MSGS; m++) {
+		uint32_t first = m * UC_PKTS, k;
+
+		if (lost[first])
+			continue;
+		for (k = first + 1; k < first + UC_PKTS && !lost[k]; k++)
+			;
+		if (k == first + UC_PKTS)
+			continue;	/* complete */
+		for (k++; k < UC_MSGS * UC_PKTS && lost[k]; k++)
+			;
+		drops += k < UC_MSGS * UC_PKTS;
+	}
+	return drops;
+}
+
+static bool
+uc_msg_whole(const bool *lost, uint32_t m)
+{
+	for (uint32_t k = 0; k < UC_PKTS; k++)
+		if (lost[m * UC_PKTS + k])
+			return false;
+	return true;
+}
+
+/*
+ * UC over a lossy wire: a message arrives whole and right exactly when
+ * none of its packets was lost, else not at all; a lost packet never makes
+ * a receive buffer complete with another message's bytes.  The receive
+ * WQEs complete in order, each with the next whole message.
  */
 static void
 test_uc_loss_drops_messages_never_corrupts(void **state)
 {
 	struct vwire_config wire = {
-		.a_to_b = { .drop = 0.02, .seed = 42 },
+		.a_to_b = { .drop = 0.02, .seed = fx_seed() },
 	};
-	enum { MSGS = 300, LEN = 6000 };
-	uint8_t want[LEN];
+	static bool lost[UC_MSGS * UC_PKTS];
+	struct fx_faults_seen seen_ab, seen_ba;
+	uint8_t want[UC_LEN];
 	struct droce_wc wc;
-	int got = 0, sends_done = 0;
+	int sends_done = 0;
+	uint32_t got = 0, next = 0;
 	struct fx f;
 
 	(void)state;
+	memset(lost, 0, sizeof(lost));
+	fx_watch_faults(&wire.a_to_b, &seen_ab);
+	fx_watch_faults(&wire.b_to_a, &seen_ba);
+	seen_ab.lost = uc_packet_lost;
+	seen_ab.lost_arg = lost;
 	fx_open(&f, &wire, 4u << 20);
 	fx_connect(&f, &(struct fx_qp_opts){ .type = DROCE_QPT_UC, .max_wr = 512 });
-	for (int i = 0; i < MSGS; i++) {
+	for (int i = 0; i < UC_MSGS; i++) {
 		/* the message number in the first 4 bytes, then a pattern of it */
-		uint8_t *src = f.a.buf + (size_t)i * LEN;
+		uint8_t *src = f.a.buf + (size_t)i * UC_LEN;
 
-		fx_fill(src, LEN, (uint32_t)i);
+		fx_fill(src, UC_LEN, (uint32_t)i);
 		memcpy(src, &i, sizeof(i));
 		assert_int_equal(fx_post_recv(f.b.qp, (uint64_t)i,
 					      f.b.buf + (size_t)i * 8192, 8192,
 					      f.b.mr->lkey), 0);
 	}
-	for (int i = 0; i < MSGS; i++) {
+	for (int i = 0; i < UC_MSGS; i++) {
 		assert_int_equal(fx_post(f.a.qp, DROCE_WR_SEND, (uint64_t)i,
-					 f.a.buf + (size_t)i * LEN, LEN, f.a.mr->lkey, 0, 0,
-					 DROCE_SEND_SIGNALED), 0);
+					 f.a.buf + (size_t)i * UC_LEN, UC_LEN, f.a.mr->lkey,
+					 0, 0, DROCE_SEND_SIGNALED), 0);
 		while (fx_poll(&f, f.a.cq, &wc, 1, 0.001) == 1) {
 			assert_int_equal(wc.status, DROCE_WC_SUCCESS);
 			sends_done++;
 		}
 	}
-	while (sends_done < MSGS && fx_poll(&f, f.a.cq, &wc, 1, 5) == 1)
+	while (sends_done < UC_MSGS && fx_poll(&f, f.a.cq, &wc, 1, 5) == 1)
 		sends_done++;
-	assert_int_equal(sends_done, MSGS);
-	fx_spin(&f, 0.05);
+	assert_int_equal(sends_done, UC_MSGS);
+	fx_check_faults(&f, &seen_ab, &seen_ba);
 	while (droce_poll_cq(f.b.cq, 1, &wc) == 1) {
 		uint8_t *dst;
 		int n;
 
 		assert_int_equal(wc.status, DROCE_WC_SUCCESS);
-		assert_int_equal(wc.byte_len, LEN);
-		/* receive WQEs complete in order; a buffer may carry a later
-		 * message when an earlier one was lost, but always a whole one */
+		assert_int_equal(wc.byte_len, UC_LEN);
+		assert_int_equal(wc.wr_id, got);
+		/* the next message none of whose packets was lost */
+		while (next < UC_MSGS && !uc_msg_whole(lost, next))
+			next++;
+		assert_true(next < UC_MSGS);
 		dst = f.b.buf + (size_t)wc.wr_id * 8192;
 		memcpy(&n, dst, sizeof(n));
-		assert_true(n >= (int)wc.wr_id && n < MSGS);
-		fx_fill(want, LEN, (uint32_t)n);
+		assert_int_equal(n, next);
+		fx_fill(want, UC_LEN, (uint32_t)n);
 		memcpy(want, &n, sizeof(n));
-		assert_memory_equal(dst, want, LEN);
+		assert_memory_equal(dst, want, UC_LEN);
 		got++;
+		next++;
 	}
-	printf("# UC: %d of %d messages arrived, %" PRIu64 " dropped as broken\n", got,
-	       MSGS, fx_counter(&f.b, "uc_msg_drop"));
-	assert_true(got > 0 && got < MSGS);	/* some were lost, none corrupt */
+	while (next < UC_MSGS && !uc_msg_whole(lost, next))
+		next++;
+	assert_int_equal(next, UC_MSGS);	/* no whole message missing */
+	printf("# UC: %u of %d messages arrived, %" PRIu64 " packets lost, %" PRIu64
+	       " messages given up at a gap\n", got, UC_MSGS, seen_ab.dropped,
+	       fx_counter(&f.b, "uc_msg_drop"));
+	assert_int_equal(fx_counter(&f.b, "uc_msg_drop"), uc_expected_msg_drops(lost));
 	fx_close(&f);
 }
 
@@ -283,5 +347,5 @@ main(int argc, char **argv)
 
 	(void)argc;
 	fx_eal_init(argv[0]);
-	return cmocka_run_group_tests_name("ud_uc", tests, NULL, NULL);
+	return fx_result(cmocka_run_group_tests_name("ud_uc", tests, NULL, NULL));
 }

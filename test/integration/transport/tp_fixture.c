@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <cmocka.h>
 #include <rte_eal.h>
+#include <rte_ether.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
+#include <rte_mbuf.h>
 
 #include "roce_wire.h"
 #include "transport.h"
@@ -100,6 +105,163 @@ fx_set_transport_lcores(const unsigned int *lcores, unsigned int n)
 	assert_true(n <= RTE_DIM(fx_lcores));
 	memcpy(fx_lcores, lcores, n * sizeof(*lcores));
 	fx_nlcores = n;
+}
+
+static bool fx_seed_drawn;
+static uint64_t fx_run_seed;
+
+uint64_t
+fx_seed(void)
+{
+	const char *env = getenv("DROCE_SEED");
+
+	if (fx_seed_drawn)
+		return fx_run_seed;
+	if (env != NULL && *env != '\0')
+		fx_run_seed = strtoull(env, NULL, 0);
+	else if (getrandom(&fx_run_seed, sizeof(fx_run_seed), 0) !=
+		 (ssize_t)sizeof(fx_run_seed))
+		fail_msg("getrandom failed");
+	fx_seed_drawn = true;
+	printf("# fault seed %" PRIu64 " (DROCE_SEED=%" PRIu64 " replays this run)\n",
+	       fx_run_seed, fx_run_seed);
+	fflush(stdout);
+	return fx_run_seed;
+}
+
+int
+fx_result(int failed)
+{
+	if (failed != 0 && fx_seed_drawn)
+		printf("# FAILED with fault seed %" PRIu64 ": rerun with DROCE_SEED=%"
+		       PRIu64 " to reproduce\n", fx_run_seed, fx_run_seed);
+	return failed;
+}
+
+/*
+ * The bytes of a RoCEv2 frame (as droce sends them: no VLAN tag, no IPv4
+ * options) that no receiver check covers, as a mask of their bits: the UDP
+ * checksum and BTH byte 4 (FECN, BECN, resv6a), both masked in the ICRC
+ * and neither verified; in IPv6 also the traffic class, flow label and hop
+ * limit, masked in the ICRC and under no header checksum.  In IPv4 the
+ * ICRC's masked TOS, TTL and header checksum are under the IPv4 checksum.
+ */
+static uint8_t
+unchecked_bits(uint16_t ether_type, uint64_t byte)
+{
+	const uint64_t l3 = RTE_ETHER_HDR_LEN;
+
+	if (ether_type == RTE_ETHER_TYPE_IPV4) {
+		const uint64_t udp = l3 + 20, bth = udp + 8;
+
+		return byte == udp + 6 || byte == udp + 7 || byte == bth + 4 ? 0xff : 0;
+	}
+	if (ether_type == RTE_ETHER_TYPE_IPV6) {
+		const uint64_t udp = l3 + 40, bth = udp + 8;
+
+		if (byte == l3)
+			return 0x0f;	/* the traffic class's high nibble */
+		if ((byte > l3 && byte < l3 + 4) || byte == l3 + 7 ||
+		    byte == udp + 6 || byte == udp + 7 || byte == bth + 4)
+			return 0xff;
+	}
+	return 0;
+}
+
+/* The frame as it was sent (bit flipped back when one was flipped), parsed. */
+static void
+report_lost(const struct fx_faults_seen *seen, const struct rte_mbuf *m,
+	    enum vwire_fault_kind kind, uint64_t bit)
+{
+	uint8_t frame[VWIRE_MTU_MAX + VWIRE_FRAME_OVERHEAD];
+	const uint8_t *p;
+	struct roce_pkt pkt;
+
+	assert_true(m->pkt_len <= sizeof(frame));
+	p = rte_pktmbuf_read(m, 0, m->pkt_len, frame);
+	assert_non_null(p);
+	if (p != frame)
+		memcpy(frame, p, m->pkt_len);
+	if (kind == VWIRE_FAULT_CORRUPT)
+		frame[bit / 8] ^= (uint8_t)(1u << bit % 8);
+	assert_int_equal(roce_parse_eth(frame, m->pkt_len, &pkt), ROCE_PARSE_OK);
+	seen->lost(seen->lost_arg, &pkt, frame);
+}
+
+static void
+count_fault(void *arg, enum vwire_fault_kind kind, const struct rte_mbuf *m,
+	    uint64_t bit)
+{
+	struct fx_faults_seen *seen = arg;
+	uint16_t type_be, ether_type = 0;
+	const uint16_t *t = rte_pktmbuf_read(m, 12, sizeof(type_be), &type_be);
+	unsigned int lcore = rte_lcore_id();
+	bool detectable = true;
+
+	if (lcore < 64)
+		__atomic_fetch_or(&seen->lcores, UINT64_C(1) << lcore, __ATOMIC_RELAXED);
+	if (t != NULL)
+		ether_type = rte_be_to_cpu_16(*t);
+	if (kind == VWIRE_FAULT_DROP) {
+		__atomic_fetch_add(&seen->dropped, 1, __ATOMIC_RELAXED);
+	} else if (unchecked_bits(ether_type, bit / 8) & (1u << bit % 8)) {
+		__atomic_fetch_add(&seen->undetectable, 1, __ATOMIC_RELAXED);
+		detectable = false;
+	} else {
+		__atomic_fetch_add(&seen->detectable, 1, __ATOMIC_RELAXED);
+	}
+	if (detectable && seen->lost != NULL)
+		report_lost(seen, m, kind, bit);
+}
+
+void
+fx_watch_faults(struct vwire_faults *faults, struct fx_faults_seen *seen)
+{
+	memset(seen, 0, sizeof(*seen));
+	faults->on_fault = count_fault;
+	faults->on_fault_arg = seen;
+}
+
+uint64_t
+fx_wire_in_flight(const struct droce_link *sender)
+{
+	struct vwire_stats st;
+
+	vwire_get_stats(sender, &st);
+	return st.tx + st.duplicated - st.dropped - st.oversize - st.delivered;
+}
+
+static void
+check_faults_one_way(struct fx_end *sender, struct fx_end *receiver,
+		     const struct fx_faults_seen *seen)
+{
+	uint64_t detectable = __atomic_load_n(&seen->detectable, __ATOMIC_RELAXED);
+	uint64_t undetectable = __atomic_load_n(&seen->undetectable, __ATOMIC_RELAXED);
+	struct vwire_stats st;
+
+	vwire_get_stats(sender->link, &st);
+	assert_int_equal(st.dropped, __atomic_load_n(&seen->dropped, __ATOMIC_RELAXED));
+	assert_int_equal(st.corrupted, detectable + undetectable);
+	assert_int_equal(fx_counter(receiver, "icrc_err") +
+			 fx_counter(receiver, "malformed_pkts"), detectable);
+}
+
+void
+fx_check_faults(struct fx *f, const struct fx_faults_seen *ab,
+		const struct fx_faults_seen *ba)
+{
+	double end = fx_now() + 10;
+
+	while (fx_wire_in_flight(f->a.link) + fx_wire_in_flight(f->b.link) != 0) {
+		if (fx_now() > end)
+			fail_msg("frames still on the wire after 10 s");
+		fx_spin(f, 0.001);
+	}
+	/* a transport lcore counts what its last burst brought */
+	fx_spin(f, 0.01);
+	assert_int_equal(fx_wire_in_flight(f->a.link) + fx_wire_in_flight(f->b.link), 0);
+	check_faults_one_way(&f->a, &f->b, ab);
+	check_faults_one_way(&f->b, &f->a, ba);
 }
 
 void
@@ -295,6 +457,7 @@ fx_connect(struct fx *f, const struct fx_qp_opts *opts)
 	init.cap.max_send_sge = DROCE_MAX_SGE;
 	init.cap.max_recv_sge = DROCE_MAX_SGE;
 	init.cap.max_inline_data = DROCE_MAX_INLINE_DATA;
+	init.sq_sig_all = o.sq_sig_all;
 	init.send_cq = f->a.cq;
 	init.recv_cq = f->a.cq;
 	f->a.qp = droce_create_qp(f->a.pd, &init);

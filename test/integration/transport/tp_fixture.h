@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "droce.h"
+#include "roce_wire.h"
 #include "vwire.h"
 
 struct fx_end {
@@ -44,6 +45,7 @@ struct fx_qp_opts {
 	unsigned int access;		/* 0: remote write/read/atomic */
 	uint32_t max_wr;		/* 0: 256 */
 	bool ipv6;
+	bool sq_sig_all;		/* every send WR completes */
 };
 
 /* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
@@ -78,6 +80,42 @@ int fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
 	    uint32_t rkey, unsigned int flags);
 int fx_post_recv(struct droce_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
 		 uint32_t lkey);
+
+/*
+ * The run's fault seed: DROCE_SEED=N replays a run; otherwise one is drawn
+ * afresh, so that repeating a test explores other fault patterns.  Drawn
+ * and printed at the first call, the same value after that.
+ */
+uint64_t fx_seed(void);
+/* main()'s exit status from cmocka's; names the seed again on a failure. */
+int fx_result(int failed);
+
+/*
+ * What one wire direction did, as it reported it (vwire_fault_cb): frames
+ * lost to the drop fault and bits flipped, the flips split by whether a
+ * receiver can detect them.  lost (optional) is told of every frame the
+ * receiver cannot have had (dropped, or a detectable flip), parsed as it
+ * was sent, on the sending engine's thread.
+ */
+struct fx_faults_seen {
+	uint64_t dropped;
+	uint64_t detectable;	/* under the IPv4 checksum, parsing or the ICRC */
+	uint64_t undetectable;	/* in fields no check covers (vwire.h) */
+	uint64_t lcores;	/* the EAL lcores that sent them, a bit each */
+	void (*lost)(void *arg, const struct roce_pkt *sent, const uint8_t *frame);
+	void *lost_arg;
+};
+/* Count into seen (cleared) the faults on the frames these faults apply to. */
+void fx_watch_faults(struct vwire_faults *faults, struct fx_faults_seen *seen);
+/*
+ * Run the engines until nothing is left on the wire, then assert for each
+ * direction that the wire's counts are the ones reported and that the
+ * receiver dropped exactly the detectable flips (icrc_err + malformed_pkts).
+ */
+void fx_check_faults(struct fx *f, const struct fx_faults_seen *ab,
+		     const struct fx_faults_seen *ba);
+/* Frames one direction still holds (sent, neither lost nor delivered). */
+uint64_t fx_wire_in_flight(const struct droce_link *sender);
 
 void fx_fill(uint8_t *p, size_t len, uint32_t seed);
 uint64_t fx_counter(struct fx_end *e, const char *name);

@@ -414,6 +414,48 @@ test_drop_rate_and_reproducibility(void **state)
 	rx_log_free(&r3);
 }
 
+/* Frames the wire reported lost to the drop fault, by sequence number. */
+static void
+log_drop(void *arg, enum vwire_fault_kind kind, const struct rte_mbuf *m,
+	 uint64_t bit)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct rx_log *log = arg;
+
+	assert_int_equal(kind, VWIRE_FAULT_DROP);
+	assert_int_equal(bit, 0);
+	assert_true(log->n < log->cap);
+	log->seq[log->n++] = (uint32_t)p[14] << 24 | (uint32_t)p[15] << 16 |
+			     (uint32_t)p[16] << 8 | p[17];
+}
+
+/* Every frame sent was either delivered or reported dropped, never both. */
+static void
+test_drop_reports_each_lost_frame(void **state)
+{
+	const uint32_t n = 5000;
+	struct rx_log dropped, got;
+	struct vwire_faults f = { .drop = 0.1, .seed = 0x5eed,
+				  .on_fault = log_drop, .on_fault_arg = &dropped };
+	struct vwire_stats st;
+	uint8_t *fate = calloc(n, 1);
+
+	(void)state;
+	assert_non_null(fate);
+	rx_log_init(&dropped, n);
+	run_faulty(&f, n, &got, &st);
+	assert_int_equal(dropped.n, st.dropped);
+	for (size_t i = 0; i < dropped.n; i++)
+		fate[dropped.seq[i]]++;
+	for (size_t i = 0; i < got.n; i++)
+		fate[got.seq[i]]++;
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(fate[i], 1);
+	free(fate);
+	rx_log_free(&dropped);
+	rx_log_free(&got);
+}
+
 static void
 test_drop_all_and_restore_at_runtime(void **state)
 {
@@ -664,17 +706,40 @@ in_unchecked_field(size_t byte, const struct roce_pkt *p)
 	       byte == (size_t)p->bth_off + 4;
 }
 
+/* The bits the wire said it flipped, in the order it flipped them. */
+struct flip_log {
+	uint64_t bit[3000];
+	uint32_t n;
+};
+
+static void
+log_flip(void *arg, enum vwire_fault_kind kind, const struct rte_mbuf *m,
+	 uint64_t bit)
+{
+	struct flip_log *log = arg;
+
+	assert_int_equal(kind, VWIRE_FAULT_CORRUPT);
+
+	assert_true(bit < (uint64_t)m->pkt_len * 8);
+	assert_true(log->n < RTE_DIM(log->bit));
+	log->bit[log->n++] = bit;
+}
+
 static void
 test_corruption_is_caught_by_icrc(void **state)
 {
 	const uint32_t n = 3000;
-	struct vwire_config cfg = { .a_to_b = { .corrupt = 0.2, .seed = 99 } };
+	static struct flip_log flips;
+	struct vwire_config cfg = { .a_to_b = { .corrupt = 0.2, .seed = 99,
+						 .on_fault = log_flip,
+						 .on_fault_arg = &flips } };
 	struct droce_link *a, *b;
 	struct vwire_stats st;
 	uint32_t sent = 0, recvd = 0, damaged = 0, caught = 0, unchecked = 0;
 	uint64_t last;
 
 	(void)state;
+	flips.n = 0;
 	pair_create(&cfg, &a, &b);
 	last = now_us();
 	while (recvd < n && now_us() - last < IDLE_US) {
@@ -704,9 +769,13 @@ test_corruption_is_caught_by_icrc(void **state)
 			assert_int_equal(pkts[i]->pkt_len, len);
 			memcpy(got, rte_pktmbuf_mtod(pkts[i], void *), len);
 			rte_pktmbuf_free(pkts[i]);
+			uint8_t diff_mask = 0;
+
 			for (size_t k = 0; k < len; k++) {
-				if (got[k] != want[k])
+				if (got[k] != want[k]) {
 					diff_byte = k;
+					diff_mask = got[k] ^ want[k];
+				}
 				diff_bits += (size_t)__builtin_popcount(got[k] ^ want[k]);
 			}
 			ok = roce_parse_eth(got, len, &p) == ROCE_PARSE_OK &&
@@ -715,6 +784,10 @@ test_corruption_is_caught_by_icrc(void **state)
 				assert_true(ok);
 				continue;
 			}
+			/* the wire reported this very bit, in frame order */
+			assert_true(damaged < flips.n);
+			assert_int_equal(flips.bit[damaged] / 8, diff_byte);
+			assert_int_equal(1u << flips.bit[damaged] % 8, diff_mask);
 			damaged++;
 			assert_int_equal(diff_bits, 1);
 			assert_true(diff_byte >= RTE_ETHER_HDR_LEN);
@@ -731,6 +804,7 @@ test_corruption_is_caught_by_icrc(void **state)
 	assert_int_equal(recvd, n);
 	vwire_get_stats(a, &st);
 	assert_int_equal(st.corrupted, damaged);
+	assert_int_equal(flips.n, damaged);
 	assert_int_equal(caught + unchecked, damaged);
 	assert_in_range(damaged, 600 - 120, 600 + 120);
 	assert_true(caught > damaged * 9 / 10);
@@ -1089,6 +1163,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_bad_config_is_rejected_bad_flow),
 		cmocka_unit_test(test_oversize_frame_is_dropped_bad_flow),
 		cmocka_unit_test(test_drop_rate_and_reproducibility),
+		cmocka_unit_test(test_drop_reports_each_lost_frame),
 		cmocka_unit_test(test_drop_all_and_restore_at_runtime),
 		cmocka_unit_test(test_duplicates_arrive_and_match_stats),
 		cmocka_unit_test(test_reorder_within_window),
