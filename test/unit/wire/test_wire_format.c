@@ -689,7 +689,7 @@ check_writable_icrc(uint8_t *f, size_t n, const struct roce_pkt *p)
 
 /*
  * Every payload length across the point where the masked block (the
- * datagram's first 64 bytes) fits, odd lengths included, and the MTU
+ * datagram's first 48 bytes, IPv4) fits, odd lengths included, and the MTU
  * sizes, IPv4 and IPv6, with and without an extended header, with the
  * masked fields holding values other than ones and zeros.
  */
