@@ -95,12 +95,14 @@ roce_icrc_verify(const void *buf, const struct roce_pkt *pkt)
  * IPv6 header (traffic class, flow label, hop limit). */
 #define ICRC_IP_SAVE 12
 
-bool
-roce_icrc_verify_writable(void *buf, const struct roce_pkt *pkt)
+/* Byte by byte: any IPv4 header length, datagrams of any length.  Out of
+ * line, so that its registers do not weigh on the common path's prologue. */
+__attribute__((noinline)) static uint32_t
+icrc_masked_bytes(uint8_t *buf, const struct roce_pkt *pkt)
 {
-	uint8_t *l3 = (uint8_t *)buf + pkt->l3_off;
-	uint8_t *udp = (uint8_t *)buf + pkt->l4_off;
-	uint8_t *bth = (uint8_t *)buf + pkt->bth_off;
+	uint8_t *l3 = buf + pkt->l3_off;
+	uint8_t *udp = buf + pkt->l4_off;
+	uint8_t *bth = buf + pkt->bth_off;
 	uint8_t ip_saved[ICRC_IP_SAVE], udp_saved[2], bth_saved;
 	uint32_t crc;
 
@@ -124,5 +126,79 @@ roce_icrc_verify_writable(void *buf, const struct roce_pkt *pkt)
 	memcpy(l3, ip_saved, ICRC_IP_SAVE);
 	memcpy(udp + 6, udp_saved, 2);
 	bth[4] = bth_saved;
+	return crc;
+}
+
+/*
+ * With no IPv4 options every masked byte lies in the datagram's first 48
+ * (IPv4) or 64 (IPv6) bytes, at fixed offsets: masking is an OR of a
+ * constant into those bytes and restoring a store of the saved copy.  In
+ * whole 16-byte stores, not seven byte stores, because the CRC reads the
+ * bytes back at once in 16-byte loads from l3, and a load that needs
+ * several narrower stores cannot be forwarded from them: it waits for
+ * them to reach the cache.
+ */
+#define ICRC_VEC 16
+#define ICRC_VECS_IPV4 3
+#define ICRC_VECS_IPV6 4
+
+typedef uint8_t icrc_vec __attribute__((vector_size(ICRC_VEC)));
+
+static const uint8_t icrc_or_ipv4[ICRC_VECS_IPV4 * ICRC_VEC] = {
+	[1] = 0xff,				/* TOS */
+	[8] = 0xff,				/* TTL */
+	[10] = 0xff, [11] = 0xff,		/* header checksum */
+	[ROCE_IPV4_HDR_LEN + 6] = 0xff,		/* UDP checksum */
+	[ROCE_IPV4_HDR_LEN + 7] = 0xff,
+	[ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + 4] = 0xff, /* FECN, BECN, resv6a */
+};
+
+static const uint8_t icrc_or_ipv6[ICRC_VECS_IPV6 * ICRC_VEC] = {
+	[0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff,	/* class, flow label */
+	[7] = 0xff,				/* hop limit */
+	[ROCE_IPV6_HDR_LEN + 6] = 0xff,		/* UDP checksum */
+	[ROCE_IPV6_HDR_LEN + 7] = 0xff,
+	[ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + 4] = 0xff, /* FECN, BECN, resv6a */
+};
+
+/* nvec is a constant at each call: the loops unroll into straight code. */
+static inline uint32_t
+icrc_masked_vecs(uint8_t *l3, size_t ip_len, const uint8_t *or_bytes,
+		 unsigned int nvec)
+{
+	icrc_vec saved[ICRC_VECS_IPV6];
+	uint32_t crc;
+
+#pragma GCC unroll 4
+	for (unsigned int i = 0; i < nvec; i++) {
+		icrc_vec or_mask, masked;
+
+		memcpy(&saved[i], l3 + i * ICRC_VEC, ICRC_VEC);
+		memcpy(&or_mask, or_bytes + i * ICRC_VEC, ICRC_VEC);
+		masked = saved[i] | or_mask;
+		memcpy(l3 + i * ICRC_VEC, &masked, ICRC_VEC);
+	}
+	crc = roce_icrc_premasked(l3, ip_len);
+#pragma GCC unroll 4
+	for (unsigned int i = 0; i < nvec; i++)
+		memcpy(l3 + i * ICRC_VEC, &saved[i], ICRC_VEC);
+	return crc;
+}
+
+bool
+roce_icrc_verify_writable(void *buf, const struct roce_pkt *pkt)
+{
+	uint8_t *l3 = (uint8_t *)buf + pkt->l3_off;
+	size_t ip_len = pkt->pkt_len - pkt->l3_off;
+	size_t l4 = pkt->l4_off - pkt->l3_off;
+	uint32_t crc;
+
+	if (pkt->ip_version == 4 && l4 == ROCE_IPV4_HDR_LEN &&
+	    ip_len >= sizeof(icrc_or_ipv4))
+		crc = icrc_masked_vecs(l3, ip_len, icrc_or_ipv4, ICRC_VECS_IPV4);
+	else if (pkt->ip_version == 6 && ip_len >= sizeof(icrc_or_ipv6))
+		crc = icrc_masked_vecs(l3, ip_len, icrc_or_ipv6, ICRC_VECS_IPV6);
+	else
+		crc = icrc_masked_bytes(buf, pkt);
 	return crc == pkt->icrc;
 }

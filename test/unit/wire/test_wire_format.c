@@ -9,10 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "icrc_ref.h"
 #include "roce_wire.h"
 #include "roce_icrc_private.h"
 #include "wire_private.h"
@@ -642,6 +644,138 @@ test_parse_specific_errors_bad_flow(void **state)
 		assert_non_null(roce_parse_strerror((enum roce_parse_err)e));
 }
 
+/* ---- in-place ICRC against the reference --------------------------------- */
+
+/*
+ * roce_icrc_verify_writable on frame f (exactly n bytes, so ASan sees any
+ * access past the end) gives `want` and leaves the frame as it was.
+ */
+static void
+assert_writable_verdict(const uint8_t *f, size_t n, const struct roce_pkt *p,
+			bool want)
+{
+	uint8_t *copy = malloc(n);
+
+	assert_non_null(copy);
+	memcpy(copy, f, n);
+	assert_int_equal(roce_icrc_verify_writable(copy, p), want);
+	assert_memory_equal(copy, f, n);
+	free(copy);
+}
+
+/*
+ * Frame f parses to p and its ICRC is the reference one; then every bit of
+ * the first 80 covered bytes (all the masked ones: headers without options
+ * end at 60) is flipped in turn: verify_writable accepts the flip exactly
+ * when the ICRC masks that bit.
+ */
+static void
+check_writable_icrc(uint8_t *f, size_t n, const struct roce_pkt *p)
+{
+	size_t end = p->pkt_len - ROCE_ICRC_LEN;
+
+	if (end > p->l3_off + 80u)
+		end = p->l3_off + 80u;
+	assert_int_equal(p->icrc, icrc_reference(f, p));
+	assert_writable_verdict(f, n, p, true);
+	for (size_t off = p->l3_off; off < end; off++) {
+		for (unsigned int bit = 0; bit < 8; bit++) {
+			f[off] ^= (uint8_t)(1u << bit);
+			assert_writable_verdict(f, n, p, icrc_masked(p, off, bit));
+			f[off] ^= (uint8_t)(1u << bit);
+		}
+	}
+}
+
+/*
+ * Every payload length across the point where the masked block (the
+ * datagram's first 48 bytes, IPv4) fits, odd lengths included, and the MTU
+ * sizes, IPv4 and IPv6, with and without an extended header, with the
+ * masked fields holding values other than ones and zeros.
+ */
+static void
+test_icrc_writable_every_length(void **state)
+{
+	static const uint8_t ops[] = { ROCE_OP_SEND_ONLY, ROCE_OP_RDMA_WRITE_ONLY };
+	uint8_t frame[4200], payload[4100];
+	struct roce_pkt p, q;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 13 + 5);
+	for (unsigned int ipv = 4; ipv <= 6; ipv += 2) {
+		for (size_t o = 0; o < sizeof(ops); o++) {
+			for (uint32_t len = 0; len <= 4096; len++) {
+				size_t n;
+
+				if (len == 70)
+					len = 1019;
+				else if (len == 1030)
+					len = 4090;
+				fill_template(&p, ops[o], ipv, len);
+				p.fecn = (uint8_t)(len & 1);
+				p.ip_ttl = (uint8_t)(len * 7 + 1);
+				n = roce_build(frame, sizeof(frame), &p, payload);
+				assert_int_not_equal(n, 0);
+				assert_int_equal(roce_parse_eth(frame, n, &q), ROCE_PARSE_OK);
+				check_writable_icrc(frame, n, &q);
+			}
+		}
+	}
+}
+
+/* Rewrite an IPv4 frame (no options, ICRC left stale) with opt_len bytes
+ * of IP options (NOPs), then give it the reference ICRC.  Returns the new
+ * frame length. */
+static size_t
+add_ipv4_options(uint8_t *f, size_t n, size_t opt_len)
+{
+	uint8_t *ip = f + ROCE_ETH_HDR_LEN;
+	uint16_t tot = (uint16_t)(wire_be16(ip + 2) + opt_len);
+	struct roce_pkt q;
+
+	memmove(ip + ROCE_IPV4_HDR_LEN + opt_len, ip + ROCE_IPV4_HDR_LEN,
+		n - ROCE_ETH_HDR_LEN - ROCE_IPV4_HDR_LEN);
+	memset(ip + ROCE_IPV4_HDR_LEN, 1, opt_len);
+	ip[0] = (uint8_t)(0x40 | (ROCE_IPV4_HDR_LEN + opt_len) / 4);
+	wire_put_be16(ip + 2, tot);
+	ip[10] = ip[11] = 0;
+	wire_put_be16(ip + 10, wire_ipv4_cksum_loop(ip, ROCE_IPV4_HDR_LEN + opt_len));
+	n += opt_len;
+	assert_int_equal(roce_parse_eth(f, n, &q), ROCE_PARSE_OK);
+	roce_icrc_store(f + n - ROCE_ICRC_LEN, icrc_reference(f, &q));
+	return n;
+}
+
+/* IPv4 headers with options move the UDP and BTH bytes the ICRC masks. */
+static void
+test_icrc_writable_ipv4_options(void **state)
+{
+	static const uint32_t lens[] = { 0, 3, 61, 1024 };
+	uint8_t frame[1200];
+	struct roce_pkt p, q;
+
+	(void)state;
+	for (size_t opt = 4; opt <= 40; opt += 36) {
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			size_t n = build_sample(frame, sizeof(frame) - opt,
+						ROCE_OP_SEND_ONLY, 4, 0, &p);
+
+			if (lens[i] != 0) {
+				uint8_t payload[1024] = { 9, 8, 7 };
+
+				fill_template(&p, ROCE_OP_RDMA_WRITE_ONLY, 4, lens[i]);
+				n = roce_build(frame, sizeof(frame) - opt, &p, payload);
+			}
+			n = add_ipv4_options(frame, n, opt);
+			assert_int_equal(roce_parse_eth(frame, n, &q), ROCE_PARSE_OK);
+			assert_int_equal(q.l4_off, ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + opt);
+			assert_true(roce_icrc_verify(frame, &q));
+			check_writable_icrc(frame, n, &q);
+		}
+	}
+}
+
 /* ---- fast paths against their definitions -------------------------------- */
 
 /* xorshift: reproducible bytes for the cross-checks below */
@@ -710,6 +844,53 @@ test_ipv4_cksum_fast_path_matches_loop(void **state)
 	}
 }
 
+/*
+ * roce_build_finish's IPv4 checksum (summed from the packet's TOS and TTL
+ * and the frame's other words) is right for a header whose sum carries
+ * twice when folded, and for random headers.
+ */
+static void
+test_build_ipv4_cksum_random_headers(void **state)
+{
+	uint64_t seed = 0xfeedfacecafebeefu;
+	uint8_t frame[128], addr[4];
+	struct roce_pkt p;
+
+	(void)state;
+	for (int round = 0; round < 100000; round++) {
+		uint64_t r = next_rand(&seed);
+		size_t n;
+
+		fill_template(&p, ROCE_OP_SEND_ONLY, 4, (uint32_t)(r & 7));
+		memcpy(addr, &r, 4);
+		roce_gid_from_ipv4(p.src_gid, addr);
+		r = next_rand(&seed);
+		memcpy(addr, &r, 4);
+		roce_gid_from_ipv4(p.dst_gid, addr);
+		r = next_rand(&seed);
+		p.ip_id = (uint16_t)r;
+		p.ip_ttl = (uint8_t)(r >> 16);
+		p.ip_dscp_ecn = (uint8_t)(r >> 24);
+		p.ip_df = (uint8_t)(r >> 32 & 1);
+		if (round == 0) {
+			/* words sum to 0x4ffff: the first fold carries again */
+			static const uint8_t src[4] = { 255, 255, 255, 255 };
+			static const uint8_t dst[4] = { 255, 255, 0xba, 0xc6 };
+
+			fill_template(&p, ROCE_OP_SEND_ONLY, 4, 0);
+			roce_gid_from_ipv4(p.src_gid, src);
+			roce_gid_from_ipv4(p.dst_gid, dst);
+			p.ip_id = 0xffff;
+			p.ip_ttl = p.ip_dscp_ecn = 0;
+			p.ip_df = 0;
+		}
+		n = roce_build(frame, sizeof(frame), &p, "abcdefg");
+		assert_int_not_equal(n, 0);
+		assert_int_equal(wire_ipv4_cksum_loop(frame + p.l3_off,
+						      ROCE_IPV4_HDR_LEN), 0);
+	}
+}
+
 int
 main(void)
 {
@@ -728,6 +909,9 @@ main(void)
 		cmocka_unit_test(test_parse_specific_errors_bad_flow),
 		cmocka_unit_test(test_be_load_store_match_byte_loops),
 		cmocka_unit_test(test_ipv4_cksum_fast_path_matches_loop),
+		cmocka_unit_test(test_icrc_writable_every_length),
+		cmocka_unit_test(test_icrc_writable_ipv4_options),
+		cmocka_unit_test(test_build_ipv4_cksum_random_headers),
 	};
 
 	return cmocka_run_group_tests_name("wire_format", tests, NULL, NULL);
