@@ -250,8 +250,6 @@ int perf_post_recv(struct perf_ctx *c, uint64_t wr_id, uint32_t len);
  * CMP_AND_SWAP seq -> seq+1) and result slot. */
 int perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size,
 		 int signaled, uint64_t seq);
-/* A READ of size bytes into the tx half, waited for.  0 or 1. */
-int perf_reread(struct perf_ctx *c, uint32_t size);
 /* The local halves: what we send from; what the peer targets. */
 uint8_t *perf_tx_half(struct perf_ctx *c);
 uint8_t *perf_rx_half(struct perf_ctx *c);
@@ -261,6 +259,8 @@ int perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n,
 	      struct droce_wc *wc);
 /* Monotonic nanoseconds. */
 uint64_t perf_now_ns(void);
+/* A byte the peer must overwrite (in no fill droce-perf checks for). */
+#define PERF_UNWRITTEN 0xa5
 /* The data pattern of a size (write/send/read verification). */
 uint8_t perf_pattern(size_t i, uint32_t size);
 
@@ -286,6 +286,10 @@ int perf_client_end(struct perf_ctx *c, uint64_t count,
 		    const struct perf_report *rep);
 int perf_server_end(struct perf_ctx *c, uint32_t size, int print_row,
 		    int verify);
+/* perf_perftest_bytes (perf_peerdata.h) on len bytes at p, within our
+ * buffer's size, and "data check passed" with what it found.  0 or 1. */
+int perf_check_perftest_bytes(struct perf_ctx *c, const uint8_t *p,
+			      uint32_t len, const char *what);
 /* "droce-perf: data check passed: what" / "no data check: why" on stderr. */
 void perf_check_passed(const char *what);
 void perf_no_check(const char *why);

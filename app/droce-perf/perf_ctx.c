@@ -364,41 +364,6 @@ perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
 }
 
 int
-perf_reread(struct perf_ctx *c, uint32_t size)
-{
-	struct droce_sge sge = {
-		.addr = (uintptr_t)perf_tx_half(c), .length = size,
-		.lkey = c->mr->lkey,
-	};
-	struct droce_send_wr wr, *bad;
-	struct droce_wc wc;
-	uint64_t t0 = perf_now_ns();
-	int ne, rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 1;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = DROCE_WR_RDMA_READ;
-	wr.send_flags = DROCE_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = c->rem.vaddr;
-	wr.wr.rdma.rkey = c->rem.rkey;
-	rc = droce_post_send(c->qp, &wr, &bad);
-	if (rc != 0) {
-		fprintf(stderr, "Couldn't post the check read: %s\n",
-			strerror(rc));
-		return 1;
-	}
-	while ((ne = perf_poll(c, c->scq, 1, &wc)) == 0) {
-		if (perf_now_ns() - t0 > PERF_STALL_NS) {
-			fprintf(stderr, "the check read did not complete\n");
-			return 1;
-		}
-	}
-	return ne < 0;
-}
-
-int
 perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n, struct droce_wc *wc)
 {
 	int ne = droce_poll_cq(cq, n, wc);
