@@ -151,6 +151,7 @@ struct perf_params {
 	uint32_t duration;
 	uint32_t all_sizes;
 	uint32_t atomic;
+	uint32_t seed;			/* the data pattern's (perf_pattern) */
 };
 
 /*
@@ -228,6 +229,7 @@ struct perf_ctx {
 	int client;			/* has a server name */
 	int peer_droce;			/* the peer is droce-perf, not perftest */
 	uint32_t cycle_buffer;		/* negotiated (the larger page size) */
+	uint32_t seed;			/* droce-perf peers: the pattern's */
 	enum droce_mtu mtu;		/* negotiated path MTU (the smaller) */
 	char key[PERF_KEY_MSG_SIZE];	/* our key message (every barrier) */
 	struct perf_dest my, rem;
@@ -261,8 +263,9 @@ int perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n,
 uint64_t perf_now_ns(void);
 /* A byte the peer must overwrite (in no fill droce-perf checks for). */
 #define PERF_UNWRITTEN 0xa5
-/* The data pattern of a size (write/send/read verification). */
-uint8_t perf_pattern(size_t i, uint32_t size);
+/* Byte i of the data pattern of a size (write/send/read verification
+ * between droce-perfs), for the client's seed: drawn afresh each run. */
+uint8_t perf_pattern(uint32_t seed, size_t i, uint32_t size);
 
 /* ---- perf_bw.c / perf_lat.c -------------------------------------------- */
 /* One size.  0, or 1 after a reported failure. */

@@ -32,28 +32,41 @@
 #include "perf_peerdata.h"
 
 static void
-fill_pattern(uint8_t *p, uint32_t size)
+fill_pattern(const struct perf_ctx *c, uint8_t *p, uint32_t size)
 {
 	uint32_t i;
 
 	for (i = 0; i < size; i++)
-		p[i] = perf_pattern(i, size);
+		p[i] = perf_pattern(c->seed, i, size);
 }
 
 static int
-check_pattern(const uint8_t *p, uint32_t size, const char *what)
+check_pattern(const struct perf_ctx *c, const uint8_t *p, uint32_t size,
+	      const char *what)
 {
 	uint32_t i;
 
 	for (i = 0; i < size; i++) {
-		if (p[i] != perf_pattern(i, size)) {
+		if (p[i] != perf_pattern(c->seed, i, size)) {
 			fprintf(stderr, "%s: data mismatch at byte %u of %u: "
-				"0x%02x, expected 0x%02x\n", what, i, size,
-				p[i], perf_pattern(i, size));
+				"0x%02x, expected 0x%02x (pattern seed "
+				"0x%08x)\n", what, i, size, p[i],
+				perf_pattern(c->seed, i, size), c->seed);
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* "data check passed: all N bytes <what> (pattern seed S)" */
+static void
+pattern_passed(const struct perf_ctx *c, uint32_t size, const char *what)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "all %u bytes %s (pattern seed 0x%08x)",
+		 size, what, c->seed);
+	perf_check_passed(msg);
 }
 
 /* On stderr: stdout keeps perftest's format for the tools that parse it. */
@@ -92,9 +105,9 @@ int
 perf_check_read(struct perf_ctx *c, uint32_t size)
 {
 	if (c->peer_droce) {
-		if (check_pattern(perf_rx_half(c), size, "read client"))
+		if (check_pattern(c, perf_rx_half(c), size, "read client"))
 			return 1;
-		check_passed(c, "the bytes read are the server's pattern");
+		pattern_passed(c, size, "read are the server's pattern");
 		return 0;
 	}
 	return perf_check_perftest_bytes(c, perf_rx_half(c), size,
@@ -207,7 +220,7 @@ perf_server_prepare(struct perf_ctx *c, uint32_t size)
 {
 	switch (c->o->verb) {
 	case PERF_READ:
-		fill_pattern(perf_rx_half(c), size);
+		fill_pattern(c, perf_rx_half(c), size);
 		break;
 	default:
 		/* perftest's clients cycle through the whole region */
@@ -263,15 +276,15 @@ perf_server_verify(struct perf_ctx *c, uint32_t size, uint64_t count)
 		if (!c->peer_droce)
 			return perf_check_perftest_bytes(c, perf_rx_half(c),
 							 size, "write server");
-		if (check_pattern(perf_rx_half(c), size, "write server"))
+		if (check_pattern(c, perf_rx_half(c), size, "write server"))
 			return 1;
-		check_passed(c, "the bytes written are the client's pattern");
+		pattern_passed(c, size, "written are the client's pattern");
 		return 0;
 	case PERF_ATOMIC:
 		return check_atomic_region(c, count);
 	default:
 		if (c->peer_droce)
-			check_passed(c, "the client checks what it read");
+			perf_no_check("the client checks what it read");
 		else
 			perf_no_check("perftest's client reads our bytes and "
 				      "checks nothing");
@@ -361,7 +374,7 @@ client_bw(struct perf_ctx *c, uint32_t size)
 	int stop = 0, i, ne, rc;
 
 	if (o->verb == PERF_WRITE || o->verb == PERF_SEND)
-		fill_pattern(perf_tx_half(c), size);
+		fill_pattern(c, perf_tx_half(c), size);
 	memset(perf_rx_half(c), 0, perf_half_size(c));
 	memset(&m, 0, sizeof(m));
 	m.t_start = m.t_last = last_progress = perf_now_ns();
@@ -501,10 +514,12 @@ server_send_bw(struct perf_ctx *c, uint32_t size)
 			fprintf(stderr, "send_bw server: %lu receives for %lu "
 				"sends\n", (unsigned long)rcnt,
 				(unsigned long)c->count);
-		bad |= check_pattern(perf_rx_half(c), size, "send_bw server");
+		bad |= check_pattern(c, perf_rx_half(c), size,
+				     "send_bw server");
 		if (perf_send_msg(c->sock, "VERI", (uint64_t)bad) != 0 || bad)
 			return 1;
-		check_passed(c, "every send arrived with the client's pattern");
+		pattern_passed(c, size, "of the last send are the client's "
+			       "pattern; every send arrived");
 	} else if (perf_check_perftest_bytes(c, perf_rx_half(c), size,
 					     "send_bw server")) {
 		return 1;

@@ -41,9 +41,18 @@ perf_now_ns(void)
 }
 
 uint8_t
-perf_pattern(size_t i, uint32_t size)
+perf_pattern(uint32_t seed, size_t i, uint32_t size)
 {
-	return (uint8_t)(i * 13 + size * 7 + 1);
+	/* a 32-bit mix (murmur3's finaliser) of the offset, size and seed:
+	 * neighbouring bytes, sizes and runs all differ */
+	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ size * 0x85ebca6bu ^ seed;
+
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return (uint8_t)x;
 }
 
 int

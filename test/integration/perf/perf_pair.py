@@ -43,6 +43,10 @@ NUM = r"(\d+(?:\.\d+)?)"
 BW_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 3) + r"\s*$")
 LAT_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 7) + r"\s*$")
 
+PASSED_RE = re.compile(r"^droce-perf: data check passed: ", re.M)
+NOCHK_RE = re.compile(r"^droce-perf: no data check: (.*)$", re.M)
+SEED_RE = re.compile(r"^droce-perf: data pattern seed (0x[0-9a-f]{8})$", re.M)
+
 failures = []
 
 
@@ -248,6 +252,27 @@ def check_lat(case, who, out, sizes, iters):
     return True
 
 
+def check_data(case, errs, check):
+    """Each size's data was checked: a "data check passed" line per size
+    (either side), the same pattern seed on both sides, and "no data check"
+    only from a read server, whose client checks."""
+    sizes = len(check[1]) if check[0] in ("bw", "lat") else 1
+    passed = sum(len(PASSED_RE.findall(e)) for e in errs)
+    seeds = [SEED_RE.findall(e) for e in errs]
+    nochk = [(who, m) for who, e in zip(("server", "client"), errs) for m in NOCHK_RE.findall(e)]
+    if passed < sizes:
+        fail(case, f"{passed} 'data check passed' lines for {sizes} size(s)")
+        return False
+    if len(seeds[0]) != 1 or seeds[0] != seeds[1]:
+        fail(case, f"pattern seeds: server {seeds[0]}, client {seeds[1]}")
+        return False
+    bad = [n for n in nochk if n != ("server", "the client checks what it read")]
+    if bad:
+        fail(case, f"no data check: {bad}")
+        return False
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perf", required=True, help="droce-perf")
@@ -333,6 +358,7 @@ def main():
                         ok = False
                     if not ok:
                         fail(name, f"expected one number, got {out.strip()[-300:]!r}")
+            ok &= check_data(name, errs, check)
             if "--json" in cargs:
                 objs = [json.loads(x) for x in outs[1].splitlines() if x.startswith("{")]
                 if len(objs) != 1 or objs[0].get("iterations") != 1000 or objs[0].get("msg_rate", 0) <= 0:

@@ -215,10 +215,12 @@ test_dest_roundtrip(void **state)
 	p.duration = 3;
 	p.all_sizes = 1;
 	p.atomic = 1;
+	p.seed = 0xfedcba98;
 	assert_true(perf_params_format(&p, pmsg) > 0);
+	assert_string_equal(pmsg, "DPERF3 atomic_lat 8 100000000 3 1 1 fedcba98");
 	assert_int_equal(perf_params_parse(pmsg, &q), 0);
 	assert_memory_equal(&p, &q, sizeof(p));
-	memcpy(pmsg, "XPERF2", 6);
+	memcpy(pmsg, "XPERF3", 6);
 	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
 	memset(pmsg, 'a', sizeof(pmsg));
 	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
