@@ -151,6 +151,7 @@ struct perf_params {
 	uint32_t duration;
 	uint32_t all_sizes;
 	uint32_t atomic;
+	uint32_t seed;			/* the data pattern's (perf_pattern) */
 };
 
 /*
@@ -228,6 +229,7 @@ struct perf_ctx {
 	int client;			/* has a server name */
 	int peer_droce;			/* the peer is droce-perf, not perftest */
 	uint32_t cycle_buffer;		/* negotiated (the larger page size) */
+	uint32_t seed;			/* droce-perf peers: the pattern's */
 	enum droce_mtu mtu;		/* negotiated path MTU (the smaller) */
 	char key[PERF_KEY_MSG_SIZE];	/* our key message (every barrier) */
 	struct perf_dest my, rem;
@@ -250,8 +252,6 @@ int perf_post_recv(struct perf_ctx *c, uint64_t wr_id, uint32_t len);
  * CMP_AND_SWAP seq -> seq+1) and result slot. */
 int perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size,
 		 int signaled, uint64_t seq);
-/* A READ of size bytes into the tx half, waited for.  0 or 1. */
-int perf_reread(struct perf_ctx *c, uint32_t size);
 /* The local halves: what we send from; what the peer targets. */
 uint8_t *perf_tx_half(struct perf_ctx *c);
 uint8_t *perf_rx_half(struct perf_ctx *c);
@@ -261,8 +261,11 @@ int perf_poll(struct perf_ctx *c, struct droce_cq *cq, int n,
 	      struct droce_wc *wc);
 /* Monotonic nanoseconds. */
 uint64_t perf_now_ns(void);
-/* The data pattern of a size (write/send/read verification). */
-uint8_t perf_pattern(size_t i, uint32_t size);
+/* A byte the peer must overwrite (in no fill droce-perf checks for). */
+#define PERF_UNWRITTEN 0xa5
+/* Byte i of the data pattern of a size (write/send/read verification
+ * between droce-perfs), for the client's seed: drawn afresh each run. */
+uint8_t perf_pattern(uint32_t seed, size_t i, uint32_t size);
 
 /* ---- perf_bw.c / perf_lat.c -------------------------------------------- */
 /* One size.  0, or 1 after a reported failure. */
@@ -286,6 +289,10 @@ int perf_client_end(struct perf_ctx *c, uint64_t count,
 		    const struct perf_report *rep);
 int perf_server_end(struct perf_ctx *c, uint32_t size, int print_row,
 		    int verify);
+/* perf_perftest_bytes (perf_peerdata.h) on len bytes at p, within our
+ * buffer's size, and "data check passed" with what it found.  0 or 1. */
+int perf_check_perftest_bytes(struct perf_ctx *c, const uint8_t *p,
+			      uint32_t len, const char *what);
 /* "droce-perf: data check passed: what" / "no data check: why" on stderr. */
 void perf_check_passed(const char *what);
 void perf_no_check(const char *why);

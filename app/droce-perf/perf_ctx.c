@@ -41,9 +41,18 @@ perf_now_ns(void)
 }
 
 uint8_t
-perf_pattern(size_t i, uint32_t size)
+perf_pattern(uint32_t seed, size_t i, uint32_t size)
 {
-	return (uint8_t)(i * 13 + size * 7 + 1);
+	/* a 32-bit mix (murmur3's finaliser) of the offset, size and seed:
+	 * neighbouring bytes, sizes and runs all differ */
+	uint32_t x = (uint32_t)i * 0x9e3779b1u ^ size * 0x85ebca6bu ^ seed;
+
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return (uint8_t)x;
 }
 
 int
@@ -361,41 +370,6 @@ perf_post_op(struct perf_ctx *c, uint64_t wr_id, uint32_t size, int signaled,
 	    size <= c->max_inline)
 		wr.send_flags |= DROCE_SEND_INLINE;
 	return droce_post_send(c->qp, &wr, &bad);
-}
-
-int
-perf_reread(struct perf_ctx *c, uint32_t size)
-{
-	struct droce_sge sge = {
-		.addr = (uintptr_t)perf_tx_half(c), .length = size,
-		.lkey = c->mr->lkey,
-	};
-	struct droce_send_wr wr, *bad;
-	struct droce_wc wc;
-	uint64_t t0 = perf_now_ns();
-	int ne, rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 1;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = DROCE_WR_RDMA_READ;
-	wr.send_flags = DROCE_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = c->rem.vaddr;
-	wr.wr.rdma.rkey = c->rem.rkey;
-	rc = droce_post_send(c->qp, &wr, &bad);
-	if (rc != 0) {
-		fprintf(stderr, "Couldn't post the check read: %s\n",
-			strerror(rc));
-		return 1;
-	}
-	while ((ne = perf_poll(c, c->scq, 1, &wc)) == 0) {
-		if (perf_now_ns() - t0 > PERF_STALL_NS) {
-			fprintf(stderr, "the check read did not complete\n");
-			return 1;
-		}
-	}
-	return ne < 0;
 }
 
 int

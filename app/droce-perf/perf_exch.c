@@ -351,10 +351,10 @@ perf_params_format(const struct perf_params *p,
 	int n;
 
 	memset(msg, 0, PERF_PARAMS_MSG_SIZE);
-	n = snprintf(msg, PERF_PARAMS_MSG_SIZE, "DPERF2 %.15s %" PRIu32 " %"
-		     PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32,
+	n = snprintf(msg, PERF_PARAMS_MSG_SIZE, "DPERF3 %.15s %" PRIu32 " %"
+		     PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 " %08" PRIx32,
 		     p->test[0] ? p->test : "-", p->size, p->iters,
-		     p->duration, p->all_sizes, p->atomic);
+		     p->duration, p->all_sizes, p->atomic, p->seed);
 	return n > 0 && n < PERF_PARAMS_MSG_SIZE ? n : -EINVAL;
 }
 
@@ -367,9 +367,10 @@ perf_params_parse(const char msg[PERF_PARAMS_MSG_SIZE], struct perf_params *p)
 	if (memchr(msg, '\0', PERF_PARAMS_MSG_SIZE) == NULL)
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
-	if (sscanf(msg, "DPERF2 %15s %" SCNu32 " %" SCNu32 " %" SCNu32 " %"
-		   SCNu32 " %" SCNu32 "%c", test, &r.size, &r.iters,
-		   &r.duration, &r.all_sizes, &r.atomic, &tail) != 6)
+	if (sscanf(msg, "DPERF3 %15s %" SCNu32 " %" SCNu32 " %" SCNu32 " %"
+		   SCNu32 " %" SCNu32 " %8" SCNx32 "%c", test, &r.size,
+		   &r.iters, &r.duration, &r.all_sizes, &r.atomic, &r.seed,
+		   &tail) != 7)
 		return -EINVAL;
 	if (strcmp(test, "-") != 0)
 		snprintf(r.test, sizeof(r.test), "%s", test);

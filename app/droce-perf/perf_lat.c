@@ -17,10 +17,13 @@
  * Checks: write_lat's iteration numbers (a stale or wrong value stalls and
  * fails, with perftest too); send_lat: every message has -s bytes and,
  * between droce-perfs, carries the iteration number (in its last byte
- * too); read_lat checks the
- * bytes read (the pattern, or with perftest a second read); atomic_lat
- * checks the returned values (see perf_check_atomic) and a droce-perf
- * server its final word.
+ * too).  The other size - 1 bytes of a ping-pong message are zero (both
+ * sides' write_lat buffer, perftest memsets it; droce-perf's send_lat)
+ * and our copy starts as PERF_UNWRITTEN, so the last message must have
+ * overwritten them; a perftest send_lat message is perftest's buffer
+ * (perf_peerdata.c).  read_lat checks the bytes read (the pattern, or
+ * perftest's buffer); atomic_lat checks the returned values (see
+ * perf_check_atomic) and a droce-perf server its final word.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,31 @@ stalled(uint64_t since, const char *what, uint64_t i)
 	fprintf(stderr, "%s: no progress for 10 s at iteration %lu\n", what,
 		(unsigned long)i);
 	return 1;
+}
+
+/* The last message's bytes before its last one (the iteration number). */
+static int
+check_pingpong_data(struct perf_ctx *c, uint32_t size)
+{
+	const uint8_t *p = perf_rx_half(c);
+	char msg[160];
+	uint32_t i;
+
+	if (c->o->verb == PERF_SEND && !c->peer_droce)
+		return perf_check_perftest_bytes(c, p, size, "send_lat");
+	for (i = 0; i + 1 < size; i++) {
+		if (p[i] != 0) {
+			fprintf(stderr, "%s: byte %u of the last message is "
+				"0x%02x, expected 0\n", c->o->test, i, p[i]);
+			return 1;
+		}
+	}
+	snprintf(msg, sizeof(msg), "every %s carried its iteration number in "
+		 "its last byte; the last one's other %u bytes are zero",
+		 c->o->verb == PERF_WRITE ? "write" : "message",
+		 size > 0 ? size - 1 : 0);
+	perf_check_passed(msg);
+	return 0;
 }
 
 /* Reap the send completions of a depth-1 queue. */
@@ -160,12 +188,7 @@ pingpong(struct perf_ctx *c, uint32_t size, uint64_t *t)
 	while (outstanding > 0)
 		if (reap_send(c, &outstanding) != 0)
 			return 1;
-	perf_check_passed(o->verb == PERF_WRITE ?
-			  "every write carried its iteration number" :
-			  c->peer_droce ?
-			  "every message carried its iteration number" :
-			  "every message had -s bytes");
-	return 0;
+	return check_pingpong_data(c, size);
 }
 
 static int

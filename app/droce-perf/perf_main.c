@@ -107,6 +107,15 @@ handshakes(struct perf_ctx *c, int n)
 	return 0;
 }
 
+/* A fresh seed each run, so repeated runs move different bytes. */
+static uint32_t
+pattern_seed(void)
+{
+	uint64_t t = perf_now_ns();
+
+	return (uint32_t)(t ^ t >> 32) ^ (uint32_t)getpid() * 0x9e3779b1u;
+}
+
 /* Versions, droce-perf's parameters, page and cache line sizes. */
 static int
 negotiate(struct perf_ctx *c, struct perf_opts *o)
@@ -136,10 +145,15 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 		p.duration = o->duration;
 		p.all_sizes = (uint32_t)o->all_sizes;
 		p.atomic = o->atomic == PERF_FETCH_AND_ADD;
+		p.seed = c->client ? pattern_seed() : 0;
 		if (perf_params_xchg(c->sock, c->client, &p, &rp) != 0)
 			return 1;
 		if (!c->client && adopt(o, &rp) != 0)
 			return 1;
+		/* the client's seed, printed on both sides to reproduce */
+		c->seed = c->client ? p.seed : rp.seed;
+		fprintf(stderr, "droce-perf: data pattern seed 0x%08x\n",
+			c->seed);
 		if (c->client && strcmp(rp.test, o->test) != 0) {
 			fprintf(stderr, "the server runs %s, this client %s\n",
 				rp.test, o->test);

@@ -43,6 +43,7 @@ struct pp_ctx {
 	struct droce_qp *qp;
 	struct droce_ah *ah;		/* UD */
 	char *buf;			/* RC: size bytes; UD: 40 + size */
+	char *rbuf;			/* receives: buf, or buf + buf_len */
 	size_t buf_len;
 	int size;
 	int send_flags;
@@ -67,9 +68,19 @@ int pp_post_send(struct pp_ctx *ctx);
 int pp_close_ctx(struct pp_ctx *ctx);
 
 /* pp_chk.c: the -c pattern of rc_pingpong/ud_pingpong. */
+/* The examples' memset of the whole buffer. */
+#define PP_CHK_FILL 0x7b
+/* A -c client's receive buffer before any data: in no pattern byte. */
+#define PP_CHK_UNWRITTEN 0xa5
 void pp_chk_fill(char *buf, size_t size, size_t page_size);
-/* Prints "invalid data in page %d" per bad page to out; returns how many. */
-int pp_chk_verify(const char *buf, size_t size, size_t page_size, FILE *out);
+/*
+ * Checks every byte of buf against a -c client's buffer (page starts 0,
+ * the rest PP_CHK_FILL).  Prints "invalid data in page %d" per bad page
+ * and one line saying what was verified (or how it failed) to out;
+ * returns the number of wrong bytes.
+ */
+size_t pp_chk_verify(const char *buf, size_t size, size_t page_size,
+		     FILE *out);
 
 /* pp_run.c */
 struct pp_result {

@@ -93,14 +93,25 @@ pp_init_ctx(struct droce_device *dev, const struct pp_opts *o, int page_size)
 	ctx->page_size = page_size;
 
 	rc = posix_memalign(&buf, (size_t)page_size,
-			    ctx->buf_len > 0 ? ctx->buf_len : 1);
+			    2 * ctx->buf_len > 0 ? 2 * ctx->buf_len : 1);
 	if (rc != 0) {
 		fprintf(stderr, "Couldn't allocate work buf: %s\n",
 			strerror(rc));
 		goto clean_ctx;
 	}
 	ctx->buf = buf;
-	memset(ctx->buf, 0x7b, ctx->buf_len);
+	memset(ctx->buf, PP_CHK_FILL, ctx->buf_len);
+	/*
+	 * The examples receive into the buffer they send from.  A -c client
+	 * receives into a second half instead, which starts as bytes the
+	 * pattern never holds: the client's check then sees the server's
+	 * echo, not its own pattern (the bytes on the wire are unchanged).
+	 */
+	ctx->rbuf = ctx->buf;
+	if (o->validate_buf && o->servername != NULL) {
+		ctx->rbuf = ctx->buf + ctx->buf_len;
+		memset(ctx->rbuf, PP_CHK_UNWRITTEN, ctx->buf_len);
+	}
 
 	ctx->context = droce_open_device(dev);
 	if (ctx->context == NULL) {
@@ -134,7 +145,7 @@ pp_init_ctx(struct droce_device *dev, const struct pp_opts *o, int page_size)
 		goto clean_device;
 	}
 
-	ctx->mr = droce_reg_mr(ctx->pd, ctx->buf, ctx->buf_len,
+	ctx->mr = droce_reg_mr(ctx->pd, ctx->buf, 2 * ctx->buf_len,
 			       DROCE_ACCESS_LOCAL_WRITE);
 	if (ctx->mr == NULL) {
 		fprintf(stderr, "Couldn't register MR: %s\n", strerror(errno));
@@ -287,7 +298,7 @@ int
 pp_post_recv(struct pp_ctx *ctx, int n)
 {
 	struct droce_sge list = {
-		.addr = (uintptr_t)ctx->buf,
+		.addr = (uintptr_t)ctx->rbuf,
 		.length = (uint32_t)ctx->buf_len,
 		.lkey = ctx->mr->lkey,
 	};

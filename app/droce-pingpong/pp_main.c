@@ -6,7 +6,9 @@
  *
  * Output and exit status are the examples': the "local address" and
  * "remote address" lines, the two result lines, "invalid data in page %d"
- * with -c on the server; 0 on success, 1 on any failure.  Unlike the
+ * with -c; 0 on success, 1 on any failure.  With -c droce checks in both
+ * roles, adds a "data check ..." line and fails on wrong data (pp_chk.c),
+ * where the examples only print.  Unlike the
  * examples, a failure after droce_init still releases what was created and
  * stops EAL (droce_cleanup), so hugepage files and vdev sockets go away.
  */
@@ -215,9 +217,11 @@ run(struct pp_opts *o, struct droce_device *dev)
 	pp_report(o, &res, stdout);
 	if (o->kind == PP_RC)
 		linger(ctx);
-	if (o->servername == NULL && o->validate_buf)
-		pp_chk_verify(ctx->buf + (o->kind == PP_UD ? PP_UD_GRH_LEN : 0),
-			      o->size, (size_t)page_size, stdout);
+	/* both roles, every byte; a mismatch fails (pp_chk.c) */
+	if (o->validate_buf &&
+	    pp_chk_verify(ctx->rbuf + (o->kind == PP_UD ? PP_UD_GRH_LEN : 0),
+			  o->size, (size_t)page_size, stdout) != 0)
+		goto out;
 	ret = 0;
 out:
 	if (pp_close_ctx(ctx) != 0)

@@ -128,6 +128,45 @@ start_guest() {
 	log "guest GID index: IPv4 $G_GID4, IPv6 $G_GID6"
 }
 
+# Why a pingpong case failed, judged from the outputs (nothing if it
+# passed).  $1 rc|ud, $2 guest log, $3 droce log, $4.. the options.  Both
+# sides print the byte and iteration counts the options ask for; an RC case
+# must use -c: droce verifies every byte it received in both roles
+# ("data check passed", app/droce-pingpong/pp_chk.c) and the guest's
+# ibv_rc_pingpong, as the server, the page starts (it prints
+# "invalid data in page N" but exits 0, so its output is what counts).
+pingpong_failure() {
+	local kind=$1 gl=$2 dl=$3 size iters=1000 chk=0 f
+	shift 3
+	size=$([ "$kind" = ud ] && echo 1024 || echo 4096)
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-s) size=$2; shift ;;
+		-n) iters=$2; shift ;;
+		-c) chk=1 ;;
+		esac
+		shift
+	done
+	if [ "$kind" = rc ] && [ "$chk" = 0 ]; then
+		echo "an RC case without -c checks no data"
+		return
+	fi
+	for f in "$gl" "$dl"; do
+		if ! grep -q "^$((size * iters * 2)) bytes in .* seconds = .* Mbit/sec" "$f" ||
+		   ! grep -q "^$iters iters in .* seconds = .* usec/iter" "$f"; then
+			echo "$(basename "$f"): no result lines for $((size * iters * 2)) bytes, $iters iters"
+			return
+		fi
+		if grep -q 'invalid data' "$f"; then
+			echo "$(basename "$f"): invalid data"
+			return
+		fi
+	done
+	if [ "$chk" = 1 ] && ! grep -q "^data check passed: all $size bytes " "$dl"; then
+		echo "droce: no \"data check passed\" for $size bytes"
+	fi
+}
+
 # One pingpong case.  $1 rc|ud, $2 name, $3 droce role (server|client),
 # $4 droce -g, $5 guest -g, $6.. options for both sides.
 pingpong_case() {
@@ -159,13 +198,13 @@ pingpong_case() {
 		wait "$gpid"
 		rc_g=$?
 	fi
-	if [ "$rc_g" = 0 ] && [ "$rc_d" = 0 ] &&
-	   grep -q 'bytes in .* seconds = .* Mbit/sec' "$gl" &&
-	   grep -q 'bytes in .* seconds = .* Mbit/sec' "$dl" &&
+	local why
+	why=$(pingpong_failure "$kind" "$gl" "$dl" "$@")
+	if [ "$rc_g" = 0 ] && [ "$rc_d" = 0 ] && [ -z "$why" ] &&
 	   { [ -z "${LOSS:-}" ] || [ "$(recovered "$dl")" -gt 0 ]; }; then
-		ok "$gprog $name (droce $role; $opts)${LOSS:+; $(grep '^droce counters' "$dl")}"
+		ok "$gprog $name (droce $role; $opts; $(grep -m 1 '^data check passed' "$dl" | cut -d: -f2- | cut -c2-))${LOSS:+; $(grep '^droce counters' "$dl")}"
 	else
-		log "guest rc=$rc_g droce rc=$rc_d"
+		log "guest rc=$rc_g droce rc=$rc_d${why:+; $why}"
 		cat "$gl" "$dl" >"$LOGDIR/$T.both"
 		not_ok "$gprog $name (droce $role; $opts)" "$LOGDIR/$T.both"
 	fi
@@ -350,7 +389,7 @@ builtin_cases() {
 		pingpong_case rc "IPv4 MTU 4096" "$role" 0 "$G_GID4" \
 			-m 4096 -s 65536 -n 20 -c
 		pingpong_case rc "IPv6" "$role" 1 "$G_GID6" -m 1024 -s 4096 -n 20 -c
-		pingpong_case ud "IPv4" "$role" 0 "$G_GID4" -s 512 -n 20
+		pingpong_case ud "IPv4" "$role" 0 "$G_GID4" -s 512 -n 20 -c
 	done
 	imm_case client
 	imm_case server

@@ -16,7 +16,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <time.h>
+
 #include "perf.h"
+#include "perf_peerdata.h"
 
 static FILE *devnull;
 
@@ -212,10 +215,12 @@ test_dest_roundtrip(void **state)
 	p.duration = 3;
 	p.all_sizes = 1;
 	p.atomic = 1;
+	p.seed = 0xfedcba98;
 	assert_true(perf_params_format(&p, pmsg) > 0);
+	assert_string_equal(pmsg, "DPERF3 atomic_lat 8 100000000 3 1 1 fedcba98");
 	assert_int_equal(perf_params_parse(pmsg, &q), 0);
 	assert_memory_equal(&p, &q, sizeof(p));
-	memcpy(pmsg, "XPERF2", 6);
+	memcpy(pmsg, "XPERF3", 6);
 	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
 	memset(pmsg, 'a', sizeof(pmsg));
 	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
@@ -358,6 +363,67 @@ test_tables(void **state)
 	free(s);
 }
 
+/* A buffer as perftest 4.5-0.17's create_single_mr fills it, t_ago
+ * seconds ago: srand(time(NULL)), then (char)rand() per byte. */
+static void
+perftest_fill(uint8_t *buf, size_t n, long t_ago)
+{
+	size_t i;
+
+	srand((unsigned int)(time(NULL) - t_ago));
+	for (i = 0; i < n; i++)
+		buf[i] = (uint8_t)(char)rand();
+}
+
+static void
+test_perftest_bytes(void **state)
+{
+	static uint8_t peer[2 * 8192], got[8192];
+	char found[256], want[128];
+
+	(void)state;
+	perftest_fill(peer, sizeof(peer), 5);
+	/* a READ of the peer's rx half: offset 8192 of its buffer */
+	memcpy(got, peer + 8192, sizeof(got));
+	assert_int_equal(perf_perftest_bytes(got, sizeof(got), sizeof(peer),
+					     "t", found, sizeof(found)), 0);
+	snprintf(want, sizeof(want), "all 8192 bytes equal perftest's buffer "
+		 "(rand() after srand(%ld), ", (long)time(NULL) - 5);
+	/* (the "s before" figure may tick over: compare up to it) */
+	assert_memory_equal(found, want, strlen(want));
+	assert_non_null(strstr(found, "; offset 8192 of its 16384 bytes)"));
+	/* a WRITE from its tx half at a cache-line offset */
+	assert_int_equal(perf_perftest_bytes(peer + 640, 64, sizeof(peer), "t",
+					     found, sizeof(found)), 0);
+	assert_non_null(strstr(found, "offset 640 "));
+	/* 7 bytes could match by chance: not checked, and said so */
+	assert_int_equal(perf_perftest_bytes(peer, 7, sizeof(peer), "t",
+					     found, sizeof(found)), 2);
+	assert_string_equal(found, "7 bytes are too few to tell perftest's "
+			    "buffer from chance");
+	/* one wrong byte anywhere fails */
+	got[4000] ^= 0x01;
+	assert_int_equal(perf_perftest_bytes(got, sizeof(got), sizeof(peer),
+					     "t", found, sizeof(found)), 1);
+	got[4000] ^= 0x01;
+	got[8191] ^= 0x80;
+	assert_int_equal(perf_perftest_bytes(got, sizeof(got), sizeof(peer),
+					     "t", found, sizeof(found)), 1);
+	/* bytes nobody wrote, a seed older than the window, an unaligned
+	 * window, a window that does not fit */
+	memset(got, 0, sizeof(got));
+	assert_int_equal(perf_perftest_bytes(got, sizeof(got), sizeof(peer),
+					     "t", found, sizeof(found)), 1);
+	perftest_fill(peer, sizeof(peer), 700);
+	assert_int_equal(perf_perftest_bytes(peer, 64, sizeof(peer), "t",
+					     found, sizeof(found)), 1);
+	perftest_fill(peer, sizeof(peer), 0);
+	assert_int_equal(perf_perftest_bytes(peer + 8, 64, sizeof(peer), "t",
+					     found, sizeof(found)), 1);
+	assert_int_equal(perf_perftest_bytes(peer, 64, 32, "t", found,
+					     sizeof(found)), 1);
+}
+
 int
 main(void)
 {
@@ -371,6 +437,7 @@ main(void)
 		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_perftest_bytes),
 	};
 	int rc;
 

@@ -10,7 +10,8 @@ checks what ibv_rc_pingpong / ibv_ud_pingpong users look at:
     "local address" (LID, QPN, PSN, GID), the GIDs are the IPv4-mapped
     198.18.5.1 / 198.18.5.2, the UD local line keeps ud_pingpong's ':';
   - "<size*iters*2> bytes in ..." and "<iters> iters in ..." on both sides;
-  - with -c, no "invalid data in page" from the server.
+  - with -c, on both sides "data check passed" for all size bytes and no
+    "invalid data in page".
 Plus failure paths: unsupported options, an unknown device, a UD message
 larger than the port MTU, --help without EAL.
 
@@ -41,6 +42,8 @@ REMOTE_RE = re.compile(r"^  remote address: LID 0x([0-9a-f]{4}), QPN 0x([0-9a-f]
                        r"PSN 0x([0-9a-f]{6}), GID (\S+)$", re.M)
 BYTES_RE = re.compile(r"^(\d+) bytes in (\d+\.\d\d) seconds = (-?[\d.]+|inf|nan) Mbit/sec$", re.M)
 ITERS_RE = re.compile(r"^(\d+) iters in (\d+\.\d\d) seconds = (-?[\d.]+|inf|nan) usec/iter$", re.M)
+
+CHK_PASSED_RE_FMT = r"^data check passed: all {} bytes received as the -c pattern "
 
 failures = []
 
@@ -231,9 +234,12 @@ def check_pair(case, kind, res, size, iters, chk, gids):
         if int(it.group(1)) != iters:
             fail(case, f"side {side}: {it.group(1)} iters, expected {iters}")
             ok = False
-    if chk and "invalid data in page" in outs[0]:
-        fail(case, "server reported invalid data: " + outs[0])
-        ok = False
+    passed_re = re.compile(CHK_PASSED_RE_FMT.format(size), re.M)
+    if chk:
+        for side, name in ((0, "server"), (1, "client")):
+            if "invalid data in page" in outs[side] or not passed_re.search(outs[side]):
+                fail(case, f"{name}: no \"data check passed\" for {size} bytes: " + outs[side])
+                ok = False
     return ok
 
 

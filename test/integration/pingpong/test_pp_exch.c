@@ -658,7 +658,8 @@ test_chk(void **state)
 	FILE *null = fopen("/dev/null", "w");
 
 	(void)state;
-	memset(buf, 0x7b, sizeof(buf));
+	assert_non_null(null);
+	memset(buf, PP_CHK_FILL, sizeof(buf));
 	/* the server's buffer before any data: every page start is wrong */
 	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 4);
 	/* rc_pingpong: buf[i] = i / page_size % sizeof(char), i.e. 0 */
@@ -670,11 +671,49 @@ test_chk(void **state)
 	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 0);
 	buf[2 * 4096] = 1;
 	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 1);
+	/* every byte counts, not only the page starts rdma-core checks */
+	buf[2 * 4096] = 0;
+	buf[4096 + 17] = 0x7a;
+	buf[3 * 4096 + 9] = 0;
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 2);
+	/* a -c client's receive buffer before the echo: all wrong */
+	memset(buf, PP_CHK_UNWRITTEN, sizeof(buf));
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null),
+			 sizeof(buf));
 	/* -s 1: one byte, one page */
-	memset(buf, 0x7b, sizeof(buf));
+	memset(buf, PP_CHK_FILL, sizeof(buf));
 	pp_chk_fill(buf, 1, 4096);
 	assert_int_equal(pp_chk_verify(buf, 1, 4096, null), 0);
 	fclose(null);
+}
+
+/* What the -c lines say, exactly. */
+static void
+test_chk_report(void **state)
+{
+	char buf[4096 + 2], out[512];
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	memset(buf, PP_CHK_FILL, sizeof(buf));
+	pp_chk_fill(buf, sizeof(buf), 4096);
+	buf[4097] = 0x11;
+	f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, f), 1);
+	buf[4097] = 0x7b;
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, f), 0);
+	rewind(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	assert_string_equal(out,
+		"invalid data in page 1\n"
+		"data check FAILED: 1 of 4098 bytes wrong, the first at offset "
+		"4097 (0x11, expected 0x7b)\n"
+		"data check passed: all 4098 bytes received as the -c pattern "
+		"(2 page start(s) 0x00, the rest 0x7b)\n");
 }
 
 /*
@@ -799,6 +838,7 @@ main(void)
 		cmocka_unit_test(test_opts_bad_flow),
 		cmocka_unit_test(test_wants_help),
 		cmocka_unit_test(test_chk),
+		cmocka_unit_test(test_chk_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

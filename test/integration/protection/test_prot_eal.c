@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_prot_eal.c - under EAL, the protection tables of a context live in
- * DPDK's heap (hugepages when the machine has free ones; --no-huge with a
- * warning otherwise), on the requested NUMA socket, and work there.
+ * DPDK's heap (hugepages, or 4K pages under --no-huge), on the requested
+ * NUMA socket, and work there.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -162,36 +162,69 @@ test_register_under_eal(void **state)
 	rte_free(buf);
 }
 
+/*
+ * One EAL per process, so meson runs this twice: test_prot_eal_huge (no
+ * argument: hugepages, which must be free; under DROCE_NO_HUGE=1 it
+ * cannot run and says so with exit 77) and test_prot_eal_nohuge
+ * (--no-huge: 4K pages).  DPDK 22.11 refuses --in-memory with --no-huge
+ * ("--legacy-mem is not compatible with --in-memory": --no-huge implies
+ * legacy memory); --no-shconf keeps that run's files out of the runtime
+ * directory instead.
+ */
+static int
+start_eal(const char *argv0, int huge)
+{
+	char *eal_huge[] = { (char *)argv0, "--no-pci", "--in-memory",
+			     "-l", "0", "--log-level=lib.*:error", NULL };
+	char *eal_nohuge[] = { (char *)argv0, "--no-pci", "--no-shconf",
+			       "--no-huge", "-m", "128", "-l", "0",
+			       "--log-level=lib.*:error", NULL };
+	char **args = huge ? eal_huge : eal_nohuge;
+	int n = 0;
+
+	while (args[n] != NULL)
+		n++;
+	if (rte_eal_init(n, args) < 0) {
+		fprintf(stderr, "rte_eal_init (%s) failed: %s\n",
+			huge ? "hugepages" : "--no-huge",
+			rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	char *eal_huge[] = { argv[0], "--no-pci", "--in-memory", "-l", "0",
-			     "--log-level=lib.*:error", NULL };
-	char *eal_nohuge[] = { argv[0], "--no-pci", "--in-memory", "-l", "0",
-			       "--no-huge", "-m", "128",
-			       "--log-level=lib.*:error", NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tables_in_dpdk_heap),
 		cmocka_unit_test(test_tables_in_dpdk_heap_bad_flow),
 		cmocka_unit_test(test_register_under_eal),
 	};
+	const char *no_huge_env = getenv("DROCE_NO_HUGE");
 	int ret;
 
-	(void)argc;
-	use_huge = free_hugepages() >= 16;
-	if (!use_huge)
-		fprintf(stderr, "WARNING: no free hugepages, running EAL with "
-			"--no-huge (tables in DPDK's heap, 4K pages)\n");
-	if (use_huge)
-		ret = rte_eal_init(6, eal_huge);
-	else
-		ret = rte_eal_init(9, eal_nohuge);
-	if (ret < 0) {
-		fprintf(stderr, "rte_eal_init failed: %s\n",
-			rte_strerror(rte_errno));
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--no-huge") != 0)) {
+		fprintf(stderr, "usage: %s [--no-huge]\n", argv[0]);
+		return 2;
+	}
+	use_huge = argc == 1;
+	if (use_huge && no_huge_env != NULL && strcmp(no_huge_env, "1") == 0) {
+		fprintf(stderr, "DROCE_NO_HUGE=1: the hugepage run cannot run "
+			"here\n");
+		return 77;
+	}
+	if (use_huge && free_hugepages() < 16) {
+		fprintf(stderr, "no free hugepages (fewer than 16): run "
+			"usertools/droce-setup\n");
 		return 1;
 	}
-	ret = cmocka_run_group_tests_name("protection_eal", tests, NULL, NULL);
+	if (start_eal(argv[0], use_huge) != 0)
+		return 1;
+	printf("EAL with %s\n", use_huge ? "hugepages" : "--no-huge");
+	ret = cmocka_run_group_tests_name(use_huge ? "protection_eal_huge" :
+					  "protection_eal_nohuge", tests,
+					  NULL, NULL);
 	rte_eal_cleanup();
 	return ret;
 }

@@ -22,7 +22,8 @@ guest_access_cases() {
 	local gl=$LOGDIR/access.guest dl=$LOGDIR/access.droce rc_g rc_d dpid name g d
 
 	if [ ! -x "$GUEST_ACCESS" ] || [ ! -x "$ACCESS" ]; then
-		ok "guest access checks # SKIP guest-access or droce-access not built (libibverbs-dev missing?)"
+		# droce-setup installs libibverbs-dev: missing programs are a failure
+		not_ok "guest access checks: guest-access or droce-access not built (libibverbs-dev missing? run usertools/droce-setup)"
 		return
 	fi
 	# the guest has rdma-core 44 and the host's Debian 12 libc: the host's
