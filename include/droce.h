@@ -16,6 +16,7 @@
 #ifndef DROCE_H
 #define DROCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,31 @@ extern "C" {
 #define DROCE_VERSION_MAJOR 0
 #define DROCE_VERSION_MINOR 1
 
-/* A device context (ibv_context).  Opaque: fields are private to lib/verbs. */
-struct droce_context;
+struct droce_device;
+struct prot_tables;
+struct tp_dev;
+struct verbs_events;
+
+/*
+ * A device context (struct ibv_context).  device and async_fd are
+ * ibverbs' fields; the fields after them are private to droce (lib/verbs)
+ * and may change.
+ */
+struct droce_context {
+	struct droce_device *device;	/* droce_open_device()'s, or NULL */
+	/*
+	 * Asynchronous events (droce_get_async_event): an eventfd, readable
+	 * (poll/epoll) while an event is pending.  Set O_NONBLOCK on it with
+	 * fcntl() for a droce_get_async_event that does not block.
+	 */
+	int async_fd;
+	/* private to droce */
+	struct prot_tables *prot;	/* PD/MR/MW tables */
+	struct tp_dev *tp;		/* transport engine; NULL until a link */
+	struct verbs_events *events;	/* events taken from the engine */
+	int socket_id;
+	bool dedicated;			/* tp runs on a transport lcore */
+};
 
 /* ---- Protection domains, memory regions, memory windows ------------------ */
 /* (section owned by lib/protection + lib/verbs; see docs in those folders) */
@@ -591,6 +615,76 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		    struct droce_recv_wr **bad_wr);
 
 
+/* ---- Asynchronous events (ibv_get_async_event) --------------------------- */
+/*
+ * Same values as enum ibv_event_type.  droce raises:
+ *   QP_REQ_ERR     an RC responder NAKed an invalid request that used no
+ *                  receive WQE (a WRITE/READ/atomic the QP's access flags
+ *                  forbid, a bad opcode sequence...), QP now in ERR
+ *                  (IBTA 11.6.3.2 "invalid request local work queue error");
+ *   QP_ACCESS_ERR  the same for a remote access (R_Key) error (IBTA
+ *                  11.6.3.2 "local access violation work queue error");
+ *   QP_FATAL       a QP went to ERR for another reason no completion reports;
+ *   COMM_EST       the first packet reached a QP in RTR (IBTA 11.6.3.1);
+ *   SQ_DRAINED     a QP moved to SQD with en_sqd_async_notify finished the
+ *                  messages it had started (IBTA 10.3.1, 11.6.3.1);
+ *   CQ_ERR         a CQ overran (a completion was lost, IBTA 11.4.2.1);
+ *   PORT_ACTIVE / PORT_ERR  the link came up / went down.
+ * The others are never raised (no paths to migrate, no SRQ, no SM).
+ */
+enum droce_event_type {
+	DROCE_EVENT_CQ_ERR,
+	DROCE_EVENT_QP_FATAL,
+	DROCE_EVENT_QP_REQ_ERR,
+	DROCE_EVENT_QP_ACCESS_ERR,
+	DROCE_EVENT_COMM_EST,
+	DROCE_EVENT_SQ_DRAINED,
+	DROCE_EVENT_PATH_MIG,
+	DROCE_EVENT_PATH_MIG_ERR,
+	DROCE_EVENT_DEVICE_FATAL,
+	DROCE_EVENT_PORT_ACTIVE,
+	DROCE_EVENT_PORT_ERR,
+	DROCE_EVENT_LID_CHANGE,
+	DROCE_EVENT_PKEY_CHANGE,
+	DROCE_EVENT_SM_CHANGE,
+	DROCE_EVENT_SRQ_ERR,
+	DROCE_EVENT_SRQ_LIMIT_REACHED,
+	DROCE_EVENT_QP_LAST_WQE_REACHED,
+	DROCE_EVENT_CLIENT_REREGISTER,
+	DROCE_EVENT_GID_CHANGE,
+	DROCE_EVENT_WQ_FATAL,
+};
+
+struct droce_async_event {
+	union {
+		struct droce_cq *cq;
+		struct droce_qp *qp;
+		void *srq;		/* no SRQs yet */
+		void *wq;		/* no WQs */
+		int port_num;
+	} element;
+	enum droce_event_type event_type;
+};
+
+/*
+ * The next event of the context, oldest first: 0, or -1 with errno set
+ * (EAGAIN: none pending and context->async_fd is O_NONBLOCK; EINVAL).
+ * Blocks until one arrives otherwise.  Every event got must be acked.
+ * Events are queued per context up to a limit (4096); beyond it an event
+ * is dropped and counted (async_event_drop).
+ */
+int droce_get_async_event(struct droce_context *context,
+			  struct droce_async_event *event);
+/*
+ * Acknowledge an event got from droce_get_async_event.  droce_destroy_qp
+ * and droce_destroy_cq wait until every event for the object that was got
+ * has been acked (as ibverbs); events for it not got yet are discarded.
+ */
+void droce_ack_async_event(struct droce_async_event *event);
+/* ibv_event_type_str() */
+const char *droce_event_type_str(enum droce_event_type event);
+
+
 /* ---- Devices: EAL start-up, the device list, ports and GIDs --------------- */
 /*
  * droce owns DPDK ports.  A program starts with droce_init(argc, argv):
@@ -610,8 +704,6 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 int droce_init(int argc, char **argv);
 /* Stop every device and EAL (droce extension). */
 void droce_cleanup(void);
-
-struct droce_device;
 
 /* NULL-terminated; *num_devices (if not NULL) set.  NULL with errno on error. */
 struct droce_device **droce_get_device_list(int *num_devices);

@@ -47,6 +47,9 @@ struct droce_link_ops {
 			       struct rte_mbuf **pkts, uint16_t n);
 	uint16_t (*tx_burst_q)(struct droce_link *link, uint16_t q,
 			       struct rte_mbuf **pkts, uint16_t n);
+	/* Optional: the carrier, 1 up, 0 down, < 0 unknown.  Asked every few
+	 * ms by the lcore that polls queue 0 (port events). */
+	int (*link_status)(struct droce_link *link);
 };
 
 struct droce_link {

@@ -45,7 +45,9 @@
 	X(HANDOFF_RX,           "shard_handoff_rx", "frames received on one shard, handed to the owner") \
 	X(HANDOFF_TX,           "shard_handoff_tx", "frames handed to shard 0 to send") \
 	X(HANDOFF_DROP,         "shard_handoff_drop", "frames dropped: a shard's handoff ring full") \
-	X(SHARD_LINK_RX,        "shard_link_rx", "frames a shard took from its own link queue")
+	X(SHARD_LINK_RX,        "shard_link_rx", "frames a shard took from its own link queue") \
+	X(ASYNC_EVENTS,         "async_events", "asynchronous events raised") \
+	X(ASYNC_EVENT_DROP,     "async_event_drop", "asynchronous events lost: the context's queue full")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

@@ -101,6 +101,8 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
 	if (!tp_qp_can_receive(qp))
 		return false;
+	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
+		tp_event_comm_est(qp);
 	if (pkt.op->mask & ROCE_OPM_REQ)
 		tp_resp_rx(qp, &pkt, frame);
 	else

@@ -29,6 +29,7 @@ verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
 		rc = tp_dev_create(ctx, ctx->prot, cfg, &ctx->tp);
 		if (rc != 0)
 			return -rc;
+		tp_dev_set_event_fd(ctx->tp, ctx->async_fd);
 	}
 	return -tp_dev_attach_link(ctx->tp, link);
 }
@@ -71,6 +72,7 @@ verbs_detach_link(struct droce_context *ctx)
 		return -rc;
 	ctx->tp = NULL;
 	ctx->dedicated = false;
+	verbs_events_reset(ctx);	/* events not taken went with the engine */
 	return 0;
 }
 
@@ -78,6 +80,12 @@ struct tp_dev *
 verbs_tp(struct droce_context *ctx)
 {
 	return ctx->tp;
+}
+
+int
+verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
+{
+	return ctx->tp != NULL ? tp_dev_event_take(ctx->tp, ev) : -EAGAIN;
 }
 
 /*
@@ -153,11 +161,18 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 	return pub;
 }
 
+/* As ibverbs: waits until every CQ_ERR event got for it was acked. */
 int
 droce_destroy_cq(struct droce_cq *cq)
 {
+	int rc;
+
 	if (cq == NULL)
 		return EINVAL;
+	rc = -tp_cq_mute_events(tp_cq_from_pub(cq));	/* EBUSY while QPs use it */
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(cq->context, cq);
 	return tp_dev_call(cq->context->tp, cq_destroy_fn, tp_cq_from_pub(cq));
 }
 
@@ -309,6 +324,11 @@ droce_destroy_qp(struct droce_qp *qp)
 		return EINVAL;
 	ctx = qp->context;
 	pd = qp->pd->handle;
+	/* as ibverbs: wait until every event got for it was acked */
+	rc = -tp_qp_mute_events(tp_qp_from_pub(qp));
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(ctx, qp);
 	rc = tp_dev_call(ctx->tp, qp_destroy_fn, tp_qp_from_pub(qp));
 	if (rc != 0)
 		return rc;

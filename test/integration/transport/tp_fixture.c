@@ -212,7 +212,8 @@ fx_destroy_qps(struct fx *f)
 }
 
 static void
-connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o)
+connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o,
+	    bool to_rts)
 {
 	struct droce_qp_attr a;
 	int mask;
@@ -247,6 +248,8 @@ connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o
 			mask |= DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER;
 	}
 	assert_int_equal(droce_modify_qp(self->qp, &a, mask), 0);
+	if (!to_rts)
+		return;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DROCE_QPS_RTS;
@@ -303,8 +306,8 @@ fx_connect(struct fx *f, const struct fx_qp_opts *opts)
 	init.recv_cq = f->b.cq;
 	f->b.qp = droce_create_qp(f->b.pd, &init);
 	assert_non_null(f->b.qp);
-	connect_one(&f->a, &f->b, &o);
-	connect_one(&f->b, &f->a, &o);
+	connect_one(&f->a, &f->b, &o, true);
+	connect_one(&f->b, &f->a, &o, !o.b_rtr_only);
 }
 
 int

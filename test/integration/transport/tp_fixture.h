@@ -44,6 +44,7 @@ struct fx_qp_opts {
 	unsigned int access;		/* 0: remote write/read/atomic */
 	uint32_t max_wr;		/* 0: 256 */
 	bool ipv6;
+	bool b_rtr_only;		/* leave b's QP in RTR */
 };
 
 /* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
