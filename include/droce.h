@@ -125,10 +125,12 @@ struct droce_qp;
 /*
  * Work-request opcodes (enum ibv_wr_opcode, same values).  The send work
  * request itself comes with the transport; DROCE_WR_BIND_MW binds a type-2
- * window to the posting QP, DROCE_WR_LOCAL_INV invalidates a type-2 window's
- * rkey, DROCE_WR_SEND_WITH_INV asks the peer to invalidate one; all three
+ * window to the posting QP (a type-1 window: what droce_bind_mw posts),
+ * DROCE_WR_LOCAL_INV invalidates a type-2 window's rkey,
+ * DROCE_WR_SEND_WITH_INV asks the peer to invalidate one; all three
  * execute in order when the transport processes the WR (lib/protection:
- * prot_mw_bind_type2, prot_local_invalidate, prot_remote_invalidate).
+ * prot_mw_bind_type2 / prot_mw_bind_type1_key, prot_local_invalidate,
+ * prot_remote_invalidate).
  */
 enum droce_wr_opcode {
 	DROCE_WR_RDMA_WRITE = 0,
@@ -224,12 +226,18 @@ struct droce_mw *droce_alloc_mw(struct droce_pd *pd, enum droce_mw_type type);
 /* Returns 0; a bound window is unbound (its rkey revoked) first. */
 int droce_dealloc_mw(struct droce_mw *mw);
 /*
- * Bind a type-1 window (ibv_bind_mw).  Returns 0 and a new mw->rkey, or an
- * errno: EINVAL (type 2, MR without MW_BIND, range outside the MR, rights
- * not allowed by the MR (remote write/atomic need LOCAL_WRITE on it),
- * ZERO_BASED), EPERM (MR in another PD).  bind_info.length 0 unbinds.
- * The bind executes synchronously: qp must be non-NULL but is not otherwise
- * used until QPs exist (a type-1 bind is not ordered with the QP's WRs yet).
+ * Bind a type-1 window (ibv_bind_mw): posts a BIND_MW work request on qp's
+ * send queue with the new rkey droce_inc_rkey(mw->rkey), and on success
+ * sets mw->rkey to it.  The bind executes in order with the QP's other
+ * work requests: once it (or a later WR of the QP) has completed, peers
+ * may use the new rkey.  With DROCE_SEND_SIGNALED (or sq_sig_all) it
+ * completes with a DROCE_WC_BIND_MW CQE; a bind that fails when it executes (range outside the MR, rights
+ * the MR does not allow: remote write/atomic need LOCAL_WRITE on it, MR
+ * without MW_BIND, ZERO_BASED) completes with DROCE_WC_MW_BIND_ERR,
+ * signalled or not, and moves the QP to ERR.  bind_info.length 0 unbinds.
+ * Returns 0 or an errno found at post time: EINVAL (type-2 window, NULL
+ * MR, objects of another context, a UD QP, a QP in RESET/INIT/RTR), EPERM
+ * (window and MR in different PDs), ENOMEM (send queue full).
  */
 int droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw,
 		  struct droce_mw_bind *mw_bind);

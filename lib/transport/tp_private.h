@@ -105,6 +105,7 @@ struct tp_send_wqe {
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
 	/* BIND_MW */
+	uint8_t mw_type;	/* enum droce_mw_type */
 	uint32_t mw_index;
 	uint32_t bind_rkey;
 	uint32_t bind_mr_key;

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "droce.h"
 #include "transport.h"
@@ -343,6 +344,42 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 	if (qp == NULL || bad_wr == NULL)
 		return EINVAL;
 	return tp_post_send(tp_qp_from_pub(qp), wr, bad_wr);
+}
+
+/*
+ * ibv_bind_mw: a BIND_MW work request on the QP's send queue with the next
+ * rkey (ibv_inc_rkey), executed in order with the QP's other WRs; what only
+ * execution can check (the MR's rights and range) fails in the CQE.
+ */
+int
+droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw, struct droce_mw_bind *mw_bind)
+{
+	const struct droce_mw_bind_info *bi;
+	struct droce_send_wr wr, *bad;
+	int rc;
+
+	if (qp == NULL || mw == NULL || mw_bind == NULL || mw->type != DROCE_MW_TYPE_1 ||
+	    mw->context != qp->context)
+		return EINVAL;	/* type-2 windows: DROCE_WR_BIND_MW via droce_post_send */
+	bi = &mw_bind->bind_info;
+	if (bi->length != 0) {
+		if (bi->mr == NULL || bi->mr->context != mw->context)
+			return EINVAL;
+		if (bi->mr->pd != mw->pd)
+			return EPERM;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = DROCE_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = droce_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = *bi;
+	rc = droce_post_send(qp, &wr, &bad);
+	if (rc != 0)
+		return rc;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 int
