@@ -678,8 +678,8 @@ struct droce_async_event {
  * The next event of the context, oldest first: 0, or -1 with errno set
  * (EAGAIN: none pending and context->async_fd is O_NONBLOCK; EINVAL).
  * Blocks until one arrives otherwise.  Every event got must be acked.
- * Events are queued per context up to a limit (4096); beyond it an event
- * is dropped and counted (async_event_drop).
+ * Events nobody takes wait up to a limit (4096 in the engine, as many in
+ * lib/verbs); beyond it an event is dropped and counted (async_event_drop).
  */
 int droce_get_async_event(struct droce_context *context,
 			  struct droce_async_event *event);

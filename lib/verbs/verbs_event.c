@@ -28,6 +28,9 @@
 #include "droce.h"
 #include "verbs_private.h"
 
+/* Events taken from the engine and held here at most (collect). */
+#define VERBS_EVENTS_HELD 4096
+
 /* A growable FIFO of events (events are rare: memmove is fine). */
 struct ev_list {
 	struct droce_async_event *ev;
@@ -152,15 +155,22 @@ take_count(int fd)
 	       read(fd, &v, sizeof(v)) == sizeof(v);
 }
 
-/* Under the lock: the engine's ring -> pending, and counts owed read. */
+/*
+ * Under the lock: the engine's ring -> pending, and counts owed read.
+ * Pending holds up to VERBS_EVENTS_HELD events, so that a program that
+ * never takes events leaves the rest in the engine's ring, which then
+ * drops and counts them; all: everything (before an object is freed,
+ * none of its events may stay in the ring).
+ */
 static void
-collect(struct droce_context *ctx)
+collect(struct droce_context *ctx, bool all)
 {
 	struct verbs_events *e = ctx->events;
 	struct droce_async_event ev;
 
 	/* (out of memory: the rest waits in the engine's ring) */
-	while (ev_reserve(&e->pending) && verbs_engine_event(ctx, &ev) == 0)
+	while ((all || e->pending.n < VERBS_EVENTS_HELD) && ev_reserve(&e->pending) &&
+	       verbs_engine_event(ctx, &ev) == 0)
 		e->pending.ev[e->pending.n++] = ev;
 	while (e->debt > 0 && take_count(ctx->async_fd))
 		e->debt--;
@@ -173,7 +183,7 @@ take_event(struct droce_context *ctx, struct droce_async_event *out)
 {
 	struct verbs_events *e = ctx->events;
 
-	collect(ctx);
+	collect(ctx, false);
 	if (e->pending.n == 0)
 		return 0;
 	if (ev_object(&e->pending.ev[0]) != NULL && !ev_reserve(&e->taken))
@@ -259,7 +269,7 @@ verbs_events_forget(struct droce_context *ctx, const void *obj)
 	struct verbs_events *e = ctx->events;
 
 	pthread_mutex_lock(&e->lock);
-	collect(ctx);
+	collect(ctx, true);
 	for (size_t i = e->pending.n; i-- > 0;) {
 		if (ev_object(&e->pending.ev[i]) != obj)
 			continue;

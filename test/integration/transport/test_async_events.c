@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Asynchronous events (droce_get_async_event, IBTA 11.6.3) between two
- * droce stacks over the virtual wire, run twice: engines on this lcore
- * (run-to-completion), then on a dedicated transport lcore.  Each test
+ * droce stacks over the virtual wire, run three times: engines on this
+ * lcore (run-to-completion), on a dedicated transport lcore, and sharded
+ * over two transport lcores (events raised by either shard).  Each test
  * checks the exact events of each context (type and object, and that
  * nothing else is pending: async_fd not readable, a non-blocking get
  * EAGAIN), the completions that go with them and the remote bytes.
@@ -30,6 +31,8 @@
 
 static struct fx f;
 static bool dedicated;
+/* local ACK timeout of the QPs: two shard lcores share a CPU (lcores README) */
+static uint8_t qp_timeout = 8;
 
 static bool
 readable(int fd)
@@ -49,11 +52,20 @@ set_nonblock(struct fx_end *e)
 }
 
 static void
+connect_pair(const struct fx_qp_opts *o)
+{
+	struct fx_qp_opts c = *o;
+
+	c.timeout = qp_timeout;
+	fx_connect(&f, &c);
+}
+
+static void
 open_pair(const struct fx_qp_opts *o)
 {
 	fx_open(&f, NULL, BUF);
 	if (o != NULL)
-		fx_connect(&f, o);
+		connect_pair(o);
 	set_nonblock(&f.a);
 	set_nonblock(&f.b);
 	memset(f.b.buf, 0x77, BUF);
@@ -194,7 +206,7 @@ static void
 to_rts(struct droce_qp *qp)
 {
 	struct droce_qp_attr a = {
-		.qp_state = DROCE_QPS_RTS, .timeout = 8, .retry_cnt = 7,
+		.qp_state = DROCE_QPS_RTS, .timeout = qp_timeout, .retry_cnt = 7,
 		.rnr_retry = 7, .max_rd_atomic = 16,
 	};
 
@@ -309,7 +321,7 @@ test_cq_overrun(void **state)
 	assert_int_equal(droce_destroy_cq(f.a.cq), 0);
 	f.a.cq = droce_create_cq(f.a.ctx, 4, NULL, NULL, 0);
 	assert_non_null(f.a.cq);
-	fx_connect(&f, &(struct fx_qp_opts){ 0 });
+	connect_pair(&(struct fx_qp_opts){ 0 });
 	for (int i = 0; i < n; i++)
 		assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, (uint64_t)i,
 					 f.a.buf + 64 * i, 64, f.a.mr->lkey,
@@ -443,12 +455,14 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_destroy_discards_unread),
 		cmocka_unit_test(test_port_events),
 	};
+	const unsigned int shard_lcores[] = { 1, 2 };
 	int failed;
 
 	(void)argc;
-	fx_eal_init_lcores(argv[0], "0,1");
-	if (!rte_lcore_is_enabled(TRANSPORT_LCORE)) {
-		fprintf(stderr, "lcore %d not available\n", TRANSPORT_LCORE);
+	/* lcores 1 and 2 share CPU 1 (the machine has 2) */
+	fx_eal_init_lcores(argv[0], "0@0,1@1,2@1");
+	if (!rte_lcore_is_enabled(1) || !rte_lcore_is_enabled(2)) {
+		fprintf(stderr, "lcores 1 and 2 not available\n");
 		return 1;
 	}
 	failed = cmocka_run_group_tests_name("async_events_run_to_completion", tests,
@@ -456,6 +470,11 @@ main(int argc, char **argv)
 	dedicated = true;
 	fx_set_transport_lcore(TRANSPORT_LCORE);
 	failed += cmocka_run_group_tests_name("async_events_transport_lcore", tests,
+					      NULL, NULL);
+	fx_set_transport_lcore(-1);
+	fx_set_transport_lcores(shard_lcores, 2);
+	qp_timeout = 14;
+	failed += cmocka_run_group_tests_name("async_events_two_shards", tests,
 					      NULL, NULL);
 	return failed;
 }
