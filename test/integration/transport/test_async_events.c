@@ -114,36 +114,12 @@ expect_event(struct fx_end *e, enum droce_event_type type, void *obj)
 	droce_ack_async_event(&ev);
 }
 
-static void
-assert_state(struct droce_qp *qp, enum droce_qp_state s)
-{
-	struct droce_qp_attr attr;
-	struct droce_qp_init_attr init;
-
-	assert_int_equal(droce_query_qp(qp, &attr, 0, &init), 0);
-	assert_int_equal(attr.qp_state, s);
-}
-
-static void
-assert_untouched(size_t off, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (f.b.buf[off + i] != 0x77)
-			fail_msg("remote byte %zu was written", off + i);
-}
-
-/* One signalled WRITE of 64 bytes from a to b; its completion status. */
+/* One signalled WRITE of 64 bytes from a to b at off; its status. */
 static enum droce_wc_status
 write64(uint64_t wr_id, size_t off, uint32_t rkey)
 {
-	struct droce_wc wc;
-
-	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, wr_id, f.a.buf + off, 64,
-				 f.a.mr->lkey, (uintptr_t)(f.b.buf + off), rkey,
-				 DROCE_SEND_SIGNALED), 0);
-	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
-	assert_int_equal(wc.wr_id, wr_id);
-	return wc.status;
+	return fx_post_wait(&f, &f.a, DROCE_WR_RDMA_WRITE, wr_id, f.a.buf + off, 64,
+			    (uintptr_t)(f.b.buf + off), rkey);
 }
 
 static void
@@ -179,8 +155,8 @@ test_write_without_remote_write(void **state)
 	assert_no_event(&f.b);
 	assert_no_event(&f.a);
 	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 0.05), 0);
-	assert_state(f.b.qp, DROCE_QPS_ERR);
-	assert_untouched(0, 64);
+	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
+	fx_assert_bytes(f.b.buf, 64, 0x77);
 	assert_int_equal(fx_counter(&f.b, "async_events"), 1);
 	assert_int_equal(fx_counter(&f.a, "async_events"), 0);
 	fx_close(&f);
@@ -197,8 +173,8 @@ test_bad_rkey(void **state)
 	expect_event(&f.b, DROCE_EVENT_QP_ACCESS_ERR, f.b.qp);
 	assert_no_event(&f.b);
 	assert_no_event(&f.a);
-	assert_state(f.b.qp, DROCE_QPS_ERR);
-	assert_untouched(0, 64);
+	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
+	fx_assert_bytes(f.b.buf, 64, 0x77);
 	fx_close(&f);
 }
 
@@ -221,7 +197,7 @@ test_comm_est_once(void **state)
 {
 	(void)state;
 	open_pair(&(struct fx_qp_opts){ .b_rtr_only = true });
-	assert_state(f.b.qp, DROCE_QPS_RTR);
+	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_RTR);
 	assert_int_equal(write64(1, 0, f.b.mr->rkey), DROCE_WC_SUCCESS);
 	expect_event(&f.b, DROCE_EVENT_COMM_EST, f.b.qp);
 	assert_int_equal(write64(2, 64, f.b.mr->rkey), DROCE_WC_SUCCESS);
@@ -284,17 +260,15 @@ test_sq_drained(void **state)
 				 f.b.mr->rkey, DROCE_SEND_SIGNALED), 0);
 	expect_event(&f.a, DROCE_EVENT_SQ_DRAINED, f.a.qp);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
-	assert_int_equal(wc.wr_id, 1);
-	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc, 1, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf, f.a.buf, big);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 0.05), 0);
-	assert_untouched(768 * 1024, 64);
-	assert_state(f.a.qp, DROCE_QPS_SQD);
+	fx_assert_bytes(f.b.buf + 768 * 1024, 64, 0x77);
+	assert_int_equal(fx_qp_state(f.a.qp), DROCE_QPS_SQD);
 	assert_no_event(&f.a);
 	sqd_to_rts(f.a.qp);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
-	assert_int_equal(wc.wr_id, 2);
-	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc, 2, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf + 768 * 1024, f.a.buf + 768 * 1024, 64);
 	/* again without en_sqd_async_notify: drained, but no event */
 	to_sqd(f.a.qp, false);

@@ -68,14 +68,8 @@ bind(struct droce_qp *qp, uint64_t wr_id, unsigned int flags, struct droce_mr *m
 static enum droce_wc_status
 a_write(uint64_t wr_id, size_t off, uint32_t rkey)
 {
-	struct droce_wc wc;
-
-	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, wr_id, f.a.buf + off, 64,
-				 f.a.mr->lkey, (uintptr_t)(f.b.buf + off), rkey,
-				 DROCE_SEND_SIGNALED), 0);
-	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
-	assert_int_equal(wc.wr_id, wr_id);
-	return wc.status;
+	return fx_post_wait(&f, &f.a, DROCE_WR_RDMA_WRITE, wr_id, f.a.buf + off, 64,
+			    (uintptr_t)(f.b.buf + off), rkey);
 }
 
 /* b WRITEs 64 bytes into a's buffer at off (a WR to order a bind behind). */
@@ -85,24 +79,6 @@ b_post_write(uint64_t wr_id, size_t off, unsigned int flags)
 	assert_int_equal(fx_post(f.b.qp, DROCE_WR_RDMA_WRITE, wr_id, f.b.buf + off, 64,
 				 f.b.mr->lkey, (uintptr_t)(f.a.buf + off), f.a.mr->rkey,
 				 flags), 0);
-}
-
-static void
-assert_untouched(size_t off, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (f.b.buf[off + i] != 0x77)
-			fail_msg("b's byte %zu was written", off + i);
-}
-
-static void
-assert_state(struct droce_qp *qp, enum droce_qp_state s)
-{
-	struct droce_qp_attr attr;
-	struct droce_qp_init_attr init;
-
-	assert_int_equal(droce_query_qp(qp, &attr, 0, &init), 0);
-	assert_int_equal(attr.qp_state, s);
 }
 
 /*
@@ -123,12 +99,8 @@ test_signaled_bind_in_order(void **state)
 	r1 = mw->rkey;
 	assert_int_equal(r1, droce_inc_rkey(r0));
 	assert_int_equal(fx_poll(&f, f.b.cq, wc, 3, 0.2), 2);
-	assert_int_equal(wc[0].wr_id, 1);
-	assert_int_equal(wc[0].opcode, DROCE_WC_RDMA_WRITE);
-	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
-	assert_int_equal(wc[1].wr_id, 2);
-	assert_int_equal(wc[1].opcode, DROCE_WC_BIND_MW);
-	assert_int_equal(wc[1].status, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc[0], 1, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc[1], 2, DROCE_WC_BIND_MW, DROCE_WC_SUCCESS);
 	assert_int_equal(wc[1].qp_num, f.b.qp->qp_num);
 	assert_int_equal(a_write(3, WIN_OFF + 128, r1), DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf + WIN_OFF + 128, f.a.buf + WIN_OFF + 128, 64);
@@ -137,13 +109,11 @@ test_signaled_bind_in_order(void **state)
 			      WIN_LEN, DROCE_ACCESS_REMOTE_WRITE), 0);
 	assert_int_equal(mw->rkey, droce_inc_rkey(r1));
 	assert_int_equal(fx_poll(&f, f.b.cq, wc, 1, 10), 1);
-	assert_int_equal(wc[0].wr_id, 4);
-	assert_int_equal(wc[0].opcode, DROCE_WC_BIND_MW);
-	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc[0], 4, DROCE_WC_BIND_MW, DROCE_WC_SUCCESS);
 	assert_int_equal(a_write(5, 2 * WIN_OFF, mw->rkey), DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf + 2 * WIN_OFF, f.a.buf + 2 * WIN_OFF, 64);
 	assert_int_equal(a_write(6, WIN_OFF, r1), DROCE_WC_REM_ACCESS_ERR);
-	assert_untouched(WIN_OFF, 64);
+	fx_assert_bytes(f.b.buf + WIN_OFF, 64, 0x77);
 }
 
 /*
@@ -160,9 +130,7 @@ test_unsignaled_bind(void **state)
 			      DROCE_ACCESS_REMOTE_WRITE), 0);
 	b_post_write(2, 0, DROCE_SEND_SIGNALED);
 	assert_int_equal(fx_poll(&f, f.b.cq, wc, 2, 0.2), 1);
-	assert_int_equal(wc[0].wr_id, 2);
-	assert_int_equal(wc[0].opcode, DROCE_WC_RDMA_WRITE);
-	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc[0], 2, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
 	assert_int_equal(a_write(3, WIN_OFF, mw->rkey), DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf + WIN_OFF, f.a.buf + WIN_OFF, 64);
 	assert_int_equal(fx_counter(&f.b, "cq_overflow"), 0);
@@ -179,12 +147,10 @@ expect_bind_error(struct droce_mr *mr, uint64_t off, uint64_t len, unsigned int 
 	assert_int_equal(bind(f.b.qp, 1, 0, mr, off, len, access), 0);
 	b_post_write(2, 0, DROCE_SEND_SIGNALED);
 	assert_int_equal(fx_poll(&f, f.b.cq, wc, 3, 0.2), 2);
-	assert_int_equal(wc[0].wr_id, 1);
-	assert_int_equal(wc[0].opcode, DROCE_WC_BIND_MW);
-	assert_int_equal(wc[0].status, DROCE_WC_MW_BIND_ERR);
+	fx_assert_wc(&wc[0], 1, DROCE_WC_BIND_MW, DROCE_WC_MW_BIND_ERR);
 	assert_int_equal(wc[1].wr_id, 2);
 	assert_int_equal(wc[1].status, DROCE_WC_WR_FLUSH_ERR);
-	assert_state(f.b.qp, DROCE_QPS_ERR);
+	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
 	/* (b's QP no longer answers: ask b's key table) */
 	assert_int_not_equal(prot_check_remote(f.b.ctx->prot, mw->rkey, f.b.pd->handle,
 					       f.b.qp->qp_num, PROT_OP_READ,
@@ -244,7 +210,7 @@ test_bind_post_errors(void **state)
 	assert_int_equal(droce_bind_mw(f.b.qp, mw, &b), EINVAL);
 	assert_int_equal(mw->rkey, r0);
 	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 0.05), 0);
-	assert_state(f.b.qp, DROCE_QPS_RTS);
+	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_RTS);
 	assert_int_equal(droce_dereg_mr(other), 0);
 	assert_int_equal(droce_dealloc_pd(pd2), 0);
 	assert_int_equal(droce_dealloc_mw(mw2), 0);

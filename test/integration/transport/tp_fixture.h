@@ -79,6 +79,19 @@ int fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
 	    uint32_t rkey, unsigned int flags);
 int fx_post_recv(struct droce_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
 		 uint32_t lkey);
+/* fx_post (signalled) on e's QP, then its one completion on e's CQ
+ * (within 10 s, wr_id checked): its status. */
+enum droce_wc_status fx_post_wait(struct fx *f, struct fx_end *e,
+				  enum droce_wr_opcode op, uint64_t wr_id,
+				  void *laddr, uint32_t len, uint64_t raddr,
+				  uint32_t rkey);
+/* A completion's wr_id, opcode and status, as expected. */
+void fx_assert_wc(const struct droce_wc *wc, uint64_t wr_id,
+		  enum droce_wc_opcode opcode, enum droce_wc_status status);
+/* Every one of len bytes at p is val (memory no one may have written). */
+void fx_assert_bytes(const uint8_t *p, size_t len, uint8_t val);
+/* The QP's state (droce_query_qp). */
+enum droce_qp_state fx_qp_state(struct droce_qp *qp);
 
 void fx_fill(uint8_t *p, size_t len, uint32_t seed);
 uint64_t fx_counter(struct fx_end *e, const char *name);
