@@ -283,24 +283,33 @@ test_sq_drained(void **state)
  * error: one CQ_ERR event, poll reports EOVERFLOW once it is empty, and
  * every completion was either delivered or counted as lost.
  */
-static void
-test_cq_overrun(void **state)
-{
-	const int n = 16;
-	struct droce_wc wc[16];
-	int got = 0, r;
+#define OVERRUN_WRS 16
 
-	(void)state;
+/* a's QP on a CQ of 4, n signalled WRITEs nobody polls. */
+static void
+overrun_a_cq(void)
+{
 	open_pair(NULL);
 	assert_int_equal(droce_destroy_cq(f.a.cq), 0);
 	f.a.cq = droce_create_cq(f.a.ctx, 4, NULL, NULL, 0);
 	assert_non_null(f.a.cq);
 	connect_pair(&(struct fx_qp_opts){ 0 });
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < OVERRUN_WRS; i++)
 		assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, (uint64_t)i,
 					 f.a.buf + 64 * i, 64, f.a.mr->lkey,
 					 (uintptr_t)(f.b.buf + 64 * i), f.b.mr->rkey,
 					 DROCE_SEND_SIGNALED), 0);
+}
+
+static void
+test_cq_overrun(void **state)
+{
+	const int n = OVERRUN_WRS;
+	struct droce_wc wc[OVERRUN_WRS];
+	int got = 0, r;
+
+	(void)state;
+	overrun_a_cq();
 	expect_event(&f.a, DROCE_EVENT_CQ_ERR, f.a.cq);
 	fx_spin(&f, 0.1);	/* every WRITE acknowledged */
 	assert_no_event(&f.a);
@@ -318,7 +327,8 @@ test_cq_overrun(void **state)
 }
 
 struct destroyer {
-	struct droce_qp *qp;
+	int (*destroy)(void *obj);
+	void *obj;
 	int rc;
 	bool done;		/* atomic */
 };
@@ -328,18 +338,45 @@ destroy_thread(void *arg)
 {
 	struct destroyer *d = arg;
 
-	d->rc = droce_destroy_qp(d->qp);
+	d->rc = d->destroy(d->obj);
 	__atomic_store_n(&d->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
+/* destroy(obj) on another thread returns only after ev (got) is acked. */
+static void
+destroy_waits_for_ack(struct droce_async_event *ev, int (*destroy)(void *obj),
+		      void *obj)
+{
+	struct destroyer d = { .destroy = destroy, .obj = obj };
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, destroy_thread, &d), 0);
+	usleep(200 * 1000);
+	assert_false(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE));
+	droce_ack_async_event(ev);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(d.done);
+	assert_int_equal(d.rc, 0);
+}
+
+static int
+destroy_qp(void *qp)
+{
+	return droce_destroy_qp(qp);
+}
+
+static int
+destroy_cq(void *cq)
+{
+	return droce_destroy_cq(cq);
+}
+
 /* As ibv_destroy_qp: destroying a QP waits until its events got are acked. */
 static void
-test_destroy_waits_for_ack(void **state)
+test_destroy_qp_waits_for_ack(void **state)
 {
-	struct destroyer d = { 0 };
 	struct droce_async_event ev;
-	pthread_t t;
 
 	(void)state;
 	open_pair(&(struct fx_qp_opts){ .access = DROCE_ACCESS_REMOTE_READ });
@@ -347,16 +384,29 @@ test_destroy_waits_for_ack(void **state)
 	wait_event(&f.b, &ev);
 	assert_int_equal(ev.event_type, DROCE_EVENT_QP_REQ_ERR);
 	assert_ptr_equal(ev.element.qp, f.b.qp);
-	d.qp = f.b.qp;
-	assert_int_equal(pthread_create(&t, NULL, destroy_thread, &d), 0);
-	usleep(200 * 1000);
-	assert_false(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE));
-	droce_ack_async_event(&ev);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_true(d.done);
-	assert_int_equal(d.rc, 0);
+	destroy_waits_for_ack(&ev, destroy_qp, f.b.qp);
 	f.b.qp = NULL;
 	assert_no_event(&f.b);
+	fx_close(&f);
+}
+
+/* As ibv_destroy_cq: the same for a CQ's CQ_ERR. */
+static void
+test_destroy_cq_waits_for_ack(void **state)
+{
+	struct droce_async_event ev;
+
+	(void)state;
+	overrun_a_cq();
+	wait_event(&f.a, &ev);
+	assert_int_equal(ev.event_type, DROCE_EVENT_CQ_ERR);
+	assert_ptr_equal(ev.element.cq, f.a.cq);
+	assert_int_equal(droce_destroy_qp(f.a.qp), 0);
+	f.a.qp = NULL;
+	destroy_waits_for_ack(&ev, destroy_cq, f.a.cq);
+	assert_no_event(&f.a);
+	f.a.cq = droce_create_cq(f.a.ctx, 4, NULL, NULL, 0);	/* fx_close's */
+	assert_non_null(f.a.cq);
 	fx_close(&f);
 }
 
@@ -425,7 +475,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_comm_est_once),
 		cmocka_unit_test(test_sq_drained),
 		cmocka_unit_test(test_cq_overrun),
-		cmocka_unit_test(test_destroy_waits_for_ack),
+		cmocka_unit_test(test_destroy_qp_waits_for_ack),
+		cmocka_unit_test(test_destroy_cq_waits_for_ack),
 		cmocka_unit_test(test_destroy_discards_unread),
 		cmocka_unit_test(test_port_events),
 	};
