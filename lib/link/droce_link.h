@@ -100,6 +100,13 @@ droce_link_tx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
 	return link->ops->tx_burst_q(link, q, pkts, n);
 }
 
+/* The carrier: 1 up, 0 down, < 0 unknown (no link_status op). */
+static inline int
+droce_link_status(struct droce_link *link)
+{
+	return link->ops->link_status != NULL ? link->ops->link_status(link) : -1;
+}
+
 static inline void
 droce_link_close(struct droce_link *link)
 {

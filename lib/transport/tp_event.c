@@ -65,12 +65,11 @@ tp_dev_event_take(struct tp_dev *dev, struct droce_async_event *ev)
 }
 
 static void
-raise_event(struct tp_dev *dev, const struct droce_async_event *ev)
+raise_event(struct tp_dev *dev, struct droce_async_event *ev)
 {
 	uint64_t one = 1;
 
-	if (rte_ring_mp_enqueue_elem(dev->ev_ring, (void *)(uintptr_t)ev,
-				     sizeof(*ev)) != 0) {
+	if (rte_ring_mp_enqueue_elem(dev->ev_ring, ev, sizeof(*ev)) != 0) {
 		tp_count(dev, TP_CNT_ASYNC_EVENT_DROP);
 		return;
 	}
@@ -180,9 +179,7 @@ tp_event_link_poll(struct tp_dev *dev, uint64_t now)
 	int up;
 
 	dev->link_next = now + dev->tsc_hz / 1000 * TP_LINK_POLL_MS;
-	if (dev->link->ops->link_status == NULL)
-		return;
-	up = dev->link->ops->link_status(dev->link);
+	up = droce_link_status(dev->link);
 	if (up < 0 || up == dev->link_up)
 		return;
 	if (dev->link_up >= 0) {
