@@ -49,7 +49,9 @@
 	X(PKEY_VIOLATION,       "pkey_violation", "packets dropped: P_Key does not match the QP's") \
 	X(RSVD_OPCODE_DROP,     "rsvd_opcode_drop", "packets dropped: reserved opcode (or RD, not in RoCEv2)") \
 	X(VENDOR_OPCODE_DROP,   "vendor_opcode_drop", "packets dropped: manufacturer-specific opcode (0xc0-0xff)") \
-	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)")
+	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)") \
+	X(ASYNC_EVENTS,         "async_events", "asynchronous events raised") \
+	X(ASYNC_EVENT_DROP,     "async_event_drop", "asynchronous events lost: the context's queue full")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,
