@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 #
-# 1 MB RC ping-pong over IPv6 at path MTU 2048 (489 packets a message),
-# droce as server and as client (issue 11 item 9: once such a run went
-# silent on both sides 0.27 s in).  A watchdog looks at the wire during the
-# case: when no RoCEv2 frame moved for $STALL_S seconds (the bridge capture
-# and droce's own capture both unchanged), it records what each side shows
-# and which stopped (stall_report, printed as TAP comments after the
-# case) and ends the case at once instead of waiting for the timeouts.  Sourced by
-# interop.sh (helpers and variables: cases/README.md).
+# 1 MB RC ping-pong over IPv6 at path MTU 2048 (-s 1000000: 489 packets a
+# message), droce as server and as client (issue 11 item 9: once such a
+# run went silent on both sides 0.27 s in).  A watchdog looks at the wire
+# during the case: when no RoCEv2 frame moved for $STALL_S seconds (the
+# bridge capture and droce's own capture both unchanged), it records what
+# each side shows and which stopped (stall_report, printed as TAP comments
+# after the case) and ends the case at once instead of waiting for the
+# timeouts.  Sourced by interop.sh (helpers and variables: cases/README.md).
 
 STALL_S=${DROCE_INTEROP_STALL_S:-15}
 
@@ -90,5 +90,5 @@ watched_pingpong_case() {
 
 for role in server client; do
 	watched_pingpong_case rc "IPv6 1 MB MTU 2048" "$role" 1 "$G_GID6" \
-		-m 2048 -s 1048576 -n 5 -c
+		-m 2048 -s 1000000 -n 5 -c
 done
