@@ -118,6 +118,8 @@ int
 tp_dev_attach_host(struct tp_dev *dev, struct net_host *host)
 {
 	dev->host = host;
+	if (host != NULL)
+		net_host_set_output(host, tp_net_release, dev);
 	return 0;
 }
 

@@ -172,17 +172,26 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 		return;
 	}
 	if (dev->host != NULL && mac_is_zero(p->dst_mac)) {
-		/* held until ARP/ND answers, or dropped when it fails: the
-		 * transport's retransmission covers both */
+		/* held until ARP/ND answers, then back through tp_net_release
+		 * (captured there, when it is sent); dropped when the
+		 * resolution fails or the budget is spent: the transport's
+		 * retransmission covers both */
 		tp_net_flush(dev);
-		/* --- capture hook: a held frame (its dst MAC still zero) --- */
-		if (unlikely(dev->cfg.capture != NULL))
-			dev->cfg.capture(dev->cfg.capture_arg, &m, 1, true);
-		/* --- end capture hook --- */
 		net_host_output(dev->host, p->dst_gid, m);
 		return;
 	}
 	txq_put(dev, m);
+}
+
+/*
+ * lib/net's output (net_host_set_output): a frame it held for ARP/ND, its
+ * MAC now filled in.  It joins the transmit queue behind what is queued,
+ * and is captured and retried like every other frame.
+ */
+void
+tp_net_release(void *arg, struct rte_mbuf *m)
+{
+	txq_put(arg, m);
 }
 
 void

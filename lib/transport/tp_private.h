@@ -600,6 +600,7 @@ struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, const struct tp_av *av,
 void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);
 int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);
+void tp_net_release(void *arg, struct rte_mbuf *m);
 
 /* tp_sge.c: copy len bytes between buf and the SGE list at offset off,
  * L_Key-checking every chunk; false on a local protection error. */
