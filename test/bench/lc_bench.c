@@ -21,7 +21,8 @@
  * of the veth, creates N RC QP pairs (--droce-max-qp raised to fit) and
  * posts 64 B WRITEs round-robin over them, W outstanding in all (default
  * 128), every WR signalled (a QP has about W / N outstanding, so none can
- * wait for a later signalled one), first over QP 0 alone, then over all N.
+ * wait for a later signalled one), first over QP 0 alone (the other QPs not
+ * yet created: idle QPs are not free), then over all N.
  * Each prints "lc_bench: mode=qps qps=Q msgs=C seconds=S mmsgps=R send_err=E
  * retransmitted=T".
  * Results: BENCHMARKS.md.
@@ -206,9 +207,12 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 
 /* ---- many QPs ---------------------------------------------------------- */
 
-/* n QP pairs; QP 0 holds the whole window (the 1-QP run), the others 16. */
+/*
+ * QP pairs [from, to) of a.qps/b.qps (allocated for n); QP 0 holds the whole
+ * window (the 1-QP run), the others 16.
+ */
 static void
-make_many_qps(uint32_t n, uint32_t window)
+make_many_qps(uint32_t from, uint32_t to, uint32_t n, uint32_t window)
 {
 	struct droce_qp_init_attr init = {
 		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
@@ -216,11 +220,13 @@ make_many_qps(uint32_t n, uint32_t window)
 		.qp_type = DROCE_QPT_RC,
 	};
 
-	a.qps = calloc(n, sizeof(*a.qps));
-	b.qps = calloc(n, sizeof(*b.qps));
-	if (a.qps == NULL || b.qps == NULL)
-		die("calloc");
-	for (uint32_t i = 0; i < n; i++) {
+	if (a.qps == NULL) {
+		a.qps = calloc(n, sizeof(*a.qps));
+		b.qps = calloc(n, sizeof(*b.qps));
+		if (a.qps == NULL || b.qps == NULL)
+			die("calloc");
+	}
+	for (uint32_t i = from; i < to; i++) {
 		init.cap.max_send_wr = i == 0 ? window + 8 : 16;
 		init.send_cq = init.recv_cq = a.cq;
 		a.qp = a.qps[i] = droce_create_qp(a.pd, &init);
@@ -475,9 +481,11 @@ main(int argc, char **argv)
 	       memif != NULL ? "net_memif in this process, socket in" : "net_af_packet on veth",
 	       memif != NULL ? memif : veth);
 	if (qps != 0) {
-		make_many_qps(qps, depth);
+		/* the 1-QP rate with no other QP in the process */
+		make_many_qps(0, 1, qps, depth);
 		bench_qps(1, count < 20000 ? count : 20000, depth);	/* warm-up: ARP, caches */
 		bench_qps(1, count, depth);
+		make_many_qps(1, qps, qps, depth);
 		bench_qps(qps, count, depth);
 		destroy_many_qps(qps);
 		close_ends();

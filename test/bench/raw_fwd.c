@@ -51,6 +51,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "bench_roce.h"
 #include "droce_link.h"
 #include "ethdev_link.h"
 #include "roce_icrc.h"
@@ -207,16 +208,14 @@ frame_seq(const struct rte_mbuf *m)
 static int
 work_init(struct rf_work *w, unsigned long size, uint32_t payload)
 {
-	const uint8_t ipa[4] = { 198, 18, 12, 1 }, ipb[4] = { 198, 18, 12, 2 };
 	struct roce_pkt p;
 	uint32_t padded = payload + (-payload & 3u);	/* 9.2.1: pad to 4 bytes */
 	size_t len;
 
-	memset(&p, 0, sizeof(p));
 	if (size == padded + RF_ROCE_OVH + RF_RETH_LEN)
-		p.opcode = ROCE_OP_RDMA_WRITE_ONLY;
+		bench_write_pkt(&p, ROCE_OP_RDMA_WRITE_ONLY, payload);
 	else if (size == padded + RF_ROCE_OVH)
-		p.opcode = ROCE_OP_RDMA_WRITE_MIDDLE;
+		bench_write_pkt(&p, ROCE_OP_RDMA_WRITE_MIDDLE, payload);
 	else
 		return -EINVAL;
 	w->src = malloc(RF_WORK_BUF);
@@ -225,17 +224,6 @@ work_init(struct rf_work *w, unsigned long size, uint32_t payload)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < RF_WORK_BUF; i++)
 		w->src[i] = (uint8_t)(i * 131);
-	p.ip_version = 4;
-	p.ip_ttl = 64;
-	p.ip_df = 1;
-	roce_gid_from_ipv4(p.src_gid, ipa);
-	roce_gid_from_ipv4(p.dst_gid, ipb);
-	p.udp_dport = ROCE_UDP_PORT;
-	p.udp_sport = 0xc000;
-	p.pkey = 0xffff;
-	p.dest_qpn = 0x12;
-	p.reth.len = payload;
-	p.payload_len = payload;
 	len = roce_build(w->tmpl, sizeof(w->tmpl), &p, w->src);
 	if (len != size)
 		return -EINVAL;
