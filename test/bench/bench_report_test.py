@@ -43,7 +43,7 @@ def samples_for(case, loaded):
         size = int(args[args.index("-s") + 1])
         # droce: 2 M messages/s of size bytes; raw and ceiling in frames of
         # ref[2] payload bytes, carrying 2 x and 1.25 x that
-        droce = (0.0, 2.0)                              # (MB/s column, Mpps)
+        droce = (2.0 * size / db.MIB, 2.0)              # (MB/sec of 2^20 B, Mpps)
         raw = 4.0 * size / ref[2]
         ceil = 2.5 * size / ref[2]
         return {"raw": S(raw, False), "ceiling": S(ceil, False), "droce": S(droce, loaded)}

@@ -57,6 +57,9 @@ NUM = r"(\d+(?:\.\d+)?)"
 BW_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 3) + r"\s*$")
 LAT_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 7) + r"\s*$")
 RAW_RE = re.compile(r"^raw_fwd: (.*)$", re.M)
+# droce-perf's MB/sec is perftest's, 2^20 bytes; raw and ceiling goodput is in
+# 10^6 bytes per second (Mpps x payload bytes): droce's is converted
+MIB = 1048576 / 1e6
 
 verbose = False
 
@@ -497,8 +500,10 @@ def perf_sweep(pmd, perf, iters):
           "-m", str(PLOT_MTU), "-p", str(port), pmd.server_addr]
     res = run_two(s, c, lambda proc, out: listening(proc.pid, port), 1800)
     if res is None or res[0] != 0 or res[1] != 0:
+        log(f"  droce-perf write_bw -a: {'no server' if res is None else f'exit {res[0]}/{res[1]}'}"
+            + (f": {res[4].strip().splitlines()[-1:]}" if res is not None and res[4].strip() else ""))
         return {}
-    return {int(r[0]): r[4] * r[0] for r in table_rows(res[3], BW_ROW)}
+    return {int(r[0]): r[3] * MIB for r in table_rows(res[3], BW_ROW)}
 
 
 def plot(a, outdir, meter):
@@ -679,9 +684,7 @@ def row_values(case, samples):
     r_m, c_m = med(vals["raw"]), med(vals["ceiling"])
     note = ""
     if ref[0] == "rate":
-        # goodput from the message rate: droce-perf's MB/sec is 2^20 bytes
-        size = int(args[args.index("-s") + 1])
-        d_v = med([v[1] * size for v in vals["droce"]])
+        d_v = med([v[0] * MIB for v in vals["droce"]])
         raw_v = r_m * ref[2] if r_m is not None else None
         ceil_v = c_m * ref[2] if c_m is not None else None
         unit = f"MB/s (10^6 B); raw, ceiling = Mpps({ref[1]} B) x {ref[2]} B"
@@ -850,7 +853,7 @@ def main():
     ap.add_argument("--callgrind", metavar="TP_BENCH",
                     help="only the instructions per 64-byte WRITE (tp_bench under callgrind)")
     ap.add_argument("--plot", metavar="DIR", help="only the plots (memif), PNGs into DIR")
-    ap.add_argument("--plot-iters", type=int, default=500, help="--plot: iterations per size")
+    ap.add_argument("--plot-iters", type=int, default=300, help="--plot: iterations per size")
     ap.add_argument("--demo-baseline", metavar="JSON",
                     help="only the raw and ceiling figures of --rows (one --pmd) into JSON")
     ap.add_argument("--rows", default="", help="--demo-baseline: row labels, ';'-separated")
