@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -47,7 +48,8 @@ extern int tp_logtype;
 /*
  * Per-packet state traces: off unless the droce.transport log level is
  * DEBUG, checked once per progress call (dev->trace), so the data path
- * neither calls into rte_log nor evaluates the arguments otherwise.
+ * neither calls into rte_log nor evaluates the arguments otherwise.  A
+ * trace only logs: the same code runs with traces on and off.
  */
 #define TP_TRACE(dev, ...) do {						\
 	if (unlikely((dev)->trace))					\
@@ -378,6 +380,30 @@ static inline struct tp_qp *
 tp_qp_of(struct droce_qp *qp)
 {
 	return container_of(qp, struct tp_qp, pub);
+}
+
+/*
+ * A state machine's trace: the names of the states whose bit is set in
+ * path (bit s: state s was visited), in enum order.
+ */
+static inline void __rte_cold
+tp_trace_path(const struct tp_qp *qp, const char *role, uint32_t psn, uint32_t path,
+	      const char *const *names, unsigned int n)
+{
+	char buf[256] = "";
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < n && i < 32; i++) {
+		int w;
+
+		if (!(path & (1u << i)) || names[i] == NULL)
+			continue;
+		w = snprintf(buf + len, sizeof(buf) - len, " %s", names[i]);
+		if (w < 0 || (size_t)w >= sizeof(buf) - len)
+			break;
+		len += (size_t)w;
+	}
+	TP_LOG(DEBUG, "qp %u %s psn %u:%s\n", qp->pub.qp_num, role, psn, buf);
 }
 
 static inline struct tp_cq *
