@@ -64,39 +64,16 @@ wqe_last_psn(const struct tp_send_wqe *w)
 static bool
 is_read(const struct tp_send_wqe *w)
 {
-	return w->opcode == DROCE_WR_RDMA_READ;
+	return w->wr_mask & TP_WR_READ;
 }
 
 static bool
 is_atomic(const struct tp_send_wqe *w)
 {
-	return w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+	return w->wr_mask & TP_WR_ATOMIC;
 }
 
 /* ---- retiring completed WQEs --------------------------------------------------- */
-
-static enum droce_wc_opcode
-wc_opcode(const struct tp_send_wqe *w)
-{
-	switch (w->opcode) {
-	case DROCE_WR_RDMA_WRITE:
-	case DROCE_WR_RDMA_WRITE_WITH_IMM:
-		return DROCE_WC_RDMA_WRITE;
-	case DROCE_WR_RDMA_READ:
-		return DROCE_WC_RDMA_READ;
-	case DROCE_WR_ATOMIC_CMP_AND_SWP:
-		return DROCE_WC_COMP_SWAP;
-	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
-		return DROCE_WC_FETCH_ADD;
-	case DROCE_WR_LOCAL_INV:
-		return DROCE_WC_LOCAL_INV;
-	case DROCE_WR_BIND_MW:
-		return DROCE_WC_BIND_MW;
-	default:
-		return DROCE_WC_SEND;
-	}
-}
 
 /* Post CQEs for finished WQEs at the tail, in order (C10-...: SQ order). */
 void
@@ -113,7 +90,7 @@ tp_comp_retire(struct tp_qp *qp)
 			memset(&wc, 0, sizeof(wc));
 			wc.wr_id = w->wr_id;
 			wc.status = w->status;
-			wc.opcode = wc_opcode(w);
+			wc.opcode = tp_wr_opcode_info[w->opcode].wc_opcode;
 			wc.qp_num = qp->pub.qp_num;
 			wc.byte_len = w->length;
 			tp_cq_push(qp->scq, &wc);
@@ -209,7 +186,7 @@ implicit_ack(struct comp_ctx *c, uint32_t p)
 {
 	struct tp_send_wqe *w = c->wqe;
 
-	if (is_read(w) || is_atomic(w)) {
+	if (w->wr_mask & TP_WR_RD_ATOMIC) {
 		if (roce_psn_after(p, wqe_last_psn(w)))
 			return COMP_RETRY;
 		return COMP_EXIT;		/* w is the WQE p belongs to */
@@ -286,7 +263,7 @@ st_ack(struct comp_ctx *c)
 	struct tp_send_wqe *w = c->wqe;
 	uint32_t p = c->pkt->psn;
 
-	if (is_read(w) || is_atomic(w))
+	if (w->wr_mask & TP_WR_RD_ATOMIC)
 		/* an ACK past a READ/atomic whose response never came */
 		return roce_psn_before(p, w->first_psn) ? COMP_EXIT : COMP_RETRY;
 	if (!roce_psn_before(p, wqe_last_psn(w)))
