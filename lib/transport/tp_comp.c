@@ -49,7 +49,8 @@ struct comp_ctx {
 	const struct roce_pkt *pkt;
 	const uint8_t *frame;
 	struct tp_send_wqe *wqe;
-	uint32_t scan;			/* SQ index GET_WQE looks from */
+	uint32_t scan;			/* SQ index GET_WQE looks from... */
+	uint32_t end;			/* ...up to here (scan_end) */
 	uint32_t completed;		/* WQEs this response finished */
 	enum droce_wc_status err;	/* for COMP_ERROR */
 	bool progressed;		/* comp.psn moved: reset retry counters */
@@ -132,6 +133,17 @@ finish_wqe(struct comp_ctx *c, struct tp_send_wqe *w)
 /* ---- states ----------------------------------------------------------------------- */
 
 /*
+ * Where GET_WQE stops: after the WQE being sent now (req.next), which may
+ * be half sent.  No state before EXIT moves req.next.
+ */
+static inline uint32_t
+scan_end(const struct tp_qp *qp)
+{
+	return tp_ring_count(qp->req.next, qp->sq.tail) <
+	       tp_ring_count(qp->sq.head, qp->sq.tail) ? qp->req.next + 1 : qp->sq.head;
+}
+
+/*
  * The oldest WQE that still waits for a response, or none.  The WQEs
  * finished on the way are retired once, after the response
  * (after_response); the search goes on after the one found last.
@@ -140,11 +152,8 @@ static inline enum comp_state
 st_get_wqe(struct comp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
-	/* up to the WQE being sent now (req.next), which may be half sent */
-	uint32_t end = tp_ring_count(qp->req.next, qp->sq.tail) <
-		       tp_ring_count(qp->sq.head, qp->sq.tail) ? qp->req.next + 1 : qp->sq.head;
 
-	for (uint32_t i = c->scan; i != end; i++) {
+	for (uint32_t i = c->scan; i != c->end; i++) {
 		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
 
 		if (w->state == TP_WQE_SENT || w->state == TP_WQE_SENDING) {
@@ -464,7 +473,9 @@ after_response(struct comp_ctx *c)
 void
 tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 {
-	struct comp_ctx c = { .qp = qp, .pkt = pkt, .frame = frame, .scan = qp->sq.tail };
+	struct comp_ctx c = {
+		.qp = qp, .pkt = pkt, .frame = frame, .scan = qp->sq.tail, .end = scan_end(qp),
+	};
 	/* read once: the states' stores do not make the compiler load it again */
 	const bool trace = qp->dev->trace;
 	enum comp_state s = COMP_GET_WQE;
@@ -513,7 +524,7 @@ peer_unresolved(struct tp_qp *qp)
 void
 tp_comp_timeout(struct tp_qp *qp)
 {
-	struct comp_ctx c = { .qp = qp, .scan = qp->sq.tail };
+	struct comp_ctx c = { .qp = qp, .scan = qp->sq.tail, .end = scan_end(qp) };
 
 	qp->comp.retrans_deadline = 0;
 	if (peer_unresolved(qp)) {

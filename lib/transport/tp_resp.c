@@ -107,7 +107,7 @@ struct resp_ctx {
 
 /* ---- the output queue ----------------------------------------------------------- */
 
-static struct tp_resp_item *
+static inline struct tp_resp_item *
 queue_tail(struct tp_qp *qp)
 {
 	return qp->resp.q_head == qp->resp.q_tail ? NULL :
@@ -129,7 +129,7 @@ queue_add(struct tp_qp *qp)
 }
 
 /* Queue an ACK/NAK; a plain ACK right behind another one replaces it. */
-static void
+static inline void
 queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 {
 	struct tp_resp_item *it = queue_tail(qp);
@@ -147,7 +147,7 @@ queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 }
 
 /* ACKs carry the MSN of the last completed message (C9-148). */
-static void
+static inline void
 queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	queue_aeth(qp, syndrome, psn, qp->resp.msn);
@@ -324,14 +324,26 @@ st_check_op_seq(struct resp_ctx *c)
 static inline enum resp_state
 st_check_op_valid(struct resp_ctx *c)
 {
-	unsigned int acc = c->qp->attr.qp_access_flags;
-	/* FLUSH and ATOMIC_WRITE: not supported yet */
-	uint32_t deny = ROCE_OPM_FLUSH | ROCE_OPM_ATMWRITE |
-		(acc & DROCE_ACCESS_REMOTE_WRITE ? 0 : ROCE_OPM_WRITE) |
-		(acc & DROCE_ACCESS_REMOTE_READ ? 0 : ROCE_OPM_READ) |
-		(acc & DROCE_ACCESS_REMOTE_ATOMIC ? 0 : ROCE_OPM_ATOMIC);
+	unsigned int need;
 
-	if (c->mask & deny)
+	switch (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE | ROCE_OPM_READ |
+			   ROCE_OPM_ATOMIC | ROCE_OPM_FLUSH | ROCE_OPM_ATMWRITE)) {
+	case ROCE_OPM_SEND:
+		return RESP_CHECK_RESOURCE;
+	case ROCE_OPM_WRITE:
+		need = DROCE_ACCESS_REMOTE_WRITE;
+		break;
+	case ROCE_OPM_READ:
+		need = DROCE_ACCESS_REMOTE_READ;
+		break;
+	case ROCE_OPM_ATOMIC:
+		need = DROCE_ACCESS_REMOTE_ATOMIC;
+		break;
+	default:
+		need = 0;	/* FLUSH and ATOMIC_WRITE: not supported yet */
+		break;
+	}
+	if (!(c->qp->attr.qp_access_flags & need))
 		return c->qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
 	return RESP_CHECK_RESOURCE;
 }
@@ -342,7 +354,7 @@ st_check_resource(struct resp_ctx *c)
 	struct tp_qp *qp = c->qp;
 
 	c->uses_rwqe = (c->mask & ROCE_OPM_SEND) ||
-		       ((c->mask & ROCE_OPM_RWR) && (c->mask & ROCE_OPM_LAST));
+		       (c->mask & (ROCE_OPM_RWR | ROCE_OPM_LAST)) == (ROCE_OPM_RWR | ROCE_OPM_LAST);
 	if (c->uses_rwqe && current_rwqe(qp) == NULL) {
 		if (qp->pub.qp_type == DROCE_QPT_RC)
 			return RESP_RNR;
@@ -378,20 +390,23 @@ st_check_length(struct resp_ctx *c)
 		}
 		if (bad)
 			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+		/* a WRITE FIRST must not hold it all */
+		if ((c->mask & (ROCE_OPM_WRITE | ROCE_OPM_ONLY)) ==
+		    (ROCE_OPM_WRITE | ROCE_OPM_FIRST) && pkt->reth.len <= mtu)
+			return RESP_ERR_INV_REQ;
+		if (c->mask & ROCE_OPM_SEND) {
+			const struct tp_recv_wqe *w = current_rwqe(qp);
+			uint32_t need = qp->resp.offset + pkt->payload_len +
+					(qp->pub.qp_type == DROCE_QPT_UD ? UD_GRH_LEN : 0);
+
+			if (need > w->length)
+				return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_LENGTH :
+									 RESP_DROP;
+		}
+		return RESP_CHECK_RKEY;
 	}
-	if ((c->mask & ROCE_OPM_WRITE) && (c->mask & ROCE_OPM_FIRST) &&
-	    !(c->mask & ROCE_OPM_LAST) && pkt->reth.len <= mtu)
-		return RESP_ERR_INV_REQ;	/* a FIRST must not hold it all */
 	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > (1u << 31))
 		return RESP_ERR_INV_REQ;
-	if (c->mask & ROCE_OPM_SEND) {
-		const struct tp_recv_wqe *w = current_rwqe(qp);
-		uint32_t need = qp->resp.offset + pkt->payload_len +
-				(qp->pub.qp_type == DROCE_QPT_UD ? UD_GRH_LEN : 0);
-
-		if (need > w->length)
-			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_LENGTH : RESP_DROP;
-	}
 	return RESP_CHECK_RKEY;
 }
 
