@@ -19,7 +19,7 @@
 	X(RETRY_EXCEEDED_ERR,   "retry_exceeded_err", "WRs failed: retry count exhausted") \
 	X(RETRY_RNR_EXCEEDED_ERR, "retry_rnr_exceeded_err", "WRs failed: RNR retry count exhausted") \
 	X(COMPLETER_RETRY_ERR,  "completer_retry_err", "go-back-N retransmissions started") \
-	X(SEND_ERR,             "send_err", "packets the link did not take")	\
+	X(SEND_ERR,             "send_err", "packets dropped at the transmit side (none: a full queue holds the builders back)")	\
 	X(LINK_DOWNED,          "link_downed", "link down events")		\
 	X(RDMA_SENDS,           "rdma_sends", "RDMA requests sent")		\
 	X(RDMA_RECVS,           "rdma_recvs", "RDMA requests executed")	\
@@ -49,7 +49,8 @@
 	X(PKEY_VIOLATION,       "pkey_violation", "packets dropped: P_Key does not match the QP's") \
 	X(RSVD_OPCODE_DROP,     "rsvd_opcode_drop", "packets dropped: reserved opcode (or RD, not in RoCEv2)") \
 	X(VENDOR_OPCODE_DROP,   "vendor_opcode_drop", "packets dropped: manufacturer-specific opcode (0xc0-0xff)") \
-	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)")
+	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)") \
+	X(TX_BACKPRESSURE,      "tx_backpressure", "packets deferred: the transmit queue was full")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,
