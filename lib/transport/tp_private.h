@@ -466,6 +466,7 @@ struct tp_dev {
 	uint32_t next_qp;		/* allocation cursor */
 	struct tp_qp **live;		/* dense list of existing QPs */
 	uint32_t nlive;
+	uint32_t shard_qps[TP_MAX_SHARDS];	/* live QPs per shard (control path) */
 
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
 	uint32_t txq_len;
