@@ -16,6 +16,7 @@
 #ifndef DROCE_H
 #define DROCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,31 @@ extern "C" {
 #define DROCE_VERSION_MAJOR 0
 #define DROCE_VERSION_MINOR 1
 
-/* A device context (ibv_context).  Opaque: fields are private to lib/verbs. */
-struct droce_context;
+struct droce_device;
+struct prot_tables;
+struct tp_dev;
+struct verbs_events;
+
+/*
+ * A device context (struct ibv_context).  device and async_fd are
+ * ibverbs' fields; the fields after them are private to droce (lib/verbs)
+ * and may change.
+ */
+struct droce_context {
+	struct droce_device *device;	/* droce_open_device()'s, or NULL */
+	/*
+	 * Asynchronous events (droce_get_async_event): an eventfd, readable
+	 * (poll/epoll) while an event is pending.  Set O_NONBLOCK on it with
+	 * fcntl() for a droce_get_async_event that does not block.
+	 */
+	int async_fd;
+	/* private to droce */
+	struct prot_tables *prot;	/* PD/MR/MW tables */
+	struct tp_dev *tp;		/* transport engine; NULL until a link */
+	struct verbs_events *events;	/* events taken from the engine */
+	int socket_id;
+	bool dedicated;			/* tp runs on a transport lcore */
+};
 
 /* ---- Protection domains, memory regions, memory windows ------------------ */
 /* (section owned by lib/protection + lib/verbs; see docs in those folders) */
@@ -101,10 +125,12 @@ struct droce_qp;
 /*
  * Work-request opcodes (enum ibv_wr_opcode, same values).  The send work
  * request itself comes with the transport; DROCE_WR_BIND_MW binds a type-2
- * window to the posting QP, DROCE_WR_LOCAL_INV invalidates a type-2 window's
- * rkey, DROCE_WR_SEND_WITH_INV asks the peer to invalidate one; all three
+ * window to the posting QP (a type-1 window: what droce_bind_mw posts),
+ * DROCE_WR_LOCAL_INV invalidates a type-2 window's rkey,
+ * DROCE_WR_SEND_WITH_INV asks the peer to invalidate one; all three
  * execute in order when the transport processes the WR (lib/protection:
- * prot_mw_bind_type2, prot_local_invalidate, prot_remote_invalidate).
+ * prot_mw_bind_type2 / prot_mw_bind_type1_key, prot_local_invalidate,
+ * prot_remote_invalidate).
  */
 enum droce_wr_opcode {
 	DROCE_WR_RDMA_WRITE = 0,
@@ -200,12 +226,18 @@ struct droce_mw *droce_alloc_mw(struct droce_pd *pd, enum droce_mw_type type);
 /* Returns 0; a bound window is unbound (its rkey revoked) first. */
 int droce_dealloc_mw(struct droce_mw *mw);
 /*
- * Bind a type-1 window (ibv_bind_mw).  Returns 0 and a new mw->rkey, or an
- * errno: EINVAL (type 2, MR without MW_BIND, range outside the MR, rights
- * not allowed by the MR (remote write/atomic need LOCAL_WRITE on it),
- * ZERO_BASED), EPERM (MR in another PD).  bind_info.length 0 unbinds.
- * The bind executes synchronously: qp must be non-NULL but is not otherwise
- * used until QPs exist (a type-1 bind is not ordered with the QP's WRs yet).
+ * Bind a type-1 window (ibv_bind_mw): posts a BIND_MW work request on qp's
+ * send queue with the new rkey droce_inc_rkey(mw->rkey), and on success
+ * sets mw->rkey to it.  The bind executes in order with the QP's other
+ * work requests: once it (or a later WR of the QP) has completed, peers
+ * may use the new rkey.  With DROCE_SEND_SIGNALED (or sq_sig_all) it
+ * completes with a DROCE_WC_BIND_MW CQE; a bind that fails when it executes (range outside the MR, rights
+ * the MR does not allow: remote write/atomic need LOCAL_WRITE on it, MR
+ * without MW_BIND, ZERO_BASED) completes with DROCE_WC_MW_BIND_ERR,
+ * signalled or not, and moves the QP to ERR.  bind_info.length 0 unbinds.
+ * Returns 0 or an errno found at post time: EINVAL (type-2 window, NULL
+ * MR, objects of another context, a UD QP, a QP in RESET/INIT/RTR), EPERM
+ * (window and MR in different PDs), ENOMEM (send queue full).
  */
 int droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw,
 		  struct droce_mw_bind *mw_bind);
@@ -591,6 +623,76 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		    struct droce_recv_wr **bad_wr);
 
 
+/* ---- Asynchronous events (ibv_get_async_event) --------------------------- */
+/*
+ * Same values as enum ibv_event_type.  droce raises:
+ *   QP_REQ_ERR     an RC responder NAKed an invalid request that used no
+ *                  receive WQE (a WRITE/READ/atomic the QP's access flags
+ *                  forbid, a bad opcode sequence...), QP now in ERR
+ *                  (IBTA 11.6.3.2 "invalid request local work queue error");
+ *   QP_ACCESS_ERR  the same for a remote access (R_Key) error (IBTA
+ *                  11.6.3.2 "local access violation work queue error");
+ *   QP_FATAL       a QP went to ERR for another reason no completion reports;
+ *   COMM_EST       the first packet reached a QP in RTR (IBTA 11.6.3.1);
+ *   SQ_DRAINED     a QP moved to SQD with en_sqd_async_notify finished the
+ *                  messages it had started (IBTA 10.3.1, 11.6.3.1);
+ *   CQ_ERR         a CQ overran (a completion was lost, IBTA 11.4.2.1);
+ *   PORT_ACTIVE / PORT_ERR  the link came up / went down.
+ * The others are never raised (no paths to migrate, no SRQ, no SM).
+ */
+enum droce_event_type {
+	DROCE_EVENT_CQ_ERR,
+	DROCE_EVENT_QP_FATAL,
+	DROCE_EVENT_QP_REQ_ERR,
+	DROCE_EVENT_QP_ACCESS_ERR,
+	DROCE_EVENT_COMM_EST,
+	DROCE_EVENT_SQ_DRAINED,
+	DROCE_EVENT_PATH_MIG,
+	DROCE_EVENT_PATH_MIG_ERR,
+	DROCE_EVENT_DEVICE_FATAL,
+	DROCE_EVENT_PORT_ACTIVE,
+	DROCE_EVENT_PORT_ERR,
+	DROCE_EVENT_LID_CHANGE,
+	DROCE_EVENT_PKEY_CHANGE,
+	DROCE_EVENT_SM_CHANGE,
+	DROCE_EVENT_SRQ_ERR,
+	DROCE_EVENT_SRQ_LIMIT_REACHED,
+	DROCE_EVENT_QP_LAST_WQE_REACHED,
+	DROCE_EVENT_CLIENT_REREGISTER,
+	DROCE_EVENT_GID_CHANGE,
+	DROCE_EVENT_WQ_FATAL,
+};
+
+struct droce_async_event {
+	union {
+		struct droce_cq *cq;
+		struct droce_qp *qp;
+		void *srq;		/* no SRQs yet */
+		void *wq;		/* no WQs */
+		int port_num;
+	} element;
+	enum droce_event_type event_type;
+};
+
+/*
+ * The next event of the context, oldest first: 0, or -1 with errno set
+ * (EAGAIN: none pending and context->async_fd is O_NONBLOCK; EINVAL).
+ * Blocks until one arrives otherwise.  Every event got must be acked.
+ * Events nobody takes wait up to a limit (4096 in the engine, as many in
+ * lib/verbs); beyond it an event is dropped and counted (async_event_drop).
+ */
+int droce_get_async_event(struct droce_context *context,
+			  struct droce_async_event *event);
+/*
+ * Acknowledge an event got from droce_get_async_event.  droce_destroy_qp
+ * and droce_destroy_cq wait until every event for the object that was got
+ * has been acked (as ibverbs); events for it not got yet are discarded.
+ */
+void droce_ack_async_event(struct droce_async_event *event);
+/* ibv_event_type_str() */
+const char *droce_event_type_str(enum droce_event_type event);
+
+
 /* ---- Devices: EAL start-up, the device list, ports and GIDs --------------- */
 /*
  * droce owns DPDK ports.  A program starts with droce_init(argc, argv):
@@ -610,8 +712,6 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 int droce_init(int argc, char **argv);
 /* Stop every device and EAL (droce extension). */
 void droce_cleanup(void);
-
-struct droce_device;
 
 /* NULL-terminated; *num_devices (if not NULL) set.  NULL with errno on error. */
 struct droce_device **droce_get_device_list(int *num_devices);

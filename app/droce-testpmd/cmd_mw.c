@@ -43,7 +43,11 @@ mw_alloc(struct tpd_cmd *c)
 	return 0;
 }
 
-/* mw bind MW qp=QP mr=MR [off=] [len=] [access=]; len=0 unbinds. */
+/*
+ * mw bind MW qp=QP mr=MR [off=] [len=] [access=]; len=0 unbinds.  A
+ * signalled BIND_MW work request on QP (droce_bind_mw): poll its send CQ
+ * for the BIND_MW completion before a peer uses the window.
+ */
 static int
 mw_bind(struct tpd_cmd *c)
 {
@@ -86,8 +90,9 @@ mw_bind(struct tpd_cmd *c)
 }
 
 /*
- * mw invalidate MW qp=QP: type 1, unbind now (droce_bind_mw, length 0);
- * type 2, post a signaled LOCAL_INV on QP (poll its send CQ for it).
+ * mw invalidate MW qp=QP: type 1, unbind (a signalled droce_bind_mw of
+ * length 0); type 2, post a signaled LOCAL_INV on QP.  Either way, poll
+ * QP's send CQ for its completion.
  */
 static int
 mw_invalidate(struct tpd_cmd *c)
@@ -105,6 +110,7 @@ mw_invalidate(struct tpd_cmd *c)
 		return -1;
 	if (w->mw->type == DROCE_MW_TYPE_1) {
 		memset(&b, 0, sizeof(b));
+		b.send_flags = DROCE_SEND_SIGNALED;
 		rc = droce_bind_mw(q->qp, w->mw, &b);
 		if (rc != 0) {
 			tpd_err("droce_bind_mw (unbind): %s", strerror(rc));

@@ -32,6 +32,7 @@ RTE_LOG_REGISTER(ethdev_link_logtype, droce.ethdev, NOTICE);
 #define ETHDEV_FRAME_OVERHEAD	(RTE_ETHER_HDR_LEN + 4)
 
 static void ethdev_close(struct droce_link *link);
+static int ethdev_link_status(struct droce_link *link);
 
 static const struct droce_link_ops ethdev_ops = {
 	.rx_burst = ethdev_rx_burst,
@@ -39,7 +40,19 @@ static const struct droce_link_ops ethdev_ops = {
 	.close = ethdev_close,
 	.rx_burst_q = ethdev_rx_burst_q,
 	.tx_burst_q = ethdev_tx_burst_q,
+	.link_status = ethdev_link_status,
 };
+
+/* The port's carrier as the PMD last saw it (no wait: the engine asks). */
+static int
+ethdev_link_status(struct droce_link *link)
+{
+	struct rte_eth_link l;
+
+	if (rte_eth_link_get_nowait(ethdev_priv(link)->port_id, &l) != 0)
+		return -1;
+	return l.link_status == RTE_ETH_LINK_UP;
+}
 
 static bool
 ethdev_is_link(const struct droce_link *link)

@@ -27,11 +27,13 @@ RTE_LOG_REGISTER(vwire_logtype, droce.vwire, NOTICE);
 #define VWIRE_POOL_CACHE 32
 
 static void vwire_close(struct droce_link *link);
+static int vwire_link_status(struct droce_link *link);
 
 static const struct droce_link_ops vwire_ops = {
 	.rx_burst = vwire_rx_burst,
 	.tx_burst = vwire_tx_burst,
 	.close = vwire_close,
+	.link_status = vwire_link_status,
 };
 
 static bool
@@ -240,6 +242,26 @@ vwire_set_faults(struct droce_link *end, const struct vwire_faults *tx_faults)
 	/* the sender's next tx_burst sees the new generation and takes them */
 	__atomic_store_n(&box->gen, box->gen + 1, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&box->lock);
+	return 0;
+}
+
+static int
+vwire_link_status(struct droce_link *link)
+{
+	const struct vwire_pair *pair = link->priv;
+
+	return !__atomic_load_n(&pair->carrier_down, __ATOMIC_RELAXED);
+}
+
+int
+vwire_set_carrier(struct droce_link *end, bool up)
+{
+	struct vwire_pair *pair;
+
+	if (!vwire_is_end(end))
+		return -EINVAL;
+	pair = end->priv;
+	__atomic_store_n(&pair->carrier_down, !up, __ATOMIC_RELAXED);
 	return 0;
 }
 

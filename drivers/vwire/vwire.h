@@ -49,6 +49,7 @@
 #ifndef VWIRE_H
 #define VWIRE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -143,6 +144,13 @@ int vwire_pair_create(const struct vwire_config *cfg, struct droce_link **a,
  * tx_burst of end.  Returns 0, or -EINVAL (not a vwire end, bad values).
  */
 int vwire_set_faults(struct droce_link *end, const struct vwire_faults *tx_faults);
+
+/*
+ * The carrier both ends report (link_status; up when created), for
+ * tests of link events.  Frames still move: combine with drop = 1.0 for a
+ * cut cable.  Safe from any thread.  0, or -EINVAL (not a vwire end).
+ */
+int vwire_set_carrier(struct droce_link *end, bool up);
 
 /* Counters of the frames sent by end (safe from any thread). */
 void vwire_get_stats(const struct droce_link *end, struct vwire_stats *tx_side);

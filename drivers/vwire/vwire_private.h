@@ -114,6 +114,7 @@ struct vwire_pair {
 	uint32_t max_frame_len;
 	bool closed[VWIRE_END_MAX];		/* atomic */
 	uint32_t open_ends;			/* atomic */
+	bool carrier_down;			/* atomic; vwire_set_carrier */
 };
 
 static inline enum vwire_end_id

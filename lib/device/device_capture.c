@@ -8,8 +8,10 @@
  * (struct tp_dev_config.capture) on the owning lcore: received frames
  * after the host stack kept the RoCEv2 ones, sent frames before tx_burst
  * (a frame the link refuses is captured again when retried, as with
- * dpdk-dumpcap) and frames held for ARP/ND when they are handed to lib/net
- * (their destination MAC still zero in the capture).  Off, it costs the
+ * dpdk-dumpcap).  A frame lib/net held for ARP/ND comes back to the
+ * transport's transmit queue when its neighbour answers and is captured
+ * then, with its MAC; one dropped while held (over the budget, failed
+ * resolution) is never captured.  Off, it costs the
  * transport one pointer test per burst.  On, it copies each frame into a
  * pool of its own (rte_pcapng_copy) and writes synchronously to the file:
  * a debugging tool, not for line rate.  Frames that cannot be copied are

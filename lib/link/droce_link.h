@@ -47,6 +47,9 @@ struct droce_link_ops {
 			       struct rte_mbuf **pkts, uint16_t n);
 	uint16_t (*tx_burst_q)(struct droce_link *link, uint16_t q,
 			       struct rte_mbuf **pkts, uint16_t n);
+	/* Optional: the carrier, 1 up, 0 down, < 0 unknown.  Asked every few
+	 * ms by the lcore that polls queue 0 (port events). */
+	int (*link_status)(struct droce_link *link);
 };
 
 struct droce_link {
@@ -95,6 +98,13 @@ droce_link_tx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
 	if (link->ops->tx_burst_q == NULL)
 		return link->ops->tx_burst(link, pkts, n);
 	return link->ops->tx_burst_q(link, q, pkts, n);
+}
+
+/* The carrier: 1 up, 0 down, < 0 unknown (no link_status op). */
+static inline int
+droce_link_status(struct droce_link *link)
+{
+	return link->ops->link_status != NULL ? link->ops->link_status(link) : -1;
 }
 
 static inline void

@@ -13,6 +13,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
@@ -34,24 +35,42 @@ net_ms_to_tsc(uint32_t ms)
 	return (uint64_t)ms * (rte_get_timer_hz() / 1000);
 }
 
+/* The mbuf field that links the frames held for a neighbour. */
+static int
+net_pend_field(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "droce_net_pend_next",
+		.size = sizeof(struct rte_mbuf *),
+		.align = __alignof__(struct rte_mbuf *),
+	};
+	int off = rte_mbuf_dynfield_register(&desc);
+
+	return off < 0 ? -rte_errno : off;
+}
+
 int
 net_host_create(const struct net_host_config *cfg, struct net_host **out)
 {
 	struct net_host *h;
-	struct rte_mbuf **pend;
 	uint32_t retry_ms;
+	int off;
 
 	if (cfg == NULL || out == NULL || cfg->link == NULL)
 		return -EINVAL;
-	if (cfg->pending_max > UINT16_MAX)
-		return -EINVAL;
+	off = net_pend_field();
+	if (off < 0)
+		return off;
 	h = rte_zmalloc("droce_net_host", sizeof(*h), RTE_CACHE_LINE_SIZE);
 	if (h == NULL)
 		return -ENOMEM;
 	h->link = cfg->link;
 	h->neigh_max = cfg->neigh_max != 0 ? cfg->neigh_max : NET_NEIGH_MAX_DEFAULT;
-	h->pending_max = cfg->pending_max != 0 ? cfg->pending_max :
-						 NET_PENDING_MAX_DEFAULT;
+	h->pend_next_off = off;
+	h->pend_bytes_max = cfg->pending_bytes != 0 ? cfg->pending_bytes :
+						      NET_PENDING_BYTES_DEFAULT;
+	h->pend_total_max = cfg->pending_total != 0 ? cfg->pending_total :
+			    RTE_MAX(NET_PENDING_TOTAL_DEFAULT, h->pend_bytes_max);
 	h->tries = cfg->resolve_tries != 0 ? cfg->resolve_tries :
 					     NET_RESOLVE_TRIES_DEFAULT;
 	retry_ms = cfg->retry_ms != 0 ? cfg->retry_ms : NET_RETRY_MS_DEFAULT;
@@ -64,16 +83,10 @@ net_host_create(const struct net_host_config *cfg, struct net_host **out)
 
 	h->neigh = rte_zmalloc("droce_net_neigh",
 			       sizeof(h->neigh[0]) * h->neigh_max, 0);
-	pend = rte_zmalloc("droce_net_pending",
-			   sizeof(pend[0]) * h->neigh_max * h->pending_max, 0);
-	if (h->neigh == NULL || pend == NULL) {
-		rte_free(pend);
-		rte_free(h->neigh);
+	if (h->neigh == NULL) {
 		rte_free(h);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < h->neigh_max; i++)
-		h->neigh[i].pend = pend + (size_t)i * h->pending_max;
 	*out = h;
 	return 0;
 }
@@ -87,10 +100,15 @@ net_host_destroy(struct net_host *h)
 		if (h->neigh[i].state != NET_NEIGH_NONE)
 			(void)net_host_del_neigh(h, h->neigh[i].gid);
 	net_tx_flush(h);
-	/* the pending store is one block starting at the first entry's */
-	rte_free(h->neigh[0].pend);
 	rte_free(h->neigh);
 	rte_free(h);
+}
+
+void
+net_host_set_output(struct net_host *h, net_host_output_fn out, void *arg)
+{
+	h->out = out;
+	h->out_arg = arg;
 }
 
 /* ---- addresses ------------------------------------------------------------- */
@@ -139,10 +157,19 @@ net_addr_find(const struct net_host *h, const uint8_t gid[16])
 	return NULL;
 }
 
+/* fe80::/10 (RFC 4291 2.5.6) */
+static bool
+net_gid_is_link_local(const uint8_t gid[16])
+{
+	return gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80;
+}
+
 /*
  * The local address to use toward an on-link peer: same family, and the
- * peer inside its prefix.  NULL with *err = -EADDRNOTAVAIL (no address of
- * the family) or -ENETUNREACH (none on the peer's link).
+ * peer inside its prefix; an IPv6 link-local peer is on the link whatever
+ * our prefixes (RFC 4291 2.5.6), and any of our IPv6 addresses may
+ * solicit it (RFC 4861 7.2.2).  NULL with *err = -EADDRNOTAVAIL (no
+ * address of the family) or -ENETUNREACH (none on the peer's link).
  */
 const struct net_addr *
 net_addr_for_peer(const struct net_host *h, const uint8_t gid[16], int *err)
@@ -157,6 +184,7 @@ net_addr_for_peer(const struct net_host *h, const uint8_t gid[16], int *err)
 			continue;
 		family = true;
 		if (v4 ? net_prefix_match(a->gid + 12, gid + 12, a->prefix_len) :
+			 net_gid_is_link_local(gid) ||
 			 net_prefix_match(a->gid, gid, a->prefix_len))
 			return a;
 	}

@@ -7,8 +7,8 @@
  * MAC addresses.  A struct net_host does that for one link: local IPv4 and
  * IPv6 addresses (as 16-byte GIDs, IPv4-mapped ::ffff:a.b.c.d for IPv4),
  * a neighbour table (GID -> MAC) with INCOMPLETE / REACHABLE / STALE /
- * FAILED states, aging and a bounded queue of frames per unresolved
- * neighbour, and counters.
+ * FAILED states, aging, the frames waiting for an unresolved neighbour
+ * (held within a byte budget per neighbour and in total), and counters.
  *
  * Use from the progress loop of the lcore that polls the link:
  *
@@ -45,7 +45,15 @@
 
 #define NET_HOST_MAX_ADDRS		8
 #define NET_NEIGH_MAX_DEFAULT		256
-#define NET_PENDING_MAX_DEFAULT		4
+/*
+ * Frame bytes held for unresolved neighbours.  Per neighbour: a 1 MiB
+ * message at any path MTU (1024 packets of MTU 1024 with their headers),
+ * which an RC requester may send at once (its window is 1024 packets)
+ * before the first ARP/ND answer is back.  In total: two such peers at a
+ * time, a fraction of the link's mbuf pool.
+ */
+#define NET_PENDING_BYTES_DEFAULT	(2u << 20)
+#define NET_PENDING_TOTAL_DEFAULT	(4u << 20)
 /*
  * ARP/NS every 100 ms, 30 times: the same 3 s as Linux's 3 probes at 1 s
  * before a neighbour is FAILED, but a lost request or answer is repeated
@@ -65,8 +73,10 @@ struct net_host_config {
 	struct droce_link *link;	/* required; not owned (close it after
 					 * net_host_destroy) */
 	uint32_t neigh_max;		/* table entries; 0: default */
-	uint32_t pending_max;		/* frames queued per unresolved
+	uint32_t pending_bytes;		/* frame bytes held per unresolved
 					 * neighbour; 0: default */
+	uint32_t pending_total;		/* ... for all neighbours together;
+					 * 0: default (at least pending_bytes) */
 	uint32_t resolve_tries;		/* ARP requests / NS per resolution
 					 * (and per STALE refresh); 0: 30 */
 	uint32_t retry_ms;		/* between tries; 0: 100 */
@@ -88,7 +98,8 @@ struct net_neigh_info {
 	enum net_neigh_state state;
 	struct rte_ether_addr mac;	/* valid unless INCOMPLETE/FAILED */
 	uint32_t tries;			/* probes sent in the current round */
-	uint32_t pending;		/* frames queued for it */
+	uint32_t pending;		/* frames held for it */
+	uint32_t pending_bytes;		/* their bytes (pkt_len) */
 };
 
 /*
@@ -122,8 +133,11 @@ struct net_neigh_info {
 	X(DROP_UDP_PORT,	"drop_udp_port")	/* UDP, not 4791 */	\
 	X(DROP_FRAGMENT,	"drop_fragment")				\
 	X(DROP_ICMP,		"drop_icmp")	/* other ICMP/ICMPv6 types */	\
-	X(DROP_PENDING,		"drop_pending")	/* queued frames lost:
-						 * overflow, failure, destroy */ \
+	X(DROP_PENDING,		"drop_pending")	/* held frames lost: failed
+						 * resolution, forgotten entry,
+						 * destroy */ \
+	X(DROP_PENDING_BUDGET,	"drop_pending_budget")	/* not held: over
+						 * the byte budget */ \
 	X(NEIGH_LEARNED,	"neigh_learned")	/* entry made REACHABLE */ \
 	X(NEIGH_STALE,		"neigh_stale")	/* REACHABLE aged to STALE */	\
 	X(NEIGH_FAILED,		"neigh_failed")	/* resolutions that failed */ \
@@ -194,14 +208,26 @@ int net_host_resolve(struct net_host *h, const uint8_t gid[16],
 /*
  * Send a complete Ethernet frame to gid, filling in its destination (and
  * source) MAC.  Always takes m.  Returns 0 (sent now, or taken by the link
- * later in this call's flush), -EAGAIN (queued until the neighbour
- * answers: the oldest queued frame is dropped when pending_max are
- * waiting; all are dropped if the resolution fails), or a negative
- * net_host_resolve() error (m freed, counted as drop_pending).
+ * later in this call's flush), -EAGAIN (held until the neighbour answers,
+ * then released in order to the output, net_host_set_output(); all are
+ * dropped if the resolution fails), -ENOBUFS (holding m would exceed the
+ * neighbour's or the host's byte budget: m freed, counted as
+ * drop_pending_budget; the frames held already stay, so what is sent is
+ * the start of what was given), or a negative net_host_resolve() error
+ * (m freed, counted as drop_pending).
  * m must be one segment with the Ethernet header in place.
  */
 int net_host_output(struct net_host *h, const uint8_t gid[16],
 		    struct rte_mbuf *m);
+
+/*
+ * Where held frames go once their neighbour is resolved (MACs filled in):
+ * out(arg, m) takes m.  The owner of the link (the transport) sends them
+ * with its own frames, so that they are captured and retried as those
+ * are.  Without one (out NULL) the host transmits them itself.
+ */
+typedef void (*net_host_output_fn)(void *arg, struct rte_mbuf *m);
+void net_host_set_output(struct net_host *h, net_host_output_fn out, void *arg);
 
 /*
  * A permanent neighbour (tests, or peers known out of band): never ages,

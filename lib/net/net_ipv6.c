@@ -180,10 +180,12 @@ net_na_input(struct net_host *h, struct rte_mbuf *m, struct rte_ipv6_hdr *ip,
 		goto drop;
 	}
 	net_count(h, NET_CNT_RX_NA);
-	/* without the option there is nothing to learn (RFC 4861 7.2.5) */
-	if (found && !net_gid_is_v4(nd->target) &&
-	    net_addr_find(h, nd->target) == NULL)
+	if (net_gid_is_v4(nd->target) || net_addr_find(h, nd->target) != NULL)
+		goto drop;
+	if (found)
 		net_neigh_learn(h, nd->target, &tlla, false);
+	else if (nd->flags & NET_NA_FLAG_SOLICITED)
+		net_neigh_confirm(h, nd->target);
 drop:
 	rte_pktmbuf_free(m);
 }

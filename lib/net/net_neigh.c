@@ -10,6 +10,11 @@
  *   STALE --resolve--> STALE+probing --answer--> REACHABLE
  *                                    --tries exhausted--> FAILED
  *   any ARP/NA naming the GID (not PERMANENT) --> REACHABLE
+ *   a solicited NA without the MAC (REACHABLE or STALE) --> REACHABLE
+ *
+ * Frames sent to an INCOMPLETE entry are held, linked through an mbuf
+ * dynamic field (no allocation), within a byte budget per entry and one
+ * for the host; resolution releases them in order.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -43,16 +48,55 @@ neigh_set_deadline(struct net_host *h, struct net_neigh *e, uint64_t deadline)
 		h->next_deadline = deadline;
 }
 
+/* Take the oldest frame held for e (e has one). */
+static struct rte_mbuf *
+neigh_pend_pop(struct net_host *h, struct net_neigh *e)
+{
+	struct rte_mbuf *m = e->pend_head;
+
+	e->pend_head = *net_pend_next(h, m);
+	if (e->pend_head == NULL)
+		e->pend_tail = NULL;
+	e->pend_count--;
+	e->pend_bytes -= m->pkt_len;
+	h->pend_total -= m->pkt_len;
+	return m;
+}
+
 static void
 neigh_pend_drop(struct net_host *h, struct net_neigh *e)
 {
 	while (e->pend_count > 0) {
-		rte_pktmbuf_free(e->pend[e->pend_head]);
-		e->pend_head = (uint16_t)((e->pend_head + 1) % h->pending_max);
-		e->pend_count--;
+		rte_pktmbuf_free(neigh_pend_pop(h, e));
 		net_count(h, NET_CNT_DROP_PENDING);
 	}
-	e->pend_head = 0;
+}
+
+/*
+ * Hold m for e, within the byte budgets.  Over them, m is refused and the
+ * frames held stay: they are the start of what the transport sent, and
+ * keeping the start costs the least (go-back-N resends from the first
+ * gap; a UC message without its FIRST is lost whole).
+ */
+static int
+neigh_pend_add(struct net_host *h, struct net_neigh *e, struct rte_mbuf *m)
+{
+	if (m->pkt_len > h->pend_bytes_max - e->pend_bytes ||
+	    m->pkt_len > h->pend_total_max - h->pend_total) {
+		rte_pktmbuf_free(m);
+		net_count(h, NET_CNT_DROP_PENDING_BUDGET);
+		return -ENOBUFS;
+	}
+	*net_pend_next(h, m) = NULL;
+	if (e->pend_tail != NULL)
+		*net_pend_next(h, e->pend_tail) = m;
+	else
+		e->pend_head = m;
+	e->pend_tail = m;
+	e->pend_count++;
+	e->pend_bytes += m->pkt_len;
+	h->pend_total += m->pkt_len;
+	return -EAGAIN;
 }
 
 static void
@@ -65,19 +109,20 @@ neigh_fill_macs(const struct net_host *h, struct rte_mbuf *m,
 	rte_ether_addr_copy(&h->link->mac, &eth->src_addr);
 }
 
+/* e is resolved: its held frames go out, oldest first. */
 static void
 neigh_pend_send(struct net_host *h, struct net_neigh *e)
 {
 	while (e->pend_count > 0) {
-		struct rte_mbuf *m = e->pend[e->pend_head];
+		struct rte_mbuf *m = neigh_pend_pop(h, e);
 
-		e->pend_head = (uint16_t)((e->pend_head + 1) % h->pending_max);
-		e->pend_count--;
 		neigh_fill_macs(h, m, &e->mac);
-		net_tx(h, m);
 		net_count(h, NET_CNT_TX_PENDING);
+		if (h->out != NULL)
+			h->out(h->out_arg, m);
+		else
+			net_tx(h, m);
 	}
-	e->pend_head = 0;
 }
 
 static void
@@ -134,8 +179,10 @@ neigh_alloc(struct net_host *h, const uint8_t gid[16])
 	e->last_used = h->now;
 	e->tries = 0;
 	e->probing = false;
-	e->pend_head = 0;
+	e->pend_head = NULL;
+	e->pend_tail = NULL;
 	e->pend_count = 0;
+	e->pend_bytes = 0;
 	return e;
 }
 
@@ -195,6 +242,22 @@ net_neigh_learn(struct net_host *h, const uint8_t gid[16],
 	e->probing = false;
 	neigh_set_deadline(h, e, h->now + h->reachable_tsc);
 	neigh_pend_send(h, e);
+}
+
+/*
+ * A solicited advertisement without a target link-layer address: Linux
+ * answers a unicast NS (our refresh of a STALE entry) that way.  It
+ * confirms the MAC the entry has (RFC 4861 7.2.5); an INCOMPLETE entry
+ * has none to confirm and keeps waiting.
+ */
+void
+net_neigh_confirm(struct net_host *h, const uint8_t gid[16])
+{
+	struct net_neigh *e = neigh_find(h, gid);
+
+	if (e != NULL && (e->state == NET_NEIGH_REACHABLE ||
+			  e->state == NET_NEIGH_STALE))
+		net_neigh_learn(h, gid, &e->mac, false);
 }
 
 static int
@@ -279,18 +342,8 @@ net_host_output(struct net_host *h, const uint8_t gid[16], struct rte_mbuf *m)
 		net_tx_flush(h);
 		return 0;
 	}
-	if (ret == -EAGAIN) {
-		if (e->pend_count == h->pending_max) {
-			/* keep the newest: the oldest is the likeliest stale */
-			rte_pktmbuf_free(e->pend[e->pend_head]);
-			e->pend_head = (uint16_t)((e->pend_head + 1) % h->pending_max);
-			e->pend_count--;
-			net_count(h, NET_CNT_DROP_PENDING);
-		}
-		e->pend[(e->pend_head + e->pend_count) % h->pending_max] = m;
-		e->pend_count++;
-		return -EAGAIN;
-	}
+	if (ret == -EAGAIN)
+		return neigh_pend_add(h, e, m);
 	rte_pktmbuf_free(m);
 	net_count(h, NET_CNT_DROP_PENDING);
 	return ret;
@@ -351,6 +404,7 @@ net_host_neigh_info(const struct net_host *h, const uint8_t gid[16],
 	info->mac = e->mac;
 	info->tries = e->tries;
 	info->pending = e->pend_count;
+	info->pending_bytes = e->pend_bytes;
 }
 
 /* One entry whose deadline passed. */

@@ -15,6 +15,7 @@
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "droce_link.h"
 #include "net_host.h"
@@ -51,9 +52,11 @@ struct net_neigh {
 	uint64_t last_used;	/* resolve/output: eviction order */
 	uint32_t tries;		/* probes sent in this round */
 	bool probing;		/* STALE being refreshed */
-	uint16_t pend_head;
-	uint16_t pend_count;
-	struct rte_mbuf **pend;	/* pending_max slots, a ring */
+	/* held frames, oldest first, linked through net_pend_next() */
+	struct rte_mbuf *pend_head;
+	struct rte_mbuf *pend_tail;
+	uint32_t pend_count;
+	uint32_t pend_bytes;
 };
 
 /* ICMPv6 Neighbor Solicitation / Advertisement body (RFC 4861 4.3, 4.4). */
@@ -84,7 +87,12 @@ struct net_host {
 	uint64_t reachable_tsc;
 	uint64_t failed_tsc;
 	uint32_t tries;
-	uint32_t pending_max;
+	uint32_t pend_bytes_max;	/* per neighbour */
+	uint32_t pend_total_max;
+	uint32_t pend_total;	/* bytes held for all neighbours */
+	int pend_next_off;	/* mbuf dynamic field: the next held frame */
+	net_host_output_fn out;	/* where released frames go; NULL: net_tx */
+	void *out_arg;
 
 	struct net_neigh *neigh;
 	uint32_t neigh_max;
@@ -95,6 +103,12 @@ struct net_host {
 
 	uint64_t counters[NET_CNT_MAX];
 };
+
+static inline struct rte_mbuf **
+net_pend_next(const struct net_host *h, struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, h->pend_next_off, struct rte_mbuf **);
+}
 
 static inline void
 net_count(struct net_host *h, enum net_counter c)
@@ -154,6 +168,7 @@ void net_tx_flush(struct net_host *h);
 /* net_neigh.c */
 void net_neigh_learn(struct net_host *h, const uint8_t gid[16],
 		     const struct rte_ether_addr *mac, bool create);
+void net_neigh_confirm(struct net_host *h, const uint8_t gid[16]);
 
 /* net_arp.c */
 void net_arp_input(struct net_host *h, struct rte_mbuf *m, uint16_t l3_off);

@@ -247,6 +247,16 @@ int prot_mw_dealloc(struct prot_tables *t, uint32_t mw_index);
 int prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index,
 		       uint32_t mr_key, uint64_t addr, uint64_t length,
 		       unsigned int access, uint32_t *rkey);
+/*
+ * The same, executed by the transport for the BIND_MW work request that
+ * droce_bind_mw posts: the window gets new_rkey (the WR's, the window's
+ * index with a variant other than its current one), so the key the
+ * application was given at post time is the one that works.  Errors as
+ * above; -EINVAL also for a bad new_rkey.
+ */
+int prot_mw_bind_type1_key(struct prot_tables *t, uint32_t mw_index,
+			   uint32_t new_rkey, uint32_t mr_key, uint64_t addr,
+			   uint64_t length, unsigned int access);
 
 /*
  * Type-2 bind, executed by the transport for a DROCE_WR_BIND_MW on QP qpn

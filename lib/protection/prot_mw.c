@@ -156,10 +156,11 @@ do_bind(struct prot_tables *t, struct prot_entry *mw, struct prot_entry *mr,
 		t->ctl->nr_mw2_bound++;
 }
 
-int
-prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t mr_key,
-		   uint64_t addr, uint64_t length, unsigned int access,
-		   uint32_t *rkey)
+/* new_rkey 0: the next variant; else the key the bind must give it. */
+static int
+bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t new_rkey,
+	   uint32_t mr_key, uint64_t addr, uint64_t length, unsigned int access,
+	   uint32_t *rkey)
 {
 	struct prot_entry *mw;
 	struct prot_entry *mr = NULL;
@@ -174,7 +175,9 @@ prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t mr_key,
 
 	tok = prot_ctl_lock(t);
 	mw = mw_by_index(t, mw_index);
-	if (mw == NULL || mw->type != PROT_OBJ_MW1) {
+	if (mw == NULL || mw->type != PROT_OBJ_MW1 ||
+	    (new_rkey != 0 && (prot_key_index(new_rkey) != mw_index ||
+			       prot_key_variant(new_rkey) == mw->variant))) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -191,7 +194,8 @@ prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t mr_key,
 	/* Validated.  A rebind or unbind kills the old rkey first; every
 	 * bind, including length 0 (unbind), hands out a new variant. */
 	do_unbind(t, mw);
-	mw->variant++;
+	mw->variant = new_rkey != 0 ? prot_key_variant(new_rkey) :
+				      (uint8_t)(mw->variant + 1);
 	*rkey = prot_key_make(mw_index, mw->variant);
 	if (mr != NULL) {
 		do_bind(t, mw, mr, addr, length, access, 0);
@@ -200,6 +204,26 @@ prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t mr_key,
 out:
 	prot_ctl_unlock(t, tok);
 	return ret;
+}
+
+int
+prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t mr_key,
+		   uint64_t addr, uint64_t length, unsigned int access,
+		   uint32_t *rkey)
+{
+	return bind_type1(t, mw_index, 0, mr_key, addr, length, access, rkey);
+}
+
+int
+prot_mw_bind_type1_key(struct prot_tables *t, uint32_t mw_index,
+		       uint32_t new_rkey, uint32_t mr_key, uint64_t addr,
+		       uint64_t length, unsigned int access)
+{
+	uint32_t rkey;
+
+	if (new_rkey == 0)
+		return -EINVAL;
+	return bind_type1(t, mw_index, new_rkey, mr_key, addr, length, access, &rkey);
 }
 
 int

@@ -117,6 +117,8 @@ tp_comp_retire(struct tp_qp *qp)
 		}
 		qp->sq.tail++;
 	}
+	if (unlikely(qp->ev.sqd_notify))
+		tp_event_sqd_check(qp);
 }
 
 /*

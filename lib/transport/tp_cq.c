@@ -70,6 +70,8 @@ static bool
 cq_stage_push(struct tp_cq *cq, struct tp_cq_stage *st, const struct droce_wc *wc)
 {
 	if (st->head - st->tail > cq->mask) {
+		if (!st->overflow)
+			tp_event_cq_err(cq);
 		st->overflow = true;
 		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);
 		return false;
@@ -88,6 +90,8 @@ tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc)
 	if (unlikely(s != 0) && cq->xs != NULL)
 		return cq_stage_push(cq, &cq->xs[s - 1], wc);
 	if (cq->head - cq->tail > cq->mask) {
+		if (!cq->overflow)
+			tp_event_cq_err(cq);
 		cq->overflow = true;
 		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);
 		return false;

@@ -61,6 +61,13 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		rte_free(dev);
 		return rc;
 	}
+	if (tp_event_init(dev) != 0) {
+		prot_reader_unregister(prot, dev->prot_reader);
+		rte_free(dev->qps);
+		rte_free(dev->live);
+		rte_free(dev);
+		return -ENOMEM;
+	}
 	dev->tsc_hz = rte_get_timer_hz();
 	dev->cnt[0] = dev->counters;
 	dev->nshards = 1;
@@ -84,6 +91,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	for (uint32_t i = 0; i < dev->txq_len; i++)
 		rte_pktmbuf_free(dev->txq[i]);
 	tp_shards_free(dev);
+	tp_event_fini(dev);
 	prot_reader_unregister(dev->prot, dev->prot_reader);
 	rte_free(dev->qps);
 	rte_free(dev->live);
@@ -110,6 +118,8 @@ int
 tp_dev_attach_host(struct tp_dev *dev, struct net_host *host)
 {
 	dev->host = host;
+	if (host != NULL)
+		net_host_set_output(host, tp_net_release, dev);
 	return 0;
 }
 
@@ -232,6 +242,8 @@ tp_progress(struct tp_dev *dev)
 		n = net_host_rx(dev->host, pkts, n);
 		net_host_timer(dev->host, now);
 	}
+	if (unlikely(now >= dev->link_next) && s == 0)
+		tp_event_link_poll(dev, now);	/* port events */
 	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
 	if (unlikely(dev->cfg.capture != NULL) && n != 0 && s == 0)
 		dev->cfg.capture(dev->cfg.capture_arg, pkts, n, false);

@@ -178,17 +178,38 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 		return;
 	}
 	if (dev->host != NULL && mac_is_zero(p->dst_mac)) {
-		/* held until ARP/ND answers, or dropped when it fails: the
-		 * transport's retransmission covers both */
+		/* held until ARP/ND answers, then back through tp_net_release
+		 * (captured there, when it is sent); dropped when the
+		 * resolution fails or the budget is spent: the transport's
+		 * retransmission covers both */
 		tp_net_flush(dev);
-		/* --- capture hook: a held frame (its dst MAC still zero) --- */
-		if (unlikely(dev->cfg.capture != NULL))
-			dev->cfg.capture(dev->cfg.capture_arg, &m, 1, true);
-		/* --- end capture hook --- */
 		net_host_output(dev->host, p->dst_gid, m);
 		return;
 	}
 	/* tp_net_alloc made the room */
+	dev->txq[dev->txq_len++] = m;
+}
+
+/*
+ * lib/net's output (net_host_set_output): a frame it held for ARP/ND, its
+ * MAC now filled in.  It joins the transmit queue behind what is queued,
+ * and is captured and retried like every other frame.
+ */
+void
+tp_net_release(void *arg, struct rte_mbuf *m)
+{
+	struct tp_dev *dev = arg;
+
+	if (dev->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(dev);
+	if (dev->txq_len == TP_TXQ_SIZE) {
+		/* more released at once than the queue and the link take (the
+		 * host may hold up to its byte budget): the one place a frame
+		 * is still dropped on the way out; retransmission covers it */
+		tp_count(dev, TP_CNT_SEND_ERR);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	dev->txq[dev->txq_len++] = m;
 }
 

@@ -104,8 +104,11 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 		w->num_sge = 0;
 		return 0;
 	case DROCE_WR_BIND_MW:
-		if (wr->bind_mw.mw == NULL || wr->bind_mw.mw->type != DROCE_MW_TYPE_2)
+		/* type 1: what droce_bind_mw posts (as rxe's ibv_bind_mw) */
+		if (wr->bind_mw.mw == NULL || (wr->bind_mw.mw->type != DROCE_MW_TYPE_1 &&
+					       wr->bind_mw.mw->type != DROCE_MW_TYPE_2))
 			return -EINVAL;
+		w->mw_type = (uint8_t)wr->bind_mw.mw->type;
 		w->mw_index = wr->bind_mw.mw->handle;
 		w->bind_rkey = wr->bind_mw.rkey;
 		w->bind_mr_key = wr->bind_mw.bind_info.mr != NULL ?

@@ -128,6 +128,7 @@ struct tp_send_wqe {
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
 	/* BIND_MW */
+	uint8_t mw_type;	/* enum droce_mw_type */
 	uint32_t mw_index;
 	uint32_t bind_rkey;
 	uint32_t bind_mr_key;
@@ -218,6 +219,7 @@ struct tp_cq {
 	 */
 	struct tp_cq_stage *xs;
 	uint32_t nxs;
+	bool ev_muted;		/* being destroyed: no CQ_ERR event */
 };
 
 /* A shard's CQEs for one CQ, waiting to be moved to its completion ring. */
@@ -372,6 +374,13 @@ struct tp_qp {
 		struct tp_resp_res res[DROCE_MAX_RD_ATOMIC];
 		uint32_t res_next;	/* free-running: slot res_next % max next */
 	} resp;
+
+	/* asynchronous events (tp_event.c) */
+	struct {
+		bool comm_est;		/* COMM_EST raised since the QP went to RTR */
+		bool sqd_notify;	/* SQ_DRAINED owed when SQD drains */
+		bool muted;		/* being destroyed: raise nothing */
+	} ev;
 };
 
 static inline struct tp_qp *
@@ -485,6 +494,12 @@ struct tp_dev {
 	struct tp_lcore *lc;
 	struct tp_cq *lc_cqs;		/* its CQs, for the completion rings */
 	uint32_t ncq;			/* CQs that exist (control path) */
+
+	/* asynchronous events (tp_event.c) */
+	struct rte_ring *ev_ring;	/* MP/SC, struct droce_async_event */
+	int ev_fd;			/* the context's eventfd, or -1 */
+	uint64_t link_next;		/* tsc: next carrier poll */
+	int8_t link_up;			/* last carrier seen; -1 not yet */
 };
 
 static inline void
@@ -582,6 +597,18 @@ int tp_shards_alloc(struct tp_dev *dev, unsigned int n);
 void tp_shards_free(struct tp_dev *dev);
 int tp_shard_reader(const struct tp_dev *dev, unsigned int s);
 
+/* tp_event.c: raising asynchronous events (never on the data path) */
+int tp_event_init(struct tp_dev *dev);
+void tp_event_fini(struct tp_dev *dev);
+void tp_event_qp(struct tp_qp *qp, enum droce_event_type type);
+void tp_event_resp_error(struct tp_qp *qp, uint8_t nak_code);
+void tp_event_comm_est(struct tp_qp *qp);
+void tp_event_sqd_check(struct tp_qp *qp);
+void tp_event_modified(struct tp_qp *qp, enum droce_qp_state cur,
+		       const struct droce_qp_attr *attr, int mask);
+void tp_event_cq_err(struct tp_cq *cq);
+void tp_event_link_poll(struct tp_dev *dev, uint64_t now);
+
 /* tp_timer.c */
 void tp_timer_arm_retrans(struct tp_qp *qp);
 void tp_timer_disarm_retrans(struct tp_qp *qp);
@@ -597,6 +624,7 @@ struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, const struct tp_av *av,
 void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);
 int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);
+void tp_net_release(void *arg, struct rte_mbuf *m);
 
 /* tp_sge.c: copy len bytes between buf and the SGE list at offset off,
  * L_Key-checking every chunk; false on a local protection error. */

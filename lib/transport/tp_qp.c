@@ -347,6 +347,7 @@ tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
 	}
 	if (qp->lc != NULL)
 		lc_modified(qp, next);
+	tp_event_modified(qp, cur, attr, mask);	/* COMM_EST, SQ_DRAINED */
 	return 0;
 }
 

@@ -123,6 +123,8 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 		tp_count(dev, TP_CNT_PKEY_VIOLATION);
 		return false;
 	}
+	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
+		tp_event_comm_est(qp);
 	if (pkt.op->mask & ROCE_OPM_REQ)
 		tp_resp_rx(qp, &pkt, frame);
 	else

@@ -827,6 +827,8 @@ st_error(struct resp_ctx *c, enum resp_state s)
 		wc.qp_num = qp->pub.qp_num;
 		tp_cq_push(qp->rcq, &wc);
 		qp->rq.tail++;
+	} else {
+		tp_event_resp_error(qp, e->nak);	/* no CQE reports it */
 	}
 	/* what is queued (the NAK last) leaves before the QP stops answering */
 	while (qp->resp.q_tail != qp->resp.q_head && tp_resp_run(qp) > 0)
@@ -1076,6 +1078,7 @@ tp_resp_run(struct tp_qp *qp)
 				 * READ not counted as completed (C9-148) */
 				tp_count(qp->dev, TP_CNT_SENT_REM_ACCESS_NAK);
 				qp->resp.res[it->res].pending = false;
+				tp_event_qp(qp, DROCE_EVENT_QP_ACCESS_ERR);
 				it->kind = TP_RESP_ACK;
 				it->syndrome = ROCE_AETH_SYNDROME(ROCE_AETH_NAK,
 								  ROCE_NAK_REM_ACCESS_ERR);

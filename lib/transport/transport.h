@@ -184,6 +184,19 @@ bool tp_dev_dedicated(const struct tp_dev *dev);
  */
 int tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg);
 
+/*
+ * Asynchronous events (tp_event.c).  The engine raises them into the
+ * device's ring (multi-producer) and adds one per event to eventfd fd
+ * (the context's async_fd; -1: none).  tp_dev_event_take: the oldest, 0
+ * or -EAGAIN; one consumer at a time, from any thread.  Before a QP or CQ
+ * is destroyed, tp_*_mute_events (a command, any thread) makes sure no
+ * event for it is raised any more (-EBUSY: the CQ still has QPs).
+ */
+void tp_dev_set_event_fd(struct tp_dev *dev, int fd);
+int tp_dev_event_take(struct tp_dev *dev, struct droce_async_event *ev);
+int tp_qp_mute_events(struct tp_qp *qp);
+int tp_cq_mute_events(struct tp_cq *cq);
+
 struct tp_cq *tp_cq_create(struct tp_dev *dev, int cqe);
 int tp_cq_destroy(struct tp_cq *cq);
 int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);

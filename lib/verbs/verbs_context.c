@@ -29,8 +29,15 @@ droce_open_context(const struct droce_context_attr *attr)
 		return NULL;
 	}
 	ctx->socket_id = cfg.socket_id;
+	ret = verbs_events_open(ctx);
+	if (ret != 0) {
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
 	ret = prot_tables_create(&cfg, verbs_alloc_ops(), &ctx->prot);
 	if (ret != 0) {
+		verbs_events_close(ctx);
 		free(ctx);
 		errno = -ret;
 		return NULL;
@@ -48,6 +55,7 @@ droce_close_context(struct droce_context *context)
 	ret = prot_tables_destroy(context->prot);
 	if (ret != 0)
 		return -ret;
+	verbs_events_close(context);
 	free(context);
 	return 0;
 }

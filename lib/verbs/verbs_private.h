@@ -10,19 +10,8 @@
 #include "droce.h"
 #include "prot.h"
 
-/* The opaque struct droce_context of droce.h.  Later issues add the
- * device, ports, QPs and CQs here. */
-struct tp_dev;
 struct tp_dev_config;
 struct droce_link;
-
-struct droce_context {
-	struct prot_tables *prot;	/* PD/MR/MW tables */
-	int socket_id;
-	struct tp_dev *tp;		/* transport engine; NULL until a link */
-	struct droce_device *device;	/* droce_open_device()'s, or NULL */
-	bool dedicated;			/* tp runs on a transport lcore */
-};
 
 /*
  * Bind the context to a link and start its transport engine on the calling
@@ -45,6 +34,20 @@ int verbs_run_on_lcores(struct droce_context *ctx, const unsigned int *lcores,
  * lcore gives the engine back first (and stops if it serves no other). */
 int verbs_detach_link(struct droce_context *ctx);
 struct tp_dev *verbs_tp(struct droce_context *ctx);
+
+/*
+ * Asynchronous events (verbs_event.c): the context's eventfd and event
+ * lists (0 or a positive errno), and, before a QP or CQ whose events
+ * the engine no longer raises (tp_*_mute_events) is freed, dropping its
+ * events nobody took and waiting until those taken were acked.
+ */
+int verbs_events_open(struct droce_context *ctx);
+void verbs_events_close(struct droce_context *ctx);
+void verbs_events_forget(struct droce_context *ctx, const void *obj);
+/* The engine is gone: forget every event and count not taken. */
+void verbs_events_reset(struct droce_context *ctx);
+/* The engine's oldest event: 0, or -EAGAIN (none; no engine). */
+int verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev);
 
 /*
  * The one allocator hook: rte_zmalloc_socket when EAL is initialised

@@ -3,6 +3,7 @@
  * verbs_prot.c - droce_* protection verbs: PDs, MRs, MWs.  Thin wrappers:
  * lib/protection does the checks; this file converts -errno into ibverbs'
  * conventions (NULL + errno, positive errno, rereg error codes).
+ * droce_bind_mw posts a work request: verbs_qp.c.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -192,34 +193,5 @@ droce_dealloc_mw(struct droce_mw *mw)
 	if (ret != 0)
 		return ret_errno(ret);
 	free(mw);
-	return 0;
-}
-
-int
-droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw,
-	      struct droce_mw_bind *mw_bind)
-{
-	const struct droce_mw_bind_info *bi;
-	uint32_t rkey;
-	int ret;
-
-	if (qp == NULL || mw == NULL || mw_bind == NULL)
-		return ret_errno(-EINVAL);
-	bi = &mw_bind->bind_info;
-	/* Type-2 windows are bound by a DROCE_WR_BIND_MW work request. */
-	if (mw->type != DROCE_MW_TYPE_1)
-		return ret_errno(-EINVAL);
-	if (bi->length != 0) {
-		if (bi->mr == NULL || bi->mr->context != mw->context)
-			return ret_errno(-EINVAL);
-		if (bi->mr->pd != mw->pd)
-			return ret_errno(-EPERM);
-	}
-	ret = prot_mw_bind_type1(mw->context->prot, mw->handle,
-				 bi->length != 0 ? bi->mr->lkey : 0, bi->addr,
-				 bi->length, bi->mw_access_flags, &rkey);
-	if (ret != 0)
-		return ret_errno(ret);
-	mw->rkey = rkey;
 	return 0;
 }

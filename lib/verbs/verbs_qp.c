@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 
@@ -31,6 +32,7 @@ verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
 		rc = tp_dev_create(ctx, ctx->prot, cfg, &ctx->tp);
 		if (rc != 0)
 			return -rc;
+		tp_dev_set_event_fd(ctx->tp, ctx->async_fd);
 	}
 	return -tp_dev_attach_link(ctx->tp, link);
 }
@@ -73,6 +75,7 @@ verbs_detach_link(struct droce_context *ctx)
 		return -rc;
 	ctx->tp = NULL;
 	ctx->dedicated = false;
+	verbs_events_reset(ctx);	/* events not taken went with the engine */
 	return 0;
 }
 
@@ -80,6 +83,12 @@ struct tp_dev *
 verbs_tp(struct droce_context *ctx)
 {
 	return ctx->tp;
+}
+
+int
+verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
+{
+	return ctx->tp != NULL ? tp_dev_event_take(ctx->tp, ev) : -EAGAIN;
 }
 
 /*
@@ -172,11 +181,18 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 	return pub;
 }
 
+/* As ibverbs: waits until every CQ_ERR event got for it was acked. */
 int
 droce_destroy_cq(struct droce_cq *cq)
 {
+	int rc;
+
 	if (cq == NULL)
 		return EINVAL;
+	rc = -tp_cq_mute_events(tp_cq_from_pub(cq));	/* EBUSY while QPs use it */
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(cq->context, cq);
 	return tp_dev_call(cq->context->tp, cq_destroy_fn, tp_cq_from_pub(cq));
 }
 
@@ -328,6 +344,11 @@ droce_destroy_qp(struct droce_qp *qp)
 		return EINVAL;
 	ctx = qp->context;
 	pd = qp->pd->handle;
+	/* as ibverbs: wait until every event got for it was acked */
+	rc = -tp_qp_mute_events(tp_qp_from_pub(qp));
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(ctx, qp);
 	rc = tp_dev_call(ctx->tp, qp_destroy_fn, tp_qp_from_pub(qp));
 	if (rc != 0)
 		return rc;
@@ -342,6 +363,42 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 	if (qp == NULL || bad_wr == NULL)
 		return EINVAL;
 	return tp_post_send(tp_qp_from_pub(qp), wr, bad_wr);
+}
+
+/*
+ * ibv_bind_mw: a BIND_MW work request on the QP's send queue with the next
+ * rkey (ibv_inc_rkey), executed in order with the QP's other WRs; what only
+ * execution can check (the MR's rights and range) fails in the CQE.
+ */
+int
+droce_bind_mw(struct droce_qp *qp, struct droce_mw *mw, struct droce_mw_bind *mw_bind)
+{
+	const struct droce_mw_bind_info *bi;
+	struct droce_send_wr wr, *bad;
+	int rc;
+
+	if (qp == NULL || mw == NULL || mw_bind == NULL || mw->type != DROCE_MW_TYPE_1 ||
+	    mw->context != qp->context)
+		return EINVAL;	/* type-2 windows: DROCE_WR_BIND_MW via droce_post_send */
+	bi = &mw_bind->bind_info;
+	if (bi->length != 0) {
+		if (bi->mr == NULL || bi->mr->context != mw->context)
+			return EINVAL;
+		if (bi->mr->pd != mw->pd)
+			return EPERM;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = DROCE_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = droce_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = *bi;
+	rc = droce_post_send(qp, &wr, &bad);
+	if (rc != 0)
+		return rc;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 int

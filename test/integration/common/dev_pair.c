@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -153,4 +154,45 @@ dp_vdev_args(char **args, int *nargs, char *v0, char *v1)
 	args[(*nargs)++] = "--vdev";
 	args[(*nargs)++] = v1;
 	args[(*nargs)++] = "--";
+}
+
+int
+dp_poll_one(struct droce_cq *cq, struct droce_context *other, struct droce_wc *wc,
+	    double timeout)
+{
+	double end = dp_now() + timeout;
+
+	while (dp_now() < end) {
+		int n;
+
+		droce_progress(other);
+		n = droce_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n;
+	}
+	return 0;
+}
+
+bool
+dp_veth_vdevs(char *v0, char *v1, size_t size)
+{
+	const char *veth = getenv("DROCE_TEST_VETH");
+	const char *comma = veth != NULL ? strchr(veth, ',') : NULL;
+
+	if (comma == NULL)
+		return false;
+	snprintf(v0, size, "net_af_packet0,iface=%.*s,framesz=8192,blocksz=8192",
+		 (int)(comma - veth), veth);
+	snprintf(v1, size, "net_af_packet1,iface=%s,framesz=8192,blocksz=8192", comma + 1);
+	return true;
+}
+
+void
+dp_close_end(struct dp_end *e)
+{
+	assert_int_equal(droce_destroy_cq(e->cq), 0);
+	assert_int_equal(droce_dereg_mr(e->mr), 0);
+	assert_int_equal(droce_dealloc_pd(e->pd), 0);
+	assert_int_equal(droce_close_device(e->ctx), 0);
+	free(e->buf);
 }

@@ -55,6 +55,9 @@ void dp_alloc_end(struct droce_context *ctx, size_t buf_len, unsigned int mr_acc
 		  int cqe, struct droce_pd **pd, uint8_t **buf, struct droce_mr **mr,
 		  struct droce_cq **cq);
 
+/* Undo dp_alloc_end and close e's device (its QP destroyed already). */
+void dp_close_end(struct dp_end *e);
+
 /* An RC QP on pd with both queues on cq, 64 WRs and 1 SGE each way. */
 struct droce_qp *dp_create_rc_qp(struct droce_pd *pd, struct droce_cq *cq);
 
@@ -87,5 +90,18 @@ bool dp_eal_args(char **args, int *nargs, char *argv0, char *lcore_opt,
 
 /* Append "--vdev v0 --vdev v1 --" (the droce options follow). */
 void dp_vdev_args(char **args, int *nargs, char *v0, char *v1);
+
+/*
+ * Poll cq for one completion into *wc for up to timeout seconds, running
+ * the other context's transport too.  Returns droce_poll_cq's last result.
+ */
+int dp_poll_one(struct droce_cq *cq, struct droce_context *other, struct droce_wc *wc,
+		double timeout);
+
+/*
+ * The net_af_packet0/1 devargs (frames up to 8192 bytes) on the veth pair
+ * run_in_netns.sh names in DROCE_TEST_VETH="ifa,ifb".  False when unset.
+ */
+bool dp_veth_vdevs(char *v0, char *v1, size_t size);
 
 #endif

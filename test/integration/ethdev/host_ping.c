@@ -4,11 +4,13 @@
  * Opens an ethdev link on net_af_packet (iface=IF, framesz=8192), puts a
  * net_host with the given addresses on it, resolves the peers' MACs with
  * ARP and ND (printing them), answers ARP/ND/ICMP echo for the kernel side
- * until SIGINT/SIGTERM or --seconds pass, then prints its counters.
+ * until SIGINT/SIGTERM or --seconds pass, then prints its counters and,
+ * with --learned A, the neighbour entry it has for A (learned from the
+ * kernel, never resolved by host_ping): "neigh A STATE MAC".
  * Exit status 0 when every --peer was resolved, 2 otherwise, 1 on errors.
  *
  *   host_ping --iface IF --ip4 A/N --ip6 A/N [--peer4 A] [--peer6 A]
- *             [--seconds S] [--mtu M]
+ *             [--learned A] [--seconds S] [--mtu M]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -100,6 +102,26 @@ free_hugepages(void)
 }
 
 static void
+print_learned(const struct net_host *h, const char *text)
+{
+	static const char *const states[] = {
+		[NET_NEIGH_NONE] = "NONE", [NET_NEIGH_INCOMPLETE] = "INCOMPLETE",
+		[NET_NEIGH_REACHABLE] = "REACHABLE", [NET_NEIGH_STALE] = "STALE",
+		[NET_NEIGH_FAILED] = "FAILED", [NET_NEIGH_PERMANENT] = "PERMANENT",
+	};
+	struct net_neigh_info info;
+	uint8_t gid[16];
+
+	if (!parse_gid(text, gid)) {
+		printf("neigh %s unparsable\n", text);
+		return;
+	}
+	net_host_neigh_info(h, gid, &info);
+	printf("neigh %s %s " RTE_ETHER_ADDR_PRT_FMT "\n", text, states[info.state],
+	       RTE_ETHER_ADDR_BYTES(&info.mac));
+}
+
+static void
 try_resolve(struct net_host *h, struct peer *p)
 {
 	struct rte_ether_addr mac;
@@ -126,7 +148,7 @@ main(int argc, char **argv)
 	char *eal_nohuge[] = { argv[0], "--no-pci", "--no-huge", "-m", "512",
 			       "--no-shconf", "-l", "0", "--log-level=lib.eal:error", NULL };
 	char **eal_argv = free_hugepages() >= 128 ? eal_huge : eal_nohuge;
-	const char *iface = NULL, *ip4 = NULL, *ip6 = NULL;
+	const char *iface = NULL, *ip4 = NULL, *ip6 = NULL, *learned = NULL;
 	struct peer peers[2] = { { .text = NULL }, { .text = NULL } };
 	struct ethdev_link_config lc = { .pool_size = 4095 };
 	struct net_host_config hc = { 0 };
@@ -149,6 +171,8 @@ main(int argc, char **argv)
 			peers[0].text = argv[i + 1];
 		else if (strcmp(argv[i], "--peer6") == 0)
 			peers[1].text = argv[i + 1];
+		else if (strcmp(argv[i], "--learned") == 0)
+			learned = argv[i + 1];
 		else if (strcmp(argv[i], "--seconds") == 0)
 			seconds = (unsigned int)strtoul(argv[i + 1], NULL, 10);
 		else if (strcmp(argv[i], "--mtu") == 0)
@@ -159,7 +183,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (iface == NULL || (ip4 == NULL && ip6 == NULL)) {
-		fprintf(stderr, "usage: %s --iface IF --ip4 A/N --ip6 A/N [--peer4 A] [--peer6 A] [--seconds S] [--mtu M]\n",
+		fprintf(stderr, "usage: %s --iface IF --ip4 A/N --ip6 A/N [--peer4 A] [--peer6 A] [--learned A] [--seconds S] [--mtu M]\n",
 			argv[0]);
 		return 1;
 	}
@@ -239,6 +263,8 @@ main(int argc, char **argv)
 		if (net_host_counters(host)[i] != 0)
 			printf("counter %s %" PRIu64 "\n", net_counter_name(i),
 			       net_host_counters(host)[i]);
+	if (learned != NULL)
+		print_learned(host, learned);
 	if (ethdev_link_stats_get(link, &st) == 0)
 		printf("link rx %" PRIu64 " tx %" PRIu64 " tx_full %" PRIu64
 		       " multiseg_drops %" PRIu64 " hw_imissed %" PRIu64 "\n",

@@ -79,8 +79,17 @@ if command -v tshark >/dev/null; then
 	done
 fi
 
+# the kernel's link-local address (droce has none): the kernel solicits
+# from it when it re-probes a neighbour (below), and droce must learn it
+for _ in $(seq 50); do
+	KLL=$(ip -n "$NSK" -6 addr show dev "$VK" scope link | awk '/inet6/ && !/tentative/ { sub("/.*", "", $2); print $2 }')
+	[ -n "$KLL" ] && break
+	sleep 0.1
+done
+echo "# kernel link-local $KLL"
 ip netns exec "$NSD" "$HOST_PING" --iface "$VD" --ip4 "$IP4D/24" --ip6 "$IP6D/64" \
-	--peer4 "$IP4K" --peer6 "$IP6K" --mtu 4200 --seconds 60 >"$TMP/host_ping.log" 2>&1 &
+	--peer4 "$IP4K" --peer6 "$IP6K" --learned "$KLL" --mtu 4200 --seconds 60 \
+	>"$TMP/host_ping.log" 2>&1 &
 HP_PID=$!
 for _ in $(seq 150); do
 	grep -q '^ready' "$TMP/host_ping.log" && break
@@ -107,6 +116,11 @@ ping4 "$IP4D" || fail "IPv4 ping to droce"
 ip -n "$NSK" neigh flush dev "$VK"
 ip netns exec "$NSK" ping -6 -c 3 -W 2 "$IP6D" || fail "IPv6 ping to droce"
 ping4 -s 4000 -M do "$IP4D" || fail "4000-byte IPv4 ping (4200 MTU through af_packet framesz=8192)"
+# a ping from the kernel's link-local address: the kernel solicits droce
+# with the queued packet's source, so the NS comes from the link-local
+ip -n "$NSK" neigh flush dev "$VK"
+ip netns exec "$NSK" ping -6 -c 3 -W 2 -I "$KLL%$VK" "$IP6D" ||
+	fail "IPv6 ping to droce from the kernel's link-local address"
 ip -n "$NSK" neigh show dev "$VK"
 kill -INT "$HP_PID"
 wait "$HP_PID"
@@ -120,6 +134,8 @@ grep -q "^counter rx_arp_reply " "$TMP/host_ping.log" || fail "no ARP reply from
 grep -q "^counter rx_na " "$TMP/host_ping.log" || fail "no Neighbor Advertisement from the kernel was counted"
 grep -q "^counter tx_arp_reply " "$TMP/host_ping.log" || fail "droce answered no ARP request"
 grep -q "^counter tx_na " "$TMP/host_ping.log" || fail "droce answered no Neighbor Solicitation"
+grep -qi "^neigh $KLL REACHABLE $KMAC\$" "$TMP/host_ping.log" ||
+	fail "droce did not learn the kernel's link-local $KLL from its NS"
 
 if [ -n "$CAP_PID" ]; then
 	sleep 0.5
@@ -129,10 +145,12 @@ if [ -n "$CAP_PID" ]; then
 		-Y "eth.src != $KMAC && (ip.checksum.status == 0 || icmp.checksum.status == 0 || icmpv6.checksum.status == 0 || _ws.malformed)" 2>/dev/null | wc -l)
 	NA=$(tshark -r "$TMP/cap.pcapng" -Y "eth.src != $KMAC && icmpv6.type == 136 && icmpv6.checksum.status == 1" 2>/dev/null | wc -l)
 	E6=$(tshark -r "$TMP/cap.pcapng" -Y "eth.src != $KMAC && icmpv6.type == 129 && icmpv6.checksum.status == 1" 2>/dev/null | wc -l)
-	echo "# capture: droce NAs with good checksum $NA, echo6 replies $E6, bad frames $BAD"
+	NS_LL=$(tshark -r "$TMP/cap.pcapng" -Y "icmpv6.type == 135 && ipv6.src == $KLL && icmpv6.nd.ns.target_address == $IP6D" 2>/dev/null | wc -l)
+	echo "# capture: droce NAs with good checksum $NA, echo6 replies $E6, bad frames $BAD, kernel NS from $KLL $NS_LL"
 	[ "$BAD" -eq 0 ] || fail "tshark found $BAD bad frames from droce"
 	[ "$NA" -ge 1 ] || fail "no valid Neighbor Advertisement from droce in the capture"
 	[ "$E6" -ge 3 ] || fail "fewer than 3 valid ICMPv6 echo replies from droce in the capture"
+	[ "$NS_LL" -ge 1 ] || fail "the kernel sent no NS from its link-local address (the case above tests nothing)"
 fi
 
 if [ "$FAIL" -ne 0 ]; then

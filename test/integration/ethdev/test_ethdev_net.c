@@ -5,8 +5,10 @@
  * resolution both ways, ICMP/ICMPv6 echo answers checked field by field
  * (checksums recomputed here independently of DPDK's helpers), non-RoCE
  * traffic dropped and counted by reason, RoCEv2 frames passed through
- * unchanged and in order, resolution timeout, aging and refresh, frames
- * queued for an unresolved neighbour; and the driver alone: a net_ring
+ * unchanged and in order, resolution timeout, aging and refresh, what is
+ * learned from ARP requests and replies, NS (global and link-local
+ * sources) and NA (with and without the MAC), frames held within the byte
+ * budgets for an unresolved neighbour; and the driver alone: a net_ring
  * vdev opened by devargs (twice, to check it is removed), MTU and config
  * checks, multi-segment frames, and rte_flow isolation refused cleanly by a
  * PMD without rte_flow.  Time for net_host_timer() is made up by the test.
@@ -44,6 +46,9 @@
 
 #define BURST 32
 #define POOL_SIZE 2047
+/* the fixture's pending budgets: per neighbour, and for the host */
+#define PEND_BYTES 1000
+#define PEND_TOTAL 1500
 
 /* ---- addresses ------------------------------------------------------------ */
 
@@ -53,6 +58,13 @@ static const uint8_t gid_x4[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 1, 9 };
 static const uint8_t gid_a6[16] = { 0x20, 0x01, 0x00, 0x02, 0, 0, 0, 1, [15] = 1 };
 static const uint8_t gid_b6[16] = { 0x20, 0x01, 0x00, 0x02, 0, 0, 0, 1, [15] = 2 };
 static const uint8_t gid_x6[16] = { 0x20, 0x01, 0x00, 0x02, 0, 0, 0, 1, [15] = 9 };
+static const uint8_t gid_y6[16] = { 0x20, 0x01, 0x00, 0x02, 0, 0, 0, 1, [15] = 10 };
+/* a peer's link-local address (fe80::/64, EUI-64 style) */
+static const uint8_t gid_ll6[16] = { 0xfe, 0x80, [8] = 0x02, [11] = 0xff,
+				     [12] = 0xfe, [15] = 0x77 };
+/* the MAC of a made-up peer whose frames the tests write by hand */
+static const struct rte_ether_addr peer_mac = {
+	.addr_bytes = { 0x02, 0, 0, 0, 0, 0x77 } };
 
 /* ---- the fixture: two links over two rings, two hosts --------------------- */
 
@@ -105,7 +117,8 @@ fx_setup(void **state)
 	/* explicit round numbers (not the defaults): the timeout and aging
 	 * tests count probes a second apart, 3 per resolution */
 	struct net_host_config hc = {
-		.pending_max = 4, .resolve_tries = 3, .retry_ms = 1000,
+		.pending_bytes = PEND_BYTES, .pending_total = PEND_TOTAL,
+		.resolve_tries = 3, .retry_ms = 1000,
 	};
 	char name[32];
 	unsigned int id = fx_seq++;
@@ -436,6 +449,88 @@ roce_frame(uint8_t *buf, size_t cap, const struct fx *f, int ipv, uint32_t psn)
 	return len;
 }
 
+/* An ARP request or reply from sha/sip to tip (tha zero in a request). */
+static size_t
+arp_frame(uint8_t *buf, const struct rte_ether_addr *dmac, uint16_t op,
+	  const struct rte_ether_addr *sha, const uint8_t sip[16],
+	  const struct rte_ether_addr *tha, const uint8_t tip[16])
+{
+	size_t off = eth_hdr(buf, dmac, sha, RTE_ETHER_TYPE_ARP);
+	uint8_t *a = buf + off;
+
+	memset(a, 0, 28);
+	a[1] = 1;			/* Ethernet */
+	a[2] = 0x08;			/* IPv4 */
+	a[4] = 6;
+	a[5] = 4;
+	a[7] = (uint8_t)op;
+	memcpy(a + 8, sha->addr_bytes, 6);
+	memcpy(a + 14, sip + 12, 4);
+	if (tha != NULL)
+		memcpy(a + 18, tha->addr_bytes, 6);
+	memcpy(a + 24, tip + 12, 4);
+	return off + 28;
+}
+
+/*
+ * An NS (type 135) or NA (136) from src to dst about target, with flags
+ * (NA: R S O), and a link-layer option (1 SLLA, 2 TLLA) naming lla when
+ * opt is not 0.  Hop limit 255, checksum computed here.
+ */
+static size_t
+nd_frame(uint8_t *buf, const struct rte_ether_addr *dmac, const struct rte_ether_addr *smac,
+	 const uint8_t src[16], const uint8_t dst[16], uint8_t type, uint8_t flags,
+	 const uint8_t target[16], uint8_t opt, const struct rte_ether_addr *lla)
+{
+	size_t off = eth_hdr(buf, dmac, smac, RTE_ETHER_TYPE_IPV6);
+	uint16_t plen = (uint16_t)(opt != 0 ? 32 : 24), c;
+	uint8_t *ip = buf + off, *nd;
+
+	off += ipv6_hdr(ip, src, dst, IPPROTO_ICMPV6, plen, 255);
+	nd = buf + off;
+	memset(nd, 0, plen);
+	nd[0] = type;
+	nd[4] = flags;
+	memcpy(nd + 8, target, 16);
+	if (opt != 0) {
+		nd[24] = opt;
+		nd[25] = 1;
+		memcpy(nd + 26, lla->addr_bytes, 6);
+	}
+	c = (uint16_t)~csum_ipv6(ip, nd, plen, IPPROTO_ICMPV6);
+	nd[2] = (uint8_t)(c >> 8);
+	nd[3] = (uint8_t)c;
+	return off + plen;
+}
+
+/* b's solicited-node group (ff02::1:ff00:2) and its Ethernet group. */
+static const uint8_t snm_b6[16] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff, 0, 0, 0x02 };
+static const struct rte_ether_addr snm_b6_mac = {
+	.addr_bytes = { 0x33, 0x33, 0xff, 0, 0, 0x02 } };
+static const struct rte_ether_addr bcast = {
+	.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+
+/* A frame written by hand arrives at b, from the made-up peer. */
+static void
+to_b(struct fx *f, const uint8_t *frame, size_t len)
+{
+	send_raw(&f->a, frame, (uint32_t)len);
+	assert_int_equal(side_poll(f, &f->b), 1);
+	raw_drain(&f->a);		/* b's answer, if any, to nobody */
+}
+
+static void
+assert_neigh(struct fx *f, const uint8_t gid[16], enum net_neigh_state state,
+	     const struct rte_ether_addr *mac)
+{
+	struct net_neigh_info info;
+
+	net_host_neigh_info(f->b.host, gid, &info);
+	assert_int_equal(info.state, state);
+	if (mac != NULL)
+		assert_true(rte_is_same_ether_addr(&info.mac, mac));
+}
+
 /* ---- tests: resolution ----------------------------------------------------- */
 
 static void
@@ -528,6 +623,124 @@ test_nd_wire_format(void **state)
 	assert_memory_equal(nd + 26, f->a.link->mac.addr_bytes, 6);
 	assert_int_equal(csum_ipv6(ip, nd, 32, IPPROTO_ICMPV6), 0xffff);
 	rte_pktmbuf_free(pkts[0]);
+}
+
+/*
+ * ARP: a request for our address creates the sender's entry; a reply
+ * completes the resolution we started; a reply nobody asked for creates
+ * nothing; a request for another host refreshes a known sender's MAC.
+ */
+static void
+test_learn_arp(void **state)
+{
+	static const struct rte_ether_addr moved = {
+		.addr_bytes = { 0x02, 0, 0, 0, 0, 0x78 } };
+	struct fx *f = *state;
+	uint8_t buf[128];
+
+	to_b(f, buf, arp_frame(buf, &bcast, RTE_ARP_OP_REQUEST, &peer_mac, gid_x4,
+			       NULL, gid_b4));
+	assert_neigh(f, gid_x4, NET_NEIGH_REACHABLE, &peer_mac);
+	assert_int_equal(cnt(&f->b, "tx_arp_reply"), 1);
+
+	assert_int_equal(net_host_resolve(f->b.host, gid_a4, NULL), -EAGAIN);
+	raw_drain(&f->a);		/* b's request: a's host never sees it */
+	to_b(f, buf, arp_frame(buf, &f->b.link->mac, RTE_ARP_OP_REPLY, &peer_mac, gid_a4,
+			       &f->b.link->mac, gid_b4));
+	assert_neigh(f, gid_a4, NET_NEIGH_REACHABLE, &peer_mac);
+
+	{
+		static const uint8_t gid_u4[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 1, 33 };
+
+		to_b(f, buf, arp_frame(buf, &f->b.link->mac, RTE_ARP_OP_REPLY, &peer_mac,
+				       gid_u4, &f->b.link->mac, gid_b4));
+		assert_neigh(f, gid_u4, NET_NEIGH_NONE, NULL);
+	}
+	to_b(f, buf, arp_frame(buf, &bcast, RTE_ARP_OP_REQUEST, &moved, gid_x4, NULL,
+			       gid_a4));
+	assert_neigh(f, gid_x4, NET_NEIGH_REACHABLE, &moved);
+	assert_int_equal(cnt(&f->b, "neigh_learned"), 2);
+	assert_int_equal(cnt(&f->b, "tx_arp_reply"), 1);
+}
+
+/*
+ * NS with a source link-layer option, target ours: the sender (the IPv6
+ * source) is learned, from a global address and from a link-local one
+ * (fe80::/10 is on-link whatever our prefixes, RFC 4291 2.5.6).  An NS
+ * binds its option to its own source only (RFC 4861 7.2.3): one from the
+ * peer's link-local address says nothing about its global address, which
+ * is resolved by our own NS (the transport starts one at RTR) and learned
+ * from the advertisement.
+ */
+static void
+test_learn_ns(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[128];
+
+	to_b(f, buf, nd_frame(buf, &snm_b6_mac, &peer_mac, gid_x6, snm_b6, 135, 0,
+			      gid_b6, 1, &peer_mac));
+	assert_neigh(f, gid_x6, NET_NEIGH_REACHABLE, &peer_mac);
+
+	to_b(f, buf, nd_frame(buf, &snm_b6_mac, &peer_mac, gid_ll6, snm_b6, 135, 0,
+			      gid_b6, 1, &peer_mac));
+	assert_neigh(f, gid_ll6, NET_NEIGH_REACHABLE, &peer_mac);
+	assert_int_equal(cnt(&f->b, "rx_ns"), 2);
+	assert_int_equal(cnt(&f->b, "tx_na"), 2);
+	assert_int_equal(cnt(&f->b, "neigh_learned"), 2);
+	/* the peer's global address: not claimed by the NS, resolved by ours */
+	assert_neigh(f, gid_y6, NET_NEIGH_NONE, NULL);
+	assert_int_equal(net_host_resolve(f->b.host, gid_y6, NULL), -EAGAIN);
+	raw_drain(&f->a);
+	to_b(f, buf, nd_frame(buf, &f->b.link->mac, &peer_mac, gid_y6, gid_b6, 136,
+			      0x60, gid_y6, 2, &peer_mac));
+	assert_neigh(f, gid_y6, NET_NEIGH_REACHABLE, &peer_mac);
+	/* and link-local peers can be resolved and refreshed like others */
+	assert_int_equal(net_host_del_neigh(f->b.host, gid_ll6), 0);
+	assert_int_equal(net_host_resolve(f->b.host, gid_ll6, NULL), -EAGAIN);
+	assert_int_equal(cnt(&f->b, "tx_ns"), 2);
+	raw_drain(&f->a);
+}
+
+/*
+ * NA: with a target link-layer option it completes a resolution; without
+ * one (Linux's answer to a unicast NS, which is how we refresh a STALE
+ * entry) a solicited NA confirms the MAC the entry has (RFC 4861 7.2.5),
+ * and cannot complete an INCOMPLETE entry.
+ */
+static void
+test_learn_na(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[128];
+
+	assert_int_equal(net_host_resolve(f->b.host, gid_x6, NULL), -EAGAIN);
+	raw_drain(&f->a);
+	to_b(f, buf, nd_frame(buf, &f->b.link->mac, &peer_mac, gid_x6, gid_b6, 136,
+			      0x60, gid_x6, 0, NULL));
+	assert_neigh(f, gid_x6, NET_NEIGH_INCOMPLETE, NULL);
+	to_b(f, buf, nd_frame(buf, &f->b.link->mac, &peer_mac, gid_x6, gid_b6, 136,
+			      0x60, gid_x6, 2, &peer_mac));
+	assert_neigh(f, gid_x6, NET_NEIGH_REACHABLE, &peer_mac);
+
+	fx_advance_ms(f, 60000);
+	assert_neigh(f, gid_x6, NET_NEIGH_STALE, &peer_mac);
+	assert_int_equal(net_host_resolve(f->b.host, gid_x6, NULL), 0);	/* probes */
+	raw_drain(&f->a);
+	/* not solicited: confirms nothing */
+	to_b(f, buf, nd_frame(buf, &f->b.link->mac, &peer_mac, gid_x6, gid_b6, 136,
+			      0x20, gid_x6, 0, NULL));
+	assert_neigh(f, gid_x6, NET_NEIGH_STALE, &peer_mac);
+	to_b(f, buf, nd_frame(buf, &f->b.link->mac, &peer_mac, gid_x6, gid_b6, 136,
+			      0x40, gid_x6, 0, NULL));
+	assert_neigh(f, gid_x6, NET_NEIGH_REACHABLE, &peer_mac);
+	assert_int_equal(cnt(&f->b, "rx_na"), 4);
+	assert_int_equal(cnt(&f->b, "neigh_learned"), 2);
+	/* confirmed: no more probes, and it does not fail 3 tries later */
+	fx_advance_ms(f, 3000);
+	assert_neigh(f, gid_x6, NET_NEIGH_REACHABLE, &peer_mac);
+	assert_int_equal(cnt(&f->b, "tx_ns"), 2);
+	assert_int_equal(cnt(&f->b, "neigh_failed"), 0);
 }
 
 /* ---- tests: ICMP echo ------------------------------------------------------------- */
@@ -889,43 +1102,75 @@ test_aging(void **state)
 	assert_int_equal(info.state, NET_NEIGH_FAILED);
 }
 
+/*
+ * Frames for an unresolved neighbour are held within the byte budgets
+ * (PEND_BYTES per neighbour, PEND_TOTAL in all), then sent in order.  A
+ * frame over a budget is refused and counted (drop_pending_budget); those
+ * held already stay: the start of what was sent goes out.
+ */
 static void
 test_pending_output(void **state)
 {
 	struct fx *f = *state;
 	uint8_t buf[512];
 	size_t len = roce_frame(buf, sizeof(buf), f, 6, 0);
+	uint32_t fit = PEND_BYTES / (uint32_t)len;
+	uint32_t fit_x = (PEND_TOTAL - fit * (uint32_t)len) / (uint32_t)len;
 	struct net_neigh_info info;
 	struct rte_ether_addr zero = { .addr_bytes = { 0 } };
 
+	assert_true(fit >= 3 && fit_x >= 1 && fit_x < fit);
 	/* destination MAC unknown: zero in the frame, filled in by the host */
 	memset(buf, 0, 6);
-	for (uint32_t i = 0; i < 6; i++) {
+	for (uint32_t i = 0; i < fit + 2; i++) {
 		struct rte_mbuf *m = mbuf_from(f->a.link, buf, (uint32_t)len);
 
 		/* the payload's first byte tells the frames apart */
 		rte_pktmbuf_mtod(m, uint8_t *)[len - 5] = (uint8_t)i;
-		assert_int_equal(net_host_output(f->a.host, gid_b6, m), -EAGAIN);
+		assert_int_equal(net_host_output(f->a.host, gid_b6, m),
+				 i < fit ? -EAGAIN : -ENOBUFS);
 	}
 	net_host_neigh_info(f->a.host, gid_b6, &info);
-	assert_int_equal(info.pending, 4);
-	assert_int_equal(cnt(&f->a, "drop_pending"), 2);
+	assert_int_equal(info.pending, fit);
+	assert_int_equal(info.pending_bytes, fit * len);
+	assert_int_equal(cnt(&f->a, "drop_pending_budget"), 2);
+	/* a second neighbour gets what is left of the host's budget */
+	for (uint32_t i = 0; i < fit_x + 1; i++)
+		assert_int_equal(net_host_output(f->a.host, gid_x6,
+						 mbuf_from(f->a.link, buf, (uint32_t)len)),
+				 i < fit_x ? -EAGAIN : -ENOBUFS);
+	net_host_neigh_info(f->a.host, gid_x6, &info);
+	assert_int_equal(info.pending, fit_x);
+	assert_int_equal(cnt(&f->a, "drop_pending_budget"), 3);
+	assert_int_equal(cnt(&f->a, "drop_pending"), 0);
 	fx_pump(f);
-	assert_int_equal(cnt(&f->a, "tx_pending"), 4);
-	assert_int_equal(f->b.nkept, 4);
-	for (uint32_t i = 0; i < 4; i++) {
+	assert_int_equal(cnt(&f->a, "tx_pending"), fit);
+	assert_int_equal(f->b.nkept, fit);
+	for (uint32_t i = 0; i < fit; i++) {
 		const uint8_t *p = rte_pktmbuf_mtod(f->b.kept[i], const uint8_t *);
 
 		assert_memory_equal(p, f->b.link->mac.addr_bytes, 6);
 		assert_memory_equal(p + 6, f->a.link->mac.addr_bytes, 6);
-		assert_int_equal(p[len - 5], i + 2);	/* the newest four, in order */
+		assert_int_equal(p[len - 5], i);	/* the first ones, in order */
 		assert_memory_equal(p + 12, buf + 12, len - 17);
 	}
+	/* b6's share is free again: x6 may hold up to its own budget */
+	assert_int_equal(net_host_output(f->a.host, gid_x6,
+					 mbuf_from(f->a.link, buf, (uint32_t)len)), -EAGAIN);
+	/* x6 never answers: what it held is dropped with it (3 tries) */
+	for (int i = 0; i < 3; i++) {
+		fx_advance_ms(f, 1000);
+		raw_drain(&f->b);
+	}
+	net_host_neigh_info(f->a.host, gid_x6, &info);
+	assert_int_equal(info.state, NET_NEIGH_FAILED);
+	assert_int_equal(cnt(&f->a, "drop_pending"), fit_x + 1);
+	assert_int_equal(cnt(&f->a, "drop_pending_budget"), 3);
 	/* resolved now: output sends at once */
 	assert_int_equal(net_host_output(f->a.host, gid_b6,
 					 mbuf_from(f->a.link, buf, (uint32_t)len)), 0);
 	fx_pump(f);
-	assert_int_equal(f->b.nkept, 5);
+	assert_int_equal(f->b.nkept, fit + 1);
 
 	/* a static entry needs no resolution and is not overwritten */
 	assert_int_equal(net_host_add_static(f->a.host, gid_x4, &f->b.link->mac), 0);
@@ -1205,6 +1450,9 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_arp_resolve, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_nd_resolve, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_nd_wire_format, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_learn_arp, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_learn_ns, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_learn_na, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_icmp4_echo, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_icmp6_echo, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_non_roce_dropped, fx_setup, fx_teardown),

@@ -37,6 +37,7 @@ qp connect 1 peer=0
 # type 1: bind, write through it, out of its range refused
 mw alloc 1 type=1
 mw bind 0 qp=1 mr=1 off=40000 len=1000 access=remote_write,remote_read
+poll 1 status=SUCCESS opcode=BIND_MW
 mr fill 0 pattern=0x42 len=100
 post 0 write mr=0 len=100 rmw=0 roff=10
 poll 0 status=SUCCESS
@@ -89,6 +90,7 @@ poll 0 status=SUCCESS opcode=RDMA_READ
 mw invalidate 1 qp=7
 poll 1 status=SUCCESS opcode=LOCAL_INV
 mw invalidate 0 qp=7
+poll 1 status=SUCCESS opcode=BIND_MW
 post 6 write mr=0 len=8 rmw=0 wrid=34
 poll 0 status=REM_ACCESS_ERR
 # dealloc: a bound window is unbound first
@@ -98,6 +100,7 @@ qp connect 8 peer=9
 qp connect 9 peer=8
 mw alloc 1 type=1
 mw bind 2 qp=9 mr=1 off=40000 len=1000
+poll 1 status=SUCCESS opcode=BIND_MW
 post 8 write mr=0 len=8 rmw=2
 poll 0 status=SUCCESS
 mr fill 1 pattern=0 off=40000 len=1000

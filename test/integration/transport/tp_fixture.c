@@ -374,7 +374,8 @@ fx_destroy_qps(struct fx *f)
 }
 
 static void
-connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o)
+connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o,
+	    bool to_rts)
 {
 	struct droce_qp_attr a;
 	int mask;
@@ -409,6 +410,8 @@ connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o
 			mask |= DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER;
 	}
 	assert_int_equal(droce_modify_qp(self->qp, &a, mask), 0);
+	if (!to_rts)
+		return;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DROCE_QPS_RTS;
@@ -466,8 +469,8 @@ fx_connect(struct fx *f, const struct fx_qp_opts *opts)
 	init.recv_cq = f->b.cq;
 	f->b.qp = droce_create_qp(f->b.pd, &init);
 	assert_non_null(f->b.qp);
-	connect_one(&f->a, &f->b, &o);
-	connect_one(&f->b, &f->a, &o);
+	connect_one(&f->a, &f->b, &o, true);
+	connect_one(&f->b, &f->a, &o, !o.b_rtr_only);
 }
 
 int
@@ -525,6 +528,48 @@ fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
 		wr.wr.rdma.rkey = rkey;
 	}
 	return droce_post_send(qp, &wr, &bad);
+}
+
+enum droce_wc_status
+fx_post_wait(struct fx *f, struct fx_end *e, enum droce_wr_opcode op, uint64_t wr_id,
+	     void *laddr, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct droce_wc wc;
+
+	assert_int_equal(fx_post(e->qp, op, wr_id, laddr, len, e->mr->lkey, raddr, rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(f, e->cq, &wc, 1, 10), 1);
+	assert_int_equal(wc.wr_id, wr_id);
+	return wc.status;
+}
+
+void
+fx_assert_wc(const struct droce_wc *wc, uint64_t wr_id, enum droce_wc_opcode opcode,
+	     enum droce_wc_status status)
+{
+	assert_int_equal(wc->wr_id, wr_id);
+	if (wc->status != status)
+		fail_msg("wr_id %" PRIu64 ": %s, expected %s", wr_id,
+			 droce_wc_status_str(wc->status), droce_wc_status_str(status));
+	assert_int_equal(wc->opcode, opcode);
+}
+
+void
+fx_assert_bytes(const uint8_t *p, size_t len, uint8_t val)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != val)
+			fail_msg("byte %zu is 0x%02x, not 0x%02x", i, p[i], val);
+}
+
+enum droce_qp_state
+fx_qp_state(struct droce_qp *qp)
+{
+	struct droce_qp_attr attr;
+	struct droce_qp_init_attr init;
+
+	assert_int_equal(droce_query_qp(qp, &attr, 0, &init), 0);
+	return attr.qp_state;
 }
 
 int

@@ -46,6 +46,7 @@ struct fx_qp_opts {
 	uint32_t max_wr;		/* 0: 256 */
 	bool ipv6;
 	bool sq_sig_all;		/* every send WR completes */
+	bool b_rtr_only;		/* leave b's QP in RTR */
 };
 
 /* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
@@ -80,6 +81,19 @@ int fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
 	    uint32_t rkey, unsigned int flags);
 int fx_post_recv(struct droce_qp *qp, uint64_t wr_id, void *addr, uint32_t len,
 		 uint32_t lkey);
+/* fx_post (signalled) on e's QP, then its one completion on e's CQ
+ * (within 10 s, wr_id checked): its status. */
+enum droce_wc_status fx_post_wait(struct fx *f, struct fx_end *e,
+				  enum droce_wr_opcode op, uint64_t wr_id,
+				  void *laddr, uint32_t len, uint64_t raddr,
+				  uint32_t rkey);
+/* A completion's wr_id, opcode and status, as expected. */
+void fx_assert_wc(const struct droce_wc *wc, uint64_t wr_id,
+		  enum droce_wc_opcode opcode, enum droce_wc_status status);
+/* Every one of len bytes at p is val (memory no one may have written). */
+void fx_assert_bytes(const uint8_t *p, size_t len, uint8_t val);
+/* The QP's state (droce_query_qp). */
+enum droce_qp_state fx_qp_state(struct droce_qp *qp);
 
 /*
  * The run's fault seed: DROCE_SEED=N replays a run; otherwise one is drawn

@@ -92,12 +92,43 @@ test_abi_structs(void **state)
 	SAME_OFF(droce_mw_bind, ibv_mw_bind, bind_info);
 }
 
+/* Asynchronous events: enum ibv_event_type and struct ibv_async_event. */
+static void
+test_abi_events(void **state)
+{
+	(void)state;
+	SAME(DROCE_EVENT_CQ_ERR, IBV_EVENT_CQ_ERR);
+	SAME(DROCE_EVENT_QP_FATAL, IBV_EVENT_QP_FATAL);
+	SAME(DROCE_EVENT_QP_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
+	SAME(DROCE_EVENT_QP_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
+	SAME(DROCE_EVENT_COMM_EST, IBV_EVENT_COMM_EST);
+	SAME(DROCE_EVENT_SQ_DRAINED, IBV_EVENT_SQ_DRAINED);
+	SAME(DROCE_EVENT_PATH_MIG, IBV_EVENT_PATH_MIG);
+	SAME(DROCE_EVENT_PATH_MIG_ERR, IBV_EVENT_PATH_MIG_ERR);
+	SAME(DROCE_EVENT_DEVICE_FATAL, IBV_EVENT_DEVICE_FATAL);
+	SAME(DROCE_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ACTIVE);
+	SAME(DROCE_EVENT_PORT_ERR, IBV_EVENT_PORT_ERR);
+	SAME(DROCE_EVENT_LID_CHANGE, IBV_EVENT_LID_CHANGE);
+	SAME(DROCE_EVENT_PKEY_CHANGE, IBV_EVENT_PKEY_CHANGE);
+	SAME(DROCE_EVENT_SM_CHANGE, IBV_EVENT_SM_CHANGE);
+	SAME(DROCE_EVENT_SRQ_ERR, IBV_EVENT_SRQ_ERR);
+	SAME(DROCE_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_SRQ_LIMIT_REACHED);
+	SAME(DROCE_EVENT_QP_LAST_WQE_REACHED, IBV_EVENT_QP_LAST_WQE_REACHED);
+	SAME(DROCE_EVENT_CLIENT_REREGISTER, IBV_EVENT_CLIENT_REREGISTER);
+	SAME(DROCE_EVENT_GID_CHANGE, IBV_EVENT_GID_CHANGE);
+	SAME(DROCE_EVENT_WQ_FATAL, IBV_EVENT_WQ_FATAL);
+	SAME(sizeof(struct droce_async_event), sizeof(struct ibv_async_event));
+	SAME_OFF(droce_async_event, ibv_async_event, element);
+	SAME_OFF(droce_async_event, ibv_async_event, event_type);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_abi_enums),
 		cmocka_unit_test(test_abi_structs),
+		cmocka_unit_test(test_abi_events),
 	};
 
 	return cmocka_run_group_tests_name("verbs_abi", tests, NULL, NULL);
