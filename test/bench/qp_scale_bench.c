@@ -32,7 +32,7 @@
 #include "vwire.h"
 
 #define QSB_MAX_COUNTS 8
-#define QSB_CQ_SIZE 4096
+#define QSB_CQ_SIZE 16384
 #define QSB_STALL_S 10.0
 
 struct qsb_end {
@@ -245,8 +245,11 @@ rate_run(struct qsb *t, uint32_t n, uint64_t count, uint32_t window, uint32_t si
 		}
 		droce_progress(t->b.ctx);
 		got = droce_poll_cq(t->a.cq, 32, wc);
-		if (got < 0)
+		if (got < 0) {
+			fprintf(stderr, "droce_poll_cq: %s after %" PRIu64 " completions\n",
+				strerror(-got), done);
 			die("droce_poll_cq");
+		}
 		for (int i = 0; i < got; i++) {
 			failed += wc[i].status != DROCE_WC_SUCCESS;
 			outst[wc[i].wr_id]--;
