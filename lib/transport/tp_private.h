@@ -473,6 +473,17 @@ struct tp_neigh {
 
 struct net_host;
 
+/*
+ * A shard's way out under backpressure: full is set when a frame could
+ * not be built for lack of transmit room (tp_net_alloc), and the next
+ * round's QP walk starts at walk_from, the QP that was refused, so the
+ * QPs late in the live list are not starved by the early ones.
+ */
+struct tp_tx_turn {
+	bool full;
+	uint32_t walk_from;
+};
+
 /* Transport lcores one device's QPs are sharded over (tp_shard.c). */
 #define TP_MAX_SHARDS 8
 #define TP_SHARD_RING 1024
@@ -493,6 +504,7 @@ struct tp_shard {
 	int prot_reader;
 	uint32_t txq_len;
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
+	struct tp_tx_turn turn;
 	uint64_t counters[TP_CNT_MAX];
 };
 
@@ -529,9 +541,11 @@ struct tp_dev {
 	uint32_t next_qp;		/* allocation cursor */
 	struct tp_qp **live;		/* dense list of existing QPs */
 	uint32_t nlive;
+	uint32_t shard_qps[TP_MAX_SHARDS];	/* live QPs per shard (control path) */
 
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
 	uint32_t txq_len;
+	struct tp_tx_turn turn;		/* shard 0's */
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
@@ -576,6 +590,15 @@ static inline struct net_host *
 tp_host(const struct tp_dev *dev)
 {
 	return tp_cur_shard() == 0 ? dev->host : NULL;
+}
+
+/* The calling shard's transmit turn (struct tp_tx_turn). */
+static inline struct tp_tx_turn *
+tp_tx_turn(struct tp_dev *dev)
+{
+	unsigned int s = tp_cur_shard();
+
+	return s == 0 ? &dev->turn : &dev->sh[s]->turn;
 }
 
 static inline struct tp_qp *
@@ -633,6 +656,7 @@ bool tp_shard_handoff(struct tp_dev *dev, unsigned int owner, struct rte_mbuf *m
 void tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[16],
 		 bool need_host);
 void tp_shard_flush(struct tp_dev *dev);
+bool tp_shard_tx_room(struct tp_dev *dev);
 void tp_shard_tx_in(struct tp_dev *dev);
 void tp_shard_mac_in(struct tp_dev *dev, unsigned int s);
 int tp_shards_alloc(struct tp_dev *dev, unsigned int n);
