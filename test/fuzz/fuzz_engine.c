@@ -51,7 +51,10 @@
  *     completed once, opcode and byte_len consistent with the WR for
  *     successful ones; a QP in ERR has completed all its WRs;
  *   - QP states: RTS or ERR; keys of MRs and the type-1 window still valid;
- *   - what droce sends: parses, ICRC valid, to the RC peer only;
+ *   - what droce sends: parses, ICRC valid, to the RC peer only; a READ
+ *     response carries the memory of a READ of this input that a key with
+ *     REMOTE_READ covered whole (bytes a WRITE may have changed since
+ *     aside);
  *   - no hang: the engine is quiet within MAX_ROUNDS rounds;
  *   - no mbuf leak: the pool is full again after the QPs were reset.
  */
@@ -147,6 +150,14 @@ struct range {
 	uintptr_t lo, hi;
 };
 
+/* A READ a correct responder may answer: inside a key with REMOTE_READ. */
+struct read_rec {
+	uint32_t psn;
+	uint32_t npkts;
+	uint64_t va;
+	uint32_t len;
+};
+
 struct wqe_rec {
 	uint64_t wr_id;
 	uint32_t qpn;
@@ -183,6 +194,8 @@ struct engine {
 	unsigned int nallowed;
 	struct wqe_rec wqe[MAX_WQE];
 	unsigned int nwqe;
+	struct read_rec reads[MAX_RECS * 4];
+	unsigned int nreads;
 };
 
 static struct engine E;
@@ -246,6 +259,39 @@ snapshot(enum qp_kind k)
 
 /* ---- what droce sends and completes --------------------------------------------- */
 
+/*
+ * Bytes no WRITE or SEND of this input may have changed equal the arena;
+ * the others may legitimately differ from what a READ saw.
+ */
+static bool
+same_stable_bytes(const uint8_t *data, uint64_t va, uint32_t len)
+{
+	uintptr_t lo = (uintptr_t)E.arena;
+
+	if (va < lo || va - lo > E.arena_len || len > E.arena_len - (va - lo))
+		return false;
+	for (uint32_t i = 0; i < len; i++)
+		if (!allowed((uintptr_t)(va + i)) && data[i] != E.arena[va - lo + i])
+			return false;
+	return true;
+}
+
+/* A READ response's payload is the memory of a READ a key allowed. */
+static bool
+read_response_explained(const struct roce_pkt *p, const uint8_t *f)
+{
+	for (unsigned int i = 0; i < E.nreads; i++) {
+		const struct read_rec *r = &E.reads[i];
+		uint32_t n = (p->psn - r->psn) & 0xffffff;
+		uint64_t off = (uint64_t)n * MTU;
+
+		if (n < r->npkts && off + p->payload_len <= r->len &&
+		    same_stable_bytes(f + p->payload_off, r->va + off, p->payload_len))
+			return true;
+	}
+	return false;
+}
+
 /* Only the RC QP may send (its requester and responder): never UC or UD. */
 static void
 check_sent_frame(struct rte_mbuf *m)
@@ -260,6 +306,9 @@ check_sent_frame(struct rte_mbuf *m)
 	FUZZ_CHECK(roce_opcode_transport(p.opcode) == ROCE_TRANSPORT_RC);
 	FUZZ_CHECK(memcmp(p.dst_mac, E.peer_end->mac.addr_bytes, 6) == 0);
 	FUZZ_CHECK(memcmp(p.dst_gid, E.peer_gid[0], 16) == 0);
+	if ((p.op->mask & ROCE_OPM_RESP) && (p.op->mask & ROCE_OPM_READ) &&
+	    p.payload_len > 0)
+		FUZZ_CHECK(read_response_explained(&p, f));
 }
 
 static unsigned int
@@ -636,6 +685,7 @@ start_input(uint8_t hdr)
 	E.input_no++;
 	E.nallowed = 0;
 	E.nwqe = 0;
+	E.nreads = 0;
 	for (int k = 0; k < QK_N; k++)
 		qp_to_rts(E.qp[k]);
 	FUZZ_CHECK(poll_all() == 0);
@@ -819,6 +869,29 @@ allow_remote_access(const struct roce_pkt *p, enum qp_kind k)
 	}
 }
 
+/* A READ request whose whole range a key with REMOTE_READ covers. */
+static void
+record_read(const struct roce_pkt *p, enum qp_kind k)
+{
+	uint32_t m = p->op->mask;
+
+	if (k == QK_N || !(m & ROCE_OPM_REQ) || !(m & ROCE_OPM_READ))
+		return;
+	for (int i = 0; i < K_N; i++) {
+		const struct key_model *km = &E.key[i];
+
+		if (km->key != p->reth.rkey || !(km->rights & ACC_RR) ||
+		    (km->rc_only && k != QK_RC) || p->reth.va < km->base ||
+		    p->reth.len > km->len || p->reth.va - km->base > km->len - p->reth.len)
+			continue;
+		FUZZ_CHECK(E.nreads < RTE_DIM(E.reads));
+		E.reads[E.nreads++] = (struct read_rec){ .psn = p->psn,
+			.npkts = p->reth.len == 0 ? 1 : (p->reth.len + MTU - 1) / MTU,
+			.va = p->reth.va, .len = p->reth.len };
+		return;
+	}
+}
+
 static void
 corrupt(uint8_t *f, size_t len, const uint8_t *r)
 {
@@ -893,8 +966,10 @@ run_record(const uint8_t *r)
 	size_t len = build_frame(r, frame, &p);
 
 	if (len != 0) {
-		if (roce_opcode_valid(p.opcode) && frame[p.bth_off] == p.opcode)
+		if (roce_opcode_valid(p.opcode) && frame[p.bth_off] == p.opcode) {
 			allow_remote_access(&p, qp_of(p.dest_qpn));
+			record_read(&p, qp_of(p.dest_qpn));
+		}
 		inject(frame, len, r[0] >> 4 & 3);
 	}
 	if (!(r[0] & 0x40))
