@@ -38,7 +38,8 @@
  *           >= 248 also the last ICRC byte
  *   13-15   auxiliary: Q_Key choice, AETH syndrome, immediate, swap/add,
  *           source QPN, MSN, flipped key bit, other QPN
- * Header byte: bit 0 post a READ, bit 1 a WRITE, bit 2 a SEND on the RC QP.
+ * Header byte: bit 0 post a READ, bit 1 a WRITE, bit 2 a SEND, bit 3 a
+ * FETCH_ADD on the RC QP.
  * test/fuzz/make_engine_corpus.py writes the seed corpus in this format.
  *
  * Invariants, checked after every input (abort on violation):
@@ -99,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define LOCAL_WRITE_LEN	512
 #define LOCAL_SEND_OFF	2560
 #define LOCAL_SEND_LEN	100
+#define LOCAL_ATOMIC_OFF	3072	/* the FETCH_ADD's result */
 #define MW1_OFF		1024
 #define MW2_OFF		4096
 #define MW_LEN		2048
@@ -659,8 +661,14 @@ post_send(enum droce_wr_opcode op, enum droce_wc_opcode wc_op, uint32_t off,
 		.qpn = E.qp[QK_RC]->qp_num, .len = len, .op = wc_op,
 		.must_complete = true };
 	wr.wr_id = w->wr_id;
-	wr.wr.rdma.remote_addr = 0x10000;
-	wr.wr.rdma.rkey = 0x1234;
+	if (op == DROCE_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = 0x10000;
+		wr.wr.atomic.rkey = 0x1234;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = 0x10000;
+		wr.wr.rdma.rkey = 0x1234;
+	}
 	FUZZ_CHECK(droce_post_send(E.qp[QK_RC], &wr, &bad) == 0);
 	E.nwqe++;
 }
@@ -678,6 +686,12 @@ post_requests(uint8_t hdr)
 			  LOCAL_WRITE_LEN);
 	if (hdr & 4)
 		post_send(DROCE_WR_SEND, DROCE_WC_SEND, LOCAL_SEND_OFF, LOCAL_SEND_LEN);
+	if (hdr & 8) {
+		post_send(DROCE_WR_ATOMIC_FETCH_AND_ADD, DROCE_WC_FETCH_ADD,
+			  LOCAL_ATOMIC_OFF, 8);
+		allow((uintptr_t)E.region[R_LOCAL] + LOCAL_ATOMIC_OFF,
+		      (uintptr_t)E.region[R_LOCAL] + LOCAL_ATOMIC_OFF + 8);
+	}
 }
 
 /* The keys droce must still honour; a QP reset leaves the CQ empty. */

@@ -21,7 +21,7 @@ STALE, FLIP = 0x10, 0x20
 # flags (byte 10)
 SE, ACKREQ, EXTREME_VA, CMP_FROM_MEM = 0x01, 0x02, 0x40, 0x80
 # header byte
-POST_READ, POST_WRITE, POST_SEND = 1, 2, 4
+POST_READ, POST_WRITE, POST_SEND, POST_FETCH_ADD = 1, 2, 4, 8
 
 
 def rec(op, target=RC, psn=0, key=K_RW, va=0, rlen=0, plen=None, flags=0,
@@ -76,6 +76,12 @@ SEEDS = {
     'rc_nak_rnr': (POST_SEND, [rec(0x11, aux=(0x21, 0, 0))]),
     'rc_nak_access': (POST_READ | POST_WRITE, [rec(0x11, aux=(0x62, 0, 0))]),
     'rc_atomic_ack_unexpected': (POST_SEND, [rec(0x12, aux=(0, 5, 1))]),
+    'rc_atomic_ack': (POST_FETCH_ADD, [rec(0x12, aux=(0, 5, 1)),
+                                       rec(0x12, aux=(0, 6, 1))]),
+    'rc_read_atomic_responses': (POST_READ | POST_FETCH_ADD,
+                                 [rec(0x12, aux=(0, 5, 1)), rec(0x10, plen=100),
+                                  rec(0x0d, plen=1024), rec(0x0f, psn=1, plen=1024),
+                                  rec(0x12, psn=2, aux=(0, 5, 2))]),
     'uc_write': (0, [rec(0x2a, target=UC, rlen=64),
                      rec(0x26, target=UC, rlen=2048), rec(0x28, target=UC, psn=0,
                                                           plen=1024)]),
