@@ -16,6 +16,7 @@
 #define DEVICE_NAME_LEN 32
 
 struct droce_link;
+struct droce_link_driver;
 struct net_host;
 struct rte_mbuf;
 struct device_capture;
@@ -28,6 +29,7 @@ struct device_addr {
 /* What droce_open_device() built (freed by droce_close_device()). */
 struct device_open {
 	struct droce_device *device;
+	const struct droce_link_driver *driver;	/* that opened link */
 	struct droce_link *link;
 	struct net_host *host;
 	struct droce_context *ctx;
