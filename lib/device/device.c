@@ -302,3 +302,9 @@ droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
 		return EINVAL;
 	return -tp_dev_query_gid(verbs_tp(context), (unsigned int)index, gid->raw);
 }
+
+const char *
+droce_counter_name(unsigned int index)
+{
+	return tp_counter_name(index);
+}
