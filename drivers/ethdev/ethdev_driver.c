@@ -41,7 +41,7 @@ ethdev_driver_stats(const struct droce_link *link, droce_link_stat_cb cb, void *
 	ETHDEV_STAT(rx_pkts); ETHDEV_STAT(rx_bytes);
 	ETHDEV_STAT(tx_pkts); ETHDEV_STAT(tx_bytes);
 	ETHDEV_STAT(tx_full); ETHDEV_STAT(rx_linearized);
-	ETHDEV_STAT(rx_multiseg_drops);
+	ETHDEV_STAT(rx_multiseg_drops); ETHDEV_STAT(fault_drops);
 	ETHDEV_STAT(hw_ipackets); ETHDEV_STAT(hw_opackets);
 	ETHDEV_STAT(hw_imissed); ETHDEV_STAT(hw_ierrors);
 	ETHDEV_STAT(hw_oerrors); ETHDEV_STAT(hw_rx_nombuf);

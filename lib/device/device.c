@@ -12,11 +12,13 @@
  * the command line (device_config.c) and read-only afterwards.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_random.h>
 
 #include "droce.h"
 #include "droce_link.h"
@@ -144,6 +146,25 @@ open_state_free(struct device_open *o)
 	free(o);
 }
 
+/* The loss knob's seed: configured, else DROCE_SEED, else fresh. */
+static uint64_t
+drop_seed(const struct droce_device *d)
+{
+	const char *env = getenv("DROCE_SEED");
+	char *end;
+
+	if (d->drop_seed_given)
+		return d->drop_seed;
+	if (env != NULL && *env != '\0') {
+		uint64_t v = strtoull(env, &end, 0);
+
+		if (*end == '\0')
+			return v;
+		fprintf(stderr, "droce: DROCE_SEED=%s is not a number: ignored\n", env);
+	}
+	return rte_rand();
+}
+
 static int
 device_link_open(const struct droce_device *d, struct device_open *o)
 {
@@ -154,11 +175,16 @@ device_link_open(const struct droce_device *d, struct device_open *o)
 		.mtu = d->mtu,
 		.mtu_assume = d->mtu != 0,
 		.drop = d->drop,
-		.seed = (uint64_t)d->port_id * 0x9e3779b97f4a7c15ull + 1,
 	};
 
 	if (drv == NULL)
 		return -ENODEV;		/* the executable did not link it */
+	if (d->drop > 0) {
+		lp.seed = drop_seed(d);
+		printf("droce: %s: losing %.4f of the frames each way, seed %" PRIu64
+		       " (--droce-drop-seed=%" PRIu64 " or DROCE_SEED=%" PRIu64
+		       " replays it)\n", d->name, d->drop, lp.seed, lp.seed, lp.seed);
+	}
 	/* several transport lcores: a queue pair for each */
 	if (d->dedicated && d->ntransport_lcores > 1)
 		lp.nb_queues = (uint16_t)d->ntransport_lcores;
