@@ -171,7 +171,7 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		struct rte_ring_zc_data zcd;
@@ -181,10 +181,10 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		    rte_ring_enqueue_zc_bulk_elem_start(lc->sq_ring,
 							sizeof(struct tp_send_wqe),
 							1, &zcd, NULL) != 1) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		rc = -fill_send_wqe(qp, wr, zcd.ptr1);
+		rc = fill_send_wqe(qp, wr, zcd.ptr1);
 		rte_ring_enqueue_zc_finish(lc->sq_ring, rc == 0 ? 1 : 0);
 		if (rc != 0)
 			break;
@@ -208,7 +208,7 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 
 	if (lc->state == DROCE_QPS_RESET) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		struct rte_ring_zc_data zcd;
@@ -218,10 +218,10 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		    rte_ring_enqueue_zc_bulk_elem_start(lc->rq_ring,
 							sizeof(struct tp_recv_wqe),
 							1, &zcd, NULL) != 1) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		rc = -fill_recv_wqe(qp, wr, zcd.ptr1);
+		rc = fill_recv_wqe(qp, wr, zcd.ptr1);
 		rte_ring_enqueue_zc_finish(lc->rq_ring, rc == 0 ? 1 : 0);
 		if (rc != 0)
 			break;
@@ -244,17 +244,17 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	s = qp->pub.state;
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		struct tp_send_wqe *w;
 
 		if (tp_ring_count(qp->sq.head, qp->sq.tail) >= qp->sq.max_wr) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
 		w = &qp->sq.wqe[qp->sq.head & qp->sq.mask];
-		rc = -fill_send_wqe(qp, wr, w);
+		rc = fill_send_wqe(qp, wr, w);
 		if (rc != 0)
 			break;
 		qp->sq.head++;
@@ -299,14 +299,14 @@ tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		return lc_post_recv(qp, wr, bad_wr);
 	if (qp->pub.state == DROCE_QPS_RESET) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		if (tp_ring_count(qp->rq.head, qp->rq.tail) >= qp->rq.max_wr) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		rc = -fill_recv_wqe(qp, wr, &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
+		rc = fill_recv_wqe(qp, wr, &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
 		if (rc != 0)
 			break;
 		qp->rq.head++;

@@ -213,6 +213,8 @@ int tp_qp_destroy(struct tp_qp *qp);
 struct droce_qp *tp_qp_pub(struct tp_qp *qp);
 struct tp_qp *tp_qp_from_pub(struct droce_qp *qp);
 
+/* 0, or -EINVAL / -ENOMEM (queue full) with *bad_wr the first WR not
+ * posted (droce_post_send returns the positive errno, as ibverbs). */
 int tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		 struct droce_send_wr **bad_wr);
 int tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
