@@ -193,8 +193,9 @@ lc_run_one(struct tp_lcore *lc, struct tp_lc_cmd *c)
 		tp_lc_drain_dev(dev, TP_LC_ALL);
 	RTE_PER_LCORE(tp_shard_id) = 0;	/* commands run as shard 0 */
 	c->rc = c->fn(c->arg);
-	/* what the command retired (a flush) is free before its CQEs show */
-	if (world)
+	/* what the command retired (a flush) is free before its caller
+	 * returns: a post right after modify_qp(ERR) must find the room */
+	if (dev != NULL)
 		tp_lc_publish_tails(dev, TP_LC_ALL);
 	if (world)
 		lc_world_start(lc, dev);
