@@ -17,6 +17,9 @@
  *	... transport receives pkts[0, k) ...
  *	net_host_timer(host, rte_get_timer_cycles());
  *
+ * The transport classifies first (lib/transport tp_recv.c: each frame is
+ * parsed once) and gives net_host_rx only what is not RoCEv2.
+ *
  * and before sending to a GID, net_host_resolve() (or net_host_output()
  * for a frame whose destination MAC is still to be filled in).
  *

@@ -546,7 +546,20 @@ void tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *fra
 unsigned int tp_resp_run(struct tp_qp *qp);
 
 /* tp_recv.c */
-void tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+/* A received burst, each frame parsed once. */
+struct tp_rx_burst {
+	struct rte_mbuf *m[TP_RX_BURST];
+	struct roce_pkt pkt[TP_RX_BURST];	/* of m[i] */
+	uint8_t err[TP_RX_BURST];		/* enum roce_parse_err of m[i] */
+};
+/*
+ * Parse b->m[0, n) and keep the RoCEv2 frames, in order, in b->m[0, k)
+ * with their parse in b->pkt[0, k); k is returned.  The others went to
+ * lib/net (or shard 0) or were counted and freed.
+ */
+uint16_t tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n);
+/* Verify and deliver what tp_recv_classify kept; frees or hands them on. */
+void tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n);
 
 /* tp_shard.c: several transport lcores per device */
 struct tp_txh {
