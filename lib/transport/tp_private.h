@@ -33,6 +33,7 @@
 
 #include "droce.h"
 #include "droce_link.h"
+#include "net_host.h"
 #include "prot.h"
 #include "roce_wire.h"
 #include "tp_counters.h"
@@ -179,7 +180,9 @@ tp_ring_count(uint32_t head, uint32_t tail)
 struct tp_av {
 	uint8_t dgid[16];
 	uint8_t sgid[16];
-	uint8_t dmac[6];
+	uint8_t dmac[6];		/* without a host stack (or off shard 0) */
+	struct net_neigh_ref neigh;	/* with one: dgid's entry in lib/net's
+					 * table, renewed by tp_net.c av_dmac */
 	uint8_t ip_version;
 	uint8_t hop_limit;
 	uint8_t traffic_class;
@@ -405,7 +408,6 @@ struct tp_neigh {
 
 #define TP_MAX_NEIGH 64
 
-struct net_host;
 
 /* Transport lcores one device's QPs are sharded over (tp_shard.c). */
 #define TP_MAX_SHARDS 8
@@ -606,9 +608,9 @@ void tp_timer_run(struct tp_qp *qp, uint64_t now);
 uint64_t tp_rnr_timer_us(uint8_t code);
 
 /* tp_net.c */
-void tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
+void tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
-struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, const struct tp_av *av,
+struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av,
 			      struct roce_pkt *p, uint8_t **payload);
 void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);
