@@ -381,10 +381,17 @@ int droce_progress(struct droce_context *context);
  * droce extension: a transport counter of the context by its name (the
  * Linux rxe names: sent_pkts, rcvd_pkts, duplicate_request,
  * out_of_seq_request, rcvd_seq_err, completer_retry_err, ... and droce's:
- * retransmitted_pkts, retransmit_timeouts, icrc_err, ...; the full list
- * is lib/transport/tp_counters.h).  UINT64_MAX for an unknown name.
+ * retransmitted_pkts, retransmit_timeouts, icrc_err, ...; the full list:
+ * droce_counter_name()).  UINT64_MAX for an unknown name.
  */
 uint64_t droce_get_counter(struct droce_context *context, const char *name);
+
+/*
+ * droce extension: the name of transport counter index (0, 1, ...), or
+ * NULL past the last; counting up to the NULL lists every name
+ * droce_get_counter() knows.
+ */
+const char *droce_counter_name(unsigned int index);
 
 enum droce_qp_type {
 	DROCE_QPT_RC = 2,

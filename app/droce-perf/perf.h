@@ -54,6 +54,7 @@ struct perf_opts {
 	int report_gbits;		/* --report_gbits */
 	enum perf_output output;	/* --output */
 	int json;			/* --json */
+	int histogram;			/* -H: every latency sample */
 	int ignore_cpufreq;		/* -F: accepted */
 };
 
@@ -109,6 +110,8 @@ void perf_print_footer(const struct perf_opts *o, FILE *out);
  */
 void perf_lat_stats(uint64_t *ns, size_t n, unsigned int div,
 		    struct perf_lat_result *r);
+/* -H: the sorted samples (perf_lat_stats sorts them), one "i, usec" a line */
+void perf_print_lat_samples(const uint64_t *ns, size_t n, unsigned int div, FILE *out);
 
 /* ---- perf_exch.c ------------------------------------------------------- */
 /* perftest 4.5-0.17's out-of-band exchange (see perf_exch.c). */

@@ -253,6 +253,8 @@ perf_run_lat(struct perf_ctx *c, uint32_t size)
 	res.size = size;
 	res.iters = o->iters;
 	perf_print_lat_line(o, &res, stdout);
+	if (o->histogram)
+		perf_print_lat_samples(t, o->iters - 1, ping ? 2 : 1, stdout);
 	rc = 0;
 out:
 	free(t);

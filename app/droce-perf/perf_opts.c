@@ -131,6 +131,7 @@ perf_usage(const char *p, FILE *out)
 		"  -I, --inline_size=<n>    send messages up to <n> bytes inline (max %d)\n"
 		"  -A, --atomic_type=<t>    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -F, --CPU-freq           accepted (no cpufreq check in droce-perf)\n"
+		"  -H, --report-histogram   latency tests: also every sample, sorted (usec)\n"
 		"  --report_gbits           bandwidth in Gb/sec\n"
 		"  --output=<what>          bandwidth | message_rate | latency: only that number\n"
 		"  --json                   also one JSON object per result line\n"
@@ -200,6 +201,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		{ "atomic_type", 1, NULL, 'A' }, { "CPU-freq", 0, NULL, 'F' },
 		{ "report_gbits", 0, NULL, OPT_REPORT_GBITS },
 		{ "output", 1, NULL, OPT_OUTPUT }, { "json", 0, NULL, OPT_JSON },
+		{ "report-histogram", 0, NULL, 'H' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	unsigned long u;
@@ -233,7 +235,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		return PERF_OPTS_USAGE;
 	}
 	for (;;) {
-		int c = getopt_long(argc, argv, "p:d:i:s:n:D:am:x:q:t:r:Q:I:A:Fh",
+		int c = getopt_long(argc, argv, "p:d:i:s:n:D:am:x:q:t:r:Q:I:A:FHh",
 				    longopts, NULL);
 
 		if (c == -1)
@@ -252,6 +254,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 			break;
 		case 'D': NUM(o->duration, 1, 3600, "Duration"); break;
 		case 'a': o->all_sizes = 1; break;
+		case 'H': o->histogram = 1; break;
 		case 'm':
 			if (num(optarg, 256, 4096, &u) != 0 || !mtu_enum(u)) {
 				fprintf(err, "%s: invalid MTU '%s' (256, 512, "

@@ -89,6 +89,14 @@ perf_print_lat_line(const struct perf_opts *o,
 			r->p99, r->p999);
 }
 
+void
+perf_print_lat_samples(const uint64_t *ns, size_t n, unsigned int div, FILE *out)
+{
+	fprintf(out, "#, usec\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%zu, %.3f\n", i + 1, (double)ns[i] / (1000.0 * div));
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {

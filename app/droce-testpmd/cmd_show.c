@@ -6,7 +6,7 @@
  * /droce/qp/info are read from this process's own DPDK telemetry socket,
  * so droce-testpmd prints exactly what dpdk-telemetry.py would.  Without
  * telemetry (EAL --no-telemetry) it falls back to droce_get_counter() for
- * the transport counters (lib/transport/tp_counters.h names).
+ * the transport counters (droce_counter_name()).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -17,7 +17,6 @@
 
 #include <rte_eal.h>
 
-#include "tp_counters.h"
 #include "tpd.h"
 
 #define TEL_BUF (64 * 1024)
@@ -97,17 +96,12 @@ print_dict(const char *json, const char *filter, const char *indent)
 	return n;
 }
 
-static const char *const tp_names[] = {
-#define TPD_NAME(e, n, d) n,
-	TP_COUNTER_LIST(TPD_NAME)
-#undef TPD_NAME
-};
-
 /* show counters [dev=N] [filter=TEXT] */
 static int
 show_counters(struct tpd_cmd *c)
 {
 	const char *filter = tpd_kv_str(c, "filter");
+	const char *name;
 	char cmd[64], *buf;
 	uint64_t dev;
 
@@ -125,10 +119,10 @@ show_counters(struct tpd_cmd *c)
 	       droce_get_device_name(tpd.dev[dev].device));
 	if (tel_query(cmd, buf, TEL_BUF) != 0 || print_dict(buf, filter, "  ") < 0) {
 		printf("  (telemetry unavailable: transport counters only)\n");
-		for (size_t i = 0; i < sizeof(tp_names) / sizeof(tp_names[0]); i++)
-			if (filter == NULL || strstr(tp_names[i], filter) != NULL)
-				printf("  %s: %" PRIu64 "\n", tp_names[i],
-				       droce_get_counter(tpd.dev[dev].ctx, tp_names[i]));
+		for (unsigned int i = 0; (name = droce_counter_name(i)) != NULL; i++)
+			if (filter == NULL || strstr(name, filter) != NULL)
+				printf("  %s: %" PRIu64 "\n", name,
+				       droce_get_counter(tpd.dev[dev].ctx, name));
 	}
 	free(buf);
 	return 0;

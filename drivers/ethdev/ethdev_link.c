@@ -362,6 +362,7 @@ ethdev_teardown(struct ethdev_priv *p)
 	struct rte_eth_dev_info info;
 	struct rte_device *dev = NULL;
 
+	ethdev_fault_remove(p);
 	ethdev_flow_destroy(p);
 	if (p->probed && rte_eth_dev_info_get(p->port_id, &info) == 0)
 		dev = info.device;
@@ -375,6 +376,7 @@ ethdev_teardown(struct ethdev_priv *p)
 				   rte_strerror(-ret));
 		p->started = false;
 	}
+	ethdev_fault_free(p);
 	/* the port's queues point into our pool: the port goes before it */
 	if ((p->configured || p->probed) && !p->memif_closed)
 		rte_eth_dev_close(p->port_id);
@@ -408,15 +410,6 @@ ethdev_link_open(const struct ethdev_link_config *cfg, struct droce_link **out)
 		return -ENOMEM;
 	p->link.ops = &ethdev_ops;
 	p->link.priv = p;
-	if (cfg->drop > 0) {
-		/* test knob: the draw is a 64-bit number below drop * 2^64 */
-		p->drop_below = cfg->drop >= 1 ? UINT64_MAX :
-				(uint64_t)(cfg->drop * 18446744073709551616.0);
-		for (unsigned int q = 0; q < ETHDEV_LINK_MAX_QUEUES; q++)
-			p->q[q].rng = cfg->seed + q;	/* queue 0: as before */
-		ETHDEV_LOG(WARNING, "fault injection: losing %.4f of the frames each way",
-			   cfg->drop);
-	}
 	if (cfg->devargs != NULL) {
 		ret = ethdev_probe(p, cfg->devargs);
 	} else {
@@ -441,6 +434,8 @@ ethdev_link_open(const struct ethdev_link_config *cfg, struct droce_link **out)
 		return ret;
 	}
 	ret = ethdev_port_setup(p, cfg, &info, mtu, socket, fits);
+	if (ret == 0 && cfg->drop > 0)
+		ret = ethdev_fault_install(p, cfg->drop, cfg->seed);
 	if (ret == 0)
 		ret = ethdev_rx_modes(p, cfg);
 	if (ret == 0)
@@ -502,6 +497,8 @@ ethdev_link_stats_get(const struct droce_link *link, struct ethdev_link_stats *s
 						     __ATOMIC_RELAXED);
 		st->rx_multiseg_drops += __atomic_load_n(&c->rx_multiseg_drops,
 							 __ATOMIC_RELAXED);
+		st->fault_drops += __atomic_load_n(&p->q[q].fault_drops,
+						   __ATOMIC_RELAXED);
 	}
 	if (rte_eth_stats_get(p->port_id, &hw) == 0) {
 		st->hw_ipackets = hw.ipackets;

@@ -112,9 +112,10 @@ struct ethdev_link_config {
 	bool flow_arp_nd;
 	/*
 	 * Test knob: lose this fraction (0..1) of the frames received and of
-	 * those sent, from a PRNG seeded with seed; the way to make a real
-	 * peer (Linux Soft-RoCE) recover from loss where tc netem is not
-	 * available.  0: off, no cost.
+	 * those sent, from a PRNG seeded with seed (queue q: seed + q); the
+	 * way to make a real peer (Linux Soft-RoCE) recover from loss where
+	 * tc netem is not available.  DPDK rx/tx callbacks (ethdev_fault.c):
+	 * 0 installs none and costs nothing.
 	 */
 	double drop;
 	uint64_t seed;
@@ -129,6 +130,7 @@ struct ethdev_link_stats {
 	uint64_t tx_full;		/* frames refused (tx ring full) */
 	uint64_t rx_linearized;		/* multi-segment frames made single */
 	uint64_t rx_multiseg_drops;	/* multi-segment frames dropped */
+	uint64_t fault_drops;		/* frames lost to the drop knob */
 	/* from rte_eth_stats_get() (zero when the PMD does not tell) */
 	uint64_t hw_ipackets;
 	uint64_t hw_opackets;

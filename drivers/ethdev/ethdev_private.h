@@ -38,9 +38,12 @@ struct ethdev_counters {
 /* One rx/tx queue pair's own state: each is polled by one lcore. */
 struct ethdev_queue {
 	struct ethdev_counters cnt;
-	/* test knob (ethdev_link_config.drop): per queue, so no lock */
+	/* the loss knob (ethdev_fault.c): per queue, so no lock */
 	uint64_t rng;
+	uint64_t drop_below;		/* a draw below this loses the frame */
 	uint64_t fault_drops;
+	const struct rte_eth_rxtx_callback *rx_cb;	/* NULL: knob off */
+	const struct rte_eth_rxtx_callback *tx_cb;
 } __rte_cache_aligned;
 
 struct ethdev_priv {
@@ -58,8 +61,6 @@ struct ethdev_priv {
 	char dev_name[RTE_DEV_NAME_MAX_LEN];
 	struct rte_flow *flows[ETHDEV_FLOW_MAX];
 	unsigned int nb_flows;
-	/* test knob (ethdev_link_config.drop): lose frames both ways */
-	uint64_t drop_below;		/* 0: off; drop when rng draw < this */
 	struct ethdev_queue q[ETHDEV_LINK_MAX_QUEUES];
 };
 
@@ -86,6 +87,11 @@ uint16_t ethdev_rx_burst_q(struct droce_link *link, uint16_t q,
 			   struct rte_mbuf **pkts, uint16_t n);
 uint16_t ethdev_tx_burst_q(struct droce_link *link, uint16_t q,
 			   struct rte_mbuf **pkts, uint16_t n);
+
+/* ethdev_fault.c: the loss knob as rx/tx callbacks on each queue pair */
+int ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed);
+void ethdev_fault_remove(struct ethdev_priv *p);
+void ethdev_fault_free(struct ethdev_priv *p);
 
 /* ethdev_memif.c: net_memif ports closed away from memif's own thread */
 int ethdev_memif_guard_add(struct ethdev_priv *p);

@@ -43,22 +43,6 @@ ethdev_rx_single(struct ethdev_priv *p, struct ethdev_queue *eq, struct rte_mbuf
 	return NULL;
 }
 
-/* splitmix64: the fault knob's deterministic draws */
-static bool
-fault_drop(const struct ethdev_priv *p, struct ethdev_queue *eq)
-{
-	uint64_t z = (eq->rng += 0x9e3779b97f4a7c15ull);
-
-	if (likely(p->drop_below == 0))
-		return false;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	if ((z ^ (z >> 31)) >= p->drop_below)
-		return false;
-	ethdev_count(&eq->fault_drops, 1);
-	return true;
-}
-
 /* Queue q (< nb_queues: droce_link_rx_q checks nothing, the caller does). */
 uint16_t
 ethdev_rx_burst_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
@@ -78,10 +62,6 @@ ethdev_rx_burst_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
 			if (m == NULL)
 				continue;
 		}
-		if (unlikely(p->drop_below != 0) && fault_drop(p, eq)) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
 		bytes += m->pkt_len;
 		pkts[k++] = m;
 	}
@@ -98,25 +78,6 @@ ethdev_rx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 	return ethdev_rx_burst_q(link, ethdev_priv(link)->rxq, pkts, n);
 }
 
-/* With the fault knob on: frame by frame, a lost one counts as taken. */
-static uint16_t
-tx_with_faults(struct ethdev_priv *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	struct ethdev_queue *eq = &p->q[q];
-	uint16_t i;
-
-	for (i = 0; i < n; i++) {
-		if (fault_drop(p, eq)) {
-			rte_pktmbuf_free(pkts[i]);
-			continue;
-		}
-		if (rte_eth_tx_burst(p->port_id, q, &pkts[i], 1) == 0)
-			break;
-		ethdev_count(&eq->cnt.tx_pkts, 1);
-	}
-	return i;
-}
-
 uint16_t
 ethdev_tx_burst_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
 		  uint16_t n)
@@ -125,9 +86,6 @@ ethdev_tx_burst_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts,
 	struct ethdev_queue *eq = &p->q[q];
 	uint64_t bytes = 0;
 	uint16_t sent;
-
-	if (unlikely(p->drop_below != 0))
-		return tx_with_faults(p, q, pkts, n);
 
 	/* lengths first: the PMD may free what it takes at once */
 	for (uint16_t i = 0; i < n; i++)

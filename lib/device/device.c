@@ -4,7 +4,7 @@
  *
  * A device is a DPDK ethdev port plus the addresses droce answers on it.
  * Opening it binds the pieces together on the calling lcore:
- *   ethdev link driver (drivers/ethdev)  ->  host stack (lib/net: ARP, ND,
+ *   link driver ("ethdev", from lib/link's registry)  ->  host stack (lib/net: ARP, ND,
  *   ping, neighbours)  ->  transport (lib/transport)  ->  verbs context,
  * and with transport_lcores configured hands the transport (with the link
  * and host stack it drives) to that lcore (lib/transport/tp_lcore.c).
@@ -12,19 +12,23 @@
  * the command line (device_config.c) and read-only afterwards.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
-#include <rte_ethdev.h>
+#include <rte_random.h>
 
 #include "droce.h"
-#include "ethdev_link.h"
+#include "droce_link.h"
 #include "net_host.h"
 #include "transport.h"
 #include "verbs_private.h"
 #include "device_private.h"
+
+/* Devices are DPDK ports: drivers/ethdev, by its registered name. */
+#define DEVICE_LINK_DRIVER "ethdev"
 
 struct device_table device_table;
 
@@ -142,10 +146,55 @@ open_state_free(struct device_open *o)
 	free(o);
 }
 
+/* The loss knob's seed: configured, else DROCE_SEED, else fresh. */
+static uint64_t
+drop_seed(const struct droce_device *d)
+{
+	const char *env = getenv("DROCE_SEED");
+	char *end;
+
+	if (d->drop_seed_given)
+		return d->drop_seed;
+	if (env != NULL && *env != '\0') {
+		uint64_t v = strtoull(env, &end, 0);
+
+		if (*end == '\0')
+			return v;
+		fprintf(stderr, "droce: DROCE_SEED=%s is not a number: ignored\n", env);
+	}
+	return rte_rand();
+}
+
+static int
+device_link_open(const struct droce_device *d, struct device_open *o)
+{
+	const struct droce_link_driver *drv = droce_link_driver_find(DEVICE_LINK_DRIVER);
+	struct droce_link_params lp = {
+		.port_id = d->port_id,
+		.name = d->name,
+		.mtu = d->mtu,
+		.mtu_assume = d->mtu != 0,
+		.drop = d->drop,
+	};
+
+	if (drv == NULL)
+		return -ENODEV;		/* the executable did not link it */
+	if (d->drop > 0) {
+		lp.seed = drop_seed(d);
+		printf("droce: %s: losing %.4f of the frames each way, seed %" PRIu64
+		       " (--droce-drop-seed=%" PRIu64 " or DROCE_SEED=%" PRIu64
+		       " replays it)\n", d->name, d->drop, lp.seed, lp.seed, lp.seed);
+	}
+	/* several transport lcores: a queue pair for each */
+	if (d->dedicated && d->ntransport_lcores > 1)
+		lp.nb_queues = (uint16_t)d->ntransport_lcores;
+	o->driver = drv;
+	return drv->open(&lp, &o->link);
+}
+
 struct droce_context *
 droce_open_device(struct droce_device *d)
 {
-	struct ethdev_link_config lc = { 0 };
 	struct tp_dev_config tc = { 0 };
 	struct net_host_config hc = { 0 };
 	struct device_open *o;
@@ -164,16 +213,7 @@ droce_open_device(struct droce_device *d)
 		errno = ENOMEM;
 		return NULL;
 	}
-	lc.port_id = d->port_id;
-	lc.name = d->name;
-	lc.mtu = d->mtu;
-	lc.mtu_assume = d->mtu != 0;
-	lc.drop = d->drop;
-	lc.seed = (uint64_t)d->port_id * 0x9e3779b97f4a7c15ull + 1;
-	/* several transport lcores: a queue pair for each */
-	if (d->dedicated && d->ntransport_lcores > 1)
-		lc.nb_rxq = lc.nb_txq = (uint16_t)d->ntransport_lcores;
-	rc = ethdev_link_open(&lc, &o->link);
+	rc = device_link_open(d, o);
 	if (rc == 0 && d->capture[0] != '\0') {
 		rc = device_capture_open(d->capture, d->port_id, d->name, &o->cap);
 		tc.capture = device_capture_burst;
@@ -261,8 +301,7 @@ droce_query_port(struct droce_context *context, uint8_t port_num,
 		 struct droce_port_attr *attr)
 {
 	struct device_open *o;
-	struct rte_eth_link link;
-	int port;
+	int carrier;
 
 	if (context == NULL || context->device == NULL || attr == NULL)
 		return EINVAL;
@@ -270,11 +309,8 @@ droce_query_port(struct droce_context *context, uint8_t port_num,
 		return EINVAL;
 	o = context->device->open;
 	memset(attr, 0, sizeof(*attr));
-	port = ethdev_link_port_id(o->link);
-	if (port >= 0 && rte_eth_link_get_nowait((uint16_t)port, &link) == 0)
-		attr->state = link.link_status ? DROCE_PORT_ACTIVE : DROCE_PORT_DOWN;
-	else
-		attr->state = DROCE_PORT_ACTIVE;
+	carrier = droce_link_status(o->link);	/* < 0: unknown, taken as up */
+	attr->state = carrier == 0 ? DROCE_PORT_DOWN : DROCE_PORT_ACTIVE;
 	attr->max_mtu = DROCE_MTU_4096;
 	attr->active_mtu = ib_mtu_of(o->link->mtu);
 	attr->gid_tbl_len = (int)context->device->naddr;
@@ -291,4 +327,10 @@ droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
 	    verbs_tp(context) == NULL)
 		return EINVAL;
 	return -tp_dev_query_gid(verbs_tp(context), (unsigned int)index, gid->raw);
+}
+
+const char *
+droce_counter_name(unsigned int index)
+{
+	return tp_counter_name(index);
 }

@@ -226,6 +226,15 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return *value != '\0' && *end == '\0' && d->drop >= 0 && d->drop <= 1 ?
 		       0 : -EINVAL;
 	}
+	if (strcmp(key, "drop_seed") == 0) {
+		char *end;
+
+		errno = 0;
+		d->drop_seed = strtoull(value, &end, 0);
+		d->drop_seed_given = true;
+		return *value != '\0' && *value != '-' && *end == '\0' && errno == 0 ?
+		       0 : -EINVAL;
+	}
 	if (strcmp(key, "max_qp") == 0)
 		return parse_u32(value, 1u << 20, &d->max_qp);
 	if (strcmp(key, "max_pd") == 0)
@@ -316,7 +325,8 @@ static int
 apply_option(const char *arg)
 {
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
-					  "capture", "drop", "rxe_retry_compat",
+					  "capture", "drop", "drop_seed",
+					  "rxe_retry_compat",
 					  "transport_lcores", "pkeys" };
 	struct droce_device *d;
 	const char *v;

@@ -16,6 +16,7 @@
 #define DEVICE_NAME_LEN 32
 
 struct droce_link;
+struct droce_link_driver;
 struct net_host;
 struct rte_mbuf;
 struct device_capture;
@@ -28,6 +29,7 @@ struct device_addr {
 /* What droce_open_device() built (freed by droce_close_device()). */
 struct device_open {
 	struct droce_device *device;
+	const struct droce_link_driver *driver;	/* that opened link */
 	struct droce_link *link;
 	struct net_host *host;
 	struct droce_context *ctx;
@@ -42,6 +44,8 @@ struct droce_device {
 	uint32_t mtu;			/* 0: the port's */
 	uint32_t max_qp;		/* 0: default */
 	double drop;			/* test knob: frames lost each way */
+	uint64_t drop_seed;		/* its seed ("drop_seed =", DROCE_SEED) */
+	bool drop_seed_given;		/* else a fresh one per open */
 	bool rxe_retry_compat;		/* retry_cnt 7 = forever, as Linux rxe */
 	/* transport_lcores: the engine's dedicated lcore(s); false: the
 	 * opener's.  Several: QPs sharded over them, one port queue each */

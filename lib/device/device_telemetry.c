@@ -35,7 +35,7 @@
 #include <rte_pause.h>
 #include <rte_telemetry.h>
 
-#include "ethdev_link.h"
+#include "droce_link.h"
 #include "net_host.h"
 #include "prot.h"
 #include "transport.h"
@@ -149,11 +149,16 @@ add_prefixed(struct rte_tel_data *d, const char *prefix, const char *name,
 }
 
 static void
+add_link_stat(void *arg, const char *name, uint64_t value)
+{
+	add_prefixed(arg, "link_", name, value);
+}
+
+static void
 stats_of(struct rte_tel_data *d, const struct device_open *o)
 {
 	struct tp_dev *tp = verbs_tp(o->ctx);
 	const struct prot_tables *prot = o->ctx->prot;
-	struct ethdev_link_stats ls;
 
 	if (tp != NULL)
 		for (unsigned int i = 0; i < tp_counter_count(); i++)
@@ -166,17 +171,8 @@ stats_of(struct rte_tel_data *d, const struct device_open *o)
 			add_prefixed(d, "net_", net_counter_name(i),
 				     __atomic_load_n(&nc[i], __ATOMIC_RELAXED));
 	}
-	if (ethdev_link_stats_get(o->link, &ls) == 0) {
-#define LINK_STAT(f) add_prefixed(d, "link_", #f, ls.f)
-		LINK_STAT(rx_pkts); LINK_STAT(rx_bytes);
-		LINK_STAT(tx_pkts); LINK_STAT(tx_bytes);
-		LINK_STAT(tx_full); LINK_STAT(rx_linearized);
-		LINK_STAT(rx_multiseg_drops);
-		LINK_STAT(hw_ipackets); LINK_STAT(hw_opackets);
-		LINK_STAT(hw_imissed); LINK_STAT(hw_ierrors);
-		LINK_STAT(hw_oerrors); LINK_STAT(hw_rx_nombuf);
-#undef LINK_STAT
-	}
+	if (o->driver != NULL && o->driver->stats != NULL)
+		(void)o->driver->stats(o->link, add_link_stat, d);
 	for (unsigned int i = 0; prot != NULL && i < PROT_STATUS_MAX; i++) {
 		add_prefixed(d, "prot_remote_", prot_status_name(i),
 			     __atomic_load_n(&prot->remote_cnt[i], __ATOMIC_RELAXED));

@@ -17,10 +17,17 @@
  * through rx_burst_q / tx_burst_q.  Queue 0 of a link without the _q ops
  * is rx_burst / tx_burst, so single-queue drivers (drivers/vwire) need
  * nothing new.
+ *
+ * Drivers by name: a driver that can be opened from a device's
+ * configuration registers a struct droce_link_driver at load time
+ * (RTE_INIT); lib/device finds it with droce_link_driver_find() and never
+ * includes drivers/.  Executables link such drivers whole (meson
+ * link_whole) so that their constructors are kept.
  */
 #ifndef DROCE_LINK_H
 #define DROCE_LINK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -113,5 +120,39 @@ droce_link_close(struct droce_link *link)
 	if (link != NULL)
 		link->ops->close(link);
 }
+
+/* What a device's configuration asks of a link driver's open. */
+struct droce_link_params {
+	uint16_t port_id;		/* the port the device names */
+	const char *name;		/* link->name; NULL: the driver's */
+	uint32_t mtu;			/* IP MTU wanted; 0: the driver's default */
+	bool mtu_assume;		/* report mtu even if the port cannot set it */
+	uint16_t nb_queues;		/* rx/tx queue pairs; 0: 1 */
+	double drop;			/* test knob: fraction lost each way; 0: off */
+	uint64_t seed;			/* the knob's PRNG seed */
+};
+
+/* Called once per counter by droce_link_driver.stats. */
+typedef void (*droce_link_stat_cb)(void *arg, const char *name, uint64_t value);
+
+struct droce_link_driver {
+	const char *name;		/* "ethdev", ... */
+	/* Open a link; 0 and *out, or -errno.  Close with droce_link_close. */
+	int (*open)(const struct droce_link_params *params,
+		    struct droce_link **out);
+	/* Optional: report every counter of a link this driver opened
+	 * (callable from any thread); 0 or -errno. */
+	int (*stats)(const struct droce_link *link, droce_link_stat_cb cb,
+		     void *arg);
+};
+
+/*
+ * Register a driver (from a constructor; drv must outlive the process).
+ * 0, -EINVAL (no name or open), -EEXIST (the name is taken) or -ENOSPC.
+ */
+int droce_link_driver_register(const struct droce_link_driver *drv);
+
+/* The driver registered under name, or NULL. */
+const struct droce_link_driver *droce_link_driver_find(const char *name);
 
 #endif /* DROCE_LINK_H */

@@ -4,8 +4,9 @@
  * Consumes ACKs, NAKs, RDMA READ responses and atomic acknowledgements,
  * retires WQEs in order into the send CQ, and decides on retransmission.
  *
- * A response is run through a table of states; each state is one small
- * function returning the next one.
+ * A response is run through the states, each a small static inline
+ * function returning the next one, dispatched by one switch (comp_step),
+ * the same code for every response and with traces on or off:
  *
  *   GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ | ATOMIC | ACK
  *   ACK covers a whole SEND/WRITE -> COMPLETE -> GET_WQE (the next one)
@@ -48,6 +49,9 @@ struct comp_ctx {
 	const struct roce_pkt *pkt;
 	const uint8_t *frame;
 	struct tp_send_wqe *wqe;
+	uint32_t scan;			/* SQ index GET_WQE looks from... */
+	uint32_t end;			/* ...up to here (scan_end) */
+	uint32_t completed;		/* WQEs this response finished */
 	enum droce_wc_status err;	/* for COMP_ERROR */
 	bool progressed;		/* comp.psn moved: reset retry counters */
 };
@@ -61,39 +65,16 @@ wqe_last_psn(const struct tp_send_wqe *w)
 static bool
 is_read(const struct tp_send_wqe *w)
 {
-	return w->opcode == DROCE_WR_RDMA_READ;
+	return w->wr_mask & TP_WR_READ;
 }
 
 static bool
 is_atomic(const struct tp_send_wqe *w)
 {
-	return w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+	return w->wr_mask & TP_WR_ATOMIC;
 }
 
 /* ---- retiring completed WQEs --------------------------------------------------- */
-
-static enum droce_wc_opcode
-wc_opcode(const struct tp_send_wqe *w)
-{
-	switch (w->opcode) {
-	case DROCE_WR_RDMA_WRITE:
-	case DROCE_WR_RDMA_WRITE_WITH_IMM:
-		return DROCE_WC_RDMA_WRITE;
-	case DROCE_WR_RDMA_READ:
-		return DROCE_WC_RDMA_READ;
-	case DROCE_WR_ATOMIC_CMP_AND_SWP:
-		return DROCE_WC_COMP_SWAP;
-	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
-		return DROCE_WC_FETCH_ADD;
-	case DROCE_WR_LOCAL_INV:
-		return DROCE_WC_LOCAL_INV;
-	case DROCE_WR_BIND_MW:
-		return DROCE_WC_BIND_MW;
-	default:
-		return DROCE_WC_SEND;
-	}
-}
 
 /* Post CQEs for finished WQEs at the tail, in order (C10-...: SQ order). */
 void
@@ -110,7 +91,7 @@ tp_comp_retire(struct tp_qp *qp)
 			memset(&wc, 0, sizeof(wc));
 			wc.wr_id = w->wr_id;
 			wc.status = w->status;
-			wc.opcode = wc_opcode(w);
+			wc.opcode = tp_wr_opcode_info[w->opcode].wc_opcode;
 			wc.qp_num = qp->pub.qp_num;
 			wc.byte_len = w->length;
 			tp_cq_push(qp->scq, &wc);
@@ -153,29 +134,41 @@ finish_wqe(struct comp_ctx *c, struct tp_send_wqe *w)
 
 /* ---- states ----------------------------------------------------------------------- */
 
-/* The oldest WQE that still waits for a response, or none. */
-static enum comp_state
+/*
+ * Where GET_WQE stops: after the WQE being sent now (req.next), which may
+ * be half sent.  No state before EXIT moves req.next.
+ */
+static inline uint32_t
+scan_end(const struct tp_qp *qp)
+{
+	return tp_ring_count(qp->req.next, qp->sq.tail) <
+	       tp_ring_count(qp->sq.head, qp->sq.tail) ? qp->req.next + 1 : qp->sq.head;
+}
+
+/*
+ * The oldest WQE that still waits for a response, or none.  The WQEs
+ * finished on the way are retired once, after the response
+ * (after_response); the search goes on after the one found last.
+ */
+static inline enum comp_state
 st_get_wqe(struct comp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
-	tp_comp_retire(qp);
-	/* up to the WQE being sent now (req.next), which may be half sent */
-	for (uint32_t i = qp->sq.tail; i != qp->sq.head; i++) {
+	for (uint32_t i = c->scan; i != c->end; i++) {
 		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
 
 		if (w->state == TP_WQE_SENT || w->state == TP_WQE_SENDING) {
 			c->wqe = w;
+			c->scan = i + 1;
 			return COMP_CHECK_PSN;
 		}
-		if (i == qp->req.next)
-			break;
 	}
 	c->wqe = NULL;
 	return COMP_DROP;	/* nothing outstanding: a stale response */
 }
 
-static enum comp_state
+static inline enum comp_state
 st_check_psn(struct comp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -199,12 +192,12 @@ st_check_psn(struct comp_ctx *c)
  * (IBTA 9.7.5.1.3).  SEND/WRITE WQEs ending before p are complete; a READ
  * or atomic WQE before p without its response lost that response: retry.
  */
-static enum comp_state
+static inline enum comp_state
 implicit_ack(struct comp_ctx *c, uint32_t p)
 {
 	struct tp_send_wqe *w = c->wqe;
 
-	if (is_read(w) || is_atomic(w)) {
+	if (w->wr_mask & TP_WR_RD_ATOMIC) {
 		if (roce_psn_after(p, wqe_last_psn(w)))
 			return COMP_RETRY;
 		return COMP_EXIT;		/* w is the WQE p belongs to */
@@ -216,7 +209,7 @@ implicit_ack(struct comp_ctx *c, uint32_t p)
 	return COMP_EXIT;
 }
 
-static enum comp_state
+static inline enum comp_state
 st_check_ack(struct comp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -275,13 +268,13 @@ st_check_ack(struct comp_ctx *c)
 }
 
 /* A plain ACK for PSN p: everything up to and including p is done. */
-static enum comp_state
+static inline enum comp_state
 st_ack(struct comp_ctx *c)
 {
 	struct tp_send_wqe *w = c->wqe;
 	uint32_t p = c->pkt->psn;
 
-	if (is_read(w) || is_atomic(w))
+	if (w->wr_mask & TP_WR_RD_ATOMIC)
 		/* an ACK past a READ/atomic whose response never came */
 		return roce_psn_before(p, w->first_psn) ? COMP_EXIT : COMP_RETRY;
 	if (!roce_psn_before(p, wqe_last_psn(w)))
@@ -291,10 +284,11 @@ st_ack(struct comp_ctx *c)
 	return COMP_EXIT;
 }
 
-static enum comp_state
+static inline enum comp_state
 st_complete(struct comp_ctx *c)
 {
 	finish_wqe(c, c->wqe);
+	c->completed++;
 	/* a response for a later PSN (cumulative ACK, implicit ACK) goes on
 	 * to the next WQE; one that ended this WQE is used up */
 	if (roce_psn_after(c->pkt->psn, wqe_last_psn(c->wqe)))
@@ -311,7 +305,7 @@ scatter(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 			   true);
 }
 
-static enum comp_state
+static inline enum comp_state
 st_read(struct comp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -345,7 +339,7 @@ st_read(struct comp_ctx *c)
 	return COMP_EXIT;
 }
 
-static enum comp_state
+static inline enum comp_state
 st_atomic(struct comp_ctx *c)
 {
 	uint64_t orig = c->pkt->atmack_orig;	/* host order, as rxe and mlx5 */
@@ -374,7 +368,7 @@ consume_retry(struct tp_qp *qp)
  * the rewind show the same gap again: they are ignored until comp.psn moves
  * (rxe's started_retry), so one loss costs one retry, not a cascade.
  */
-static enum comp_state
+static inline enum comp_state
 st_retry(struct comp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -396,7 +390,7 @@ st_retry(struct comp_ctx *c)
 	return COMP_EXIT;
 }
 
-static enum comp_state
+static inline enum comp_state
 st_rnr(struct comp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -417,12 +411,13 @@ st_rnr(struct comp_ctx *c)
 	return COMP_EXIT;
 }
 
-static enum comp_state
+static inline enum comp_state
 st_error(struct comp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 	struct tp_send_wqe *w = c->wqe;
 
+	tp_comp_retire(qp);	/* the WQEs finished before it, as they completed */
 	tp_req_uncount(qp, w);
 	w->state = TP_WQE_DONE;
 	w->status = c->err;
@@ -430,76 +425,36 @@ st_error(struct comp_ctx *c)
 	return COMP_EXIT;
 }
 
-typedef enum comp_state (*comp_fn)(struct comp_ctx *c);
-
-static const comp_fn comp_states[] = {
-	[COMP_GET_WQE] = st_get_wqe,
-	[COMP_CHECK_PSN] = st_check_psn,
-	[COMP_CHECK_ACK] = st_check_ack,
-	[COMP_READ] = st_read,
-	[COMP_ATOMIC] = st_atomic,
-	[COMP_ACK] = st_ack,
-	[COMP_COMPLETE] = st_complete,
-	[COMP_RETRY] = st_retry,
-	[COMP_RNR] = st_rnr,
-	[COMP_ERROR] = st_error,
-};
-
-/*
- * A plain ACK (ACKNOWLEDGE with an ACK syndrome) in one loop: what the
- * table does for it (GET_WQE -> CHECK_PSN -> CHECK_ACK -> ACK -> COMPLETE,
- * again for every WQE a cumulative ACK covers), without a table step per
- * state and with the CQEs posted once afterwards (after_response) instead
- * of at every GET_WQE: the same CQEs in the same order.  A READ or atomic
- * WQE is left to the table (COMP_ACK with c->wqe set, as the table would
- * have it, retired WQEs included).  Returns the state to continue from.
- */
-static enum comp_state
-comp_plain_ack(struct comp_ctx *c)
+/* One step: the state's function (see resp_step in tp_resp.c). */
+static inline enum comp_state
+comp_step(struct comp_ctx *c, enum comp_state s)
 {
-	const struct roce_pkt *pkt = c->pkt;
-	struct tp_qp *qp = c->qp;
-	uint32_t p = pkt->psn;
-	uint32_t i = qp->sq.tail;
-
-	for (;;) {
-		struct tp_send_wqe *w = NULL;
-
-		/* GET_WQE, from where the last one ended */
-		for (; i != qp->sq.head; i++) {
-			struct tp_send_wqe *x = &qp->sq.wqe[i & qp->sq.mask];
-
-			if (x->state == TP_WQE_SENT || x->state == TP_WQE_SENDING) {
-				w = x;
-				break;
-			}
-			if (i == qp->req.next)
-				break;
-		}
-		if (w == NULL)
-			return COMP_DROP;
-		/* CHECK_PSN */
-		if (!roce_psn_before(p, qp->req.psn_hi))
-			return COMP_DROP;
-		if (roce_psn_diff(p, qp->comp.psn) < 0) {
-			tp_count(qp->dev, TP_CNT_DUP_RESPONSE);
-			return COMP_DROP;
-		}
-		c->wqe = w;
-		if (is_read(w) || is_atomic(w)) {
-			tp_comp_retire(qp);
-			return COMP_ACK;
-		}
-		/* ACK, COMPLETE */
-		if (roce_psn_before(p, wqe_last_psn(w))) {
-			advance(c, roce_psn_add(p, 1));
-			return COMP_EXIT;
-		}
-		finish_wqe(c, w);
-		if (!roce_psn_after(p, wqe_last_psn(w)))
-			return COMP_EXIT;
-		i++;
+	switch (s) {
+	case COMP_GET_WQE:
+		return st_get_wqe(c);
+	case COMP_CHECK_PSN:
+		return st_check_psn(c);
+	case COMP_CHECK_ACK:
+		return st_check_ack(c);
+	case COMP_READ:
+		return st_read(c);
+	case COMP_ATOMIC:
+		return st_atomic(c);
+	case COMP_ACK:
+		return st_ack(c);
+	case COMP_COMPLETE:
+		return st_complete(c);
+	case COMP_RETRY:
+		return st_retry(c);
+	case COMP_RNR:
+		return st_rnr(c);
+	case COMP_ERROR:
+		return st_error(c);
+	case COMP_DROP:
+	case COMP_EXIT:
+		break;
 	}
+	return COMP_EXIT;
 }
 
 /* After the response: progress restarts (or stops) the retransmit timer. */
@@ -520,27 +475,35 @@ after_response(struct comp_ctx *c)
 void
 tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 {
-	struct comp_ctx c = { .qp = qp, .pkt = pkt, .frame = frame };
+	struct comp_ctx c = {
+		.qp = qp, .pkt = pkt, .frame = frame, .scan = qp->sq.tail, .end = scan_end(qp),
+	};
+	/* read once: the states' stores do not make the compiler load it again */
+	const bool trace = qp->dev->trace;
 	enum comp_state s = COMP_GET_WQE;
-	unsigned int steps = 0;
+	uint32_t path = 0;
 
 	if (qp->pub.qp_type != DROCE_QPT_RC || !tp_qp_can_send(qp))
 		return;
 	if (pkt->op->mask & ROCE_OPM_ACK)
 		tp_count(qp->dev, TP_CNT_RCVD_ACKS);
-	/* (with traces on, the table runs, so that every state is logged) */
-	if (likely(!qp->dev->trace) && pkt->opcode == ROCE_OP_ACKNOWLEDGE &&
-	    roce_aeth_type(pkt->aeth.syndrome) == ROCE_AETH_ACK)
-		s = comp_plain_ack(&c);
+	/*
+	 * Every state returns a later one but COMPLETE, which goes back to
+	 * GET_WQE for the next WQE a cumulative or implicit ACK covers (each
+	 * pass finishes one WQE, so the SQ bounds the loop): the states
+	 * visited and the WQEs completed are the path, traced once.
+	 */
 	while (s != COMP_EXIT && s != COMP_DROP) {
-		TP_TRACE(qp->dev, "qp %u comp %s psn %u op 0x%02x comp.psn %u "
-			 "psn_hi %u req.psn %u pending %d\n", qp->pub.qp_num,
-			 comp_state_names[s], pkt->psn, pkt->opcode, qp->comp.psn,
-			 qp->req.psn_hi, qp->req.psn, qp->comp.retry_pending);
-		s = comp_states[s](&c);
-		/* the table has no cycle but through GET_WQE, bounded by the SQ */
-		if (++steps > 4 * (qp->sq.mask + 1) + 16)
-			break;
+		path |= 1u << s;
+		s = comp_step(&c, s);
+	}
+	if (unlikely(trace)) {
+		tp_trace_path(qp, "comp", pkt->psn, path | 1u << s, comp_state_names,
+			      RTE_DIM(comp_state_names));
+		TP_LOG(DEBUG, "qp %u comp op 0x%02x: %u WQEs completed, comp.psn %u "
+		       "psn_hi %u req.psn %u pending %d\n", qp->pub.qp_num, pkt->opcode,
+		       c.completed, qp->comp.psn, qp->req.psn_hi, qp->req.psn,
+		       qp->comp.retry_pending);
 	}
 	after_response(&c);
 }
@@ -563,7 +526,7 @@ peer_unresolved(struct tp_qp *qp)
 void
 tp_comp_timeout(struct tp_qp *qp)
 {
-	struct comp_ctx c = { .qp = qp };
+	struct comp_ctx c = { .qp = qp, .scan = qp->sq.tail, .end = scan_end(qp) };
 
 	qp->comp.retrans_deadline = 0;
 	if (peer_unresolved(qp)) {

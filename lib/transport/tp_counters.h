@@ -19,7 +19,7 @@
 	X(RETRY_EXCEEDED_ERR,   "retry_exceeded_err", "WRs failed: retry count exhausted") \
 	X(RETRY_RNR_EXCEEDED_ERR, "retry_rnr_exceeded_err", "WRs failed: RNR retry count exhausted") \
 	X(COMPLETER_RETRY_ERR,  "completer_retry_err", "go-back-N retransmissions started") \
-	X(SEND_ERR,             "send_err", "packets the link did not take")	\
+	X(SEND_ERR,             "send_err", "frames dropped at the transmit side (only frames lib/net released after ARP/ND beyond the queue's room)")	\
 	X(LINK_DOWNED,          "link_downed", "link down events")		\
 	X(RDMA_SENDS,           "rdma_sends", "RDMA requests sent")		\
 	X(RDMA_RECVS,           "rdma_recvs", "RDMA requests executed")	\
@@ -51,7 +51,8 @@
 	X(VENDOR_OPCODE_DROP,   "vendor_opcode_drop", "packets dropped: manufacturer-specific opcode (0xc0-0xff)") \
 	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)") \
 	X(ASYNC_EVENTS,         "async_events", "asynchronous events raised") \
-	X(ASYNC_EVENT_DROP,     "async_event_drop", "asynchronous events lost: the context's queue full")
+	X(ASYNC_EVENT_DROP,     "async_event_drop", "asynchronous events lost: the context's queue full") \
+	X(TX_BACKPRESSURE,      "tx_backpressure", "packets deferred: the transmit queue was full")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

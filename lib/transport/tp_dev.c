@@ -188,6 +188,35 @@ tp_dev_add_neigh(struct tp_dev *dev, const uint8_t gid[16],
 	return 0;
 }
 
+/*
+ * Timers, responder output and requester for each of shard s's QPs.  Once
+ * the transmit queue refused a frame (turn->full), the QPs after it only
+ * run their timers, and the next round starts at the refused one: every
+ * QP gets its turn however many there are before it.
+ */
+static void
+tp_run_qps(struct tp_dev *dev, unsigned int s, uint64_t now)
+{
+	struct tp_tx_turn *turn = tp_tx_turn(dev);
+	uint32_t i = turn->walk_from < dev->nlive ? turn->walk_from : 0;
+
+	turn->full = false;
+	for (uint32_t k = 0; k < dev->nlive; k++, i = i + 1 == dev->nlive ? 0 : i + 1) {
+		struct tp_qp *qp = dev->live[i];
+
+		/* several shards: each runs its own QPs only */
+		if (dev->nshards > 1 && tp_qpn_shard(dev, qp->pub.qp_num) != s)
+			continue;
+		tp_timer_run(qp, now);
+		if (turn->full)
+			continue;
+		tp_resp_run(qp);
+		tp_req_run(qp);
+		if (turn->full)
+			turn->walk_from = i;
+	}
+}
+
 int
 tp_progress(struct tp_dev *dev)
 {
@@ -225,16 +254,7 @@ tp_progress(struct tp_dev *dev)
 	if (dev->nshards > 1 && s != 0)
 		tp_shard_mac_in(dev, s);
 
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
-
-		/* several shards: each runs its own QPs only */
-		if (dev->nshards > 1 && tp_qpn_shard(dev, qp->pub.qp_num) != s)
-			continue;
-		tp_timer_run(qp, now);
-		tp_resp_run(qp);
-		tp_req_run(qp);
-	}
+	tp_run_qps(dev, s, now);
 	tp_net_flush(dev);
 	if (dev->nshards > 1 && s == 0)
 		tp_shard_tx_in(dev);

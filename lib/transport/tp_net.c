@@ -109,20 +109,40 @@ tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 	p->psn = psn & ROCE_PSN_MASK;
 }
 
+/* Room for one more frame on the calling shard's way out? */
+static bool
+tx_room(struct tp_dev *dev)
+{
+	if (unlikely(tp_cur_shard() != 0))
+		return tp_shard_tx_room(dev);
+	if (dev->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(dev);
+	return dev->txq_len < TP_TXQ_SIZE;
+}
+
 /*
  * Allocate an mbuf and write the headers of p (from tp_net_fill_pkt with
  * the same av; payload_len set by the caller); *payload points where the
- * caller copies the payload.
+ * caller copies the payload.  NULL when the transmit queue is full and
+ * the link takes nothing more (backpressure: the caller keeps its state
+ * and builds the packet in a later round, so nothing counted as sent is
+ * ever dropped here) or no mbuf is left.
  */
 struct rte_mbuf *
 tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 	     uint8_t **payload)
 {
 	struct tp_dev *dev = qp->dev;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->link->pool);
+	struct rte_mbuf *m;
 	uint8_t *f;
 	size_t hdr;
 
+	if (unlikely(!tx_room(dev))) {
+		tp_count(dev, TP_CNT_TX_BACKPRESSURE);
+		tp_tx_turn(dev)->full = true;
+		return NULL;
+	}
+	m = rte_pktmbuf_alloc(dev->link->pool);
 	if (m == NULL) {
 		tp_count(dev, TP_CNT_TX_NOMBUF);
 		return NULL;
@@ -145,20 +165,6 @@ tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 	}
 	*payload = f + hdr;
 	return m;
-}
-
-static void
-txq_put(struct tp_dev *dev, struct rte_mbuf *m)
-{
-	if (dev->txq_len == TP_TXQ_SIZE)
-		tp_net_flush(dev);
-	if (dev->txq_len == TP_TXQ_SIZE) {
-		/* the link is stuck: losing the packet is recoverable (retransmit) */
-		tp_count(dev, TP_CNT_SEND_ERR);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	dev->txq[dev->txq_len++] = m;
 }
 
 static bool
@@ -191,7 +197,8 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 		net_host_output(dev->host, p->dst_gid, m);
 		return;
 	}
-	txq_put(dev, m);
+	/* tp_net_alloc made the room */
+	dev->txq[dev->txq_len++] = m;
 }
 
 /*
@@ -202,7 +209,19 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 void
 tp_net_release(void *arg, struct rte_mbuf *m)
 {
-	txq_put(arg, m);
+	struct tp_dev *dev = arg;
+
+	if (dev->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(dev);
+	if (dev->txq_len == TP_TXQ_SIZE) {
+		/* more released at once than the queue and the link take (the
+		 * host may hold up to its byte budget): the one place a frame
+		 * is still dropped on the way out; retransmission covers it */
+		tp_count(dev, TP_CNT_SEND_ERR);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dev->txq[dev->txq_len++] = m;
 }
 
 void

@@ -14,36 +14,32 @@
 
 #include "tp_private.h"
 
-static bool
-opcode_allowed(enum droce_qp_type type, enum droce_wr_opcode op)
-{
-	switch (op) {
-	case DROCE_WR_SEND:
-	case DROCE_WR_SEND_WITH_IMM:
-		return true;
-	case DROCE_WR_RDMA_WRITE:
-	case DROCE_WR_RDMA_WRITE_WITH_IMM:
-	case DROCE_WR_LOCAL_INV:
-	case DROCE_WR_BIND_MW:
-		return type != DROCE_QPT_UD;
-	case DROCE_WR_RDMA_READ:
-	case DROCE_WR_ATOMIC_CMP_AND_SWP:
-	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
-	case DROCE_WR_SEND_WITH_INV:
-		return type == DROCE_QPT_RC;
-	default:
-		return false;		/* TSO, FLUSH, ATOMIC_WRITE: not yet */
-	}
-}
+#define RC_ONLY(m)	{ (m), 0, 0 }
+#define RC_UC(m)	{ (m), (m), 0 }
+#define ALL_QPTS(m)	{ (m), (m), (m) }
 
-static bool
-is_atomic(enum droce_wr_opcode op)
-{
-	return op == DROCE_WR_ATOMIC_CMP_AND_SWP || op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
-}
+/* TSO, FLUSH and ATOMIC_WRITE are not supported yet: all zero */
+const struct tp_wr_opcode_info tp_wr_opcode_info[TP_WR_OPCODES] = {
+	[DROCE_WR_RDMA_WRITE] = {
+		RC_UC(TP_WR_WRITE | TP_WR_REMOTE | TP_WR_INLINE), DROCE_WC_RDMA_WRITE },
+	[DROCE_WR_RDMA_WRITE_WITH_IMM] = {
+		RC_UC(TP_WR_WRITE | TP_WR_IMM | TP_WR_REMOTE | TP_WR_INLINE),
+		DROCE_WC_RDMA_WRITE },
+	[DROCE_WR_SEND] = { ALL_QPTS(TP_WR_SEND | TP_WR_INLINE), DROCE_WC_SEND },
+	[DROCE_WR_SEND_WITH_IMM] = {
+		ALL_QPTS(TP_WR_SEND | TP_WR_IMM | TP_WR_INLINE), DROCE_WC_SEND },
+	[DROCE_WR_RDMA_READ] = { RC_ONLY(TP_WR_READ | TP_WR_REMOTE), DROCE_WC_RDMA_READ },
+	[DROCE_WR_ATOMIC_CMP_AND_SWP] = { RC_ONLY(TP_WR_ATOMIC), DROCE_WC_COMP_SWAP },
+	[DROCE_WR_ATOMIC_FETCH_AND_ADD] = { RC_ONLY(TP_WR_ATOMIC), DROCE_WC_FETCH_ADD },
+	[DROCE_WR_LOCAL_INV] = { RC_UC(TP_WR_LOCAL), DROCE_WC_LOCAL_INV },
+	[DROCE_WR_BIND_MW] = { RC_UC(TP_WR_LOCAL), DROCE_WC_BIND_MW },
+	[DROCE_WR_SEND_WITH_INV] = {
+		RC_ONLY(TP_WR_SEND | TP_WR_INV | TP_WR_INLINE), DROCE_WC_SEND },
+};
 
 static int
-copy_sges(struct tp_qp *qp, const struct droce_send_wr *wr, struct tp_send_wqe *w)
+copy_sges(struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
+	  struct tp_send_wqe *w)
 {
 	uint64_t total = 0;
 
@@ -56,8 +52,7 @@ copy_sges(struct tp_qp *qp, const struct droce_send_wr *wr, struct tp_send_wqe *
 		return -EINVAL;
 	w->length = (uint32_t)total;
 
-	if ((wr->send_flags & DROCE_SEND_INLINE) && !is_atomic(wr->opcode) &&
-	    wr->opcode != DROCE_WR_RDMA_READ) {
+	if ((wr->send_flags & DROCE_SEND_INLINE) && (mask & TP_WR_INLINE)) {
 		uint32_t off = 0;
 
 		if (total > qp->cap.max_inline_data)
@@ -84,12 +79,14 @@ static int
 fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	      struct tp_send_wqe *w)
 {
+	uint32_t mask = tp_wr_mask(qp->pub.qp_type, wr->opcode);
 	int rc;
 
-	if (!opcode_allowed(qp->pub.qp_type, wr->opcode))
+	if (mask == 0)
 		return -EINVAL;
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
+	w->wr_mask = (uint16_t)mask;
 	w->send_flags = wr->send_flags;
 	w->state = TP_WQE_POSTED;
 	w->rd_counted = 0;
@@ -123,10 +120,10 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 		break;
 	}
 
-	rc = copy_sges(qp, wr, w);
+	rc = copy_sges(qp, wr, mask, w);
 	if (rc != 0)
 		return rc;
-	if (is_atomic(wr->opcode)) {
+	if (mask & TP_WR_ATOMIC) {
 		/* the original value lands in one 8-byte local buffer */
 		if (w->num_sge != 1 || w->length != 8)
 			return -EINVAL;
@@ -134,12 +131,10 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
-	} else if (wr->opcode == DROCE_WR_RDMA_WRITE ||
-		   wr->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM ||
-		   wr->opcode == DROCE_WR_RDMA_READ) {
+	} else if (mask & TP_WR_REMOTE) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
-	} else if (wr->opcode == DROCE_WR_SEND_WITH_INV) {
+	} else if (mask & TP_WR_INV) {
 		w->imm = wr->invalidate_rkey;
 	}
 	if (qp->pub.qp_type == DROCE_QPT_UD) {
@@ -176,7 +171,7 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		struct rte_ring_zc_data zcd;
@@ -186,10 +181,10 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		    rte_ring_enqueue_zc_bulk_elem_start(lc->sq_ring,
 							sizeof(struct tp_send_wqe),
 							1, &zcd, NULL) != 1) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		rc = -fill_send_wqe(qp, wr, zcd.ptr1);
+		rc = fill_send_wqe(qp, wr, zcd.ptr1);
 		rte_ring_enqueue_zc_finish(lc->sq_ring, rc == 0 ? 1 : 0);
 		if (rc != 0)
 			break;
@@ -213,7 +208,7 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 
 	if (lc->state == DROCE_QPS_RESET) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		struct rte_ring_zc_data zcd;
@@ -223,10 +218,10 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		    rte_ring_enqueue_zc_bulk_elem_start(lc->rq_ring,
 							sizeof(struct tp_recv_wqe),
 							1, &zcd, NULL) != 1) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		rc = -fill_recv_wqe(qp, wr, zcd.ptr1);
+		rc = fill_recv_wqe(qp, wr, zcd.ptr1);
 		rte_ring_enqueue_zc_finish(lc->rq_ring, rc == 0 ? 1 : 0);
 		if (rc != 0)
 			break;
@@ -249,17 +244,17 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	s = qp->pub.state;
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		struct tp_send_wqe *w;
 
 		if (tp_ring_count(qp->sq.head, qp->sq.tail) >= qp->sq.max_wr) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
 		w = &qp->sq.wqe[qp->sq.head & qp->sq.mask];
-		rc = -fill_send_wqe(qp, wr, w);
+		rc = fill_send_wqe(qp, wr, w);
 		if (rc != 0)
 			break;
 		qp->sq.head++;
@@ -304,14 +299,14 @@ tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		return lc_post_recv(qp, wr, bad_wr);
 	if (qp->pub.state == DROCE_QPS_RESET) {
 		*bad_wr = wr;
-		return EINVAL;
+		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
 		if (tp_ring_count(qp->rq.head, qp->rq.tail) >= qp->rq.max_wr) {
-			rc = ENOMEM;
+			rc = -ENOMEM;
 			break;
 		}
-		rc = -fill_recv_wqe(qp, wr, &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
+		rc = fill_recv_wqe(qp, wr, &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
 		if (rc != 0)
 			break;
 		qp->rq.head++;

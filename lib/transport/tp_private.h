@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -48,7 +49,8 @@ extern int tp_logtype;
 /*
  * Per-packet state traces: off unless the droce.transport log level is
  * DEBUG, checked once per progress call (dev->trace), so the data path
- * neither calls into rte_log nor evaluates the arguments otherwise.
+ * neither calls into rte_log nor evaluates the arguments otherwise.  A
+ * trace only logs: the same code runs with traces on and off.
  */
 #define TP_TRACE(dev, ...) do {						\
 	if (unlikely((dev)->trace))					\
@@ -116,6 +118,7 @@ struct tp_send_wqe {
 	uint8_t is_inline;
 	uint8_t rd_counted;	/* counted in req.rd_atomic (READ/atomic in flight) */
 	uint8_t started;	/* a packet of it went out: SQD still finishes it */
+	uint16_t wr_mask;	/* enum tp_wr_mask of its opcode on this QP */
 	uint32_t send_flags;
 	uint32_t imm;		/* imm_data (as posted, big-endian) or invalidate_rkey */
 	uint32_t length;	/* total data bytes */
@@ -144,6 +147,45 @@ struct tp_send_wqe {
 		uint8_t inline_data[DROCE_MAX_INLINE_DATA];
 	};
 };
+
+/*
+ * Work-request opcodes (rxe's rxe_wr_opcode_info): for each opcode and QP
+ * type the properties of its WQE, 0 where the QP type does not take it
+ * (posting returns EINVAL).  Posting, the requester and the completer ask
+ * this table, never a list of opcodes.
+ */
+enum tp_wr_mask {
+	TP_WR_SEND	= 1u << 0,	/* a SEND message */
+	TP_WR_WRITE	= 1u << 1,	/* an RDMA WRITE message */
+	TP_WR_READ	= 1u << 2,	/* RDMA READ */
+	TP_WR_ATOMIC	= 1u << 3,	/* CMP_AND_SWP, FETCH_AND_ADD: one 8-byte SGE */
+	TP_WR_LOCAL	= 1u << 4,	/* executed by the requester, no packet */
+	TP_WR_IMM	= 1u << 5,	/* carries immediate data */
+	TP_WR_INV	= 1u << 6,	/* carries an R_Key to invalidate (IETH) */
+	TP_WR_REMOTE	= 1u << 7,	/* wr.rdma: remote address and R_Key (RETH) */
+	TP_WR_INLINE	= 1u << 8,	/* DROCE_SEND_INLINE copies its data */
+	/* needs a slot of the initiator depth (max_rd_atomic) */
+	TP_WR_RD_ATOMIC	= TP_WR_READ | TP_WR_ATOMIC,
+};
+
+#define TP_WR_OPCODES (DROCE_WR_ATOMIC_WRITE + 1)
+#define TP_WR_QPTS 3	/* RC, UC, UD */
+
+struct tp_wr_opcode_info {
+	uint32_t mask[TP_WR_QPTS];	/* by QP type - DROCE_QPT_RC */
+	enum droce_wc_opcode wc_opcode;	/* of its send completion */
+};
+
+extern const struct tp_wr_opcode_info tp_wr_opcode_info[TP_WR_OPCODES];
+
+/* The properties of opcode op on a QP of this type; 0: not allowed. */
+static inline uint32_t
+tp_wr_mask(enum droce_qp_type type, unsigned int op)
+{
+	unsigned int t = (unsigned int)type - DROCE_QPT_RC;
+
+	return op < TP_WR_OPCODES && t < TP_WR_QPTS ? tp_wr_opcode_info[op].mask[t] : 0;
+}
 
 struct tp_recv_wqe {
 	uint64_t wr_id;
@@ -392,6 +434,30 @@ tp_qp_of(struct droce_qp *qp)
 	return container_of(qp, struct tp_qp, pub);
 }
 
+/*
+ * A state machine's trace: the names of the states whose bit is set in
+ * path (bit s: state s was visited), in enum order.
+ */
+static inline void __rte_cold
+tp_trace_path(const struct tp_qp *qp, const char *role, uint32_t psn, uint32_t path,
+	      const char *const *names, unsigned int n)
+{
+	char buf[256] = "";
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < n && i < 32; i++) {
+		int w;
+
+		if (!(path & (1u << i)) || names[i] == NULL)
+			continue;
+		w = snprintf(buf + len, sizeof(buf) - len, " %s", names[i]);
+		if (w < 0 || (size_t)w >= sizeof(buf) - len)
+			break;
+		len += (size_t)w;
+	}
+	TP_LOG(DEBUG, "qp %u %s psn %u:%s\n", qp->pub.qp_num, role, psn, buf);
+}
+
 static inline struct tp_cq *
 tp_cq_of(struct droce_cq *cq)
 {
@@ -408,6 +474,17 @@ struct tp_neigh {
 
 #define TP_MAX_NEIGH 64
 
+
+/*
+ * A shard's way out under backpressure: full is set when a frame could
+ * not be built for lack of transmit room (tp_net_alloc), and the next
+ * round's QP walk starts at walk_from, the QP that was refused, so the
+ * QPs late in the live list are not starved by the early ones.
+ */
+struct tp_tx_turn {
+	bool full;
+	uint32_t walk_from;
+};
 
 /* Transport lcores one device's QPs are sharded over (tp_shard.c). */
 #define TP_MAX_SHARDS 8
@@ -429,6 +506,7 @@ struct tp_shard {
 	int prot_reader;
 	uint32_t txq_len;
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
+	struct tp_tx_turn turn;
 	uint64_t counters[TP_CNT_MAX];
 };
 
@@ -465,9 +543,11 @@ struct tp_dev {
 	uint32_t next_qp;		/* allocation cursor */
 	struct tp_qp **live;		/* dense list of existing QPs */
 	uint32_t nlive;
+	uint32_t shard_qps[TP_MAX_SHARDS];	/* live QPs per shard (control path) */
 
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
 	uint32_t txq_len;
+	struct tp_tx_turn turn;		/* shard 0's */
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
@@ -512,6 +592,15 @@ static inline struct net_host *
 tp_host(const struct tp_dev *dev)
 {
 	return tp_cur_shard() == 0 ? dev->host : NULL;
+}
+
+/* The calling shard's transmit turn (struct tp_tx_turn). */
+static inline struct tp_tx_turn *
+tp_tx_turn(struct tp_dev *dev)
+{
+	unsigned int s = tp_cur_shard();
+
+	return s == 0 ? &dev->turn : &dev->sh[s]->turn;
 }
 
 static inline struct tp_qp *
@@ -582,6 +671,7 @@ bool tp_shard_handoff(struct tp_dev *dev, unsigned int owner, struct rte_mbuf *m
 void tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[16],
 		 bool need_host);
 void tp_shard_flush(struct tp_dev *dev);
+bool tp_shard_tx_room(struct tp_dev *dev);
 void tp_shard_tx_in(struct tp_dev *dev);
 void tp_shard_mac_in(struct tp_dev *dev, unsigned int s);
 int tp_shards_alloc(struct tp_dev *dev, unsigned int n);

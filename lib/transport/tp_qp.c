@@ -483,13 +483,10 @@ check_cap(const struct droce_qp_init_attr *init)
 static unsigned int
 least_loaded_shard(const struct tp_dev *dev)
 {
-	uint32_t load[TP_MAX_SHARDS] = { 0 };
 	unsigned int best = tp_qpn_shard(dev, TP_QPN_BASE + dev->next_qp % dev->max_qp);
 
-	for (uint32_t i = 0; i < dev->nlive; i++)
-		load[tp_qpn_shard(dev, dev->live[i]->pub.qp_num)]++;
 	for (unsigned int k = 0; k < dev->nshards; k++)
-		if (load[k] < load[best])
+		if (dev->shard_qps[k] < dev->shard_qps[best])
 			best = k;
 	return best;
 }
@@ -568,6 +565,7 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	dev->qps[slot] = qp;
 	qp->live_index = dev->nlive;
 	dev->live[dev->nlive++] = qp;
+	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]++;
 	scq->users++;
 	rcq->users++;
 	return qp;
@@ -595,6 +593,7 @@ tp_qp_destroy(struct tp_qp *qp)
 	dev->live[qp->live_index] = last;
 	last->live_index = qp->live_index;
 	dev->nlive--;
+	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]--;
 	qp->scq->users--;
 	qp->rcq->users--;
 	tp_lc_qp_fini(qp);

@@ -15,27 +15,14 @@
 
 #include "tp_private.h"
 
-static bool
-wqe_is_rd_atomic(const struct tp_send_wqe *w)
-{
-	return w->opcode == DROCE_WR_RDMA_READ ||
-	       w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static bool
-wqe_is_local(const struct tp_send_wqe *w)
-{
-	return w->opcode == DROCE_WR_LOCAL_INV || w->opcode == DROCE_WR_BIND_MW;
-}
-
 uint32_t
 tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
 {
-	if (wqe_is_local(w))
+	uint32_t mask = w->wr_mask;
+
+	if (mask & TP_WR_LOCAL)
 		return 0;
-	if (w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
-	    w->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD || w->length <= qp->mtu)
+	if ((mask & TP_WR_ATOMIC) || w->length <= qp->mtu)
 		return 1;		/* (no division for the common short message) */
 	return (w->length + qp->mtu - 1) / qp->mtu;
 }
@@ -95,13 +82,12 @@ gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 
 /* The opcode of the packet at message offset off (RC base; UC adds 0x20). */
 static uint8_t
-send_write_opcode(const struct tp_send_wqe *w, bool first, bool last)
+send_write_opcode(uint32_t mask, bool first, bool last)
 {
-	bool imm = w->opcode == DROCE_WR_SEND_WITH_IMM ||
-		   w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM;
-	bool inv = w->opcode == DROCE_WR_SEND_WITH_INV;
+	bool imm = mask & TP_WR_IMM;
+	bool inv = mask & TP_WR_INV;
 
-	if (w->opcode == DROCE_WR_RDMA_WRITE || w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM) {
+	if (mask & TP_WR_WRITE) {
 		if (first && last)
 			return imm ? ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
 				     ROCE_OP_RDMA_WRITE_ONLY;
@@ -194,7 +180,8 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	bool first = qp->req.offset == 0;
 	bool last = left <= qp->mtu;
 	uint32_t plen = last ? left : qp->mtu;
-	uint8_t opcode = send_write_opcode(w, first, last);
+	uint32_t mask = w->wr_mask;
+	uint8_t opcode = send_write_opcode(mask, first, last);
 	struct rte_mbuf *m;
 	struct roce_pkt p;
 	uint8_t *payload;
@@ -202,8 +189,8 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	if (qp->pub.qp_type == DROCE_QPT_UC)
 		opcode |= ROCE_OP_UC;
 	else if (qp->pub.qp_type == DROCE_QPT_UD)
-		opcode = w->opcode == DROCE_WR_SEND_WITH_IMM ?
-			 ROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE : ROCE_OP_UD_SEND_ONLY;
+		opcode = (mask & TP_WR_IMM) ? ROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
+					      ROCE_OP_UD_SEND_ONLY;
 
 	tp_net_fill_pkt(qp, wqe_av(qp, w), &p, opcode, qp->req.psn);
 	p.payload_len = plen;
@@ -234,7 +221,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	}
 	count_sent(qp, qp->req.psn, 1);
 	tp_net_finish(qp->dev, m, &p);
-	if (w->opcode == DROCE_WR_RDMA_WRITE || w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM)
+	if (mask & TP_WR_WRITE)
 		tp_count(qp->dev, TP_CNT_RDMA_SENDS);
 
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);
@@ -259,7 +246,7 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 	uint8_t *payload;
 	uint32_t npsn;
 
-	if (w->opcode == DROCE_WR_RDMA_READ) {
+	if (w->wr_mask & TP_WR_READ) {
 		tp_net_fill_pkt(qp, &qp->av, &p, ROCE_OP_RDMA_READ_REQUEST, qp->req.psn);
 		p.reth.va = w->remote_addr + qp->req.offset;
 		p.reth.rkey = w->rkey;
@@ -318,7 +305,7 @@ may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
 	/* FENCE: wait for all earlier READ/ATOMIC WQEs (IBTA 10.8.3.3) */
 	if ((w->send_flags & DROCE_SEND_FENCE) && qp->req.rd_atomic > 0)
 		return false;
-	if (wqe_is_rd_atomic(w) && qp->req.rd_atomic >= depth)
+	if ((w->wr_mask & TP_WR_RD_ATOMIC) && qp->req.rd_atomic >= depth)
 		return false;
 	return true;
 }
@@ -333,6 +320,7 @@ tp_req_run(struct tp_qp *qp)
 		return;
 	while (budget > 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp)) {
 		struct tp_send_wqe *w = &qp->sq.wqe[qp->req.next & qp->sq.mask];
+		uint32_t mask = w->wr_mask;
 		bool sent;
 
 		if (w->state == TP_WQE_DONE) {
@@ -355,7 +343,7 @@ tp_req_run(struct tp_qp *qp)
 				return;
 			if (!may_start(qp, w))
 				return;
-			if (wqe_is_local(w)) {
+			if (mask & TP_WR_LOCAL) {
 				do_local_op(qp, w);
 				continue;
 			}
@@ -367,8 +355,8 @@ tp_req_run(struct tp_qp *qp)
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
 			return;
-		sent = wqe_is_rd_atomic(w) ? send_rd_atomic_packet(qp, w) :
-					     send_data_packet(qp, w, &gc);
+		sent = (mask & TP_WR_RD_ATOMIC) ? send_rd_atomic_packet(qp, w) :
+						  send_data_packet(qp, w, &gc);
 		if (!sent)
 			return;
 		budget--;
@@ -403,13 +391,12 @@ tp_req_rewind(struct tp_qp *qp)
 			break;
 		/* it will be counted again when its request is sent again */
 		tp_req_uncount(qp, w);
-		if (first && !wqe_is_local(w)) {
+		if (first && !(w->wr_mask & TP_WR_LOCAL)) {
 			int32_t done = roce_psn_diff(qp->comp.psn, w->first_psn);
 
 			/* keep the WQE's PSNs; resume inside it */
 			if (done > 0 && (uint32_t)done < w->npkts &&
-			    w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP &&
-			    w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) {
+			    !(w->wr_mask & TP_WR_ATOMIC)) {
 				qp->req.offset = (uint32_t)done * qp->mtu;
 				qp->req.psn = qp->comp.psn;
 				w->state = TP_WQE_SENDING;

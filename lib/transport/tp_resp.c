@@ -3,8 +3,9 @@
  * Responder: executes request packets against protected memory and
  * answers them (IBTA 9.7.4, 9.7.5; rxe_resp.c for how Linux does it).
  *
- * Every request goes through a table of states, each a small function that
- * returns the next state:
+ * Every request goes through the states, each a small static inline
+ * function that returns the next state, dispatched by one switch
+ * (resp_step); there is no second copy of the checks for the common case:
  *
  *   CHECK_PSN -> CHECK_OP_SEQ -> CHECK_OP_VALID -> CHECK_RESOURCE
  *     -> CHECK_LENGTH -> CHECK_RKEY -> EXECUTE -> COMPLETE -> ACKNOWLEDGE
@@ -106,7 +107,7 @@ struct resp_ctx {
 
 /* ---- the output queue ----------------------------------------------------------- */
 
-static struct tp_resp_item *
+static inline struct tp_resp_item *
 queue_tail(struct tp_qp *qp)
 {
 	return qp->resp.q_head == qp->resp.q_tail ? NULL :
@@ -128,7 +129,7 @@ queue_add(struct tp_qp *qp)
 }
 
 /* Queue an ACK/NAK; a plain ACK right behind another one replaces it. */
-static void
+static inline void
 queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 {
 	struct tp_resp_item *it = queue_tail(qp);
@@ -146,7 +147,7 @@ queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 }
 
 /* ACKs carry the MSN of the last completed message (C9-148). */
-static void
+static inline void
 queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	queue_aeth(qp, syndrome, psn, qp->resp.msn);
@@ -274,7 +275,7 @@ uc_abandon_msg(struct tp_qp *qp)
 	qp->resp.drop_msg = true;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_check_psn(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -304,7 +305,7 @@ st_check_psn(struct resp_ctx *c)
 }
 
 /* FIRST/ONLY start a message; MIDDLE/LAST must continue one of the same kind. */
-static enum resp_state
+static inline enum resp_state
 st_check_op_seq(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -320,28 +321,40 @@ st_check_op_seq(struct resp_ctx *c)
 }
 
 /* The QP must allow the operation (qp_access_flags, 10.2.4.x). */
-static enum resp_state
+static inline enum resp_state
 st_check_op_valid(struct resp_ctx *c)
 {
-	unsigned int acc = c->qp->attr.qp_access_flags;
-	bool rc = c->qp->pub.qp_type == DROCE_QPT_RC;
+	unsigned int need;
 
-	if (((c->mask & ROCE_OPM_WRITE) && !(acc & DROCE_ACCESS_REMOTE_WRITE)) ||
-	    ((c->mask & ROCE_OPM_READ) && !(acc & DROCE_ACCESS_REMOTE_READ)) ||
-	    ((c->mask & ROCE_OPM_ATOMIC) && !(acc & DROCE_ACCESS_REMOTE_ATOMIC)))
-		return rc ? RESP_ERR_INV_REQ : RESP_DROP;
-	if (c->mask & (ROCE_OPM_FLUSH | ROCE_OPM_ATMWRITE))
-		return rc ? RESP_ERR_INV_REQ : RESP_DROP;	/* not supported yet */
+	switch (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE | ROCE_OPM_READ |
+			   ROCE_OPM_ATOMIC | ROCE_OPM_FLUSH | ROCE_OPM_ATMWRITE)) {
+	case ROCE_OPM_SEND:
+		return RESP_CHECK_RESOURCE;
+	case ROCE_OPM_WRITE:
+		need = DROCE_ACCESS_REMOTE_WRITE;
+		break;
+	case ROCE_OPM_READ:
+		need = DROCE_ACCESS_REMOTE_READ;
+		break;
+	case ROCE_OPM_ATOMIC:
+		need = DROCE_ACCESS_REMOTE_ATOMIC;
+		break;
+	default:
+		need = 0;	/* FLUSH and ATOMIC_WRITE: not supported yet */
+		break;
+	}
+	if (!(c->qp->attr.qp_access_flags & need))
+		return c->qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
 	return RESP_CHECK_RESOURCE;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_check_resource(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
 	c->uses_rwqe = (c->mask & ROCE_OPM_SEND) ||
-		       ((c->mask & ROCE_OPM_RWR) && (c->mask & ROCE_OPM_LAST));
+		       (c->mask & (ROCE_OPM_RWR | ROCE_OPM_LAST)) == (ROCE_OPM_RWR | ROCE_OPM_LAST);
 	if (c->uses_rwqe && current_rwqe(qp) == NULL) {
 		if (qp->pub.qp_type == DROCE_QPT_RC)
 			return RESP_RNR;
@@ -354,7 +367,7 @@ st_check_resource(struct resp_ctx *c)
 	return RESP_CHECK_LENGTH;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_check_length(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -364,28 +377,36 @@ st_check_length(struct resp_ctx *c)
 
 	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
 		/* FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU */
-		if ((c->mask & ROCE_OPM_LAST) && !(c->mask & ROCE_OPM_FIRST))
-			bad = pkt->payload_len == 0 || pkt->payload_len > mtu;
-		else if (c->mask & ROCE_OPM_LAST)
+		switch (c->mask & (ROCE_OPM_FIRST | ROCE_OPM_LAST)) {
+		case ROCE_OPM_ONLY:
 			bad = pkt->payload_len > mtu;
-		else
+			break;
+		case ROCE_OPM_LAST:
+			bad = pkt->payload_len - 1 >= mtu;	/* 0 wraps */
+			break;
+		default:
 			bad = pkt->payload_len != mtu;
+			break;
+		}
 		if (bad)
 			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
+		/* a WRITE FIRST must not hold it all */
+		if ((c->mask & (ROCE_OPM_WRITE | ROCE_OPM_ONLY)) ==
+		    (ROCE_OPM_WRITE | ROCE_OPM_FIRST) && pkt->reth.len <= mtu)
+			return RESP_ERR_INV_REQ;
+		if (c->mask & ROCE_OPM_SEND) {
+			const struct tp_recv_wqe *w = current_rwqe(qp);
+			uint32_t need = qp->resp.offset + pkt->payload_len +
+					(qp->pub.qp_type == DROCE_QPT_UD ? UD_GRH_LEN : 0);
+
+			if (need > w->length)
+				return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_LENGTH :
+									 RESP_DROP;
+		}
+		return RESP_CHECK_RKEY;
 	}
-	if ((c->mask & ROCE_OPM_WRITE) && (c->mask & ROCE_OPM_FIRST) &&
-	    !(c->mask & ROCE_OPM_LAST) && pkt->reth.len <= mtu)
-		return RESP_ERR_INV_REQ;	/* a FIRST must not hold it all */
 	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > (1u << 31))
 		return RESP_ERR_INV_REQ;
-	if (c->mask & ROCE_OPM_SEND) {
-		const struct tp_recv_wqe *w = current_rwqe(qp);
-		uint32_t need = qp->resp.offset + pkt->payload_len +
-				(qp->pub.qp_type == DROCE_QPT_UD ? UD_GRH_LEN : 0);
-
-		if (need > w->length)
-			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_LENGTH : RESP_DROP;
-	}
 	return RESP_CHECK_RKEY;
 }
 
@@ -395,7 +416,7 @@ st_check_length(struct resp_ctx *c)
  * again when written (EXECUTE), so a key revoked mid-message stops it.
  * Zero-length READ/WRITE need no valid R_Key (C9-88).
  */
-static enum resp_state
+static inline enum resp_state
 st_check_rkey(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -436,7 +457,7 @@ st_check_rkey(struct resp_ctx *c)
 	}
 }
 
-static enum resp_state
+static inline enum resp_state
 execute_send(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -454,7 +475,7 @@ execute_send(struct resp_ctx *c)
 	return RESP_COMPLETE;
 }
 
-static enum resp_state
+static inline enum resp_state
 execute_write(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -524,7 +545,7 @@ queue_atomic_ack(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *
 	r->pending = true;
 }
 
-static enum resp_state
+static inline enum resp_state
 execute_read(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -544,7 +565,7 @@ execute_read(struct resp_ctx *c)
 }
 
 /* CMP_SWAP and FETCH_ADD as real CPU atomics on the target (9.4.5). */
-static enum resp_state
+static inline enum resp_state
 execute_atomic(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -571,7 +592,7 @@ execute_atomic(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_execute(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -590,7 +611,7 @@ st_execute(struct resp_ctx *c)
 }
 
 /* End of a SEND or WRITE_WITH_IMM message: the receive completion. */
-static enum resp_state
+static inline enum resp_state
 complete_recv(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -625,7 +646,7 @@ complete_recv(struct resp_ctx *c)
 	return RESP_ACKNOWLEDGE;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_complete(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -643,7 +664,7 @@ st_complete(struct resp_ctx *c)
 	return next;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_acknowledge(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -731,7 +752,7 @@ duplicate_read(struct resp_ctx *c, struct tp_resp_res *r)
  * READ or atomic that matches no record (another key or range, a PSN of
  * another operation, a record reused since) is dropped.
  */
-static enum resp_state
+static inline enum resp_state
 st_duplicate(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
@@ -767,7 +788,7 @@ st_duplicate(struct resp_ctx *c)
  * packet was lost too, or our NAK was: NAK again rather than leave the
  * requester to its retransmit timer.
  */
-static enum resp_state
+static inline enum resp_state
 st_out_of_seq(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -784,7 +805,7 @@ st_out_of_seq(struct resp_ctx *c)
 	return RESP_DROP;
 }
 
-static enum resp_state
+static inline enum resp_state
 st_rnr(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
@@ -796,7 +817,7 @@ st_rnr(struct resp_ctx *c)
 }
 
 /* The packet is discarded (RC: answered already, if at all). */
-static enum resp_state
+static inline enum resp_state
 st_drop(struct resp_ctx *c)
 {
 	if (c->qp->pub.qp_type == DROCE_QPT_UC)
@@ -839,122 +860,52 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	return RESP_DONE;
 }
 
-typedef enum resp_state (*resp_fn)(struct resp_ctx *c);
-
-static const resp_fn resp_states[] = {
-	[RESP_CHECK_PSN] = st_check_psn,
-	[RESP_CHECK_OP_SEQ] = st_check_op_seq,
-	[RESP_CHECK_OP_VALID] = st_check_op_valid,
-	[RESP_CHECK_RESOURCE] = st_check_resource,
-	[RESP_CHECK_LENGTH] = st_check_length,
-	[RESP_CHECK_RKEY] = st_check_rkey,
-	[RESP_EXECUTE] = st_execute,
-	[RESP_COMPLETE] = st_complete,
-	[RESP_ACKNOWLEDGE] = st_acknowledge,
-	[RESP_DUPLICATE] = st_duplicate,
-	[RESP_OUT_OF_SEQ] = st_out_of_seq,
-	[RESP_RNR] = st_rnr,
-	[RESP_DROP] = st_drop,
-};
-
 /*
- * The common case in one straight line: an RC RDMA WRITE ONLY or SEND ONLY
- * (no immediate, no invalidate) at the expected PSN, outside a message,
- * that passes every check.  It does what the state table does for such a
- * packet (CHECK_PSN .. ACKNOWLEDGE), with the R_Key checked once.  Every
- * check comes before the first change of state, so on any deviation it
- * returns false having changed nothing, and the state table runs instead
- * (and finds the same deviation: an error, RNR, duplicate, gap).
+ * One step: the state's function, chosen by a switch the compiler sees
+ * through (every state is static inline and returns a constant for the
+ * common case), so that a packet passing every check runs as one straight
+ * line of code.  The error states share st_error.
  */
-/*
- * The rest of an RC WRITE, in order: a MIDDLE (exactly one MTU) or a LAST
- * without immediate (1..MTU, exactly what the RETH has left).  The bytes
- * of every such packet are R_Key-checked again (execute_write), so a key
- * revoked mid-message stops it.  Same contract as resp_fast_path.
- */
-static bool
-resp_fast_write_cont(struct resp_ctx *c)
+static inline enum resp_state
+resp_step(struct resp_ctx *c, enum resp_state s)
 {
-	const struct roce_pkt *pkt = c->pkt;
-	struct tp_qp *qp = c->qp;
-	uint32_t len = pkt->payload_len;
-	bool last = pkt->opcode == ROCE_OP_RDMA_WRITE_LAST;
-	void *dst;
-
-	if (qp->pub.qp_type != DROCE_QPT_RC || pkt->psn != qp->resp.psn ||
-	    qp->resp.in_msg != ROCE_OPM_WRITE ||
-	    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE))
-		return false;
-	if (last ? len == 0 || len > qp->mtu || len != qp->resp.write_left :
-		   len != qp->mtu || len > qp->resp.write_left)
-		return false;
-	if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
-			      qp->pub.qp_num, PROT_OP_WRITE, qp->resp.write_va,
-			      len, &dst) != PROT_OK)
-		return false;
-	memcpy(dst, c->payload, len);
-	qp->resp.write_va += len;
-	qp->resp.write_left -= len;
-	qp->resp.offset += len;
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
-	qp->resp.nak_sent = false;
-	if (last) {
-		qp->resp.in_msg = 0;
-		qp->resp.offset = 0;
-		qp->resp.msn++;
+	switch (s) {
+	case RESP_CHECK_PSN:
+		return st_check_psn(c);
+	case RESP_CHECK_OP_SEQ:
+		return st_check_op_seq(c);
+	case RESP_CHECK_OP_VALID:
+		return st_check_op_valid(c);
+	case RESP_CHECK_RESOURCE:
+		return st_check_resource(c);
+	case RESP_CHECK_LENGTH:
+		return st_check_length(c);
+	case RESP_CHECK_RKEY:
+		return st_check_rkey(c);
+	case RESP_EXECUTE:
+		return st_execute(c);
+	case RESP_COMPLETE:
+		return st_complete(c);
+	case RESP_ACKNOWLEDGE:
+		return st_acknowledge(c);
+	case RESP_DUPLICATE:
+		return st_duplicate(c);
+	case RESP_OUT_OF_SEQ:
+		return st_out_of_seq(c);
+	case RESP_RNR:
+		return st_rnr(c);
+	case RESP_DROP:
+		return st_drop(c);
+	case RESP_ERR_INV_REQ:
+	case RESP_ERR_LENGTH:
+	case RESP_ERR_ACCESS:
+	case RESP_ERR_LOCAL_PROT:
+	case RESP_ERR_INVALIDATE:
+		return st_error(c, s);
+	case RESP_DONE:
+		break;
 	}
-	qp->resp.psn = roce_psn_add(pkt->psn, 1);
-	if (pkt->ackreq)
-		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, pkt->psn);
-	return true;
-}
-
-static bool
-resp_fast_path(struct resp_ctx *c)
-{
-	const struct roce_pkt *pkt = c->pkt;
-	struct tp_qp *qp = c->qp;
-	uint32_t len = pkt->payload_len;
-
-	if (pkt->opcode == ROCE_OP_RDMA_WRITE_MIDDLE || pkt->opcode == ROCE_OP_RDMA_WRITE_LAST)
-		return resp_fast_write_cont(c);
-	if ((pkt->opcode != ROCE_OP_RDMA_WRITE_ONLY && pkt->opcode != ROCE_OP_SEND_ONLY) ||
-	    qp->pub.qp_type != DROCE_QPT_RC || pkt->psn != qp->resp.psn ||
-	    qp->resp.in_msg != 0 || len > qp->mtu)
-		return false;
-	if (pkt->opcode == ROCE_OP_RDMA_WRITE_ONLY) {
-		if (!(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE) ||
-		    pkt->reth.len != len)
-			return false;
-		if (len > 0) {
-			if (prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd,
-					      qp->pub.qp_num, PROT_OP_WRITE,
-					      pkt->reth.va, len, &c->host) != PROT_OK)
-				return false;
-			memcpy(c->host, c->payload, len);
-		}
-		qp->resp.write_va = pkt->reth.va + len;
-		qp->resp.write_rkey = pkt->reth.rkey;
-		qp->resp.write_left = 0;
-		tp_count(qp->dev, TP_CNT_RDMA_RECVS);
-	} else {
-		const struct tp_recv_wqe *w = current_rwqe(qp);	/* SEND ONLY */
-
-		if (w == NULL || qp->resp.offset + len > w->length ||
-		    !scatter_recv(qp, w, qp->resp.offset, c->payload, len))
-			return false;
-		qp->resp.offset += len;
-		c->uses_rwqe = true;
-		complete_recv(c);	/* cannot fail without an IETH */
-	}
-	qp->resp.nak_sent = false;
-	qp->resp.in_msg = 0;
-	qp->resp.offset = 0;
-	qp->resp.msn++;
-	qp->resp.psn = roce_psn_add(pkt->psn, 1);
-	if (pkt->ackreq)
-		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, pkt->psn);
-	return true;
+	return RESP_DONE;
 }
 
 void
@@ -964,25 +915,28 @@ tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 		.qp = qp, .pkt = pkt, .payload = frame + pkt->payload_off,
 		.mask = pkt->op->mask,
 	};
+	/* read once: the states' stores do not make the compiler load it again */
+	const bool trace = qp->dev->trace;
 	enum resp_state s = RESP_CHECK_PSN;
 
 	if (qp->pub.qp_type == DROCE_QPT_UD && pkt->deth.qkey != qp->attr.qkey) {
 		tp_count(qp->dev, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
 		return;
 	}
-	/* (with traces on, the table runs, so that every state is logged) */
-	if (likely(!qp->dev->trace) && resp_fast_path(&c))
-		return;
-	c.host = NULL;
+	/*
+	 * Every state returns a later one (the enum is in that order), so
+	 * the set of states visited is the path: traced once per packet.
+	 * On the common path it is a constant the compiler folds.
+	 */
+	uint32_t path = 0;
+
 	while (s != RESP_DONE) {
-		TP_TRACE(qp->dev, "qp %u resp %s psn %u\n", qp->pub.qp_num,
-			 resp_state_names[s], pkt->psn);
-		if (s >= RESP_ERR_INV_REQ) {
-			s = st_error(&c, s);
-			break;
-		}
-		s = resp_states[s](&c);
+		path |= 1u << s;
+		s = resp_step(&c, s);
 	}
+	if (unlikely(trace))
+		tp_trace_path(qp, "resp", pkt->psn, path, resp_state_names,
+			      RTE_DIM(resp_state_names));
 }
 
 /* ---- sending what the queue holds ----------------------------------------------------- */

@@ -108,14 +108,30 @@ tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[16],
 		to_shard0(dev, m, NULL);
 		return;
 	}
+	/* tp_shard_tx_room made the room */
+	sh->txq[sh->txq_len++] = m;
+}
+
+/*
+ * Shard >= 1, before it builds a frame (tp_net_alloc): room on its own
+ * tx queue, and in shard 0's tx_in, which any frame may need (no MAC yet,
+ * or no queue of its own).  tx_in has nshards - 1 producers, each of which
+ * checks and then enqueues at most one frame: with nshards free slots at
+ * the check, the enqueue that follows cannot find the ring full.
+ */
+bool
+tp_shard_tx_room(struct tp_dev *dev)
+{
+	unsigned int s = tp_cur_shard();
+	struct tp_shard *sh = dev->sh[s];
+
+	if (rte_ring_free_count(dev->sh[0]->tx_in) < dev->nshards)
+		return false;
+	if (s >= droce_link_queues(dev->link))
+		return true;
 	if (sh->txq_len == TP_TXQ_SIZE)
 		tp_shard_flush(dev);
-	if (sh->txq_len == TP_TXQ_SIZE) {
-		tp_count(dev, TP_CNT_SEND_ERR);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	sh->txq[sh->txq_len++] = m;
+	return sh->txq_len < TP_TXQ_SIZE;
 }
 
 /* Shard >= 1: send its queue on its own tx queue. */
@@ -203,20 +219,18 @@ tp_shard_tx_in(struct tp_dev *dev)
 	struct tp_txh h[32];
 	unsigned int n;
 
+	/* no more than the txq has room for: the rest waits in the ring,
+	 * whose lack of room holds the other shards back (tp_shard_tx_room) */
+	if (dev->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(dev);
 	n = rte_ring_sc_dequeue_burst_elem(dev->sh[0]->tx_in, h, sizeof(h[0]),
-					   RTE_DIM(h), NULL);
+					   RTE_MIN(RTE_DIM(h),
+						   TP_TXQ_SIZE - dev->txq_len), NULL);
 	for (unsigned int i = 0; i < n; i++) {
 		if (dev->host != NULL && !gid_is_zero(h[i].gid)) {
 			tp_net_flush(dev);	/* keep the order of what is queued */
 			net_host_output(dev->host, h[i].gid, h[i].m);
 			tell_mac(dev, h[i].shard, h[i].gid);
-			continue;
-		}
-		if (dev->txq_len == TP_TXQ_SIZE)
-			tp_net_flush(dev);
-		if (dev->txq_len == TP_TXQ_SIZE) {
-			tp_count(dev, TP_CNT_SEND_ERR);
-			rte_pktmbuf_free(h[i].m);
 			continue;
 		}
 		dev->txq[dev->txq_len++] = h[i].m;

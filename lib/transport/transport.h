@@ -31,7 +31,13 @@ struct tp_ah;
 
 #define TP_MAX_GIDS 16
 #define TP_MAX_PKEYS 16
-#define TP_DEFAULT_MAX_QP 1024
+/*
+ * QPs per device by default (rxe's limit).  Reserved per QP slot: 16 bytes
+ * (dev->qps and dev->live), 1 MiB per device at this default; a created
+ * QP costs its struct tp_qp plus its work queue rings (BENCHMARKS.md,
+ * "Many QPs").
+ */
+#define TP_DEFAULT_MAX_QP 65536
 
 struct tp_dev_config {
 	uint32_t max_qp;	/* 0: TP_DEFAULT_MAX_QP */
@@ -207,6 +213,8 @@ int tp_qp_destroy(struct tp_qp *qp);
 struct droce_qp *tp_qp_pub(struct tp_qp *qp);
 struct tp_qp *tp_qp_from_pub(struct droce_qp *qp);
 
+/* 0, or -EINVAL / -ENOMEM (queue full) with *bad_wr the first WR not
+ * posted (droce_post_send returns the positive errno, as ibverbs). */
 int tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		 struct droce_send_wr **bad_wr);
 int tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,

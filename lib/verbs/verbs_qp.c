@@ -362,7 +362,7 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 {
 	if (qp == NULL || bad_wr == NULL)
 		return EINVAL;
-	return tp_post_send(tp_qp_from_pub(qp), wr, bad_wr);
+	return -tp_post_send(tp_qp_from_pub(qp), wr, bad_wr);
 }
 
 /*
@@ -407,7 +407,7 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 {
 	if (qp == NULL || bad_wr == NULL)
 		return EINVAL;
-	return tp_post_recv(tp_qp_from_pub(qp), wr, bad_wr);
+	return -tp_post_recv(tp_qp_from_pub(qp), wr, bad_wr);
 }
 
 /* ---- address handles -------------------------------------------------------------- */

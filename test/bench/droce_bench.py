@@ -1,28 +1,41 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""droce vs raw DPDK forwarding over the same PMD, in the same run
-(usertools/droce-bench runs this; see BENCHMARKS.md "droce vs raw forwarding").
+"""droce vs raw DPDK forwarding and the protocol ceiling over the same PMD,
+in the same run (usertools/droce-bench runs this; see BENCHMARKS.md "droce
+vs raw forwarding").
 
 Per PMD (net_memif between two processes, net_af_packet on a veth pair
 between two network namespaces; net_ring in one process: raw only):
-  raw   test/bench/raw_fwd: frame rate of the frame sizes droce's messages
-        produce, and the round trip of the 8-byte WRITE's frame;
-  droce app/droce-perf, unchanged: write_bw -s 64, write_bw -s 65536 (path
-        MTU 1024 and, with --droce-mtu=4200, 4096), write_lat -s 8 and every
-        other test (read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat).
-Each droce row gets the raw figure it is divided by:
-  bandwidth: droce's average MB/s / (raw Mpps of its data frame x payload bytes
-             per frame), or for 8-byte atomics message rate / raw Mpps of the
-             smallest frame;
+  sweep   test/bench/raw_fwd at each frame size over burst x ring sizes
+          (RAW_BURSTS x RAW_RINGS): the best is the raw baseline from then on;
+  raw     raw_fwd at that best setting: frame rate of the frame sizes droce's
+          messages produce, and the round trip of the 8-byte WRITE's frame;
+  ceiling raw_fwd -w: the same frames as RoCEv2 WRITEs, the sender copying
+          the payload in and computing the ICRC, the receiver verifying it and
+          copying the payload out: what any RoCEv2 implementation can reach;
+  droce   app/droce-perf, unchanged: write_bw -s 64, write_bw -s 65536 (path
+          MTU 1024 and, with --droce-mtu=4200, 4096), write_lat -s 8 and every
+          other test (read_bw, read_lat, send_bw, send_lat, atomic_bw,
+          atomic_lat), and test/bench/lc_bench --qps: 64 B WRITEs round-robin
+          over 10,000 RC QPs through the public API (memif, one process).
+Each droce row gets the raw and ceiling figures it is divided by:
+  bandwidth: droce's average MB/s / (Mpps of its data frame x payload bytes
+             per frame), or for 8-byte atomics message rate / Mpps of the
+             64-byte WRITE's frame;
   latency:   droce's t_typical / raw one-way time (median round trip / 2) for
              write_lat and send_lat (perftest reports half round trips), / the
-             full raw round trip for read_lat and atomic_lat (client round trips).
-With --runs N every figure is the median of N runs (each run measures raw and
-droce back to back).  Addresses: 198.18.12.1/2 (veth kernel ends, TCP side
-channel), 198.18.13.1/2 (droce).  Only processes this script started are
-stopped, by their own handle; the namespaces are deleted at exit.
+             full raw round trip for read_lat and atomic_lat (client round
+             trips); the ceiling's round trip does the per-byte work too.
+Every row is measured as raw, ceiling, droce in turn, run after run (--runs N:
+the median of N).  The 1-minute load average is read before and after each
+measurement: a figure taken above --load-max (default 0.3) is marked
+"loaded: not a result" (raw forwarding loses far more than droce under load,
+so such a ratio flatters droce).  Addresses: 198.18.12.1/2 (veth kernel
+ends, TCP side channel), 198.18.13.1/2 (droce).  Only processes this script
+started are stopped, by their own handle; the namespaces are deleted at exit.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -44,6 +57,9 @@ NUM = r"(\d+(?:\.\d+)?)"
 BW_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 3) + r"\s*$")
 LAT_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 7) + r"\s*$")
 RAW_RE = re.compile(r"^raw_fwd: (.*)$", re.M)
+# droce-perf's MB/sec is perftest's, 2^20 bytes; raw and ceiling goodput is in
+# 10^6 bytes per second (Mpps x payload bytes): droce's is converted
+MIB = 1048576 / 1e6
 
 verbose = False
 
@@ -93,6 +109,9 @@ class Pmd:
         self.kind, self.tmp, self.tag = kind, tmp, tag
         self.ns = []
         self.n = 0
+        self.link_mbps = 0
+        # what the sweep's ring size sets: a vdev argument or descriptors (raw_fwd -r)
+        self.ring_knob = {"memif": "rsize", "af_packet": "framecnt"}.get(kind, "desc")
         if kind == "af_packet":
             self.ns = [f"dba{tag}", f"dbb{tag}"]
             self.ifs = [f"vba{tag}", f"vbb{tag}"]
@@ -115,23 +134,28 @@ class Pmd:
     def server_addr(self):
         return "198.18.12.1" if self.kind == "af_packet" else "127.0.0.1"
 
-    def argv(self, binary, side, n):
-        """side 0 = server (memif server), 1 = client; n: the pair's number."""
+    def argv(self, binary, side, n, ring=0):
+        """side 0 = server (memif server), 1 = client; n: the pair's number;
+        ring: the ring size (0: the PMD's default)."""
         prefix = f"db{self.tag}x{n}{'sc'[side]}"
         eal = ["--no-pci", "-l", str(side % max(1, os.cpu_count() or 1)),
                f"--file-prefix={prefix}", "--log-level=lib.eal:error"] + no_huge()
         if self.kind == "memif":
             sock = os.path.join(self.tmp, f"m{n}.sock")
             role = "server" if side == 0 else "client"
-            eal.append(f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,bsize=8192")
+            rsize = f",rsize={ring.bit_length() - 1}" if ring else ""
+            eal.append(f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,"
+                       f"bsize=8192{rsize}")
             return [binary] + eal
-        eal.append(f"--vdev=net_af_packet0,iface={self.ifs[side]},framesz=8192,blocksz=8192")
+        framecnt = f",framecnt={ring}" if ring else ""
+        eal.append(f"--vdev=net_af_packet0,iface={self.ifs[side]},framesz=8192,blocksz=8192"
+                   f"{framecnt}")
         return ["ip", "netns", "exec", self.ns[side], binary] + eal
 
-    def pair_argv(self, binary):
+    def pair_argv(self, binary, ring=0):
         """Both sides' argv, a new pair (memif socket, file prefixes)."""
         self.n += 1
-        return self.argv(binary, 0, self.n), self.argv(binary, 1, self.n)
+        return self.argv(binary, 0, self.n, ring), self.argv(binary, 1, self.n, ring)
 
 
 def run_two(srv, cli, ready, timeout):
@@ -179,40 +203,67 @@ def file_has(path, text):
         return False
 
 
-# ---- raw ---------------------------------------------------------------------
+# ---- raw and ceiling -----------------------------------------------------------
 
-def raw_rate(pmd, raw, size, seconds):
-    """Delivered Mpps of size-byte frames, or None."""
+# The sweep: frames per rx/tx_burst x ring size (0: the PMD's default; memif
+# rsize, af_packet framecnt, descriptors otherwise).  The best is kept.
+RAW_BURSTS = (32, 128)
+RAW_RINGS = (0, 4096)
+
+
+def raw_mode_args(size, cfg, payload, extra):
+    """raw_fwd's mode options: size, burst, ceiling work (-w payload)."""
+    a = ["-s", str(size), "-b", str(cfg[0])] + list(extra)
+    if cfg[1] and cfg[2] == "desc":
+        a += ["-r", str(cfg[1])]
+    if payload is not None:
+        a += ["-w", str(payload)]
+    return a
+
+
+def raw_rate(pmd, raw, size, seconds, cfg=(32, 0), payload=None):
+    """Delivered Mpps of size-byte frames, or None.  payload: the ceiling
+    (raw_fwd -w: copy + ICRC at both ends)."""
+    cfg = tuple(cfg) + (pmd.ring_knob,)
+    mode = raw_mode_args(size, cfg, payload, ["-t", str(seconds)])
     if pmd.kind == "ring":
         p = subprocess.run([raw, "--no-pci", "-l", "0-1", f"--file-prefix=dbr{pmd.tag}",
                             "--log-level=lib.eal:error"] + no_huge() +
-                           ["--", "ring-rate", "-s", str(size), "-t", str(seconds)],
+                           ["--", "ring-rate"] + mode,
                            capture_output=True, text=True, timeout=seconds + 60)
         d = raw_fields(p.stdout)
     else:
-        s, c = pmd.pair_argv(raw)
-        res = run_two(s + ["--", "sink"], c + ["--", "gen", "-s", str(size), "-t", str(seconds)],
+        s, c = pmd.pair_argv(raw, cfg[1])
+        sink = raw_mode_args(size, cfg, payload, [])
+        res = run_two(s + ["--", "sink"] + sink, c + ["--", "gen"] + mode,
                       lambda proc, out: file_has(out, "raw_fwd: ready"), seconds + 60)
         if res is None or res[0] != 0 or res[1] != 0:
             return None
         d = raw_fields(res[2])
     try:
+        if int(d.get("icrc_bad", "0")) != 0:
+            log(f"  raw_fwd -w {payload}: {d['icrc_bad']} frame(s) failed the ICRC")
+            return None
+        pmd.link_mbps = int(d.get("link_mbps", "0"))
         return float(d["mpps"]) if float(d["mpps"]) > 0 else None
     except (KeyError, ValueError):
         return None
 
 
-def raw_rtt(pmd, raw, size, iters):
-    """Median round trip in usec, or None."""
+def raw_rtt(pmd, raw, size, iters, cfg=(32, 0), payload=None):
+    """Median round trip in usec, or None (payload: the ceiling's, as raw_rate)."""
+    cfg = tuple(cfg) + (pmd.ring_knob,)
+    mode = raw_mode_args(size, cfg, payload, ["-n", str(iters)])
     if pmd.kind == "ring":
         p = subprocess.run([raw, "--no-pci", "-l", "0-1", f"--file-prefix=dbr{pmd.tag}",
                             "--log-level=lib.eal:error"] + no_huge() +
-                           ["--", "ring-ping", "-s", str(size), "-n", str(iters)],
+                           ["--", "ring-ping"] + mode,
                            capture_output=True, text=True, timeout=120)
         d = raw_fields(p.stdout)
     else:
-        s, c = pmd.pair_argv(raw)
-        res = run_two(s + ["--", "echo"], c + ["--", "ping", "-s", str(size), "-n", str(iters)],
+        s, c = pmd.pair_argv(raw, cfg[1])
+        echo = raw_mode_args(size, cfg, payload, [])
+        res = run_two(s + ["--", "echo"] + echo, c + ["--", "ping"] + mode,
                       lambda proc, out: file_has(out, "raw_fwd: ready"), 120)
         if res is None or res[1] != 0:
             return None
@@ -223,8 +274,67 @@ def raw_rtt(pmd, raw, size, iters):
         return None
 
 
+def raw_sweep(pmd, raw, sizes, seconds, meter):
+    """{size: (burst, ring)}: the best raw rate of each frame size over the sweep."""
+    best = {}
+    for size in sizes:
+        top = None
+        for burst in RAW_BURSTS:
+            for ring in RAW_RINGS:
+                v = meter.take(raw_rate, pmd, raw, size, seconds, (burst, ring))
+                log(f"  {pmd.kind}: sweep {size}-byte frames, burst {burst}, "
+                    f"ring {ring or 'default'}: {fmt(v.value, '.3f')} Mpps")
+                if v.value is not None and (top is None or v.value > top[0]):
+                    top = (v.value, (burst, ring))
+        best[size] = top[1] if top else (RAW_BURSTS[0], 0)
+    return best
+
+
 def no_huge():
     return ["--no-huge", "-m", "512"] if os.environ.get("DROCE_NO_HUGE") == "1" else []
+
+
+# ---- load ----------------------------------------------------------------------
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+class Sample:
+    """One measured value and whether the machine was loaded around it."""
+
+    def __init__(self, value, loaded):
+        self.value, self.loaded = value, loaded
+
+
+class Meter:
+    """Reads the 1-minute load average before and after every measurement."""
+
+    def __init__(self, load_max):
+        self.load_max = load_max
+        self.loads = []
+        self.taken = self.loaded = 0
+
+    def take(self, fn, *args):
+        before = loadavg()
+        v = fn(*args)
+        after = loadavg()
+        self.loads += [before, after]
+        hot = max(before, after) > self.load_max
+        self.taken += 1
+        self.loaded += hot
+        return Sample(v, hot)
+
+    def line(self):
+        if not self.loads:
+            return "load: no measurement"
+        verdict = (f"{self.loaded} of {self.taken} measurements above it: "
+                   "those rows are marked \"loaded: not a result\"" if self.loaded else
+                   f"all {self.taken} measurements below it")
+        return (f"load: 1-min load average {min(self.loads):.2f} .. {max(self.loads):.2f} "
+                f"(before and after each measurement; first {self.loads[0]:.2f}, "
+                f"last {self.loads[-1]:.2f}); limit {self.load_max:g}: {verdict}")
 
 
 # ---- droce-perf ----------------------------------------------------------------
@@ -258,18 +368,236 @@ def droce_perf(pmd, perf, test, args, extra=(), port=None):
             log(f"  droce-perf {test} {' '.join(args)}: exit {res[0]}/{res[1]}: "
                 f"{res[4].strip().splitlines()[-1:] if res[4].strip() else ''}")
         return None
+    return perf_result(test, res[3], res[2])
+
+
+def perf_result(test, client_out, server_out=""):
+    """From droce-perf's output: bw -> (MB/s avg, Mpps), lat -> t_typical."""
     if test.endswith("_bw"):
-        rows = table_rows(res[3], BW_ROW)
+        rows = table_rows(client_out, BW_ROW)
         return (rows[0][3], rows[0][4]) if rows else None
-    rows = table_rows(res[3], LAT_ROW) or table_rows(res[2], LAT_ROW)
+    rows = table_rows(client_out, LAT_ROW) or table_rows(server_out, LAT_ROW)
     return rows[0][4] if rows else None
+
+
+LC_RE = re.compile(r"^lc_bench: mode=qps qps=(\d+) .*mmsgps=(\S+) send_err=(\d+)", re.M)
+
+
+def lc_qps(lc, tmp, qps=None, count=100000):
+    """test/bench/lc_bench --memif --qps: (None, M msg/s over qps QPs, over 1 QP) or None."""
+    qps = qps or QPS
+    d = tempfile.mkdtemp(prefix="lc-", dir=tmp)
+    try:
+        p = subprocess.run([lc, "--memif", d, "--qps", str(qps), "--count", str(count)],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ))
+    except subprocess.TimeoutExpired:
+        log(f"  lc_bench --qps {qps}: timed out")
+        return None
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    got = {int(m.group(1)): (float(m.group(2)), int(m.group(3))) for m in LC_RE.finditer(p.stdout)}
+    if p.returncode != 0 or qps not in got or 1 not in got:
+        log(f"  lc_bench --qps {qps}: exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
+        return None
+    if got[qps][1]:
+        log(f"  lc_bench --qps {qps}: send_err {got[qps][1]} (frames dropped at droce's transmit side)")
+    return None, got[qps][0], got[1][0]
+
+
+# ---- callgrind ---------------------------------------------------------------
+
+CG_COUNT = 20000
+CG_LINE = "instructions per 64-byte WRITE (end to end, excluding payload copy and CRC): "
+CG_ROW = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+(?:\S*:)?([^\s:]+) \[")
+CG_MEMCPY = re.compile(r"^_*(memcpy|memmove|mempcpy)(_\w+)?$")
+
+
+def callgrind_count(annotated, count):
+    """Instructions per message from callgrind_annotate --inclusive=yes output:
+    the program total minus the CRC (roce_crc32, or ISA-L's crc32_* where it is
+    not seen) and libc's memcpy/memmove (the payload copies), each inclusive."""
+    total = None
+    incl = {}
+    for line in annotated.splitlines():
+        if "PROGRAM TOTALS" in line:
+            total = int(line.split()[0].replace(",", ""))
+            continue
+        m = CG_ROW.match(line)
+        if m:
+            incl.setdefault(m.group(2), int(m.group(1).replace(",", "")))
+    if total is None:
+        return None
+    crc = incl.get("roce_crc32")
+    if crc is None:
+        crc = sum(v for k, v in incl.items() if k.startswith("crc32_"))
+    copy = sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
+    return round((total - crc - copy) / count)
+
+
+def callgrind(tp_bench):
+    """Run tp_bench (64 B WRITEs, MTU 1024, one run, no baselines) under callgrind
+    with collection on in tpb_measure only; print the one line."""
+    tmp = tempfile.mkdtemp(prefix="droce-bench-cg-")
+    out = os.path.join(tmp, "cg.out")
+    try:
+        env = dict(os.environ, DROCE_NO_HUGE="1")    # valgrind and hugepage mappings
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                            "--collect-atstart=no", "--toggle-collect=tpb_measure",
+                            tp_bench, "--size", "64", "--mtu", "1024", "--count", str(CG_COUNT),
+                            "--runs", "1", "--no-baseline", "--seed", "42"],
+                           capture_output=True, text=True, timeout=900, env=env)
+        if p.returncode != 0 or not os.path.exists(out):
+            log(f"droce-bench: tp_bench under callgrind failed ({p.returncode}): "
+                f"{p.stderr.strip().splitlines()[-1:]}")
+            return 1
+        a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
+                           capture_output=True, text=True, timeout=300)
+        n = callgrind_count(a.stdout, CG_COUNT)
+        if a.returncode != 0 or n is None:
+            log("droce-bench: callgrind_annotate gave no program total")
+            return 1
+        print(f"{CG_LINE}{n}")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- plots -------------------------------------------------------------------
+
+PLOT_SIZES = [2 ** k for k in range(1, 24)]      # perftest -a: 2 B .. 8 MiB
+PLOT_MTU = 1024
+HIST_ROW = re.compile(r"^\d+, (\d+(?:\.\d+)?)$", re.M)
+
+
+def write_frame(size):
+    """(frame bytes, payload bytes) of the WRITE frame that carries most of a
+    size-byte message at path MTU PLOT_MTU: ONLY up to the MTU, else MIDDLE."""
+    if size <= PLOT_MTU:
+        return ROCE_OVH + RETH + size + (-size & 3), size
+    return FRAME_MTU[PLOT_MTU], PLOT_MTU
+
+
+def perf_samples(pmd, perf, test, iters=10000):
+    """Every latency sample of droce-perf TEST -s 8 -H (usec), or None."""
+    s, c = pmd.pair_argv(perf)
+    port = 20000 + (os.getpid() * 7 + pmd.n * 131) % 40000
+    s += ["--", "--droce-ipv4=198.18.13.1/24", test, "-p", str(port)]
+    c += ["--", "--droce-ipv4=198.18.13.2/24", test, "-s", "8", "-n", str(iters), "-H",
+          "-p", str(port), pmd.server_addr]
+    res = run_two(s, c, lambda proc, out: listening(proc.pid, port), 300)
+    if res is None or res[0] != 0 or res[1] != 0:
+        return None
+    return [float(x) for x in HIST_ROW.findall(res[3])] or None
+
+
+def perf_sweep(pmd, perf, seconds):
+    """{size: MB/s (10^6 B)} of droce-perf write_bw at each of PLOT_SIZES
+    (path MTU PLOT_MTU), one run of `seconds` per size (-D: perftest's -a
+    runs every size for the same number of iterations, too few to time at 2 B
+    or too many for 8 MiB).  -Q 16: with one CQE per 100 WRs, 100 x 8 MiB go
+    by before the first completion, longer than droce-perf's 10 s stall check
+    on a loaded machine."""
+    got = {}
+    for size in PLOT_SIZES:
+        v = droce_perf(pmd, perf, "write_bw", ["-s", str(size), "-D", str(seconds),
+                                               "-Q", "16", "-m", str(PLOT_MTU)])
+        if v is not None:
+            got[size] = v[0] * MIB
+    return got
+
+
+def plot(a, outdir, meter):
+    """goodput.png (droce, raw, ceiling against message size) and
+    latency_cdf.png (write_lat / read_lat -s 8), over net_memif."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(outdir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="droce-bench-plot-")
+    pmd = Pmd("memif", tmp, os.getpid() % 100000)
+    try:
+        frames = sorted({write_frame(s) for s in PLOT_SIZES})
+        raw, ceil = {}, {}
+        for f, pl in frames:
+            log(f"  plot: raw and ceiling, {f}-byte frames")
+            raw[f] = meter.take(raw_rate, pmd, a.raw, f, min(a.seconds, 1.0), (RAW_BURSTS[-1], 0))
+            ceil[f] = meter.take(raw_rate, pmd, a.raw, f, min(a.seconds, 1.0),
+                                 (RAW_BURSTS[-1], 0), pl)
+        log("  plot: droce-perf write_bw, 2 B .. 8 MiB")
+        droce = meter.take(perf_sweep, pmd, a.perf, a.plot_seconds)
+        log("  plot: write_lat, read_lat -s 8 -H")
+        lat = {t: meter.take(perf_samples, pmd, a.perf, t) for t in ("write_lat", "read_lat")}
+        rtt = meter.take(raw_rtt, pmd, a.raw, FRAME_W8, 20000)
+    finally:
+        pmd.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    hot = " (LOADED: not a result)" if meter.loaded else ""
+    title_load = f"1-min load {min(meter.loads):.2f}..{max(meter.loads):.2f}{hot}"
+
+    def goodput(rates, size):
+        f, pl = write_frame(size)
+        r = rates[f].value
+        return r * pl * 8 / 1e3 if r else None          # Mpps x bytes -> Gb/s
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for name, ys, style in (("raw forwarding", [goodput(raw, s) for s in PLOT_SIZES], "s--"),
+                            ("ceiling (raw + copy + ICRC)", [goodput(ceil, s) for s in PLOT_SIZES], "^-."),
+                            ("droce", [droce.value.get(s, 0) * 8 / 1e3 if droce.value else None
+                                       for s in PLOT_SIZES], "o-")):
+        pts = [(s, y) for s, y in zip(PLOT_SIZES, ys) if y]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=name, markersize=4)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes), RDMA WRITE, path MTU 1024")
+    ax.set_ylabel("goodput (Gb/s, payload)")
+    ax.set_title(f"droce write_bw -s 2 .. 8 MiB vs raw forwarding and the ceiling, net_memif\n{title_load}",
+                 fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "goodput.png"), dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for t, s in lat.items():
+        if s.value:
+            xs = sorted(s.value)
+            ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))],
+                    label=f"{t} -s 8 (median {xs[len(xs) // 2]:.2f} us, "
+                          f"p99.9 {xs[min(len(xs) - 1, int(len(xs) * 0.999))]:.2f} us)")
+    if rtt.value:
+        ax.axvline(rtt.value / 2, color="gray", linestyle="--", label=f"raw RTT/2 {rtt.value / 2:.2f} us")
+        ax.axvline(rtt.value, color="gray", linestyle=":", label=f"raw RTT {rtt.value:.2f} us")
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (usec; write_lat: half round trip, read_lat: round trip)")
+    ax.set_ylabel("fraction of samples")
+    ax.set_title(f"droce latency distribution (CDF), net_memif\n{title_load}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "latency_cdf.png"), dpi=110)
+    plt.close(fig)
+    print(f"plots: {outdir}/goodput.png {outdir}/latency_cdf.png")
+    print(meter.line())
+    missing = [n for n, v in [("droce", droce), ("raw rtt", rtt)] + list(lat.items())
+               if not v.value]
+    if droce.value and len(droce.value) < len(PLOT_SIZES):
+        missing.append("droce sizes")
+    return 1 if missing else 0
 
 
 # ---- the benchmark -----------------------------------------------------------
 
-# (label, test, args, extra droce options, kind, raw reference)
+# (label, test, args, extra droce options, raw reference)
 #   raw reference: ("rate", frame size, payload bytes per frame) or
-#                  ("msg", frame size) or ("rtt", frame size, divisor)
+#                  ("msg", frame size, payload) or ("rtt", frame size, payload, divisor)
+#   test "qps": test/bench/lc_bench --qps (memif only)
+QPS = 10000
+
+
 def cases(quick):
     c = [
         ("write_bw -s 64", "write_bw", ["-s", "64", "-D", "2"], [], ("rate", FRAME_W64, 64)),
@@ -277,35 +605,59 @@ def cases(quick):
          ("rate", FRAME_MTU[1024], 1024)),
         ("write_bw -s 65536 (MTU 4096)", "write_bw", ["-s", "65536", "-D", "2"],
          ["--droce-mtu=4200"], ("rate", FRAME_MTU[4096], 4096)),
-        ("write_lat -s 8", "write_lat", ["-s", "8", "-n", "5000"], [], ("rtt", FRAME_W8, 2)),
-        ("read_bw -s 65536", "read_bw", ["-s", "65536", "-D", "2"], [], ("rate", FRAME_MTU[1024], 1024)),
-        ("read_lat -s 8", "read_lat", ["-s", "8", "-n", "5000"], [], ("rtt", FRAME_W8, 1)),
-        ("send_bw -s 65536", "send_bw", ["-s", "65536", "-D", "2"], [], ("rate", FRAME_MTU[1024], 1024)),
-        ("send_lat -s 8", "send_lat", ["-s", "8", "-n", "5000"], [], ("rtt", FRAME_W8, 2)),
-        ("atomic_bw", "atomic_bw", ["-D", "2"], [], ("msg", FRAME_W64)),
-        ("atomic_lat", "atomic_lat", ["-n", "5000"], [], ("rtt", FRAME_W8, 1)),
+        ("write_lat -s 8", "write_lat", ["-s", "8", "-n", "5000"], [], ("rtt", FRAME_W8, 8, 2)),
+        (f"write_bw -s 64, {QPS} QPs", "qps", [], [], ("msg", FRAME_W64, 64)),
+        ("read_bw -s 65536", "read_bw", ["-s", "65536", "-D", "2"], [],
+         ("rate", FRAME_MTU[1024], 1024)),
+        ("read_lat -s 8", "read_lat", ["-s", "8", "-n", "5000"], [], ("rtt", FRAME_W8, 8, 1)),
+        ("send_bw -s 65536", "send_bw", ["-s", "65536", "-D", "2"], [],
+         ("rate", FRAME_MTU[1024], 1024)),
+        ("send_lat -s 8", "send_lat", ["-s", "8", "-n", "5000"], [], ("rtt", FRAME_W8, 8, 2)),
+        ("atomic_bw", "atomic_bw", ["-D", "2"], [], ("msg", FRAME_W64, 64)),
+        ("atomic_lat", "atomic_lat", ["-n", "5000"], [], ("rtt", FRAME_W8, 8, 1)),
     ]
     return c[:4] if quick else c
 
 
-def one_run(kind, tmp, tag, raw, perf, seconds, quick):
-    """{('raw', what): value, (label): (droce value, raw value, ratio)}"""
-    pmd = Pmd(kind, tmp, tag)
+def rate_frames():
+    return sorted({FRAME_W64, FRAME_MTU[1024], FRAME_MTU[4096]})
+
+
+def ref_measure(pmd, raw, ref, seconds, best, payload):
+    """The raw (payload None) or ceiling figure of a reference: Mpps or usec."""
+    if ref[0] == "rtt":
+        return raw_rtt(pmd, raw, ref[1], 20000, (RAW_BURSTS[0], 0), payload)
+    return raw_rate(pmd, raw, ref[1], seconds, best.get(ref[1], (RAW_BURSTS[0], 0)), payload)
+
+
+def droce_measure(pmd, a, case):
+    label, test, args, extra, ref = case
+    if test == "qps":
+        return lc_qps(a.lc, pmd.tmp)
+    return droce_perf(pmd, a.perf, test, args, extra)
+
+
+def one_run(pmd, a, best, meter, quick):
+    """{(label, 'raw'|'ceiling'|'droce'): Sample}: each row raw, ceiling, droce in turn."""
     out = {}
-    try:
-        sizes = sorted({FRAME_W64, FRAME_MTU[1024], FRAME_MTU[4096]})
-        for size in sizes:
-            log(f"  {kind}: raw rate, {size}-byte frames")
-            out[("rate", size)] = raw_rate(pmd, raw, size, seconds)
-        log(f"  {kind}: raw round trip, {FRAME_W8}-byte frames")
-        out[("rtt", FRAME_W8)] = raw_rtt(pmd, raw, FRAME_W8, 20000)
-        if kind == "ring":
-            return out
-        for label, test, args, extra, ref in cases(quick):
-            log(f"  {kind}: droce-perf {label}")
-            out[label] = droce_perf(pmd, perf, test, args, extra)
-    finally:
-        pmd.close()
+    for case in cases(quick):
+        label, test, args, extra, ref = case
+        if test == "qps" and (pmd.kind != "memif" or a.lc is None):
+            continue
+        log(f"  {pmd.kind}: {label}: raw, ceiling, droce")
+        out[(label, "raw")] = meter.take(ref_measure, pmd, a.raw, ref, a.seconds, best, None)
+        out[(label, "ceiling")] = meter.take(ref_measure, pmd, a.raw, ref, a.seconds, best,
+                                             ref[2])
+        out[(label, "droce")] = meter.take(droce_measure, pmd, a, case)
+    return out
+
+
+def ring_run(pmd, a, best, meter):
+    """net_ring (one process, raw only): the frame rates and the round trip."""
+    out = {}
+    for size in rate_frames():
+        out[(size, "raw")] = meter.take(raw_rate, pmd, a.raw, size, a.seconds, best[size])
+    out[("rtt", "raw")] = meter.take(raw_rtt, pmd, a.raw, FRAME_W8, 20000)
     return out
 
 
@@ -322,63 +674,212 @@ def fmt(x, spec):
     return "-".rjust(int(width)) if width else "-"
 
 
-def report(kinds, runs, quick, nruns):
+def div(a, b):
+    return a / b if a is not None and b else None
+
+
+def row_values(case, samples):
+    """(droce, raw, ceiling, unit, loaded, note) of one row over its runs."""
+    label, test, args, extra, ref = case
+    got = {w: [s for s in samples.get(w, []) if s is not None] for w in ("raw", "ceiling", "droce")}
+    loaded = any(s.loaded for v in got.values() for s in v)
+    vals = {w: [s.value for s in v if s.value is not None] for w, v in got.items()}
+    r_m, c_m = med(vals["raw"]), med(vals["ceiling"])
+    note = ""
+    if ref[0] == "rate":
+        d_v = med([v[0] * MIB for v in vals["droce"]])
+        raw_v = r_m * ref[2] if r_m is not None else None
+        ceil_v = c_m * ref[2] if c_m is not None else None
+        unit = f"MB/s (10^6 B); raw, ceiling = Mpps({ref[1]} B) x {ref[2]} B"
+    elif ref[0] == "msg":
+        d_v = med([v[1] for v in vals["droce"]])
+        raw_v, ceil_v = r_m, c_m
+        unit = f"M msg/s; raw, ceiling = Mpps({ref[1]} B)"
+        if test == "qps":
+            one = med([v[2] for v in vals["droce"]])
+            note = f"; lc_bench, memif, 1 QP: {fmt(one, '.3f')} M/s, {QPS} of 1: {fmt(div(d_v, one), '.3f')}"
+    else:
+        d_v = med(vals["droce"])
+        raw_v = r_m / ref[3] if r_m is not None else None
+        ceil_v = c_m / ref[3] if c_m is not None else None
+        unit = "usec t_typical; raw, ceiling = " + ("RTT/2" if ref[3] == 2 else "RTT") + \
+            f" of {ref[1]} B"
+    return d_v, raw_v, ceil_v, unit + note, loaded
+
+
+TEXT_HDR = (f"{'PMD':10} {'test':30} {'droce':>12} {'raw':>12} {'ceiling':>12} "
+            f"{'ratio':>7} {'/ceil':>7}  unit / raw reference")
+MD_HDR = ["| PMD | test | droce | raw | ceiling | droce/raw | droce/ceiling | unit, raw reference |",
+          "|---|---|---:|---:|---:|---:|---:|---|"]
+LOADED = "loaded: not a result; "
+
+
+def sweep_line(kind, best, link_mbps):
+    parts = [f"{s} B: burst {best[s][0]}, ring {best[s][1] or 'default'}" for s in sorted(best)]
+    phys = ("none known (a virtual PMD: shared memory or kernel copies, no line rate"
+            + (f"; it reports a nominal {link_mbps} Mb/s)" if link_mbps else ")"))
+    return (f"{kind}: raw baseline = the best of burst {'/'.join(map(str, RAW_BURSTS))} x ring "
+            f"{'/'.join(str(r or 'default') for r in RAW_RINGS)}: {'; '.join(parts)}; "
+            f"physical ceiling: {phys}")
+
+
+def report(kinds, results, quick, nruns, meter):
     """Lines of the table (text) and of the markdown section."""
-    text, md = [], []
-    hdr = f"{'PMD':10} {'test':30} {'droce':>12} {'raw':>12} {'ratio':>7}  unit / raw reference"
-    text += [hdr, "-" * len(hdr)]
-    md += ["| PMD | test | droce | raw | droce/raw | unit, raw reference |",
-           "|---|---|---:|---:|---:|---|"]
+    text, md = [TEXT_HDR, "-" * len(TEXT_HDR)], list(MD_HDR)
+    notes = []
     for kind in kinds:
-        rs = runs[kind]
-        rate = {s: med([r.get(("rate", s)) for r in rs]) for s in (FRAME_W64, FRAME_MTU[1024], FRAME_MTU[4096])}
-        rtt = med([r.get(("rtt", FRAME_W8)) for r in rs])
-        for s in sorted(rate):
-            row = (kind, f"raw rate {s} B frames", None, rate[s], None, "Mpps")
-            text.append(f"{kind:10} {row[1]:30} {'':>12} {fmt(rate[s], '12.3f')} {'':>7}  Mpps")
-            md.append(f"| {kind} | raw rate, {s}-byte frames | | {fmt(rate[s], '.3f')} | | Mpps |")
-        text.append(f"{kind:10} {'raw round trip ' + str(FRAME_W8) + ' B':30} {'':>12} {fmt(rtt, '12.2f')} {'':>7}  usec (median)")
-        md.append(f"| {kind} | raw round trip, {FRAME_W8}-byte frames | | {fmt(rtt, '.2f')} | | usec, median |")
+        runs, best, link_mbps = results[kind]
+        notes.append(sweep_line(kind, best, link_mbps))
         if kind == "ring":
+            for key, what, unit in [(s, f"raw rate {s} B frames", "Mpps") for s in rate_frames()] + \
+                    [("rtt", f"raw round trip {FRAME_W8} B", "usec (median)")]:
+                ss = [r.get((key, "raw")) for r in runs]
+                v = med([s.value for s in ss if s is not None])
+                hot = LOADED if any(s is not None and s.loaded for s in ss) else ""
+                text.append(f"{kind:10} {what:30} {'':>12} {fmt(v, '12.3f')} {'':>12} "
+                            f"{'':>7} {'':>7}  {hot}{unit}")
+                md.append(f"| {kind} | {what} | | {fmt(v, '.3f')} | | | | {hot}{unit} |")
             continue
-        for label, test, args, extra, ref in cases(quick):
-            vals = [r.get(label) for r in rs]
-            if ref[0] in ("rate", "msg"):
-                mbs = med([v[0] for v in vals if v is not None])
-                mpps = med([v[1] for v in vals if v is not None])
-                r_mpps = rate.get(ref[1])
-                if ref[0] == "rate":
-                    raw_v = r_mpps * ref[2] if r_mpps is not None else None   # MB/s (1e6)
-                    d_v, unit = mbs, f"MB/s; raw = Mpps({ref[1]} B) x {ref[2]} B"
-                else:
-                    raw_v, d_v, unit = r_mpps, mpps, f"Mpps (msg rate); raw = Mpps({ref[1]} B)"
-            else:
-                d_v = med(vals)
-                raw_v = rtt / ref[2] if rtt is not None else None
-                unit = "usec t_typical; raw = " + ("RTT/2" if ref[2] == 2 else "RTT") + f" of {ref[1]} B"
-            ratio = d_v / raw_v if d_v is not None and raw_v else None
-            p = "4f" if ref[0] == "msg" else "2f"      # message rates are small numbers
+        for case in cases(quick):
+            label = case[0]
+            samples = {w: [r.get((label, w)) for r in runs] for w in ("raw", "ceiling", "droce")}
+            if all(s is None for v in samples.values() for s in v):
+                continue
+            d_v, raw_v, ceil_v, unit, loaded = row_values(case, samples)
+            hot = LOADED if loaded else ""
+            p = "4f" if case[4][0] == "msg" else "2f"      # message rates are small numbers
             text.append(f"{kind:10} {label:30} {fmt(d_v, '12.' + p)} {fmt(raw_v, '12.' + p)} "
-                        f"{fmt(ratio, '7.3f')}  {unit}")
+                        f"{fmt(ceil_v, '12.' + p)} {fmt(div(d_v, raw_v), '7.3f')} "
+                        f"{fmt(div(d_v, ceil_v), '7.3f')}  {hot}{unit}")
             md.append(f"| {kind} | {label} | {fmt(d_v, '.' + p)} | {fmt(raw_v, '.' + p)} | "
-                      f"{fmt(ratio, '.3f')} | {unit} |")
-    text.append(f"(median of {nruns} run(s); bandwidth ratio goal >= 0.70, latency ratio goal <= 1.5)")
+                      f"{fmt(ceil_v, '.' + p)} | {fmt(div(d_v, raw_v), '.3f')} | "
+                      f"{fmt(div(d_v, ceil_v), '.3f')} | {hot}{unit} |")
+    tail = [f"(median of {nruns} run(s), each row measured raw, ceiling, droce in turn; "
+            "ceiling = raw forwarding + payload copy in and out + ICRC compute and verify)",
+            meter.line()] + notes
+    text += tail
+    md += [""] + [f"- {t}" for t in tail]
     return text, md
+
+
+# ---- usertools/droce-demo: the same rows, baselines and ratios ----------------
+
+def demo_baseline(kind, raw, labels, seconds, path, load_max):
+    """The raw and ceiling figures of the bench rows `labels` over one PMD,
+    measured as the bench measures them (sweep, best setting), into JSON."""
+    chosen = [c for c in cases(False) if c[0] in labels]
+    unknown = set(labels) - {c[0] for c in chosen}
+    if unknown:
+        log(f"droce-bench: no such row: {', '.join(sorted(unknown))}")
+        return 2
+    meter = Meter(load_max)
+    tmp = tempfile.mkdtemp(prefix="droce-bench-")
+    pmd = Pmd(kind, tmp, os.getpid() % 100000)
+    try:
+        best = raw_sweep(pmd, raw, sorted({c[4][1] for c in chosen if c[4][0] != "rtt"}),
+                         min(seconds, 1.0), meter)
+        rows = {}
+        for c in chosen:
+            rows[c[0]] = {w: vars(meter.take(ref_measure, pmd, raw, c[4], seconds, best, pl))
+                          for w, pl in (("raw", None), ("ceiling", c[4][2]))}
+        sweep = sweep_line(kind, best, pmd.link_mbps)
+    finally:
+        pmd.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    with open(path, "w") as f:
+        json.dump({"rows": rows, "load_max": load_max}, f)
+    print(sweep)
+    print(meter.line())
+    return 0 if all(v["value"] is not None for r in rows.values() for v in r.values()) else 1
+
+
+def demo_ratio(path, label, perf_out):
+    """The bench's ratio line of one row: droce from a droce-perf client's output."""
+    with open(path) as f:
+        base = json.load(f)
+    case = next((c for c in cases(False) if c[0] == label), None)
+    if case is None or label not in base["rows"]:
+        log(f"droce-bench: no baseline for row '{label}'")
+        return 2
+    with open(perf_out, errors="replace") as f:
+        droce = perf_result(case[1], f.read())
+    hot = loadavg() > base["load_max"]
+    samples = {w: [Sample(**base["rows"][label][w])] for w in ("raw", "ceiling")}
+    samples["droce"] = [Sample(droce, hot)]
+    d_v, raw_v, ceil_v, unit, loaded = row_values(case, samples)
+    p = "4f" if case[4][0] == "msg" else "2f"
+    print(f"  {label}: droce {fmt(d_v, '.' + p)}, raw {fmt(raw_v, '.' + p)}, ceiling "
+          f"{fmt(ceil_v, '.' + p)} ({unit}): droce/raw {fmt(div(d_v, raw_v), '.3f')}, "
+          f"droce/ceiling {fmt(div(d_v, ceil_v), '.3f')}" + ("; " + LOADED.rstrip("; ") if loaded else ""))
+    return 0
+
+
+class Args:
+    """What one_run needs: binaries and durations."""
+
+    def __init__(self, a):
+        self.perf = os.path.abspath(a.perf)
+        self.raw = os.path.abspath(a.raw)
+        self.lc = os.path.abspath(a.lc) if a.lc else None
+        self.seconds = a.seconds
+
+
+def bench_pmd(kind, tmp, tag, a, nruns, quick, meter):
+    """(runs, best sweep setting per frame size, reported link speed) of one PMD."""
+    pmd = Pmd(kind, tmp, tag)
+    try:
+        log(f"{kind}: raw sweep")
+        best = raw_sweep(pmd, a.raw, rate_frames(), min(a.seconds, 1.0), meter)
+        runs = []
+        for r in range(nruns):
+            log(f"{kind}: run {r + 1}/{nruns}")
+            runs.append(ring_run(pmd, a, best, meter) if kind == "ring" else
+                        one_run(pmd, a, best, meter, quick))
+        return runs, best, pmd.link_mbps
+    finally:
+        pmd.close()
 
 
 def main():
     global verbose
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--perf", required=True)
-    ap.add_argument("--raw", required=True)
+    ap.add_argument("--perf")
+    ap.add_argument("--raw")
+    ap.add_argument("--lc", help="test/bench/lc_bench (the 10,000-QP row; memif)")
     ap.add_argument("--pmd", default="ring,memif,af_packet")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.0, help="raw rate duration")
+    ap.add_argument("--load-max", type=float, default=0.3,
+                    help="1-min load average above which a figure is not a result")
     ap.add_argument("--quick", action="store_true", help="write tests only")
     ap.add_argument("--markdown", help="also write the table as a markdown section here")
+    ap.add_argument("--callgrind", metavar="TP_BENCH",
+                    help="only the instructions per 64-byte WRITE (tp_bench under callgrind)")
+    ap.add_argument("--plot", metavar="DIR", help="only the plots (memif), PNGs into DIR")
+    ap.add_argument("--plot-seconds", type=int, default=1, help="--plot: seconds per size")
+    ap.add_argument("--demo-baseline", metavar="JSON",
+                    help="only the raw and ceiling figures of --rows (one --pmd) into JSON")
+    ap.add_argument("--rows", default="", help="--demo-baseline: row labels, ';'-separated")
+    ap.add_argument("--demo-ratio", nargs=3, metavar=("JSON", "ROW", "PERF_OUT"),
+                    help="only the ratio line of ROW: droce-perf's client output PERF_OUT")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     verbose = a.verbose
+    if a.callgrind:
+        return callgrind(a.callgrind)
+    if a.demo_ratio:
+        return demo_ratio(*a.demo_ratio)
+    if a.demo_baseline:
+        if not a.raw or a.pmd not in ("memif", "af_packet"):
+            ap.error("--demo-baseline needs --raw and --pmd memif or af_packet")
+        return demo_baseline(a.pmd, os.path.abspath(a.raw), [r for r in a.rows.split(";") if r],
+                             a.seconds, a.demo_baseline, a.load_max)
+    if not a.perf or not a.raw:
+        ap.error("--perf and --raw are required")
+    if a.plot:
+        args = Args(a)
+        args.plot_seconds = a.plot_seconds
+        return plot(args, a.plot, Meter(a.load_max))
     kinds = [k for k in a.pmd.split(",") if k]
     for k in kinds:
         if k not in ("ring", "memif", "af_packet"):
@@ -387,21 +888,21 @@ def main():
         ap.error("af_packet needs root and iproute2")
     tmp = tempfile.mkdtemp(prefix="droce-bench-")
     tag = os.getpid() % 100000
-    runs = {k: [] for k in kinds}
+    meter = Meter(a.load_max)
+    args = Args(a)
+    results = {}
     try:
-        for r in range(a.runs):
-            for k in kinds:
-                log(f"run {r + 1}/{a.runs}: {k}")
-                runs[k].append(one_run(k, tmp, tag, os.path.abspath(a.raw), os.path.abspath(a.perf),
-                                       a.seconds, a.quick))
+        for k in kinds:
+            results[k] = bench_pmd(k, tmp, tag, args, a.runs, a.quick, meter)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    text, md = report(kinds, runs, a.quick, a.runs)
+    text, md = report(kinds, results, a.quick, a.runs, meter)
     print("\n".join(text))
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("\n".join(md) + "\n")
-    missing = sum(1 for k in kinds for r in runs[k] for v in r.values() if v is None)
+    missing = sum(1 for k in kinds for r in results[k][0] for v in r.values()
+                  if v is None or v.value is None)
     if missing:
         log(f"droce-bench: {missing} measurement(s) failed (shown as '-' if no run had them)")
     return 1 if missing else 0

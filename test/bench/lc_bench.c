@@ -14,9 +14,21 @@
  *   latency   8 B SEND ping-pong a -> b -> a, --iters round trips:
  *             half the round trip, median and average.
  * Run:  test/integration/device/run_in_netns.sh BUILD/test/bench/lc_bench [--lcore]
+ *
+ * Many QPs (usertools/droce-bench's 10,000-QP row):
+ *   lc_bench --memif DIR --qps N [--count C] [--depth W]
+ * joins the two devices by net_memif in this process (socket in DIR) instead
+ * of the veth, creates N RC QP pairs (--droce-max-qp raised to fit) and
+ * posts 64 B WRITEs round-robin over them, W outstanding in all (default
+ * 128), every WR signalled (a QP has about W / N outstanding, so none can
+ * wait for a later signalled one), first over QP 0 alone (the other QPs not
+ * yet created: idle QPs are not free), then over all N.
+ * Each prints "lc_bench: mode=qps qps=Q msgs=C seconds=S mmsgps=R send_err=E
+ * retransmitted=T".
  * Results: BENCHMARKS.md.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +48,7 @@ struct end {
 	struct droce_mr *mr;
 	struct droce_cq *cq;
 	struct droce_qp *qp;
+	struct droce_qp **qps;		/* --qps */
 	uint8_t *buf;
 };
 
@@ -192,6 +205,91 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 	       (double)count * size / t / 1e6);
 }
 
+/* ---- many QPs ---------------------------------------------------------- */
+
+/*
+ * QP pairs [from, to) of a.qps/b.qps (allocated for n); QP 0 holds the whole
+ * window (the 1-QP run), the others 16.
+ */
+static void
+make_many_qps(uint32_t from, uint32_t to, uint32_t n, uint32_t window)
+{
+	struct droce_qp_init_attr init = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = DROCE_QPT_RC,
+	};
+
+	if (a.qps == NULL) {
+		a.qps = calloc(n, sizeof(*a.qps));
+		b.qps = calloc(n, sizeof(*b.qps));
+		if (a.qps == NULL || b.qps == NULL)
+			die("calloc");
+	}
+	for (uint32_t i = from; i < to; i++) {
+		init.cap.max_send_wr = i == 0 ? window + 8 : 16;
+		init.send_cq = init.recv_cq = a.cq;
+		a.qp = a.qps[i] = droce_create_qp(a.pd, &init);
+		init.send_cq = init.recv_cq = b.cq;
+		b.qp = b.qps[i] = droce_create_qp(b.pd, &init);
+		if (a.qp == NULL || b.qp == NULL)
+			die("create_qp (many)");
+		connect_qp(&a, &b);
+		connect_qp(&b, &a);
+	}
+}
+
+static void
+destroy_many_qps(uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (droce_destroy_qp(a.qps[i]) != 0 || droce_destroy_qp(b.qps[i]) != 0)
+			die("destroy_qp (many)");
+	free(a.qps);
+	free(b.qps);
+}
+
+/* count 64 B WRITEs round-robin over the first n QPs, window outstanding. */
+static void
+bench_qps(uint32_t n, uint64_t count, uint32_t window)
+{
+	struct droce_sge sge = { (uintptr_t)a.buf, 64, a.mr->lkey };
+	struct droce_send_wr wr, *bad;
+	uint64_t posted = 0, done = 0, err0, rtx0;
+	uint32_t next = 0;
+	double t0, t;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_RDMA_WRITE;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)b.buf;
+	wr.wr.rdma.rkey = b.mr->rkey;
+	err0 = droce_get_counter(a.ctx, "send_err");
+	rtx0 = droce_get_counter(a.ctx, "retransmitted_pkts");
+	t0 = now();
+	while (done < count) {
+		struct droce_wc wc[32];
+
+		while (posted < count && posted - done < window) {
+			wr.wr_id = posted;
+			if (droce_post_send(a.qps[next], &wr, &bad) != 0)
+				break;		/* that QP's queue is full: poll first */
+			next = next + 1 == n ? 0 : next + 1;
+			posted++;
+		}
+		done += (uint64_t)poll(&a, &b, wc, 32);
+	}
+	t = now() - t0;
+	printf("lc_bench: mode=qps qps=%u msgs=%llu seconds=%.6f mmsgps=%.4f send_err=%llu "
+	       "retransmitted=%llu\n", n, (unsigned long long)count, t,
+	       (double)count / t / 1e6,
+	       (unsigned long long)(droce_get_counter(a.ctx, "send_err") - err0),
+	       (unsigned long long)(droce_get_counter(a.ctx, "retransmitted_pkts") - rtx0));
+	fflush(stdout);
+}
+
 static int
 cmp_double(const void *x, const void *y)
 {
@@ -267,15 +365,30 @@ bench_latency(uint32_t iters)
 	free(half);
 }
 
+static void
+close_ends(void)
+{
+	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
+		droce_destroy_cq(e->cq);
+		droce_dereg_mr(e->mr);
+		droce_dealloc_pd(e->pd);
+		if (droce_close_device(e->ctx) != 0)
+			die("close_device");
+		free(e->buf);
+	}
+	droce_cleanup();
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *veth = getenv("DROCE_TEST_VETH");
 	const char *no_huge = getenv("DROCE_NO_HUGE");
-	uint32_t size = 64, depth = 64, iters = 20000;
+	const char *memif = NULL;
+	uint32_t size = 64, depth = 64, iters = 20000, qps = 0;
 	uint64_t count = 1000000;
 	bool lcore = false;
-	char v0[160], v1[160], prefix[64];
+	char v0[PATH_MAX + 96], v1[PATH_MAX + 96], prefix[64], max_qp[48];
 	char *args[40];
 	int nargs = 0, opt;
 	struct droce_device **list;
@@ -285,6 +398,8 @@ main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "iters", required_argument, NULL, 'i' },
+		{ "memif", required_argument, NULL, 'M' },
+		{ "qps", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -295,19 +410,31 @@ main(int argc, char **argv)
 		case 'n': count = strtoull(optarg, NULL, 0); break;
 		case 'd': depth = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'i': iters = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'M': memif = optarg; break;
+		case 'q': qps = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: die("usage: lc_bench [--lcore] [--size B] [--count N] "
-			     "[--depth D] [--iters N]");
+			     "[--depth D] [--iters N] [--memif DIR --qps N]");
 		}
 	}
-	if (veth == NULL || strchr(veth, ',') == NULL)
+	if (memif == NULL && (veth == NULL || strchr(veth, ',') == NULL))
 		die("DROCE_TEST_VETH=ifa,ifb not set (run it via run_in_netns.sh)");
 	if (size < 1 || size > BUF / 2 || depth < 1 || depth > 2048 || iters < 1 ||
-	    count < 1)
-		die("bad option value");
-	snprintf(v0, sizeof(v0), "net_af_packet0,iface=%.*s,framesz=8192,blocksz=8192",
-		 (int)(strchr(veth, ',') - veth), veth);
-	snprintf(v1, sizeof(v1), "net_af_packet1,iface=%s,framesz=8192,blocksz=8192",
-		 strchr(veth, ',') + 1);
+	    count < 1 || qps > (1u << 20) - 16 || (qps != 0) != (memif != NULL))
+		die("bad option value (--qps and --memif go together)");
+	if (qps != 0 && depth == 64)
+		depth = 128;		/* the many-QP window (BENCHMARKS.md) */
+	if (memif != NULL) {
+		snprintf(v0, sizeof(v0), "net_memif0,role=server,socket=%s/lc.sock,"
+			 "socket-abstract=no,bsize=8192", memif);
+		snprintf(v1, sizeof(v1), "net_memif1,role=client,socket=%s/lc.sock,"
+			 "socket-abstract=no,bsize=8192", memif);
+	} else {
+		snprintf(v0, sizeof(v0), "net_af_packet0,iface=%.*s,framesz=8192,blocksz=8192",
+			 (int)(strchr(veth, ',') - veth), veth);
+		snprintf(v1, sizeof(v1), "net_af_packet1,iface=%s,framesz=8192,blocksz=8192",
+			 strchr(veth, ',') + 1);
+	}
+	snprintf(max_qp, sizeof(max_qp), "--droce-max-qp=%u", qps + 16);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-lcb-%d", getpid());
 	args[nargs++] = argv[0];
 	args[nargs++] = "--no-pci";
@@ -325,16 +452,20 @@ main(int argc, char **argv)
 	args[nargs++] = "--vdev";
 	args[nargs++] = v1;
 	args[nargs++] = "--";
-	args[nargs++] = "--droce-port=net_af_packet0";
+	args[nargs++] = memif != NULL ? "--droce-port=net_memif0" : "--droce-port=net_af_packet0";
 	args[nargs++] = "--droce-ipv4=198.18.13.1/24";
 	args[nargs++] = "--droce-mtu=4200";
 	if (lcore)
 		args[nargs++] = "--droce-transport-lcores=1";
-	args[nargs++] = "--droce-port=net_af_packet1";
+	if (qps != 0)
+		args[nargs++] = max_qp;
+	args[nargs++] = memif != NULL ? "--droce-port=net_memif1" : "--droce-port=net_af_packet1";
 	args[nargs++] = "--droce-ipv4=198.18.13.2/24";
 	args[nargs++] = "--droce-mtu=4200";
 	if (lcore)
 		args[nargs++] = "--droce-transport-lcores=1";
+	if (qps != 0)
+		args[nargs++] = max_qp;
 	args[nargs] = NULL;
 	if (droce_init(nargs, args) < 0)
 		die("droce_init");
@@ -344,9 +475,22 @@ main(int argc, char **argv)
 	open_end(&a, list[0]);
 	open_end(&b, list[1]);
 	droce_free_device_list(list);
-	printf("# mode: %s; net_af_packet on veth %s\n",
+	printf("# mode: %s; %s %s\n",
 	       lcore ? "dedicated transport lcore 1 (app on lcore 0)" :
-		       "run-to-completion on lcore 0", veth);
+		       "run-to-completion on lcore 0",
+	       memif != NULL ? "net_memif in this process, socket in" : "net_af_packet on veth",
+	       memif != NULL ? memif : veth);
+	if (qps != 0) {
+		/* the 1-QP rate with no other QP in the process */
+		make_many_qps(0, 1, qps, depth);
+		bench_qps(1, count < 20000 ? count : 20000, depth);	/* warm-up: ARP, caches */
+		bench_qps(1, count, depth);
+		make_many_qps(1, qps, qps, depth);
+		bench_qps(qps, count, depth);
+		destroy_many_qps(qps);
+		close_ends();
+		return 0;
+	}
 	make_qps(depth);
 	bench_rate(8, 1000, 8);			/* warm-up: ARP, caches */
 	bench_rate(size, count, depth);
@@ -360,14 +504,7 @@ main(int argc, char **argv)
 	       (unsigned long long)droce_get_counter(b.ctx, "sent_seq_nak"));
 	droce_destroy_qp(a.qp);
 	droce_destroy_qp(b.qp);
-	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
-		droce_destroy_cq(e->cq);
-		droce_dereg_mr(e->mr);
-		droce_dealloc_pd(e->pd);
-		if (droce_close_device(e->ctx) != 0)
-			die("close_device");
-		free(e->buf);
-	}
-	droce_cleanup();
+	close_ends();
 	return 0;
 }
+

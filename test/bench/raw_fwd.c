@@ -15,10 +15,23 @@
  *   raw_fwd [EAL] -- ring-rate -s SIZE -t SECONDS   net_ring, one process: gen on
  *                                             the main lcore, sink on a worker
  *   raw_fwd [EAL] -- ring-ping -s SIZE -n ITERS     ping / echo likewise
+ * Options of every mode:
+ *   -b BURST   frames per rx/tx_burst (default 32, at most RF_BURST_MAX)
+ *   -r DESC    rx/tx descriptors per queue (default: ethdev_link's)
+ *   -w PAYLOAD the protocol ceiling: every frame is a RoCEv2 RDMA WRITE
+ *              (ONLY with a RETH when SIZE = PAYLOAD + pad + 74, MIDDLE when
+ *              SIZE = PAYLOAD + pad + 58) and each end does the per-byte work
+ *              no RoCEv2 implementation can avoid: the sender copies PAYLOAD
+ *              bytes from a buffer into the frame and computes and stores its
+ *              ICRC; the receiver recomputes the ICRC, compares it and copies
+ *              the payload out (echo does both: it answers with a WRITE).
+ *              Both ends need -w (sink and gen, echo and ping).
  *
  * The port is the first ethdev port (an EAL --vdev); ring-* make two net_ring
  * ports joined by crossed rings.  Results are one line each, "raw_fwd: key=value ...":
- *   sink: frames, bytes, seconds (first to last frame), mpps, gbps (frame bytes)
+ *   sink: frames, bytes, seconds (first to last frame), mpps, gbps (frame
+ *         bytes), icrc_bad (-w), link_mbps (the PMD's reported link speed,
+ *         0: none; virtual PMDs report a nominal figure)
  *   ping: rtt_min_us, rtt_median_us, rtt_avg_us, rtt_p99_us, lost
  */
 #include <errno.h>
@@ -38,17 +51,24 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "bench_roce.h"
 #include "droce_link.h"
 #include "ethdev_link.h"
+#include "roce_icrc.h"
+#include "roce_wire.h"
 
 #define RF_ETHERTYPE_DATA	0x88b5	/* IEEE local experimental 1 */
 #define RF_ETHERTYPE_END	0x88b6	/* local experimental 2: stop */
 #define RF_BURST		32
+#define RF_BURST_MAX		256
+#define RF_ROCE_OVH		58	/* Ethernet, IPv4, UDP, BTH, ICRC */
+#define RF_RETH_LEN		16
 #define RF_MIN_SIZE		60
 #define RF_MAX_SIZE		9000
 #define RF_IDLE_S		20.0	/* sink/echo: give up after this long silent */
 #define RF_PING_TIMEOUT_S	0.2
 #define RF_END_COPIES		64
+#define RF_WORK_BUF		65536	/* the payload buffers: a 64 KiB message's */
 
 /* What every frame carries after the Ethernet header. */
 struct rf_hdr {
@@ -56,12 +76,33 @@ struct rf_hdr {
 	uint64_t tsc;
 };
 
+/*
+ * The ceiling's per-byte work (-w): a RoCEv2 frame template, the buffers
+ * its payload is copied from (gen) and into (sink).
+ */
+struct rf_work {
+	uint32_t payload;		/* 0: no work, plain frames */
+	uint16_t payload_off;
+	uint16_t frame_len;
+	uint8_t tmpl[RF_MAX_SIZE];
+	uint8_t *src;
+	uint8_t *dst;
+	uint32_t off;			/* next payload's offset in src / dst */
+	uint64_t icrc_bad;
+};
+
 struct rf_port {
 	uint16_t id;
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	struct droce_link *link;
+	uint16_t burst;
+	struct rf_work *work;
 };
+
+/* Set by parse(): -b, -r. */
+static uint16_t rf_burst = RF_BURST;
+static uint16_t rf_desc;
 static volatile sig_atomic_t stop_req;
 
 static void
@@ -81,7 +122,7 @@ now_s(void)
 static int
 port_setup(uint16_t id, struct rf_port *p)
 {
-	struct ethdev_link_config lc = { .port_id = id };
+	struct ethdev_link_config lc = { .port_id = id, .nb_rxd = rf_desc, .nb_txd = rf_desc };
 	int ret;
 
 	ret = ethdev_link_open(&lc, &p->link);
@@ -92,6 +133,8 @@ port_setup(uint16_t id, struct rf_port *p)
 	p->id = id;
 	p->mac = p->link->mac;
 	p->pool = p->link->pool;
+	p->burst = rf_burst;
+	p->work = NULL;
 	return 0;
 }
 
@@ -160,6 +203,107 @@ frame_seq(const struct rte_mbuf *m)
 	return h->seq;
 }
 
+/* ---- the ceiling's per-byte work (-w) ------------------------------------ */
+
+static int
+work_init(struct rf_work *w, unsigned long size, uint32_t payload)
+{
+	struct roce_pkt p;
+	uint32_t padded = payload + (-payload & 3u);	/* 9.2.1: pad to 4 bytes */
+	size_t len;
+
+	if (size == padded + RF_ROCE_OVH + RF_RETH_LEN)
+		bench_write_pkt(&p, ROCE_OP_RDMA_WRITE_ONLY, payload);
+	else if (size == padded + RF_ROCE_OVH)
+		bench_write_pkt(&p, ROCE_OP_RDMA_WRITE_MIDDLE, payload);
+	else
+		return -EINVAL;
+	w->src = malloc(RF_WORK_BUF);
+	w->dst = malloc(RF_WORK_BUF);
+	if (w->src == NULL || w->dst == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < RF_WORK_BUF; i++)
+		w->src[i] = (uint8_t)(i * 131);
+	len = roce_build(w->tmpl, sizeof(w->tmpl), &p, w->src);
+	if (len != size)
+		return -EINVAL;
+	/* sink and echo tell data from the end marker by the ethertype; the
+	 * ICRC starts at the IP header, so the Ethernet header is free */
+	((struct rte_ether_hdr *)w->tmpl)->ether_type = rte_cpu_to_be_16(RF_ETHERTYPE_DATA);
+	w->payload = payload;
+	w->payload_off = p.payload_off;
+	w->frame_len = (uint16_t)len;
+	w->off = 0;
+	w->icrc_bad = 0;
+	return 0;
+}
+
+static void
+work_fini(struct rf_work *w)
+{
+	free(w->src);
+	free(w->dst);
+}
+
+/* The next payload's offset: consecutive payloads through the buffer. */
+static uint32_t
+work_next_off(struct rf_work *w)
+{
+	uint32_t off = w->off;
+
+	w->off = off + 2 * w->payload > RF_WORK_BUF ? 0 : off + w->payload;
+	return off;
+}
+
+/* Sender side of a frame whose headers are in place: payload in, ICRC. */
+static void
+work_fill(struct rf_work *w, uint8_t *d)
+{
+	memcpy(d + w->payload_off, w->src + work_next_off(w), w->payload);
+	roce_icrc_store(d + w->frame_len - ROCE_ICRC_LEN,
+			roce_icrc_compute(d + RTE_ETHER_HDR_LEN,
+					  w->frame_len - RTE_ETHER_HDR_LEN, 4));
+}
+
+/* A new frame: headers (and pad) from the template, then work_fill. */
+static struct rte_mbuf *
+work_frame_make(const struct rf_port *p)
+{
+	struct rf_work *w = p->work;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	uint32_t tail = w->frame_len - w->payload_off - w->payload;	/* pad + ICRC */
+	uint8_t *d;
+
+	if (m == NULL)
+		return NULL;
+	d = (uint8_t *)rte_pktmbuf_append(m, w->frame_len);
+	if (d == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memcpy(d, w->tmpl, w->payload_off);
+	memcpy(d + w->payload_off + w->payload, w->tmpl + w->payload_off + w->payload, tail);
+	work_fill(w, d);
+	return m;
+}
+
+/* Receiver side: ICRC recomputed and compared, payload copied out; false
+ * (and counted) if the frame is not the template's shape or fails the ICRC. */
+static bool
+work_frame_take(struct rf_work *w, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (m->nb_segs != 1 || m->data_len != w->frame_len ||
+	    roce_icrc_compute(d + RTE_ETHER_HDR_LEN, w->frame_len - RTE_ETHER_HDR_LEN, 4) !=
+	    roce_icrc_load(d + w->frame_len - ROCE_ICRC_LEN)) {
+		w->icrc_bad++;
+		return false;
+	}
+	memcpy(w->dst + work_next_off(w), d + w->payload_off, w->payload);
+	return true;
+}
+
 static void
 send_end(const struct rf_port *p)
 {
@@ -185,13 +329,13 @@ static int
 sink_run(void *arg)
 {
 	struct sink_args *a = arg;
-	struct rte_mbuf *m[RF_BURST];
+	struct rte_mbuf *m[RF_BURST_MAX];
 	double idle_since = now_s();
 	bool done = false;
 
 	a->first = a->last = 0;
 	while (!done && !stop_req) {
-		uint16_t n = rte_eth_rx_burst(a->port.id, 0, m, RF_BURST);
+		uint16_t n = rte_eth_rx_burst(a->port.id, 0, m, a->port.burst);
 		double t;
 
 		if (n == 0) {
@@ -211,6 +355,8 @@ sink_run(void *arg)
 					a->first = t;
 				a->last = t;
 				a->bytes += m[i]->pkt_len;
+				if (a->port.work != NULL)
+					work_frame_take(a->port.work, m[i]);
 			} else if (type == RF_ETHERTYPE_END) {
 				done = true;
 			}
@@ -224,10 +370,14 @@ static void
 sink_report(const struct sink_args *a)
 {
 	double s = a->last - a->first;
+	struct rte_eth_link l = { 0 };
 
-	printf("raw_fwd: mode=sink frames=%" PRIu64 " bytes=%" PRIu64 " seconds=%.6f mpps=%.4f gbps=%.4f\n",
+	(void)rte_eth_link_get_nowait(a->port.id, &l);
+	printf("raw_fwd: mode=sink frames=%" PRIu64 " bytes=%" PRIu64 " seconds=%.6f mpps=%.4f "
+	       "gbps=%.4f burst=%u icrc_bad=%" PRIu64 " link_mbps=%u\n",
 	       a->frames, a->bytes, s, s > 0 ? (double)a->frames / s / 1e6 : 0.0,
-	       s > 0 ? (double)a->bytes * 8 / s / 1e9 : 0.0);
+	       s > 0 ? (double)a->bytes * 8 / s / 1e9 : 0.0, a->port.burst,
+	       a->port.work != NULL ? a->port.work->icrc_bad : 0, l.link_speed);
 	fflush(stdout);
 }
 
@@ -241,15 +391,16 @@ struct gen_args {
 static int
 gen_run(struct gen_args *a)
 {
-	struct rte_mbuf *m[RF_BURST];
+	struct rte_mbuf *m[RF_BURST_MAX];
 	double end = now_s() + a->seconds;
 	uint64_t seq = 0;
 
 	while (now_s() < end && !stop_req) {
 		uint16_t n, k;
 
-		for (n = 0; n < RF_BURST; n++) {
-			m[n] = frame_make(&a->port, a->size, RF_ETHERTYPE_DATA, seq++);
+		for (n = 0; n < a->port.burst; n++) {
+			m[n] = a->port.work != NULL ? work_frame_make(&a->port) :
+			       frame_make(&a->port, a->size, RF_ETHERTYPE_DATA, seq++);
 			if (m[n] == NULL)
 				break;
 		}
@@ -272,11 +423,11 @@ static int
 echo_run(void *arg)
 {
 	const struct rf_port *p = arg;
-	struct rte_mbuf *m[RF_BURST];
+	struct rte_mbuf *m[RF_BURST_MAX];
 	double idle_since = now_s();
 
 	while (!stop_req) {
-		uint16_t n = rte_eth_rx_burst(p->id, 0, m, RF_BURST), k = 0;
+		uint16_t n = rte_eth_rx_burst(p->id, 0, m, p->burst), k = 0;
 
 		if (n == 0) {
 			if (now_s() - idle_since > RF_IDLE_S)
@@ -292,6 +443,9 @@ echo_run(void *arg)
 				stop_req = 1;
 				break;
 			}
+			/* -w: receive the WRITE, answer with one (same frame) */
+			if (p->work != NULL && work_frame_take(p->work, m[i]))
+				work_fill(p->work, rte_pktmbuf_mtod(m[i], uint8_t *));
 		}
 		if (n > 0)
 			k = rte_eth_tx_burst(p->id, 0, m, n);
@@ -313,7 +467,9 @@ cmp_u64(const void *a, const void *b)
 static uint64_t
 ping_one(const struct rf_port *p, uint16_t size, uint64_t seq)
 {
-	struct rte_mbuf *m = frame_make(p, size, RF_ETHERTYPE_DATA, seq), *r[RF_BURST];
+	struct rte_mbuf *m = p->work != NULL ? work_frame_make(p) :
+			     frame_make(p, size, RF_ETHERTYPE_DATA, seq);
+	struct rte_mbuf *r[RF_BURST_MAX];
 	uint64_t t0 = rte_get_tsc_cycles(), limit;
 
 	if (m == NULL)
@@ -324,14 +480,19 @@ ping_one(const struct rf_port *p, uint16_t size, uint64_t seq)
 	}
 	limit = (uint64_t)(RF_PING_TIMEOUT_S * (double)rte_get_tsc_hz());
 	while (rte_get_tsc_cycles() - t0 < limit && !stop_req) {
-		uint16_t n = rte_eth_rx_burst(p->id, 0, r, RF_BURST);
-		uint64_t t1 = rte_get_tsc_cycles();
+		uint16_t n = rte_eth_rx_burst(p->id, 0, r, p->burst);
+		uint64_t t1;
 		bool got = false;
 
+		/* -w frames carry no sequence number: with one frame in flight
+		 * the echo is the next good one */
 		for (uint16_t i = 0; i < n; i++) {
-			got |= frame_type(r[i]) == RF_ETHERTYPE_DATA && frame_seq(r[i]) == seq;
+			if (frame_type(r[i]) == RF_ETHERTYPE_DATA)
+				got |= p->work != NULL ? work_frame_take(p->work, r[i]) :
+				       frame_seq(r[i]) == seq;
 			rte_pktmbuf_free(r[i]);
 		}
+		t1 = rte_get_tsc_cycles();
 		if (got)
 			return t1 - t0 > 0 ? t1 - t0 : 1;
 	}
@@ -413,12 +574,13 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: raw_fwd [EAL options] -- sink | echo | gen -s SIZE -t SECONDS |\n"
-		"       ping -s SIZE -n ITERS | ring-rate -s SIZE -t SECONDS | ring-ping -s SIZE -n ITERS\n");
+		"       ping -s SIZE -n ITERS | ring-rate -s SIZE -t SECONDS | ring-ping -s SIZE -n ITERS\n"
+		"       [-b BURST] [-r DESCRIPTORS] [-w PAYLOAD (with -s; not ring-ping)]\n");
 }
 
 struct opts {
 	const char *mode;
-	unsigned long size, iters;
+	unsigned long size, iters, burst, desc, payload;
 	double seconds;
 };
 
@@ -428,6 +590,9 @@ parse(int argc, char **argv, struct opts *o)
 	o->size = 64;
 	o->iters = 10000;
 	o->seconds = 3;
+	o->burst = RF_BURST;
+	o->desc = 0;
+	o->payload = 0;
 	if (argc < 2)
 		return -1;
 	o->mode = argv[1];
@@ -440,14 +605,26 @@ parse(int argc, char **argv, struct opts *o)
 			o->iters = strtoul(argv[i + 1], &end, 10);
 		else if (strcmp(argv[i], "-t") == 0)
 			o->seconds = strtod(argv[i + 1], &end);
+		else if (strcmp(argv[i], "-b") == 0)
+			o->burst = strtoul(argv[i + 1], &end, 10);
+		else if (strcmp(argv[i], "-r") == 0)
+			o->desc = strtoul(argv[i + 1], &end, 10);
+		else if (strcmp(argv[i], "-w") == 0)
+			o->payload = strtoul(argv[i + 1], &end, 10);
 		else
 			return -1;
 		if (*end != '\0')
 			return -1;
 	}
 	if ((argc % 2) != 0 || o->size < RF_MIN_SIZE || o->size > RF_MAX_SIZE ||
-	    o->iters == 0 || o->iters > 10000000 || !(o->seconds > 0 && o->seconds < 3600))
+	    o->iters == 0 || o->iters > 10000000 || !(o->seconds > 0 && o->seconds < 3600) ||
+	    o->burst == 0 || o->burst > RF_BURST_MAX || o->desc > 32768 ||
+	    o->payload > RF_WORK_BUF / 2)
 		return -1;
+	if (o->payload != 0 && strcmp(o->mode, "ring-ping") == 0)
+		return -1;
+	rf_burst = (uint16_t)o->burst;
+	rf_desc = (uint16_t)o->desc;
 	return 0;
 }
 
@@ -466,12 +643,24 @@ run_ring(const struct opts *o)
 	if (strcmp(o->mode, "ring-rate") == 0) {
 		struct sink_args s = { .port = b };
 		struct gen_args g = { .port = a, .size = (uint16_t)o->size, .seconds = o->seconds };
+		static struct rf_work wg, ws;
 
+		if (o->payload != 0) {
+			if (work_init(&wg, o->size, (uint32_t)o->payload) != 0 ||
+			    work_init(&ws, o->size, (uint32_t)o->payload) != 0) {
+				fprintf(stderr, "raw_fwd: -w %lu does not fit -s %lu\n", o->payload, o->size);
+				return -EINVAL;
+			}
+			g.port.work = &wg;
+			s.port.work = &ws;
+		}
 		rte_eal_remote_launch(sink_run, &s, w);
 		gen_run(&g);
 		rte_eal_wait_lcore(w);
 		sink_report(&s);
 		ret = s.rc;
+		work_fini(&wg);
+		work_fini(&ws);
 	} else {
 		rte_eal_remote_launch(echo_run, &b, w);
 		ret = ping_run(&a, (uint16_t)o->size, (uint32_t)o->iters);
@@ -486,6 +675,7 @@ run_ring(const struct opts *o)
 static int
 run_port(const struct opts *o)
 {
+	static struct rf_work work;
 	struct rf_port p;
 	int ret;
 
@@ -493,9 +683,21 @@ run_port(const struct opts *o)
 		fprintf(stderr, "raw_fwd: no port (give EAL a --vdev)\n");
 		return -ENODEV;
 	}
+	if (o->payload != 0) {
+		ret = work_init(&work, o->size, (uint32_t)o->payload);
+		if (ret != 0) {
+			fprintf(stderr, "raw_fwd: -w %lu does not fit -s %lu\n", o->payload, o->size);
+			work_fini(&work);
+			return ret;
+		}
+	}
 	ret = port_setup(0, &p);
-	if (ret != 0)
+	if (ret != 0) {
+		work_fini(&work);
 		return ret;
+	}
+	if (o->payload != 0)
+		p.work = &work;
 	if (strcmp(o->mode, "sink") == 0 || strcmp(o->mode, "echo") == 0) {
 		/* a memif server's link comes up only once the client starts */
 		printf("raw_fwd: ready\n");
@@ -504,6 +706,7 @@ run_port(const struct opts *o)
 	ret = port_wait_up(p.id, 30);
 	if (ret != 0) {
 		port_close(&p);
+		work_fini(&work);
 		return ret;
 	}
 	if (strcmp(o->mode, "sink") == 0) {
@@ -522,6 +725,7 @@ run_port(const struct opts *o)
 		ret = ping_run(&p, (uint16_t)o->size, (uint32_t)o->iters);
 	}
 	port_close(&p);
+	work_fini(&work);
 	return ret;
 }
 

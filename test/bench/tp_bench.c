@@ -28,6 +28,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "bench_roce.h"
 #include "droce.h"
 #include "roce_wire.h"
 #include "transport.h"
@@ -439,26 +440,13 @@ static struct rte_mbuf *
 build_frame(struct rte_mempool *pool, uint8_t opcode, uint32_t plen,
 	    const uint8_t *payload, uint16_t *payload_off)
 {
-	const uint8_t ipa[4] = { 198, 18, 0, 1 }, ipb[4] = { 198, 18, 0, 2 };
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	struct roce_pkt p;
 	size_t len;
 
 	if (m == NULL)
 		die("baseline mbuf");
-	memset(&p, 0, sizeof(p));
-	p.ip_version = 4;
-	p.ip_ttl = 64;
-	p.ip_df = 1;
-	roce_gid_from_ipv4(p.src_gid, ipa);
-	roce_gid_from_ipv4(p.dst_gid, ipb);
-	p.udp_dport = ROCE_UDP_PORT;
-	p.udp_sport = 0xc000;
-	p.opcode = opcode;
-	p.pkey = 0xffff;
-	p.dest_qpn = 0x12;
-	p.reth.len = plen;
-	p.payload_len = plen;
+	bench_write_pkt(&p, opcode, plen);
 	len = roce_build(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), &p,
 			 payload);
 	if (len == 0)

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run one libFuzzer harness for a bounded time on a seed corpus made at
 test time: every frame of the golden captures (one file each) plus a few
-seeded pseudo-random inputs.  Fails when the fuzzer finds a crash, a
-sanitizer report, a leak or an invariant failure.
+seeded pseudo-random inputs, or with --seeds DIR the files of DIR instead
+(structure-aware harnesses: their input is not a frame).  The corpus is a
+temporary copy: the run never writes to DIR.  Fails when the fuzzer finds a
+crash, a sanitizer report, a leak or an invariant failure.
 
-usage: run_fuzz.py HARNESS VECTORS_DIR [SECONDS]
+usage: run_fuzz.py HARNESS VECTORS_DIR [SECONDS] [--seeds DIR]
 """
 import glob
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,15 +39,34 @@ def make_corpus(vdir, out):
     return n
 
 
+def copy_seeds(sdir, out):
+    n = 0
+    for name in sorted(os.listdir(sdir)):
+        shutil.copy(os.path.join(sdir, name), os.path.join(out, name))
+        n += 1
+    return n
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    seeds = None
+    if '--seeds' in args:
+        i = args.index('--seeds')
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        seeds = args[i + 1]
+        del args[i:i + 2]
+    if len(args) not in (2, 3):
         sys.exit(__doc__)
-    harness, vdir = sys.argv[1], sys.argv[2]
-    secs = sys.argv[3] if len(sys.argv) == 4 else '25'
+    harness, vdir = args[0], args[1]
+    secs = args[2] if len(args) == 3 else '25'
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, 'corpus')
         os.mkdir(corpus)
-        print('seed corpus: %d inputs' % make_corpus(vdir, corpus), flush=True)
+        n = copy_seeds(seeds, corpus) if seeds else make_corpus(vdir, corpus)
+        if n == 0:
+            sys.exit('no seed inputs')
+        print('seed corpus: %d inputs' % n, flush=True)
         cmd = [harness, '-max_total_time=' + secs, '-rss_limit_mb=2048',
                '-print_final_stats=1', '-artifact_prefix=' + tmp + '/',
                corpus]

@@ -1464,6 +1464,102 @@ test_multiseg(void **state)
 	rte_ring_free(rp.r);
 }
 
+/* ---- the loss knob (rx/tx callbacks) ------------------------------------------ */
+
+#define FAULT_FRAMES 64
+
+struct fault_run {
+	unsigned int got;			/* frames received back */
+	uint8_t index[FAULT_FRAMES];		/* which frame each was */
+	uint16_t type[FAULT_FRAMES];		/* and its EtherType */
+	struct ethdev_link_stats st;
+};
+
+/* FAULT_FRAMES frames through a loopback port with the knob at drop. */
+static void
+fault_run(const char *name, double drop, uint64_t seed, struct fault_run *out)
+{
+	struct ethdev_link_config cfg = small_link;
+	struct droce_link *link = NULL;
+	struct rte_mbuf *pkts[FAULT_FRAMES];
+	struct ring_port rp;
+	unsigned int got = 0;
+
+	ring_port_make(&rp, name);
+	cfg.port_id = (uint16_t)rp.port;
+	cfg.drop = drop;
+	cfg.seed = seed;
+	assert_int_equal(ethdev_link_open(&cfg, &link), 0);
+	for (unsigned int i = 0; i < FAULT_FRAMES; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(link->pool);
+		struct rte_ether_hdr *eh;
+
+		assert_non_null(m);
+		eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 60);
+		assert_non_null(eh);
+		memset(eh, 0, 60);
+		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		((uint8_t *)eh)[sizeof(*eh)] = (uint8_t)i;
+		pkts[i] = m;
+	}
+	/* every frame counts as sent, lost or not */
+	assert_int_equal(droce_link_tx(link, pkts, FAULT_FRAMES), FAULT_FRAMES);
+	memset(out, 0, sizeof(*out));
+	for (unsigned int n; (n = droce_link_rx(link, pkts, FAULT_FRAMES)) != 0; ) {
+		for (unsigned int i = 0; i < n; i++, got++) {
+			const struct rte_ether_hdr *eh =
+				rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
+
+			assert_true(got < FAULT_FRAMES);
+			out->index[got] = ((const uint8_t *)eh)[sizeof(*eh)];
+			out->type[got] = rte_be_to_cpu_16(eh->ether_type);
+			rte_pktmbuf_free(pkts[i]);
+		}
+	}
+	out->got = got;
+	assert_int_equal(ethdev_link_stats_get(link, &out->st), 0);
+	assert_int_equal(out->st.tx_pkts, FAULT_FRAMES);
+	droce_link_close(link);
+	rte_ring_free(rp.r);
+}
+
+static void
+test_fault_knob(void **state)
+{
+	struct fault_run off, all, a, b;
+	unsigned int lost_on_wire = 0;
+
+	(void)state;
+	fault_run("net_tfault0", 0, 1, &off);
+	assert_int_equal(off.got, FAULT_FRAMES);
+	assert_int_equal(off.st.fault_drops, 0);
+	for (unsigned int i = 0; i < FAULT_FRAMES; i++) {
+		assert_int_equal(off.index[i], i);
+		assert_int_equal(off.type[i], RTE_ETHER_TYPE_IPV4);
+	}
+	/* drop 1: each frame lost when sent and again when received */
+	fault_run("net_tfault1", 1, 1, &all);
+	assert_int_equal(all.got, 0);
+	assert_int_equal(all.st.fault_drops, 2 * FAULT_FRAMES);
+	assert_int_equal(all.st.rx_pkts, 0);
+	/* the same seed loses the same frames */
+	fault_run("net_tfault2", 0.5, 0x5eed, &a);
+	fault_run("net_tfault3", 0.5, 0x5eed, &b);
+	assert_int_equal(a.got, b.got);
+	assert_memory_equal(a.index, b.index, sizeof(a.index));
+	assert_memory_equal(a.type, b.type, sizeof(a.type));
+	assert_int_equal(a.st.fault_drops, b.st.fault_drops);
+	assert_true(a.got > 0 && a.got < FAULT_FRAMES);
+	/* a frame lost on send arrives with the EtherType no stack takes */
+	for (unsigned int i = 0; i < a.got; i++) {
+		assert_true(a.type[i] == RTE_ETHER_TYPE_IPV4 || a.type[i] == 0x88B5);
+		lost_on_wire += a.type[i] == 0x88B5;
+	}
+	/* at least every frame not received, plus those lost on send */
+	assert_true(a.st.fault_drops >= FAULT_FRAMES - a.got + lost_on_wire);
+	assert_int_equal(a.st.rx_pkts, a.got);
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 static unsigned int
@@ -1513,6 +1609,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_queues),
 		cmocka_unit_test(test_flow_isolate_unsupported),
 		cmocka_unit_test(test_multiseg),
+		cmocka_unit_test(test_fault_knob),
 	};
 	int ret;
 

@@ -10,10 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 #include <rte_byteorder.h>
+#include <rte_log.h>
 
 #include "tp_fixture.h"
 #include "transport.h"
@@ -418,6 +420,106 @@ test_rc_over_ipv6(void **state)
 	fx_close(&f);
 }
 
+
+/*
+ * One WRITE, one SEND and one READ; returns the log the engines wrote.
+ * The byte and completion checks are the same traced or not.
+ */
+static char *
+run_write_send_read(struct fx *f, uint32_t round)
+{
+	struct droce_wc wc;
+	char *log = NULL;
+	size_t loglen = 0;
+	FILE *out = open_memstream(&log, &loglen);
+
+	assert_non_null(out);
+	rte_openlog_stream(out);
+	fx_fill(f->a.buf, 4096, round);
+	assert_int_equal(fx_post(f->a.qp, DROCE_WR_RDMA_WRITE, 1, f->a.buf, 64,
+				 f->a.mr->lkey, (uintptr_t)f->b.buf, f->b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(f, f->a.cq, &wc, 1, 5), 1);
+	expect_wc(&wc, 1, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS, f->a.qp->qp_num);
+	assert_memory_equal(f->b.buf, f->a.buf, 64);
+	assert_int_equal(fx_post_recv(f->b.qp, 2, f->b.buf + 1024, 256, f->b.mr->lkey), 0);
+	assert_int_equal(fx_post(f->a.qp, DROCE_WR_SEND, 3, f->a.buf + 64, 100,
+				 f->a.mr->lkey, 0, 0, DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(f, f->b.cq, &wc, 1, 5), 1);
+	expect_wc(&wc, 2, DROCE_WC_RECV, DROCE_WC_SUCCESS, f->b.qp->qp_num);
+	assert_int_equal(wc.byte_len, 100);
+	assert_int_equal(fx_poll(f, f->a.cq, &wc, 1, 5), 1);
+	expect_wc(&wc, 3, DROCE_WC_SEND, DROCE_WC_SUCCESS, f->a.qp->qp_num);
+	assert_memory_equal(f->b.buf + 1024, f->a.buf + 64, 100);
+	assert_int_equal(fx_post(f->a.qp, DROCE_WR_RDMA_READ, 4, f->a.buf + 2048, 8,
+				 f->a.mr->lkey, (uintptr_t)f->b.buf + 8, f->b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(f, f->a.cq, &wc, 1, 5), 1);
+	expect_wc(&wc, 4, DROCE_WC_RDMA_READ, DROCE_WC_SUCCESS, f->a.qp->qp_num);
+	assert_memory_equal(f->a.buf + 2048, f->b.buf + 8, 8);
+	fx_spin(f, 0.01);
+	rte_openlog_stream(NULL);
+	fclose(out);
+	return log;
+}
+
+static const char *const counted[] = {
+	"sent_pkts", "rcvd_pkts", "rdma_sends", "rdma_recvs", "sent_acks", "rcvd_acks",
+	"duplicate_request", "out_of_seq_request", "retransmitted_pkts",
+};
+#define NCOUNTED (sizeof(counted) / sizeof(counted[0]))
+
+static void
+take_counters(struct fx *f, uint64_t *v)
+{
+	for (size_t i = 0; i < NCOUNTED; i++) {
+		v[i] = fx_counter(&f->a, counted[i]);
+		v[NCOUNTED + i] = fx_counter(&f->b, counted[i]);
+	}
+}
+
+/*
+ * Per-packet traces (droce.transport at DEBUG) only log: the same states
+ * run, so the same packets, completions and counters come out, and the
+ * trace names the path each packet took.
+ */
+static void
+test_rc_traced_runs_the_same_code(void **state)
+{
+	uint64_t c0[2 * NCOUNTED], c1[2 * NCOUNTED], c2[2 * NCOUNTED];
+	struct fx_qp_opts o = { .mtu = DROCE_MTU_1024, .psn = NEAR_WRAP };
+	char want[192];
+	char *log;
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, NULL, BUF);
+	fx_connect(&f, &o);
+	take_counters(&f, c0);
+	log = run_write_send_read(&f, 1);
+	assert_null(strstr(log, "resp psn"));
+	free(log);
+	take_counters(&f, c1);
+
+	assert_int_equal(rte_log_set_level_pattern("droce.transport", RTE_LOG_DEBUG), 0);
+	log = run_write_send_read(&f, 2);
+	assert_int_equal(rte_log_set_level_pattern("droce.transport", RTE_LOG_NOTICE), 0);
+	take_counters(&f, c2);
+	for (size_t i = 0; i < 2 * NCOUNTED; i++)
+		if (c2[i] - c1[i] != c1[i] - c0[i])
+			fail_msg("%s %s: %llu traced, %llu untraced", i < NCOUNTED ? "A" : "B",
+				 counted[i % NCOUNTED], (unsigned long long)(c2[i] - c1[i]),
+				 (unsigned long long)(c1[i] - c0[i]));
+	/* the WRITE of the traced round: the responder's first packet of it */
+	snprintf(want, sizeof(want), "qp %u resp psn %u: CHECK_PSN CHECK_OP_SEQ "
+		 "CHECK_OP_VALID CHECK_RESOURCE CHECK_LENGTH CHECK_RKEY EXECUTE "
+		 "COMPLETE ACKNOWLEDGE\n", f.b.qp->qp_num, (NEAR_WRAP + 3) & 0xffffff);
+	if (strstr(log, want) == NULL)
+		fail_msg("no \"%s\" in the trace:\n%s", want, log);
+	free(log);
+	fx_close(&f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -429,6 +531,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_write_with_imm_and_multi_sge),
 		cmocka_unit_test(test_rc_unsignaled_and_sq_sig_all),
 		cmocka_unit_test(test_rc_over_ipv6),
+		cmocka_unit_test(test_rc_traced_runs_the_same_code),
 	};
 
 	(void)argc;
