@@ -17,6 +17,9 @@
  *	... transport receives pkts[0, k) ...
  *	net_host_timer(host, rte_get_timer_cycles());
  *
+ * The transport classifies first (lib/transport tp_recv.c: each frame is
+ * parsed once) and gives net_host_rx only what is not RoCEv2.
+ *
  * and before sending to a GID, net_host_resolve() (or net_host_output()
  * for a frame whose destination MAC is still to be filled in).
  *
@@ -36,6 +39,7 @@
 #ifndef NET_HOST_H
 #define NET_HOST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -204,6 +208,33 @@ uint16_t net_host_rx(struct net_host *h, struct rte_mbuf **pkts, uint16_t n);
  */
 int net_host_resolve(struct net_host *h, const uint8_t gid[16],
 		     struct rte_ether_addr *mac);
+
+/*
+ * A neighbour handle an address vector caches: the entry's slot and its
+ * generation, which changes whenever the entry's state or MAC does (it
+ * ages to STALE, fails, is freed or recycled, learns another MAC).  While
+ * the generation holds, the MAC is current and no search is needed; gen 0
+ * is never valid (a zeroed ref resolves).
+ */
+struct net_neigh_ref {
+	uint32_t idx;
+	uint32_t gen;
+};
+
+/*
+ * net_host_resolve() that also sets *ref: valid when 0 is returned for a
+ * REACHABLE or PERMANENT entry, else gen 0 (a STALE entry must go through
+ * the resolution each time, which refreshes it).
+ */
+int net_host_resolve_ref(struct net_host *h, const uint8_t gid[16],
+			 struct rte_ether_addr *mac, struct net_neigh_ref *ref);
+
+/*
+ * The data path: true and *mac set when ref still names its entry (same
+ * generation); false means resolve again (net_host_resolve_ref).
+ */
+bool net_host_neigh_mac(struct net_host *h, const struct net_neigh_ref *ref,
+			struct rte_ether_addr *mac);
 
 /*
  * Send a complete Ethernet frame to gid, filling in its destination (and

@@ -40,6 +40,15 @@ neigh_find(const struct net_host *h, const uint8_t gid[16])
 	return NULL;
 }
 
+/* e's state or MAC changed: handles to it (struct net_neigh_ref) resolve again. */
+static void
+neigh_changed(struct net_host *h, struct net_neigh *e)
+{
+	if (++h->neigh_gen == 0)
+		h->neigh_gen = 1;	/* 0 is never valid */
+	e->gen = h->neigh_gen;
+}
+
 static void
 neigh_set_deadline(struct net_host *h, struct net_neigh *e, uint64_t deadline)
 {
@@ -130,6 +139,7 @@ neigh_free(struct net_host *h, struct net_neigh *e)
 {
 	neigh_pend_drop(h, e);
 	e->state = NET_NEIGH_NONE;
+	neigh_changed(h, e);
 	while (h->neigh_used > 0 &&
 	       h->neigh[h->neigh_used - 1].state == NET_NEIGH_NONE)
 		h->neigh_used--;
@@ -175,6 +185,7 @@ neigh_alloc(struct net_host *h, const uint8_t gid[16])
 	memcpy(e->gid, gid, 16);
 	e->state = NET_NEIGH_INCOMPLETE;
 	memset(&e->mac, 0, sizeof(e->mac));
+	neigh_changed(h, e);
 	e->deadline = NET_NO_DEADLINE;
 	e->last_used = h->now;
 	e->tries = 0;
@@ -210,6 +221,7 @@ neigh_fail(struct net_host *h, struct net_neigh *e)
 {
 	neigh_pend_drop(h, e);
 	e->state = NET_NEIGH_FAILED;
+	neigh_changed(h, e);
 	e->probing = false;
 	neigh_set_deadline(h, e, h->now + h->failed_tsc);
 	net_count(h, NET_CNT_NEIGH_FAILED);
@@ -236,6 +248,8 @@ net_neigh_learn(struct net_host *h, const uint8_t gid[16],
 		return;
 	if (e->state != NET_NEIGH_REACHABLE)
 		net_count(h, NET_CNT_NEIGH_LEARNED);
+	if (e->state != NET_NEIGH_REACHABLE || !rte_is_same_ether_addr(&e->mac, mac))
+		neigh_changed(h, e);
 	e->state = NET_NEIGH_REACHABLE;
 	e->mac = *mac;
 	e->tries = 0;
@@ -324,6 +338,41 @@ net_host_resolve(struct net_host *h, const uint8_t gid[16],
 }
 
 int
+net_host_resolve_ref(struct net_host *h, const uint8_t gid[16],
+		     struct rte_ether_addr *mac, struct net_neigh_ref *ref)
+{
+	struct net_neigh *e;
+	int ret;
+
+	ref->gen = 0;
+	if (h == NULL || gid == NULL)
+		return -EINVAL;
+	ret = neigh_resolve(h, gid, mac, &e);
+	if (ret == 0 && (e->state == NET_NEIGH_REACHABLE ||
+			 e->state == NET_NEIGH_PERMANENT)) {
+		ref->idx = (uint32_t)(e - h->neigh);
+		ref->gen = e->gen;
+	}
+	return ret;
+}
+
+bool
+net_host_neigh_mac(struct net_host *h, const struct net_neigh_ref *ref,
+		   struct rte_ether_addr *mac)
+{
+	struct net_neigh *e;
+
+	if (unlikely(ref->gen == 0 || ref->idx >= h->neigh_used))
+		return false;
+	e = &h->neigh[ref->idx];
+	if (unlikely(e->gen != ref->gen))
+		return false;
+	e->last_used = h->now;
+	*mac = e->mac;
+	return true;
+}
+
+int
 net_host_output(struct net_host *h, const uint8_t gid[16], struct rte_mbuf *m)
 {
 	struct rte_ether_addr mac;
@@ -369,6 +418,7 @@ net_host_add_static(struct net_host *h, const uint8_t gid[16],
 		return -ENOBUFS;
 	e->state = NET_NEIGH_PERMANENT;
 	e->mac = *mac;
+	neigh_changed(h, e);
 	e->probing = false;
 	e->tries = 0;
 	e->deadline = NET_NO_DEADLINE;
@@ -428,6 +478,7 @@ neigh_expire(struct net_host *h, struct net_neigh *e)
 		break;
 	case NET_NEIGH_REACHABLE:
 		e->state = NET_NEIGH_STALE;
+		neigh_changed(h, e);
 		e->probing = false;
 		e->deadline = NET_NO_DEADLINE;
 		net_count(h, NET_CNT_NEIGH_STALE);

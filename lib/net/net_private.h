@@ -50,6 +50,8 @@ struct net_neigh {
 	struct rte_ether_addr mac;
 	uint64_t deadline;	/* next probe / STALE time / forget time */
 	uint64_t last_used;	/* resolve/output: eviction order */
+	uint32_t gen;		/* changes whenever state or mac does:
+				 * struct net_neigh_ref */
 	uint32_t tries;		/* probes sent in this round */
 	bool probing;		/* STALE being refreshed */
 	/* held frames, oldest first, linked through net_pend_next() */
@@ -97,6 +99,7 @@ struct net_host {
 	struct net_neigh *neigh;
 	uint32_t neigh_max;
 	uint32_t neigh_used;	/* slots [0, neigh_used) may be in use */
+	uint32_t neigh_gen;	/* the last generation handed out */
 
 	struct rte_mbuf *txbuf[NET_TXBUF_SIZE];
 	unsigned int txbuf_len;

@@ -220,7 +220,7 @@ tp_run_qps(struct tp_dev *dev, unsigned int s, uint64_t now)
 int
 tp_progress(struct tp_dev *dev)
 {
-	struct rte_mbuf *pkts[TP_RX_BURST];
+	struct tp_rx_burst b;
 	uint64_t now;
 	uint16_t n;
 
@@ -233,25 +233,24 @@ tp_progress(struct tp_dev *dev)
 	if (unlikely(trace != dev->trace))
 		dev->trace = trace;	/* shared by the shards: store on change only */
 	if (likely(dev->nshards <= 1))
-		n = droce_link_rx(dev->link, pkts, TP_RX_BURST);
+		n = droce_link_rx(dev->link, b.m, TP_RX_BURST);
 	else
-		n = tp_shard_rx(dev, s, pkts, TP_RX_BURST);
+		n = tp_shard_rx(dev, s, b.m, TP_RX_BURST);
+	/* ARP, ND and pings go to the host stack; RoCEv2 frames remain */
+	n = tp_recv_classify(dev, &b, n);
 	now = rte_get_timer_cycles();
-	if (dev->host != NULL && s == 0) {
-		/* ARP, ND and pings are answered there; RoCEv2 frames remain */
-		n = net_host_rx(dev->host, pkts, n);
+	if (dev->host != NULL && s == 0)
 		net_host_timer(dev->host, now);
-	}
 	if (unlikely(now >= dev->link_next) && s == 0)
 		tp_event_link_poll(dev, now);	/* port events */
 	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
 	if (unlikely(dev->cfg.capture != NULL) && n != 0 && s == 0)
-		dev->cfg.capture(dev->cfg.capture_arg, pkts, n, false);
+		dev->cfg.capture(dev->cfg.capture_arg, b.m, n, false);
 	/* --- end capture hook --- */
 	/* dedicated lcore(s): receives posted after this round's drain */
 	if (dev->lc != NULL && n != 0)
 		tp_lc_drain_rqs(dev);
-	tp_recv_burst(dev, pkts, n);
+	tp_recv_burst(dev, &b, n);
 	if (dev->nshards > 1 && s != 0)
 		tp_shard_mac_in(dev, s);
 

@@ -11,20 +11,33 @@
 #include "net_host.h"
 #include "tp_private.h"
 
+/*
+ * The peer's MAC from lib/net's neighbour table: through the handle av
+ * caches while its generation holds (no search), else a resolution that
+ * renews the handle.  Zero while unresolved: tp_net_finish then hands the
+ * frame to the host stack to hold until the MAC is known.
+ */
+static void
+av_dmac(struct net_host *host, struct tp_av *av, uint8_t mac[6])
+{
+	struct rte_ether_addr *ea = (struct rte_ether_addr *)mac;
+
+	if (likely(net_host_neigh_mac(host, &av->neigh, ea)))
+		return;
+	if (net_host_resolve_ref(host, av->dgid, ea, &av->neigh) != 0)
+		memset(mac, 0, 6);
+}
+
 /* The addressing fields common to every packet a QP sends to av. */
 static void
-fill_addresses(const struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *p)
+fill_addresses(const struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p)
 {
 	const struct tp_dev *dev = qp->dev;
 
-	/* with a host stack the neighbour table has the current MAC; an
-	 * unresolved peer leaves dst_mac zero and tp_net_finish hands the
-	 * frame to the host stack to hold until the MAC is known */
 	if (tp_host(dev) == NULL)
 		memcpy(p->dst_mac, av->dmac, 6);
-	else if (net_host_resolve(dev->host, av->dgid,
-				  (struct rte_ether_addr *)p->dst_mac) != 0)
-		memset(p->dst_mac, 0, 6);
+	else
+		av_dmac(dev->host, av, p->dst_mac);
 	memcpy(p->src_mac, dev->link->mac.addr_bytes, 6);
 	p->ip_version = av->ip_version;
 	memcpy(p->src_gid, av->sgid, 16);
@@ -45,11 +58,11 @@ fill_addresses(const struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *
  * UDP headers and most of the BTH are the same each time, kept as a
  * template (lib/wire roce_tmpl) built at the first packet after a
  * modify_qp (apply_attrs clears tx_tmpl_ok).  Only the destination MAC can
- * change under us, with a host stack (ARP/ND): it is looked up per packet
- * as before and written over the template's.
+ * change under us, with a host stack (ARP/ND): it is taken per packet from
+ * the neighbour handle (av_dmac) and written over the template's.
  */
 static bool
-use_template(struct tp_qp *qp, const struct tp_av *av)
+use_template(struct tp_qp *qp, struct tp_av *av)
 {
 	struct roce_pkt p;
 
@@ -74,7 +87,7 @@ use_template(struct tp_qp *qp, const struct tp_av *av)
  * needs with a host stack), not the whole ~200-byte struct.
  */
 void
-tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
+tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		struct roce_pkt *p, uint8_t opcode, uint32_t psn)
 {
 	if (use_template(qp, av)) {
@@ -86,10 +99,8 @@ tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
 		 * by it, and it names the peer), the MAC per packet only
 		 * with a host stack (else the template's is current) */
 		memcpy(p->dst_gid, av->dgid, 16);
-		if (tp_host(qp->dev) != NULL &&
-		    net_host_resolve(qp->dev->host, av->dgid,
-				     (struct rte_ether_addr *)p->dst_mac) != 0)
-			memset(p->dst_mac, 0, 6);
+		if (tp_host(qp->dev) != NULL)
+			av_dmac(qp->dev->host, av, p->dst_mac);
 	} else {
 		memset(p, 0, sizeof(*p));
 		fill_addresses(qp, av, p);
@@ -118,7 +129,7 @@ tx_room(struct tp_dev *dev)
  * ever dropped here) or no mbuf is left.
  */
 struct rte_mbuf *
-tp_net_alloc(struct tp_qp *qp, const struct tp_av *av, struct roce_pkt *p,
+tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 	     uint8_t **payload)
 {
 	struct tp_dev *dev = qp->dev;
@@ -246,8 +257,9 @@ int
 tp_net_resolve(struct tp_dev *dev, struct tp_av *av)
 {
 	if (dev->host != NULL) {
-		int rc = net_host_resolve(dev->host, av->dgid,
-					  (struct rte_ether_addr *)av->dmac);
+		int rc = net_host_resolve_ref(dev->host, av->dgid,
+					      (struct rte_ether_addr *)av->dmac,
+					      &av->neigh);
 
 		return rc == -EAGAIN || rc == -EHOSTUNREACH ? 0 : rc;
 	}

@@ -34,6 +34,7 @@
 
 #include "droce.h"
 #include "droce_link.h"
+#include "net_host.h"
 #include "prot.h"
 #include "roce_wire.h"
 #include "tp_counters.h"
@@ -221,7 +222,9 @@ tp_ring_count(uint32_t head, uint32_t tail)
 struct tp_av {
 	uint8_t dgid[16];
 	uint8_t sgid[16];
-	uint8_t dmac[6];
+	uint8_t dmac[6];		/* without a host stack (or off shard 0) */
+	struct net_neigh_ref neigh;	/* with one: dgid's entry in lib/net's
+					 * table, renewed by tp_net.c av_dmac */
 	uint8_t ip_version;
 	uint8_t hop_limit;
 	uint8_t traffic_class;
@@ -471,7 +474,6 @@ struct tp_neigh {
 
 #define TP_MAX_NEIGH 64
 
-struct net_host;
 
 /*
  * A shard's way out under backpressure: full is set when a frame could
@@ -635,7 +637,20 @@ void tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *fra
 unsigned int tp_resp_run(struct tp_qp *qp);
 
 /* tp_recv.c */
-void tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n);
+/* A received burst, each frame parsed once. */
+struct tp_rx_burst {
+	struct rte_mbuf *m[TP_RX_BURST];
+	struct roce_pkt pkt[TP_RX_BURST];	/* of m[i] */
+	uint8_t err[TP_RX_BURST];		/* enum roce_parse_err of m[i] */
+};
+/*
+ * Parse b->m[0, n) and keep the RoCEv2 frames, in order, in b->m[0, k)
+ * with their parse in b->pkt[0, k); k is returned.  The others went to
+ * lib/net (or shard 0) or were counted and freed.
+ */
+uint16_t tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n);
+/* Verify and deliver what tp_recv_classify kept; frees or hands them on. */
+void tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n);
 
 /* tp_shard.c: several transport lcores per device */
 struct tp_txh {
@@ -683,9 +698,9 @@ void tp_timer_run(struct tp_qp *qp, uint64_t now);
 uint64_t tp_rnr_timer_us(uint8_t code);
 
 /* tp_net.c */
-void tp_net_fill_pkt(struct tp_qp *qp, const struct tp_av *av,
+void tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
-struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, const struct tp_av *av,
+struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av,
 			      struct roce_pkt *p, uint8_t **payload);
 void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Receive: every frame is parsed (lib/wire checks every length against the
- * buffer), its ICRC verified, its destination checked, and handed to the
- * responder (requests) or the completer (responses) of its QP.  Anything
- * else is counted and dropped here; nothing malformed reaches a role.
+ * Receive: one classifier.  Every frame is parsed once (lib/wire checks
+ * every length against the buffer); RoCEv2 stays with the transport and
+ * everything else goes to lib/net's host stack (ARP, ND, ICMP).  A RoCEv2
+ * frame's cheap checks (its QP exists, it is addressed to us) come before
+ * its ICRC pass, then it is handed to the responder (requests) or the
+ * completer (responses) of its QP.  Anything else is counted and dropped
+ * here; nothing malformed reaches a role.
  */
 #include <string.h>
 
+#include "net_host.h"
 #include "tp_private.h"
 
 static bool
@@ -65,52 +69,84 @@ hand_over(struct tp_dev *dev, struct rte_mbuf *m, bool roce, uint32_t dest_qpn)
 	return true;
 }
 
+/*
+ * The frame is addressed to this port: its destination MAC is the link's
+ * and its destination GID one of ours (a host stack that is not in
+ * promiscuous mode drops the rest before IP, 9.6.1.1 for the GID).
+ */
+static bool
+is_for_us(const struct tp_dev *dev, const struct roce_pkt *pkt)
+{
+	return memcmp(pkt->dst_mac, dev->link->mac.addr_bytes, 6) == 0 &&
+	       is_local_gid(dev, pkt->dst_gid);
+}
+
+/*
+ * A frame that failed the cheap checks: IBTA drops it silently either
+ * way, but a corrupted frame is an ICRC error wherever the flip landed
+ * (in the QPN or the destination address too), so not_for_us counts only
+ * frames that arrived intact (and test_soak's icrc_err + malformed_pkts
+ * stay exactly the detectable flips), and rcvd_pkts counts it as every
+ * intact frame.  Frames that pass (the common case) get one ICRC pass,
+ * after the checks.
+ */
+static void
+count_not_for_us(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt)
+{
+	if (!icrc_ok(m, pkt)) {
+		tp_count(dev, TP_CNT_ICRC_ERR);
+		return;
+	}
+	tp_count(dev, TP_CNT_RCVD_PKTS);
+	tp_count(dev, TP_CNT_NOT_FOR_US);
+}
+
 /* Returns true when m is kept (handed to another shard). */
 static bool
-recv_one(struct tp_dev *dev, struct rte_mbuf *m)
+recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
+	 enum roce_parse_err err)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	enum roce_parse_err err = ROCE_PARSE_TRUNCATED;
-	struct roce_pkt pkt;
 	struct tp_qp *qp;
 
-	if (likely(m->nb_segs == 1))
-		err = roce_parse_eth(frame, m->data_len, &pkt);
 	if (err != ROCE_PARSE_OK && err != ROCE_PARSE_UNKNOWN_OPCODE) {
-		if (unlikely(dev->nshards > 1) && hand_over(dev, m, false, 0))
-			return true;
 		tp_count(dev, TP_CNT_MALFORMED);
 		return false;
 	}
 	/* the owner checks the ICRC: a frame is verified once */
-	if (unlikely(dev->nshards > 1) && hand_over(dev, m, true, pkt.dest_qpn))
+	if (unlikely(dev->nshards > 1) && hand_over(dev, m, true, pkt->dest_qpn))
 		return true;
-	/* first, so a bit flipped in an opcode is an ICRC error, not a
-	 * reserved opcode */
-	if (!icrc_ok(m, &pkt)) {
+	if (unlikely(err == ROCE_PARSE_UNKNOWN_OPCODE)) {
+		/* ICRC first, so a bit flipped in an opcode is an ICRC
+		 * error, not a reserved opcode */
+		if (!icrc_ok(m, pkt)) {
+			tp_count(dev, TP_CNT_ICRC_ERR);
+			return false;
+		}
+		tp_count(dev, TP_CNT_RCVD_PKTS);
+		/* IBTA 9.6 header validation: a reserved or
+		 * manufacturer-specific opcode is not executed; dropped */
+		tp_count(dev, roce_opcode_vendor(pkt->opcode) ? TP_CNT_VENDOR_OPCODE_DROP :
+			      TP_CNT_RSVD_OPCODE_DROP);
+		return false;
+	}
+	qp = tp_qp_lookup(dev, pkt->dest_qpn);
+	if (qp == NULL || !is_for_us(dev, pkt)) {
+		count_not_for_us(dev, m, pkt);
+		return false;
+	}
+	if (!icrc_ok(m, pkt)) {
 		tp_count(dev, TP_CNT_ICRC_ERR);
 		return false;
 	}
 	tp_count(dev, TP_CNT_RCVD_PKTS);
-	/* IBTA 9.6 header validation: a reserved or manufacturer-specific
-	 * opcode is not executed; dropped */
-	if (unlikely(err == ROCE_PARSE_UNKNOWN_OPCODE)) {
-		tp_count(dev, roce_opcode_vendor(pkt.opcode) ? TP_CNT_VENDOR_OPCODE_DROP :
-			      TP_CNT_RSVD_OPCODE_DROP);
-		return false;
-	}
-	qp = tp_qp_lookup(dev, pkt.dest_qpn);
-	if (qp == NULL || !is_local_gid(dev, pkt.dst_gid)) {
-		tp_count(dev, TP_CNT_NOT_FOR_US);
-		return false;
-	}
 	/* RoCEv2 annex A17.9: a CNP names the QP whose rate it would lower;
 	 * droce has no congestion control yet and only counts it */
-	if (unlikely(pkt.op->mask & ROCE_OPM_CNP)) {
+	if (unlikely(pkt->op->mask & ROCE_OPM_CNP)) {
 		tp_count(dev, TP_CNT_RCVD_CNP);
 		return false;
 	}
-	if (!transport_matches(qp, pkt.opcode)) {
+	if (!transport_matches(qp, pkt->opcode)) {
 		tp_count(dev, TP_CNT_TRANSPORT_MISMATCH);
 		return false;
 	}
@@ -119,34 +155,83 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m)
 		return false;
 	/* C9-42/C9-43 (9.6.1.1.1): the BTH P_Key must match the QP's, or
 	 * the packet is dropped silently (for UD too: its QP's P_Key) */
-	if (unlikely(!tp_pkey_match(qp->pkey, pkt.pkey))) {
+	if (unlikely(!tp_pkey_match(qp->pkey, pkt->pkey))) {
 		tp_count(dev, TP_CNT_PKEY_VIOLATION);
 		return false;
 	}
 	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
 		tp_event_comm_est(qp);
-	if (pkt.op->mask & ROCE_OPM_REQ)
-		tp_resp_rx(qp, &pkt, frame);
+	if (pkt->op->mask & ROCE_OPM_REQ)
+		tp_resp_rx(qp, pkt, frame);
 	else
-		tp_comp_rx(qp, &pkt, frame);
+		tp_comp_rx(qp, pkt, frame);
 	return false;
 }
 
+/*
+ * Frames that are not RoCEv2 (roce_pkt_is_roce).  With a host stack (on
+ * shard 0) they are its input; what it hands back as RoCEv2 (UDP to port
+ * 4791 for one of our addresses, so malformed below the BTH: a bad IPv4
+ * checksum, say) is malformed here.  Without one, nothing but RoCEv2 is
+ * expected on the wire and every such frame is malformed.  Returns how
+ * many of other[0, n) are left for the caller to free.
+ */
+static uint16_t
+recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
+{
+	struct net_host *host = tp_host(dev);
+	uint16_t k = n;
+
+	if (host != NULL && n != 0)
+		k = net_host_rx(host, other, n);	/* consumes the rest */
+	for (uint16_t i = 0; i < k; i++)
+		tp_count(dev, TP_CNT_MALFORMED);
+	return k;
+}
+
+uint16_t
+tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
+{
+	struct rte_mbuf *other[TP_RX_BURST];
+	uint16_t nroce = 0, nother = 0, nfree;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = b->m[i];
+		struct roce_pkt *pkt = &b->pkt[nroce];
+		enum roce_parse_err err = ROCE_PARSE_TRUNCATED;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(b->m[i + 1], void *));
+		pkt->bth_off = 0;
+		if (likely(m->nb_segs == 1))
+			err = roce_parse_eth(rte_pktmbuf_mtod(m, const uint8_t *),
+					     m->data_len, pkt);
+		if (likely(roce_pkt_is_roce(pkt))) {
+			b->err[nroce] = (uint8_t)err;
+			b->m[nroce++] = m;	/* (nroce <= i: not read again) */
+		} else if (!(unlikely(dev->nshards > 1) &&
+			     hand_over(dev, m, false, 0))) {
+			other[nother++] = m;
+		}
+	}
+	nfree = recv_other(dev, other, nother);
+	rte_pktmbuf_free_bulk(other, nfree);
+	return nroce;
+}
+
 void
-tp_recv_burst(struct tp_dev *dev, struct rte_mbuf **pkts, uint16_t n)
+tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 {
 	uint16_t nfree = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
+		struct rte_mbuf *m = b->m[i];
 
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (!recv_one(dev, m))
-			pkts[nfree++] = m;	/* (nfree <= i: not read again) */
+		if (!recv_one(dev, m, &b->pkt[i], (enum roce_parse_err)b->err[i]))
+			b->m[nfree++] = m;	/* (nfree <= i: not read again) */
 	}
 	/* nothing keeps a received frame (payloads are copied out) but a
 	 * handover to another shard: the rest goes back to the pool in one
 	 * call, not one per frame */
-	rte_pktmbuf_free_bulk(pkts, nfree);
+	rte_pktmbuf_free_bulk(b->m, nfree);
 }

@@ -215,6 +215,7 @@ parse_from_l3(const uint8_t *frame, size_t len, size_t l3_off,
 	enum roce_parse_err err;
 	const uint8_t *udp;
 
+	p->bth_off = 0;			/* roce_pkt_is_roce: not yet */
 	if (avail < 1)
 		return ROCE_PARSE_TRUNCATED;
 	p->ip_version = ip[0] >> 4;
@@ -286,6 +287,7 @@ roce_parse_eth(const void *buf, size_t len, struct roce_pkt *p)
 	p->vlan_tci = 0;
 	p->has_vlan = false;
 	p->op = NULL;
+	p->bth_off = 0;
 	if (len < ROCE_ETH_HDR_LEN) {
 		memset(p->dst_mac, 0, sizeof(p->dst_mac));
 		memset(p->src_mac, 0, sizeof(p->src_mac));

@@ -67,7 +67,8 @@ struct roce_pkt {
 	/* layout */
 	uint16_t l3_off;		/* IP header */
 	uint16_t l4_off;		/* UDP header */
-	uint16_t bth_off;		/* BTH */
+	uint16_t bth_off;		/* BTH; 0 until the frame is known to
+					 * be UDP to port 4791 (roce_pkt_is_roce) */
 	uint16_t payload_off;		/* first payload byte */
 	uint32_t payload_len;		/* payload bytes, pad excluded */
 	uint32_t pkt_len;		/* l3_off + IP total length */
@@ -133,10 +134,24 @@ roce_pkt_has(const struct roce_pkt *p, uint32_t m)
  * ROCE_PARSE_UNKNOWN_OPCODE the layout, the BTH fields and the ICRC are
  * filled (op is NULL; a BTH without room for an ICRC after it is
  * ROCE_PARSE_TRUNCATED), so roce_icrc_verify() tells a reserved opcode
- * from a corrupted frame.
+ * from a corrupted frame.  Whatever the result, roce_pkt_is_roce() tells
+ * whether the frame is RoCEv2 (malformed or not) or some other traffic.
  */
 enum roce_parse_err roce_parse_eth(const void *buf, size_t len,
 				   struct roce_pkt *pkt);
+
+/*
+ * After roce_parse_eth/roce_parse_ip: true when the frame is IP, not a
+ * fragment, with a UDP header to port 4791 whose length matches the
+ * datagram, i.e. RoCEv2 (its BTH may still be malformed); false for
+ * everything a host stack handles (ARP, ICMP, other UDP ...) and for a
+ * frame malformed before its UDP port could be trusted.
+ */
+static inline bool
+roce_pkt_is_roce(const struct roce_pkt *p)
+{
+	return p->bth_off != 0;
+}
 
 /* The same, starting at the IP header (raw-IP captures, tunnels). */
 enum roce_parse_err roce_parse_ip(const void *buf, size_t len,

@@ -1103,6 +1103,51 @@ test_aging(void **state)
 }
 
 /*
+ * A neighbour handle (what an address vector caches) gives the MAC without
+ * a search while its generation holds, and stops at every change of the
+ * entry: aged to STALE (so the resolution's unicast refresh runs), FAILED,
+ * replaced by a static entry with another MAC, deleted.
+ */
+static void
+test_neigh_handle_generation(void **state)
+{
+	static const struct rte_ether_addr other = {{ 0x02, 0, 0, 0, 0x77, 0x01 }};
+	struct fx *f = *state;
+	struct net_neigh_ref ref = { 0 }, old;
+	struct rte_ether_addr mac;
+
+	assert_false(net_host_neigh_mac(f->a.host, &ref, &mac));	/* zeroed */
+	assert_int_equal(net_host_resolve_ref(f->a.host, gid_b4, &mac, &ref), -EAGAIN);
+	assert_int_equal(ref.gen, 0);
+	fx_pump(f);
+	assert_int_equal(net_host_resolve_ref(f->a.host, gid_b4, &mac, &ref), 0);
+	assert_int_not_equal(ref.gen, 0);
+	memset(&mac, 0, sizeof(mac));
+	assert_true(net_host_neigh_mac(f->a.host, &ref, &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &f->b.link->mac));
+	old = ref;
+	fx_advance_ms(f, 60000);			/* STALE */
+	assert_false(net_host_neigh_mac(f->a.host, &old, &mac));
+	assert_int_equal(net_host_resolve_ref(f->a.host, gid_b4, &mac, &ref), 0);
+	assert_int_equal(ref.gen, 0);		/* STALE: resolve each time */
+	assert_int_equal(cnt(&f->a, "tx_arp_request"), 2);
+	fx_pump(f);					/* b answers: REACHABLE */
+	assert_int_equal(net_host_resolve_ref(f->a.host, gid_b4, &mac, &ref), 0);
+	assert_int_not_equal(ref.gen, 0);
+	assert_int_not_equal(ref.gen, old.gen);
+	/* another MAC: the handle is stale, the new one has the new MAC */
+	old = ref;
+	assert_int_equal(net_host_add_static(f->a.host, gid_b4, &other), 0);
+	assert_false(net_host_neigh_mac(f->a.host, &old, &mac));
+	assert_int_equal(net_host_resolve_ref(f->a.host, gid_b4, &mac, &ref), 0);
+	assert_true(net_host_neigh_mac(f->a.host, &ref, &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &other));
+	/* deleted (the slot may be reused for another GID): stale */
+	assert_int_equal(net_host_del_neigh(f->a.host, gid_b4), 0);
+	assert_false(net_host_neigh_mac(f->a.host, &ref, &mac));
+}
+
+/*
  * Frames for an unresolved neighbour are held within the byte budgets
  * (PEND_BYTES per neighbour, PEND_TOTAL in all), then sent in order.  A
  * frame over a budget is refused and counted (drop_pending_budget); those
@@ -1556,6 +1601,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_resolve_defaults, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_timeout, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_aging, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_neigh_handle_generation, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_pending_output, fx_setup, fx_teardown),
 		cmocka_unit_test(test_vdev_loopback),
 		cmocka_unit_test(test_config_and_mtu),

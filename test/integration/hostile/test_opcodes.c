@@ -6,6 +6,13 @@
  * names, not as malformed; a CNP (RoCEv2 annex A17.9) to a QP is counted
  * as a CNP.  The ICRC is checked first: a corrupted frame is an ICRC
  * error whatever its opcode says.
+ *
+ * The receive classifier's cheap checks: a frame is for us when its QP
+ * exists, its destination MAC is our link's and its destination GID one
+ * of ours; else it is dropped silently (IBTA 9.6.1.1) and counted as
+ * not_for_us when intact, as an ICRC error when not (those checks come
+ * before the ICRC pass, yet a corrupted frame is an ICRC error wherever
+ * the corruption is).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,15 +64,24 @@ qp_teardown(void **state)
 	return 0;
 }
 
-/* A WRITE ONLY of data at buf, sent with opcode `wire` in its BTH. */
-static void
-send_write_as(uint8_t wire, bool bad_icrc)
+/* A WRITE ONLY of data at buf, at RP_PSN. */
+static struct roce_pkt
+write_pkt(void)
 {
 	struct roce_pkt p = rp_pkt(&rp, qp, ROCE_OP_RDMA_WRITE_ONLY, RP_PSN);
 
 	p.reth.va = (uintptr_t)rp.buf;
 	p.reth.rkey = rp.mr->rkey;
 	p.reth.len = LEN;
+	return p;
+}
+
+/* That WRITE, sent with opcode `wire` in its BTH. */
+static void
+send_write_as(uint8_t wire, bool bad_icrc)
+{
+	struct roce_pkt p = write_pkt();
+
 	rp_send_as(&rp, &p, data, LEN, wire, bad_icrc);
 }
 
@@ -200,6 +216,61 @@ test_cnp_counted(void **state)
 	expect_qp_unharmed();
 }
 
+/* Another port's MAC (a promiscuous PMD delivers it): not for us. */
+static void
+test_other_mac_not_for_us(void **state)
+{
+	struct counts c0 = read_counts();
+	struct roce_pkt p = write_pkt();
+
+	(void)state;
+	p.dst_mac[5] ^= 0x01;
+	rp_send(&rp, &p, data, LEN, false);
+	p.dst_mac[0] |= 0x01;		/* a multicast MAC: not ours either */
+	rp_send(&rp, &p, data, LEN, false);
+	expect_silent_counts(&c0, (struct counts){ .rcvd = 2, .not_for_us = 2 });
+	expect_qp_unharmed();
+}
+
+/* Another host's GID, or a QP we do not have: not for us. */
+static void
+test_other_gid_or_qp_not_for_us(void **state)
+{
+	struct counts c0 = read_counts();
+	struct roce_pkt p = write_pkt();
+
+	(void)state;
+	p.dst_gid[15] ^= 0x01;
+	rp_send(&rp, &p, data, LEN, false);
+	p = write_pkt();
+	p.dest_qpn = 0x7ffff;
+	rp_send(&rp, &p, data, LEN, false);
+	expect_silent_counts(&c0, (struct counts){ .rcvd = 2, .not_for_us = 2 });
+	expect_qp_unharmed();
+}
+
+/* The same, corrupted, and one for us: ICRC errors, nothing else. */
+static void
+test_corrupted_not_for_us_is_icrc_err(void **state)
+{
+	struct counts c0 = read_counts();
+	struct roce_pkt p = write_pkt();
+
+	(void)state;
+	p.dst_mac[5] ^= 0x01;
+	rp_send(&rp, &p, data, LEN, true);
+	p = write_pkt();
+	p.dst_gid[15] ^= 0x01;
+	rp_send(&rp, &p, data, LEN, true);
+	p = write_pkt();
+	p.dest_qpn = 0x7ffff;
+	rp_send(&rp, &p, data, LEN, true);
+	p = write_pkt();
+	rp_send(&rp, &p, data, LEN, true);
+	expect_silent_counts(&c0, (struct counts){ .icrc = 4 });
+	expect_qp_unharmed();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -211,6 +282,12 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_reserved_opcode_bad_icrc,
 						qp_setup, qp_teardown),
 		cmocka_unit_test_setup_teardown(test_cnp_counted, qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_other_mac_not_for_us,
+						qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_other_gid_or_qp_not_for_us,
+						qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_corrupted_not_for_us_is_icrc_err,
+						qp_setup, qp_teardown),
 	};
 
 	(void)argc;
