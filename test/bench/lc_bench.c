@@ -428,11 +428,15 @@ main(int argc, char **argv)
 			 "socket-abstract=no,bsize=8192", memif);
 		snprintf(v1, sizeof(v1), "net_memif1,role=client,socket=%s/lc.sock,"
 			 "socket-abstract=no,bsize=8192", memif);
-	} else {
+	} else if (veth != NULL) {
+		const char *comma = strchr(veth, ',');	/* checked above */
+
+		if (comma == NULL)
+			die("DROCE_TEST_VETH=ifa,ifb not set (run it via run_in_netns.sh)");
 		snprintf(v0, sizeof(v0), "net_af_packet0,iface=%.*s,framesz=8192,blocksz=8192",
-			 (int)(strchr(veth, ',') - veth), veth);
+			 (int)(comma - veth), veth);
 		snprintf(v1, sizeof(v1), "net_af_packet1,iface=%s,framesz=8192,blocksz=8192",
-			 strchr(veth, ',') + 1);
+			 comma + 1);
 	}
 	snprintf(max_qp, sizeof(max_qp), "--droce-max-qp=%u", qps + 16);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-lcb-%d", getpid());
