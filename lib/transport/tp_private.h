@@ -576,6 +576,12 @@ tp_count(struct tp_dev *dev, enum tp_counter c)
 	dev->cnt[tp_cur_shard()][c]++;
 }
 
+static inline void
+tp_count_n(struct tp_dev *dev, enum tp_counter c, uint64_t n)
+{
+	dev->cnt[tp_cur_shard()][c] += n;
+}
+
 /* The shard that owns QP qpn: QPN modulo the number of shards. */
 static inline unsigned int
 tp_qpn_shard(const struct tp_dev *dev, uint32_t qpn)

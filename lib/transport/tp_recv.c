@@ -184,8 +184,7 @@ recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
 
 	if (host != NULL && n != 0)
 		k = net_host_rx(host, other, n);	/* consumes the rest */
-	for (uint16_t i = 0; i < k; i++)
-		tp_count(dev, TP_CNT_MALFORMED);
+	tp_count_n(dev, TP_CNT_MALFORMED, k);
 	return k;
 }
 
