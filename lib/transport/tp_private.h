@@ -6,6 +6,7 @@
  *   tp_req.c   requester: WQEs -> request packets, go-back-N rewind
  *   tp_comp.c  completer: ACK/NAK/READ and atomic responses -> CQEs
  *   tp_resp.c  responder: request packets -> memory, ACK/NAK/READ responses
+ *   tp_resp_out.c  responder output queue and resources (tp_resp.h)
  *   tp_recv.c  receive: parse, ICRC, demultiplex to QP and role
  *   tp_timer.c retransmit and RNR timers
  *   tp_net.c   packet construction (addresses, headers, payload, ICRC)
@@ -638,7 +639,7 @@ void tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *fra
 void tp_comp_retire(struct tp_qp *qp);
 void tp_comp_timeout(struct tp_qp *qp);
 
-/* tp_resp.c */
+/* tp_resp.c, tp_resp_out.c */
 void tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
 unsigned int tp_resp_run(struct tp_qp *qp);
 

@@ -20,19 +20,14 @@
  * responses and atomic ACKs the one their request made, also when a
  * duplicate is answered; a NAK never counts the message it fails.
  *
- * READs and atomics take responder resources (max_dest_rd_atomic): a ring
- * of records (struct tp_resp_res) reused in order, which answers their
- * duplicates.
- *
- * Answers (ACKs, NAKs, READ response streams, atomic ACKs) leave through a
- * per-QP queue in PSN order, so an ACK never overtakes the READ responses
- * for earlier PSNs; consecutive ACKs merge there (ACK coalescing).
+ * READs and atomics take responder resources (max_dest_rd_atomic), and
+ * every answer leaves through the QP's output queue: both in tp_resp_out.c.
  */
 #include <string.h>
 
 #include <rte_byteorder.h>
 
-#include "tp_private.h"
+#include "tp_resp.h"
 
 enum resp_state {
 	RESP_CHECK_PSN,
@@ -104,125 +99,6 @@ struct resp_ctx {
 	void *host;			/* validated target address */
 	const struct tp_resp_res *dup;	/* the record a duplicate matched */
 };
-
-/* ---- the output queue ----------------------------------------------------------- */
-
-static inline struct tp_resp_item *
-queue_tail(struct tp_qp *qp)
-{
-	return qp->resp.q_head == qp->resp.q_tail ? NULL :
-	       &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
-}
-
-static struct tp_resp_item *
-queue_add(struct tp_qp *qp)
-{
-	struct tp_resp_item *it;
-
-	if (qp->resp.q_head - qp->resp.q_tail >= TP_RESP_QUEUE)
-		tp_resp_run(qp);		/* make room: send what is queued */
-	if (qp->resp.q_head - qp->resp.q_tail >= TP_RESP_QUEUE)
-		return NULL;			/* still full: the peer will retry */
-	it = &qp->resp.q[qp->resp.q_head++ % TP_RESP_QUEUE];
-	memset(it, 0, sizeof(*it));
-	return it;
-}
-
-/* Queue an ACK/NAK; a plain ACK right behind another one replaces it. */
-static inline void
-queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
-{
-	struct tp_resp_item *it = queue_tail(qp);
-
-	if (it == NULL || it->kind != TP_RESP_ACK ||
-	    roce_aeth_type(it->syndrome) != ROCE_AETH_ACK ||
-	    roce_aeth_type(syndrome) != ROCE_AETH_ACK)
-		it = queue_add(qp);
-	if (it == NULL)
-		return;
-	it->kind = TP_RESP_ACK;
-	it->syndrome = syndrome;
-	it->psn = psn;
-	it->msn = msn;
-}
-
-/* ACKs carry the MSN of the last completed message (C9-148). */
-static inline void
-queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
-{
-	queue_aeth(qp, syndrome, psn, qp->resp.msn);
-}
-
-static void
-queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn, uint32_t msn)
-{
-	queue_aeth(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn, msn);
-}
-
-/* ---- responder resources -------------------------------------------------------------- */
-
-static uint32_t
-res_slots(const struct tp_qp *qp)
-{
-	return qp->attr.max_dest_rd_atomic;
-}
-
-/*
- * The slot a new READ/atomic takes: the oldest record, reused in order.
- * A requester has at most max_dest_rd_atomic READs/atomics outstanding
- * (its max_rd_atomic), each until its whole response arrived, so one that
- * finds the oldest record's response not yet sent exceeds the limit.
- * NULL then (and with max_dest_rd_atomic 0).
- */
-static struct tp_resp_res *
-res_free_slot(struct tp_qp *qp)
-{
-	struct tp_resp_res *r;
-
-	if (res_slots(qp) == 0)
-		return NULL;
-	r = &qp->resp.res[qp->resp.res_next % res_slots(qp)];
-	return r->pending ? NULL : r;
-}
-
-/* Take the free slot for the request at psn, the next message (MSN). */
-static struct tp_resp_res *
-res_take(struct tp_qp *qp, enum tp_resp_res_kind kind, uint32_t psn, uint32_t npkts,
-	 uint32_t rkey, uint64_t va, uint32_t len)
-{
-	struct tp_resp_res *r = &qp->resp.res[qp->resp.res_next++ % res_slots(qp)];
-
-	qp->resp.msn++;
-	r->kind = kind;
-	r->first_psn = psn;
-	r->last_psn = roce_psn_add(psn, npkts - 1);
-	r->msn = qp->resp.msn;
-	r->rkey = rkey;
-	r->va = va;
-	r->len = len;
-	r->orig = 0;
-	return r;
-}
-
-/* The record whose PSN range holds psn, or NULL. */
-static struct tp_resp_res *
-res_find(struct tp_qp *qp, uint32_t psn)
-{
-	for (uint32_t i = 0; i < res_slots(qp); i++) {
-		struct tp_resp_res *r = &qp->resp.res[i];
-
-		if (r->kind != TP_RES_NONE && !roce_psn_before(psn, r->first_psn) &&
-		    !roce_psn_after(psn, r->last_psn))
-			return r;
-	}
-	return NULL;
-}
-
-static uint8_t
-res_index(const struct tp_qp *qp, const struct tp_resp_res *r)
-{
-	return (uint8_t)(r - qp->resp.res);
-}
 
 /* ---- receive buffers ---------------------------------------------------------------- */
 
@@ -362,7 +238,7 @@ st_check_resource(struct resp_ctx *c)
 		return RESP_DROP;
 	}
 	/* one responder resource per READ/atomic, else Invalid Request */
-	if ((c->mask & (ROCE_OPM_READ | ROCE_OPM_ATOMIC)) && res_free_slot(qp) == NULL)
+	if ((c->mask & (ROCE_OPM_READ | ROCE_OPM_ATOMIC)) && tp_resp_res_free_slot(qp) == NULL)
 		return RESP_ERR_INV_REQ;
 	return RESP_CHECK_LENGTH;
 }
@@ -508,57 +384,20 @@ execute_write(struct resp_ctx *c)
 	return RESP_COMPLETE;
 }
 
-static uint32_t
-read_npkts(const struct tp_qp *qp, uint32_t len)
-{
-	return len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
-}
-
-/*
- * it becomes the READ response stream answering record r from psn on: the
- * bytes [va, va + len), under r's R_Key, with r's MSN.
- */
-static void
-queue_read(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *r,
-	   uint32_t psn, uint64_t va, uint32_t len)
-{
-	it->kind = TP_RESP_READ;
-	it->first_psn = psn;
-	it->psn = psn;
-	it->last_psn = roce_psn_add(psn, read_npkts(qp, len) - 1);
-	it->va = va;
-	it->len = len;
-	it->rkey = r->rkey;
-	it->msn = r->msn;
-	it->res = res_index(qp, r);
-	r->pending = true;
-}
-
-static void
-queue_atomic_ack(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *r)
-{
-	it->kind = TP_RESP_ATOMIC;
-	it->psn = r->first_psn;
-	it->orig = r->orig;
-	it->msn = r->msn;
-	it->res = res_index(qp, r);
-	r->pending = true;
-}
-
 static inline enum resp_state
 execute_read(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
 	struct tp_qp *qp = c->qp;
-	struct tp_resp_item *it = queue_add(qp);
-	uint32_t n = read_npkts(qp, pkt->reth.len);
+	struct tp_resp_item *it = tp_resp_queue_add(qp);
+	uint32_t n = tp_resp_read_npkts(qp, pkt->reth.len);
 	struct tp_resp_res *r;
 
 	if (it == NULL)
 		return RESP_DROP;		/* no room: the requester retries */
-	r = res_take(qp, TP_RES_READ, pkt->psn, n, pkt->reth.rkey, pkt->reth.va,
-		     pkt->reth.len);
-	queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
+	r = tp_resp_res_take(qp, TP_RES_READ, pkt->psn, n, pkt->reth.rkey,
+			     pkt->reth.va, pkt->reth.len);
+	tp_resp_queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
 	qp->resp.psn = roce_psn_add(pkt->psn, n);
 	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
@@ -570,7 +409,7 @@ execute_atomic(struct resp_ctx *c)
 {
 	const struct roce_pkt *pkt = c->pkt;
 	struct tp_qp *qp = c->qp;
-	struct tp_resp_item *it = queue_add(qp);
+	struct tp_resp_item *it = tp_resp_queue_add(qp);
 	uint64_t *target = c->host;
 	struct tp_resp_res *r;
 	uint64_t orig;
@@ -584,9 +423,9 @@ execute_atomic(struct resp_ctx *c)
 	} else {
 		orig = __atomic_fetch_add(target, pkt->atmeth.swap, __ATOMIC_SEQ_CST);
 	}
-	r = res_take(qp, TP_RES_ATOMIC, pkt->psn, 1, pkt->atmeth.rkey, pkt->atmeth.va, 8);
+	r = tp_resp_res_take(qp, TP_RES_ATOMIC, pkt->psn, 1, pkt->atmeth.rkey, pkt->atmeth.va, 8);
 	r->orig = orig;
-	queue_atomic_ack(qp, it, r);
+	tp_resp_queue_atomic_ack(qp, it, r);
 	qp->resp.psn = roce_psn_add(pkt->psn, 1);
 	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
@@ -673,55 +512,8 @@ st_acknowledge(struct resp_ctx *c)
 		return RESP_DONE;
 	qp->resp.psn = roce_psn_add(c->pkt->psn, 1);
 	if (c->pkt->ackreq)
-		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, c->pkt->psn);
+		tp_resp_queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, c->pkt->psn);
 	return RESP_DONE;
-}
-
-/* The first PSN an output item would send next, and its last one. */
-static uint32_t
-item_last_psn(const struct tp_resp_item *it)
-{
-	return it->kind == TP_RESP_READ ? it->last_psn : it->psn;
-}
-
-/*
- * A duplicate READ at psn means the requester has everything before psn
- * and goes back to it, sending every later request again.  Answers queued
- * for psn and later are dropped, including the rest of the stream psn
- * falls in (the new request restarts it as a fresh response: FIRST at
- * psn, which is what rxe's completer expects after its retry).  Duplicates
- * thus reuse the original's responder resource (IBTA 9.7.5.1.x) instead of
- * piling up streams that the requester would discard; the records stay.
- */
-static void
-purge_from(struct tp_qp *qp, uint32_t psn)
-{
-	while (qp->resp.q_head != qp->resp.q_tail) {
-		struct tp_resp_item *it = &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
-
-		if (roce_psn_before(item_last_psn(it), psn))
-			return;
-		if (it->kind != TP_RESP_ACK)
-			qp->resp.res[it->res].pending = false;
-		qp->resp.q_head--;
-	}
-}
-
-/*
- * A duplicate READ is served again only within what its record asked for
- * (9.7.5.1.x): the same R_Key, bytes inside the original range, response
- * PSNs inside the original ones.
- */
-static bool
-read_within(const struct tp_qp *qp, const struct tp_resp_res *r,
-	    const struct roce_pkt *pkt)
-{
-	uint32_t last = roce_psn_add(pkt->psn, read_npkts(qp, pkt->reth.len) - 1);
-
-	return r->kind == TP_RES_READ && pkt->reth.rkey == r->rkey &&
-	       pkt->reth.va >= r->va && pkt->reth.len <= r->len &&
-	       pkt->reth.va - r->va <= r->len - pkt->reth.len &&
-	       !roce_psn_after(last, r->last_psn);
 }
 
 /* A duplicate READ matching record r: read again, R_Key checked now. */
@@ -733,15 +525,15 @@ duplicate_read(struct resp_ctx *c, struct tp_resp_res *r)
 	struct tp_resp_item *it;
 	void *host;
 
-	purge_from(qp, pkt->psn);
+	tp_resp_purge_from(qp, pkt->psn);
 	if (pkt->reth.len > 0 &&
 	    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd, qp->pub.qp_num,
 			      PROT_OP_READ, pkt->reth.va, pkt->reth.len, &host) != PROT_OK)
 		return RESP_ERR_ACCESS;
-	it = queue_add(qp);
+	it = tp_resp_queue_add(qp);
 	if (it == NULL)
 		return RESP_DROP;
-	queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
+	tp_resp_queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
 	return RESP_DONE;
 }
 
@@ -763,21 +555,21 @@ st_duplicate(struct resp_ctx *c)
 
 	tp_count(qp->dev, TP_CNT_DUPLICATE_REQUEST);
 	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
-		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
+		tp_resp_queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
 		return RESP_DONE;
 	}
-	r = res_find(qp, pkt->psn);
+	r = tp_resp_res_find(qp, pkt->psn);
 	if (r == NULL)
 		return RESP_DROP;
 	c->dup = r;
 	if (c->mask & ROCE_OPM_READ)
-		return read_within(qp, r, pkt) ? duplicate_read(c, r) : RESP_DROP;
+		return tp_resp_read_within(qp, r, pkt) ? duplicate_read(c, r) : RESP_DROP;
 	if (!(c->mask & ROCE_OPM_ATOMIC) || r->kind != TP_RES_ATOMIC)
 		return RESP_DROP;
-	purge_from(qp, pkt->psn);
-	it = queue_add(qp);
+	tp_resp_purge_from(qp, pkt->psn);
+	it = tp_resp_queue_add(qp);
 	if (it != NULL)
-		queue_atomic_ack(qp, it, r);
+		tp_resp_queue_atomic_ack(qp, it, r);
 	return RESP_DONE;
 }
 
@@ -799,7 +591,7 @@ st_out_of_seq(struct resp_ctx *c)
 	qp->resp.oos_psn = c->pkt->psn;
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
-		queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn, qp->resp.msn);
+		tp_resp_queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn, qp->resp.msn);
 		tp_count(qp->dev, TP_CNT_SENT_SEQ_NAK);
 	}
 	return RESP_DROP;
@@ -811,8 +603,8 @@ st_rnr(struct resp_ctx *c)
 	struct tp_qp *qp = c->qp;
 
 	tp_count(qp->dev, TP_CNT_SEND_RNR_ERR);
-	queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
-		  c->pkt->psn);
+	tp_resp_queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
+			  c->pkt->psn);
 	return RESP_DROP;
 }
 
@@ -837,7 +629,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	struct tp_qp *qp = c->qp;
 
 	tp_count(qp->dev, e->counter);
-	queue_nak(qp, e->nak, c->pkt->psn, c->dup != NULL ? c->dup->msn - 1 : qp->resp.msn);
+	tp_resp_queue_nak(qp, e->nak, c->pkt->psn, c->dup != NULL ? c->dup->msn - 1 : qp->resp.msn);
 	if ((c->uses_rwqe || qp->resp.in_msg == ROCE_OPM_SEND) && current_rwqe(qp) != NULL) {
 		struct droce_wc wc;
 
@@ -937,127 +729,4 @@ tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 	if (unlikely(trace))
 		tp_trace_path(qp, "resp", pkt->psn, path, resp_state_names,
 			      RTE_DIM(resp_state_names));
-}
-
-/* ---- sending what the queue holds ----------------------------------------------------- */
-
-static bool
-send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
-{
-	struct rte_mbuf *m;
-	struct roce_pkt p;
-	uint8_t *payload;
-
-	tp_net_fill_pkt(qp, &qp->av, &p, it->kind == TP_RESP_ATOMIC ?
-			ROCE_OP_ATOMIC_ACKNOWLEDGE : ROCE_OP_ACKNOWLEDGE, it->psn);
-	p.aeth.syndrome = it->kind == TP_RESP_ATOMIC ? ROCE_AETH_ACK_NO_CREDIT :
-						       it->syndrome;
-	p.aeth.msn = it->msn & ROCE_PSN_MASK;
-	p.atmack_orig = it->orig;
-	m = tp_net_alloc(qp, &qp->av, &p, &payload);
-	if (m == NULL)
-		return false;
-	tp_net_finish(qp->dev, m, &p);
-	tp_count(qp->dev, TP_CNT_SENT_ACKS);
-	return true;
-}
-
-/*
- * One READ response packet.  The R_Key is checked again for the bytes of
- * this packet, so a region deregistered mid-stream is never read.
- */
-static int
-send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
-{
-	uint32_t idx = (uint32_t)roce_psn_diff(it->psn, it->first_psn);
-	uint32_t n = (uint32_t)roce_psn_diff(it->last_psn, it->first_psn) + 1;
-	uint32_t off = idx * qp->mtu;
-	uint32_t plen = RTE_MIN(qp->mtu, it->len - off);
-	uint8_t opcode;
-	struct rte_mbuf *m;
-	struct roce_pkt p;
-	uint8_t *payload;
-	void *src = NULL;
-
-	if (n == 1)
-		opcode = ROCE_OP_RDMA_READ_RESPONSE_ONLY;
-	else if (idx == 0)
-		opcode = ROCE_OP_RDMA_READ_RESPONSE_FIRST;
-	else if (idx == n - 1)
-		opcode = ROCE_OP_RDMA_READ_RESPONSE_LAST;
-	else
-		opcode = ROCE_OP_RDMA_READ_RESPONSE_MIDDLE;
-	if (plen > 0 && prot_check_remote(qp->dev->prot, it->rkey, qp->pd,
-					  qp->pub.qp_num, PROT_OP_READ, it->va + off,
-					  plen, &src) != PROT_OK)
-		return -1;
-	tp_net_fill_pkt(qp, &qp->av, &p, opcode, it->psn);
-	p.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
-	p.aeth.msn = it->msn & ROCE_PSN_MASK;
-	p.payload_len = plen;
-	m = tp_net_alloc(qp, &qp->av, &p, &payload);
-	if (m == NULL)
-		return 0;
-	if (plen > 0)
-		memcpy(payload, src, plen);
-	tp_net_finish(qp->dev, m, &p);
-	it->psn = roce_psn_add(it->psn, 1);
-	return 1;
-}
-
-static bool
-is_error_nak(const struct tp_resp_item *it)
-{
-	return it->kind == TP_RESP_ACK &&
-	       roce_aeth_type(it->syndrome) == ROCE_AETH_NAK &&
-	       roce_aeth_value(it->syndrome) != ROCE_NAK_PSN_SEQ_ERR;
-}
-
-/* Send up to a burst of queued answers, in order.  Returns packets sent. */
-unsigned int
-tp_resp_run(struct tp_qp *qp)
-{
-	unsigned int sent = 0;
-
-	while (sent < TP_REQ_BURST && qp->resp.q_tail != qp->resp.q_head) {
-		struct tp_resp_item *it = &qp->resp.q[qp->resp.q_tail % TP_RESP_QUEUE];
-
-		if (it->kind == TP_RESP_READ) {
-			int rc = send_read_packet(qp, it);
-
-			if (rc == 0)
-				break;
-			if (rc < 0) {
-				/* the key died mid-stream: remote access error, the
-				 * READ not counted as completed (C9-148) */
-				tp_count(qp->dev, TP_CNT_SENT_REM_ACCESS_NAK);
-				qp->resp.res[it->res].pending = false;
-				tp_event_qp(qp, DROCE_EVENT_QP_ACCESS_ERR);
-				it->kind = TP_RESP_ACK;
-				it->syndrome = ROCE_AETH_SYNDROME(ROCE_AETH_NAK,
-								  ROCE_NAK_REM_ACCESS_ERR);
-				it->msn--;
-				continue;
-			}
-			sent++;
-			if (it->psn != roce_psn_add(it->last_psn, 1))
-				continue;
-			qp->resp.res[it->res].pending = false;
-		} else {
-			if (!send_ack_item(qp, it))
-				break;
-			sent++;
-			if (it->kind == TP_RESP_ATOMIC)
-				qp->resp.res[it->res].pending = false;
-			if (is_error_nak(it)) {
-				/* after an error NAK the responder stops (ERR state) */
-				qp->resp.q_tail++;
-				if (qp->pub.state != DROCE_QPS_ERR)
-					tp_qp_to_error(qp);
-				return sent;
-			}
-		}
-		qp->resp.q_tail++;
-	}
-	return sent;
 }
