@@ -640,7 +640,29 @@ void tp_comp_retire(struct tp_qp *qp);
 void tp_comp_timeout(struct tp_qp *qp);
 
 /* tp_resp.c, tp_resp_out.c */
-void tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
+/*
+ * A QP's consecutive request packets of one receive burst, handed to the
+ * responder as one batch (tp_recv_burst).  write_host is the host address
+ * of qp->resp.write_va as the current WRITE's R_Key check translated it,
+ * so its later packets in the batch are not checked again.  It is valid
+ * within the batch only, which ends before the round's quiescent point
+ * (prot_reader_quiescent: lib/protection's QSBR keeps a revoked key's
+ * memory until then); the next batch checks the R_Key again.
+ */
+struct tp_resp_batch {
+	struct tp_qp *qp;
+	uint8_t *write_host;	/* NULL: check at the next WRITE packet */
+};
+
+static inline void
+tp_resp_batch_start(struct tp_resp_batch *b, struct tp_qp *qp)
+{
+	b->qp = qp;
+	b->write_host = NULL;
+}
+
+void tp_resp_rx(struct tp_resp_batch *b, const struct roce_pkt *pkt,
+		const uint8_t *frame);
 unsigned int tp_resp_run(struct tp_qp *qp);
 
 /* tp_recv.c */

@@ -101,10 +101,13 @@ count_not_for_us(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *
 	tp_count(dev, TP_CNT_NOT_FOR_US);
 }
 
-/* Returns true when m is kept (handed to another shard). */
+/*
+ * Returns true when m is kept (handed to another shard).  A request joins
+ * batch when it is for the batch's QP, else starts a new batch.
+ */
 static bool
-recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
-	 enum roce_parse_err err)
+recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
+	 const struct roce_pkt *pkt, enum roce_parse_err err)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct tp_qp *qp;
@@ -161,9 +164,11 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
 	}
 	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
 		tp_event_comm_est(qp);
-	if (pkt->op->mask & ROCE_OPM_REQ)
-		tp_resp_rx(qp, pkt, frame);
-	else
+	if (pkt->op->mask & ROCE_OPM_REQ) {
+		if (batch->qp != qp)
+			tp_resp_batch_start(batch, qp);
+		tp_resp_rx(batch, pkt, frame);
+	} else
 		tp_comp_rx(qp, pkt, frame);
 	return false;
 }
@@ -221,12 +226,13 @@ tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 void
 tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 {
+	struct tp_resp_batch batch = { .qp = NULL };
 	uint16_t nfree = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = b->m[i];
 
-		if (!recv_one(dev, m, &b->pkt[i], (enum roce_parse_err)b->err[i]))
+		if (!recv_one(dev, &batch, m, &b->pkt[i], (enum roce_parse_err)b->err[i]))
 			b->m[nfree++] = m;	/* (nfree <= i: not read again) */
 	}
 	/* nothing keeps a received frame (payloads are copied out) but a

@@ -92,6 +92,7 @@ static const struct resp_error resp_errors[] = {
 
 struct resp_ctx {
 	struct tp_qp *qp;
+	struct tp_resp_batch *batch;	/* the packets of this burst it belongs to */
 	const struct roce_pkt *pkt;
 	const uint8_t *payload;
 	uint32_t mask;			/* pkt->op->mask */
@@ -288,9 +289,10 @@ st_check_length(struct resp_ctx *c)
 
 /*
  * R_Key checks (lib/protection, in the order IBTA gives).  WRITE checks the
- * whole RETH range on its first packet; every packet's bytes are checked
- * again when written (EXECUTE), so a key revoked mid-message stops it.
- * Zero-length READ/WRITE need no valid R_Key (C9-88).
+ * whole RETH range on its first packet, and the rest of it again at the
+ * first packet of every later batch (EXECUTE), so a key revoked
+ * mid-message stops it at the next burst.  Zero-length READ/WRITE need no
+ * valid R_Key (C9-88).
  */
 static inline enum resp_state
 st_check_rkey(struct resp_ctx *c)
@@ -310,6 +312,7 @@ st_check_rkey(struct resp_ctx *c)
 			qp->resp.write_va = va;
 			qp->resp.write_rkey = rkey;
 			qp->resp.write_left = pkt->reth.len;
+			c->batch->write_host = NULL;
 		}
 		if (len == 0)
 			return RESP_EXECUTE;
@@ -324,6 +327,8 @@ st_check_rkey(struct resp_ctx *c)
 	switch (prot_check_remote(qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
 				  va, len, &c->host)) {
 	case PROT_OK:
+		if (c->mask & ROCE_OPM_WRITE)
+			c->batch->write_host = c->host;
 		return RESP_EXECUTE;
 	case PROT_ALIGN:
 		/* a misaligned atomic is an Invalid Request (class C), as rxe */
@@ -351,6 +356,28 @@ execute_send(struct resp_ctx *c)
 	return RESP_COMPLETE;
 }
 
+/*
+ * Where the WRITE's next bytes go: the batch's translation (st_check_rkey
+ * made it for a packet with a RETH), or a check of the rest of the RETH
+ * range at a batch's first MIDDLE/LAST, kept for the batch's later ones.
+ */
+static inline bool
+write_dest(struct resp_ctx *c, void **dst)
+{
+	struct tp_qp *qp = c->qp;
+	void *host;
+
+	if (c->batch->write_host == NULL) {
+		if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
+				      qp->pub.qp_num, PROT_OP_WRITE, qp->resp.write_va,
+				      qp->resp.write_left, &host) != PROT_OK)
+			return false;
+		c->batch->write_host = host;
+	}
+	*dst = c->batch->write_host;
+	return true;
+}
+
 static inline enum resp_state
 execute_write(struct resp_ctx *c)
 {
@@ -363,19 +390,10 @@ execute_write(struct resp_ctx *c)
 	if ((c->mask & ROCE_OPM_LAST) && len != qp->resp.write_left)
 		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
 	if (len > 0) {
-		/*
-		 * A packet with a RETH (FIRST/ONLY) had its whole RETH range
-		 * checked by st_check_rkey a moment ago, and its bytes are the
-		 * start of that range: reuse the translation.  MIDDLE/LAST are
-		 * checked again, so a key revoked mid-message stops it.
-		 */
-		if ((c->mask & ROCE_OPM_RETH) && c->host != NULL)
-			dst = c->host;
-		else if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
-					   qp->pub.qp_num, PROT_OP_WRITE,
-					   qp->resp.write_va, len, &dst) != PROT_OK)
+		if (!write_dest(c, &dst))
 			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
 		memcpy(dst, c->payload, len);
+		c->batch->write_host += len;
 	}
 	qp->resp.write_va += len;
 	qp->resp.write_left -= len;
@@ -701,10 +719,11 @@ resp_step(struct resp_ctx *c, enum resp_state s)
 }
 
 void
-tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
+tp_resp_rx(struct tp_resp_batch *batch, const struct roce_pkt *pkt, const uint8_t *frame)
 {
+	struct tp_qp *qp = batch->qp;
 	struct resp_ctx c = {
-		.qp = qp, .pkt = pkt, .payload = frame + pkt->payload_off,
+		.qp = qp, .batch = batch, .pkt = pkt, .payload = frame + pkt->payload_off,
 		.mask = pkt->op->mask,
 	};
 	/* read once: the states' stores do not make the compiler load it again */

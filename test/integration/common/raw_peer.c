@@ -284,3 +284,45 @@ rp_counter(const struct raw_peer *rp, const char *name)
 {
 	return tp_dev_counter(verbs_tp(rp->ctx), name);
 }
+
+uint64_t
+rp_rkey_checks(const struct raw_peer *rp)
+{
+	const struct prot_tables *t = rp->ctx->prot;
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < PROT_STATUS_MAX; i++)
+		n += __atomic_load_n(&t->remote_cnt[i], __ATOMIC_RELAXED);
+	return n;
+}
+
+void
+rp_expect_frame(const struct rp_frame *f, uint8_t opcode, uint32_t psn)
+{
+	assert_int_equal(f->err, ROCE_PARSE_OK);
+	assert_true(f->icrc_ok);
+	assert_int_equal(f->pkt.dest_qpn, RP_PEER_QPN);
+	assert_int_equal(f->pkt.opcode, opcode);
+	assert_int_equal(f->pkt.psn, psn);
+}
+
+void
+rp_expect_aeth(const struct rp_frame *f, uint32_t psn, unsigned int type,
+	       unsigned int value, uint32_t msn)
+{
+	rp_expect_frame(f, ROCE_OP_ACKNOWLEDGE, psn);
+	assert_int_equal(roce_aeth_type(f->pkt.aeth.syndrome), type);
+	if (type != ROCE_AETH_ACK)
+		assert_int_equal(roce_aeth_value(f->pkt.aeth.syndrome), value);
+	assert_int_equal(f->pkt.aeth.msn, msn);
+}
+
+enum droce_qp_state
+rp_qp_state(struct droce_qp *qp)
+{
+	struct droce_qp_attr a;
+	struct droce_qp_init_attr init;
+
+	assert_int_equal(droce_query_qp(qp, &a, DROCE_QP_STATE, &init), 0);
+	return a.qp_state;
+}

@@ -123,6 +123,16 @@ int rp_poll_cq(struct raw_peer *rp, struct droce_wc *wc, int n, double seconds);
 
 /* A transport counter of droce's device by name (tp_counters.h). */
 uint64_t rp_counter(const struct raw_peer *rp, const char *name);
+/* R_Key checks droce ran so far (lib/protection's remote counters, any status). */
+uint64_t rp_rkey_checks(const struct raw_peer *rp);
+
+/* A valid answer (ICRC, parse, to RP_PEER_QPN) of this opcode and PSN. */
+void rp_expect_frame(const struct rp_frame *f, uint8_t opcode, uint32_t psn);
+/* An ACKNOWLEDGE with this AETH type, value (NAKs, RNR NAKs) and MSN. */
+void rp_expect_aeth(const struct rp_frame *f, uint32_t psn, unsigned int type,
+		    unsigned int value, uint32_t msn);
+/* The QP's state (droce_query_qp). */
+enum droce_qp_state rp_qp_state(struct droce_qp *qp);
 
 /* The payload of a collected frame. */
 static inline const uint8_t *

@@ -96,39 +96,16 @@ post_recv(struct raw_peer *rp, struct droce_qp *qp, uint64_t wr_id, void *addr,
 	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
 }
 
-/* A valid answer of this opcode and PSN. */
-static void
-expect_frame(const struct rp_frame *f, uint8_t opcode, uint32_t psn)
-{
-	assert_int_equal(f->err, ROCE_PARSE_OK);
-	assert_true(f->icrc_ok);
-	assert_int_equal(f->pkt.dest_qpn, RP_PEER_QPN);
-	assert_int_equal(f->pkt.opcode, opcode);
-	assert_int_equal(f->pkt.psn, psn);
-}
-
-/* An ACKNOWLEDGE with this AETH type, value and MSN. */
-static void
-expect_aeth(const struct rp_frame *f, uint32_t psn, unsigned int type, unsigned int value,
-	    uint32_t msn)
-{
-	expect_frame(f, ROCE_OP_ACKNOWLEDGE, psn);
-	assert_int_equal(roce_aeth_type(f->pkt.aeth.syndrome), type);
-	if (type != ROCE_AETH_ACK)
-		assert_int_equal(roce_aeth_value(f->pkt.aeth.syndrome), value);
-	assert_int_equal(f->pkt.aeth.msn, msn);
-}
-
 static void
 expect_ack(const struct rp_frame *f, uint32_t psn, uint32_t msn)
 {
-	expect_aeth(f, psn, ROCE_AETH_ACK, 0, msn);
+	rp_expect_aeth(f, psn, ROCE_AETH_ACK, 0, msn);
 }
 
 static void
 expect_nak(const struct rp_frame *f, uint32_t psn, unsigned int code, uint32_t msn)
 {
-	expect_aeth(f, psn, ROCE_AETH_NAK, code, msn);
+	rp_expect_aeth(f, psn, ROCE_AETH_NAK, code, msn);
 }
 
 /*
@@ -139,7 +116,7 @@ static void
 expect_read_resp(const struct rp_frame *f, uint8_t opcode, uint32_t psn, uint32_t msn,
 		 const uint8_t *src, uint32_t len)
 {
-	expect_frame(f, opcode, psn);
+	rp_expect_frame(f, opcode, psn);
 	if (opcode != ROCE_OP_RDMA_READ_RESPONSE_MIDDLE) {
 		assert_int_equal(roce_aeth_type(f->pkt.aeth.syndrome), ROCE_AETH_ACK);
 		assert_int_equal(f->pkt.aeth.msn, msn);
@@ -151,7 +128,7 @@ expect_read_resp(const struct rp_frame *f, uint8_t opcode, uint32_t psn, uint32_
 static void
 expect_atomic_ack(const struct rp_frame *f, uint32_t psn, uint32_t msn, uint64_t orig)
 {
-	expect_frame(f, ROCE_OP_ATOMIC_ACKNOWLEDGE, psn);
+	rp_expect_frame(f, ROCE_OP_ATOMIC_ACKNOWLEDGE, psn);
 	assert_int_equal(roce_aeth_type(f->pkt.aeth.syndrome), ROCE_AETH_ACK);
 	assert_int_equal(f->pkt.aeth.msn, msn);
 	assert_int_equal(f->pkt.atmack_orig, orig);
@@ -176,16 +153,6 @@ close_rp(struct raw_peer *rp, struct droce_qp *qp)
 {
 	rp_destroy_qp(qp);
 	rp_close(rp);
-}
-
-static enum droce_qp_state
-qp_state(struct droce_qp *qp)
-{
-	struct droce_qp_attr a;
-	struct droce_qp_init_attr init;
-
-	assert_int_equal(droce_query_qp(qp, &a, DROCE_QP_STATE, &init), 0);
-	return a.qp_state;
 }
 
 /* ---- MSN (C9-148) ------------------------------------------------------------------ */
@@ -308,7 +275,7 @@ test_msn_acks_and_naks(void **state)
 	/* no receive WQE: RNR NAK with min_rnr_timer 1 */
 	send_data(&rp, qp, ROCE_OP_SEND_ONLY, RP_PSN + 2, data, 64);
 	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
-	expect_aeth(&f[0], RP_PSN + 2, ROCE_AETH_RNR_NAK, 1, 1);
+	rp_expect_aeth(&f[0], RP_PSN + 2, ROCE_AETH_RNR_NAK, 1, 1);
 
 	/* a gap: sequence NAK naming the expected PSN */
 	send_write_only(&rp, qp, RP_PSN + 4, rp.buf, data, 64);
@@ -329,7 +296,7 @@ test_msn_acks_and_naks(void **state)
 	assert_int_equal(rp_poll_cq(&rp, wc, 2, RP_WAIT_S), 1);
 	assert_int_equal(wc[0].wr_id, 77);
 	assert_int_equal(wc[0].status, DROCE_WC_REM_INV_REQ_ERR);
-	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_ERR);
 
 	close_rp(&rp, qp);
 }
@@ -372,7 +339,7 @@ test_msn_read_revoked_mid_stream(void **state)
 		expect_read_resp(&f[i], ROCE_OP_RDMA_READ_RESPONSE_MIDDLE, RP_PSN + i, 1,
 				 buf2 + i * MTU, MTU);
 	expect_nak(&f[total - 1], RP_PSN + total - 1, ROCE_NAK_REM_ACCESS_ERR, 0);
-	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_ERR);
 
 	close_rp(&rp, qp);
 }
@@ -420,7 +387,7 @@ test_msn_error_naks(void **state)
 			assert_int_equal(wc[0].wr_id, 9);
 			assert_int_equal(wc[0].status, DROCE_WC_LOC_PROT_ERR);
 		}
-		assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
+		assert_int_equal(rp_qp_state(qp), DROCE_QPS_ERR);
 		rp_destroy_qp(qp);
 	}
 	rp_close(&rp);
@@ -461,7 +428,7 @@ test_res_burst_beyond_limit(void **state)
 	expect_nak(&f[4], RP_PSN + 4, ROCE_NAK_INVALID_REQ, 4);
 	assert_int_equal(*target, 7);
 	assert_int_equal(rp_counter(&rp, "sent_inv_req_nak"), 1);
-	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_ERR);
 
 	close_rp(&rp, qp);
 }
@@ -501,7 +468,7 @@ test_res_reused_in_order(void **state)
 	expect_read_resp(&f[0], ROCE_OP_RDMA_READ_RESPONSE_ONLY, RP_PSN + 7, 8,
 			 rp.buf + 3 * 64, 64);
 	assert_int_equal(rp_counter(&rp, "sent_inv_req_nak"), 0);
-	assert_int_equal(qp_state(qp), DROCE_QPS_RTS);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_RTS);
 
 	close_rp(&rp, qp);
 }
@@ -560,7 +527,7 @@ test_dup_read_must_match_record(void **state)
 	expect_read_resp(&f[0], ROCE_OP_RDMA_READ_RESPONSE_ONLY, RP_PSN + 1, 1,
 			 rp.buf + MTU + 8, 512);
 	assert_int_equal(rp_counter(&rp, "duplicate_request"), 7);
-	assert_int_equal(qp_state(qp), DROCE_QPS_RTS);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_RTS);
 
 	rp_destroy_qp(qp);
 	assert_int_equal(droce_dereg_mr(mr2), 0);
@@ -601,7 +568,7 @@ test_dup_read_revoked_key(void **state)
 	assert_int_equal(droce_dereg_mr(mr2), 0);
 	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
 	expect_nak(&f[0], RP_PSN, ROCE_NAK_REM_ACCESS_ERR, 0);
-	assert_int_equal(qp_state(qp), DROCE_QPS_ERR);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_ERR);
 
 	close_rp(&rp, qp);
 }
