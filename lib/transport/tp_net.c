@@ -121,16 +121,48 @@ tx_room(struct tp_dev *dev)
 }
 
 /*
- * Allocate an mbuf and write the headers of p (from tp_net_fill_pkt with
- * the same av; payload_len set by the caller); *payload points where the
- * caller copies the payload.  NULL when the transmit queue is full and
- * the link takes nothing more (backpressure: the caller keeps its state
- * and builds the packet in a later round, so nothing counted as sent is
- * ever dropped here) or no mbuf is left.
+ * Fill b with want (at most TP_REQ_BURST) mbufs in one pool call; it stays
+ * empty when the pool has not that many (tp_net_alloc then takes them one
+ * at a time, down to the last).
+ */
+void
+tp_net_mbufs_get(struct tp_dev *dev, struct tp_tx_mbufs *b, unsigned int want)
+{
+	want = RTE_MIN(want, (unsigned int)TP_REQ_BURST);
+	b->next = 0;
+	b->n = 0;
+	if (want > 1 && rte_pktmbuf_alloc_bulk(dev->link->pool, b->m, want) == 0)
+		b->n = (uint16_t)want;
+}
+
+void
+tp_net_mbufs_put(struct tp_tx_mbufs *b)
+{
+	if (b->next < b->n)
+		rte_pktmbuf_free_bulk(b->m + b->next, b->n - b->next);
+	b->next = 0;
+	b->n = 0;
+}
+
+static struct rte_mbuf *
+take_mbuf(struct tp_dev *dev, struct tp_tx_mbufs *b)
+{
+	if (b != NULL && b->next < b->n)
+		return b->m[b->next++];
+	return rte_pktmbuf_alloc(dev->link->pool);
+}
+
+/*
+ * Take an mbuf (from b, see tp_net_mbufs_get) and write the headers of p
+ * (from tp_net_fill_pkt with the same av; payload_len set by the caller);
+ * *payload points where the caller copies the payload.  NULL when the
+ * transmit queue is full and the link takes nothing more (backpressure:
+ * the caller keeps its state and builds the packet in a later round, so
+ * nothing counted as sent is ever dropped here) or no mbuf is left.
  */
 struct rte_mbuf *
 tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
-	     uint8_t **payload)
+	     struct tp_tx_mbufs *b, uint8_t **payload)
 {
 	struct tp_dev *dev = qp->dev;
 	struct rte_mbuf *m;
@@ -142,7 +174,7 @@ tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 		tp_tx_turn(dev)->full = true;
 		return NULL;
 	}
-	m = rte_pktmbuf_alloc(dev->link->pool);
+	m = take_mbuf(dev, b);
 	if (m == NULL) {
 		tp_count(dev, TP_CNT_TX_NOMBUF);
 		return NULL;

@@ -729,8 +729,21 @@ uint64_t tp_rnr_timer_us(uint8_t code);
 /* tp_net.c */
 void tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
-struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av,
-			      struct roce_pkt *p, uint8_t **payload);
+/*
+ * mbufs taken from the pool in one call for a burst of frames (the
+ * requester's, tp_req_run), handed out one by one by tp_net_alloc; what
+ * the burst did not use goes back with tp_net_mbufs_put.
+ */
+struct tp_tx_mbufs {
+	struct rte_mbuf *m[TP_REQ_BURST];
+	uint16_t next;		/* m[next, n) are not used yet */
+	uint16_t n;
+};
+void tp_net_mbufs_get(struct tp_dev *dev, struct tp_tx_mbufs *b, unsigned int want);
+void tp_net_mbufs_put(struct tp_tx_mbufs *b);
+/* b NULL: one mbuf from the pool; else the next of b (empty: from the pool) */
+struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
+			      struct tp_tx_mbufs *b, uint8_t **payload);
 void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_dev *dev);
 int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);

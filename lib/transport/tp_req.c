@@ -174,7 +174,8 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 
 /* One SEND/WRITE packet at req.offset.  Returns false if nothing was sent. */
 static bool
-send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *gc)
+send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *gc,
+		 struct tp_tx_mbufs *mb)
 {
 	uint32_t left = w->length - qp->req.offset;
 	bool first = qp->req.offset == 0;
@@ -211,7 +212,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 		p.udp_sport = roce_udp_sport(qp->pub.qp_num, w->remote_qpn);
 	}
 
-	m = tp_net_alloc(qp, wqe_av(qp, w), &p, &payload);
+	m = tp_net_alloc(qp, wqe_av(qp, w), &p, mb, &payload);
 	if (m == NULL)
 		return false;
 	if (!gather(qp, w, qp->req.offset, plen, payload, gc)) {
@@ -239,7 +240,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 
 /* An RDMA READ request (for the part not yet read) or an atomic request. */
 static bool
-send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
+send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbufs *mb)
 {
 	struct rte_mbuf *m;
 	struct roce_pkt p;
@@ -267,7 +268,7 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 		npsn = 1;
 	}
 	p.ackreq = 1;
-	m = tp_net_alloc(qp, &qp->av, &p, &payload);
+	m = tp_net_alloc(qp, &qp->av, &p, mb, &payload);
 	if (m == NULL)
 		return false;
 	count_sent(qp, qp->req.psn, npsn);
@@ -310,14 +311,33 @@ may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
 	return true;
 }
 
-void
-tp_req_run(struct tp_qp *qp)
+/*
+ * The most packets this burst can still build (mbufs for them are taken
+ * in one call): its budget, the room in the PSN window (RC), and what the
+ * send queue holds: what is left of w, and one at least for each later
+ * WQE (a local operation needs none: its mbuf goes back unused).
+ */
+static unsigned int
+burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int budget)
+{
+	uint32_t left = (w->wr_mask & TP_WR_RD_ATOMIC) ? 1 :
+			qp->req.offset == 0 ? w->npkts :
+			w->npkts - qp->req.offset / qp->mtu;
+	uint32_t n = RTE_MIN(qp->sq.head - qp->req.next - 1 + left, budget);
+
+	if (qp->pub.qp_type == DROCE_QPT_RC)
+		n = RTE_MIN(n, qp->req.window -
+			       (uint32_t)roce_psn_diff(qp->req.psn, qp->comp.psn));
+	return n;
+}
+
+/* Up to a burst of request packets, in WQE order, from the mbufs in mb. */
+static void
+req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 {
 	unsigned int budget = TP_REQ_BURST;
 	struct gather_cache gc = { .w = NULL };
 
-	if (!tp_qp_can_send(qp) || qp->req.wait_rnr)
-		return;
 	while (budget > 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp)) {
 		struct tp_send_wqe *w = &qp->sq.wqe[qp->req.next & qp->sq.mask];
 		uint32_t mask = w->wr_mask;
@@ -355,12 +375,25 @@ tp_req_run(struct tp_qp *qp)
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
 			return;
-		sent = (mask & TP_WR_RD_ATOMIC) ? send_rd_atomic_packet(qp, w) :
-						  send_data_packet(qp, w, &gc);
+		if (mb->next == mb->n)
+			tp_net_mbufs_get(qp->dev, mb, burst_bound(qp, w, budget));
+		sent = (mask & TP_WR_RD_ATOMIC) ? send_rd_atomic_packet(qp, w, mb) :
+						  send_data_packet(qp, w, &gc, mb);
 		if (!sent)
 			return;
 		budget--;
 	}
+}
+
+void
+tp_req_run(struct tp_qp *qp)
+{
+	struct tp_tx_mbufs mb = { .n = 0 };
+
+	if (!tp_qp_can_send(qp) || qp->req.wait_rnr)
+		return;
+	req_burst(qp, &mb);
+	tp_net_mbufs_put(&mb);
 }
 
 /*

@@ -230,7 +230,7 @@ send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
 						       it->syndrome;
 	p.aeth.msn = it->msn & ROCE_PSN_MASK;
 	p.atmack_orig = it->orig;
-	m = tp_net_alloc(qp, &qp->av, &p, &payload);
+	m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
 	if (m == NULL)
 		return false;
 	tp_net_finish(qp->dev, m, &p);
@@ -271,7 +271,7 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 	p.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
 	p.aeth.msn = it->msn & ROCE_PSN_MASK;
 	p.payload_len = plen;
-	m = tp_net_alloc(qp, &qp->av, &p, &payload);
+	m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
 	if (m == NULL)
 		return 0;
 	if (plen > 0)
