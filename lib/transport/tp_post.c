@@ -37,45 +37,97 @@ const struct tp_wr_opcode_info tp_wr_opcode_info[TP_WR_OPCODES] = {
 		RC_ONLY(TP_WR_SEND | TP_WR_INV | TP_WR_INLINE), DROCE_WC_SEND },
 };
 
+/* Inline data is copied now: the buffer is free on return. */
 static int
-copy_sges(struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
+copy_inline(const struct tp_qp *qp, const struct droce_send_wr *wr,
+	    struct tp_send_wqe *w)
+{
+	uint32_t off = 0;
+
+	if (w->length > qp->cap.max_inline_data)
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++) {
+		memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		off += wr->sg_list[i].length;
+	}
+	w->is_inline = 1;
+	w->num_sge = 0;
+	return 0;
+}
+
+static inline int
+copy_sges(const struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
 	  struct tp_send_wqe *w)
 {
+	/* (a negative num_sge is, as unsigned, above every max_send_sge) */
+	uint32_t n = (uint32_t)wr->num_sge;
 	uint64_t total = 0;
 
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
-	    (wr->num_sge > 0 && wr->sg_list == NULL))
+	if (n > qp->cap.max_send_sge || (n > 0 && wr->sg_list == NULL))
 		return -EINVAL;
-	for (int i = 0; i < wr->num_sge; i++)
+	for (uint32_t i = 0; i < n; i++)
 		total += wr->sg_list[i].length;
 	if (total > (1u << 31))
 		return -EINVAL;
 	w->length = (uint32_t)total;
-
-	if ((wr->send_flags & DROCE_SEND_INLINE) && (mask & TP_WR_INLINE)) {
-		uint32_t off = 0;
-
-		if (total > qp->cap.max_inline_data)
-			return -EINVAL;
-		/* Inline data is copied now: the buffer is free on return. */
-		for (int i = 0; i < wr->num_sge; i++) {
-			memcpy(w->inline_data + off,
-			       (const void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			off += wr->sg_list[i].length;
-		}
-		w->is_inline = 1;
-		w->num_sge = 0;
-		return 0;
-	}
+	if (unlikely(wr->send_flags & DROCE_SEND_INLINE) && (mask & TP_WR_INLINE))
+		return copy_inline(qp, wr, w);
 	w->is_inline = 0;
-	w->num_sge = (uint8_t)wr->num_sge;
-	if (wr->num_sge > 0)
-		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(w->sge[0]));
+	w->num_sge = (uint8_t)n;
+	/* the common single SGE as one assignment, not a call to memcpy */
+	if (likely(n == 1))
+		w->sge[0] = wr->sg_list[0];
+	else if (n > 0)
+		memcpy(w->sge, wr->sg_list, (size_t)n * sizeof(w->sge[0]));
 	return 0;
 }
 
+/* LOCAL_INV and BIND_MW: no data, no remote address. */
 static int
+fill_local_wqe(const struct droce_send_wr *wr, struct tp_send_wqe *w)
+{
+	w->length = 0;
+	w->num_sge = 0;
+	if (wr->opcode == DROCE_WR_LOCAL_INV) {
+		w->imm = wr->invalidate_rkey;
+		return 0;
+	}
+	/* BIND_MW type 1: what droce_bind_mw posts (as rxe's ibv_bind_mw) */
+	if (wr->bind_mw.mw == NULL || (wr->bind_mw.mw->type != DROCE_MW_TYPE_1 &&
+				       wr->bind_mw.mw->type != DROCE_MW_TYPE_2))
+		return -EINVAL;
+	w->mw_type = (uint8_t)wr->bind_mw.mw->type;
+	w->mw_index = wr->bind_mw.mw->handle;
+	w->bind_rkey = wr->bind_mw.rkey;
+	w->bind_mr_key = wr->bind_mw.bind_info.mr != NULL ? wr->bind_mw.bind_info.mr->lkey : 0;
+	w->bind_addr = wr->bind_mw.bind_info.addr;
+	w->bind_length = wr->bind_mw.bind_info.length;
+	w->bind_access = wr->bind_mw.bind_info.mw_access_flags;
+	return 0;
+}
+
+/* UD: the address handle, remote QPN and Q_Key; one MTU at most. */
+static int
+fill_ud_wqe(const struct tp_qp *qp, const struct droce_send_wr *wr,
+	    struct tp_send_wqe *w)
+{
+	if (wr->wr.ud.ah == NULL || w->length > qp->mtu)
+		return -EINVAL;
+	w->ah = container_of(wr->wr.ud.ah, struct tp_ah, pub);
+	w->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;
+	/* o10-15.2.x: a Q_Key with the high bit set means "use the QP's" */
+	w->remote_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
+		qp->attr.qkey : wr->wr.ud.remote_qkey;
+	return 0;
+}
+
+/*
+ * One WR into a WQE: 0, or -EINVAL (what ibverbs rejects).  Inlined into
+ * both posting paths; the rare parts (inline data, local operations, UD)
+ * are calls, so the common one-SGE WRITE or SEND is one straight line.
+ */
+static __rte_always_inline int
 fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	      struct tp_send_wqe *w)
 {
@@ -93,37 +145,16 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	w->started = 0;
 	w->status = DROCE_WC_SUCCESS;
 	w->imm = wr->imm_data;
-
-	switch (wr->opcode) {
-	case DROCE_WR_LOCAL_INV:
-		w->imm = wr->invalidate_rkey;
-		w->length = 0;
-		w->num_sge = 0;
-		return 0;
-	case DROCE_WR_BIND_MW:
-		/* type 1: what droce_bind_mw posts (as rxe's ibv_bind_mw) */
-		if (wr->bind_mw.mw == NULL || (wr->bind_mw.mw->type != DROCE_MW_TYPE_1 &&
-					       wr->bind_mw.mw->type != DROCE_MW_TYPE_2))
-			return -EINVAL;
-		w->mw_type = (uint8_t)wr->bind_mw.mw->type;
-		w->mw_index = wr->bind_mw.mw->handle;
-		w->bind_rkey = wr->bind_mw.rkey;
-		w->bind_mr_key = wr->bind_mw.bind_info.mr != NULL ?
-			wr->bind_mw.bind_info.mr->lkey : 0;
-		w->bind_addr = wr->bind_mw.bind_info.addr;
-		w->bind_length = wr->bind_mw.bind_info.length;
-		w->bind_access = wr->bind_mw.bind_info.mw_access_flags;
-		w->length = 0;
-		w->num_sge = 0;
-		return 0;
-	default:
-		break;
-	}
+	if (unlikely(mask & TP_WR_LOCAL))
+		return fill_local_wqe(wr, w);
 
 	rc = copy_sges(qp, wr, mask, w);
 	if (rc != 0)
 		return rc;
-	if (mask & TP_WR_ATOMIC) {
+	if (mask & TP_WR_REMOTE) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	} else if (mask & TP_WR_ATOMIC) {
 		/* the original value lands in one 8-byte local buffer */
 		if (w->num_sge != 1 || w->length != 8)
 			return -EINVAL;
@@ -131,21 +162,11 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
-	} else if (mask & TP_WR_REMOTE) {
-		w->remote_addr = wr->wr.rdma.remote_addr;
-		w->rkey = wr->wr.rdma.rkey;
 	} else if (mask & TP_WR_INV) {
 		w->imm = wr->invalidate_rkey;
 	}
-	if (qp->pub.qp_type == DROCE_QPT_UD) {
-		if (wr->wr.ud.ah == NULL || w->length > qp->mtu)
-			return -EINVAL;
-		w->ah = container_of(wr->wr.ud.ah, struct tp_ah, pub);
-		w->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;
-		/* o10-15.2.x: a Q_Key with the high bit set means "use the QP's" */
-		w->remote_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?
-			qp->attr.qkey : wr->wr.ud.remote_qkey;
-	}
+	if (unlikely(qp->pub.qp_type == DROCE_QPT_UD))
+		return fill_ud_wqe(qp, wr, w);
 	return 0;
 }
 
