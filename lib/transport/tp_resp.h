@@ -11,10 +11,43 @@
 
 /* A fresh, zeroed item at the queue's head; NULL when it stays full. */
 struct tp_resp_item *tp_resp_queue_add(struct tp_qp *qp);
-/* Queue an ACK (or RNR NAK) with the MSN of the last completed message. */
-void tp_resp_queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn);
-/* Queue a NAK with code and the given MSN. */
-void tp_resp_queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn, uint32_t msn);
+
+/*
+ * Queue an ACK/NAK.  A plain ACK right behind another one not sent yet
+ * replaces it (an ACK covers every earlier PSN, IBTA 9.7.5.1): a batch of
+ * requests asking for ACKs is answered by one.  Inline: once per request.
+ */
+static inline void
+tp_resp_queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
+{
+	struct tp_resp_item *it = qp->resp.q_head == qp->resp.q_tail ? NULL :
+				  &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
+
+	if (it == NULL || it->kind != TP_RESP_ACK ||
+	    roce_aeth_type(it->syndrome) != ROCE_AETH_ACK ||
+	    roce_aeth_type(syndrome) != ROCE_AETH_ACK)
+		it = tp_resp_queue_add(qp);
+	if (it == NULL)
+		return;
+	it->kind = TP_RESP_ACK;
+	it->syndrome = syndrome;
+	it->psn = psn;
+	it->msn = msn;
+}
+
+/* An ACK (or RNR NAK) carries the MSN of the last completed message (C9-148). */
+static inline void
+tp_resp_queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	tp_resp_queue_aeth(qp, syndrome, psn, qp->resp.msn);
+}
+
+static inline void
+tp_resp_queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn, uint32_t msn)
+{
+	tp_resp_queue_aeth(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn, msn);
+}
+
 /* it becomes the READ response stream answering r: [va, va + len) from psn. */
 void tp_resp_queue_read(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *r,
 			uint32_t psn, uint64_t va, uint32_t len);

@@ -14,13 +14,6 @@
 
 /* ---- the output queue ----------------------------------------------------------- */
 
-static inline struct tp_resp_item *
-queue_tail(struct tp_qp *qp)
-{
-	return qp->resp.q_head == qp->resp.q_tail ? NULL :
-	       &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
-}
-
 struct tp_resp_item *
 tp_resp_queue_add(struct tp_qp *qp)
 {
@@ -33,37 +26,6 @@ tp_resp_queue_add(struct tp_qp *qp)
 	it = &qp->resp.q[qp->resp.q_head++ % TP_RESP_QUEUE];
 	memset(it, 0, sizeof(*it));
 	return it;
-}
-
-/* Queue an ACK/NAK; a plain ACK right behind another one replaces it. */
-static inline void
-queue_aeth(struct tp_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
-{
-	struct tp_resp_item *it = queue_tail(qp);
-
-	if (it == NULL || it->kind != TP_RESP_ACK ||
-	    roce_aeth_type(it->syndrome) != ROCE_AETH_ACK ||
-	    roce_aeth_type(syndrome) != ROCE_AETH_ACK)
-		it = tp_resp_queue_add(qp);
-	if (it == NULL)
-		return;
-	it->kind = TP_RESP_ACK;
-	it->syndrome = syndrome;
-	it->psn = psn;
-	it->msn = msn;
-}
-
-/* ACKs carry the MSN of the last completed message (C9-148). */
-void
-tp_resp_queue_ack(struct tp_qp *qp, uint8_t syndrome, uint32_t psn)
-{
-	queue_aeth(qp, syndrome, psn, qp->resp.msn);
-}
-
-void
-tp_resp_queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn, uint32_t msn)
-{
-	queue_aeth(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn, msn);
 }
 
 /* ---- responder resources -------------------------------------------------------------- */
