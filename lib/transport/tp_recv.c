@@ -168,8 +168,9 @@ recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
 		if (batch->qp != qp)
 			tp_resp_batch_start(batch, qp);
 		tp_resp_rx(batch, pkt, frame);
-	} else
+	} else {
 		tp_comp_rx(qp, pkt, frame);
+	}
 	return false;
 }
 
