@@ -13,15 +13,6 @@
 #include "net_host.h"
 #include "tp_private.h"
 
-static bool
-is_local_gid(const struct tp_dev *dev, const uint8_t gid[16])
-{
-	for (uint32_t i = 0; i < dev->ngids; i++)
-		if (memcmp(dev->gids[i], gid, 16) == 0)
-			return true;
-	return false;
-}
-
 /* The QP type an opcode's transport field belongs to. */
 static bool
 transport_matches(const struct tp_qp *qp, uint8_t opcode)
@@ -78,7 +69,7 @@ static bool
 is_for_us(const struct tp_dev *dev, const struct roce_pkt *pkt)
 {
 	return memcmp(pkt->dst_mac, dev->link->mac.addr_bytes, 6) == 0 &&
-	       is_local_gid(dev, pkt->dst_gid);
+	       net_host_is_local(dev->host, pkt->dst_gid);
 }
 
 /*
@@ -169,11 +160,11 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
 }
 
 /*
- * Frames that are not RoCEv2 (roce_pkt_is_roce).  With a host stack (on
- * shard 0) they are its input; what it hands back as RoCEv2 (UDP to port
- * 4791 for one of our addresses, so malformed below the BTH: a bad IPv4
- * checksum, say) is malformed here.  Without one, nothing but RoCEv2 is
- * expected on the wire and every such frame is malformed.  Returns how
+ * Frames that are not RoCEv2 (roce_pkt_is_roce).  On shard 0 they are
+ * lib/net's input; what it hands back as RoCEv2 (UDP to port 4791 for one
+ * of our addresses, so malformed below the BTH: a bad IPv4 checksum, say)
+ * is malformed here.  A table-only host (no host stack: nothing but
+ * RoCEv2 is expected on the wire) hands every frame back, malformed.  Returns how
  * many of other[0, n) are left for the caller to free.
  */
 static uint16_t

@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "dev_pair.h"
+#include "net_host.h"
 #include "raw_peer.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -49,9 +50,9 @@ rp_open(struct raw_peer *rp, size_t buf_len)
 	assert_int_equal(verbs_attach_link(rp->ctx, rp->link, &cfg), 0);
 	roce_gid_from_ipv4(rp->gid, ip);
 	roce_gid_from_ipv4(rp->peer_gid, peer_ip);
-	assert_int_equal(tp_dev_add_gid(verbs_tp(rp->ctx), rp->gid), 0);
-	assert_int_equal(tp_dev_add_neigh(verbs_tp(rp->ctx), rp->peer_gid,
-					  &rp->peer->mac), 0);
+	assert_int_equal(net_host_add_addr(tp_dev_host(verbs_tp(rp->ctx)), rp->gid, 24), 0);
+	assert_int_equal(net_host_add_static(tp_dev_host(verbs_tp(rp->ctx)), rp->peer_gid,
+					     &rp->peer->mac), 0);
 	rp->len = buf_len;
 	dp_alloc_end(rp->ctx, buf_len, DP_REMOTE_ALL | DROCE_ACCESS_MW_BIND, 256,
 		     &rp->pd, &rp->buf, &rp->mr, &rp->cq);
