@@ -173,11 +173,32 @@ mac_is_zero(const uint8_t mac[6])
 	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
 }
 
+/*
+ * A port that computes IPv4 header checksums (DROCE_LINK_TX_IPV4_CKSUM)
+ * gets the frame with the checksum field 0 and the mbuf's request for it.
+ * The ICRC does not cover the checksum (RoCEv2 annex A17.3.3 masks it),
+ * so the port may write it after the ICRC was computed.
+ */
+static void
+build_finish(const struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (p->ip_version != 4 || !(dev->link->offloads & DROCE_LINK_TX_IPV4_CKSUM)) {
+		roce_build_finish(f, p);
+		return;
+	}
+	roce_build_finish_ip_cksum_offload(f, p);
+	m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	m->l2_len = p->l3_off;
+	m->l3_len = (uint16_t)(p->l4_off - p->l3_off);
+}
+
 /* Pad, ICRC, length; queue for transmission. */
 void
 tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 {
-	roce_build_finish(rte_pktmbuf_mtod(m, uint8_t *), p);
+	build_finish(dev, m, p);
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;
 	tp_count(dev, TP_CNT_SENT_PKTS);

@@ -179,6 +179,30 @@ recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
 	return k;
 }
 
+/*
+ * Parse m once.  A port that checks IPv4 header checksums
+ * (DROCE_LINK_RX_IPV4_CKSUM) gave its verdict: GOOD is not computed
+ * again, UNKNOWN or NONE (not IPv4, or not checked) is checked here.
+ */
+static enum roce_parse_err
+parse_frame(const struct tp_dev *dev, const struct rte_mbuf *m, struct roce_pkt *pkt)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if ((dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
+	    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+		return roce_parse_eth_cksum_ok(f, m->data_len, pkt);
+	return roce_parse_eth(f, m->data_len, pkt);
+}
+
+/* The port found the IPv4 header checksum wrong: m is dropped here. */
+static bool
+ip_cksum_bad(const struct tp_dev *dev, const struct rte_mbuf *m)
+{
+	return (dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
+	       (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD;
+}
+
 uint16_t
 tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 {
@@ -192,10 +216,14 @@ tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(b->m[i + 1], void *));
+		if (unlikely(ip_cksum_bad(dev, m))) {
+			tp_count(dev, TP_CNT_IP_CKSUM_BAD);
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		pkt->bth_off = 0;
 		if (likely(m->nb_segs == 1))
-			err = roce_parse_eth(rte_pktmbuf_mtod(m, const uint8_t *),
-					     m->data_len, pkt);
+			err = parse_frame(dev, m, pkt);
 		if (likely(roce_pkt_is_roce(pkt))) {
 			b->err[nroce] = (uint8_t)err;
 			b->m[nroce++] = m;	/* (nroce <= i: not read again) */
