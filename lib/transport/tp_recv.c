@@ -164,8 +164,8 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
  * lib/net's input; what it hands back as RoCEv2 (UDP to port 4791 for one
  * of our addresses, so malformed below the BTH: a bad IPv4 checksum, say)
  * is malformed here.  A table-only host (no host stack: nothing but
- * RoCEv2 is expected on the wire) hands every frame back, malformed.  Returns how
- * many of other[0, n) are left for the caller to free.
+ * RoCEv2 is expected on the wire) hands every frame back, malformed.
+ * Returns how many of other[0, n) are left for the caller to free.
  */
 static uint16_t
 recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
