@@ -206,6 +206,25 @@ ethdev_queues(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	return 0;
 }
 
+/*
+ * IPv4 header checksums in the port when it offers them (mlx5 and tap do;
+ * ring, memif and af_packet do not): enabled, and reported in
+ * link.offloads for the transport to use.
+ */
+static void
+ethdev_cksum_offloads(struct ethdev_priv *p, const struct rte_eth_dev_info *info,
+		      struct rte_eth_conf *conf)
+{
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		p->link.offloads |= DROCE_LINK_TX_IPV4_CKSUM;
+	}
+	if (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+		p->link.offloads |= DROCE_LINK_RX_IPV4_CKSUM;
+	}
+}
+
 /* Configure, set up the queues each way, start.  The pool exists. */
 static int
 ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
@@ -228,6 +247,7 @@ ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	if (seg < mtu + ETHDEV_FRAME_OVERHEAD &&
 	    (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	ethdev_cksum_offloads(p, info, &conf);
 	if (cfg->flow_isolate) {
 		struct rte_flow_error err = { .message = NULL };
 

@@ -160,6 +160,7 @@ vwire_end_init(struct droce_link *end, struct vwire_pair *pair,
 	rte_ether_addr_copy(rte_is_zero_ether_addr(mac) ? &default_mac[which] :
 			    mac, &end->mac);
 	end->mtu = cfg->mtu != 0 ? cfg->mtu : VWIRE_MTU_DEFAULT;
+	end->offloads = cfg->offloads;
 	end->pool = pair->pool;
 	end->priv = pair;
 }

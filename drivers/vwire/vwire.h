@@ -113,6 +113,14 @@ struct vwire_config {
 	struct rte_ether_addr mac_b;	/* all zero: 02:00:00:00:00:02 */
 	struct vwire_faults a_to_b;	/* faults on frames a sends */
 	struct vwire_faults b_to_a;	/* faults on frames b sends */
+	/*
+	 * Offloads both ends report (droce_link.offloads), for tests of what
+	 * the transport asks of a port.  The wire does none of the work: a
+	 * frame arrives as sent, its mbuf fields (ol_flags, l2_len, l3_len)
+	 * as the sender left them, so a test reads the TX requests at the
+	 * other end and sets RX verdicts on the frames it sends.
+	 */
+	uint32_t offloads;
 };
 
 /* Counters of one direction: the frames one end sent and what became of them. */

@@ -4,8 +4,9 @@
  *
  * A device is a DPDK ethdev port plus the addresses droce answers on it.
  * Opening it binds the pieces together on the calling lcore:
- *   link driver ("ethdev", from lib/link's registry)  ->  host stack (lib/net: ARP, ND,
- *   ping, neighbours)  ->  transport (lib/transport)  ->  verbs context,
+ *   link driver ("ethdev", from lib/link's registry)  ->  transport
+ *   (lib/transport, with the port's lib/net host: addresses, neighbours,
+ *   ARP, ND, ping)  ->  verbs context,
  * and with transport_lcores configured hands the transport (with the link
  * and host stack it drives) to that lcore (lib/transport/tp_lcore.c).
  * The device table is filled once by droce_init() from the INI file and
@@ -106,15 +107,14 @@ droce_get_device_name(struct droce_device *device)
 
 /* ---- open / close ------------------------------------------------------------ */
 
+/* The addresses into lib/net's table (the GID table), then the P_Keys. */
 static int
-add_gids(struct droce_device *d, struct tp_dev *tp, struct net_host *host)
+add_gids(struct droce_device *d, struct tp_dev *tp)
 {
 	for (unsigned int i = 0; i < d->naddr; i++) {
-		int rc = net_host_add_addr(host, d->addr[i].gid, d->addr[i].prefix);
+		int rc = net_host_add_addr(tp_dev_host(tp), d->addr[i].gid,
+					   d->addr[i].prefix);
 
-		if (rc < 0)
-			return rc;
-		rc = tp_dev_add_gid(tp, d->addr[i].gid);
 		if (rc < 0)
 			return rc;
 	}
@@ -134,8 +134,6 @@ open_state_free(struct device_open *o)
 		verbs_detach_link(o->ctx);
 		droce_close_context(o->ctx);
 	}
-	if (o->host != NULL)
-		net_host_destroy(o->host);
 	/*
 	 * After the transport's last flush (verbs_detach_link), before the
 	 * link closes: rte_pcapng_write_stats refuses a port that is gone,
@@ -196,7 +194,6 @@ struct droce_context *
 droce_open_device(struct droce_device *d)
 {
 	struct tp_dev_config tc = { 0 };
-	struct net_host_config hc = { 0 };
 	struct device_open *o;
 	int rc;
 
@@ -220,22 +217,17 @@ droce_open_device(struct droce_device *d)
 		tc.capture_arg = o->cap;
 	}
 	if (rc == 0) {
-		hc.link = o->link;
-		rc = net_host_create(&hc, &o->host);
-	}
-	if (rc == 0) {
 		o->ctx = droce_open_context(&d->tables);
 		rc = o->ctx == NULL ? -errno : 0;
 	}
 	if (rc == 0) {
 		tc.max_qp = d->max_qp;
 		tc.retry_cnt_7_infinite = d->rxe_retry_compat;
+		tc.host_stack = true;	/* droce answers ARP/ND/ping on its port */
 		rc = -verbs_attach_link(o->ctx, o->link, &tc);
 	}
-	if (rc == 0) {
-		tp_dev_attach_host(verbs_tp(o->ctx), o->host);
-		rc = add_gids(d, verbs_tp(o->ctx), o->host);
-	}
+	if (rc == 0)
+		rc = add_gids(d, verbs_tp(o->ctx));
 	/* transport_lcores: from here on the engine runs there (rings only) */
 	if (rc == 0 && d->dedicated) {
 		rc = -verbs_run_on_lcores(o->ctx, d->transport_lcores,

@@ -17,7 +17,6 @@
 
 struct droce_link;
 struct droce_link_driver;
-struct net_host;
 struct rte_mbuf;
 struct device_capture;
 
@@ -31,7 +30,6 @@ struct device_open {
 	struct droce_device *device;
 	const struct droce_link_driver *driver;	/* that opened link */
 	struct droce_link *link;
-	struct net_host *host;
 	struct droce_context *ctx;
 	struct device_capture *cap;	/* --droce-capture, or NULL */
 };

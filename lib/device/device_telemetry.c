@@ -164,8 +164,8 @@ stats_of(struct rte_tel_data *d, const struct device_open *o)
 		for (unsigned int i = 0; i < tp_counter_count(); i++)
 			rte_tel_data_add_dict_u64(d, tp_counter_name(i),
 						  tp_dev_counter_read(tp, i));
-	if (o->host != NULL) {
-		const uint64_t *nc = net_host_counters(o->host);
+	if (tp != NULL && tp_dev_host(tp) != NULL) {
+		const uint64_t *nc = net_host_counters(tp_dev_host(tp));
 
 		for (unsigned int i = 0; i < NET_CNT_MAX; i++)
 			add_prefixed(d, "net_", net_counter_name(i),

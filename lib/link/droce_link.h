@@ -59,6 +59,20 @@ struct droce_link_ops {
 	int (*link_status)(struct droce_link *link);
 };
 
+/*
+ * Offloads a link has enabled (struct droce_link.offloads).  A driver sets
+ * them from what its port offers and configures; the transport decides
+ * per frame what to ask of them.
+ *   TX_IPV4_CKSUM: frames with RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM,
+ *     l2_len and l3_len set and the header checksum field 0 get their IPv4
+ *     header checksum from the port (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM).
+ *   RX_IPV4_CKSUM: received IPv4 frames carry the port's verdict in
+ *     RTE_MBUF_F_RX_IP_CKSUM_MASK (GOOD, BAD, or UNKNOWN/NONE: not
+ *     checked; RTE_ETH_RX_OFFLOAD_IPV4_CKSUM).
+ */
+#define DROCE_LINK_TX_IPV4_CKSUM	(UINT32_C(1) << 0)
+#define DROCE_LINK_RX_IPV4_CKSUM	(UINT32_C(1) << 1)
+
 struct droce_link {
 	const struct droce_link_ops *ops;
 	char name[32];
@@ -67,6 +81,7 @@ struct droce_link {
 	struct rte_mempool *pool;	/* mbufs for frames this end sends */
 	void *priv;			/* driver state */
 	uint16_t nb_queues;		/* rx/tx queue pairs; 0 means 1 */
+	uint32_t offloads;		/* DROCE_LINK_*: enabled offloads */
 };
 
 static inline uint16_t

@@ -78,6 +78,7 @@ net_host_create(const struct net_host_config *cfg, struct net_host **out)
 	h->reachable_tsc = net_ms_to_tsc(cfg->reachable_ms != 0 ?
 					 cfg->reachable_ms : NET_REACHABLE_MS_DEFAULT);
 	h->failed_tsc = net_ms_to_tsc(cfg->failed_ms != 0 ? cfg->failed_ms : retry_ms);
+	h->table_only = cfg->table_only;
 	h->now = rte_get_timer_cycles();
 	h->next_deadline = UINT64_MAX;
 
@@ -146,6 +147,27 @@ net_host_add_addr(struct net_host *h, const uint8_t gid[16], uint8_t prefix_len)
 	a->prefix_len = prefix_len;
 	a->v4 = v4;
 	return 0;
+}
+
+int
+net_host_addr(const struct net_host *h, unsigned int index, uint8_t gid[16])
+{
+	if (index >= h->naddrs)
+		return -EINVAL;
+	memcpy(gid, h->addrs[index].gid, 16);
+	return 0;
+}
+
+bool
+net_host_is_local(const struct net_host *h, const uint8_t gid[16])
+{
+	return net_addr_find(h, gid) != NULL;
+}
+
+bool
+net_host_resolves(const struct net_host *h)
+{
+	return !h->table_only;
 }
 
 const struct net_addr *
@@ -293,6 +315,8 @@ net_host_rx(struct net_host *h, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t k = 0;
 
+	if (h->table_only)
+		return n;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 

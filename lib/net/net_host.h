@@ -47,7 +47,7 @@
 
 #include "droce_link.h"
 
-#define NET_HOST_MAX_ADDRS		8
+#define NET_HOST_MAX_ADDRS		16	/* also the GID table's size */
 #define NET_NEIGH_MAX_DEFAULT		256
 /*
  * Frame bytes held for unresolved neighbours.  Per neighbour: a 1 MiB
@@ -87,6 +87,11 @@ struct net_host_config {
 	uint32_t reachable_ms;		/* REACHABLE -> STALE; 0: 60000 */
 	uint32_t failed_ms;		/* FAILED entry answers -EHOSTUNREACH this
 					 * long, then is forgotten; 0: retry_ms */
+	bool table_only;		/* the tables without the protocols (a
+					 * wire without other hosts: the virtual
+					 * wire): no ARP/ND/ICMP, net_host_rx takes
+					 * nothing, only static neighbours
+					 * resolve */
 };
 
 enum net_neigh_state {
@@ -166,11 +171,24 @@ void net_host_destroy(struct net_host *h);
 
 /*
  * Add a local address: an IPv4-mapped GID (prefix_len 0..32, of the IPv4
- * address) or an IPv6 GID (0..128).  Returns 0, -EEXIST, -ENOSPC
- * (NET_HOST_MAX_ADDRS), -EINVAL (bad prefix, multicast/unspecified).
+ * address) or an IPv6 GID (0..128).  This is the port's one address
+ * table: the n-th address added is GID index n (the transport's GID
+ * query and its destination check read it here).  Returns 0, -EEXIST,
+ * -ENOSPC (NET_HOST_MAX_ADDRS), -EINVAL (bad prefix, multicast or
+ * unspecified).  Control path: add addresses before the engine runs on
+ * other lcores (they read the table without a lock).
  */
 int net_host_add_addr(struct net_host *h, const uint8_t gid[16],
 		      uint8_t prefix_len);
+
+/* The address of GID index index: 0, or -EINVAL past the last one. */
+int net_host_addr(const struct net_host *h, unsigned int index, uint8_t gid[16]);
+
+/* True when gid is one of the local addresses. */
+bool net_host_is_local(const struct net_host *h, const uint8_t gid[16]);
+
+/* True unless the host was created table_only: it resolves by ARP/ND. */
+bool net_host_resolves(const struct net_host *h);
 
 /*
  * Classify a received burst in place.  ARP requests for our addresses are
@@ -185,6 +203,8 @@ int net_host_add_addr(struct net_host *h, const uint8_t gid[16],
  * caller owns them.  Every other frame is transmitted (answers, in place)
  * or freed and counted.  Not checked here (the transport's parser does
  * it): the IPv4 header checksum and lengths of the RoCE frames.
+ * A table_only host takes nothing: every frame is handed back (k == n,
+ * uncounted) for the caller to count and free.
  */
 uint16_t net_host_rx(struct net_host *h, struct rte_mbuf **pkts, uint16_t n);
 
@@ -198,7 +218,8 @@ uint16_t net_host_rx(struct net_host *h, struct rte_mbuf **pkts, uint16_t n);
  *                 retries every retry_ms.
  *   -EHOSTUNREACH: resolve_tries probes got no answer.  The entry stays
  *                 FAILED for failed_ms; the first call after that starts
- *                 a new resolution (-EAGAIN).
+ *                 a new resolution (-EAGAIN).  A table_only host: no
+ *                 static entry for the GID (nothing is probed).
  *   -ENETUNREACH: the GID is not inside the prefix of a local address
  *                 of its family (no routers).
  *   -EADDRNOTAVAIL: no local address of the GID's family.

@@ -297,6 +297,8 @@ neigh_resolve(struct net_host *h, const uint8_t gid[16],
 	if (e == NULL) {
 		if (net_addr_for_peer(h, gid, &ret) == NULL)
 			return ret;
+		if (h->table_only)
+			return -EHOSTUNREACH;	/* nothing to probe with */
 		e = neigh_alloc(h, gid);
 		if (e == NULL)
 			return -ENOBUFS;

@@ -94,6 +94,7 @@ struct net_host {
 	uint32_t pend_total;	/* bytes held for all neighbours */
 	int pend_next_off;	/* mbuf dynamic field: the next held frame */
 	net_host_output_fn out;	/* where released frames go; NULL: net_tx */
+	bool table_only;	/* net_host_config.table_only */
 	void *out_arg;
 
 	struct net_neigh *neigh;

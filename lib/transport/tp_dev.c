@@ -91,6 +91,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	for (uint32_t i = 0; i < dev->txq_len; i++)
 		rte_pktmbuf_free(dev->txq[i]);
 	tp_shards_free(dev);
+	net_host_destroy(dev->host);	/* its held frames counted dropped */
 	tp_event_fini(dev);
 	prot_reader_unregister(dev->prot, dev->prot_reader);
 	rte_free(dev->qps);
@@ -102,10 +103,28 @@ tp_dev_destroy(struct tp_dev *dev)
 int
 tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link)
 {
+	struct net_host_config hc = {
+		.link = link,
+		.table_only = !dev->cfg.host_stack,
+	};
+	int rc;
+
 	if (link == NULL || link->pool == NULL)
 		return -EINVAL;
+	if (dev->link != NULL)
+		return -EBUSY;
+	rc = net_host_create(&hc, &dev->host);
+	if (rc != 0)
+		return rc;
+	net_host_set_output(dev->host, tp_net_release, dev);
 	dev->link = link;
 	return 0;
+}
+
+struct net_host *
+tp_dev_host(const struct tp_dev *dev)
+{
+	return dev->host;
 }
 
 void
@@ -115,30 +134,11 @@ tp_dev_set_retry_cnt_7_infinite(struct tp_dev *dev, bool on)
 }
 
 int
-tp_dev_attach_host(struct tp_dev *dev, struct net_host *host)
-{
-	dev->host = host;
-	if (host != NULL)
-		net_host_set_output(host, tp_net_release, dev);
-	return 0;
-}
-
-int
-tp_dev_add_gid(struct tp_dev *dev, const uint8_t gid[16])
-{
-	if (dev->ngids == TP_MAX_GIDS)
-		return -ENOSPC;
-	memcpy(dev->gids[dev->ngids], gid, 16);
-	return (int)dev->ngids++;
-}
-
-int
 tp_dev_query_gid(const struct tp_dev *dev, unsigned int index, uint8_t gid[16])
 {
-	if (index >= dev->ngids)
+	if (dev->host == NULL)
 		return -EINVAL;
-	memcpy(gid, dev->gids[index], 16);
-	return 0;
+	return net_host_addr(dev->host, index, gid);
 }
 
 int
@@ -161,30 +161,6 @@ tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index, uint16_t *pkey)
 	if (index >= dev->npkeys)
 		return -EINVAL;
 	*pkey = dev->pkeys[index];
-	return 0;
-}
-
-int
-tp_dev_add_neigh(struct tp_dev *dev, const uint8_t gid[16],
-		 const struct rte_ether_addr *mac)
-{
-	struct tp_neigh *free_slot = NULL;
-
-	for (unsigned int i = 0; i < TP_MAX_NEIGH; i++) {
-		struct tp_neigh *n = &dev->neigh[i];
-
-		if (n->valid && memcmp(n->gid, gid, 16) == 0) {
-			n->mac = *mac;
-			return 0;
-		}
-		if (!n->valid && free_slot == NULL)
-			free_slot = n;
-	}
-	if (free_slot == NULL)
-		return -ENOSPC;
-	memcpy(free_slot->gid, gid, 16);
-	free_slot->mac = *mac;
-	free_slot->valid = true;
 	return 0;
 }
 
@@ -239,7 +215,7 @@ tp_progress(struct tp_dev *dev)
 	/* ARP, ND and pings go to the host stack; RoCEv2 frames remain */
 	n = tp_recv_classify(dev, &b, n);
 	now = rte_get_timer_cycles();
-	if (dev->host != NULL && s == 0)
+	if (s == 0)
 		net_host_timer(dev->host, now);
 	if (unlikely(now >= dev->link_next) && s == 0)
 		tp_event_link_poll(dev, now);	/* port events */

@@ -205,22 +205,43 @@ mac_is_zero(const uint8_t mac[6])
 	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
 }
 
+/*
+ * A port that computes IPv4 header checksums (DROCE_LINK_TX_IPV4_CKSUM)
+ * gets the frame with the checksum field 0 and the mbuf's request for it.
+ * The ICRC does not cover the checksum (RoCEv2 annex A17.3.3 masks it),
+ * so the port may write it after the ICRC was computed.
+ */
+static void
+build_finish(const struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (p->ip_version != 4 || !(dev->link->offloads & DROCE_LINK_TX_IPV4_CKSUM)) {
+		roce_build_finish(f, p);
+		return;
+	}
+	roce_build_finish_ip_cksum_offload(f, p);
+	m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	m->l2_len = p->l3_off;
+	m->l3_len = (uint16_t)(p->l4_off - p->l3_off);
+}
+
 /* Pad, ICRC, length; queue for transmission. */
 void
 tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 {
-	roce_build_finish(rte_pktmbuf_mtod(m, uint8_t *), p);
+	build_finish(dev, m, p);
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;
 	tp_count(dev, TP_CNT_SENT_PKTS);
 	if (unlikely(tp_cur_shard() != 0)) {
 		/* another transport lcore's shard (tp_shard.c) */
 		/* (the frame's MAC: p's is not set on the template path) */
-		tp_shard_tx(dev, m, p->dst_gid, dev->host != NULL &&
+		tp_shard_tx(dev, m, p->dst_gid,
 			    mac_is_zero(rte_pktmbuf_mtod(m, const uint8_t *)));
 		return;
 	}
-	if (dev->host != NULL && mac_is_zero(p->dst_mac)) {
+	if (mac_is_zero(p->dst_mac)) {
 		/* held until ARP/ND answers, then back through tp_net_release
 		 * (captured there, when it is sent); dropped when the
 		 * resolution fails or the budget is spent: the transport's
@@ -280,26 +301,20 @@ tp_net_flush(struct tp_dev *dev)
 }
 
 /*
- * Destination MAC of an address vector.  With a host stack: start the
- * resolution now (ARP/ND); packets look the MAC up again when they are
- * built, so -EAGAIN is fine here; only a peer that cannot be on-link
- * fails.  Without one: the static table.
+ * Destination MAC of an address vector, from lib/net's neighbour table.
+ * A host that resolves starts the resolution now (ARP/ND); packets look
+ * the MAC up again when they are built, so -EAGAIN (and a FAILED entry's
+ * -EHOSTUNREACH, retried on use) is fine here; only a peer that cannot be
+ * on-link fails.  A table-only host knows its static entries alone: any
+ * other peer fails.
  */
 int
 tp_net_resolve(struct tp_dev *dev, struct tp_av *av)
 {
-	if (dev->host != NULL) {
-		int rc = net_host_resolve_ref(dev->host, av->dgid,
-					      (struct rte_ether_addr *)av->dmac,
-					      &av->neigh);
+	int rc = net_host_resolve_ref(dev->host, av->dgid,
+				      (struct rte_ether_addr *)av->dmac, &av->neigh);
 
-		return rc == -EAGAIN || rc == -EHOSTUNREACH ? 0 : rc;
-	}
-	for (unsigned int i = 0; i < TP_MAX_NEIGH; i++) {
-		if (dev->neigh[i].valid && memcmp(dev->neigh[i].gid, av->dgid, 16) == 0) {
-			memcpy(av->dmac, dev->neigh[i].mac.addr_bytes, 6);
-			return 0;
-		}
-	}
-	return -EHOSTUNREACH;
+	if (rc == -EAGAIN || (rc == -EHOSTUNREACH && net_host_resolves(dev->host)))
+		return 0;
+	return rc;
 }

@@ -223,7 +223,7 @@ tp_ring_count(uint32_t head, uint32_t tail)
 struct tp_av {
 	uint8_t dgid[16];
 	uint8_t sgid[16];
-	uint8_t dmac[6];		/* without a host stack (or off shard 0) */
+	uint8_t dmac[6];		/* resolved when made: shards >= 1 */
 	struct net_neigh_ref neigh;	/* with one: dgid's entry in lib/net's
 					 * table, renewed by tp_net.c av_dmac */
 	uint8_t ip_version;
@@ -467,15 +467,6 @@ tp_cq_of(struct droce_cq *cq)
 
 /* ---- the device engine --------------------------------------------------- */
 
-struct tp_neigh {
-	uint8_t gid[16];
-	struct rte_ether_addr mac;
-	bool valid;
-};
-
-#define TP_MAX_NEIGH 64
-
-
 /*
  * A shard's way out under backpressure: full is set when a frame could
  * not be built for lack of transmit room (tp_net_alloc), and the next
@@ -528,16 +519,14 @@ tp_cur_shard(void)
 struct tp_dev {
 	struct droce_context *ctx;
 	struct prot_tables *prot;
-	struct net_host *host;		/* ARP/ND/ICMP and neighbours, or NULL */
+	struct net_host *host;		/* lib/net: addresses, neighbours (and
+					 * ARP/ND/ICMP with cfg.host_stack) */
 	int prot_reader;		/* QSBR slot of the owning lcore */
 	struct droce_link *link;
 	struct tp_dev_config cfg;
 
-	uint8_t gids[TP_MAX_GIDS][16];
-	uint32_t ngids;
 	uint16_t pkeys[TP_MAX_PKEYS];	/* index 0: 0xffff */
 	uint32_t npkeys;
-	struct tp_neigh neigh[TP_MAX_NEIGH];
 
 	struct tp_qp **qps;		/* by QPN - TP_QPN_BASE */
 	uint32_t max_qp;
@@ -591,9 +580,10 @@ tp_qpn_shard(const struct tp_dev *dev, uint32_t qpn)
 }
 
 /*
- * lib/net's host stack (ARP/ND/ICMP, the neighbour table) belongs to
- * shard 0: other shards see none and use the MAC resolved when the QP
- * went to RTR (or hand the frame to shard 0, tp_shard_tx).
+ * lib/net's host (ARP/ND/ICMP, the neighbour table) belongs to shard 0:
+ * other shards see none and use the MAC resolved when the QP went to RTR
+ * (or hand the frame to shard 0, tp_shard_tx).  Its address table is
+ * read-only once the engine runs, and read by every shard (dev->host).
  */
 static inline struct net_host *
 tp_host(const struct tp_dev *dev)

@@ -180,7 +180,10 @@ check_values(const struct tp_qp *qp, const struct droce_qp_attr *a, int mask)
 		return -EINVAL;
 	if (mask & DROCE_QP_AV) {
 		/* RoCE addresses are GIDs: a GRH is mandatory (is_global). */
-		if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= dev->ngids)
+		uint8_t sgid[16];
+
+		if (!a->ah_attr.is_global ||
+		    tp_dev_query_gid(dev, a->ah_attr.grh.sgid_index, sgid) != 0)
 			return -EINVAL;
 		/* uverbs modify_qp: the AV's port must be valid (rdma_is_port_valid),
 		 * and port 0 is not one on a CA */
@@ -200,11 +203,12 @@ tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah, struct tp_av
 	const struct droce_global_route *g = &ah->grh;
 
 	/* uverbs create_ah and modify_qp: rdma_is_port_valid(port_num) */
-	if (!ah->is_global || g->sgid_index >= dev->ngids || ah->port_num != 1)
+	if (!ah->is_global || ah->port_num != 1)
 		return -EINVAL;
 	memset(av, 0, sizeof(*av));
+	if (tp_dev_query_gid(dev, g->sgid_index, av->sgid) != 0)
+		return -EINVAL;
 	memcpy(av->dgid, g->dgid.raw, 16);
-	memcpy(av->sgid, dev->gids[g->sgid_index], 16);
 	av->ip_version = roce_gid_is_ipv4(av->dgid) ? 4 : 6;
 	if ((av->ip_version == 4) != roce_gid_is_ipv4(av->sgid))
 		return -EINVAL;		/* source and destination families differ */

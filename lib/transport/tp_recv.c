@@ -13,15 +13,6 @@
 #include "net_host.h"
 #include "tp_private.h"
 
-static bool
-is_local_gid(const struct tp_dev *dev, const uint8_t gid[16])
-{
-	for (uint32_t i = 0; i < dev->ngids; i++)
-		if (memcmp(dev->gids[i], gid, 16) == 0)
-			return true;
-	return false;
-}
-
 /* The QP type an opcode's transport field belongs to. */
 static bool
 transport_matches(const struct tp_qp *qp, uint8_t opcode)
@@ -78,7 +69,7 @@ static bool
 is_for_us(const struct tp_dev *dev, const struct roce_pkt *pkt)
 {
 	return memcmp(pkt->dst_mac, dev->link->mac.addr_bytes, 6) == 0 &&
-	       is_local_gid(dev, pkt->dst_gid);
+	       net_host_is_local(dev->host, pkt->dst_gid);
 }
 
 /*
@@ -175,12 +166,12 @@ recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
 }
 
 /*
- * Frames that are not RoCEv2 (roce_pkt_is_roce).  With a host stack (on
- * shard 0) they are its input; what it hands back as RoCEv2 (UDP to port
- * 4791 for one of our addresses, so malformed below the BTH: a bad IPv4
- * checksum, say) is malformed here.  Without one, nothing but RoCEv2 is
- * expected on the wire and every such frame is malformed.  Returns how
- * many of other[0, n) are left for the caller to free.
+ * Frames that are not RoCEv2 (roce_pkt_is_roce).  On shard 0 they are
+ * lib/net's input; what it hands back as RoCEv2 (UDP to port 4791 for one
+ * of our addresses, so malformed below the BTH: a bad IPv4 checksum, say)
+ * is malformed here.  A table-only host (no host stack: nothing but
+ * RoCEv2 is expected on the wire) hands every frame back, malformed.
+ * Returns how many of other[0, n) are left for the caller to free.
  */
 static uint16_t
 recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
@@ -192,6 +183,30 @@ recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
 		k = net_host_rx(host, other, n);	/* consumes the rest */
 	tp_count_n(dev, TP_CNT_MALFORMED, k);
 	return k;
+}
+
+/*
+ * Parse m once.  A port that checks IPv4 header checksums
+ * (DROCE_LINK_RX_IPV4_CKSUM) gave its verdict: GOOD is not computed
+ * again, UNKNOWN or NONE (not IPv4, or not checked) is checked here.
+ */
+static enum roce_parse_err
+parse_frame(const struct tp_dev *dev, const struct rte_mbuf *m, struct roce_pkt *pkt)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if ((dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
+	    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+		return roce_parse_eth_cksum_ok(f, m->data_len, pkt);
+	return roce_parse_eth(f, m->data_len, pkt);
+}
+
+/* The port found the IPv4 header checksum wrong: m is dropped here. */
+static bool
+ip_cksum_bad(const struct tp_dev *dev, const struct rte_mbuf *m)
+{
+	return (dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
+	       (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD;
 }
 
 uint16_t
@@ -207,10 +222,14 @@ tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(b->m[i + 1], void *));
+		if (unlikely(ip_cksum_bad(dev, m))) {
+			tp_count(dev, TP_CNT_IP_CKSUM_BAD);
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		pkt->bth_off = 0;
 		if (likely(m->nb_segs == 1))
-			err = roce_parse_eth(rte_pktmbuf_mtod(m, const uint8_t *),
-					     m->data_len, pkt);
+			err = parse_frame(dev, m, pkt);
 		if (likely(roce_pkt_is_roce(pkt))) {
 			b->err[nroce] = (uint8_t)err;
 			b->m[nroce++] = m;	/* (nroce <= i: not read again) */

@@ -227,7 +227,7 @@ tp_shard_tx_in(struct tp_dev *dev)
 					   RTE_MIN(RTE_DIM(h),
 						   TP_TXQ_SIZE - dev->txq_len), NULL);
 	for (unsigned int i = 0; i < n; i++) {
-		if (dev->host != NULL && !gid_is_zero(h[i].gid)) {
+		if (!gid_is_zero(h[i].gid)) {
 			tp_net_flush(dev);	/* keep the order of what is queued */
 			net_host_output(dev->host, h[i].gid, h[i].m);
 			tell_mac(dev, h[i].shard, h[i].gid);

@@ -29,7 +29,6 @@ struct tp_qp;
 struct tp_cq;
 struct tp_ah;
 
-#define TP_MAX_GIDS 16
 #define TP_MAX_PKEYS 16
 /*
  * QPs per device by default (rxe's limit).  Reserved per QP slot: 16 bytes
@@ -46,6 +45,15 @@ struct tp_dev_config {
 	 * Default false (spec); true copies rxe (compatibility switch).
 	 */
 	bool retry_cnt_7_infinite;
+	/*
+	 * The port's tables (local addresses = GID table, neighbours) are
+	 * lib/net's, created by tp_dev_attach_link.  host_stack true: lib/net
+	 * also answers ARP, ND and ICMP echo and resolves peers (a real port:
+	 * lib/device).  false: the tables alone (net_host_config.table_only),
+	 * for a wire without other hosts (the virtual wire tests): non-RoCE
+	 * frames are malformed, peers only resolve through static entries.
+	 */
+	bool host_stack;
 	/*
 	 * Packet capture hook (lib/device, --droce-capture); NULL: off, and
 	 * then it costs one pointer test per burst.  Called on the owning
@@ -66,34 +74,34 @@ int tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		  const struct tp_dev_config *cfg, struct tp_dev **out);
 /* -EBUSY while QPs exist. */
 int tp_dev_destroy(struct tp_dev *dev);
-/* The link packets go out on and come in from (one per device for now). */
+/*
+ * The link packets go out on and come in from (one per device for now),
+ * and with it the port's lib/net host (tp_dev_config.host_stack): 0,
+ * -EINVAL, -EBUSY (a link is attached already) or net_host_create's error.
+ */
 int tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link);
 /*
- * The host stack of a real port (lib/net): it takes the non-RoCE frames
- * (ARP, ND, ICMP echo) out of every received burst, resolves peers' MAC
- * addresses and holds frames for peers still being resolved.  Without one
- * (virtual wire tests) MACs come from tp_dev_add_neigh().
+ * The port's lib/net host (NULL before tp_dev_attach_link), owned by the
+ * transport and freed by tp_dev_destroy.  Its tables are the only ones:
+ * a local address is added with net_host_add_addr (its order is the GID
+ * index), a static neighbour with net_host_add_static; both on the
+ * control path, before the engine moves to transport lcores.
  */
 struct net_host;
-int tp_dev_attach_host(struct tp_dev *dev, struct net_host *host);
-
-/* Add a local GID (IPv4-mapped or IPv6); returns its index or -errno. */
-int tp_dev_add_gid(struct tp_dev *dev, const uint8_t gid[16]);
+struct net_host *tp_dev_host(const struct tp_dev *dev);
+/* The GID of index index: lib/net's address table (net_host_addr). */
 int tp_dev_query_gid(const struct tp_dev *dev, unsigned int index,
 		     uint8_t gid[16]);
 /*
  * The P_Key table (IBTA 10.9.2): index 0 holds the default partition
  * 0xffff from creation.  Add a P_Key (bit 15 the full-member bit; 0x0000
  * and 0x8000 are invalid); returns its index (an existing one if it is
- * already there), -EINVAL or -ENOSPC.  Like tp_dev_add_gid: control path,
+ * already there), -EINVAL or -ENOSPC.  Like the addresses: control path,
  * before a QP's modify_qp selects the new index.
  */
 int tp_dev_add_pkey(struct tp_dev *dev, uint16_t pkey);
 int tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index,
 		      uint16_t *pkey);
-/* Static neighbour entry: the MAC address of a peer GID. */
-int tp_dev_add_neigh(struct tp_dev *dev, const uint8_t gid[16],
-		     const struct rte_ether_addr *mac);
 /* Receive, run timers, send.  Returns packets handled. */
 int tp_progress(struct tp_dev *dev);
 

@@ -129,15 +129,20 @@ ipv4_cksum_as_sent(const uint8_t *ip, const struct roce_pkt *p)
 	return (uint16_t)~sum;
 }
 
-/* After the ICRC: the real values of the fields it masks. */
+/*
+ * After the ICRC: the real values of the fields it masks.  ip_cksum_port:
+ * the IPv4 header checksum stays 0 for the port to fill in.
+ */
 static void
-set_variant_fields(uint8_t *f, const struct roce_pkt *p)
+set_variant_fields(uint8_t *f, const struct roce_pkt *p, bool ip_cksum_port)
 {
 	uint8_t *ip = f + p->l3_off;
 	uint8_t *bth = f + p->bth_off;
 
 	if (p->ip_version == 4) {
-		uint16_t cksum = ipv4_cksum_as_sent(ip, p);
+		/* the ICRC masks the checksum (RoCEv2 annex A17.3.3): the port
+		 * may fill it in after the ICRC; DPDK wants the field zero */
+		uint16_t cksum = ip_cksum_port ? 0 : ipv4_cksum_as_sent(ip, p);
 
 		ip[1] = p->ip_dscp_ecn;
 		ip[8] = p->ip_ttl;
@@ -303,8 +308,8 @@ roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 	return p->payload_off;
 }
 
-void
-roce_build_finish(void *buf, struct roce_pkt *p)
+static void
+build_finish(void *buf, struct roce_pkt *p, bool ip_cksum_port)
 {
 	uint8_t *f = buf;
 	uint8_t *icrc = f + p->pkt_len - ROCE_ICRC_LEN;
@@ -314,7 +319,19 @@ roce_build_finish(void *buf, struct roce_pkt *p)
 	memset(f + p->payload_off + p->payload_len, 0, ROCE_ICRC_LEN);
 	p->icrc = roce_icrc_premasked(f + p->l3_off, p->pkt_len - p->l3_off);
 	roce_icrc_store(icrc, p->icrc);
-	set_variant_fields(f, p);
+	set_variant_fields(f, p, ip_cksum_port);
+}
+
+void
+roce_build_finish(void *buf, struct roce_pkt *p)
+{
+	build_finish(buf, p, false);
+}
+
+void
+roce_build_finish_ip_cksum_offload(void *buf, struct roce_pkt *p)
+{
+	build_finish(buf, p, true);
 }
 
 size_t

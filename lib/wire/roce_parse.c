@@ -138,7 +138,7 @@ gid_from_ipv4(uint8_t gid[16], const uint8_t ipv4[4])
 }
 
 static enum roce_parse_err
-parse_ipv4(const uint8_t *ip, size_t avail, struct roce_pkt *p,
+parse_ipv4(const uint8_t *ip, size_t avail, bool cksum_ok, struct roce_pkt *p,
 	   size_t *hdr_len, size_t *datagram_len)
 {
 	size_t ihl, tot;
@@ -152,7 +152,7 @@ parse_ipv4(const uint8_t *ip, size_t avail, struct roce_pkt *p,
 		return ROCE_PARSE_BAD_IP_HDR;
 	if (tot > avail)
 		return ROCE_PARSE_TRUNCATED;
-	if (wire_ipv4_cksum(ip, ihl) != 0)
+	if (!cksum_ok && wire_ipv4_cksum(ip, ihl) != 0)
 		return ROCE_PARSE_BAD_IP_CSUM;
 	frag = wire_be16(ip + 6);
 	if (frag & 0x3fff)		/* MF or a fragment offset */
@@ -204,10 +204,11 @@ parse_ipv6(const uint8_t *ip, size_t avail, struct roce_pkt *p,
 /*
  * Parse from the IP header at frame + l3_off; frame has len bytes.  When
  * the Ethernet type named the IP version, want_version must match it.
+ * cksum_ok: the port verified the IPv4 header checksum.
  */
 static enum roce_parse_err
 parse_from_l3(const uint8_t *frame, size_t len, size_t l3_off,
-	      unsigned int want_version, struct roce_pkt *p)
+	      unsigned int want_version, bool cksum_ok, struct roce_pkt *p)
 {
 	const uint8_t *ip = frame + l3_off;
 	size_t avail = len - l3_off;
@@ -222,7 +223,7 @@ parse_from_l3(const uint8_t *frame, size_t len, size_t l3_off,
 	if (want_version != 0 && p->ip_version != want_version)
 		return ROCE_PARSE_BAD_IP_HDR;
 	if (p->ip_version == 4)
-		err = parse_ipv4(ip, avail, p, &ip_hdr_len, &datagram_len);
+		err = parse_ipv4(ip, avail, cksum_ok, p, &ip_hdr_len, &datagram_len);
 	else if (p->ip_version == 6)
 		err = parse_ipv6(ip, avail, p, &ip_hdr_len, &datagram_len);
 	else
@@ -274,11 +275,11 @@ enum roce_parse_err
 roce_parse_ip(const void *buf, size_t len, struct roce_pkt *p)
 {
 	reset_pkt(p);
-	return parse_from_l3(buf, len, 0, 0, p);
+	return parse_from_l3(buf, len, 0, 0, false, p);
 }
 
-enum roce_parse_err
-roce_parse_eth(const void *buf, size_t len, struct roce_pkt *p)
+static enum roce_parse_err
+parse_eth(const void *buf, size_t len, bool cksum_ok, struct roce_pkt *p)
 {
 	const uint8_t *f = buf;
 	size_t l3_off = ROCE_ETH_HDR_LEN;
@@ -307,5 +308,17 @@ roce_parse_eth(const void *buf, size_t len, struct roce_pkt *p)
 	if (type != ROCE_ETHERTYPE_IPV4 && type != ROCE_ETHERTYPE_IPV6)
 		return ROCE_PARSE_NOT_IP;
 	return parse_from_l3(f, len, l3_off,
-			     type == ROCE_ETHERTYPE_IPV4 ? 4 : 6, p);
+			     type == ROCE_ETHERTYPE_IPV4 ? 4 : 6, cksum_ok, p);
+}
+
+enum roce_parse_err
+roce_parse_eth(const void *buf, size_t len, struct roce_pkt *p)
+{
+	return parse_eth(buf, len, false, p);
+}
+
+enum roce_parse_err
+roce_parse_eth_cksum_ok(const void *buf, size_t len, struct roce_pkt *p)
+{
+	return parse_eth(buf, len, true, p);
 }

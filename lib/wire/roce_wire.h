@@ -139,6 +139,12 @@ roce_pkt_has(const struct roce_pkt *p, uint32_t m)
  */
 enum roce_parse_err roce_parse_eth(const void *buf, size_t len,
 				   struct roce_pkt *pkt);
+/*
+ * The same for a frame whose IPv4 header checksum the port verified
+ * (RTE_MBUF_F_RX_IP_CKSUM_GOOD): everything but that checksum is checked.
+ */
+enum roce_parse_err roce_parse_eth_cksum_ok(const void *buf, size_t len,
+					    struct roce_pkt *pkt);
 
 /*
  * After roce_parse_eth/roce_parse_ip: true when the frame is IP, not a
@@ -190,6 +196,11 @@ roce_frame_len(const struct roce_pkt *pkt)
  * ICRC.  buf must have roce_frame_len() bytes.
  */
 void roce_build_finish(void *buf, struct roce_pkt *pkt);
+/*
+ * The same for a port that computes the IPv4 header checksum (DPDK's
+ * RTE_MBUF_F_TX_IP_CKSUM): that field is left 0.  IPv6: as above.
+ */
+void roce_build_finish_ip_cksum_offload(void *buf, struct roce_pkt *pkt);
 
 /* Headers + payload copy + finish, for contiguous buffers.  Returns the
  * frame length or 0 (see roce_build_headers). */

@@ -26,6 +26,7 @@
 #include <rte_malloc.h>
 
 #include "droce.h"
+#include "net_host.h"
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -98,8 +99,8 @@ open_end(struct qsb_end *e, struct droce_link *link, uint8_t host, uint32_t max_
 	if (e->ctx == NULL || verbs_attach_link(e->ctx, link, &cfg) != 0)
 		die("context");
 	roce_gid_from_ipv4(e->gid, ip);
-	if (tp_dev_add_gid(verbs_tp(e->ctx), e->gid) != 0)
-		die("tp_dev_add_gid");
+	if (net_host_add_addr(tp_dev_host(verbs_tp(e->ctx)), e->gid, 24) != 0)
+		die("net_host_add_addr");
 	e->pd = droce_alloc_pd(e->ctx);
 	e->buf = rte_zmalloc("qsb_buf", 4096, 64);
 	if (e->pd == NULL || e->buf == NULL)
@@ -376,9 +377,9 @@ main(int argc, char **argv)
 		die("vwire_pair_create");
 	open_end(&t.a, la, 1, max_qp);
 	open_end(&t.b, lb, 2, max_qp);
-	if (tp_dev_add_neigh(verbs_tp(t.a.ctx), t.b.gid, &lb->mac) != 0 ||
-	    tp_dev_add_neigh(verbs_tp(t.b.ctx), t.a.gid, &la->mac) != 0)
-		die("tp_dev_add_neigh");
+	if (net_host_add_static(tp_dev_host(verbs_tp(t.a.ctx)), t.b.gid, &lb->mac) != 0 ||
+	    net_host_add_static(tp_dev_host(verbs_tp(t.b.ctx)), t.a.gid, &la->mac) != 0)
+		die("net_host_add_static");
 	for (uint32_t i = 0; i < nq; i++) {
 		double r = rate_run(&t, qps[i], count, window, size);
 

@@ -30,6 +30,7 @@
 
 #include "bench_roce.h"
 #include "droce.h"
+#include "net_host.h"
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -187,8 +188,8 @@ open_end(struct tpb_end *e, struct droce_link *link, uint8_t host, size_t buflen
 	if (verbs_attach_link(e->ctx, link, &cfg) != 0)
 		die("verbs_attach_link");
 	roce_gid_from_ipv4(e->gid, ip);
-	if (tp_dev_add_gid(verbs_tp(e->ctx), e->gid) != 0)
-		die("tp_dev_add_gid");
+	if (net_host_add_addr(tp_dev_host(verbs_tp(e->ctx)), e->gid, 24) != 0)
+		die("net_host_add_addr");
 	e->pd = droce_alloc_pd(e->ctx);
 	e->buf = rte_zmalloc("tpb_buf", buflen, 64);
 	if (e->pd == NULL || e->buf == NULL)
@@ -264,9 +265,9 @@ tpb_open(struct tpb *t)
 		die("vwire_pair_create");
 	open_end(&t->a, la, 1, buflen);
 	open_end(&t->b, lb, 2, buflen);
-	if (tp_dev_add_neigh(verbs_tp(t->a.ctx), t->b.gid, &lb->mac) != 0 ||
-	    tp_dev_add_neigh(verbs_tp(t->b.ctx), t->a.gid, &la->mac) != 0)
-		die("tp_dev_add_neigh");
+	if (net_host_add_static(tp_dev_host(verbs_tp(t->a.ctx)), t->b.gid, &lb->mac) != 0 ||
+	    net_host_add_static(tp_dev_host(verbs_tp(t->b.ctx)), t->a.gid, &la->mac) != 0)
+		die("net_host_add_static");
 
 	memset(&init, 0, sizeof(init));
 	init.qp_type = DROCE_QPT_RC;

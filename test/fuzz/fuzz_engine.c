@@ -72,6 +72,7 @@
 #include <rte_mempool.h>
 
 #include "droce.h"
+#include "net_host.h"
 #include "prot.h"
 #include "roce_wire.h"
 #include "transport.h"
@@ -447,10 +448,12 @@ device_init(void)
 	tp = verbs_tp(E.ctx);
 	gids_init();
 	for (int i = 0; i < 2; i++) {
-		FUZZ_CHECK(tp_dev_add_gid(tp, E.local_gid[i]) == i);
-		FUZZ_CHECK(tp_dev_add_neigh(tp, E.peer_gid[i], &E.peer_end->mac) == 0);
+		FUZZ_CHECK(net_host_add_addr(tp_dev_host(tp), E.local_gid[i],
+					     i == 0 ? 24 : 64) == 0);
+		FUZZ_CHECK(net_host_add_static(tp_dev_host(tp), E.peer_gid[i],
+					       &E.peer_end->mac) == 0);
 	}
-	FUZZ_CHECK(tp_dev_add_neigh(tp, E.other_gid, &E.peer_end->mac) == 0);
+	FUZZ_CHECK(net_host_add_static(tp_dev_host(tp), E.other_gid, &E.peer_end->mac) == 0);
 	E.pd = droce_alloc_pd(E.ctx);
 	FUZZ_CHECK(E.pd != NULL);
 	E.cq = droce_create_cq(E.ctx, 1024, NULL, NULL, 0);

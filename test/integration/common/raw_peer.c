@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "dev_pair.h"
+#include "net_host.h"
 #include "raw_peer.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -37,24 +38,30 @@ rp_eal_init(char *prog)
 }
 
 void
-rp_open(struct raw_peer *rp, size_t buf_len)
+rp_open_wire(struct raw_peer *rp, size_t buf_len, const struct vwire_config *wire)
 {
 	const uint8_t ip[4] = { 198, 18, 0, 1 }, peer_ip[4] = { 198, 18, 0, 2 };
 	struct tp_dev_config cfg = { 0 };
 
 	memset(rp, 0, sizeof(*rp));
-	assert_int_equal(vwire_pair_create(NULL, &rp->link, &rp->peer), 0);
+	assert_int_equal(vwire_pair_create(wire, &rp->link, &rp->peer), 0);
 	rp->ctx = droce_open_context(NULL);
 	assert_non_null(rp->ctx);
 	assert_int_equal(verbs_attach_link(rp->ctx, rp->link, &cfg), 0);
 	roce_gid_from_ipv4(rp->gid, ip);
 	roce_gid_from_ipv4(rp->peer_gid, peer_ip);
-	assert_int_equal(tp_dev_add_gid(verbs_tp(rp->ctx), rp->gid), 0);
-	assert_int_equal(tp_dev_add_neigh(verbs_tp(rp->ctx), rp->peer_gid,
-					  &rp->peer->mac), 0);
+	assert_int_equal(net_host_add_addr(tp_dev_host(verbs_tp(rp->ctx)), rp->gid, 24), 0);
+	assert_int_equal(net_host_add_static(tp_dev_host(verbs_tp(rp->ctx)), rp->peer_gid,
+					     &rp->peer->mac), 0);
 	rp->len = buf_len;
 	dp_alloc_end(rp->ctx, buf_len, DP_REMOTE_ALL | DROCE_ACCESS_MW_BIND, 256,
 		     &rp->pd, &rp->buf, &rp->mr, &rp->cq);
+}
+
+void
+rp_open(struct raw_peer *rp, size_t buf_len)
+{
+	rp_open_wire(rp, buf_len, NULL);
 }
 
 void
@@ -196,20 +203,29 @@ rp_pkt(const struct raw_peer *rp, const struct droce_qp *qp, uint8_t opcode,
 	return p;
 }
 
+struct rte_mbuf *
+rp_build(struct raw_peer *rp, struct roce_pkt *p, const void *payload, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rp->peer->pool);
+	size_t flen;
+
+	assert_non_null(m);
+	p->payload_len = len;
+	flen = roce_build(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p,
+			  payload);
+	assert_true(flen != 0);
+	assert_non_null(rte_pktmbuf_append(m, (uint16_t)flen));
+	return m;
+}
+
 void
 rp_send_as(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
 	   uint32_t len, uint8_t wire_opcode, bool bad_icrc)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(rp->peer->pool);
-	uint8_t *f;
-	size_t flen;
+	struct rte_mbuf *m = rp_build(rp, p, payload, len);
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	size_t flen = m->data_len;
 
-	assert_non_null(m);
-	f = rte_pktmbuf_mtod(m, uint8_t *);
-	p->payload_len = len;
-	flen = roce_build(f, rte_pktmbuf_tailroom(m), p, payload);
-	assert_true(flen != 0);
-	assert_non_null(rte_pktmbuf_append(m, (uint16_t)flen));
 	if (wire_opcode != p->opcode) {
 		/* the opcode is not masked: the ICRC must be computed again */
 		f[p->bth_off] = wire_opcode;

@@ -76,6 +76,9 @@ void rp_eal_init(char *prog);
 /* droce's context over a fresh vwire, a PD, a zeroed buffer of buf_len bytes
  * (a multiple of 4096), its MR (every right), a CQ. */
 void rp_open(struct raw_peer *rp, size_t buf_len);
+/* The same over a virtual wire made with wire (NULL: defaults). */
+struct vwire_config;
+void rp_open_wire(struct raw_peer *rp, size_t buf_len, const struct vwire_config *wire);
 void rp_close(struct raw_peer *rp);
 
 /*
@@ -100,6 +103,10 @@ void rp_destroy_qp(struct droce_qp *qp);
 struct roce_pkt rp_pkt(const struct raw_peer *rp, const struct droce_qp *qp,
 		       uint8_t opcode, uint32_t psn);
 
+/* Build p with len payload bytes into an mbuf of the peer's pool, not sent. */
+struct rte_mbuf;
+struct rte_mbuf *rp_build(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
+			  uint32_t len);
 /* Build p with len payload bytes and send it; bad_icrc flips an ICRC bit. */
 void rp_send(struct raw_peer *rp, struct roce_pkt *p, const void *payload,
 	     uint32_t len, bool bad_icrc);

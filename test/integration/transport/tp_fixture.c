@@ -16,6 +16,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "net_host.h"
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
@@ -291,12 +292,12 @@ open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen)
 	e->link = link;
 	assert_int_equal(verbs_attach_link(e->ctx, link, &cfg), 0);
 	roce_gid_from_ipv4(e->gid, ip);
-	assert_int_equal(tp_dev_add_gid(verbs_tp(e->ctx), e->gid), 0);
+	assert_int_equal(net_host_add_addr(tp_dev_host(verbs_tp(e->ctx)), e->gid, 24), 0);
 	/* GID index 1: IPv6 in the benchmarking range 2001:2::/48 */
 	{
 		uint8_t g6[16] = { 0x20, 0x01, 0x00, 0x02, [15] = host };
 
-		assert_int_equal(tp_dev_add_gid(verbs_tp(e->ctx), g6), 1);
+		assert_int_equal(net_host_add_addr(tp_dev_host(verbs_tp(e->ctx)), g6, 64), 0);
 	}
 	e->pd = droce_alloc_pd(e->ctx);
 	assert_non_null(e->pd);
@@ -335,9 +336,11 @@ fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen)
 		uint8_t g[16];
 
 		assert_int_equal(tp_dev_query_gid(verbs_tp(f->b.ctx), i, g), 0);
-		assert_int_equal(tp_dev_add_neigh(verbs_tp(f->a.ctx), g, &lb->mac), 0);
+		assert_int_equal(net_host_add_static(tp_dev_host(verbs_tp(f->a.ctx)), g,
+						     &lb->mac), 0);
 		assert_int_equal(tp_dev_query_gid(verbs_tp(f->a.ctx), i, g), 0);
-		assert_int_equal(tp_dev_add_neigh(verbs_tp(f->b.ctx), g, &la->mac), 0);
+		assert_int_equal(net_host_add_static(tp_dev_host(verbs_tp(f->b.ctx)), g,
+						     &la->mac), 0);
 	}
 	start_end(&f->a);
 	start_end(&f->b);

@@ -891,6 +891,37 @@ test_build_ipv4_cksum_random_headers(void **state)
 	}
 }
 
+/*
+ * The port computes the IPv4 checksum: the frame is roce_build_finish's
+ * byte for byte but for a checksum field of 0, its ICRC is valid (it masks
+ * the checksum), and it parses only when the port vouched for the sum.
+ */
+static void
+test_build_ip_cksum_offload(void **state)
+{
+	uint8_t sw[128], hw[128];
+	struct roce_pkt p, q, parsed;
+	size_t n;
+
+	(void)state;
+	fill_template(&p, ROCE_OP_SEND_ONLY, 4, 3);
+	q = p;
+	n = roce_build(sw, sizeof(sw), &p, "abcdefg");
+	assert_int_not_equal(n, 0);
+	assert_int_equal(roce_build_headers(hw, sizeof(hw), &q), p.payload_off);
+	memcpy(hw + q.payload_off, "abcdefg", q.payload_len);
+	roce_build_finish_ip_cksum_offload(hw, &q);
+	assert_int_equal(hw[q.l3_off + 10], 0);
+	assert_int_equal(hw[q.l3_off + 11], 0);
+	assert_memory_equal(hw, sw, (size_t)p.l3_off + 10);
+	assert_memory_equal(hw + q.l3_off + 12, sw + p.l3_off + 12,
+			    n - (size_t)p.l3_off - 12);
+	assert_int_equal(roce_parse_eth(hw, n, &parsed), ROCE_PARSE_BAD_IP_CSUM);
+	assert_int_equal(roce_parse_eth_cksum_ok(hw, n, &parsed), ROCE_PARSE_OK);
+	assert_true(roce_icrc_verify(hw, &parsed));
+	assert_int_equal(parsed.psn, p.psn);
+}
+
 int
 main(void)
 {
@@ -912,6 +943,7 @@ main(void)
 		cmocka_unit_test(test_icrc_writable_every_length),
 		cmocka_unit_test(test_icrc_writable_ipv4_options),
 		cmocka_unit_test(test_build_ipv4_cksum_random_headers),
+		cmocka_unit_test(test_build_ip_cksum_offload),
 	};
 
 	return cmocka_run_group_tests_name("wire_format", tests, NULL, NULL);
