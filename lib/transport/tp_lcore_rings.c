@@ -222,7 +222,10 @@ tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
 
 		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
-		n = lc_drain_sq(qp) + lc_drain_rq(qp);
+		n = lc_drain_sq(qp);
+		if (n != 0)
+			tp_qp_ready(qp);
+		n += lc_drain_rq(qp);
 		/* as tp_post_*: what reaches a QP in ERR completes at once */
 		if (n != 0 && qp->pub.state == DROCE_QPS_ERR)
 			tp_qp_flush(qp);

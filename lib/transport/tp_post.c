@@ -236,6 +236,7 @@ int
 tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	     struct droce_send_wr **bad_wr)
 {
+	uint32_t head0 = qp->sq.head;
 	enum droce_qp_state s;
 	int rc = 0;
 
@@ -264,6 +265,8 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	/* In the error state, what was posted completes at once with a flush. */
 	if (s == DROCE_QPS_ERR)
 		tp_qp_flush(qp);
+	else if (qp->sq.head != head0)
+		tp_qp_ready(qp);
 	return rc;
 }
 

@@ -165,6 +165,8 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
 		tp_resp_rx(qp, pkt, frame);
 	else
 		tp_comp_rx(qp, pkt, frame);
+	/* responder output queued, or the requester may go on */
+	tp_qp_ready(qp);
 	return false;
 }
 

@@ -168,7 +168,7 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 		tp_count(qp->dev, TP_CNT_RETRANSMITTED_PKTS);
 	if (roce_psn_after(end, qp->req.psn_hi))
 		qp->req.psn_hi = end;
-	if (qp->pub.qp_type == DROCE_QPT_RC && qp->comp.retrans_deadline == 0)
+	if (qp->pub.qp_type == DROCE_QPT_RC && !tp_timer_retrans_armed(qp))
 		tp_timer_arm_retrans(qp);
 }
 
@@ -310,14 +310,21 @@ may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
 	return true;
 }
 
-void
+/*
+ * Build up to a burst of request packets.  True when the QP has more to
+ * send right now (the burst is spent, or a packet could not be built:
+ * transmit backpressure or no mbuf), so its engine visits it again next
+ * round; false when it waits for something else (a response, the RNR
+ * timer, a post).
+ */
+bool
 tp_req_run(struct tp_qp *qp)
 {
 	unsigned int budget = TP_REQ_BURST;
 	struct gather_cache gc = { .w = NULL };
 
 	if (!tp_qp_can_send(qp) || qp->req.wait_rnr)
-		return;
+		return false;
 	while (budget > 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp)) {
 		struct tp_send_wqe *w = &qp->sq.wqe[qp->req.next & qp->sq.mask];
 		uint32_t mask = w->wr_mask;
@@ -340,9 +347,9 @@ tp_req_run(struct tp_qp *qp)
 		if (qp->req.offset == 0 && w->state != TP_WQE_SENDING) {
 			/* draining: what was started is finished, nothing new */
 			if (qp->pub.state == DROCE_QPS_SQD && !w->started)
-				return;
+				return false;
 			if (!may_start(qp, w))
-				return;
+				return false;
 			if (mask & TP_WR_LOCAL) {
 				do_local_op(qp, w);
 				continue;
@@ -354,13 +361,14 @@ tp_req_run(struct tp_qp *qp)
 		}
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
-			return;
+			return false;
 		sent = (mask & TP_WR_RD_ATOMIC) ? send_rd_atomic_packet(qp, w) :
 						  send_data_packet(qp, w, &gc);
 		if (!sent)
-			return;
+			return true;
 		budget--;
 	}
+	return budget == 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp);
 }
 
 /*
