@@ -226,6 +226,8 @@ tp_run_qps(struct tp_dev *dev, struct tp_sched *sc)
 		qp->ready = false;
 		tp_count(dev, TP_CNT_QP_RUNS);
 		more = qp_run(qp);
+		if (unlikely(qp->lc != NULL))
+			tp_lc_publish_qp(qp);
 		if (unlikely(turn->full)) {
 			if (!qp->ready) {
 				qp->ready = true;
@@ -272,7 +274,7 @@ tp_progress(struct tp_dev *dev)
 	/* --- end capture hook --- */
 	/* dedicated lcore(s): receives posted after this round's drain */
 	if (dev->lc != NULL && n != 0)
-		tp_lc_drain_rqs(dev);
+		tp_lc_drain_dev(dev, s);
 	tp_recv_burst(dev, &b, n);
 	if (dev->nshards > 1 && s != 0)
 		tp_shard_mac_in(dev, s);

@@ -384,17 +384,23 @@ tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
 	if (lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore) ||
 	    lcore == rte_get_main_lcore() || rte_lcore_id() != rte_get_main_lcore())
 		return -EINVAL;
+	rc = tp_lc_doorbells_alloc(dev);
+	if (rc != 0)
+		return rc;
 	lc = tp_lcores[lcore];
 	if (lc == NULL) {
 		rc = lc_start(lcore, &lc);
-		if (rc != 0)
+		if (rc != 0) {
+			tp_lc_doorbells_free(dev);
 			return rc;
+		}
 	}
 	lc->users++;
 	dev->lc = lc;
 	rc = lc_exec(lc, NULL, cmd_add_dev, dev);
 	if (rc != 0) {
 		dev->lc = NULL;
+		tp_lc_doorbells_free(dev);
 		/* the slot was given up on the lcore: take one here again */
 		if (dev->prot_reader < 0)
 			dev->prot_reader = prot_reader_register(dev->prot);
@@ -534,9 +540,11 @@ tp_dev_stop_lcore(struct tp_dev *dev)
 	dev->lc = NULL;
 	if (dev->nshards > 1) {
 		dev->sh[0]->lc = NULL;
-		shards_leave(dev);
-		tp_shards_free(dev);
+		shards_leave(dev);	/* no lcore takes doorbells any more */
 	}
+	tp_lc_doorbells_free(dev);
+	if (dev->nshards > 1)
+		tp_shards_free(dev);
 	/* the calling thread runs the (now idle) engine again */
 	dev->prot_reader = prot_reader_register(dev->prot);
 	lc_put(lc);

@@ -167,6 +167,7 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 {
 	struct tp_lc_qp *lc = qp->lc;
 	enum droce_qp_state s = lc->state;
+	struct droce_send_wr *first = wr;
 	int rc = 0;
 
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
@@ -192,6 +193,8 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	}
 	if (rc != 0)
 		*bad_wr = wr;
+	if (wr != first)
+		tp_lc_ring_doorbell(qp);
 	return rc;
 }
 
@@ -204,6 +207,7 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	     struct droce_recv_wr **bad_wr)
 {
 	struct tp_lc_qp *lc = qp->lc;
+	struct droce_recv_wr *first = wr;
 	int rc = 0;
 
 	if (lc->state == DROCE_QPS_RESET) {
@@ -229,6 +233,8 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	}
 	if (rc != 0)
 		*bad_wr = wr;
+	if (wr != first)
+		tp_lc_ring_doorbell(qp);
 	return rc;
 }
 

@@ -350,9 +350,12 @@ struct tp_lc_qp {
 	 * seen here, as on hardware: such WRs are flushed when drained.
 	 */
 	enum droce_qp_state state;
+	struct rte_ring *db_ring;	/* its engine's doorbells (tp_sched.db) */
 	/* written by the transport lcore only (atomic stores) */
 	uint32_t s_tail __rte_cache_aligned;	/* qp->sq.tail, published */
 	uint32_t r_tail;			/* qp->rq.tail, published */
+	/* 1: on db_ring, not taken yet (both sides exchange it) */
+	uint32_t db __rte_cache_aligned;
 };
 
 /* ---- queue pairs --------------------------------------------------------- */
@@ -789,6 +792,13 @@ void tp_lc_qp_fini(struct tp_qp *qp);
 int tp_lc_cq_init(struct tp_cq *cq);
 void tp_lc_cq_fini(struct tp_cq *cq);
 int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
-void tp_lc_drain_rqs(struct tp_dev *dev);
+/* Shard filter: one shard, or every shard (TP_LC_ALL, world stopped). */
+#define TP_LC_ALL UINT32_MAX
+/* Doorbelled QPs' post rings -> SQ/RQ (marked ready); how many WQEs moved. */
+unsigned int tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard);
+int tp_lc_doorbells_alloc(struct tp_dev *dev);
+void tp_lc_doorbells_free(struct tp_dev *dev);
+void tp_lc_ring_doorbell(struct tp_qp *qp);
+void tp_lc_publish_qp(struct tp_qp *qp);
 
 #endif /* TP_PRIVATE_H */

@@ -5,7 +5,10 @@
  * idle QP pairs, progress calls visit nothing; one busy QP among them is
  * visited exactly as often as it has work: its requester once per WRITE it
  * sends and once per ACK it receives, the responder once per WRITE it
- * acknowledges.  Run-to-completion and a dedicated transport lcore.
+ * acknowledges.  Run-to-completion, and with both engines on a dedicated
+ * transport lcore (posting rings the QP's doorbell; the lcore's rounds
+ * drain only doorbelled QPs' post rings: doorbells counts them, 0 for
+ * idle QPs, one per post for the busy one).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_lcore.h>
 
 #include "tp_fixture.h"
 #include "vwire.h"
@@ -23,8 +27,10 @@
 #define NPROGRESS 5000
 #define NWRITE 16
 #define BUF (64 * 1024)
+#define TRANSPORT_LCORE 1
 
 static struct fx f;
+static bool dedicated;		/* engines on TRANSPORT_LCORE */
 static struct droce_qp *qa[NIDLE], *qb[NIDLE];
 
 /* NIDLE connected pairs and a busy one (the fixture's f.a.qp / f.b.qp). */
@@ -61,36 +67,53 @@ settle(void)
 	}
 }
 
+/*
+ * NPROGRESS progress calls of each engine; with a transport lcore (where
+ * droce_progress does nothing) as long again as its rounds take, 0.2 s.
+ */
 static void
-test_idle_qps_cost_nothing(void **state)
+run_idle(void)
 {
-	uint64_t a0, b0;
-
-	(void)state;
-	connect_pairs();
-	settle();
-	/* every QP was visited for its modify_qp calls, at least once */
-	assert_true(fx_counter(&f.a, "qp_runs") >= NIDLE + 1);
-	a0 = fx_counter(&f.a, "qp_runs");
-	b0 = fx_counter(&f.b, "qp_runs");
 	for (unsigned int i = 0; i < NPROGRESS; i++) {
 		droce_progress(f.a.ctx);
 		droce_progress(f.b.ctx);
 	}
+	fx_spin(&f, 0.2);
+}
+
+static void
+test_idle_qps_cost_nothing(void **state)
+{
+	uint64_t a0, b0, da0, db0;
+
+	(void)state;
+	connect_pairs();
+	settle();
+	da0 = fx_counter(&f.a, "doorbells");
+	db0 = fx_counter(&f.b, "doorbells");
+	/* every QP was visited for its modify_qp calls, at least once */
+	assert_true(fx_counter(&f.a, "qp_runs") >= NIDLE + 1);
+	a0 = fx_counter(&f.a, "qp_runs");
+	b0 = fx_counter(&f.b, "qp_runs");
+	run_idle();
 	assert_int_equal(fx_counter(&f.a, "qp_runs") - a0, 0);
 	assert_int_equal(fx_counter(&f.b, "qp_runs") - b0, 0);
+	assert_int_equal(fx_counter(&f.a, "doorbells") - da0, 0);
+	assert_int_equal(fx_counter(&f.b, "doorbells") - db0, 0);
 }
 
 static void
 test_busy_qp_visited_per_work(void **state)
 {
-	uint64_t a0, b0;
+	uint64_t a0, b0, da0, db0;
 
 	(void)state;
 	connect_pairs();
 	settle();
 	a0 = fx_counter(&f.a, "qp_runs");
 	b0 = fx_counter(&f.b, "qp_runs");
+	da0 = fx_counter(&f.a, "doorbells");
+	db0 = fx_counter(&f.b, "doorbells");
 	fx_fill(f.a.buf, BUF, 3);
 	memset(f.b.buf, 0, BUF);
 	for (unsigned int i = 0; i < NWRITE; i++) {
@@ -102,16 +125,16 @@ test_busy_qp_visited_per_work(void **state)
 		assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
 		fx_assert_wc(&wc, i, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
 	}
-	for (unsigned int i = 0; i < NPROGRESS; i++) {
-		droce_progress(f.a.ctx);
-		droce_progress(f.b.ctx);
-	}
+	run_idle();
 	assert_memory_equal(f.b.buf, f.a.buf, 64 * NWRITE);
 	assert_int_equal(fx_counter(&f.a, "retransmitted_pkts"), 0);
 	/* requester: the visit that sends the WRITE, the one for its ACK */
 	assert_int_equal(fx_counter(&f.a, "qp_runs") - a0, 2 * NWRITE);
 	/* responder: the visit that sends the ACK */
 	assert_int_equal(fx_counter(&f.b, "qp_runs") - b0, NWRITE);
+	/* a transport lcore drained the post rings once per post, b's never */
+	assert_int_equal(fx_counter(&f.a, "doorbells") - da0, dedicated ? NWRITE : 0);
+	assert_int_equal(fx_counter(&f.b, "doorbells") - db0, 0);
 }
 
 static int
@@ -145,7 +168,18 @@ main(int argc, char **argv)
 						teardown),
 	};
 
+	int failed;
+
 	(void)argc;
-	fx_eal_init(argv[0]);
-	return fx_result(cmocka_run_group_tests(tests, NULL, NULL));
+	fx_eal_init_lcores(argv[0], "0,1");
+	if (!rte_lcore_is_enabled(TRANSPORT_LCORE)) {
+		fprintf(stderr, "lcore %d not available\n", TRANSPORT_LCORE);
+		return 1;
+	}
+	failed = cmocka_run_group_tests_name("ready_run_to_completion", tests, NULL, NULL);
+	fx_set_transport_lcore(TRANSPORT_LCORE);
+	dedicated = true;
+	failed += cmocka_run_group_tests_name("ready_transport_lcore", tests, NULL, NULL);
+	fx_set_transport_lcore(-1);
+	return fx_result(failed);
 }
