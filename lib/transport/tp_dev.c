@@ -2,7 +2,7 @@
 /*
  * The per-context transport engine and its progress loop:
  *   receive a burst -> responder/completer,
- *   timers, requester and responder output for every QP,
+ *   due timers, then responder output and requester of the ready QPs,
  *   transmit, then report a quiescent state to the protection tables.
  */
 #include <errno.h>

@@ -25,14 +25,15 @@
  * own max_send_wr / max_recv_wr makes "ring full" the same thing as "work
  * queue full" (ENOMEM, as ibverbs), per QP, so one QP's burst can never
  * make another QP's post fail; each QP may be owned by a different
- * application lcore (single producer per ring without any lock); and the
- * transport already walks its live QPs every round, so polling a per-QP
- * ring costs one load of the ring's producer index per QP.
+ * application lcore (single producer per ring without any lock).  The
+ * transport lcore does not poll them: posting rings the QP's doorbell
+ * (tp_lcore_rings.c), and a round drains the doorbelled QPs only.
  *
  * Ordering (what the control path guarantees):
- *   - a command drains every post ring of its lcore's devices before it
- *     runs: WRs posted before modify_qp/destroy_qp are in the SQ/RQ when
- *     the QP changes state or goes away (RESET discards them, as ibverbs);
+ *   - a command takes the doorbells of its lcore's devices (draining the
+ *     post rings of the QPs that rang) before it runs: WRs posted before
+ *     modify_qp/destroy_qp are in the SQ/RQ when the QP changes state or
+ *     goes away (RESET discards them, as ibverbs);
  *   - modify_qp returns after the transport lcore executed it, so a post
  *     after modify_qp(RTS) is checked against RTS (struct tp_lc_qp.state)
  *     and drained into an RTS QP;

@@ -341,10 +341,11 @@ lc_publish_ready(struct tp_sched *sc)
 }
 
 /*
- * Tails move only for QPs that had work: a packet, a timer, a drained
- * post, a command marked them ready.  A round publishes each QP it
- * visits (tp_run_qps); this publishes those still on the ready list
- * (not visited under backpressure, or marked by a command).
+ * Tails move only for QPs that had work: a packet (tp_recv.c publishes
+ * after each), a timer, a drained post or a command (these mark the QP
+ * ready).  A round publishes each QP it visits (tp_run_qps); this
+ * publishes those still on the ready list (not visited under
+ * backpressure, or marked by a command).
  */
 void
 tp_lc_publish_tails(struct tp_dev *dev, unsigned int shard)

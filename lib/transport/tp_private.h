@@ -486,9 +486,9 @@ struct tp_neigh {
 
 /*
  * A shard's way out under backpressure: full is set when a frame could
- * not be built for lack of transmit room (tp_net_alloc), and the next
- * round's QP walk starts at walk_from, the QP that was refused, so the
- * QPs late in the live list are not starved by the early ones.
+ * not be built for lack of transmit room (tp_net_alloc); the round then
+ * stops and the refused QP goes back to the front of the ready list
+ * (tp_run_qps), so the QPs behind it are not starved by those before.
  */
 struct tp_tx_turn {
 	bool full;
@@ -665,6 +665,17 @@ tp_qp_ready(struct tp_qp *qp)
 	qp->ready = true;
 	TAILQ_INSERT_TAIL(&sc->ready, qp, ready_link);
 	sc->nready++;
+}
+
+/*
+ * After a packet: responder output queued, or WQEs the requester has not
+ * sent yet (the response may have opened the window, freed an initiator
+ * depth slot or rewound it).  An ACK that leaves neither costs no visit.
+ */
+static inline bool
+tp_qp_has_work(const struct tp_qp *qp)
+{
+	return qp->req.next != qp->sq.head || qp->resp.q_tail != qp->resp.q_head;
 }
 
 static inline struct tp_qp *

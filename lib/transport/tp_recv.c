@@ -165,8 +165,11 @@ recv_one(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt,
 		tp_resp_rx(qp, pkt, frame);
 	else
 		tp_comp_rx(qp, pkt, frame);
-	/* responder output queued, or the requester may go on */
-	tp_qp_ready(qp);
+	if (tp_qp_has_work(qp))
+		tp_qp_ready(qp);
+	/* the WQEs it retired are free before their CQEs can be polled */
+	if (unlikely(qp->lc != NULL))
+		tp_lc_publish_qp(qp);
 	return false;
 }
 
