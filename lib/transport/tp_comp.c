@@ -528,7 +528,6 @@ tp_comp_timeout(struct tp_qp *qp)
 {
 	struct comp_ctx c = { .qp = qp, .scan = qp->sq.tail, .end = scan_end(qp) };
 
-	qp->comp.retrans_deadline = 0;
 	if (peer_unresolved(qp)) {
 		tp_timer_arm_retrans(qp);
 		return;

@@ -2,7 +2,7 @@
 /*
  * The per-context transport engine and its progress loop:
  *   receive a burst -> responder/completer,
- *   timers, requester and responder output for every QP,
+ *   due timers, then responder output and requester of the ready QPs,
  *   transmit, then report a quiescent state to the protection tables.
  */
 #include <errno.h>
@@ -61,14 +61,16 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		rte_free(dev);
 		return rc;
 	}
-	if (tp_event_init(dev) != 0) {
+	dev->tsc_hz = rte_get_timer_hz();
+	if (tp_event_init(dev) != 0 || tp_sched_init(dev, &dev->sched) != 0) {
+		tp_sched_fini(&dev->sched);
+		tp_event_fini(dev);
 		prot_reader_unregister(prot, dev->prot_reader);
 		rte_free(dev->qps);
 		rte_free(dev->live);
 		rte_free(dev);
 		return -ENOMEM;
 	}
-	dev->tsc_hz = rte_get_timer_hz();
 	dev->cnt[0] = dev->counters;
 	dev->nshards = 1;
 	*out = dev;
@@ -92,6 +94,7 @@ tp_dev_destroy(struct tp_dev *dev)
 		rte_pktmbuf_free(dev->txq[i]);
 	tp_shards_free(dev);
 	net_host_destroy(dev->host);	/* its held frames counted dropped */
+	tp_sched_fini(&dev->sched);
 	tp_event_fini(dev);
 	prot_reader_unregister(dev->prot, dev->prot_reader);
 	rte_free(dev->qps);
@@ -164,32 +167,53 @@ tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index, uint16_t *pkey)
 	return 0;
 }
 
+/* Responder output still queued, or the requester not done with its burst. */
+static bool
+qp_run(struct tp_qp *qp)
+{
+	bool more;
+
+	tp_resp_run(qp);
+	more = tp_req_run(qp);
+	return more || qp->resp.q_tail != qp->resp.q_head;
+}
+
 /*
- * Timers, responder output and requester for each of shard s's QPs.  Once
- * the transmit queue refused a frame (turn->full), the QPs after it only
- * run their timers, and the next round starts at the refused one: every
- * QP gets its turn however many there are before it.
+ * Responder output and requester of the QPs on the ready list, in order:
+ * each visited QP leaves the list and goes back to its end if it still
+ * has work (a QP marked during the round waits for the next one).  Once
+ * the transmit queue refused a frame (turn->full) the round stops, and
+ * the refused QP goes back to the front, ahead of the QPs that were not
+ * visited yet: they resume in order when the link takes frames again.
  */
 static void
-tp_run_qps(struct tp_dev *dev, unsigned int s, uint64_t now)
+tp_run_qps(struct tp_dev *dev, struct tp_sched *sc)
 {
 	struct tp_tx_turn *turn = tp_tx_turn(dev);
-	uint32_t i = turn->walk_from < dev->nlive ? turn->walk_from : 0;
+	uint32_t n = sc->nready;
 
 	turn->full = false;
-	for (uint32_t k = 0; k < dev->nlive; k++, i = i + 1 == dev->nlive ? 0 : i + 1) {
-		struct tp_qp *qp = dev->live[i];
+	while (n-- > 0) {
+		struct tp_qp *qp = TAILQ_FIRST(&sc->ready);
+		bool more;
 
-		/* several shards: each runs its own QPs only */
-		if (dev->nshards > 1 && tp_qpn_shard(dev, qp->pub.qp_num) != s)
-			continue;
-		tp_timer_run(qp, now);
-		if (turn->full)
-			continue;
-		tp_resp_run(qp);
-		tp_req_run(qp);
-		if (turn->full)
-			turn->walk_from = i;
+		TAILQ_REMOVE(&sc->ready, qp, ready_link);
+		sc->nready--;
+		qp->ready = false;
+		tp_count(dev, TP_CNT_QP_RUNS);
+		more = qp_run(qp);
+		if (unlikely(qp->lc != NULL))
+			tp_lc_publish_qp(qp);
+		if (unlikely(turn->full)) {
+			if (!qp->ready) {
+				qp->ready = true;
+				TAILQ_INSERT_HEAD(&sc->ready, qp, ready_link);
+				sc->nready++;
+			}
+			break;
+		}
+		if (more)
+			tp_qp_ready(qp);
 	}
 }
 
@@ -201,6 +225,7 @@ tp_progress(struct tp_dev *dev)
 	uint16_t n;
 
 	unsigned int s = tp_cur_shard();
+	struct tp_sched *sc = tp_sched_of(dev, s);
 	bool trace;
 
 	if (dev->link == NULL)
@@ -225,12 +250,13 @@ tp_progress(struct tp_dev *dev)
 	/* --- end capture hook --- */
 	/* dedicated lcore(s): receives posted after this round's drain */
 	if (dev->lc != NULL && n != 0)
-		tp_lc_drain_rqs(dev);
+		tp_lc_drain_dev(dev, s);
 	tp_recv_burst(dev, &b, n);
 	if (dev->nshards > 1 && s != 0)
 		tp_shard_mac_in(dev, s);
 
-	tp_run_qps(dev, s, now);
+	tp_timer_expire(sc, now);
+	tp_run_qps(dev, sc);
 	tp_net_flush(dev);
 	if (dev->nshards > 1 && s == 0)
 		tp_shard_tx_in(dev);

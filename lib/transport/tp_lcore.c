@@ -25,14 +25,15 @@
  * own max_send_wr / max_recv_wr makes "ring full" the same thing as "work
  * queue full" (ENOMEM, as ibverbs), per QP, so one QP's burst can never
  * make another QP's post fail; each QP may be owned by a different
- * application lcore (single producer per ring without any lock); and the
- * transport already walks its live QPs every round, so polling a per-QP
- * ring costs one load of the ring's producer index per QP.
+ * application lcore (single producer per ring without any lock).  The
+ * transport lcore does not poll them: posting rings the QP's doorbell
+ * (tp_lcore_rings.c), and a round drains the doorbelled QPs only.
  *
  * Ordering (what the control path guarantees):
- *   - a command drains every post ring of its lcore's devices before it
- *     runs: WRs posted before modify_qp/destroy_qp are in the SQ/RQ when
- *     the QP changes state or goes away (RESET discards them, as ibverbs);
+ *   - a command takes the doorbells of its lcore's devices (draining the
+ *     post rings of the QPs that rang) before it runs: WRs posted before
+ *     modify_qp/destroy_qp are in the SQ/RQ when the QP changes state or
+ *     goes away (RESET discards them, as ibverbs);
  *   - modify_qp returns after the transport lcore executed it, so a post
  *     after modify_qp(RTS) is checked against RTS (struct tp_lc_qp.state)
  *     and drained into an RTS QP;
@@ -384,17 +385,23 @@ tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
 	if (lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore) ||
 	    lcore == rte_get_main_lcore() || rte_lcore_id() != rte_get_main_lcore())
 		return -EINVAL;
+	rc = tp_lc_doorbells_alloc(dev);
+	if (rc != 0)
+		return rc;
 	lc = tp_lcores[lcore];
 	if (lc == NULL) {
 		rc = lc_start(lcore, &lc);
-		if (rc != 0)
+		if (rc != 0) {
+			tp_lc_doorbells_free(dev);
 			return rc;
+		}
 	}
 	lc->users++;
 	dev->lc = lc;
 	rc = lc_exec(lc, NULL, cmd_add_dev, dev);
 	if (rc != 0) {
 		dev->lc = NULL;
+		tp_lc_doorbells_free(dev);
 		/* the slot was given up on the lcore: take one here again */
 		if (dev->prot_reader < 0)
 			dev->prot_reader = prot_reader_register(dev->prot);
@@ -534,9 +541,11 @@ tp_dev_stop_lcore(struct tp_dev *dev)
 	dev->lc = NULL;
 	if (dev->nshards > 1) {
 		dev->sh[0]->lc = NULL;
-		shards_leave(dev);
-		tp_shards_free(dev);
+		shards_leave(dev);	/* no lcore takes doorbells any more */
 	}
+	tp_lc_doorbells_free(dev);
+	if (dev->nshards > 1)
+		tp_shards_free(dev);
 	/* the calling thread runs the (now idle) engine again */
 	dev->prot_reader = prot_reader_register(dev->prot);
 	lc_put(lc);

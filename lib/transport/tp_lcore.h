@@ -11,15 +11,10 @@
 
 struct tp_dev;
 
-/* Shard filter: this shard's QPs, or every QP (TP_LC_ALL, world stopped). */
-#define TP_LC_ALL UINT32_MAX
-
 /* An exact-size ring of count esize-byte elements in rte_malloc memory. */
 struct rte_ring *tp_lc_ring_alloc(unsigned int count, unsigned int esize,
 				  unsigned int flags);
-/* Post rings -> SQ/RQ of the shard's QPs; how many WQEs moved. */
-unsigned int tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard);
-/* Publish the shard's QPs' SQ/RQ tails to the posting side. */
+/* Publish the SQ/RQ tails of the shard's (TP_LC_ALL: every) QPs with work. */
 void tp_lc_publish_tails(struct tp_dev *dev, unsigned int shard);
 /* One round of dev as shard on the calling transport lcore; work done. */
 unsigned int tp_lc_dev_round(struct tp_dev *dev, unsigned int shard);

@@ -66,6 +66,7 @@ tp_lc_qp_init(struct tp_qp *qp)
 		return -ENOMEM;
 	}
 	lc->state = DROCE_QPS_RESET;
+	lc->db_ring = tp_qp_sched(qp)->db;
 	qp->lc = lc;
 	return 0;
 }
@@ -202,72 +203,159 @@ lc_drain_rq(struct tp_qp *qp)
 	return total;
 }
 
-/* Shard filter: this shard's QPs, or every QP (TP_LC_ALL, world stopped). */
-#define TP_LC_ALL UINT32_MAX
+/* ---- doorbells ------------------------------------------------------------------ */
 
-static inline bool
-lc_mine(const struct tp_dev *dev, const struct tp_qp *qp, unsigned int shard)
+#define TP_LC_DB_BURST 64u
+
+/*
+ * One doorbell ring per shard (MP/SC, QP pointers), as many slots as the
+ * device may have QPs: a QP is on it at most once (lc->db), so an enqueue
+ * never finds it full.  Control path, no QP exists yet.
+ */
+int
+tp_lc_doorbells_alloc(struct tp_dev *dev)
 {
-	return shard == TP_LC_ALL || tp_qpn_shard(dev, qp->pub.qp_num) == shard;
+	for (unsigned int s = 0; s < dev->nshards; s++) {
+		struct tp_sched *sc = tp_sched_of(dev, s);
+
+		sc->db = tp_lc_ring_alloc(dev->max_qp, sizeof(void *), RING_F_SC_DEQ);
+		if (sc->db == NULL) {
+			tp_lc_doorbells_free(dev);
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
-unsigned int
-tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
+void
+tp_lc_doorbells_free(struct tp_dev *dev)
 {
-	unsigned int total = 0;
+	for (unsigned int s = 0; s < dev->nshards; s++) {
+		struct tp_sched *sc = tp_sched_of(dev, s);
 
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
-		unsigned int n;
+		rte_free(sc->db);
+		sc->db = NULL;
+	}
+}
 
-		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
-			continue;
-		n = lc_drain_sq(qp) + lc_drain_rq(qp);
-		/* as tp_post_*: what reaches a QP in ERR completes at once */
-		if (n != 0 && qp->pub.state == DROCE_QPS_ERR)
-			tp_qp_flush(qp);
-		total += n;
+/*
+ * The posting side, after its WQEs are in the post ring: ring the QP's
+ * doorbell unless it is rung already.  The exchange (release) orders the
+ * WQEs' enqueue before it; the engine's exchange (acquire) that clears
+ * the flag reads either this store, and then sees the WQEs when it drains
+ * after it, or a value from before it, and then this exchange reads 0
+ * (the two RMWs are ordered on the flag) and enqueues the QP again.
+ * Either way no WQE is left in a ring with no doorbell for it.
+ */
+void
+tp_lc_ring_doorbell(struct tp_qp *qp)
+{
+	struct tp_lc_qp *lc = qp->lc;
+
+	if (__atomic_exchange_n(&lc->db, 1, __ATOMIC_ACQ_REL) == 0)
+		rte_ring_mp_enqueue(lc->db_ring, qp);	/* room for every QP */
+}
+
+/* The engine: clear the doorbell (see tp_lc_ring_doorbell), then drain. */
+static unsigned int
+lc_answer_doorbell(struct tp_qp *qp)
+{
+	unsigned int n;
+
+	(void)__atomic_exchange_n(&qp->lc->db, 0, __ATOMIC_ACQ_REL);
+	tp_count(qp->dev, TP_CNT_DOORBELLS);
+	/* the rings hold at most what fits the queues (max_wr outstanding) */
+	n = lc_drain_sq(qp);
+	n += lc_drain_rq(qp);
+	if (n == 0)
+		return 0;
+	/* as tp_post_*: what reaches a QP in ERR completes at once */
+	if (qp->pub.state == DROCE_QPS_ERR)
+		tp_qp_flush(qp);
+	tp_qp_ready(qp);
+	return n;
+}
+
+/* The QPs that rang shard sc's doorbell so far: their post rings -> SQ/RQ. */
+static unsigned int
+lc_take_doorbells(struct tp_sched *sc)
+{
+	unsigned int left = rte_ring_count(sc->db), total = 0;
+
+	while (left > 0) {
+		struct tp_qp *qps[TP_LC_DB_BURST];
+		unsigned int n = rte_ring_sc_dequeue_burst(sc->db, (void **)qps,
+							   RTE_MIN(left, TP_LC_DB_BURST),
+							   NULL);
+
+		if (n == 0)
+			break;
+		for (unsigned int i = 0; i < n; i++)
+			total += lc_answer_doorbell(qps[i]);
+		left -= n;
 	}
 	return total;
 }
 
 /*
- * After a burst was received, before it is processed: receive WQEs posted
- * since this round's drain.  A receive posted before the peer's SEND was
- * posted must be there when the SEND arrives; the round's own drain may
- * have run before the post (the lcore preempted between drain and
+ * The doorbelled QPs of one shard, or of every shard (TP_LC_ALL: the
+ * world stopped, or one shard).  Also after a burst was received, before
+ * it is processed (tp_progress): a receive posted before the peer's SEND
+ * was posted must be there when the SEND arrives; the round's own drain
+ * may have run before the post (the lcore preempted between drain and
  * receive), and a UD SEND finding no WQE is dropped.
  */
-void
-tp_lc_drain_rqs(struct tp_dev *dev)
+unsigned int
+tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
 {
-	unsigned int shard = dev->nshards > 1 ? tp_cur_shard() : TP_LC_ALL;
+	unsigned int total = 0;
 
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
-
-		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
-			continue;
-		if (lc_drain_rq(qp) != 0 && qp->pub.state == DROCE_QPS_ERR)
-			tp_qp_flush(qp);
-	}
+	if (shard != TP_LC_ALL)
+		return lc_take_doorbells(tp_sched_of(dev, shard));
+	for (unsigned int s = 0; s < dev->nshards; s++)
+		total += lc_take_doorbells(tp_sched_of(dev, s));
+	return total;
 }
 
+/* ---- tails ---------------------------------------------------------------------- */
+
+void
+tp_lc_publish_qp(struct tp_qp *qp)
+{
+	struct tp_lc_qp *lc = qp->lc;
+
+	/* store only on change: the application's lcore reads this line */
+	if (__atomic_load_n(&lc->s_tail, __ATOMIC_RELAXED) != qp->sq.tail)
+		__atomic_store_n(&lc->s_tail, qp->sq.tail, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&lc->r_tail, __ATOMIC_RELAXED) != qp->rq.tail)
+		__atomic_store_n(&lc->r_tail, qp->rq.tail, __ATOMIC_RELEASE);
+}
+
+static void
+lc_publish_ready(struct tp_sched *sc)
+{
+	struct tp_qp *qp;
+
+	TAILQ_FOREACH(qp, &sc->ready, ready_link)
+		tp_lc_publish_qp(qp);
+}
+
+/*
+ * Tails move only for QPs that had work: a packet (tp_recv.c publishes
+ * after each), a timer, a drained post or a command (these mark the QP
+ * ready).  A round publishes each QP it visits (tp_run_qps); this
+ * publishes those still on the ready list (not visited under
+ * backpressure, or marked by a command).
+ */
 void
 tp_lc_publish_tails(struct tp_dev *dev, unsigned int shard)
 {
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
-		struct tp_lc_qp *lc = qp->lc;
-
-		if (lc == NULL || !lc_mine(dev, qp, shard))
-			continue;
-		/* store only on change: the application's lcore reads this line */
-		if (__atomic_load_n(&lc->s_tail, __ATOMIC_RELAXED) != qp->sq.tail)
-			__atomic_store_n(&lc->s_tail, qp->sq.tail, __ATOMIC_RELEASE);
-		if (__atomic_load_n(&lc->r_tail, __ATOMIC_RELAXED) != qp->rq.tail)
-			__atomic_store_n(&lc->r_tail, qp->rq.tail, __ATOMIC_RELEASE);
+	if (shard != TP_LC_ALL) {
+		lc_publish_ready(tp_sched_of(dev, shard));
+		return;
 	}
+	for (unsigned int s = 0; s < dev->nshards; s++)
+		lc_publish_ready(tp_sched_of(dev, s));
 }
 
 /* One staging array's CQEs -> the completion ring (SP or MP, as made). */
@@ -313,9 +401,9 @@ tp_lc_dev_round(struct tp_dev *dev, unsigned int shard)
 	unsigned int work;
 
 	RTE_PER_LCORE(tp_shard_id) = shard;
-	work = tp_lc_drain_dev(dev, dev->nshards > 1 ? shard : TP_LC_ALL);
+	work = tp_lc_drain_dev(dev, shard);
 	work += (unsigned int)tp_progress(dev);
-	tp_lc_publish_tails(dev, dev->nshards > 1 ? shard : TP_LC_ALL);
+	tp_lc_publish_tails(dev, shard);
 	for (struct tp_cq *cq = dev->lc_cqs; cq != NULL; cq = cq->lc_next)
 		lc_forward_cq(cq, shard);
 	RTE_PER_LCORE(tp_shard_id) = 0;

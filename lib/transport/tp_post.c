@@ -188,6 +188,7 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 {
 	struct tp_lc_qp *lc = qp->lc;
 	enum droce_qp_state s = lc->state;
+	struct droce_send_wr *first = wr;
 	int rc = 0;
 
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
@@ -213,6 +214,8 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	}
 	if (rc != 0)
 		*bad_wr = wr;
+	if (wr != first)
+		tp_lc_ring_doorbell(qp);
 	return rc;
 }
 
@@ -225,6 +228,7 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	     struct droce_recv_wr **bad_wr)
 {
 	struct tp_lc_qp *lc = qp->lc;
+	struct droce_recv_wr *first = wr;
 	int rc = 0;
 
 	if (lc->state == DROCE_QPS_RESET) {
@@ -250,6 +254,8 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	}
 	if (rc != 0)
 		*bad_wr = wr;
+	if (wr != first)
+		tp_lc_ring_doorbell(qp);
 	return rc;
 }
 
@@ -257,6 +263,7 @@ int
 tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	     struct droce_send_wr **bad_wr)
 {
+	uint32_t head0 = qp->sq.head;
 	enum droce_qp_state s;
 	int rc = 0;
 
@@ -285,6 +292,8 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	/* In the error state, what was posted completes at once with a flush. */
 	if (s == DROCE_QPS_ERR)
 		tp_qp_flush(qp);
+	else if (qp->sq.head != head0)
+		tp_qp_ready(qp);
 	return rc;
 }
 

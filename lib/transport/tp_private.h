@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/queue.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -39,6 +40,7 @@
 #include "prot.h"
 #include "roce_wire.h"
 #include "tp_counters.h"
+#include "tp_wheel.h"
 #include "transport.h"
 
 struct rte_ring;
@@ -349,9 +351,12 @@ struct tp_lc_qp {
 	 * seen here, as on hardware: such WRs are flushed when drained.
 	 */
 	enum droce_qp_state state;
+	struct rte_ring *db_ring;	/* its engine's doorbells (tp_sched.db) */
 	/* written by the transport lcore only (atomic stores) */
 	uint32_t s_tail __rte_cache_aligned;	/* qp->sq.tail, published */
 	uint32_t r_tail;			/* qp->rq.tail, published */
+	/* 1: on db_ring, not taken yet (both sides exchange it) */
+	uint32_t db __rte_cache_aligned;
 };
 
 /* ---- queue pairs --------------------------------------------------------- */
@@ -377,6 +382,12 @@ struct tp_qp {
 	struct tp_cq *rcq;
 	uint32_t live_index;		/* slot in dev->live */
 	struct tp_lc_qp *lc;		/* dedicated transport lcore, or NULL */
+	/* on its engine's ready list (struct tp_sched), at most once */
+	bool ready;
+	TAILQ_ENTRY(tp_qp) ready_link;
+	/* retransmit and RNR timers in the engine's wheel (tp_timer.c) */
+	struct tp_wheel_timer retrans_tmr;
+	struct tp_wheel_timer rnr_tmr;
 
 	/* requester (tp_req.c) */
 	struct {
@@ -396,8 +407,6 @@ struct tp_qp {
 		bool retry_pending;	/* rewound; later gaps are old news */
 		uint8_t retry_left;
 		uint8_t rnr_retry_left;
-		uint64_t retrans_deadline;	/* tsc; 0 = disarmed */
-		uint64_t rnr_deadline;		/* tsc; 0 = disarmed */
 		uint32_t rnr_psn;
 	} comp;
 
@@ -469,13 +478,32 @@ tp_cq_of(struct droce_cq *cq)
 
 /*
  * A shard's way out under backpressure: full is set when a frame could
- * not be built for lack of transmit room (tp_net_alloc), and the next
- * round's QP walk starts at walk_from, the QP that was refused, so the
- * QPs late in the live list are not starved by the early ones.
+ * not be built for lack of transmit room (tp_net_alloc); the round then
+ * stops and the refused QP goes back to the front of the ready list
+ * (tp_run_qps), so the QPs behind it are not starved by those before.
  */
 struct tp_tx_turn {
 	bool full;
-	uint32_t walk_from;
+};
+
+/*
+ * Which QPs an engine's round visits, and its timers (tp_dev.c
+ * tp_run_qps, tp_timer.c).  A QP with work is on the ready list once
+ * (qp->ready): a WR posted, a packet received for it, a timer that fired,
+ * a modify_qp; a round runs the QPs on the list and puts back those that
+ * still have work, so an idle QP costs nothing.  With a dedicated
+ * transport lcore, posting rings the doorbell (db, MP/SC ring of QP
+ * pointers, tp_lcore_rings.c) instead of the engine polling every
+ * QP's post rings.
+ */
+TAILQ_HEAD(tp_qp_list, tp_qp);
+
+struct tp_sched {
+	struct tp_qp_list ready;
+	uint32_t nready;
+	struct tp_wheel wheel;
+	struct tp_wheel_timer **slots;	/* the wheel's */
+	struct rte_ring *db;		/* dedicated lcore only, else NULL */
 };
 
 /* Transport lcores one device's QPs are sharded over (tp_shard.c). */
@@ -499,6 +527,7 @@ struct tp_shard {
 	uint32_t txq_len;
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
 	struct tp_tx_turn turn;
+	struct tp_sched sched;
 	uint64_t counters[TP_CNT_MAX];
 };
 
@@ -538,6 +567,7 @@ struct tp_dev {
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
 	uint32_t txq_len;
 	struct tp_tx_turn turn;		/* shard 0's */
+	struct tp_sched sched;		/* shard 0's */
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
@@ -600,6 +630,45 @@ tp_tx_turn(struct tp_dev *dev)
 	return s == 0 ? &dev->turn : &dev->sh[s]->turn;
 }
 
+/* Shard s's ready list and timer wheel. */
+static inline struct tp_sched *
+tp_sched_of(struct tp_dev *dev, unsigned int s)
+{
+	return s == 0 ? &dev->sched : &dev->sh[s]->sched;
+}
+
+/* The scheduling state of the engine that owns qp. */
+static inline struct tp_sched *
+tp_qp_sched(struct tp_qp *qp)
+{
+	return tp_sched_of(qp->dev, tp_qpn_shard(qp->dev, qp->pub.qp_num));
+}
+
+/* qp has work: its engine's next round visits it (once, however often marked). */
+static inline void
+tp_qp_ready(struct tp_qp *qp)
+{
+	struct tp_sched *sc;
+
+	if (qp->ready)
+		return;
+	sc = tp_qp_sched(qp);
+	qp->ready = true;
+	TAILQ_INSERT_TAIL(&sc->ready, qp, ready_link);
+	sc->nready++;
+}
+
+/*
+ * After a packet: responder output queued, or WQEs the requester has not
+ * sent yet (the response may have opened the window, freed an initiator
+ * depth slot or rewound it).  An ACK that leaves neither costs no visit.
+ */
+static inline bool
+tp_qp_has_work(const struct tp_qp *qp)
+{
+	return qp->req.next != qp->sq.head || qp->resp.q_tail != qp->resp.q_head;
+}
+
 static inline struct tp_qp *
 tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 {
@@ -619,7 +688,7 @@ int tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah,
 		    struct tp_av *av);
 
 /* tp_req.c */
-void tp_req_run(struct tp_qp *qp);
+bool tp_req_run(struct tp_qp *qp);
 void tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w);
 void tp_req_rewind(struct tp_qp *qp);
 uint32_t tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *wqe);
@@ -710,10 +779,15 @@ void tp_event_cq_err(struct tp_cq *cq);
 void tp_event_link_poll(struct tp_dev *dev, uint64_t now);
 
 /* tp_timer.c */
+int tp_sched_init(struct tp_dev *dev, struct tp_sched *sc);
+void tp_sched_fini(struct tp_sched *sc);
+void tp_sched_forget(struct tp_qp *qp);
 void tp_timer_arm_retrans(struct tp_qp *qp);
 void tp_timer_disarm_retrans(struct tp_qp *qp);
+bool tp_timer_retrans_armed(const struct tp_qp *qp);
 void tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code);
-void tp_timer_run(struct tp_qp *qp, uint64_t now);
+void tp_timer_disarm_rnr(struct tp_qp *qp);
+void tp_timer_expire(struct tp_sched *sc, uint64_t now);
 uint64_t tp_rnr_timer_us(uint8_t code);
 
 /* tp_net.c */
@@ -755,6 +829,13 @@ void tp_lc_qp_fini(struct tp_qp *qp);
 int tp_lc_cq_init(struct tp_cq *cq);
 void tp_lc_cq_fini(struct tp_cq *cq);
 int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
-void tp_lc_drain_rqs(struct tp_dev *dev);
+/* Shard filter: one shard, or every shard (TP_LC_ALL, world stopped). */
+#define TP_LC_ALL UINT32_MAX
+/* Doorbelled QPs' post rings -> SQ/RQ (marked ready); how many WQEs moved. */
+unsigned int tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard);
+int tp_lc_doorbells_alloc(struct tp_dev *dev);
+void tp_lc_doorbells_free(struct tp_dev *dev);
+void tp_lc_ring_doorbell(struct tp_qp *qp);
+void tp_lc_publish_qp(struct tp_qp *qp);
 
 #endif /* TP_PRIVATE_H */

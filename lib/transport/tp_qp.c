@@ -223,6 +223,8 @@ tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah, struct tp_av
 static void
 reset_transport_state(struct tp_qp *qp)
 {
+	tp_timer_disarm_retrans(qp);
+	tp_timer_disarm_rnr(qp);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
@@ -352,6 +354,8 @@ tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
 	if (qp->lc != NULL)
 		lc_modified(qp, next);
 	tp_event_modified(qp, cur, attr, mask);	/* COMM_EST, SQ_DRAINED */
+	/* a new state may let the requester go on (RTS, SQD -> RTS) */
+	tp_qp_ready(qp);
 	return 0;
 }
 
@@ -449,7 +453,7 @@ tp_qp_to_error(struct tp_qp *qp)
 {
 	set_state(qp, DROCE_QPS_ERR);
 	tp_timer_disarm_retrans(qp);
-	qp->comp.rnr_deadline = 0;
+	tp_timer_disarm_rnr(qp);
 	qp->resp.q_head = qp->resp.q_tail = 0;
 	tp_qp_flush(qp);
 }
@@ -591,6 +595,7 @@ tp_qp_destroy(struct tp_qp *qp)
 
 	/* Packets for this QPN arriving later are dropped as not-for-us. */
 	dev->qps[qp->pub.handle] = NULL;
+	tp_sched_forget(qp);
 	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
 	 * that is given this QPN later inherits none */
 	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);

@@ -162,6 +162,11 @@ recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
 	} else {
 		tp_comp_rx(qp, pkt, frame);
 	}
+	if (tp_qp_has_work(qp))
+		tp_qp_ready(qp);
+	/* the WQEs it retired are free before their CQEs can be polled */
+	if (unlikely(qp->lc != NULL))
+		tp_lc_publish_qp(qp);
 	return false;
 }
 

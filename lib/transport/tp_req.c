@@ -168,7 +168,7 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 		tp_count(qp->dev, TP_CNT_RETRANSMITTED_PKTS);
 	if (roce_psn_after(end, qp->req.psn_hi))
 		qp->req.psn_hi = end;
-	if (qp->pub.qp_type == DROCE_QPT_RC && qp->comp.retrans_deadline == 0)
+	if (qp->pub.qp_type == DROCE_QPT_RC && !tp_timer_retrans_armed(qp))
 		tp_timer_arm_retrans(qp);
 }
 
@@ -331,8 +331,14 @@ burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int bu
 	return n;
 }
 
-/* Up to a burst of request packets, in WQE order, from the mbufs in mb. */
-static void
+/*
+ * Up to a burst of request packets, in WQE order, from the mbufs in mb.
+ * True when the QP has more to send right now (the burst is spent, or a
+ * packet could not be built: transmit backpressure or no mbuf), so its
+ * engine visits it again next round; false when it waits for something
+ * else (a response, the RNR timer, a post).
+ */
+static bool
 req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 {
 	unsigned int budget = TP_REQ_BURST;
@@ -360,9 +366,9 @@ req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 		if (qp->req.offset == 0 && w->state != TP_WQE_SENDING) {
 			/* draining: what was started is finished, nothing new */
 			if (qp->pub.state == DROCE_QPS_SQD && !w->started)
-				return;
+				return false;
 			if (!may_start(qp, w))
-				return;
+				return false;
 			if (mask & TP_WR_LOCAL) {
 				do_local_op(qp, w);
 				continue;
@@ -374,26 +380,30 @@ req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 		}
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
-			return;
+			return false;
 		if (mb->next == mb->n)
 			tp_net_mbufs_get(qp->dev, mb, burst_bound(qp, w, budget));
 		sent = (mask & TP_WR_RD_ATOMIC) ? send_rd_atomic_packet(qp, w, mb) :
 						  send_data_packet(qp, w, &gc, mb);
 		if (!sent)
-			return;
+			return true;
 		budget--;
 	}
+	return budget == 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp);
 }
 
-void
+/* True when the QP has more to send right now (req_burst). */
+bool
 tp_req_run(struct tp_qp *qp)
 {
 	struct tp_tx_mbufs mb = { .n = 0 };
+	bool more;
 
 	if (!tp_qp_can_send(qp) || qp->req.wait_rnr)
-		return;
-	req_burst(qp, &mb);
+		return false;
+	more = req_burst(qp, &mb);
 	tp_net_mbufs_put(&mb);
+	return more;
 }
 
 /*

@@ -258,6 +258,7 @@ shard_free(struct tp_shard *sh)
 	rte_free(sh->mac_in);
 	for (uint32_t i = 0; i < sh->txq_len; i++)
 		rte_pktmbuf_free(sh->txq[i]);
+	tp_sched_fini(&sh->sched);
 	rte_free(sh->rx_in);
 	rte_free(sh->tx_in);
 	rte_free(sh);
@@ -303,7 +304,7 @@ tp_shards_alloc(struct tp_dev *dev, unsigned int n)
 				goto nomem;
 		} else {
 			sh->mac_in = mpsc_ring(sizeof(struct tp_mac_upd));
-			if (sh->mac_in == NULL)
+			if (sh->mac_in == NULL || tp_sched_init(dev, &sh->sched) != 0)
 				goto nomem;
 			dev->cnt[k] = sh->counters;
 		}

@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Per-QP timers, run by the lcore that owns the QP from its progress loop:
- * the retransmit (local ACK) timer, 4.096 us x 2^timeout (IBTA 9.7.6.1.3;
- * timeout 0 = infinite), and the RNR timer from the NAK's 5-bit code
- * (IBTA table 45).  Deadlines are TSC values; resolution is the TSC's.
+ * Per-QP timers in the owning engine's timing wheel (tp_wheel.c), keyed
+ * to the TSC: the retransmit (local ACK) timer, 4.096 us x 2^timeout
+ * (IBTA 9.7.6.1.3; timeout 0 = infinite), and the RNR timer from the
+ * NAK's 5-bit code (IBTA table 45).  Arming and disarming are O(1); a
+ * round expires what is due (tp_timer_expire), which marks the QP ready
+ * and runs its timeout.  Also the engine's scheduling state as a whole
+ * (struct tp_sched: ready list, wheel).
  */
+#include <errno.h>
+
 #include <rte_cycles.h>
+#include <rte_malloc.h>
 
 #include "tp_private.h"
 
@@ -14,6 +20,19 @@ static const uint32_t rnr_timer_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/*
+ * The wheel: ticks of at most 4.096 us (the retransmit timer's unit),
+ * 16,384 slots (about 67 ms per revolution at that tick; longer timers
+ * wait in their slot for their own revolution).
+ */
+#define TP_WHEEL_SLOTS 16384
+#define TP_WHEEL_TICK_US_NUM 4096	/* 4.096 us = 4096 / 10^6 ms */
+
+enum tp_timer_tag {
+	TP_TIMER_RETRANS,
+	TP_TIMER_RNR,
 };
 
 uint64_t
@@ -28,6 +47,54 @@ us_to_tsc(const struct tp_dev *dev, uint64_t us)
 	return us * dev->tsc_hz / 1000000;
 }
 
+/* The largest shift whose tick (2^shift TSC cycles) is at most 4.096 us. */
+static unsigned int
+wheel_shift(uint64_t tsc_hz)
+{
+	uint64_t tick = tsc_hz * TP_WHEEL_TICK_US_NUM / 1000000000;
+	unsigned int shift = 0;
+
+	while (shift < 32 && (UINT64_C(2) << shift) <= tick)
+		shift++;
+	return shift;
+}
+
+int
+tp_sched_init(struct tp_dev *dev, struct tp_sched *sc)
+{
+	TAILQ_INIT(&sc->ready);
+	sc->nready = 0;
+	sc->db = NULL;
+	sc->slots = rte_zmalloc("droce_wheel", TP_WHEEL_SLOTS * sizeof(*sc->slots),
+				RTE_CACHE_LINE_SIZE);
+	if (sc->slots == NULL)
+		return -ENOMEM;
+	return tp_wheel_init(&sc->wheel, sc->slots, TP_WHEEL_SLOTS,
+			     wheel_shift(dev->tsc_hz), rte_get_timer_cycles());
+}
+
+void
+tp_sched_fini(struct tp_sched *sc)
+{
+	rte_free(sc->slots);
+	sc->slots = NULL;
+}
+
+/* qp goes away: off its engine's ready list and wheel. */
+void
+tp_sched_forget(struct tp_qp *qp)
+{
+	struct tp_sched *sc = tp_qp_sched(qp);
+
+	tp_wheel_cancel(&sc->wheel, &qp->retrans_tmr);
+	tp_wheel_cancel(&sc->wheel, &qp->rnr_tmr);
+	if (qp->ready) {
+		TAILQ_REMOVE(&sc->ready, qp, ready_link);
+		sc->nready--;
+		qp->ready = false;
+	}
+}
+
 void
 tp_timer_arm_retrans(struct tp_qp *qp)
 {
@@ -35,38 +102,71 @@ tp_timer_arm_retrans(struct tp_qp *qp)
 	uint64_t us;
 
 	if (t == 0) {			/* infinite: never times out */
-		qp->comp.retrans_deadline = 0;
+		tp_timer_disarm_retrans(qp);
 		return;
 	}
 	us = (UINT64_C(4096) << t) / 1000;	/* 4.096 us x 2^t */
-	qp->comp.retrans_deadline = rte_get_timer_cycles() +
-				    us_to_tsc(qp->dev, us > 0 ? us : 1);
+	qp->retrans_tmr.tag = TP_TIMER_RETRANS;
+	tp_wheel_arm(&tp_qp_sched(qp)->wheel, &qp->retrans_tmr,
+		     rte_get_timer_cycles() + us_to_tsc(qp->dev, us > 0 ? us : 1));
 }
 
 void
 tp_timer_disarm_retrans(struct tp_qp *qp)
 {
-	qp->comp.retrans_deadline = 0;
+	tp_wheel_cancel(&tp_qp_sched(qp)->wheel, &qp->retrans_tmr);
+}
+
+bool
+tp_timer_retrans_armed(const struct tp_qp *qp)
+{
+	return tp_wheel_armed(&qp->retrans_tmr);
 }
 
 void
 tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code)
 {
-	qp->comp.rnr_deadline = rte_get_timer_cycles() +
-				us_to_tsc(qp->dev, tp_rnr_timer_us(rnr_code));
+	qp->rnr_tmr.tag = TP_TIMER_RNR;
+	tp_wheel_arm(&tp_qp_sched(qp)->wheel, &qp->rnr_tmr,
+		     rte_get_timer_cycles() + us_to_tsc(qp->dev, tp_rnr_timer_us(rnr_code)));
 }
 
 void
-tp_timer_run(struct tp_qp *qp, uint64_t now)
+tp_timer_disarm_rnr(struct tp_qp *qp)
 {
-	if (qp->comp.rnr_deadline != 0 && now >= qp->comp.rnr_deadline) {
-		qp->comp.rnr_deadline = 0;
-		qp->req.wait_rnr = false;
-		if (tp_qp_can_send(qp)) {
-			tp_req_rewind(qp);
-			tp_timer_arm_retrans(qp);
-		}
+	tp_wheel_cancel(&tp_qp_sched(qp)->wheel, &qp->rnr_tmr);
+}
+
+/* The RNR wait is over: resend from the NAKed PSN. */
+static void
+rnr_expired(struct tp_qp *qp)
+{
+	qp->req.wait_rnr = false;
+	if (tp_qp_can_send(qp)) {
+		tp_req_rewind(qp);
+		tp_timer_arm_retrans(qp);
 	}
-	if (qp->comp.retrans_deadline != 0 && now >= qp->comp.retrans_deadline)
-		tp_comp_timeout(qp);
+}
+
+/* The engine's timers due at now: each marks its QP ready and runs. */
+void
+tp_timer_expire(struct tp_sched *sc, uint64_t now)
+{
+	struct tp_wheel_list due;
+	struct tp_wheel_timer *t;
+
+	if (tp_wheel_expire(&sc->wheel, now, &due) == 0)
+		return;
+	while ((t = tp_wheel_pop(&sc->wheel, &due)) != NULL) {
+		struct tp_qp *qp;
+
+		if (t->tag == TP_TIMER_RNR) {
+			qp = container_of(t, struct tp_qp, rnr_tmr);
+			rnr_expired(qp);
+		} else {
+			qp = container_of(t, struct tp_qp, retrans_tmr);
+			tp_comp_timeout(qp);
+		}
+		tp_qp_ready(qp);
+	}
 }

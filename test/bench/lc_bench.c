@@ -24,7 +24,8 @@
  * wait for a later signalled one), first over QP 0 alone (the other QPs not
  * yet created: idle QPs are not free), then over all N.
  * Each prints "lc_bench: mode=qps qps=Q msgs=C seconds=S mmsgps=R send_err=E
- * retransmitted=T".
+ * retransmitted=T acks_per_msg=A qp_runs_per_msg=V" (ACKs the responder
+ * sent and QP visits of both engines, per message).
  * Results: BENCHMARKS.md.
  */
 #include <getopt.h>
@@ -255,7 +256,7 @@ bench_qps(uint32_t n, uint64_t count, uint32_t window)
 {
 	struct droce_sge sge = { (uintptr_t)a.buf, 64, a.mr->lkey };
 	struct droce_send_wr wr, *bad;
-	uint64_t posted = 0, done = 0, err0, rtx0;
+	uint64_t posted = 0, done = 0, err0, rtx0, acks0, runs0;
 	uint32_t next = 0;
 	double t0, t;
 
@@ -268,6 +269,8 @@ bench_qps(uint32_t n, uint64_t count, uint32_t window)
 	wr.wr.rdma.rkey = b.mr->rkey;
 	err0 = droce_get_counter(a.ctx, "send_err");
 	rtx0 = droce_get_counter(a.ctx, "retransmitted_pkts");
+	acks0 = droce_get_counter(b.ctx, "sent_acks");
+	runs0 = droce_get_counter(a.ctx, "qp_runs") + droce_get_counter(b.ctx, "qp_runs");
 	t0 = now();
 	while (done < count) {
 		struct droce_wc wc[32];
@@ -283,10 +286,13 @@ bench_qps(uint32_t n, uint64_t count, uint32_t window)
 	}
 	t = now() - t0;
 	printf("lc_bench: mode=qps qps=%u msgs=%llu seconds=%.6f mmsgps=%.4f send_err=%llu "
-	       "retransmitted=%llu\n", n, (unsigned long long)count, t,
-	       (double)count / t / 1e6,
+	       "retransmitted=%llu acks_per_msg=%.3f qp_runs_per_msg=%.3f\n", n,
+	       (unsigned long long)count, t, (double)count / t / 1e6,
 	       (unsigned long long)(droce_get_counter(a.ctx, "send_err") - err0),
-	       (unsigned long long)(droce_get_counter(a.ctx, "retransmitted_pkts") - rtx0));
+	       (unsigned long long)(droce_get_counter(a.ctx, "retransmitted_pkts") - rtx0),
+	       (double)(droce_get_counter(b.ctx, "sent_acks") - acks0) / (double)count,
+	       (double)(droce_get_counter(a.ctx, "qp_runs") +
+			droce_get_counter(b.ctx, "qp_runs") - runs0) / (double)count);
 	fflush(stdout);
 }
 
