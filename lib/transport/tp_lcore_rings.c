@@ -2,8 +2,8 @@
 /*
  * Dedicated transport lcores, the data side (see tp_lcore.c for the
  * design): the post rings and completion rings of QPs and CQs, and one
- * round of a device on its lcore (post rings -> SQ/RQ, tp_progress, tails
- * published, CQEs -> completion rings).
+ * round of an engine on its lcore (post rings -> SQ/RQ, its round, tails
+ * published, CQEs -> completion rings), all for one engine: its QPs.
  */
 #include <errno.h>
 
@@ -81,11 +81,11 @@ tp_lc_qp_fini(struct tp_qp *qp)
 	qp->lc = NULL;
 }
 
-/* Several shards: a CQ may get CQEs from each; every shard stages its own. */
+/* Several engines: a CQ may get CQEs from each; every engine stages its own. */
 static int
 lc_cq_stages(struct tp_cq *cq)
 {
-	unsigned int n = cq->dev->nshards - 1;
+	unsigned int n = cq->dev->neng - 1;
 
 	cq->xs = rte_zmalloc("droce_cq_stage", n * sizeof(*cq->xs), RTE_CACHE_LINE_SIZE);
 	if (cq->xs == NULL)
@@ -115,9 +115,9 @@ lc_cq_stages_free(struct tp_cq *cq)
 int
 tp_lc_cq_init(struct tp_cq *cq)
 {
-	bool sharded = cq->dev->nshards > 1;
+	bool sharded = cq->dev->neng > 1;
 
-	/* several shards enqueue: multi-producer (the poller stays single) */
+	/* several engines enqueue: multi-producer (the poller stays single) */
 	cq->lc_ring = tp_lc_ring_alloc(cq->mask + 1, sizeof(struct droce_wc),
 				    sharded ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (cq->lc_ring == NULL)
@@ -202,25 +202,17 @@ lc_drain_rq(struct tp_qp *qp)
 	return total;
 }
 
-/* Shard filter: this shard's QPs, or every QP (TP_LC_ALL, world stopped). */
-#define TP_LC_ALL UINT32_MAX
-
-static inline bool
-lc_mine(const struct tp_dev *dev, const struct tp_qp *qp, unsigned int shard)
-{
-	return shard == TP_LC_ALL || tp_qpn_shard(dev, qp->pub.qp_num) == shard;
-}
-
+/* Post rings -> SQ/RQ of the engine's QPs; how many WQEs moved. */
 unsigned int
-tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
+tp_lc_drain(struct tp_engine *eng)
 {
 	unsigned int total = 0;
 
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
+	for (uint32_t i = 0; i < eng->nlive; i++) {
+		struct tp_qp *qp = eng->live[i];
 		unsigned int n;
 
-		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
+		if (qp->lc == NULL)
 			continue;
 		n = lc_drain_sq(qp) + lc_drain_rq(qp);
 		/* as tp_post_*: what reaches a QP in ERR completes at once */
@@ -239,14 +231,12 @@ tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
  * receive), and a UD SEND finding no WQE is dropped.
  */
 void
-tp_lc_drain_rqs(struct tp_dev *dev)
+tp_lc_drain_rqs(struct tp_engine *eng)
 {
-	unsigned int shard = dev->nshards > 1 ? tp_cur_shard() : TP_LC_ALL;
+	for (uint32_t i = 0; i < eng->nlive; i++) {
+		struct tp_qp *qp = eng->live[i];
 
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
-
-		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
+		if (qp->lc == NULL)
 			continue;
 		if (lc_drain_rq(qp) != 0 && qp->pub.state == DROCE_QPS_ERR)
 			tp_qp_flush(qp);
@@ -254,13 +244,13 @@ tp_lc_drain_rqs(struct tp_dev *dev)
 }
 
 void
-tp_lc_publish_tails(struct tp_dev *dev, unsigned int shard)
+tp_lc_publish_tails(struct tp_engine *eng)
 {
-	for (uint32_t i = 0; i < dev->nlive; i++) {
-		struct tp_qp *qp = dev->live[i];
+	for (uint32_t i = 0; i < eng->nlive; i++) {
+		struct tp_qp *qp = eng->live[i];
 		struct tp_lc_qp *lc = qp->lc;
 
-		if (lc == NULL || !lc_mine(dev, qp, shard))
+		if (lc == NULL)
 			continue;
 		/* store only on change: the application's lcore reads this line */
 		if (__atomic_load_n(&lc->s_tail, __ATOMIC_RELAXED) != qp->sq.tail)
@@ -290,10 +280,10 @@ lc_forward_stage(struct tp_cq *cq, struct droce_wc *ring, uint32_t head,
 
 /* CQEs -> the CQ's completion ring; what does not fit waits in the CQ. */
 static void
-lc_forward_cq(struct tp_cq *cq, unsigned int shard)
+lc_forward_cq(struct tp_cq *cq, unsigned int stage)
 {
-	if (shard != 0) {
-		struct tp_cq_stage *st = &cq->xs[shard - 1];
+	if (stage != 0) {
+		struct tp_cq_stage *st = &cq->xs[stage - 1];
 
 		lc_forward_stage(cq, st->ring, st->head, &st->tail);
 		if (unlikely(st->overflow) &&
@@ -308,16 +298,14 @@ lc_forward_cq(struct tp_cq *cq, unsigned int shard)
 }
 
 unsigned int
-tp_lc_dev_round(struct tp_dev *dev, unsigned int shard)
+tp_lc_engine_round(struct tp_engine *eng)
 {
 	unsigned int work;
 
-	RTE_PER_LCORE(tp_shard_id) = shard;
-	work = tp_lc_drain_dev(dev, dev->nshards > 1 ? shard : TP_LC_ALL);
-	work += (unsigned int)tp_progress(dev);
-	tp_lc_publish_tails(dev, dev->nshards > 1 ? shard : TP_LC_ALL);
-	for (struct tp_cq *cq = dev->lc_cqs; cq != NULL; cq = cq->lc_next)
-		lc_forward_cq(cq, shard);
-	RTE_PER_LCORE(tp_shard_id) = 0;
+	work = tp_lc_drain(eng);
+	work += (unsigned int)tp_engine_progress(eng);
+	tp_lc_publish_tails(eng);
+	for (struct tp_cq *cq = eng->dev->lc_cqs; cq != NULL; cq = cq->lc_next)
+		lc_forward_cq(cq, eng->idx);
 	return work;
 }

@@ -409,7 +409,7 @@ flush_send_queue(struct tp_qp *qp)
 		 * a successful unsignaled one does not. */
 		if (wc.status != DROCE_WC_SUCCESS || qp->sq_sig_all ||
 		    (w->send_flags & DROCE_SEND_SIGNALED))
-			tp_cq_push(qp->scq, &wc);
+			tp_cq_push(qp->eng, qp->scq, &wc);
 		qp->sq.tail++;
 	}
 	qp->req.next = qp->sq.tail;
@@ -427,7 +427,7 @@ flush_recv_queue(struct tp_qp *qp)
 		wc.status = DROCE_WC_WR_FLUSH_ERR;
 		wc.opcode = DROCE_WC_RECV;
 		wc.qp_num = qp->pub.qp_num;
-		tp_cq_push(qp->rcq, &wc);
+		tp_cq_push(qp->eng, qp->rcq, &wc);
 		qp->rq.tail++;
 	}
 }
@@ -476,17 +476,17 @@ check_cap(const struct droce_qp_init_attr *init)
 }
 
 /*
- * Several transport lcores: the shard with the fewest QPs (a tie goes to
- * the shard of the next QPN in sequence, so QPNs stay consecutive while
- * the shards are even).  QP n belongs to shard n mod N (tp_qpn_shard).
+ * Several transport lcores: the engine with the fewest QPs (a tie goes to
+ * the engine of the next QPN in sequence, so QPNs stay consecutive while
+ * the engines are even).  QP n belongs to engine n mod N (tp_qpn_engine).
  */
 static unsigned int
-least_loaded_shard(const struct tp_dev *dev)
+least_loaded_engine(const struct tp_dev *dev)
 {
-	unsigned int best = tp_qpn_shard(dev, TP_QPN_BASE + dev->next_qp % dev->max_qp);
+	unsigned int best = tp_qpn_engine(dev, TP_QPN_BASE + dev->next_qp % dev->max_qp);
 
-	for (unsigned int k = 0; k < dev->nshards; k++)
-		if (dev->shard_qps[k] < dev->shard_qps[best])
+	for (unsigned int k = 0; k < dev->neng; k++)
+		if (dev->eng[k]->nlive < dev->eng[best]->nlive)
 			best = k;
 	return best;
 }
@@ -494,12 +494,12 @@ least_loaded_shard(const struct tp_dev *dev)
 static int
 alloc_qpn(struct tp_dev *dev, uint32_t *slot)
 {
-	unsigned int want = dev->nshards > 1 ? least_loaded_shard(dev) : 0;
+	unsigned int want = dev->neng > 1 ? least_loaded_engine(dev) : 0;
 
 	for (uint32_t i = 0; i < dev->max_qp; i++) {
 		uint32_t s = (dev->next_qp + i) % dev->max_qp;
 
-		if (dev->nshards > 1 && tp_qpn_shard(dev, TP_QPN_BASE + s) != want)
+		if (dev->neng > 1 && tp_qpn_engine(dev, TP_QPN_BASE + s) != want)
 			continue;
 		if (dev->qps[s] == NULL) {
 			*slot = s;
@@ -541,6 +541,7 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 		goto nomem;
 
 	qp->dev = dev;
+	qp->eng = dev->eng[tp_qpn_engine(dev, TP_QPN_BASE + slot)];
 	qp->pd = pd;
 	qp->scq = scq;
 	qp->rcq = rcq;
@@ -559,13 +560,11 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	qp->attr.port_num = 1;
 	qp->pkey = dev->pkeys[0];
 	set_state(qp, DROCE_QPS_RESET);
-	if (dev->lc != NULL && tp_lc_qp_init(qp) != 0)
+	if (tp_dev_dedicated(dev) && tp_lc_qp_init(qp) != 0)
 		goto nomem;
 
 	dev->qps[slot] = qp;
-	qp->live_index = dev->nlive;
-	dev->live[dev->nlive++] = qp;
-	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]++;
+	tp_engine_add_qp(qp->eng, qp);
 	scq->users++;
 	rcq->users++;
 	return qp;
@@ -583,17 +582,13 @@ int
 tp_qp_destroy(struct tp_qp *qp)
 {
 	struct tp_dev *dev = qp->dev;
-	struct tp_qp *last = dev->live[dev->nlive - 1];
 
 	/* Packets for this QPN arriving later are dropped as not-for-us. */
 	dev->qps[qp->pub.handle] = NULL;
 	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
 	 * that is given this QPN later inherits none */
 	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);
-	dev->live[qp->live_index] = last;
-	last->live_index = qp->live_index;
-	dev->nlive--;
-	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]--;
+	tp_engine_remove_qp(qp->eng, qp);
 	qp->scq->users--;
 	qp->rcq->users--;
 	tp_lc_qp_fini(qp);

@@ -165,7 +165,7 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 
 	/* a PSN before the highest one sent so far is a retransmission */
 	if (roce_psn_before(psn, qp->req.psn_hi))
-		tp_count(qp->dev, TP_CNT_RETRANSMITTED_PKTS);
+		tp_count(qp->eng, TP_CNT_RETRANSMITTED_PKTS);
 	if (roce_psn_after(end, qp->req.psn_hi))
 		qp->req.psn_hi = end;
 	if (qp->pub.qp_type == DROCE_QPT_RC && qp->comp.retrans_deadline == 0)
@@ -220,9 +220,9 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 		return false;
 	}
 	count_sent(qp, qp->req.psn, 1);
-	tp_net_finish(qp->dev, m, &p);
+	tp_net_finish(qp->eng, m, &p);
 	if (mask & TP_WR_WRITE)
-		tp_count(qp->dev, TP_CNT_RDMA_SENDS);
+		tp_count(qp->eng, TP_CNT_RDMA_SENDS);
 
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);
 	qp->req.offset += plen;
@@ -271,8 +271,8 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w)
 	if (m == NULL)
 		return false;
 	count_sent(qp, qp->req.psn, npsn);
-	tp_net_finish(qp->dev, m, &p);
-	tp_count(qp->dev, TP_CNT_RDMA_SENDS);
+	tp_net_finish(qp->eng, m, &p);
+	tp_count(qp->eng, TP_CNT_RDMA_SENDS);
 	qp->req.psn = roce_psn_add(qp->req.psn, npsn);
 	qp->req.offset = 0;
 	qp->req.next++;

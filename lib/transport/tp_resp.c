@@ -269,7 +269,7 @@ static void
 uc_abandon_msg(struct tp_qp *qp)
 {
 	if (qp->resp.in_msg)
-		tp_count(qp->dev, TP_CNT_UC_MSG_DROP);
+		tp_count(qp->eng, TP_CNT_UC_MSG_DROP);
 	qp->resp.in_msg = 0;
 	qp->resp.offset = 0;
 	qp->resp.drop_msg = true;
@@ -358,7 +358,7 @@ st_check_resource(struct resp_ctx *c)
 	if (c->uses_rwqe && current_rwqe(qp) == NULL) {
 		if (qp->pub.qp_type == DROCE_QPT_RC)
 			return RESP_RNR;
-		tp_count(qp->dev, TP_CNT_RX_NO_BUF_DROP);
+		tp_count(qp->eng, TP_CNT_RX_NO_BUF_DROP);
 		return RESP_DROP;
 	}
 	/* one responder resource per READ/atomic, else Invalid Request */
@@ -504,7 +504,7 @@ execute_write(struct resp_ctx *c)
 	qp->resp.write_va += len;
 	qp->resp.write_left -= len;
 	qp->resp.offset += len;
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
 	return RESP_COMPLETE;
 }
 
@@ -560,7 +560,7 @@ execute_read(struct resp_ctx *c)
 		     pkt->reth.len);
 	queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
 	qp->resp.psn = roce_psn_add(pkt->psn, n);
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
 }
 
@@ -588,7 +588,7 @@ execute_atomic(struct resp_ctx *c)
 	r->orig = orig;
 	queue_atomic_ack(qp, it, r);
 	qp->resp.psn = roce_psn_add(pkt->psn, 1);
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
 }
 
@@ -641,7 +641,7 @@ complete_recv(struct resp_ctx *c)
 		wc.src_qp = pkt->deth.src_qpn;
 		wc.wc_flags |= DROCE_WC_GRH;
 	}
-	tp_cq_push(qp->rcq, &wc);
+	tp_cq_push(qp->eng, qp->rcq, &wc);
 	qp->rq.tail++;
 	return RESP_ACKNOWLEDGE;
 }
@@ -761,7 +761,7 @@ st_duplicate(struct resp_ctx *c)
 	struct tp_resp_res *r;
 	struct tp_resp_item *it;
 
-	tp_count(qp->dev, TP_CNT_DUPLICATE_REQUEST);
+	tp_count(qp->eng, TP_CNT_DUPLICATE_REQUEST);
 	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
 		queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
 		return RESP_DONE;
@@ -793,14 +793,14 @@ st_out_of_seq(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, TP_CNT_OUT_OF_SEQ_REQUEST);
+	tp_count(qp->eng, TP_CNT_OUT_OF_SEQ_REQUEST);
 	if (qp->resp.nak_sent && roce_psn_before(c->pkt->psn, qp->resp.oos_psn))
 		qp->resp.nak_sent = false;
 	qp->resp.oos_psn = c->pkt->psn;
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
 		queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn, qp->resp.msn);
-		tp_count(qp->dev, TP_CNT_SENT_SEQ_NAK);
+		tp_count(qp->eng, TP_CNT_SENT_SEQ_NAK);
 	}
 	return RESP_DROP;
 }
@@ -810,7 +810,7 @@ st_rnr(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, TP_CNT_SEND_RNR_ERR);
+	tp_count(qp->eng, TP_CNT_SEND_RNR_ERR);
 	queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
 		  c->pkt->psn);
 	return RESP_DROP;
@@ -836,7 +836,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	const struct resp_error *e = &resp_errors[s];
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, e->counter);
+	tp_count(qp->eng, e->counter);
 	queue_nak(qp, e->nak, c->pkt->psn, c->dup != NULL ? c->dup->msn - 1 : qp->resp.msn);
 	if ((c->uses_rwqe || qp->resp.in_msg == ROCE_OPM_SEND) && current_rwqe(qp) != NULL) {
 		struct droce_wc wc;
@@ -846,7 +846,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 		wc.status = e->recv_status;
 		wc.opcode = DROCE_WC_RECV;
 		wc.qp_num = qp->pub.qp_num;
-		tp_cq_push(qp->rcq, &wc);
+		tp_cq_push(qp->eng, qp->rcq, &wc);
 		qp->rq.tail++;
 	} else {
 		tp_event_resp_error(qp, e->nak);	/* no CQE reports it */
@@ -854,7 +854,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	/* what is queued (the NAK last) leaves before the QP stops answering */
 	while (qp->resp.q_tail != qp->resp.q_head && tp_resp_run(qp) > 0)
 		;
-	tp_net_flush(qp->dev);
+	tp_net_flush(qp->eng);
 	if (qp->pub.state != DROCE_QPS_ERR)
 		tp_qp_to_error(qp);
 	return RESP_DONE;
@@ -920,7 +920,7 @@ tp_resp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 	enum resp_state s = RESP_CHECK_PSN;
 
 	if (qp->pub.qp_type == DROCE_QPT_UD && pkt->deth.qkey != qp->attr.qkey) {
-		tp_count(qp->dev, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
+		tp_count(qp->eng, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
 		return;
 	}
 	/*
@@ -957,8 +957,8 @@ send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
 	m = tp_net_alloc(qp, &qp->av, &p, &payload);
 	if (m == NULL)
 		return false;
-	tp_net_finish(qp->dev, m, &p);
-	tp_count(qp->dev, TP_CNT_SENT_ACKS);
+	tp_net_finish(qp->eng, m, &p);
+	tp_count(qp->eng, TP_CNT_SENT_ACKS);
 	return true;
 }
 
@@ -1000,7 +1000,7 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 		return 0;
 	if (plen > 0)
 		memcpy(payload, src, plen);
-	tp_net_finish(qp->dev, m, &p);
+	tp_net_finish(qp->eng, m, &p);
 	it->psn = roce_psn_add(it->psn, 1);
 	return 1;
 }
@@ -1030,7 +1030,7 @@ tp_resp_run(struct tp_qp *qp)
 			if (rc < 0) {
 				/* the key died mid-stream: remote access error, the
 				 * READ not counted as completed (C9-148) */
-				tp_count(qp->dev, TP_CNT_SENT_REM_ACCESS_NAK);
+				tp_count(qp->eng, TP_CNT_SENT_REM_ACCESS_NAK);
 				qp->resp.res[it->res].pending = false;
 				tp_event_qp(qp, DROCE_EVENT_QP_ACCESS_ERR);
 				it->kind = TP_RESP_ACK;

@@ -99,9 +99,9 @@ int tp_progress(struct tp_dev *dev);
 
 /*
  * Counters: values by enum tp_counter (tp_counters.h), names alike.
- * tp_dev_counters: shard 0's array (the whole device unless it runs on
+ * tp_dev_counters: engine 0's array (the whole device unless it runs on
  * several transport lcores); tp_dev_counter / tp_dev_counter_read: summed
- * over the shards.
+ * over the engines.
  */
 const uint64_t *tp_dev_counters(const struct tp_dev *dev);
 uint64_t tp_dev_counter(const struct tp_dev *dev, const char *name);
@@ -161,13 +161,13 @@ int tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore);
 /*
  * Several transport lcores (2..8, distinct, none the main lcore): QP n
  * runs on lcores[n % nlcores]; lcore k polls the link's queue k (when it
- * has one) and hands frames of other shards' QPs over (tp_shard.c).
+ * has one) and hands frames of other engines' QPs over (tp_shard.c).
  * nlcores 1 is tp_dev_run_on_lcore.  Errors as there; -EINVAL for a bad
  * list.  tp_dev_stop_lcore stops them all.
  */
 int tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
 			 unsigned int nlcores);
-/* Shards (1 unless several transport lcores), and one shard's counter i. */
+/* Engines (1 unless several transport lcores), and engine `shard`'s counter i. */
 unsigned int tp_dev_shards(const struct tp_dev *dev);
 uint64_t tp_dev_shard_counter(const struct tp_dev *dev, unsigned int shard,
 			      unsigned int i);

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transport engines: one per lcore that runs a device's data path
+ * (struct tp_engine, tp_private.h).  A device always has engine 0
+ * (run-to-completion: the application's lcore; or its one dedicated
+ * transport lcore); with several transport lcores it has one engine per
+ * lcore (tp_engines_alloc, before any QP or CQ exists), and the hand-off
+ * rings between them (tp_shard.c).  Here: their creation and destruction,
+ * on the control path.
+ */
+#include <errno.h>
+
+#include <rte_malloc.h>
+
+#include "tp_private.h"
+
+struct tp_engine *
+tp_engine_create(struct tp_dev *dev, unsigned int idx, uint32_t live_max)
+{
+	struct tp_engine *eng = rte_zmalloc("droce_engine", sizeof(*eng),
+					    RTE_CACHE_LINE_SIZE);
+
+	if (eng == NULL)
+		return NULL;
+	eng->live = rte_zmalloc("droce_live", live_max * sizeof(*eng->live), 0);
+	if (eng->live == NULL) {
+		rte_free(eng);
+		return NULL;
+	}
+	eng->dev = dev;
+	eng->idx = idx;
+	eng->live_max = live_max;
+	eng->prot_reader = -1;
+	return eng;
+}
+
+/* After it left its lcore (or the device is destroyed), with no QP. */
+void
+tp_engine_destroy(struct tp_engine *eng)
+{
+	if (eng == NULL)
+		return;
+	tp_shard_rings_free(eng);
+	rte_pktmbuf_free_bulk(eng->txq, eng->txq_len);
+	rte_free(eng->live);
+	rte_free(eng);
+}
+
+/*
+ * Control path, no QP or CQ yet: engines 1..n-1 beside engine 0, and the
+ * hand-off rings of all n.  Engine k owns the QPNs equal to k modulo n:
+ * at most ceil(max_qp / n) of them.
+ */
+int
+tp_engines_alloc(struct tp_dev *dev, unsigned int n)
+{
+	uint32_t per_engine = (dev->max_qp + n - 1) / n;
+
+	if (n < 2 || n > TP_MAX_ENGINES)
+		return -EINVAL;
+	dev->neng = n;	/* tp_shard_rings: which rings an engine needs */
+	for (unsigned int k = 0; k < n; k++) {
+		if (k != 0) {
+			struct tp_engine *eng = tp_engine_create(dev, k, per_engine);
+
+			if (eng == NULL)
+				goto nomem;
+			__atomic_store_n(&dev->eng[k], eng, __ATOMIC_RELEASE);
+		}
+		if (tp_shard_rings(dev->eng[k]) != 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	tp_engines_free(dev);
+	return -ENOMEM;
+}
+
+/* Control path, after every engine left its lcore: back to engine 0 alone. */
+void
+tp_engines_free(struct tp_dev *dev)
+{
+	struct tp_engine *e0 = dev->eng[0];
+
+	for (unsigned int k = 1; k < TP_MAX_ENGINES; k++) {
+		struct tp_engine *eng = dev->eng[k];
+
+		if (eng == NULL)
+			continue;
+		/* what the engines counted stays in engine 0's counters */
+		for (unsigned int c = 0; c < TP_CNT_MAX; c++)
+			e0->counters[c] += eng->counters[c];
+		__atomic_store_n(&dev->eng[k], NULL, __ATOMIC_RELEASE);
+		tp_engine_destroy(eng);
+	}
+	tp_shard_rings_free(e0);
+	dev->neng = 1;
+}
+
+/* Control path (on the engine's lcore, or while it is stopped): qp joins its round. */
+void
+tp_engine_add_qp(struct tp_engine *eng, struct tp_qp *qp)
+{
+	qp->live_index = eng->nlive;
+	eng->live[eng->nlive++] = qp;
+}
+
+/* Control path, likewise: qp leaves it (the last QP takes its slot). */
+void
+tp_engine_remove_qp(struct tp_engine *eng, struct tp_qp *qp)
+{
+	struct tp_qp *last = eng->live[eng->nlive - 1];
+
+	eng->live[qp->live_index] = last;
+	last->live_index = qp->live_index;
+	eng->nlive--;
+}
