@@ -376,6 +376,22 @@ tp_dev_counter_read(const struct tp_dev *dev, unsigned int i)
 	return sum;
 }
 
+/* lib/protection's status st (enum prot_status), remote or local checks, summed. */
+uint64_t
+tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int k = 0; k < TP_MAX_ENGINES && st < PROT_STATUS_MAX; k++) {
+		const struct tp_engine *eng = __atomic_load_n(&dev->eng[k], __ATOMIC_ACQUIRE);
+
+		if (eng != NULL)
+			sum += __atomic_load_n(remote ? &eng->prot_remote[st] :
+					       &eng->prot_local[st], __ATOMIC_RELAXED);
+	}
+	return sum;
+}
+
 /* ---- address handles ------------------------------------------------------------ */
 
 struct tp_ah *

@@ -90,6 +90,10 @@ tp_engines_free(struct tp_dev *dev)
 		/* what the engines counted stays in engine 0's counters */
 		for (unsigned int c = 0; c < TP_CNT_MAX; c++)
 			e0->counters[c] += eng->counters[c];
+		for (unsigned int st = 0; st < PROT_STATUS_MAX; st++) {
+			e0->prot_remote[st] += eng->prot_remote[st];
+			e0->prot_local[st] += eng->prot_local[st];
+		}
 		__atomic_store_n(&dev->eng[k], NULL, __ATOMIC_RELEASE);
 		tp_engine_destroy(eng);
 	}

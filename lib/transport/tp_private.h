@@ -526,6 +526,9 @@ struct tp_engine {
 	uint32_t txq_len;
 	struct rte_mbuf *txq[TP_TXQ_SIZE];	/* on the link's queue idx */
 	uint64_t counters[TP_CNT_MAX];
+	/* lib/protection's check results, by enum prot_status (tp_prot_*) */
+	uint64_t prot_remote[PROT_STATUS_MAX];
+	uint64_t prot_local[PROT_STATUS_MAX];
 };
 
 struct tp_dev {
@@ -572,6 +575,35 @@ static inline void
 tp_count_n(struct tp_engine *eng, enum tp_counter c, uint64_t n)
 {
 	eng->counters[c] += n;
+}
+
+/*
+ * lib/protection's checks, their status counted by the engine that ran
+ * them (the lookup itself writes nothing shared): same arguments as
+ * prot_check_remote / prot_check_local after eng.
+ */
+static inline enum prot_status
+tp_prot_remote(struct tp_engine *eng, struct prot_tables *t, uint32_t rkey,
+	       uint32_t qp_pd, uint32_t qpn, enum prot_remote_op op, uint64_t va,
+	       uint64_t len, void **host_addr)
+{
+	enum prot_status st = prot_check_remote(t, rkey, qp_pd, qpn, op, va, len,
+						host_addr);
+
+	eng->prot_remote[st]++;
+	return st;
+}
+
+static inline enum prot_status
+tp_prot_local(struct tp_engine *eng, struct prot_tables *t, uint32_t lkey,
+	      uint32_t qp_pd, uint64_t addr, uint64_t len, bool write,
+	      void **host_addr)
+{
+	enum prot_status st = prot_check_local(t, lkey, qp_pd, addr, len, write,
+					       host_addr);
+
+	eng->prot_local[st]++;
+	return st;
 }
 
 /* The engine that owns QP qpn: QPN modulo the number of engines. */

@@ -68,7 +68,7 @@ gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 	 * before that point first).
 	 */
 	if (w->num_sge == 1 && w->npkts > 1 && off + len <= w->sge[0].length &&
-	    prot_check_local(qp->dev->prot, w->sge[0].lkey, qp->pd, w->sge[0].addr,
+	    tp_prot_local(qp->eng, qp->dev->prot, w->sge[0].lkey, qp->pd, w->sge[0].addr,
 			     w->sge[0].length, false, &mem) == PROT_OK) {
 		gc->w = w;
 		gc->host = mem;

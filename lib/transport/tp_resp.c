@@ -445,7 +445,7 @@ st_check_rkey(struct resp_ctx *c)
 	} else {
 		return RESP_EXECUTE;
 	}
-	switch (prot_check_remote(qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
+	switch (tp_prot_remote(qp->eng, qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
 				  va, len, &c->host)) {
 	case PROT_OK:
 		return RESP_EXECUTE;
@@ -495,7 +495,7 @@ execute_write(struct resp_ctx *c)
 		 */
 		if ((c->mask & ROCE_OPM_RETH) && c->host != NULL)
 			dst = c->host;
-		else if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
+		else if (tp_prot_remote(qp->eng, qp->dev->prot, qp->resp.write_rkey, qp->pd,
 					   qp->pub.qp_num, PROT_OP_WRITE,
 					   qp->resp.write_va, len, &dst) != PROT_OK)
 			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
@@ -735,7 +735,7 @@ duplicate_read(struct resp_ctx *c, struct tp_resp_res *r)
 
 	purge_from(qp, pkt->psn);
 	if (pkt->reth.len > 0 &&
-	    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd, qp->pub.qp_num,
+	    tp_prot_remote(qp->eng, qp->dev->prot, pkt->reth.rkey, qp->pd, qp->pub.qp_num,
 			      PROT_OP_READ, pkt->reth.va, pkt->reth.len, &host) != PROT_OK)
 		return RESP_ERR_ACCESS;
 	it = queue_add(qp);
@@ -987,7 +987,7 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 		opcode = ROCE_OP_RDMA_READ_RESPONSE_LAST;
 	else
 		opcode = ROCE_OP_RDMA_READ_RESPONSE_MIDDLE;
-	if (plen > 0 && prot_check_remote(qp->dev->prot, it->rkey, qp->pd,
+	if (plen > 0 && tp_prot_remote(qp->eng, qp->dev->prot, it->rkey, qp->pd,
 					  qp->pub.qp_num, PROT_OP_READ, it->va + off,
 					  plen, &src) != PROT_OK)
 		return -1;

@@ -144,6 +144,9 @@ int tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 uint32_t tp_dev_qp_next(const struct tp_dev *dev, uint32_t after);
 /* Counter i (enum tp_counter) read with a relaxed atomic load. */
 uint64_t tp_dev_counter_read(const struct tp_dev *dev, unsigned int i);
+/* How many remote (R_Key) or local (L_Key) checks returned status st
+ * (enum prot_status), over the engines; relaxed loads. */
+uint64_t tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st);
 
 /*
  * ---- dedicated transport lcores (tp_lcore.c) ----
