@@ -404,7 +404,7 @@ tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = tp_av_from_attr(dev, attr, &ah->av);
+	rc = tp_av_from_attr(dev->eng[0], attr, &ah->av);
 	if (rc != 0) {
 		rte_free(ah);
 		errno = -rc;

@@ -101,15 +101,52 @@ tp_engines_free(struct tp_dev *dev)
 	dev->neng = 1;
 }
 
-/* Control path (on the engine's lcore, or while it is stopped): qp joins its round. */
+/*
+ * Dedicated lcores: the engine forwards the CQEs it staged in cq to the
+ * CQ's completion ring (tp_lcore_rings.c); a CQ joins the engine's list
+ * with the engine's first QP on it and stays until the CQ is destroyed.
+ */
+static void
+join_cq(struct tp_engine *eng, struct tp_cq *cq)
+{
+	if (cq->lc_ring == NULL || cq->on[eng->idx].linked)
+		return;
+	cq->on[eng->idx].next = eng->cqs;
+	cq->on[eng->idx].linked = true;
+	eng->cqs = cq;
+}
+
+/* On the engine's lcore (tp_cq_mute_events): cq leaves its list. */
+void
+tp_engine_drop_cq(struct tp_engine *eng, struct tp_cq *cq)
+{
+	if (!cq->on[eng->idx].linked)
+		return;
+	for (struct tp_cq **p = &eng->cqs; *p != NULL; p = &(*p)->on[eng->idx].next) {
+		if (*p == cq) {
+			*p = cq->on[eng->idx].next;
+			break;
+		}
+	}
+	cq->on[eng->idx].linked = false;
+}
+
+/*
+ * On the engine's lcore (a command of its own, tp_qp_call), or where
+ * it runs to completion: qp joins its round.  nlive is read by other
+ * threads choosing an engine for a new QP (tp_dev_qp_engine).
+ */
 void
 tp_engine_add_qp(struct tp_engine *eng, struct tp_qp *qp)
 {
 	qp->live_index = eng->nlive;
-	eng->live[eng->nlive++] = qp;
+	eng->live[eng->nlive] = qp;
+	__atomic_store_n(&eng->nlive, eng->nlive + 1, __ATOMIC_RELAXED);
+	join_cq(eng, qp->scq);
+	join_cq(eng, qp->rcq);
 }
 
-/* Control path, likewise: qp leaves it (the last QP takes its slot). */
+/* Likewise: qp leaves it (the last QP takes its slot). */
 void
 tp_engine_remove_qp(struct tp_engine *eng, struct tp_qp *qp)
 {
@@ -117,5 +154,35 @@ tp_engine_remove_qp(struct tp_engine *eng, struct tp_qp *qp)
 
 	eng->live[qp->live_index] = last;
 	last->live_index = qp->live_index;
-	eng->nlive--;
+	__atomic_store_n(&eng->nlive, eng->nlive - 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The engine with the fewest QPs (a tie goes to the engine of the next
+ * QPN in sequence, so QPNs stay consecutive while the engines are even).
+ * Any thread: the counts may be changing (creates on several engines at
+ * once), which only makes the choice less even.
+ */
+struct tp_engine *
+tp_dev_qp_engine(struct tp_dev *dev)
+{
+	uint32_t next = __atomic_load_n(&dev->next_qp, __ATOMIC_RELAXED);
+	unsigned int best = tp_qpn_engine(dev, TP_QPN_BASE + next % dev->max_qp);
+	uint32_t least = __atomic_load_n(&dev->eng[best]->nlive, __ATOMIC_RELAXED);
+
+	for (unsigned int k = 0; k < dev->neng; k++) {
+		uint32_t n = __atomic_load_n(&dev->eng[k]->nlive, __ATOMIC_RELAXED);
+
+		if (n < least) {
+			best = k;
+			least = n;
+		}
+	}
+	return dev->eng[best];
+}
+
+struct tp_engine *
+tp_dev_engine(const struct tp_dev *dev, unsigned int k)
+{
+	return k < dev->neng ? dev->eng[k] : NULL;
 }

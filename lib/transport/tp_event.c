@@ -203,28 +203,43 @@ qp_mute_fn(void *arg)
 }
 
 /*
- * Where the engine runs (a command: between two rounds of every engine),
- * so that no event for it is being raised when this returns.
+ * Where the QP's engine runs (a command: between two of its rounds), so
+ * that no event for it is being raised when this returns.
  */
 int
 tp_qp_mute_events(struct tp_qp *qp)
 {
-	return -tp_dev_call(qp->dev, qp_mute_fn, qp);
+	return -tp_qp_call(qp, qp_mute_fn, qp);
 }
 
+struct cq_mute {
+	struct tp_cq *cq;
+	struct tp_engine *eng;
+};
+
+/* On one engine: the CQ raises nothing there and leaves its list. */
 static int
 cq_mute_fn(void *arg)
 {
-	struct tp_cq *cq = arg;
+	struct cq_mute *m = arg;
 
-	if (cq->users != 0)
+	if (__atomic_load_n(&m->cq->users, __ATOMIC_RELAXED) != 0)
 		return EBUSY;
-	__atomic_store_n(&cq->ev_muted, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->cq->ev_muted, true, __ATOMIC_RELEASE);
+	tp_engine_drop_cq(m->eng, m->cq);
 	return 0;
 }
 
+/* Any engine may stage CQEs (and raise CQ_ERR): each, one after the other. */
 int
 tp_cq_mute_events(struct tp_cq *cq)
 {
-	return -tp_dev_call(cq->dev, cq_mute_fn, cq);
+	for (unsigned int k = 0; k < cq->dev->neng; k++) {
+		struct cq_mute m = { cq, cq->dev->eng[k] };
+		int rc = tp_engine_call(m.eng, cq_mute_fn, &m);
+
+		if (rc != 0)
+			return -rc;
+	}
+	return 0;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Dedicated transport lcores: the second run mode.  This file is the
- * lcore itself (command ring, stopping the world, launch and stop);
+ * lcore itself (command ring, launch and stop);
  * tp_lcore_rings.c the post and completion rings and a device's round.
  *
  * A transport lcore (an EAL worker launched with rte_eal_remote_launch)
- * runs the progress loop of one or more devices; the application runs on
+ * runs the rounds of one or more engines (each of one device: a device
+ * on several transport lcores has one engine on each); the application runs on
  * other lcores and talks to it only through rte_rings:
  *
  *   post rings     one SP/SC ring per send queue and per receive queue of
@@ -30,7 +31,10 @@
  * ring costs one load of the ring's producer index per QP.
  *
  * Ordering (what the control path guarantees):
- *   - a command drains every post ring of its lcore's devices before it
+ *   - a command runs on one lcore, between two rounds of its engines,
+ *     while the other lcores keep running theirs: a QP's command on the
+ *     lcore of the QP's engine (tp_qp_call), a device's on engine 0's;
+ *   - a command drains every post ring of its lcore's engines before it
  *     runs: WRs posted before modify_qp/destroy_qp are in the SQ/RQ when
  *     the QP changes state or goes away (RESET discards them, as ibverbs);
  *   - modify_qp returns after the transport lcore executed it, so a post
@@ -59,7 +63,6 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
-#include <rte_spinlock.h>
 
 #include "tp_private.h"
 #include "tp_lcore.h"
@@ -71,7 +74,6 @@
 struct tp_lc_cmd {
 	int (*fn)(void *arg);
 	void *arg;
-	struct tp_dev *dev;	/* several engines: the others stopped while fn runs */
 	int rc;
 	uint32_t done;		/* atomic: set by the transport lcore */
 };
@@ -83,13 +85,6 @@ struct tp_lcore {
 	struct tp_engine *eng[TP_LC_MAX_ENG];
 	unsigned int neng;
 	bool stop;
-	/*
-	 * Stopping the world (several engines, lc_world_stop): another lcore
-	 * sets park 1 and waits for parked 1; this lcore waits between two
-	 * rounds until park is 0 again, then clears parked.
-	 */
-	uint32_t park;
-	uint32_t parked;
 	/* control path (device open/close) */
 	unsigned int users;
 };
@@ -97,104 +92,22 @@ struct tp_lcore {
 /* Control path only: droce_open_device / close are not concurrent. */
 static struct tp_lcore *tp_lcores[RTE_MAX_LCORE];
 
-/* Held by the lcore that has stopped other lcores (one at a time). */
-static rte_spinlock_t lc_world = RTE_SPINLOCK_INITIALIZER;
-
-/* No key-lookup pointer is held between rounds: report it for every slot. */
-static void
-lc_quiesce(struct tp_lcore *lc)
-{
-	for (unsigned int i = 0; i < lc->neng; i++) {
-		struct tp_engine *eng = lc->eng[i];
-
-		if (eng->prot_reader >= 0)
-			prot_reader_quiescent(eng->dev->prot, eng->prot_reader);
-	}
-}
-
 /*
- * Between two rounds: another lcore stops this one while it runs a command
- * of a device both serve.  Parked, the lcore keeps reporting quiescent
- * states, so a revocation waiting on QSBR somewhere cannot hang on it.
+ * A command runs between two rounds of this lcore's engines, which are
+ * all it touches of the data path (a QP's command runs on the QP's
+ * engine, tp_qp_call): the device's other engines keep running.
  */
-static void
-lc_park_point(struct tp_lcore *lc)
-{
-	if (likely(__atomic_load_n(&lc->park, __ATOMIC_ACQUIRE) == 0))
-		return;
-	__atomic_store_n(&lc->parked, 1, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&lc->park, __ATOMIC_ACQUIRE) != 0) {
-		lc_quiesce(lc);
-		rte_pause();
-	}
-	__atomic_store_n(&lc->parked, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * Stop the other lcores of dev (several engines) before a command touches
- * what they read (QP table, live lists, CQ list, QPs).  One stopper at a
- * time (lc_world); while waiting for it, or for the others to park, this
- * lcore parks itself when asked and reports quiescent states, so two
- * lcores stopping each other, or a revocation waiting on QSBR, cannot
- * deadlock.
- */
-static void
-lc_world_stop(struct tp_lcore *self, struct tp_dev *dev)
-{
-	while (!rte_spinlock_trylock(&lc_world)) {
-		lc_park_point(self);
-		lc_quiesce(self);
-		rte_pause();
-	}
-	for (unsigned int k = 1; k < dev->neng; k++) {
-		struct tp_lcore *o = dev->eng[k]->lc;
-
-		if (o == NULL || o == self)
-			continue;
-		__atomic_store_n(&o->park, 1, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&o->parked, __ATOMIC_ACQUIRE) == 0) {
-			lc_quiesce(self);
-			rte_pause();
-		}
-	}
-}
-
-static void
-lc_world_start(struct tp_lcore *self, struct tp_dev *dev)
-{
-	for (unsigned int k = 1; k < dev->neng; k++) {
-		struct tp_lcore *o = dev->eng[k]->lc;
-
-		if (o == NULL || o == self)
-			continue;
-		__atomic_store_n(&o->park, 0, __ATOMIC_RELEASE);
-		/* gone before the next stopper may ask again */
-		while (__atomic_load_n(&o->parked, __ATOMIC_ACQUIRE) != 0)
-			rte_pause();
-	}
-	rte_spinlock_unlock(&lc_world);
-}
-
 static void
 lc_run_one(struct tp_lcore *lc, struct tp_lc_cmd *c)
 {
-	struct tp_dev *dev = c->dev;
-	bool world = dev != NULL && dev->neng > 1;
-
-	if (world)
-		lc_world_stop(lc, dev);
 	/* WRs posted before the command reach their queues first */
 	for (unsigned int i = 0; i < lc->neng; i++)
 		tp_lc_drain(lc->eng[i]);
-	for (unsigned int k = 1; world && k < dev->neng; k++)
-		tp_lc_drain(dev->eng[k]);
 	c->rc = c->fn(c->arg);
 	/* what the command retired (a flush) is free before its caller
 	 * returns: a post right after modify_qp(ERR) must find the room */
-	for (unsigned int k = 0; dev != NULL && k < dev->neng; k++)
-		tp_lc_publish_tails(dev->eng[k]);
-	if (world)
-		lc_world_start(lc, dev);
+	for (unsigned int i = 0; i < lc->neng; i++)
+		tp_lc_publish_tails(lc->eng[i]);
 }
 
 static unsigned int
@@ -220,10 +133,8 @@ lc_main(void *arg)
 	struct tp_lcore *lc = arg;
 
 	while (!lc->stop) {
-		unsigned int work;
+		unsigned int work = lc_run_commands(lc);
 
-		lc_park_point(lc);
-		work = lc_run_commands(lc);
 		for (unsigned int i = 0; i < lc->neng; i++)
 			work += tp_lc_engine_round(lc->eng[i]);
 		if (work == 0)
@@ -235,9 +146,9 @@ lc_main(void *arg)
 /* ---- commands -------------------------------------------------------------------- */
 
 static int
-lc_exec(struct tp_lcore *lc, struct tp_dev *dev, int (*fn)(void *arg), void *arg)
+lc_exec(struct tp_lcore *lc, int (*fn)(void *arg), void *arg)
 {
-	struct tp_lc_cmd c = { .fn = fn, .arg = arg, .dev = dev };
+	struct tp_lc_cmd c = { .fn = fn, .arg = arg };
 
 	while (rte_ring_mp_enqueue(lc->cmd, &c) != 0)
 		rte_pause();		/* other threads' commands first */
@@ -247,13 +158,25 @@ lc_exec(struct tp_lcore *lc, struct tp_dev *dev, int (*fn)(void *arg), void *arg
 }
 
 int
-tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg)
+tp_engine_call(struct tp_engine *eng, int (*fn)(void *arg), void *arg)
 {
-	struct tp_lcore *lc = dev->eng[0]->lc;
+	struct tp_lcore *lc = eng->lc;
 
 	if (lc == NULL || rte_lcore_id() == lc->lcore)
 		return fn(arg);
-	return lc_exec(lc, dev, fn, arg);
+	return lc_exec(lc, fn, arg);
+}
+
+int
+tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg)
+{
+	return tp_engine_call(dev->eng[0], fn, arg);
+}
+
+int
+tp_qp_call(struct tp_qp *qp, int (*fn)(void *arg), void *arg)
+{
+	return tp_engine_call(qp->eng, fn, arg);
 }
 
 bool
@@ -267,7 +190,7 @@ static bool
 dev_has_qps(const struct tp_dev *dev)
 {
 	for (unsigned int k = 0; k < dev->neng; k++)
-		if (dev->eng[k]->nlive != 0)
+		if (__atomic_load_n(&dev->eng[k]->nlive, __ATOMIC_RELAXED) != 0)
 			return true;
 	return false;
 }
@@ -362,7 +285,7 @@ lc_put(struct tp_lcore *lc)
 {
 	if (--lc->users != 0)
 		return;
-	lc_exec(lc, NULL, cmd_stop, lc);
+	lc_exec(lc, cmd_stop, lc);
 	rte_eal_wait_lcore(lc->lcore);
 	lc_free(lc);
 }
@@ -381,7 +304,7 @@ engine_to_lcore(struct tp_engine *eng, unsigned int lcore)
 	}
 	lc->users++;
 	eng->lc = lc;
-	rc = lc_exec(lc, NULL, cmd_add_engine, eng);
+	rc = lc_exec(lc, cmd_add_engine, eng);
 	if (rc != 0) {
 		eng->lc = NULL;
 		lc_put(lc);
@@ -398,7 +321,7 @@ engine_from_lcore(struct tp_engine *eng)
 
 	if (lc == NULL)
 		return 0;
-	rc = lc_exec(lc, NULL, cmd_remove_engine, eng);
+	rc = lc_exec(lc, cmd_remove_engine, eng);
 	if (rc != 0)
 		return rc;
 	eng->lc = NULL;

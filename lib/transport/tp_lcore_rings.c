@@ -128,24 +128,15 @@ tp_lc_cq_init(struct tp_cq *cq)
 		cq->lc_ring = NULL;
 		return -ENOMEM;
 	}
-	cq->lc_next = cq->dev->lc_cqs;
-	cq->dev->lc_cqs = cq;
 	return 0;
 }
 
+/* In no engine's list any more (tp_cq_mute_events dropped it). */
 void
 tp_lc_cq_fini(struct tp_cq *cq)
 {
-	struct tp_cq **p;
-
 	if (cq->lc_ring == NULL)
 		return;
-	for (p = &cq->dev->lc_cqs; *p != NULL; p = &(*p)->lc_next) {
-		if (*p == cq) {
-			*p = cq->lc_next;
-			break;
-		}
-	}
 	lc_cq_stages_free(cq);
 	rte_free(cq->lc_ring);
 	cq->lc_ring = NULL;
@@ -305,7 +296,7 @@ tp_lc_engine_round(struct tp_engine *eng)
 	work = tp_lc_drain(eng);
 	work += (unsigned int)tp_engine_progress(eng);
 	tp_lc_publish_tails(eng);
-	for (struct tp_cq *cq = eng->dev->lc_cqs; cq != NULL; cq = cq->lc_next)
+	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = cq->on[eng->idx].next)
 		lc_forward_cq(cq, eng->idx);
 	return work;
 }

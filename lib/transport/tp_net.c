@@ -254,11 +254,17 @@ tp_net_flush(struct tp_engine *eng)
  * Destination MAC of an address vector.  With a host stack: start the
  * resolution now (ARP/ND); packets look the MAC up again when they are
  * built, so -EAGAIN is fine here; only a peer that cannot be on-link
- * fails.  Without one: the static table.
+ * fails.  The host stack is engine 0's: on another engine the MAC stays
+ * unknown, and engine 0 resolves it for the first frames (tp_shard_tx,
+ * mac_in).  Without one: the static table.
  */
 int
-tp_net_resolve(struct tp_dev *dev, struct tp_av *av)
+tp_net_resolve(struct tp_engine *eng, struct tp_av *av)
 {
+	struct tp_dev *dev = eng->dev;
+
+	if (dev->host != NULL && tp_host(eng) == NULL)
+		return 0;
 	if (dev->host != NULL) {
 		int rc = net_host_resolve_ref(dev->host, av->dgid,
 					      (struct rte_ether_addr *)av->dmac,

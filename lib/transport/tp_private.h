@@ -219,6 +219,10 @@ tp_ring_count(uint32_t head, uint32_t tail)
 	return head - tail;
 }
 
+/* Transport lcores (engines) one device's QPs are spread over. */
+#define TP_MAX_ENGINES 8
+#define TP_ENGINE_RING 1024
+
 /* ---- address handles and paths ------------------------------------------- */
 
 struct tp_av {
@@ -247,7 +251,7 @@ struct tp_cq {
 	uint32_t mask;
 	uint32_t head;		/* producer (transport) */
 	uint32_t tail;		/* consumer (poll_cq; dedicated mode: tp_lcore.c) */
-	uint32_t users;		/* QPs using it */
+	uint32_t users;		/* QPs using it (atomic: engines create QPs at once) */
 	bool overflow;
 	/*
 	 * Dedicated transport lcore only (NULL / unused otherwise): the
@@ -257,7 +261,12 @@ struct tp_cq {
 	 */
 	struct rte_ring *lc_ring;
 	bool lc_overflow;
-	struct tp_cq *lc_next;	/* the device's CQs (dev->lc_cqs) */
+	/* engine k's list of the CQs it stages for (eng->cqs), joined
+	 * with its first QP on the CQ, left at destroy (tp_engine.c) */
+	struct {
+		struct tp_cq *next;
+		bool linked;
+	} on[TP_MAX_ENGINES];
 	/*
 	 * Several transport lcores (engines, tp_shard.c): engine 0 writes
 	 * ring/head/tail above, engine k >= 1 its own staging array xs[k - 1];
@@ -489,19 +498,16 @@ struct tp_tx_turn {
 	uint32_t walk_from;
 };
 
-/* Transport lcores (engines) one device's QPs are spread over. */
-#define TP_MAX_ENGINES 8
-#define TP_ENGINE_RING 1024
-
 /*
  * One transport engine: what one lcore runs for a device (tp_engine.c).
  * Run-to-completion and one dedicated lcore: the device has one engine;
  * several transport lcores: one per lcore, engine k owning QPs whose QPN
  * is k modulo their number (tp_qpn_engine).  Everything here is written
- * only by the engine's own lcore (the data path's first argument), but
- * live[] and nlive, which control commands change while the engine is
- * stopped (tp_lcore.c).  The CQ staging index of engine k is k: engine 0
- * writes a CQ's own ring, engine k >= 1 cq->xs[k - 1].
+ * only by the engine's own lcore (the data path's first argument; the
+ * control commands of its QPs run there too, tp_qp_call); nlive is read
+ * by other threads choosing an engine for a new QP.  The CQ staging index
+ * of engine k is k: engine 0 writes a CQ's own ring, engine k >= 1
+ * cq->xs[k - 1].
  */
 struct tp_engine {
 	struct tp_dev *dev;
@@ -522,6 +528,8 @@ struct tp_engine {
 	struct rte_ring *rx_in;
 	struct rte_ring *tx_in;
 	struct rte_ring *mac_in;
+	/* dedicated lcore: the CQs its QPs complete on (cq->on[idx]) */
+	struct tp_cq *cqs;
 	struct tp_tx_turn turn;
 	uint32_t txq_len;
 	struct rte_mbuf *txq[TP_TXQ_SIZE];	/* on the link's queue idx */
@@ -546,7 +554,8 @@ struct tp_dev {
 
 	struct tp_qp **qps;		/* by QPN - TP_QPN_BASE */
 	uint32_t max_qp;
-	uint32_t next_qp;		/* allocation cursor */
+	uint32_t next_qp;		/* allocation cursor (atomic: engines
+					 * create their QPs at the same time) */
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
@@ -555,7 +564,6 @@ struct tp_dev {
 	struct tp_engine *eng[TP_MAX_ENGINES];
 	uint32_t neng;
 
-	struct tp_cq *lc_cqs;		/* dedicated lcores: its CQs, for the completion rings */
 	uint32_t ncq;			/* CQs that exist (control path) */
 
 	/* asynchronous events (tp_event.c) */
@@ -639,7 +647,7 @@ void tp_qp_to_error(struct tp_qp *qp);
 void tp_qp_flush(struct tp_qp *qp);
 bool tp_qp_can_send(const struct tp_qp *qp);
 bool tp_qp_can_receive(const struct tp_qp *qp);
-int tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah,
+int tp_av_from_attr(struct tp_engine *eng, const struct droce_ah_attr *ah,
 		    struct tp_av *av);
 
 /* tp_req.c */
@@ -681,6 +689,7 @@ int tp_engines_alloc(struct tp_dev *dev, unsigned int n);
 void tp_engines_free(struct tp_dev *dev);
 void tp_engine_add_qp(struct tp_engine *eng, struct tp_qp *qp);
 void tp_engine_remove_qp(struct tp_engine *eng, struct tp_qp *qp);
+void tp_engine_drop_cq(struct tp_engine *eng, struct tp_cq *cq);
 int tp_engine_progress(struct tp_engine *eng);
 
 /* tp_shard.c: several engines per device, their hand-offs */
@@ -733,7 +742,7 @@ struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av,
 			      struct roce_pkt *p, uint8_t **payload);
 void tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_engine *eng);
-int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);
+int tp_net_resolve(struct tp_engine *eng, struct tp_av *av);
 void tp_net_release(void *arg, struct rte_mbuf *m);
 
 /* tp_sge.c: copy len bytes between buf and the SGE list at offset off,

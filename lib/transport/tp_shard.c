@@ -26,9 +26,10 @@
  * counters (summed for telemetry), its QSBR reader slot, and its staging
  * array in each CQ (tp_cq_push; a CQ may be shared by QPs of different
  * engines, and each engine moves its own CQEs to the CQ's completion ring,
- * which is then multi-producer).  Control commands stop the other engines
- * of the device while they run (tp_lcore.c), so the QP table, the live
- * list and the CQ list change only while no engine reads them.
+ * which is then multi-producer).  A QP's control commands run on its own
+ * engine (tp_qp_call), so its QP table slot, its engine's live list and
+ * CQ list change only where they are read (lib/transport/README.md,
+ * "Several transport lcores").
  */
 #include <errno.h>
 #include <string.h>

@@ -7,9 +7,10 @@
  * Calls return 0 / -errno, creators return NULL and set errno.  Every call
  * must come from the lcore that owns the device (run-to-completion), except
  * in the dedicated transport lcore mode (tp_dev_run_on_lcore): then the
- * application calls tp_post_*, tp_cq_poll and tp_dev_call from its own
+ * application calls tp_post_*, tp_cq_poll and tp_*_call from its own
  * lcore, and every other call that changes or reads engine state goes
- * through tp_dev_call.
+ * through tp_qp_call / tp_engine_call (a QP's, on its engine) or
+ * tp_dev_call (the device's, on engine 0).
  */
 #ifndef DROCE_TRANSPORT_H
 #define DROCE_TRANSPORT_H
@@ -25,6 +26,7 @@ struct droce_link;
 struct rte_mbuf;
 struct prot_tables;
 struct tp_dev;
+struct tp_engine;
 struct tp_qp;
 struct tp_cq;
 struct tp_ah;
@@ -186,6 +188,18 @@ bool tp_dev_dedicated(const struct tp_dev *dev);
  * before fn runs.  fn must not wait for the transport lcore.
  */
 int tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg);
+/*
+ * The same on one engine: fn runs on that engine's lcore alone (between
+ * two of its rounds) while the device's other engines keep running; the
+ * caller waits for that engine only.  A QP's control verbs (create,
+ * modify, query, destroy) run on the engine that owns it: tp_qp_call.
+ * Device-wide ones (CQ, AH) on engine 0: tp_dev_call.
+ */
+int tp_engine_call(struct tp_engine *eng, int (*fn)(void *arg), void *arg);
+int tp_qp_call(struct tp_qp *qp, int (*fn)(void *arg), void *arg);
+/* The engine a new QP goes to (the one with the fewest QPs), and engine k. */
+struct tp_engine *tp_dev_qp_engine(struct tp_dev *dev);
+struct tp_engine *tp_dev_engine(const struct tp_dev *dev, unsigned int k);
 
 /*
  * Asynchronous events (tp_event.c).  The engine raises them into the
@@ -206,7 +220,8 @@ int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 struct droce_cq *tp_cq_pub(struct tp_cq *cq);
 struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
 
-struct tp_qp *tp_qp_create(struct tp_dev *dev, uint32_t pd,
+/* On eng (tp_dev_qp_engine), through tp_engine_call. */
+struct tp_qp *tp_qp_create(struct tp_engine *eng, uint32_t pd,
 			   struct tp_cq *scq, struct tp_cq *rcq,
 			   const struct droce_qp_init_attr *init);
 int tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask);

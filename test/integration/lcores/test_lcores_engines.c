@@ -9,6 +9,11 @@
  * checks (lib/protection's status counted by the engine that ran them,
  * prot_remote_<status>) equal the WRITEs b executed, over QPs of both
  * engines at once, and the bad-R_Key WRITEs, one per QP.
+ *
+ * A QP's control verbs run on its own engine only: with engine 1 held
+ * inside a command (a test function run through tp_engine_call that
+ * spins until released), create/modify/query/destroy of QPs of engine 0
+ * complete; nothing waits for engine 1.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,7 +25,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 #include <rte_lcore.h>
+#include <rte_pause.h>
 
 #include "prot.h"
 #include "tp_fixture.h"
@@ -33,6 +40,7 @@
 #define BATCH 64		/* WRITEs per QP in flight */
 #define ROUNDS 60		/* batches per QP */
 #define T_OUT 60.0
+#define T_CONTROL 5.0		/* seconds a control verb may take here */
 
 static uint64_t
 remote_checks(struct fx_end *e, enum prot_status st)
@@ -120,12 +128,138 @@ test_prot_counts_exact(void **state)
 	fx_close(&f);
 }
 
+/* ---- control verbs on the owning engine only ------------------------------------ */
+
+struct hold {
+	struct tp_engine *eng;
+	uint32_t entered;	/* atomic: the command runs on the engine */
+	uint32_t release;	/* atomic: it may return */
+};
+
+/* A command that keeps its engine busy until released. */
+static int
+hold_fn(void *arg)
+{
+	struct hold *h = arg;
+
+	__atomic_store_n(&h->entered, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&h->release, __ATOMIC_ACQUIRE) == 0)
+		rte_pause();
+	return 0;
+}
+
+static void *
+hold_thread(void *arg)
+{
+	struct hold *h = arg;
+
+	(void)tp_engine_call(h->eng, hold_fn, h);
+	return NULL;
+}
+
+struct verbs_run {
+	struct fx_end *e;
+	struct droce_qp *qp;	/* of engine 0, in RTS */
+	uint32_t new_qpn;
+	int modify_rc;
+	int query_rc;
+	int destroy_rc;
+	uint32_t done;		/* atomic */
+};
+
+/* modify, query, create and destroy on engine 0, from another thread. */
+static void *
+verbs_thread(void *arg)
+{
+	struct verbs_run *v = arg;
+	struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+	struct droce_qp_init_attr init = {
+		.send_cq = v->e->cq, .recv_cq = v->e->cq, .qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_qp *qp;
+
+	v->modify_rc = droce_modify_qp(v->qp, &attr, DROCE_QP_STATE);
+	v->query_rc = droce_query_qp(v->qp, &attr, DROCE_QP_STATE, &init);
+	qp = droce_create_qp(v->e->pd, &init);
+	v->new_qpn = qp != NULL ? qp->qp_num : 0;
+	v->destroy_rc = qp != NULL ? droce_destroy_qp(qp) : -1;
+	__atomic_store_n(&v->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+test_control_on_owner_only(void **state)
+{
+	struct droce_qp_init_attr init = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_qp *a[2], *b[2], *extra;
+	struct hold h = { 0 };
+	struct verbs_run v = { 0 };
+	pthread_t th, tv;
+	double end;
+	bool done;
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, NULL, BUF);
+	for (unsigned int q = 0; q < 2; q++) {
+		fx_connect(&f, &(struct fx_qp_opts){ .max_wr = 4, .timeout = 14 });
+		a[q] = f.a.qp;
+		b[q] = f.b.qp;
+		f.a.qp = f.b.qp = NULL;
+	}
+	/* a: one QP on each engine, and one more on engine 1, so that a new
+	 * QP goes to engine 0 (the least loaded) */
+	init.send_cq = init.recv_cq = f.a.cq;
+	extra = droce_create_qp(f.a.pd, &init);
+	assert_non_null(extra);
+	assert_int_equal(extra->qp_num % 2, 1);
+	v.e = &f.a;
+	v.qp = a[0]->qp_num % 2 == 0 ? a[0] : a[1];
+
+	h.eng = tp_dev_engine(verbs_tp(f.a.ctx), 1);
+	assert_non_null(h.eng);
+	assert_int_equal(pthread_create(&th, NULL, hold_thread, &h), 0);
+	while (__atomic_load_n(&h.entered, __ATOMIC_ACQUIRE) == 0)
+		rte_pause();
+	assert_int_equal(pthread_create(&tv, NULL, verbs_thread, &v), 0);
+	end = fx_now() + T_CONTROL;
+	while (!(done = __atomic_load_n(&v.done, __ATOMIC_ACQUIRE)) && fx_now() < end)
+		rte_pause();
+	/* release engine 1 either way, so that the test can end */
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(pthread_join(tv, NULL), 0);
+	if (!done)
+		fail_msg("control verbs on engine 0 waited for engine 1 (> %.0f s)",
+			 T_CONTROL);
+	assert_int_equal(v.modify_rc, 0);
+	assert_int_equal(v.query_rc, 0);
+	assert_int_equal(fx_qp_state(v.qp), DROCE_QPS_ERR);
+	assert_int_not_equal(v.new_qpn, 0);
+	assert_int_equal(v.new_qpn % 2, 0);
+	assert_int_equal(v.destroy_rc, 0);
+
+	assert_int_equal(droce_destroy_qp(extra), 0);
+	for (unsigned int q = 0; q < 2; q++) {
+		assert_int_equal(droce_destroy_qp(a[q]), 0);
+		assert_int_equal(droce_destroy_qp(b[q]), 0);
+	}
+	fx_close(&f);
+}
+
 int
 main(int argc, char **argv)
 {
 	static const unsigned int lcores[2] = { 1, 2 };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prot_counts_exact),
+		cmocka_unit_test(test_control_on_owner_only),
 	};
 
 	(void)argc;
