@@ -5,8 +5,9 @@
  * (run-to-completion: the application's lcore; or its one dedicated
  * transport lcore); with several transport lcores it has one engine per
  * lcore (tp_engines_alloc, before any QP or CQ exists), and the hand-off
- * rings between them (tp_shard.c).  Here: their creation and destruction,
- * on the control path.
+ * rings between them (tp_shard.c).  Here: their creation and destruction
+ * (control path), the QPs and CQs each one runs, and the engine a new QP
+ * goes to.
  */
 #include <errno.h>
 
