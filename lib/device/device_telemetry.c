@@ -158,8 +158,6 @@ static void
 stats_of(struct rte_tel_data *d, const struct device_open *o)
 {
 	struct tp_dev *tp = verbs_tp(o->ctx);
-	const struct prot_tables *prot = o->ctx->prot;
-
 	if (tp != NULL)
 		for (unsigned int i = 0; i < tp_counter_count(); i++)
 			rte_tel_data_add_dict_u64(d, tp_counter_name(i),
@@ -173,11 +171,11 @@ stats_of(struct rte_tel_data *d, const struct device_open *o)
 	}
 	if (o->driver != NULL && o->driver->stats != NULL)
 		(void)o->driver->stats(o->link, add_link_stat, d);
-	for (unsigned int i = 0; prot != NULL && i < PROT_STATUS_MAX; i++) {
+	for (unsigned int i = 0; tp != NULL && i < PROT_STATUS_MAX; i++) {
 		add_prefixed(d, "prot_remote_", prot_status_name(i),
-			     __atomic_load_n(&prot->remote_cnt[i], __ATOMIC_RELAXED));
+			     tp_dev_prot_counter(tp, true, i));
 		add_prefixed(d, "prot_local_", prot_status_name(i),
-			     __atomic_load_n(&prot->local_cnt[i], __ATOMIC_RELAXED));
+			     tp_dev_prot_counter(tp, false, i));
 	}
 }
 

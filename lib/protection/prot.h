@@ -9,7 +9,9 @@
  *
  * Conventions: control functions return 0 or -errno and are thread-safe
  * (one mutex per table).  Lookups (prot_check_*) take no lock, allocate
- * nothing and must run on a registered reader thread (see "Readers").
+ * nothing, write nothing shared (the caller counts the status they
+ * return, on its own cache lines) and must run on a registered reader
+ * thread (see "Readers").
  */
 #ifndef DROCE_PROT_H
 #define DROCE_PROT_H
@@ -149,9 +151,6 @@ struct prot_tables {
 	struct prot_entry *entries;	/* nentries, indexed by key >> 8 */
 	uint32_t nentries;
 	uint32_t reader_max;		/* highest reader slot used + 1 */
-	/* Counters, incremented by the reader that ran the check. */
-	uint64_t remote_cnt[PROT_STATUS_MAX];
-	uint64_t local_cnt[PROT_STATUS_MAX];
 	alignas(64) uint64_t epoch;	/* atomic; grace-period counter */
 	struct prot_reader readers[PROT_MAX_READERS];
 	struct prot_ctl *ctl;
@@ -409,7 +408,6 @@ prot_check_remote(struct prot_tables *t, uint32_t rkey, uint32_t qp_pd,
 		st = prot_lookup(t, rkey, true, qp_pd, qpn, va, len, r->need,
 				 r->align_mask, host_addr);
 	}
-	t->remote_cnt[st]++;
 	return st;
 }
 
@@ -422,12 +420,8 @@ static inline enum prot_status
 prot_check_local(struct prot_tables *t, uint32_t lkey, uint32_t qp_pd,
 		 uint64_t addr, uint64_t len, bool write, void **host_addr)
 {
-	enum prot_status st;
-
-	st = prot_lookup(t, lkey, false, qp_pd, 0, addr, len,
-			 write ? PROT_ACC_LOCAL_WRITE : 0, 0, host_addr);
-	t->local_cnt[st]++;
-	return st;
+	return prot_lookup(t, lkey, false, qp_pd, 0, addr, len,
+			   write ? PROT_ACC_LOCAL_WRITE : 0, 0, host_addr);
 }
 
 #endif /* DROCE_PROT_H */

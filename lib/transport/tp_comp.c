@@ -94,7 +94,7 @@ tp_comp_retire(struct tp_qp *qp)
 			wc.opcode = tp_wr_opcode_info[w->opcode].wc_opcode;
 			wc.qp_num = qp->pub.qp_num;
 			wc.byte_len = w->length;
-			tp_cq_push(qp->scq, &wc);
+			tp_cq_push(qp->eng, qp->scq, &wc);
 		}
 		qp->sq.tail++;
 	}
@@ -181,7 +181,7 @@ st_check_psn(struct comp_ctx *c)
 	if (d < 0) {
 		/* older than everything outstanding: a duplicate, except a NAK
 		 * or ACK naming comp.psn - 1, which says nothing new either */
-		tp_count(qp->dev, TP_CNT_DUP_RESPONSE);
+		tp_count(qp->eng, TP_CNT_DUP_RESPONSE);
 		return COMP_DROP;
 	}
 	return COMP_CHECK_ACK;
@@ -245,7 +245,7 @@ st_check_ack(struct comp_ctx *c)
 		advance(c, pkt->psn);
 		switch (roce_aeth_value(pkt->aeth.syndrome)) {
 		case ROCE_NAK_PSN_SEQ_ERR:
-			tp_count(c->qp->dev, TP_CNT_RCVD_SEQ_ERR);
+			tp_count(c->qp->eng, TP_CNT_RCVD_SEQ_ERR);
 			return COMP_RETRY;
 		case ROCE_NAK_INVALID_REQ:
 			c->err = DROCE_WC_REM_INV_REQ_ERR;
@@ -260,7 +260,7 @@ st_check_ack(struct comp_ctx *c)
 			c->err = DROCE_WC_REM_OP_ERR;
 			break;
 		}
-		tp_count(c->qp->dev, TP_CNT_RCVD_ERR_NAK);
+		tp_count(c->qp->eng, TP_CNT_RCVD_ERR_NAK);
 		return COMP_ERROR;
 	default:
 		return COMP_DROP;		/* reserved syndrome */
@@ -376,11 +376,11 @@ st_retry(struct comp_ctx *c)
 	if (qp->comp.retry_pending && c->pkt != NULL)
 		return COMP_DROP;
 	if (!consume_retry(qp)) {
-		tp_count(qp->dev, TP_CNT_RETRY_EXCEEDED_ERR);
+		tp_count(qp->eng, TP_CNT_RETRY_EXCEEDED_ERR);
 		c->err = DROCE_WC_RETRY_EXC_ERR;
 		return COMP_ERROR;
 	}
-	tp_count(qp->dev, TP_CNT_COMPLETER_RETRY_ERR);
+	tp_count(qp->eng, TP_CNT_COMPLETER_RETRY_ERR);
 	qp->comp.retry_pending = true;
 	/* a timeout (no response at all) shrinks to the minimum, a gap halves */
 	qp->req.window = c->pkt == NULL ? TP_MIN_INFLIGHT_PKTS :
@@ -395,10 +395,10 @@ st_rnr(struct comp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, TP_CNT_RCVD_RNR_ERR);
+	tp_count(qp->eng, TP_CNT_RCVD_RNR_ERR);
 	if (qp->attr.rnr_retry != 7) {		/* 7 = retry forever (IBTA) */
 		if (qp->comp.rnr_retry_left == 0) {
-			tp_count(qp->dev, TP_CNT_RETRY_RNR_EXCEEDED_ERR);
+			tp_count(qp->eng, TP_CNT_RETRY_RNR_EXCEEDED_ERR);
 			c->err = DROCE_WC_RNR_RETRY_EXC_ERR;
 			return COMP_ERROR;
 		}
@@ -486,7 +486,7 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 	if (qp->pub.qp_type != DROCE_QPT_RC || !tp_qp_can_send(qp))
 		return;
 	if (pkt->op->mask & ROCE_OPM_ACK)
-		tp_count(qp->dev, TP_CNT_RCVD_ACKS);
+		tp_count(qp->eng, TP_CNT_RCVD_ACKS);
 	/*
 	 * Every state returns a later one but COMPLETE, which goes back to
 	 * GET_WQE for the next WQE a cumulative or implicit ACK covers (each
@@ -518,7 +518,7 @@ tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 static bool
 peer_unresolved(struct tp_qp *qp)
 {
-	return tp_host(qp->dev) != NULL &&
+	return tp_host(qp->eng) != NULL &&
 	       net_host_resolve(qp->dev->host, qp->av.dgid, NULL) == -EAGAIN;
 }
 
@@ -532,7 +532,7 @@ tp_comp_timeout(struct tp_qp *qp)
 		tp_timer_arm_retrans(qp);
 		return;
 	}
-	tp_count(qp->dev, TP_CNT_TIMEOUTS);
+	tp_count(qp->eng, TP_CNT_TIMEOUTS);
 	if (st_get_wqe(&c) != COMP_CHECK_PSN)
 		return;			/* nothing outstanding */
 	if (st_retry(&c) == COMP_ERROR)

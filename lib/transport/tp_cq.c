@@ -39,7 +39,7 @@ tp_cq_create(struct tp_dev *dev, int cqe)
 	cq->dev = dev;
 	cq->mask = n - 1;
 	cq->pub.cqe = (int)n;
-	if (dev->lc != NULL && tp_lc_cq_init(cq) != 0) {
+	if (tp_dev_dedicated(dev) && tp_lc_cq_init(cq) != 0) {
 		rte_free(cq->ring);
 		rte_free(cq);
 		errno = ENOMEM;
@@ -67,13 +67,14 @@ tp_cq_destroy(struct tp_cq *cq)
  * reports the error instead of silently continuing.
  */
 static bool
-cq_stage_push(struct tp_cq *cq, struct tp_cq_stage *st, const struct droce_wc *wc)
+cq_stage_push(struct tp_engine *eng, struct tp_cq *cq, struct tp_cq_stage *st,
+	      const struct droce_wc *wc)
 {
 	if (st->head - st->tail > cq->mask) {
 		if (!st->overflow)
-			tp_event_cq_err(cq);
+			tp_event_cq_err(eng, cq);
 		st->overflow = true;
-		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);
+		tp_count(eng, TP_CNT_CQ_OVERFLOW);
 		return false;
 	}
 	st->ring[st->head & cq->mask] = *wc;
@@ -82,18 +83,16 @@ cq_stage_push(struct tp_cq *cq, struct tp_cq_stage *st, const struct droce_wc *w
 }
 
 bool
-tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc)
+tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc)
 {
-	unsigned int s = tp_cur_shard();
-
-	/* several transport lcores: each shard into its own staging array */
-	if (unlikely(s != 0) && cq->xs != NULL)
-		return cq_stage_push(cq, &cq->xs[s - 1], wc);
+	/* several transport lcores: each engine into its own staging array */
+	if (unlikely(eng->idx != 0) && cq->xs != NULL)
+		return cq_stage_push(eng, cq, &cq->xs[eng->idx - 1], wc);
 	if (cq->head - cq->tail > cq->mask) {
 		if (!cq->overflow)
-			tp_event_cq_err(cq);
+			tp_event_cq_err(eng, cq);
 		cq->overflow = true;
-		tp_count(cq->dev, TP_CNT_CQ_OVERFLOW);
+		tp_count(eng, TP_CNT_CQ_OVERFLOW);
 		return false;
 	}
 	cq->ring[cq->head & cq->mask] = *wc;

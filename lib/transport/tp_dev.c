@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The per-context transport engine and its progress loop:
+ * The per-context device (addresses, P_Keys, QP table, counters as seen
+ * from outside) and an engine's round (tp_engine_progress):
  *   receive a burst -> responder/completer,
- *   due timers, then responder output and requester of the ready QPs,
+ *   due timers, then responder output and requester of its ready QPs,
  *   transmit, then report a quiescent state to the protection tables.
  */
 #include <errno.h>
@@ -27,6 +28,7 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 	      const struct tp_dev_config *cfg, struct tp_dev **out)
 {
 	struct tp_dev *dev;
+	int rc;
 	uint32_t max_qp = cfg != NULL && cfg->max_qp != 0 ? cfg->max_qp :
 			  TP_DEFAULT_MAX_QP;
 
@@ -35,13 +37,12 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 	dev = rte_zmalloc("droce_tp_dev", sizeof(*dev), RTE_CACHE_LINE_SIZE);
 	if (dev == NULL)
 		return -ENOMEM;
+	dev->tsc_hz = rte_get_timer_hz();	/* the engines' wheels tick by it */
 	dev->qps = rte_zmalloc("droce_qps", max_qp * sizeof(*dev->qps), 0);
-	dev->live = rte_zmalloc("droce_live", max_qp * sizeof(*dev->live), 0);
-	if (dev->qps == NULL || dev->live == NULL) {
-		rte_free(dev->qps);
-		rte_free(dev->live);
-		rte_free(dev);
-		return -ENOMEM;
+	dev->eng[0] = tp_engine_create(dev, 0, max_qp);
+	if (dev->qps == NULL || dev->eng[0] == NULL) {
+		rc = -ENOMEM;
+		goto fail;
 	}
 	if (cfg != NULL)
 		dev->cfg = *cfg;
@@ -52,29 +53,24 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 	dev->pkeys[0] = TP_PKEY_DEFAULT;
 	dev->npkeys = 1;
 	/* this lcore runs the data path: it reads the key tables */
-	dev->prot_reader = prot_reader_register(prot);
-	if (dev->prot_reader < 0) {
-		int rc = dev->prot_reader;
-
-		rte_free(dev->qps);
-		rte_free(dev->live);
-		rte_free(dev);
-		return rc;
+	dev->eng[0]->prot_reader = prot_reader_register(prot);
+	if (dev->eng[0]->prot_reader < 0) {
+		rc = dev->eng[0]->prot_reader;
+		goto fail;
 	}
-	dev->tsc_hz = rte_get_timer_hz();
-	if (tp_event_init(dev) != 0 || tp_sched_init(dev, &dev->sched) != 0) {
-		tp_sched_fini(&dev->sched);
-		tp_event_fini(dev);
-		prot_reader_unregister(prot, dev->prot_reader);
-		rte_free(dev->qps);
-		rte_free(dev->live);
-		rte_free(dev);
-		return -ENOMEM;
+	if (tp_event_init(dev) != 0) {
+		prot_reader_unregister(prot, dev->eng[0]->prot_reader);
+		rc = -ENOMEM;
+		goto fail;
 	}
-	dev->cnt[0] = dev->counters;
-	dev->nshards = 1;
+	dev->neng = 1;
 	*out = dev;
 	return 0;
+fail:
+	tp_engine_destroy(dev->eng[0]);
+	rte_free(dev->qps);
+	rte_free(dev);
+	return rc;
 }
 
 int
@@ -87,18 +83,15 @@ tp_dev_destroy(struct tp_dev *dev)
 	rc = tp_dev_stop_lcore(dev);	/* back from a transport lcore */
 	if (rc != 0)
 		return rc;
-	if (dev->nlive != 0)
+	if (dev->eng[0]->nlive != 0)
 		return -EBUSY;
-	tp_net_flush(dev);
-	for (uint32_t i = 0; i < dev->txq_len; i++)
-		rte_pktmbuf_free(dev->txq[i]);
-	tp_shards_free(dev);
+	tp_net_flush(dev->eng[0]);
+	tp_engines_free(dev);
 	net_host_destroy(dev->host);	/* its held frames counted dropped */
-	tp_sched_fini(&dev->sched);
 	tp_event_fini(dev);
-	prot_reader_unregister(dev->prot, dev->prot_reader);
+	prot_reader_unregister(dev->prot, dev->eng[0]->prot_reader);
+	tp_engine_destroy(dev->eng[0]);
 	rte_free(dev->qps);
-	rte_free(dev->live);
 	rte_free(dev);
 	return 0;
 }
@@ -119,7 +112,7 @@ tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link)
 	rc = net_host_create(&hc, &dev->host);
 	if (rc != 0)
 		return rc;
-	net_host_set_output(dev->host, tp_net_release, dev);
+	net_host_set_output(dev->host, tp_net_release, dev->eng[0]);
 	dev->link = link;
 	return 0;
 }
@@ -179,17 +172,18 @@ qp_run(struct tp_qp *qp)
 }
 
 /*
- * Responder output and requester of the QPs on the ready list, in order:
- * each visited QP leaves the list and goes back to its end if it still
- * has work (a QP marked during the round waits for the next one).  Once
- * the transmit queue refused a frame (turn->full) the round stops, and
- * the refused QP goes back to the front, ahead of the QPs that were not
- * visited yet: they resume in order when the link takes frames again.
+ * Responder output and requester of the QPs on the engine's ready list,
+ * in order: each visited QP leaves the list and goes back to its end if it
+ * still has work (a QP marked during the round waits for the next one).
+ * Once the transmit queue refused a frame (turn->full) the round stops,
+ * and the refused QP goes back to the front, ahead of the QPs that were
+ * not visited yet: they resume in order when the link takes frames again.
  */
 static void
-tp_run_qps(struct tp_dev *dev, struct tp_sched *sc)
+tp_run_qps(struct tp_engine *eng)
 {
-	struct tp_tx_turn *turn = tp_tx_turn(dev);
+	struct tp_sched *sc = &eng->sched;
+	struct tp_tx_turn *turn = &eng->turn;
 	uint32_t n = sc->nready;
 
 	turn->full = false;
@@ -200,7 +194,7 @@ tp_run_qps(struct tp_dev *dev, struct tp_sched *sc)
 		TAILQ_REMOVE(&sc->ready, qp, ready_link);
 		sc->nready--;
 		qp->ready = false;
-		tp_count(dev, TP_CNT_QP_RUNS);
+		tp_count(eng, TP_CNT_QP_RUNS);
 		more = qp_run(qp);
 		if (unlikely(qp->lc != NULL))
 			tp_lc_publish_qp(qp);
@@ -217,59 +211,72 @@ tp_run_qps(struct tp_dev *dev, struct tp_sched *sc)
 	}
 }
 
-int
-tp_progress(struct tp_dev *dev)
+/* Engine 0 alone: lib/net's host stack, the carrier, the capture hook. */
+static void
+engine0_chores(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n, uint64_t now)
 {
+	struct tp_dev *dev = eng->dev;
+
+	net_host_timer(dev->host, now);
+	if (unlikely(now >= dev->link_next))
+		tp_event_link_poll(eng, now);	/* port events */
+	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
+	if (unlikely(dev->cfg.capture != NULL) && n != 0)
+		dev->cfg.capture(dev->cfg.capture_arg, b->m, n, false);
+	/* --- end capture hook --- */
+}
+
+int
+tp_engine_progress(struct tp_engine *eng)
+{
+	struct tp_dev *dev = eng->dev;
 	struct tp_rx_burst b;
 	uint64_t now;
 	uint16_t n;
-
-	unsigned int s = tp_cur_shard();
-	struct tp_sched *sc = tp_sched_of(dev, s);
 	bool trace;
 
 	if (dev->link == NULL)
 		return 0;
 	trace = rte_log_can_log(tp_logtype, RTE_LOG_DEBUG);
 	if (unlikely(trace != dev->trace))
-		dev->trace = trace;	/* shared by the shards: store on change only */
-	if (likely(dev->nshards <= 1))
+		dev->trace = trace;	/* shared by the engines: store on change only */
+	if (likely(dev->neng <= 1))
 		n = droce_link_rx(dev->link, b.m, TP_RX_BURST);
 	else
-		n = tp_shard_rx(dev, s, b.m, TP_RX_BURST);
+		n = tp_shard_rx(eng, b.m, TP_RX_BURST);
 	/* ARP, ND and pings go to the host stack; RoCEv2 frames remain */
-	n = tp_recv_classify(dev, &b, n);
+	n = tp_recv_classify(eng, &b, n);
 	now = rte_get_timer_cycles();
-	if (s == 0)
-		net_host_timer(dev->host, now);
-	if (unlikely(now >= dev->link_next) && s == 0)
-		tp_event_link_poll(dev, now);	/* port events */
-	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
-	if (unlikely(dev->cfg.capture != NULL) && n != 0 && s == 0)
-		dev->cfg.capture(dev->cfg.capture_arg, b.m, n, false);
-	/* --- end capture hook --- */
+	if (eng->idx == 0)
+		engine0_chores(eng, &b, n, now);
 	/* dedicated lcore(s): receives posted after this round's drain */
-	if (dev->lc != NULL && n != 0)
-		tp_lc_drain_dev(dev, s);
-	tp_recv_burst(dev, &b, n);
-	if (dev->nshards > 1 && s != 0)
-		tp_shard_mac_in(dev, s);
+	if (eng->lc != NULL && n != 0)
+		tp_lc_drain(eng);
+	tp_recv_burst(eng, &b, n);
+	if (eng->mac_in != NULL)
+		tp_shard_mac_in(eng);
 
-	tp_timer_expire(sc, now);
-	tp_run_qps(dev, sc);
-	tp_net_flush(dev);
-	if (dev->nshards > 1 && s == 0)
-		tp_shard_tx_in(dev);
+	tp_timer_expire(&eng->sched, now);
+	tp_run_qps(eng);
+	tp_net_flush(eng);
+	if (eng->tx_in != NULL)
+		tp_shard_tx_in(eng);
 	/* no pointer from a key lookup survives this point */
-	prot_reader_quiescent(dev->prot,
-			      s == 0 ? dev->prot_reader : tp_shard_reader(dev, s));
+	prot_reader_quiescent(dev->prot, eng->prot_reader);
 	return n;
+}
+
+/* Run-to-completion: the device's one engine. */
+int
+tp_progress(struct tp_dev *dev)
+{
+	return tp_engine_progress(dev->eng[0]);
 }
 
 const uint64_t *
 tp_dev_counters(const struct tp_dev *dev)
 {
-	return dev->counters;
+	return dev->eng[0]->counters;
 }
 
 uint64_t
@@ -281,20 +288,21 @@ tp_dev_counter(const struct tp_dev *dev, const char *name)
 	return UINT64_MAX;
 }
 
-/* One shard's counter (shard < nshards). */
+/* Engine `shard`'s counter (shard < neng). */
 uint64_t
 tp_dev_shard_counter(const struct tp_dev *dev, unsigned int shard, unsigned int i)
 {
-	const uint64_t *c = shard < TP_MAX_SHARDS ?
-			    __atomic_load_n(&dev->cnt[shard], __ATOMIC_ACQUIRE) : NULL;
+	const struct tp_engine *eng = shard < TP_MAX_ENGINES ?
+		__atomic_load_n(&dev->eng[shard], __ATOMIC_ACQUIRE) : NULL;
 
-	return c != NULL && i < TP_CNT_MAX ? __atomic_load_n(&c[i], __ATOMIC_RELAXED) : 0;
+	return eng != NULL && i < TP_CNT_MAX ?
+	       __atomic_load_n(&eng->counters[i], __ATOMIC_RELAXED) : 0;
 }
 
 unsigned int
 tp_dev_shards(const struct tp_dev *dev)
 {
-	return dev->nshards;
+	return dev->neng;
 }
 
 unsigned int
@@ -358,14 +366,30 @@ tp_dev_qp_next(const struct tp_dev *dev, uint32_t after)
 	return 0;
 }
 
-/* Summed over the shards; relaxed loads: transport lcores count meanwhile. */
+/* Summed over the engines; relaxed loads: transport lcores count meanwhile. */
 uint64_t
 tp_dev_counter_read(const struct tp_dev *dev, unsigned int i)
 {
 	uint64_t sum = 0;
 
-	for (unsigned int k = 0; k < TP_MAX_SHARDS; k++)
+	for (unsigned int k = 0; k < TP_MAX_ENGINES; k++)
 		sum += tp_dev_shard_counter(dev, k, i);
+	return sum;
+}
+
+/* lib/protection's status st (enum prot_status), remote or local checks, summed. */
+uint64_t
+tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int k = 0; k < TP_MAX_ENGINES && st < PROT_STATUS_MAX; k++) {
+		const struct tp_engine *eng = __atomic_load_n(&dev->eng[k], __ATOMIC_ACQUIRE);
+
+		if (eng != NULL)
+			sum += __atomic_load_n(remote ? &eng->prot_remote[st] :
+					       &eng->prot_local[st], __ATOMIC_RELAXED);
+	}
 	return sum;
 }
 
@@ -381,7 +405,7 @@ tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = tp_av_from_attr(dev, attr, &ah->av);
+	rc = tp_av_from_attr(dev->eng[0], attr, &ah->av);
 	if (rc != 0) {
 		rte_free(ah);
 		errno = -rc;

@@ -2,7 +2,7 @@
 /*
  * Asynchronous events (IBTA 11.6.3; ibv_get_async_event): the engine
  * raises them on whichever lcore runs it (the application's, a dedicated
- * transport lcore or one of several shards) into the device's
+ * transport lcore or one of several engines) into the device's
  * multi-producer ring, and counts one on the context's eventfd per event,
  * so that the fd is readable while events wait.  lib/verbs takes them from
  * there (tp_dev_event_take) on the application's threads.
@@ -33,7 +33,7 @@ tp_event_init(struct tp_dev *dev)
 
 	snprintf(name, sizeof(name), "droce_ev_%u",
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	/* multi-producer: shards raise concurrently; lib/verbs consumes
+	/* multi-producer: engines raise concurrently; lib/verbs consumes
 	 * under its own lock */
 	dev->ev_ring = rte_ring_create_elem(name, sizeof(struct droce_async_event),
 					    TP_EVENT_RING, SOCKET_ID_ANY,
@@ -65,15 +65,16 @@ tp_dev_event_take(struct tp_dev *dev, struct droce_async_event *ev)
 }
 
 static void
-raise_event(struct tp_dev *dev, struct droce_async_event *ev)
+raise_event(struct tp_engine *eng, struct droce_async_event *ev)
 {
+	struct tp_dev *dev = eng->dev;
 	uint64_t one = 1;
 
 	if (rte_ring_mp_enqueue_elem(dev->ev_ring, ev, sizeof(*ev)) != 0) {
-		tp_count(dev, TP_CNT_ASYNC_EVENT_DROP);
+		tp_count(eng, TP_CNT_ASYNC_EVENT_DROP);
 		return;
 	}
-	tp_count(dev, TP_CNT_ASYNC_EVENTS);
+	tp_count(eng, TP_CNT_ASYNC_EVENTS);
 	/* after the enqueue: whoever reads the count finds the event */
 	if (dev->ev_fd >= 0 && write(dev->ev_fd, &one, sizeof(one)) != sizeof(one))
 		TP_LOG(ERR, "async event: eventfd write failed\n");
@@ -87,7 +88,7 @@ tp_event_qp(struct tp_qp *qp, enum droce_event_type type)
 	/* being destroyed: lib/verbs discards what names it (tp_qp_mute_events) */
 	if (__atomic_load_n(&qp->ev.muted, __ATOMIC_ACQUIRE))
 		return;
-	raise_event(qp->dev, &ev);
+	raise_event(qp->eng, &ev);
 }
 
 /*
@@ -156,7 +157,7 @@ tp_event_modified(struct tp_qp *qp, enum droce_qp_state cur,
 
 /* IBTA 11.4.2.1: a CQ overrun is a CQ error (raised once: it stays overrun). */
 void
-tp_event_cq_err(struct tp_cq *cq)
+tp_event_cq_err(struct tp_engine *eng, struct tp_cq *cq)
 {
 	struct droce_async_event ev = {
 		.element.cq = &cq->pub, .event_type = DROCE_EVENT_CQ_ERR,
@@ -164,17 +165,18 @@ tp_event_cq_err(struct tp_cq *cq)
 
 	if (__atomic_load_n(&cq->ev_muted, __ATOMIC_ACQUIRE))
 		return;
-	raise_event(cq->dev, &ev);
+	raise_event(eng, &ev);
 }
 
 /*
- * The link's carrier, asked every TP_LINK_POLL_MS on shard 0: a change
+ * The link's carrier, asked every TP_LINK_POLL_MS by engine 0: a change
  * raises PORT_ACTIVE or PORT_ERR for port 1.  The first answer only sets
  * where it starts.
  */
 void
-tp_event_link_poll(struct tp_dev *dev, uint64_t now)
+tp_event_link_poll(struct tp_engine *eng, uint64_t now)
 {
+	struct tp_dev *dev = eng->dev;
 	struct droce_async_event ev = { .element.port_num = 1 };
 	int up;
 
@@ -184,7 +186,7 @@ tp_event_link_poll(struct tp_dev *dev, uint64_t now)
 		return;
 	if (dev->link_up >= 0) {
 		ev.event_type = up ? DROCE_EVENT_PORT_ACTIVE : DROCE_EVENT_PORT_ERR;
-		raise_event(dev, &ev);
+		raise_event(eng, &ev);
 	}
 	dev->link_up = (int8_t)up;
 }
@@ -201,28 +203,43 @@ qp_mute_fn(void *arg)
 }
 
 /*
- * Where the engine runs (a command: between two rounds of every shard),
- * so that no event for it is being raised when this returns.
+ * Where the QP's engine runs (a command: between two of its rounds), so
+ * that no event for it is being raised when this returns.
  */
 int
 tp_qp_mute_events(struct tp_qp *qp)
 {
-	return -tp_dev_call(qp->dev, qp_mute_fn, qp);
+	return -tp_qp_call(qp, qp_mute_fn, qp);
 }
 
+struct cq_mute {
+	struct tp_cq *cq;
+	struct tp_engine *eng;
+};
+
+/* On one engine: the CQ raises nothing there and leaves its list. */
 static int
 cq_mute_fn(void *arg)
 {
-	struct tp_cq *cq = arg;
+	struct cq_mute *m = arg;
 
-	if (cq->users != 0)
+	if (__atomic_load_n(&m->cq->users, __ATOMIC_RELAXED) != 0)
 		return EBUSY;
-	__atomic_store_n(&cq->ev_muted, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->cq->ev_muted, true, __ATOMIC_RELEASE);
+	tp_engine_drop_cq(m->eng, m->cq);
 	return 0;
 }
 
+/* Any engine may stage CQEs (and raise CQ_ERR): each, one after the other. */
 int
 tp_cq_mute_events(struct tp_cq *cq)
 {
-	return -tp_dev_call(cq->dev, cq_mute_fn, cq);
+	for (unsigned int k = 0; k < cq->dev->neng; k++) {
+		struct cq_mute m = { cq, cq->dev->eng[k] };
+		int rc = tp_engine_call(m.eng, cq_mute_fn, &m);
+
+		if (rc != 0)
+			return -rc;
+	}
+	return 0;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Dedicated transport lcores: the second run mode.  This file is the
- * lcore itself (command ring, stopping the world, launch and stop);
+ * lcore itself (command ring, launch and stop);
  * tp_lcore_rings.c the post and completion rings and a device's round.
  *
  * A transport lcore (an EAL worker launched with rte_eal_remote_launch)
- * runs the progress loop of one or more devices; the application runs on
+ * runs the rounds of one or more engines (each of one device: a device
+ * on several transport lcores has one engine on each); the application runs on
  * other lcores and talks to it only through rte_rings:
  *
  *   post rings     one SP/SC ring per send queue and per receive queue of
@@ -30,7 +31,10 @@
  * (tp_lcore_rings.c), and a round drains the doorbelled QPs only.
  *
  * Ordering (what the control path guarantees):
- *   - a command takes the doorbells of its lcore's devices (draining the
+ *   - a command runs on one lcore, between two rounds of its engines,
+ *     while the other lcores keep running theirs: a QP's command on the
+ *     lcore of the QP's engine (tp_qp_call), a device's on engine 0's;
+ *   - a command takes the doorbells of its lcore's engines (draining the
  *     post rings of the QPs that rang) before it runs: WRs posted before
  *     modify_qp/destroy_qp are in the SQ/RQ when the QP changes state or
  *     goes away (RESET discards them, as ibverbs);
@@ -60,19 +64,17 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
-#include <rte_spinlock.h>
 
 #include "tp_private.h"
 #include "tp_lcore.h"
 
-#define TP_LC_MAX_DEV 16
+#define TP_LC_MAX_ENG 16
 #define TP_LC_CMD_RING 64
 #define TP_LC_CMD_BURST 8
 
 struct tp_lc_cmd {
 	int (*fn)(void *arg);
 	void *arg;
-	struct tp_dev *dev;	/* several shards: stopped while fn runs */
 	int rc;
 	uint32_t done;		/* atomic: set by the transport lcore */
 };
@@ -80,18 +82,10 @@ struct tp_lc_cmd {
 struct tp_lcore {
 	unsigned int lcore;
 	struct rte_ring *cmd;	/* struct tp_lc_cmd *, MP/SC */
-	/* the transport lcore's own (changed only by commands) */
-	struct tp_dev *devs[TP_LC_MAX_DEV];
-	unsigned int shard[TP_LC_MAX_DEV];	/* which shard of devs[i] */
-	unsigned int ndev;
+	/* the engines it runs (changed only by its own commands) */
+	struct tp_engine *eng[TP_LC_MAX_ENG];
+	unsigned int neng;
 	bool stop;
-	/*
-	 * Stopping the world (several shards, lc_world_stop): another lcore
-	 * sets park 1 and waits for parked 1; this lcore waits between two
-	 * rounds until park is 0 again, then clears parked.
-	 */
-	uint32_t park;
-	uint32_t parked;
 	/* control path (device open/close) */
 	unsigned int users;
 };
@@ -99,107 +93,22 @@ struct tp_lcore {
 /* Control path only: droce_open_device / close are not concurrent. */
 static struct tp_lcore *tp_lcores[RTE_MAX_LCORE];
 
-/* Held by the lcore that has stopped other lcores (one at a time). */
-static rte_spinlock_t lc_world = RTE_SPINLOCK_INITIALIZER;
-
-/* No key-lookup pointer is held between rounds: report it for every slot. */
-static void
-lc_quiesce(struct tp_lcore *lc)
-{
-	for (unsigned int i = 0; i < lc->ndev; i++) {
-		struct tp_dev *dev = lc->devs[i];
-		int reader = tp_shard_reader(dev, lc->shard[i]);
-
-		if (reader >= 0)
-			prot_reader_quiescent(dev->prot, reader);
-	}
-}
-
 /*
- * Between two rounds: another lcore stops this one while it runs a command
- * of a device both serve.  Parked, the lcore keeps reporting quiescent
- * states, so a revocation waiting on QSBR somewhere cannot hang on it.
+ * A command runs between two rounds of this lcore's engines, which are
+ * all it touches of the data path (a QP's command runs on the QP's
+ * engine, tp_qp_call): the device's other engines keep running.
  */
-static void
-lc_park_point(struct tp_lcore *lc)
-{
-	if (likely(__atomic_load_n(&lc->park, __ATOMIC_ACQUIRE) == 0))
-		return;
-	__atomic_store_n(&lc->parked, 1, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&lc->park, __ATOMIC_ACQUIRE) != 0) {
-		lc_quiesce(lc);
-		rte_pause();
-	}
-	__atomic_store_n(&lc->parked, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * Stop the other lcores of dev (several shards) before a command touches
- * what they read (QP table, live list, CQ list, QPs).  One stopper at a
- * time (lc_world); while waiting for it, or for the others to park, this
- * lcore parks itself when asked and reports quiescent states, so two
- * lcores stopping each other, or a revocation waiting on QSBR, cannot
- * deadlock.
- */
-static void
-lc_world_stop(struct tp_lcore *self, struct tp_dev *dev)
-{
-	while (!rte_spinlock_trylock(&lc_world)) {
-		lc_park_point(self);
-		lc_quiesce(self);
-		rte_pause();
-	}
-	for (unsigned int k = 1; k < dev->nshards; k++) {
-		struct tp_lcore *o = dev->sh[k]->lc;
-
-		if (o == NULL || o == self)
-			continue;
-		__atomic_store_n(&o->park, 1, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&o->parked, __ATOMIC_ACQUIRE) == 0) {
-			lc_quiesce(self);
-			rte_pause();
-		}
-	}
-}
-
-static void
-lc_world_start(struct tp_lcore *self, struct tp_dev *dev)
-{
-	for (unsigned int k = 1; k < dev->nshards; k++) {
-		struct tp_lcore *o = dev->sh[k]->lc;
-
-		if (o == NULL || o == self)
-			continue;
-		__atomic_store_n(&o->park, 0, __ATOMIC_RELEASE);
-		/* gone before the next stopper may ask again */
-		while (__atomic_load_n(&o->parked, __ATOMIC_ACQUIRE) != 0)
-			rte_pause();
-	}
-	rte_spinlock_unlock(&lc_world);
-}
-
 static void
 lc_run_one(struct tp_lcore *lc, struct tp_lc_cmd *c)
 {
-	struct tp_dev *dev = c->dev;
-	bool world = dev != NULL && dev->nshards > 1;
-
-	if (world)
-		lc_world_stop(lc, dev);
 	/* WRs posted before the command reach their queues first */
-	for (unsigned int d = 0; d < lc->ndev; d++)
-		tp_lc_drain_dev(lc->devs[d],
-			     lc->devs[d]->nshards > 1 ? lc->shard[d] : TP_LC_ALL);
-	if (world)
-		tp_lc_drain_dev(dev, TP_LC_ALL);
-	RTE_PER_LCORE(tp_shard_id) = 0;	/* commands run as shard 0 */
+	for (unsigned int i = 0; i < lc->neng; i++)
+		tp_lc_drain(lc->eng[i]);
 	c->rc = c->fn(c->arg);
 	/* what the command retired (a flush) is free before its caller
 	 * returns: a post right after modify_qp(ERR) must find the room */
-	if (dev != NULL)
-		tp_lc_publish_tails(dev, TP_LC_ALL);
-	if (world)
-		lc_world_start(lc, dev);
+	for (unsigned int i = 0; i < lc->neng; i++)
+		tp_lc_publish_tails(lc->eng[i]);
 }
 
 static unsigned int
@@ -225,12 +134,10 @@ lc_main(void *arg)
 	struct tp_lcore *lc = arg;
 
 	while (!lc->stop) {
-		unsigned int work;
+		unsigned int work = lc_run_commands(lc);
 
-		lc_park_point(lc);
-		work = lc_run_commands(lc);
-		for (unsigned int i = 0; i < lc->ndev; i++)
-			work += tp_lc_dev_round(lc->devs[i], lc->shard[i]);
+		for (unsigned int i = 0; i < lc->neng; i++)
+			work += tp_lc_engine_round(lc->eng[i]);
 		if (work == 0)
 			rte_pause();
 	}
@@ -240,9 +147,9 @@ lc_main(void *arg)
 /* ---- commands -------------------------------------------------------------------- */
 
 static int
-lc_exec(struct tp_lcore *lc, struct tp_dev *dev, int (*fn)(void *arg), void *arg)
+lc_exec(struct tp_lcore *lc, int (*fn)(void *arg), void *arg)
 {
-	struct tp_lc_cmd c = { .fn = fn, .arg = arg, .dev = dev };
+	struct tp_lc_cmd c = { .fn = fn, .arg = arg };
 
 	while (rte_ring_mp_enqueue(lc->cmd, &c) != 0)
 		rte_pause();		/* other threads' commands first */
@@ -252,72 +159,83 @@ lc_exec(struct tp_lcore *lc, struct tp_dev *dev, int (*fn)(void *arg), void *arg
 }
 
 int
-tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg)
+tp_engine_call(struct tp_engine *eng, int (*fn)(void *arg), void *arg)
 {
-	struct tp_lcore *lc = dev->lc;
+	struct tp_lcore *lc = eng->lc;
 
 	if (lc == NULL || rte_lcore_id() == lc->lcore)
 		return fn(arg);
-	return lc_exec(lc, dev, fn, arg);
+	return lc_exec(lc, fn, arg);
+}
+
+int
+tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg)
+{
+	return tp_engine_call(dev->eng[0], fn, arg);
+}
+
+int
+tp_qp_call(struct tp_qp *qp, int (*fn)(void *arg), void *arg)
+{
+	return tp_engine_call(qp->eng, fn, arg);
 }
 
 bool
 tp_dev_dedicated(const struct tp_dev *dev)
 {
-	return dev != NULL && dev->lc != NULL;
+	return dev != NULL && dev->eng[0]->lc != NULL;
 }
 
-/* On the transport lcore: the device joins its round. */
-static int
-cmd_add_dev(void *arg)
+/* Any QP on any engine of dev (control path). */
+static bool
+dev_has_qps(const struct tp_dev *dev)
 {
-	struct tp_dev *dev = arg;
-	struct tp_lcore *lc = dev->lc;
+	for (unsigned int k = 0; k < dev->neng; k++)
+		if (__atomic_load_n(&dev->eng[k]->nlive, __ATOMIC_RELAXED) != 0)
+			return true;
+	return false;
+}
+
+/*
+ * On the transport lcore: the engine joins its rounds, with a QSBR slot
+ * registered by this lcore's thread (prot_ctl_lock finds a slot by thread
+ * to take it offline during a control call made by that thread).
+ */
+static int
+cmd_add_engine(void *arg)
+{
+	struct tp_engine *eng = arg;
+	struct tp_lcore *lc = eng->lc;
 	int reader;
 
-	if (lc->ndev == TP_LC_MAX_DEV)
+	if (lc->neng == TP_LC_MAX_ENG)
 		return -ENOSPC;
-	/*
-	 * The key tables' reader slot belongs to the thread that runs the
-	 * checks (prot_ctl_lock finds it by thread to take it offline during
-	 * a control call made by that thread).  Now that is this lcore.
-	 */
-	prot_reader_unregister(dev->prot, dev->prot_reader);
-	reader = prot_reader_register(dev->prot);
-	dev->prot_reader = reader;
+	reader = prot_reader_register(eng->dev->prot);
 	if (reader < 0)
 		return reader;
-	lc->shard[lc->ndev] = 0;
-	lc->devs[lc->ndev++] = dev;
+	eng->prot_reader = reader;
+	lc->eng[lc->neng++] = eng;
 	return 0;
 }
 
-static void
-lc_remove(struct tp_lcore *lc, struct tp_dev *dev)
+/* On the transport lcore, no QP left: the engine leaves its rounds. */
+static int
+cmd_remove_engine(void *arg)
 {
-	for (unsigned int i = 0; i < lc->ndev; i++) {
-		if (lc->devs[i] == dev) {
-			lc->ndev--;
-			lc->devs[i] = lc->devs[lc->ndev];
-			lc->shard[i] = lc->shard[lc->ndev];
+	struct tp_engine *eng = arg;
+	struct tp_lcore *lc = eng->lc;
+
+	if (eng->idx == 0 && dev_has_qps(eng->dev))
+		return -EBUSY;
+	tp_net_flush(eng);
+	prot_reader_unregister(eng->dev->prot, eng->prot_reader);
+	eng->prot_reader = -1;
+	for (unsigned int i = 0; i < lc->neng; i++) {
+		if (lc->eng[i] == eng) {
+			lc->eng[i] = lc->eng[--lc->neng];
 			break;
 		}
 	}
-}
-
-/* On the transport lcore: the device leaves its round (no QP left). */
-static int
-cmd_remove_dev(void *arg)
-{
-	struct tp_dev *dev = arg;
-	struct tp_lcore *lc = dev->lc;
-
-	if (dev->nlive != 0)
-		return -EBUSY;
-	tp_net_flush(dev);
-	prot_reader_unregister(dev->prot, dev->prot_reader);
-	dev->prot_reader = -1;
-	lc_remove(lc, dev);
 	return 0;
 }
 
@@ -368,113 +286,54 @@ lc_put(struct tp_lcore *lc)
 {
 	if (--lc->users != 0)
 		return;
-	lc_exec(lc, NULL, cmd_stop, lc);
+	lc_exec(lc, cmd_stop, lc);
 	rte_eal_wait_lcore(lc->lcore);
 	lc_free(lc);
 }
 
-int
-tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
+/* Engine eng goes to transport lcore `lcore` (launched if need be). */
+static int
+engine_to_lcore(struct tp_engine *eng, unsigned int lcore)
 {
-	struct tp_lcore *lc;
+	struct tp_lcore *lc = tp_lcores[lcore];
 	int rc;
 
-	if (dev->lc != NULL || dev->nlive != 0 || dev->ncq != 0)
-		return -EBUSY;
-	/* rte_eal_remote_launch / rte_eal_wait_lcore: main lcore only */
-	if (lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore) ||
-	    lcore == rte_get_main_lcore() || rte_lcore_id() != rte_get_main_lcore())
-		return -EINVAL;
-	rc = tp_lc_doorbells_alloc(dev);
-	if (rc != 0)
-		return rc;
-	lc = tp_lcores[lcore];
 	if (lc == NULL) {
 		rc = lc_start(lcore, &lc);
-		if (rc != 0) {
-			tp_lc_doorbells_free(dev);
+		if (rc != 0)
 			return rc;
-		}
 	}
 	lc->users++;
-	dev->lc = lc;
-	rc = lc_exec(lc, NULL, cmd_add_dev, dev);
+	eng->lc = lc;
+	rc = lc_exec(lc, cmd_add_engine, eng);
 	if (rc != 0) {
-		dev->lc = NULL;
-		tp_lc_doorbells_free(dev);
-		/* the slot was given up on the lcore: take one here again */
-		if (dev->prot_reader < 0)
-			dev->prot_reader = prot_reader_register(dev->prot);
+		eng->lc = NULL;
 		lc_put(lc);
+	}
+	return rc;
+}
+
+/* Engine eng leaves its transport lcore (which stops if it serves nothing). */
+static int
+engine_from_lcore(struct tp_engine *eng)
+{
+	struct tp_lcore *lc = eng->lc;
+	int rc;
+
+	if (lc == NULL)
+		return 0;
+	rc = lc_exec(lc, cmd_remove_engine, eng);
+	if (rc != 0)
 		return rc;
-	}
+	eng->lc = NULL;
+	lc_put(lc);
 	return 0;
-}
-
-/* ---- several transport lcores: shards 1..n-1 (tp_shard.c) ------------------ */
-
-struct shard_arg {
-	struct tp_dev *dev;
-	unsigned int shard;
-};
-
-/* On shard k's lcore: it joins its rounds, with a QSBR slot of its own. */
-static int
-cmd_add_shard(void *arg)
-{
-	struct shard_arg *a = arg;
-	struct tp_shard *sh = a->dev->sh[a->shard];
-	struct tp_lcore *lc = sh->lc;
-	int reader;
-
-	if (lc->ndev == TP_LC_MAX_DEV)
-		return -ENOSPC;
-	reader = prot_reader_register(a->dev->prot);
-	if (reader < 0)
-		return reader;
-	sh->prot_reader = reader;
-	lc->shard[lc->ndev] = a->shard;
-	lc->devs[lc->ndev++] = a->dev;
-	return 0;
-}
-
-/* On shard k's lcore, after shard 0 left (no QP exists). */
-static int
-cmd_remove_shard(void *arg)
-{
-	struct shard_arg *a = arg;
-	struct tp_shard *sh = a->dev->sh[a->shard];
-
-	RTE_PER_LCORE(tp_shard_id) = a->shard;
-	tp_shard_flush(a->dev);
-	RTE_PER_LCORE(tp_shard_id) = 0;
-	prot_reader_unregister(a->dev->prot, sh->prot_reader);
-	sh->prot_reader = -1;
-	lc_remove(sh->lc, a->dev);
-	return 0;
-}
-
-/* Shards 1..n-1 leave their lcores (those that joined one). */
-static void
-shards_leave(struct tp_dev *dev)
-{
-	for (unsigned int k = 1; k < dev->nshards; k++) {
-		struct tp_shard *sh = dev->sh[k];
-		struct shard_arg a = { dev, k };
-
-		if (sh == NULL || sh->lc == NULL)
-			continue;
-		if (sh->prot_reader >= 0)
-			lc_exec(sh->lc, NULL, cmd_remove_shard, &a);
-		lc_put(sh->lc);
-		sh->lc = NULL;
-	}
 }
 
 static int
 check_lcore_list(const unsigned int *lcores, unsigned int n)
 {
-	if (lcores == NULL || n < 1 || n > TP_MAX_SHARDS)
+	if (lcores == NULL || n < 1 || n > TP_MAX_ENGINES)
 		return -EINVAL;
 	for (unsigned int i = 0; i < n; i++) {
 		if (lcores[i] >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcores[i]) ||
@@ -488,40 +347,48 @@ check_lcore_list(const unsigned int *lcores, unsigned int n)
 }
 
 int
+tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore)
+{
+	return tp_dev_run_on_lcores(dev, &lcore, 1);
+}
+
+int
 tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
 		     unsigned int nlcores)
 {
+	struct tp_engine *e0 = dev->eng[0];
 	int rc = check_lcore_list(lcores, nlcores);
 
 	if (rc != 0)
 		return rc;
-	if (nlcores == 1)
-		return tp_dev_run_on_lcore(dev, lcores[0]);
-	if (dev->lc != NULL || dev->nlive != 0 || dev->ncq != 0)
+	if (e0->lc != NULL || dev_has_qps(dev) || dev->ncq != 0)
 		return -EBUSY;
+	/* rte_eal_remote_launch / rte_eal_wait_lcore: main lcore only */
 	if (rte_lcore_id() != rte_get_main_lcore())
 		return -EINVAL;
-	rc = tp_shards_alloc(dev, nlcores);
-	if (rc != 0)
-		return rc;
-	rc = tp_dev_run_on_lcore(dev, lcores[0]);
-	if (rc != 0) {
-		tp_shards_free(dev);
-		return rc;
-	}
-	dev->sh[0]->lc = dev->lc;
-	for (unsigned int k = 1; k < nlcores && rc == 0; k++) {
-		struct tp_lcore *lc = tp_lcores[lcores[k]];
-		struct shard_arg a = { dev, k };
-
-		if (lc == NULL)
-			rc = lc_start(lcores[k], &lc);
+	if (nlcores > 1) {
+		rc = tp_engines_alloc(dev, nlcores);
 		if (rc != 0)
-			break;
-		lc->users++;
-		dev->sh[k]->lc = lc;
-		rc = lc_exec(lc, NULL, cmd_add_shard, &a);
+			return rc;
 	}
+	rc = tp_lc_doorbells_alloc(dev);
+	if (rc != 0) {
+		tp_engines_free(dev);
+		return rc;
+	}
+	/* engine 0's reader slot moves to its lcore's thread */
+	prot_reader_unregister(dev->prot, e0->prot_reader);
+	e0->prot_reader = -1;
+	rc = engine_to_lcore(e0, lcores[0]);
+	if (rc != 0) {
+		/* the calling thread runs engine 0 again */
+		e0->prot_reader = prot_reader_register(dev->prot);
+		tp_lc_doorbells_free(dev);
+		tp_engines_free(dev);
+		return rc;
+	}
+	for (unsigned int k = 1; k < nlcores && rc == 0; k++)
+		rc = engine_to_lcore(dev->eng[k], lcores[k]);
 	if (rc != 0)
 		tp_dev_stop_lcore(dev);	/* no QP yet: cannot fail */
 	return rc;
@@ -530,24 +397,19 @@ tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
 int
 tp_dev_stop_lcore(struct tp_dev *dev)
 {
-	struct tp_lcore *lc = dev->lc;
+	struct tp_engine *e0 = dev->eng[0];
 	int rc;
 
-	if (lc == NULL)
+	if (e0->lc == NULL)
 		return 0;
-	rc = lc_exec(lc, NULL, cmd_remove_dev, dev);
+	rc = engine_from_lcore(e0);
 	if (rc != 0)
 		return rc;
-	dev->lc = NULL;
-	if (dev->nshards > 1) {
-		dev->sh[0]->lc = NULL;
-		shards_leave(dev);	/* no lcore takes doorbells any more */
-	}
+	for (unsigned int k = 1; k < dev->neng; k++)
+		(void)engine_from_lcore(dev->eng[k]);
 	tp_lc_doorbells_free(dev);
-	if (dev->nshards > 1)
-		tp_shards_free(dev);
+	tp_engines_free(dev);
 	/* the calling thread runs the (now idle) engine again */
-	dev->prot_reader = prot_reader_register(dev->prot);
-	lc_put(lc);
+	e0->prot_reader = prot_reader_register(dev->prot);
 	return 0;
 }

@@ -2,8 +2,8 @@
 /*
  * Dedicated transport lcores, the data side (see tp_lcore.c for the
  * design): the post rings and completion rings of QPs and CQs, and one
- * round of a device on its lcore (post rings -> SQ/RQ, tp_progress, tails
- * published, CQEs -> completion rings).
+ * round of an engine on its lcore (post rings -> SQ/RQ, its round, tails
+ * published, CQEs -> completion rings), all for one engine: its QPs.
  */
 #include <errno.h>
 
@@ -82,11 +82,11 @@ tp_lc_qp_fini(struct tp_qp *qp)
 	qp->lc = NULL;
 }
 
-/* Several shards: a CQ may get CQEs from each; every shard stages its own. */
+/* Several engines: a CQ may get CQEs from each; every engine stages its own. */
 static int
 lc_cq_stages(struct tp_cq *cq)
 {
-	unsigned int n = cq->dev->nshards - 1;
+	unsigned int n = cq->dev->neng - 1;
 
 	cq->xs = rte_zmalloc("droce_cq_stage", n * sizeof(*cq->xs), RTE_CACHE_LINE_SIZE);
 	if (cq->xs == NULL)
@@ -116,9 +116,9 @@ lc_cq_stages_free(struct tp_cq *cq)
 int
 tp_lc_cq_init(struct tp_cq *cq)
 {
-	bool sharded = cq->dev->nshards > 1;
+	bool sharded = cq->dev->neng > 1;
 
-	/* several shards enqueue: multi-producer (the poller stays single) */
+	/* several engines enqueue: multi-producer (the poller stays single) */
 	cq->lc_ring = tp_lc_ring_alloc(cq->mask + 1, sizeof(struct droce_wc),
 				    sharded ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (cq->lc_ring == NULL)
@@ -129,24 +129,15 @@ tp_lc_cq_init(struct tp_cq *cq)
 		cq->lc_ring = NULL;
 		return -ENOMEM;
 	}
-	cq->lc_next = cq->dev->lc_cqs;
-	cq->dev->lc_cqs = cq;
 	return 0;
 }
 
+/* In no engine's list any more (tp_cq_mute_events dropped it). */
 void
 tp_lc_cq_fini(struct tp_cq *cq)
 {
-	struct tp_cq **p;
-
 	if (cq->lc_ring == NULL)
 		return;
-	for (p = &cq->dev->lc_cqs; *p != NULL; p = &(*p)->lc_next) {
-		if (*p == cq) {
-			*p = cq->lc_next;
-			break;
-		}
-	}
 	lc_cq_stages_free(cq);
 	rte_free(cq->lc_ring);
 	cq->lc_ring = NULL;
@@ -208,15 +199,15 @@ lc_drain_rq(struct tp_qp *qp)
 #define TP_LC_DB_BURST 64u
 
 /*
- * One doorbell ring per shard (MP/SC, QP pointers), as many slots as the
+ * One doorbell ring per engine (MP/SC, QP pointers), as many slots as the
  * device may have QPs: a QP is on it at most once (lc->db), so an enqueue
  * never finds it full.  Control path, no QP exists yet.
  */
 int
 tp_lc_doorbells_alloc(struct tp_dev *dev)
 {
-	for (unsigned int s = 0; s < dev->nshards; s++) {
-		struct tp_sched *sc = tp_sched_of(dev, s);
+	for (unsigned int e = 0; e < dev->neng; e++) {
+		struct tp_sched *sc = &dev->eng[e]->sched;
 
 		sc->db = tp_lc_ring_alloc(dev->max_qp, sizeof(void *), RING_F_SC_DEQ);
 		if (sc->db == NULL) {
@@ -230,8 +221,8 @@ tp_lc_doorbells_alloc(struct tp_dev *dev)
 void
 tp_lc_doorbells_free(struct tp_dev *dev)
 {
-	for (unsigned int s = 0; s < dev->nshards; s++) {
-		struct tp_sched *sc = tp_sched_of(dev, s);
+	for (unsigned int e = 0; e < dev->neng; e++) {
+		struct tp_sched *sc = &dev->eng[e]->sched;
 
 		rte_free(sc->db);
 		sc->db = NULL;
@@ -263,7 +254,7 @@ lc_answer_doorbell(struct tp_qp *qp)
 	unsigned int n;
 
 	(void)__atomic_exchange_n(&qp->lc->db, 0, __ATOMIC_ACQ_REL);
-	tp_count(qp->dev, TP_CNT_DOORBELLS);
+	tp_count(qp->eng, TP_CNT_DOORBELLS);
 	/* the rings hold at most what fits the queues (max_wr outstanding) */
 	n = lc_drain_sq(qp);
 	n += lc_drain_rq(qp);
@@ -276,10 +267,19 @@ lc_answer_doorbell(struct tp_qp *qp)
 	return n;
 }
 
-/* The QPs that rang shard sc's doorbell so far: their post rings -> SQ/RQ. */
-static unsigned int
-lc_take_doorbells(struct tp_sched *sc)
+/*
+ * The QPs that rang the engine's doorbell so far: their post rings ->
+ * SQ/RQ; how many WQEs moved.  At the start of each round, before each
+ * command, and after a burst was received, before it is processed
+ * (tp_engine_progress): a receive posted before the peer's SEND was
+ * posted must be there when the SEND arrives; the round's own drain may
+ * have run before the post (the lcore preempted between drain and
+ * receive), and a UD SEND finding no WQE is dropped.
+ */
+unsigned int
+tp_lc_drain(struct tp_engine *eng)
 {
+	struct tp_sched *sc = &eng->sched;
 	unsigned int left = rte_ring_count(sc->db), total = 0;
 
 	while (left > 0) {
@@ -294,26 +294,6 @@ lc_take_doorbells(struct tp_sched *sc)
 			total += lc_answer_doorbell(qps[i]);
 		left -= n;
 	}
-	return total;
-}
-
-/*
- * The doorbelled QPs of one shard, or of every shard (TP_LC_ALL: the
- * world stopped, or one shard).  Also after a burst was received, before
- * it is processed (tp_progress): a receive posted before the peer's SEND
- * was posted must be there when the SEND arrives; the round's own drain
- * may have run before the post (the lcore preempted between drain and
- * receive), and a UD SEND finding no WQE is dropped.
- */
-unsigned int
-tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
-{
-	unsigned int total = 0;
-
-	if (shard != TP_LC_ALL)
-		return lc_take_doorbells(tp_sched_of(dev, shard));
-	for (unsigned int s = 0; s < dev->nshards; s++)
-		total += lc_take_doorbells(tp_sched_of(dev, s));
 	return total;
 }
 
@@ -348,14 +328,9 @@ lc_publish_ready(struct tp_sched *sc)
  * backpressure, or marked by a command).
  */
 void
-tp_lc_publish_tails(struct tp_dev *dev, unsigned int shard)
+tp_lc_publish_tails(struct tp_engine *eng)
 {
-	if (shard != TP_LC_ALL) {
-		lc_publish_ready(tp_sched_of(dev, shard));
-		return;
-	}
-	for (unsigned int s = 0; s < dev->nshards; s++)
-		lc_publish_ready(tp_sched_of(dev, s));
+	lc_publish_ready(&eng->sched);
 }
 
 /* One staging array's CQEs -> the completion ring (SP or MP, as made). */
@@ -378,10 +353,10 @@ lc_forward_stage(struct tp_cq *cq, struct droce_wc *ring, uint32_t head,
 
 /* CQEs -> the CQ's completion ring; what does not fit waits in the CQ. */
 static void
-lc_forward_cq(struct tp_cq *cq, unsigned int shard)
+lc_forward_cq(struct tp_cq *cq, unsigned int stage)
 {
-	if (shard != 0) {
-		struct tp_cq_stage *st = &cq->xs[shard - 1];
+	if (stage != 0) {
+		struct tp_cq_stage *st = &cq->xs[stage - 1];
 
 		lc_forward_stage(cq, st->ring, st->head, &st->tail);
 		if (unlikely(st->overflow) &&
@@ -396,16 +371,14 @@ lc_forward_cq(struct tp_cq *cq, unsigned int shard)
 }
 
 unsigned int
-tp_lc_dev_round(struct tp_dev *dev, unsigned int shard)
+tp_lc_engine_round(struct tp_engine *eng)
 {
 	unsigned int work;
 
-	RTE_PER_LCORE(tp_shard_id) = shard;
-	work = tp_lc_drain_dev(dev, shard);
-	work += (unsigned int)tp_progress(dev);
-	tp_lc_publish_tails(dev, shard);
-	for (struct tp_cq *cq = dev->lc_cqs; cq != NULL; cq = cq->lc_next)
-		lc_forward_cq(cq, shard);
-	RTE_PER_LCORE(tp_shard_id) = 0;
+	work = tp_lc_drain(eng);
+	work += (unsigned int)tp_engine_progress(eng);
+	tp_lc_publish_tails(eng);
+	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = cq->on[eng->idx].next)
+		lc_forward_cq(cq, eng->idx);
 	return work;
 }

@@ -34,7 +34,7 @@ fill_addresses(const struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p)
 {
 	const struct tp_dev *dev = qp->dev;
 
-	if (tp_host(dev) == NULL)
+	if (tp_host(qp->eng) == NULL)
 		memcpy(p->dst_mac, av->dmac, 6);
 	else
 		av_dmac(dev->host, av, p->dst_mac);
@@ -99,7 +99,7 @@ tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		 * by it, and it names the peer), the MAC per packet only
 		 * with a host stack (else the template's is current) */
 		memcpy(p->dst_gid, av->dgid, 16);
-		if (tp_host(qp->dev) != NULL)
+		if (tp_host(qp->eng) != NULL)
 			av_dmac(qp->dev->host, av, p->dst_mac);
 	} else {
 		memset(p, 0, sizeof(*p));
@@ -109,15 +109,15 @@ tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 	p->psn = psn & ROCE_PSN_MASK;
 }
 
-/* Room for one more frame on the calling shard's way out? */
+/* Room for one more frame on the engine's way out? */
 static bool
-tx_room(struct tp_dev *dev)
+tx_room(struct tp_engine *eng)
 {
-	if (unlikely(tp_cur_shard() != 0))
-		return tp_shard_tx_room(dev);
-	if (dev->txq_len == TP_TXQ_SIZE)
-		tp_net_flush(dev);
-	return dev->txq_len < TP_TXQ_SIZE;
+	if (unlikely(eng->idx != 0))
+		return tp_shard_tx_room(eng);
+	if (eng->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(eng);
+	return eng->txq_len < TP_TXQ_SIZE;
 }
 
 /*
@@ -164,26 +164,26 @@ struct rte_mbuf *
 tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 	     struct tp_tx_mbufs *b, uint8_t **payload)
 {
-	struct tp_dev *dev = qp->dev;
+	struct tp_engine *eng = qp->eng;
 	struct rte_mbuf *m;
 	uint8_t *f;
 	size_t hdr;
 
-	if (unlikely(!tx_room(dev))) {
-		tp_count(dev, TP_CNT_TX_BACKPRESSURE);
-		tp_tx_turn(dev)->full = true;
+	if (unlikely(!tx_room(eng))) {
+		tp_count(eng, TP_CNT_TX_BACKPRESSURE);
+		eng->turn.full = true;
 		return NULL;
 	}
-	m = take_mbuf(dev, b);
+	m = take_mbuf(qp->dev, b);
 	if (m == NULL) {
-		tp_count(dev, TP_CNT_TX_NOMBUF);
+		tp_count(eng, TP_CNT_TX_NOMBUF);
 		return NULL;
 	}
 	f = rte_pktmbuf_mtod(m, uint8_t *);
 	/* (use_template is true here exactly when it was in fill_pkt) */
 	if (use_template(qp, av)) {
 		hdr = roce_tmpl_build_headers(&qp->tx_tmpl, f, rte_pktmbuf_tailroom(m), p);
-		if (hdr != 0 && tp_host(dev) != NULL)
+		if (hdr != 0 && tp_host(eng) != NULL)
 			memcpy(f, p->dst_mac, 6);
 	} else {
 		hdr = roce_build_headers(f, rte_pktmbuf_tailroom(m), p);
@@ -228,16 +228,16 @@ build_finish(const struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 
 /* Pad, ICRC, length; queue for transmission. */
 void
-tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
+tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p)
 {
-	build_finish(dev, m, p);
+	build_finish(eng->dev, m, p);
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;
-	tp_count(dev, TP_CNT_SENT_PKTS);
-	if (unlikely(tp_cur_shard() != 0)) {
-		/* another transport lcore's shard (tp_shard.c) */
+	tp_count(eng, TP_CNT_SENT_PKTS);
+	if (unlikely(eng->idx != 0)) {
+		/* another transport lcore's engine (tp_shard.c) */
 		/* (the frame's MAC: p's is not set on the template path) */
-		tp_shard_tx(dev, m, p->dst_gid,
+		tp_shard_tx(eng, m, p->dst_gid,
 			    mac_is_zero(rte_pktmbuf_mtod(m, const uint8_t *)));
 		return;
 	}
@@ -246,58 +246,59 @@ tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
 		 * (captured there, when it is sent); dropped when the
 		 * resolution fails or the budget is spent: the transport's
 		 * retransmission covers both */
-		tp_net_flush(dev);
-		net_host_output(dev->host, p->dst_gid, m);
+		tp_net_flush(eng);
+		net_host_output(eng->dev->host, p->dst_gid, m);
 		return;
 	}
 	/* tp_net_alloc made the room */
-	dev->txq[dev->txq_len++] = m;
+	eng->txq[eng->txq_len++] = m;
 }
 
 /*
  * lib/net's output (net_host_set_output): a frame it held for ARP/ND, its
  * MAC now filled in.  It joins the transmit queue behind what is queued,
- * and is captured and retried like every other frame.
+ * and is captured and retried like every other frame.  arg: engine 0.
  */
 void
 tp_net_release(void *arg, struct rte_mbuf *m)
 {
-	struct tp_dev *dev = arg;
+	struct tp_engine *eng = arg;
 
-	if (dev->txq_len == TP_TXQ_SIZE)
-		tp_net_flush(dev);
-	if (dev->txq_len == TP_TXQ_SIZE) {
+	if (eng->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(eng);
+	if (eng->txq_len == TP_TXQ_SIZE) {
 		/* more released at once than the queue and the link take (the
 		 * host may hold up to its byte budget): the one place a frame
 		 * is still dropped on the way out; retransmission covers it */
-		tp_count(dev, TP_CNT_SEND_ERR);
+		tp_count(eng, TP_CNT_SEND_ERR);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dev->txq[dev->txq_len++] = m;
+	eng->txq[eng->txq_len++] = m;
 }
 
 void
-tp_net_flush(struct tp_dev *dev)
+tp_net_flush(struct tp_engine *eng)
 {
+	struct tp_dev *dev = eng->dev;
 	uint16_t sent;
 
-	if (unlikely(tp_cur_shard() != 0)) {
-		tp_shard_flush(dev);
+	if (unlikely(eng->idx != 0)) {
+		tp_shard_flush(eng);
 		return;
 	}
-	if (dev->txq_len == 0)
+	if (eng->txq_len == 0)
 		return;
 	/* --- capture hook (lib/device, --droce-capture): frames out --- */
 	if (unlikely(dev->cfg.capture != NULL))
-		dev->cfg.capture(dev->cfg.capture_arg, dev->txq,
-				 (uint16_t)dev->txq_len, true);
+		dev->cfg.capture(dev->cfg.capture_arg, eng->txq,
+				 (uint16_t)eng->txq_len, true);
 	/* --- end capture hook --- */
-	sent = droce_link_tx_q(dev->link, 0, dev->txq, (uint16_t)dev->txq_len);
-	if (sent < dev->txq_len)
-		memmove(dev->txq, dev->txq + sent,
-			(dev->txq_len - sent) * sizeof(dev->txq[0]));
-	dev->txq_len -= sent;
+	sent = droce_link_tx_q(dev->link, 0, eng->txq, (uint16_t)eng->txq_len);
+	if (sent < eng->txq_len)
+		memmove(eng->txq, eng->txq + sent,
+			(eng->txq_len - sent) * sizeof(eng->txq[0]));
+	eng->txq_len -= sent;
 }
 
 /*
@@ -306,13 +307,20 @@ tp_net_flush(struct tp_dev *dev)
  * the MAC up again when they are built, so -EAGAIN (and a FAILED entry's
  * -EHOSTUNREACH, retried on use) is fine here; only a peer that cannot be
  * on-link fails.  A table-only host knows its static entries alone: any
- * other peer fails.
+ * other peer fails.  lib/net is engine 0's: on another engine the MAC
+ * stays unknown, and engine 0 resolves it for the first frames
+ * (tp_shard_tx, mac_in).
  */
 int
-tp_net_resolve(struct tp_dev *dev, struct tp_av *av)
+tp_net_resolve(struct tp_engine *eng, struct tp_av *av)
 {
-	int rc = net_host_resolve_ref(dev->host, av->dgid,
-				      (struct rte_ether_addr *)av->dmac, &av->neigh);
+	struct tp_dev *dev = eng->dev;
+	int rc;
+
+	if (tp_host(eng) == NULL)
+		return 0;
+	rc = net_host_resolve_ref(dev->host, av->dgid,
+				  (struct rte_ether_addr *)av->dmac, &av->neigh);
 
 	if (rc == -EAGAIN || (rc == -EHOSTUNREACH && net_host_resolves(dev->host)))
 		return 0;

@@ -11,11 +11,14 @@
  *   tp_timer.c retransmit and RNR timers
  *   tp_net.c   packet construction (addresses, headers, payload, ICRC)
  *   tp_cq.c    completion queues
- *   tp_dev.c   the per-context engine and its progress loop
+ *   tp_dev.c   the device, and an engine's round (tp_engine_progress)
+ *   tp_engine.c engines: one per lcore running the data path
+ *   tp_shard.c hand-offs between the engines of one device
  *
  *   tp_lcore.c dedicated transport lcores: post/completion/command rings
  *
- * Threading: everything here runs on the lcore that owns the context: the
+ * Threading: the data path runs on the lcore of its engine (struct
+ * tp_engine, the first argument of the data path; a QP's is qp->eng): the
  * application's own lcore (run-to-completion), or a dedicated transport
  * lcore (tp_lcore.c), in which case the application's lcore touches only
  * the rte_rings of struct tp_lc_qp / tp_cq (lc_*) and the QP fields that
@@ -32,7 +35,6 @@
 #include <rte_common.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
-#include <rte_per_lcore.h>
 
 #include "droce.h"
 #include "droce_link.h"
@@ -51,7 +53,7 @@ extern int tp_logtype;
 	rte_log(RTE_LOG_##level, tp_logtype, "droce.tp: " __VA_ARGS__)
 /*
  * Per-packet state traces: off unless the droce.transport log level is
- * DEBUG, checked once per progress call (dev->trace), so the data path
+ * DEBUG, checked once per round (dev->trace), so the data path
  * neither calls into rte_log nor evaluates the arguments otherwise.  A
  * trace only logs: the same code runs with traces on and off.
  */
@@ -220,12 +222,16 @@ tp_ring_count(uint32_t head, uint32_t tail)
 	return head - tail;
 }
 
+/* Transport lcores (engines) one device's QPs are spread over. */
+#define TP_MAX_ENGINES 8
+#define TP_ENGINE_RING 1024
+
 /* ---- address handles and paths ------------------------------------------- */
 
 struct tp_av {
 	uint8_t dgid[16];
 	uint8_t sgid[16];
-	uint8_t dmac[6];		/* resolved when made: shards >= 1 */
+	uint8_t dmac[6];		/* resolved when made: engines >= 1 */
 	struct net_neigh_ref neigh;	/* with one: dgid's entry in lib/net's
 					 * table, renewed by tp_net.c av_dmac */
 	uint8_t ip_version;
@@ -248,7 +254,7 @@ struct tp_cq {
 	uint32_t mask;
 	uint32_t head;		/* producer (transport) */
 	uint32_t tail;		/* consumer (poll_cq; dedicated mode: tp_lcore.c) */
-	uint32_t users;		/* QPs using it */
+	uint32_t users;		/* QPs using it (atomic: engines create QPs at once) */
 	bool overflow;
 	/*
 	 * Dedicated transport lcore only (NULL / unused otherwise): the
@@ -258,19 +264,24 @@ struct tp_cq {
 	 */
 	struct rte_ring *lc_ring;
 	bool lc_overflow;
-	struct tp_cq *lc_next;	/* the device's CQs (dev->lc_cqs) */
+	/* engine k's list of the CQs it stages for (eng->cqs), joined
+	 * with its first QP on the CQ, left at destroy (tp_engine.c) */
+	struct {
+		struct tp_cq *next;
+		bool linked;
+	} on[TP_MAX_ENGINES];
 	/*
-	 * Several transport lcores (shards, tp_shard.c): shard 0 writes
-	 * ring/head/tail above, shard k >= 1 its own staging array xs[k - 1];
-	 * each shard moves its own CQEs to lc_ring, then multi-producer.
-	 * NULL with one shard.
+	 * Several transport lcores (engines, tp_shard.c): engine 0 writes
+	 * ring/head/tail above, engine k >= 1 its own staging array xs[k - 1];
+	 * each engine moves its own CQEs to lc_ring, then multi-producer.
+	 * NULL with one engine.
 	 */
 	struct tp_cq_stage *xs;
 	uint32_t nxs;
 	bool ev_muted;		/* being destroyed: no CQ_ERR event */
 };
 
-/* A shard's CQEs for one CQ, waiting to be moved to its completion ring. */
+/* An engine's CQEs for one CQ, waiting to be moved to its completion ring. */
 struct tp_cq_stage {
 	struct droce_wc *ring;	/* cq->mask + 1 entries */
 	uint32_t head;
@@ -364,6 +375,7 @@ struct tp_lc_qp {
 struct tp_qp {
 	struct droce_qp pub;
 	struct tp_dev *dev;
+	struct tp_engine *eng;		/* the engine that owns it (tp_qpn_engine) */
 	uint32_t pd;			/* protection-domain handle */
 	struct droce_qp_attr attr;	/* current attributes */
 	struct droce_qp_cap cap;
@@ -380,7 +392,7 @@ struct tp_qp {
 	struct tp_rq rq;
 	struct tp_cq *scq;
 	struct tp_cq *rcq;
-	uint32_t live_index;		/* slot in dev->live */
+	uint32_t live_index;		/* slot in eng->live */
 	struct tp_lc_qp *lc;		/* dedicated transport lcore, or NULL */
 	/* on its engine's ready list (struct tp_sched), at most once */
 	bool ready;
@@ -477,7 +489,7 @@ tp_cq_of(struct droce_cq *cq)
 /* ---- the device engine --------------------------------------------------- */
 
 /*
- * A shard's way out under backpressure: full is set when a frame could
+ * An engine's way out under backpressure: full is set when a frame could
  * not be built for lack of transmit room (tp_net_alloc); the round then
  * stops and the refused QP goes back to the front of the ready list
  * (tp_run_qps), so the QPs behind it are not starved by those before.
@@ -506,51 +518,53 @@ struct tp_sched {
 	struct rte_ring *db;		/* dedicated lcore only, else NULL */
 };
 
-/* Transport lcores one device's QPs are sharded over (tp_shard.c). */
-#define TP_MAX_SHARDS 8
-#define TP_SHARD_RING 1024
-
 /*
- * One shard of a device run by several transport lcores.  Shard 0 keeps
- * using the device's own txq, counters and prot_reader (so the one-lcore
- * and run-to-completion paths are unchanged); shards >= 1 use the ones
- * here.  rx_in: frames other shards received for this one (MP/SC, mbuf
- * pointers); tx_in (shard 0 only): frames other shards send through it
- * (MP/SC, struct tp_txh).
+ * One transport engine: what one lcore runs for a device (tp_engine.c).
+ * Run-to-completion and one dedicated lcore: the device has one engine;
+ * several transport lcores: one per lcore, engine k owning QPs whose QPN
+ * is k modulo their number (tp_qpn_engine).  Everything here is written
+ * only by the engine's own lcore (the data path's first argument; the
+ * control commands of its QPs run there too, tp_qp_call); nlive is read
+ * by other threads choosing an engine for a new QP.  The CQ staging index
+ * of engine k is k: engine 0 writes a CQ's own ring, engine k >= 1
+ * cq->xs[k - 1].
  */
-struct tp_shard {
+struct tp_engine {
+	struct tp_dev *dev;
+	unsigned int idx;		/* in dev->eng[] */
+	struct tp_lcore *lc;		/* its transport lcore; NULL: run-to-completion */
+	int prot_reader;		/* its QSBR slot, registered by its own thread */
+	/* its QPs, dense (qp->live_index); room for live_max */
+	struct tp_qp **live;
+	uint32_t nlive;
+	uint32_t live_max;
+	/*
+	 * Handoff rings, several engines only (NULL otherwise):
+	 * rx_in   frames other engines received for this one (MP/SC, mbufs);
+	 * tx_in   engine 0: frames other engines send through it (MP/SC,
+	 *         struct tp_txh);
+	 * mac_in  engines >= 1: MACs engine 0 resolved (struct tp_mac_upd).
+	 */
 	struct rte_ring *rx_in;
 	struct rte_ring *tx_in;
-	struct rte_ring *mac_in;	/* shards >= 1: MACs shard 0 resolved (struct tp_mac_upd) */
-	struct tp_lcore *lc;
-	int prot_reader;
-	uint32_t txq_len;
-	struct rte_mbuf *txq[TP_TXQ_SIZE];
+	struct rte_ring *mac_in;
+	/* dedicated lcore: the CQs its QPs complete on (cq->on[idx]) */
+	struct tp_cq *cqs;
 	struct tp_tx_turn turn;
 	struct tp_sched sched;
+	uint32_t txq_len;
+	struct rte_mbuf *txq[TP_TXQ_SIZE];	/* on the link's queue idx */
 	uint64_t counters[TP_CNT_MAX];
+	/* lib/protection's check results, by enum prot_status (tp_prot_*) */
+	uint64_t prot_remote[PROT_STATUS_MAX];
+	uint64_t prot_local[PROT_STATUS_MAX];
 };
-
-/*
- * The shard index of the device the calling lcore is working for: set by
- * the transport lcore before each device's round (and to 0 for commands);
- * 0 on every other thread.  Data-path code that must know which shard it
- * runs for (counters, CQE staging, transmit queue) reads it.
- */
-RTE_DECLARE_PER_LCORE(unsigned int, tp_shard_id);
-
-static inline unsigned int
-tp_cur_shard(void)
-{
-	return RTE_PER_LCORE(tp_shard_id);
-}
 
 struct tp_dev {
 	struct droce_context *ctx;
 	struct prot_tables *prot;
 	struct net_host *host;		/* lib/net: addresses, neighbours (and
 					 * ARP/ND/ICMP with cfg.host_stack) */
-	int prot_reader;		/* QSBR slot of the owning lcore */
 	struct droce_link *link;
 	struct tp_dev_config cfg;
 
@@ -559,28 +573,16 @@ struct tp_dev {
 
 	struct tp_qp **qps;		/* by QPN - TP_QPN_BASE */
 	uint32_t max_qp;
-	uint32_t next_qp;		/* allocation cursor */
-	struct tp_qp **live;		/* dense list of existing QPs */
-	uint32_t nlive;
-	uint32_t shard_qps[TP_MAX_SHARDS];	/* live QPs per shard (control path) */
-
-	struct rte_mbuf *txq[TP_TXQ_SIZE];
-	uint32_t txq_len;
-	struct tp_tx_turn turn;		/* shard 0's */
-	struct tp_sched sched;		/* shard 0's */
+	uint32_t next_qp;		/* allocation cursor (atomic: engines
+					 * create their QPs at the same time) */
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
-	uint64_t counters[TP_CNT_MAX];	/* shard 0's */
-	uint64_t *cnt[TP_MAX_SHARDS];	/* every shard's counters (cnt[0] = counters) */
 
-	/* several transport lcores (tp_shard.c); nshards 1 otherwise */
-	uint32_t nshards;
-	struct tp_shard *sh[TP_MAX_SHARDS];
+	/* its engines (eng[0] always; neng > 1: several transport lcores) */
+	struct tp_engine *eng[TP_MAX_ENGINES];
+	uint32_t neng;
 
-	/* dedicated transport lcore (tp_lcore.c); NULL: run-to-completion */
-	struct tp_lcore *lc;
-	struct tp_cq *lc_cqs;		/* its CQs, for the completion rings */
 	uint32_t ncq;			/* CQs that exist (control path) */
 
 	/* asynchronous events (tp_event.c) */
@@ -591,57 +593,70 @@ struct tp_dev {
 };
 
 static inline void
-tp_count(struct tp_dev *dev, enum tp_counter c)
+tp_count(struct tp_engine *eng, enum tp_counter c)
 {
-	dev->cnt[tp_cur_shard()][c]++;
+	eng->counters[c]++;
 }
 
 static inline void
-tp_count_n(struct tp_dev *dev, enum tp_counter c, uint64_t n)
+tp_count_n(struct tp_engine *eng, enum tp_counter c, uint64_t n)
 {
-	dev->cnt[tp_cur_shard()][c] += n;
-}
-
-/* The shard that owns QP qpn: QPN modulo the number of shards. */
-static inline unsigned int
-tp_qpn_shard(const struct tp_dev *dev, uint32_t qpn)
-{
-	return dev->nshards <= 1 ? 0 : qpn % dev->nshards;
+	eng->counters[c] += n;
 }
 
 /*
- * lib/net's host (ARP/ND/ICMP, the neighbour table) belongs to shard 0:
- * other shards see none and use the MAC resolved when the QP went to RTR
- * (or hand the frame to shard 0, tp_shard_tx).  Its address table is
- * read-only once the engine runs, and read by every shard (dev->host).
+ * lib/protection's checks, their status counted by the engine that ran
+ * them (the lookup itself writes nothing shared): same arguments as
+ * prot_check_remote / prot_check_local after eng.
+ */
+static inline enum prot_status
+tp_prot_remote(struct tp_engine *eng, struct prot_tables *t, uint32_t rkey,
+	       uint32_t qp_pd, uint32_t qpn, enum prot_remote_op op, uint64_t va,
+	       uint64_t len, void **host_addr)
+{
+	enum prot_status st = prot_check_remote(t, rkey, qp_pd, qpn, op, va, len,
+						host_addr);
+
+	eng->prot_remote[st]++;
+	return st;
+}
+
+static inline enum prot_status
+tp_prot_local(struct tp_engine *eng, struct prot_tables *t, uint32_t lkey,
+	      uint32_t qp_pd, uint64_t addr, uint64_t len, bool write,
+	      void **host_addr)
+{
+	enum prot_status st = prot_check_local(t, lkey, qp_pd, addr, len, write,
+					       host_addr);
+
+	eng->prot_local[st]++;
+	return st;
+}
+
+/* The engine that owns QP qpn: QPN modulo the number of engines. */
+static inline unsigned int
+tp_qpn_engine(const struct tp_dev *dev, uint32_t qpn)
+{
+	return dev->neng <= 1 ? 0 : qpn % dev->neng;
+}
+
+/*
+ * lib/net's host (ARP/ND/ICMP, the neighbour table) belongs to engine 0:
+ * other engines see none and use the MAC resolved when the QP went to RTR
+ * (or hand the frame to engine 0, tp_shard_tx).  Its address table is
+ * read-only once the engines run, and read by every engine (dev->host).
  */
 static inline struct net_host *
-tp_host(const struct tp_dev *dev)
+tp_host(const struct tp_engine *eng)
 {
-	return tp_cur_shard() == 0 ? dev->host : NULL;
+	return eng->idx == 0 ? eng->dev->host : NULL;
 }
 
-/* The calling shard's transmit turn (struct tp_tx_turn). */
-static inline struct tp_tx_turn *
-tp_tx_turn(struct tp_dev *dev)
-{
-	unsigned int s = tp_cur_shard();
-
-	return s == 0 ? &dev->turn : &dev->sh[s]->turn;
-}
-
-/* Shard s's ready list and timer wheel. */
-static inline struct tp_sched *
-tp_sched_of(struct tp_dev *dev, unsigned int s)
-{
-	return s == 0 ? &dev->sched : &dev->sh[s]->sched;
-}
-
-/* The scheduling state of the engine that owns qp. */
+/* The ready list and timer wheel of the engine that owns qp. */
 static inline struct tp_sched *
 tp_qp_sched(struct tp_qp *qp)
 {
-	return tp_sched_of(qp->dev, tp_qpn_shard(qp->dev, qp->pub.qp_num));
+	return &qp->eng->sched;
 }
 
 /* qp has work: its engine's next round visits it (once, however often marked). */
@@ -684,7 +699,7 @@ void tp_qp_to_error(struct tp_qp *qp);
 void tp_qp_flush(struct tp_qp *qp);
 bool tp_qp_can_send(const struct tp_qp *qp);
 bool tp_qp_can_receive(const struct tp_qp *qp);
-int tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah,
+int tp_av_from_attr(struct tp_engine *eng, const struct droce_ah_attr *ah,
 		    struct tp_av *av);
 
 /* tp_req.c */
@@ -734,37 +749,46 @@ struct tp_rx_burst {
 /*
  * Parse b->m[0, n) and keep the RoCEv2 frames, in order, in b->m[0, k)
  * with their parse in b->pkt[0, k); k is returned.  The others went to
- * lib/net (or shard 0) or were counted and freed.
+ * lib/net (or engine 0) or were counted and freed.
  */
-uint16_t tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n);
+uint16_t tp_recv_classify(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n);
 /* Verify and deliver what tp_recv_classify kept; frees or hands them on. */
-void tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n);
+void tp_recv_burst(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n);
 
-/* tp_shard.c: several transport lcores per device */
+/* tp_engine.c: an engine's life (control path); tp_dev.c: its round */
+struct tp_engine *tp_engine_create(struct tp_dev *dev, unsigned int idx,
+				   uint32_t live_max);
+void tp_engine_destroy(struct tp_engine *eng);
+int tp_engines_alloc(struct tp_dev *dev, unsigned int n);
+void tp_engines_free(struct tp_dev *dev);
+void tp_engine_add_qp(struct tp_engine *eng, struct tp_qp *qp);
+void tp_engine_remove_qp(struct tp_engine *eng, struct tp_qp *qp);
+void tp_engine_drop_cq(struct tp_engine *eng, struct tp_cq *cq);
+int tp_engine_progress(struct tp_engine *eng);
+
+/* tp_shard.c: several engines per device, their hand-offs */
 struct tp_txh {
 	struct rte_mbuf *m;
 	uint8_t gid[16];	/* zero: send as is; else resolve via the host */
-	uint32_t shard;		/* the sender (told the MAC once resolved) */
+	uint32_t eng;		/* the sender's index (told the MAC once resolved) */
 };
 
-/* Shard 0 -> shard k: the peer with this GID has this MAC now. */
+/* Engine 0 -> engine k: the peer with this GID has this MAC now. */
 struct tp_mac_upd {
 	uint8_t gid[16];
 	uint8_t mac[6];
 	uint8_t pad[2];
 };
-uint16_t tp_shard_rx(struct tp_dev *dev, unsigned int s, struct rte_mbuf **pkts,
-		     uint16_t n);
-bool tp_shard_handoff(struct tp_dev *dev, unsigned int owner, struct rte_mbuf *m);
-void tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[16],
+uint16_t tp_shard_rx(struct tp_engine *eng, struct rte_mbuf **pkts, uint16_t n);
+bool tp_shard_handoff(struct tp_engine *eng, unsigned int owner, struct rte_mbuf *m);
+void tp_shard_tx(struct tp_engine *eng, struct rte_mbuf *m, const uint8_t dst_gid[16],
 		 bool need_host);
-void tp_shard_flush(struct tp_dev *dev);
-bool tp_shard_tx_room(struct tp_dev *dev);
-void tp_shard_tx_in(struct tp_dev *dev);
-void tp_shard_mac_in(struct tp_dev *dev, unsigned int s);
-int tp_shards_alloc(struct tp_dev *dev, unsigned int n);
-void tp_shards_free(struct tp_dev *dev);
-int tp_shard_reader(const struct tp_dev *dev, unsigned int s);
+void tp_shard_flush(struct tp_engine *eng);
+bool tp_shard_tx_room(struct tp_engine *eng);
+void tp_shard_tx_in(struct tp_engine *eng);
+void tp_shard_mac_in(struct tp_engine *eng);
+int tp_shard_rings(struct tp_engine *eng);
+void tp_shard_rings_free(struct tp_engine *eng);
 
 /* tp_event.c: raising asynchronous events (never on the data path) */
 int tp_event_init(struct tp_dev *dev);
@@ -775,8 +799,8 @@ void tp_event_comm_est(struct tp_qp *qp);
 void tp_event_sqd_check(struct tp_qp *qp);
 void tp_event_modified(struct tp_qp *qp, enum droce_qp_state cur,
 		       const struct droce_qp_attr *attr, int mask);
-void tp_event_cq_err(struct tp_cq *cq);
-void tp_event_link_poll(struct tp_dev *dev, uint64_t now);
+void tp_event_cq_err(struct tp_engine *eng, struct tp_cq *cq);
+void tp_event_link_poll(struct tp_engine *eng, uint64_t now);
 
 /* tp_timer.c */
 int tp_sched_init(struct tp_dev *dev, struct tp_sched *sc);
@@ -808,9 +832,9 @@ void tp_net_mbufs_put(struct tp_tx_mbufs *b);
 /* b NULL: one mbuf from the pool; else the next of b (empty: from the pool) */
 struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 			      struct tp_tx_mbufs *b, uint8_t **payload);
-void tp_net_finish(struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p);
-void tp_net_flush(struct tp_dev *dev);
-int tp_net_resolve(struct tp_dev *dev, struct tp_av *av);
+void tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p);
+void tp_net_flush(struct tp_engine *eng);
+int tp_net_resolve(struct tp_engine *eng, struct tp_av *av);
 void tp_net_release(void *arg, struct rte_mbuf *m);
 
 /* tp_sge.c: copy len bytes between buf and the SGE list at offset off,
@@ -819,7 +843,8 @@ bool tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsg
 		 uint32_t off, void *buf, uint32_t len, bool into_sges);
 
 /* tp_cq.c */
-bool tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc);
+/* On eng's staging array of cq (QPs of several engines may share it). */
+bool tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc);
 
 /* tp_lcore.c: per-QP and per-CQ ring set-up (control path, on the
  * transport lcore) and the transport lcore's side of them. */
@@ -829,10 +854,8 @@ void tp_lc_qp_fini(struct tp_qp *qp);
 int tp_lc_cq_init(struct tp_cq *cq);
 void tp_lc_cq_fini(struct tp_cq *cq);
 int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
-/* Shard filter: one shard, or every shard (TP_LC_ALL, world stopped). */
-#define TP_LC_ALL UINT32_MAX
 /* Doorbelled QPs' post rings -> SQ/RQ (marked ready); how many WQEs moved. */
-unsigned int tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard);
+unsigned int tp_lc_drain(struct tp_engine *eng);
 int tp_lc_doorbells_alloc(struct tp_dev *dev);
 void tp_lc_doorbells_free(struct tp_dev *dev);
 void tp_lc_ring_doorbell(struct tp_qp *qp);

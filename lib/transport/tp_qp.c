@@ -198,8 +198,9 @@ check_values(const struct tp_qp *qp, const struct droce_qp_attr *a, int mask)
 /* ---- address vectors -------------------------------------------------------- */
 
 int
-tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah, struct tp_av *av)
+tp_av_from_attr(struct tp_engine *eng, const struct droce_ah_attr *ah, struct tp_av *av)
 {
+	const struct tp_dev *dev = eng->dev;
 	const struct droce_global_route *g = &ah->grh;
 
 	/* uverbs create_ah and modify_qp: rdma_is_port_valid(port_num) */
@@ -215,7 +216,7 @@ tp_av_from_attr(struct tp_dev *dev, const struct droce_ah_attr *ah, struct tp_av
 	av->hop_limit = g->hop_limit != 0 ? g->hop_limit : 64;
 	av->traffic_class = g->traffic_class;
 	av->flow_label = g->flow_label & 0xfffff;
-	return tp_net_resolve(dev, av);
+	return tp_net_resolve(eng, av);
 }
 
 /* ---- state changes ------------------------------------------------------------ */
@@ -337,7 +338,7 @@ tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
 	if (rc != 0)
 		return rc;
 	if (mask & DROCE_QP_AV) {
-		rc = tp_av_from_attr(qp->dev, &attr->ah_attr, &av);
+		rc = tp_av_from_attr(qp->eng, &attr->ah_attr, &av);
 		if (rc != 0)
 			return rc;
 	}
@@ -417,7 +418,7 @@ flush_send_queue(struct tp_qp *qp)
 		 * a successful unsignaled one does not. */
 		if (wc.status != DROCE_WC_SUCCESS || qp->sq_sig_all ||
 		    (w->send_flags & DROCE_SEND_SIGNALED))
-			tp_cq_push(qp->scq, &wc);
+			tp_cq_push(qp->eng, qp->scq, &wc);
 		qp->sq.tail++;
 	}
 	qp->req.next = qp->sq.tail;
@@ -435,7 +436,7 @@ flush_recv_queue(struct tp_qp *qp)
 		wc.status = DROCE_WC_WR_FLUSH_ERR;
 		wc.opcode = DROCE_WC_RECV;
 		wc.qp_num = qp->pub.qp_num;
-		tp_cq_push(qp->rcq, &wc);
+		tp_cq_push(qp->eng, qp->rcq, &wc);
 		qp->rq.tail++;
 	}
 }
@@ -484,35 +485,25 @@ check_cap(const struct droce_qp_init_attr *init)
 }
 
 /*
- * Several transport lcores: the shard with the fewest QPs (a tie goes to
- * the shard of the next QPN in sequence, so QPNs stay consecutive while
- * the shards are even).  QP n belongs to shard n mod N (tp_qpn_shard).
+ * A free QPN of eng (QPN n belongs to engine n mod N, tp_qpn_engine):
+ * engine k reads and writes only its own QPNs' slots, so engines create
+ * QPs at the same time without sharing any.
  */
-static unsigned int
-least_loaded_shard(const struct tp_dev *dev)
-{
-	unsigned int best = tp_qpn_shard(dev, TP_QPN_BASE + dev->next_qp % dev->max_qp);
-
-	for (unsigned int k = 0; k < dev->nshards; k++)
-		if (dev->shard_qps[k] < dev->shard_qps[best])
-			best = k;
-	return best;
-}
-
 static int
-alloc_qpn(struct tp_dev *dev, uint32_t *slot)
+alloc_qpn(struct tp_engine *eng, uint32_t *slot)
 {
-	unsigned int want = dev->nshards > 1 ? least_loaded_shard(dev) : 0;
+	struct tp_dev *dev = eng->dev;
+	uint32_t next = __atomic_load_n(&dev->next_qp, __ATOMIC_RELAXED);
 
 	for (uint32_t i = 0; i < dev->max_qp; i++) {
-		uint32_t s = (dev->next_qp + i) % dev->max_qp;
+		uint32_t s = (next + i) % dev->max_qp;
 
-		if (dev->nshards > 1 && tp_qpn_shard(dev, TP_QPN_BASE + s) != want)
+		if (tp_qpn_engine(dev, TP_QPN_BASE + s) != eng->idx)
 			continue;
 		if (dev->qps[s] == NULL) {
 			*slot = s;
 			/* QPNs are reused only after all others were handed out. */
-			dev->next_qp = s + 1;
+			__atomic_store_n(&dev->next_qp, s + 1, __ATOMIC_RELAXED);
 			return 0;
 		}
 	}
@@ -520,9 +511,10 @@ alloc_qpn(struct tp_dev *dev, uint32_t *slot)
 }
 
 struct tp_qp *
-tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
+tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	     struct tp_cq *rcq, const struct droce_qp_init_attr *init)
 {
+	struct tp_dev *dev = eng->dev;
 	struct tp_qp *qp;
 	uint32_t slot;
 	int rc;
@@ -531,7 +523,7 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	if (rc == 0 && (scq == NULL || rcq == NULL))
 		rc = -EINVAL;
 	if (rc == 0)
-		rc = alloc_qpn(dev, &slot);
+		rc = alloc_qpn(eng, &slot);
 	if (rc != 0) {
 		errno = -rc;
 		return NULL;
@@ -549,6 +541,7 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 		goto nomem;
 
 	qp->dev = dev;
+	qp->eng = eng;
 	qp->pd = pd;
 	qp->scq = scq;
 	qp->rcq = rcq;
@@ -567,15 +560,13 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	qp->attr.port_num = 1;
 	qp->pkey = dev->pkeys[0];
 	set_state(qp, DROCE_QPS_RESET);
-	if (dev->lc != NULL && tp_lc_qp_init(qp) != 0)
+	if (tp_dev_dedicated(dev) && tp_lc_qp_init(qp) != 0)
 		goto nomem;
 
 	dev->qps[slot] = qp;
-	qp->live_index = dev->nlive;
-	dev->live[dev->nlive++] = qp;
-	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]++;
-	scq->users++;
-	rcq->users++;
+	tp_engine_add_qp(qp->eng, qp);
+	__atomic_fetch_add(&scq->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rcq->users, 1, __ATOMIC_RELAXED);
 	return qp;
 nomem:
 	if (qp != NULL) {
@@ -591,7 +582,6 @@ int
 tp_qp_destroy(struct tp_qp *qp)
 {
 	struct tp_dev *dev = qp->dev;
-	struct tp_qp *last = dev->live[dev->nlive - 1];
 
 	/* Packets for this QPN arriving later are dropped as not-for-us. */
 	dev->qps[qp->pub.handle] = NULL;
@@ -599,12 +589,9 @@ tp_qp_destroy(struct tp_qp *qp)
 	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
 	 * that is given this QPN later inherits none */
 	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);
-	dev->live[qp->live_index] = last;
-	last->live_index = qp->live_index;
-	dev->nlive--;
-	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]--;
-	qp->scq->users--;
-	qp->rcq->users--;
+	tp_engine_remove_qp(qp->eng, qp);
+	__atomic_fetch_sub(&qp->scq->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&qp->rcq->users, 1, __ATOMIC_RELAXED);
 	tp_lc_qp_fini(qp);
 	rte_free(qp->sq.wqe);
 	rte_free(qp->rq.wqe);

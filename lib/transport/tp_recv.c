@@ -43,19 +43,18 @@ icrc_ok(struct rte_mbuf *m, const struct roce_pkt *pkt)
 }
 
 /*
- * Several shards: a frame for another shard's QP goes to its owner, and a
- * frame that is not RoCE to shard 0 (lib/net's host stack).  True when m
- * was handed over (the owner frees it).
+ * Several engines: a frame for another engine's QP goes to its owner, and
+ * a frame that is not RoCE to engine 0 (lib/net's host stack).  True when
+ * m was handed over (the owner frees it).
  */
 static bool
-hand_over(struct tp_dev *dev, struct rte_mbuf *m, bool roce, uint32_t dest_qpn)
+hand_over(struct tp_engine *eng, struct rte_mbuf *m, bool roce, uint32_t dest_qpn)
 {
-	unsigned int s = tp_cur_shard();
-	unsigned int owner = roce ? tp_qpn_shard(dev, dest_qpn) : 0;
+	unsigned int owner = roce ? tp_qpn_engine(eng->dev, dest_qpn) : 0;
 
-	if (owner == s)
+	if (owner == eng->idx)
 		return false;
-	if (!tp_shard_handoff(dev, owner, m))
+	if (!tp_shard_handoff(eng, owner, m))
 		return false;		/* ring full: freed with the burst */
 	return true;
 }
@@ -82,66 +81,67 @@ is_for_us(const struct tp_dev *dev, const struct roce_pkt *pkt)
  * after the checks.
  */
 static void
-count_not_for_us(struct tp_dev *dev, struct rte_mbuf *m, const struct roce_pkt *pkt)
+count_not_for_us(struct tp_engine *eng, struct rte_mbuf *m, const struct roce_pkt *pkt)
 {
 	if (!icrc_ok(m, pkt)) {
-		tp_count(dev, TP_CNT_ICRC_ERR);
+		tp_count(eng, TP_CNT_ICRC_ERR);
 		return;
 	}
-	tp_count(dev, TP_CNT_RCVD_PKTS);
-	tp_count(dev, TP_CNT_NOT_FOR_US);
+	tp_count(eng, TP_CNT_RCVD_PKTS);
+	tp_count(eng, TP_CNT_NOT_FOR_US);
 }
 
 /*
- * Returns true when m is kept (handed to another shard).  A request joins
+ * Returns true when m is kept (handed to another engine).  A request joins
  * batch when it is for the batch's QP, else starts a new batch.
  */
 static bool
-recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
+recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 	 const struct roce_pkt *pkt, enum roce_parse_err err)
 {
+	struct tp_dev *dev = eng->dev;
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct tp_qp *qp;
 
 	if (err != ROCE_PARSE_OK && err != ROCE_PARSE_UNKNOWN_OPCODE) {
-		tp_count(dev, TP_CNT_MALFORMED);
+		tp_count(eng, TP_CNT_MALFORMED);
 		return false;
 	}
 	/* the owner checks the ICRC: a frame is verified once */
-	if (unlikely(dev->nshards > 1) && hand_over(dev, m, true, pkt->dest_qpn))
+	if (unlikely(dev->neng > 1) && hand_over(eng, m, true, pkt->dest_qpn))
 		return true;
 	if (unlikely(err == ROCE_PARSE_UNKNOWN_OPCODE)) {
 		/* ICRC first, so a bit flipped in an opcode is an ICRC
 		 * error, not a reserved opcode */
 		if (!icrc_ok(m, pkt)) {
-			tp_count(dev, TP_CNT_ICRC_ERR);
+			tp_count(eng, TP_CNT_ICRC_ERR);
 			return false;
 		}
-		tp_count(dev, TP_CNT_RCVD_PKTS);
+		tp_count(eng, TP_CNT_RCVD_PKTS);
 		/* IBTA 9.6 header validation: a reserved or
 		 * manufacturer-specific opcode is not executed; dropped */
-		tp_count(dev, roce_opcode_vendor(pkt->opcode) ? TP_CNT_VENDOR_OPCODE_DROP :
+		tp_count(eng, roce_opcode_vendor(pkt->opcode) ? TP_CNT_VENDOR_OPCODE_DROP :
 			      TP_CNT_RSVD_OPCODE_DROP);
 		return false;
 	}
 	qp = tp_qp_lookup(dev, pkt->dest_qpn);
 	if (qp == NULL || !is_for_us(dev, pkt)) {
-		count_not_for_us(dev, m, pkt);
+		count_not_for_us(eng, m, pkt);
 		return false;
 	}
 	if (!icrc_ok(m, pkt)) {
-		tp_count(dev, TP_CNT_ICRC_ERR);
+		tp_count(eng, TP_CNT_ICRC_ERR);
 		return false;
 	}
-	tp_count(dev, TP_CNT_RCVD_PKTS);
+	tp_count(eng, TP_CNT_RCVD_PKTS);
 	/* RoCEv2 annex A17.9: a CNP names the QP whose rate it would lower;
 	 * droce has no congestion control yet and only counts it */
 	if (unlikely(pkt->op->mask & ROCE_OPM_CNP)) {
-		tp_count(dev, TP_CNT_RCVD_CNP);
+		tp_count(eng, TP_CNT_RCVD_CNP);
 		return false;
 	}
 	if (!transport_matches(qp, pkt->opcode)) {
-		tp_count(dev, TP_CNT_TRANSPORT_MISMATCH);
+		tp_count(eng, TP_CNT_TRANSPORT_MISMATCH);
 		return false;
 	}
 	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
@@ -150,7 +150,7 @@ recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
 	/* C9-42/C9-43 (9.6.1.1.1): the BTH P_Key must match the QP's, or
 	 * the packet is dropped silently (for UD too: its QP's P_Key) */
 	if (unlikely(!tp_pkey_match(qp->pkey, pkt->pkey))) {
-		tp_count(dev, TP_CNT_PKEY_VIOLATION);
+		tp_count(eng, TP_CNT_PKEY_VIOLATION);
 		return false;
 	}
 	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
@@ -171,7 +171,7 @@ recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
 }
 
 /*
- * Frames that are not RoCEv2 (roce_pkt_is_roce).  On shard 0 they are
+ * Frames that are not RoCEv2 (roce_pkt_is_roce).  On engine 0 they are
  * lib/net's input; what it hands back as RoCEv2 (UDP to port 4791 for one
  * of our addresses, so malformed below the BTH: a bad IPv4 checksum, say)
  * is malformed here.  A table-only host (no host stack: nothing but
@@ -179,14 +179,14 @@ recv_one(struct tp_dev *dev, struct tp_resp_batch *batch, struct rte_mbuf *m,
  * Returns how many of other[0, n) are left for the caller to free.
  */
 static uint16_t
-recv_other(struct tp_dev *dev, struct rte_mbuf **other, uint16_t n)
+recv_other(struct tp_engine *eng, struct rte_mbuf **other, uint16_t n)
 {
-	struct net_host *host = tp_host(dev);
+	struct net_host *host = tp_host(eng);
 	uint16_t k = n;
 
 	if (host != NULL && n != 0)
 		k = net_host_rx(host, other, n);	/* consumes the rest */
-	tp_count_n(dev, TP_CNT_MALFORMED, k);
+	tp_count_n(eng, TP_CNT_MALFORMED, k);
 	return k;
 }
 
@@ -215,7 +215,7 @@ ip_cksum_bad(const struct tp_dev *dev, const struct rte_mbuf *m)
 }
 
 uint16_t
-tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
+tp_recv_classify(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n)
 {
 	struct rte_mbuf *other[TP_RX_BURST];
 	uint16_t nroce = 0, nother = 0, nfree;
@@ -227,29 +227,29 @@ tp_recv_classify(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(b->m[i + 1], void *));
-		if (unlikely(ip_cksum_bad(dev, m))) {
-			tp_count(dev, TP_CNT_IP_CKSUM_BAD);
+		if (unlikely(ip_cksum_bad(eng->dev, m))) {
+			tp_count(eng, TP_CNT_IP_CKSUM_BAD);
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		pkt->bth_off = 0;
 		if (likely(m->nb_segs == 1))
-			err = parse_frame(dev, m, pkt);
+			err = parse_frame(eng->dev, m, pkt);
 		if (likely(roce_pkt_is_roce(pkt))) {
 			b->err[nroce] = (uint8_t)err;
 			b->m[nroce++] = m;	/* (nroce <= i: not read again) */
-		} else if (!(unlikely(dev->nshards > 1) &&
-			     hand_over(dev, m, false, 0))) {
+		} else if (!(unlikely(eng->dev->neng > 1) &&
+			     hand_over(eng, m, false, 0))) {
 			other[nother++] = m;
 		}
 	}
-	nfree = recv_other(dev, other, nother);
+	nfree = recv_other(eng, other, nother);
 	rte_pktmbuf_free_bulk(other, nfree);
 	return nroce;
 }
 
 void
-tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
+tp_recv_burst(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n)
 {
 	struct tp_resp_batch batch = { .qp = NULL };
 	uint16_t nfree = 0;
@@ -257,11 +257,11 @@ tp_recv_burst(struct tp_dev *dev, struct tp_rx_burst *b, uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = b->m[i];
 
-		if (!recv_one(dev, &batch, m, &b->pkt[i], (enum roce_parse_err)b->err[i]))
+		if (!recv_one(eng, &batch, m, &b->pkt[i], (enum roce_parse_err)b->err[i]))
 			b->m[nfree++] = m;	/* (nfree <= i: not read again) */
 	}
 	/* nothing keeps a received frame (payloads are copied out) but a
-	 * handover to another shard: the rest goes back to the pool in one
+	 * handover to another engine: the rest goes back to the pool in one
 	 * call, not one per frame */
 	rte_pktmbuf_free_bulk(b->m, nfree);
 }

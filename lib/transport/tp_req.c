@@ -68,7 +68,7 @@ gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 	 * before that point first).
 	 */
 	if (w->num_sge == 1 && w->npkts > 1 && off + len <= w->sge[0].length &&
-	    prot_check_local(qp->dev->prot, w->sge[0].lkey, qp->pd, w->sge[0].addr,
+	    tp_prot_local(qp->eng, qp->dev->prot, w->sge[0].lkey, qp->pd, w->sge[0].addr,
 			     w->sge[0].length, false, &mem) == PROT_OK) {
 		gc->w = w;
 		gc->host = mem;
@@ -165,7 +165,7 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 
 	/* a PSN before the highest one sent so far is a retransmission */
 	if (roce_psn_before(psn, qp->req.psn_hi))
-		tp_count(qp->dev, TP_CNT_RETRANSMITTED_PKTS);
+		tp_count(qp->eng, TP_CNT_RETRANSMITTED_PKTS);
 	if (roce_psn_after(end, qp->req.psn_hi))
 		qp->req.psn_hi = end;
 	if (qp->pub.qp_type == DROCE_QPT_RC && !tp_timer_retrans_armed(qp))
@@ -221,9 +221,9 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 		return false;
 	}
 	count_sent(qp, qp->req.psn, 1);
-	tp_net_finish(qp->dev, m, &p);
+	tp_net_finish(qp->eng, m, &p);
 	if (mask & TP_WR_WRITE)
-		tp_count(qp->dev, TP_CNT_RDMA_SENDS);
+		tp_count(qp->eng, TP_CNT_RDMA_SENDS);
 
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);
 	qp->req.offset += plen;
@@ -272,8 +272,8 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 	if (m == NULL)
 		return false;
 	count_sent(qp, qp->req.psn, npsn);
-	tp_net_finish(qp->dev, m, &p);
-	tp_count(qp->dev, TP_CNT_RDMA_SENDS);
+	tp_net_finish(qp->eng, m, &p);
+	tp_count(qp->eng, TP_CNT_RDMA_SENDS);
 	qp->req.psn = roce_psn_add(qp->req.psn, npsn);
 	qp->req.offset = 0;
 	qp->req.next++;

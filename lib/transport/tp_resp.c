@@ -146,7 +146,7 @@ static void
 uc_abandon_msg(struct tp_qp *qp)
 {
 	if (qp->resp.in_msg)
-		tp_count(qp->dev, TP_CNT_UC_MSG_DROP);
+		tp_count(qp->eng, TP_CNT_UC_MSG_DROP);
 	qp->resp.in_msg = 0;
 	qp->resp.offset = 0;
 	qp->resp.drop_msg = true;
@@ -235,7 +235,7 @@ st_check_resource(struct resp_ctx *c)
 	if (c->uses_rwqe && current_rwqe(qp) == NULL) {
 		if (qp->pub.qp_type == DROCE_QPT_RC)
 			return RESP_RNR;
-		tp_count(qp->dev, TP_CNT_RX_NO_BUF_DROP);
+		tp_count(qp->eng, TP_CNT_RX_NO_BUF_DROP);
 		return RESP_DROP;
 	}
 	/* one responder resource per READ/atomic, else Invalid Request */
@@ -324,7 +324,7 @@ st_check_rkey(struct resp_ctx *c)
 	} else {
 		return RESP_EXECUTE;
 	}
-	switch (prot_check_remote(qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
+	switch (tp_prot_remote(qp->eng, qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
 				  va, len, &c->host)) {
 	case PROT_OK:
 		if (c->mask & ROCE_OPM_WRITE)
@@ -368,7 +368,7 @@ write_dest(struct resp_ctx *c, void **dst)
 	void *host;
 
 	if (c->batch->write_host == NULL) {
-		if (prot_check_remote(qp->dev->prot, qp->resp.write_rkey, qp->pd,
+		if (tp_prot_remote(qp->eng, qp->dev->prot, qp->resp.write_rkey, qp->pd,
 				      qp->pub.qp_num, PROT_OP_WRITE, qp->resp.write_va,
 				      qp->resp.write_left, &host) != PROT_OK)
 			return false;
@@ -398,7 +398,7 @@ execute_write(struct resp_ctx *c)
 	qp->resp.write_va += len;
 	qp->resp.write_left -= len;
 	qp->resp.offset += len;
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
 	return RESP_COMPLETE;
 }
 
@@ -417,7 +417,7 @@ execute_read(struct resp_ctx *c)
 			     pkt->reth.va, pkt->reth.len);
 	tp_resp_queue_read(qp, it, r, pkt->psn, pkt->reth.va, pkt->reth.len);
 	qp->resp.psn = roce_psn_add(pkt->psn, n);
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
 }
 
@@ -445,7 +445,7 @@ execute_atomic(struct resp_ctx *c)
 	r->orig = orig;
 	tp_resp_queue_atomic_ack(qp, it, r);
 	qp->resp.psn = roce_psn_add(pkt->psn, 1);
-	tp_count(qp->dev, TP_CNT_RDMA_RECVS);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
 	return RESP_DONE;
 }
 
@@ -498,7 +498,7 @@ complete_recv(struct resp_ctx *c)
 		wc.src_qp = pkt->deth.src_qpn;
 		wc.wc_flags |= DROCE_WC_GRH;
 	}
-	tp_cq_push(qp->rcq, &wc);
+	tp_cq_push(qp->eng, qp->rcq, &wc);
 	qp->rq.tail++;
 	return RESP_ACKNOWLEDGE;
 }
@@ -545,7 +545,7 @@ duplicate_read(struct resp_ctx *c, struct tp_resp_res *r)
 
 	tp_resp_purge_from(qp, pkt->psn);
 	if (pkt->reth.len > 0 &&
-	    prot_check_remote(qp->dev->prot, pkt->reth.rkey, qp->pd, qp->pub.qp_num,
+	    tp_prot_remote(qp->eng, qp->dev->prot, pkt->reth.rkey, qp->pd, qp->pub.qp_num,
 			      PROT_OP_READ, pkt->reth.va, pkt->reth.len, &host) != PROT_OK)
 		return RESP_ERR_ACCESS;
 	it = tp_resp_queue_add(qp);
@@ -571,7 +571,7 @@ st_duplicate(struct resp_ctx *c)
 	struct tp_resp_res *r;
 	struct tp_resp_item *it;
 
-	tp_count(qp->dev, TP_CNT_DUPLICATE_REQUEST);
+	tp_count(qp->eng, TP_CNT_DUPLICATE_REQUEST);
 	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
 		tp_resp_queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
 		return RESP_DONE;
@@ -603,14 +603,14 @@ st_out_of_seq(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, TP_CNT_OUT_OF_SEQ_REQUEST);
+	tp_count(qp->eng, TP_CNT_OUT_OF_SEQ_REQUEST);
 	if (qp->resp.nak_sent && roce_psn_before(c->pkt->psn, qp->resp.oos_psn))
 		qp->resp.nak_sent = false;
 	qp->resp.oos_psn = c->pkt->psn;
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
 		tp_resp_queue_nak(qp, ROCE_NAK_PSN_SEQ_ERR, qp->resp.psn, qp->resp.msn);
-		tp_count(qp->dev, TP_CNT_SENT_SEQ_NAK);
+		tp_count(qp->eng, TP_CNT_SENT_SEQ_NAK);
 	}
 	return RESP_DROP;
 }
@@ -620,7 +620,7 @@ st_rnr(struct resp_ctx *c)
 {
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, TP_CNT_SEND_RNR_ERR);
+	tp_count(qp->eng, TP_CNT_SEND_RNR_ERR);
 	tp_resp_queue_ack(qp, ROCE_AETH_SYNDROME(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer),
 			  c->pkt->psn);
 	return RESP_DROP;
@@ -646,7 +646,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	const struct resp_error *e = &resp_errors[s];
 	struct tp_qp *qp = c->qp;
 
-	tp_count(qp->dev, e->counter);
+	tp_count(qp->eng, e->counter);
 	tp_resp_queue_nak(qp, e->nak, c->pkt->psn, c->dup != NULL ? c->dup->msn - 1 : qp->resp.msn);
 	if ((c->uses_rwqe || qp->resp.in_msg == ROCE_OPM_SEND) && current_rwqe(qp) != NULL) {
 		struct droce_wc wc;
@@ -656,7 +656,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 		wc.status = e->recv_status;
 		wc.opcode = DROCE_WC_RECV;
 		wc.qp_num = qp->pub.qp_num;
-		tp_cq_push(qp->rcq, &wc);
+		tp_cq_push(qp->eng, qp->rcq, &wc);
 		qp->rq.tail++;
 	} else {
 		tp_event_resp_error(qp, e->nak);	/* no CQE reports it */
@@ -664,7 +664,7 @@ st_error(struct resp_ctx *c, enum resp_state s)
 	/* what is queued (the NAK last) leaves before the QP stops answering */
 	while (qp->resp.q_tail != qp->resp.q_head && tp_resp_run(qp) > 0)
 		;
-	tp_net_flush(qp->dev);
+	tp_net_flush(qp->eng);
 	if (qp->pub.state != DROCE_QPS_ERR)
 		tp_qp_to_error(qp);
 	return RESP_DONE;
@@ -731,7 +731,7 @@ tp_resp_rx(struct tp_resp_batch *batch, const struct roce_pkt *pkt, const uint8_
 	enum resp_state s = RESP_CHECK_PSN;
 
 	if (qp->pub.qp_type == DROCE_QPT_UD && pkt->deth.qkey != qp->attr.qkey) {
-		tp_count(qp->dev, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
+		tp_count(qp->eng, TP_CNT_UD_QKEY_DROP);	/* C9-... Q_Key mismatch */
 		return;
 	}
 	/*

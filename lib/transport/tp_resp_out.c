@@ -195,8 +195,8 @@ send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
 	m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
 	if (m == NULL)
 		return false;
-	tp_net_finish(qp->dev, m, &p);
-	tp_count(qp->dev, TP_CNT_SENT_ACKS);
+	tp_net_finish(qp->eng, m, &p);
+	tp_count(qp->eng, TP_CNT_SENT_ACKS);
 	return true;
 }
 
@@ -225,7 +225,7 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 		opcode = ROCE_OP_RDMA_READ_RESPONSE_LAST;
 	else
 		opcode = ROCE_OP_RDMA_READ_RESPONSE_MIDDLE;
-	if (plen > 0 && prot_check_remote(qp->dev->prot, it->rkey, qp->pd,
+	if (plen > 0 && tp_prot_remote(qp->eng, qp->dev->prot, it->rkey, qp->pd,
 					  qp->pub.qp_num, PROT_OP_READ, it->va + off,
 					  plen, &src) != PROT_OK)
 		return -1;
@@ -238,7 +238,7 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 		return 0;
 	if (plen > 0)
 		memcpy(payload, src, plen);
-	tp_net_finish(qp->dev, m, &p);
+	tp_net_finish(qp->eng, m, &p);
 	it->psn = roce_psn_add(it->psn, 1);
 	return 1;
 }
@@ -268,7 +268,7 @@ tp_resp_run(struct tp_qp *qp)
 			if (rc < 0) {
 				/* the key died mid-stream: remote access error, the
 				 * READ not counted as completed (C9-148) */
-				tp_count(qp->dev, TP_CNT_SENT_REM_ACCESS_NAK);
+				tp_count(qp->eng, TP_CNT_SENT_REM_ACCESS_NAK);
 				qp->resp.res[it->res].pending = false;
 				tp_event_qp(qp, DROCE_EVENT_QP_ACCESS_ERR);
 				it->kind = TP_RESP_ACK;

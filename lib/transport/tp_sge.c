@@ -26,7 +26,7 @@ tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsge,
 			continue;
 		}
 		chunk = RTE_MIN(len, s->length - off);
-		if (prot_check_local(qp->dev->prot, s->lkey, qp->pd, s->addr + off,
+		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr + off,
 				     chunk, into_sges, &mem) != PROT_OK)
 			return false;
 		if (into_sges)

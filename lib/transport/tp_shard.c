@@ -1,33 +1,35 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Several transport lcores per device: the device's QPs are sharded by
- * QPN (tp_qpn_shard: QPN modulo the number of shards) over N transport
- * lcores; shard k polls rx queue k and sends on tx queue k of the link
- * (when the link has that many queues, droce_link_queues()).
+ * Several transport lcores per device: the device's QPs are spread by
+ * QPN (tp_qpn_engine: QPN modulo the number of engines) over N engines,
+ * one per transport lcore; engine k polls rx queue k and sends on tx
+ * queue k of the link (when the link has that many queues,
+ * droce_link_queues()).  Here: the hand-offs between engines.
  *
  * Correctness never depends on where the NIC (RSS, af_packet fanout) put
  * a frame:
- *   - a RoCE frame whose destination QP belongs to another shard is handed
- *     to the owner through the owner's rx_in ring (MP/SC: any shard may
+ *   - a RoCE frame whose destination QP belongs to another engine is handed
+ *     to the owner through the owner's rx_in ring (MP/SC: any engine may
  *     hand over; no locks) and processed there (tp_recv.c);
- *   - a frame that is not RoCE (ARP, ND, ICMP...) received by shard k >= 1
- *     goes to shard 0, which owns lib/net's host stack;
- *   - a shard without a tx queue of its own (a single-queue link such as
- *     drivers/vwire) sends through shard 0's tx_in ring;
- *   - shards >= 1 never call into lib/net (its neighbour table is not
+ *   - a frame that is not RoCE (ARP, ND, ICMP...) received by engine k >= 1
+ *     goes to engine 0, which owns lib/net's host stack;
+ *   - an engine without a tx queue of its own (a single-queue link such as
+ *     drivers/vwire) sends through engine 0's tx_in ring;
+ *   - engines >= 1 never call into lib/net (its neighbour table is not
  *     thread-safe): they use the MAC resolved when the QP went to RTR;
- *     while that is unknown, their frames go to shard 0 with the
+ *     while that is unknown, their frames go to engine 0 with the
  *     destination GID, which resolves and sends them (net_host_output)
- *     and then tells the shard the MAC (mac_in, tp_shard_mac_in).
+ *     and then tells the engine the MAC (mac_in, tp_shard_mac_in).
  *
- * Everything else a shard touches on the data path is its own: its QPs
+ * Everything else an engine touches on the data path is its own: its QPs
  * (and their work queues, post rings, timers), its transmit queue, its
  * counters (summed for telemetry), its QSBR reader slot, and its staging
  * array in each CQ (tp_cq_push; a CQ may be shared by QPs of different
- * shards, and each shard moves its own CQEs to the CQ's completion ring,
- * which is then multi-producer).  Control commands stop the other shards
- * of the device while they run (tp_lcore.c), so the QP table, the live
- * list and the CQ list change only while no shard reads them.
+ * engines, and each engine moves its own CQEs to the CQ's completion ring,
+ * which is then multi-producer).  A QP's control commands run on its own
+ * engine (tp_qp_call), so its QP table slot, its engine's live list and
+ * CQ list change only where they are read (lib/transport/README.md,
+ * "Several transport lcores").
  */
 #include <errno.h>
 #include <string.h>
@@ -39,115 +41,104 @@
 #include "net_host.h"
 #include "tp_private.h"
 
-RTE_DEFINE_PER_LCORE(unsigned int, tp_shard_id);
-
-int
-tp_shard_reader(const struct tp_dev *dev, unsigned int s)
-{
-	return s == 0 ? dev->prot_reader : dev->sh[s]->prot_reader;
-}
-
-/* Frames this shard received on its queue and that other shards handed it. */
+/* Frames this engine received on its queue and that other engines handed it. */
 uint16_t
-tp_shard_rx(struct tp_dev *dev, unsigned int s, struct rte_mbuf **pkts, uint16_t n)
+tp_shard_rx(struct tp_engine *eng, struct rte_mbuf **pkts, uint16_t n)
 {
+	struct tp_dev *dev = eng->dev;
 	uint16_t got = 0;
 
-	if (s < droce_link_queues(dev->link)) {
-		got = droce_link_rx_q(dev->link, (uint16_t)s, pkts, n);
-		dev->cnt[s][TP_CNT_SHARD_LINK_RX] += got;
+	if (eng->idx < droce_link_queues(dev->link)) {
+		got = droce_link_rx_q(dev->link, (uint16_t)eng->idx, pkts, n);
+		tp_count_n(eng, TP_CNT_SHARD_LINK_RX, got);
 	}
-	if (dev->nshards > 1 && got < n)
-		got += (uint16_t)rte_ring_sc_dequeue_burst(dev->sh[s]->rx_in,
+	if (got < n)
+		got += (uint16_t)rte_ring_sc_dequeue_burst(eng->rx_in,
 							    (void **)(pkts + got),
 							    n - got, NULL);
 	return got;
 }
 
-/* Hand a received frame to shard owner; false: dropped (the caller frees). */
+/* Hand a received frame to engine owner; false: dropped (the caller frees). */
 bool
-tp_shard_handoff(struct tp_dev *dev, unsigned int owner, struct rte_mbuf *m)
+tp_shard_handoff(struct tp_engine *eng, unsigned int owner, struct rte_mbuf *m)
 {
-	if (rte_ring_mp_enqueue(dev->sh[owner]->rx_in, m) != 0) {
-		tp_count(dev, TP_CNT_HANDOFF_DROP);
+	if (rte_ring_mp_enqueue(eng->dev->eng[owner]->rx_in, m) != 0) {
+		tp_count(eng, TP_CNT_HANDOFF_DROP);
 		return false;
 	}
-	tp_count(dev, TP_CNT_HANDOFF_RX);
+	tp_count(eng, TP_CNT_HANDOFF_RX);
 	return true;
 }
 
 static void
-to_shard0(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t gid[16])
+to_engine0(struct tp_engine *eng, struct rte_mbuf *m, const uint8_t gid[16])
 {
-	struct tp_txh h = { .m = m, .shard = tp_cur_shard() };
+	struct tp_txh h = { .m = m, .eng = eng->idx };
 
 	if (gid != NULL)
 		memcpy(h.gid, gid, 16);
-	if (rte_ring_mp_enqueue_elem(dev->sh[0]->tx_in, &h, sizeof(h)) != 0) {
+	if (rte_ring_mp_enqueue_elem(eng->dev->eng[0]->tx_in, &h, sizeof(h)) != 0) {
 		/* lost: the transport's retransmission recovers it */
-		tp_count(dev, TP_CNT_HANDOFF_DROP);
+		tp_count(eng, TP_CNT_HANDOFF_DROP);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	tp_count(dev, TP_CNT_HANDOFF_TX);
+	tp_count(eng, TP_CNT_HANDOFF_TX);
 }
 
-/* Shard >= 1: queue a finished frame (tp_net_finish). */
+/* Engine >= 1: queue a finished frame (tp_net_finish). */
 void
-tp_shard_tx(struct tp_dev *dev, struct rte_mbuf *m, const uint8_t dst_gid[16],
+tp_shard_tx(struct tp_engine *eng, struct rte_mbuf *m, const uint8_t dst_gid[16],
 	    bool need_host)
 {
-	unsigned int s = tp_cur_shard();
-	struct tp_shard *sh = dev->sh[s];
-
 	if (need_host) {
-		to_shard0(dev, m, dst_gid);
+		to_engine0(eng, m, dst_gid);
 		return;
 	}
-	if (s >= droce_link_queues(dev->link)) {
-		to_shard0(dev, m, NULL);
+	if (eng->idx >= droce_link_queues(eng->dev->link)) {
+		to_engine0(eng, m, NULL);
 		return;
 	}
 	/* tp_shard_tx_room made the room */
-	sh->txq[sh->txq_len++] = m;
+	eng->txq[eng->txq_len++] = m;
 }
 
 /*
- * Shard >= 1, before it builds a frame (tp_net_alloc): room on its own
- * tx queue, and in shard 0's tx_in, which any frame may need (no MAC yet,
- * or no queue of its own).  tx_in has nshards - 1 producers, each of which
- * checks and then enqueues at most one frame: with nshards free slots at
- * the check, the enqueue that follows cannot find the ring full.
+ * Engine >= 1, before it builds a frame (tp_net_alloc): room on its own
+ * tx queue, and in engine 0's tx_in, which any frame may need (no MAC
+ * yet, or no queue of its own).  tx_in has neng - 1 producers, each of
+ * which checks and then enqueues at most one frame: with neng free slots
+ * at the check, the enqueue that follows cannot find the ring full.
  */
 bool
-tp_shard_tx_room(struct tp_dev *dev)
+tp_shard_tx_room(struct tp_engine *eng)
 {
-	unsigned int s = tp_cur_shard();
-	struct tp_shard *sh = dev->sh[s];
+	struct tp_dev *dev = eng->dev;
 
-	if (rte_ring_free_count(dev->sh[0]->tx_in) < dev->nshards)
+	if (rte_ring_free_count(dev->eng[0]->tx_in) < dev->neng)
 		return false;
-	if (s >= droce_link_queues(dev->link))
+	if (eng->idx >= droce_link_queues(dev->link))
 		return true;
-	if (sh->txq_len == TP_TXQ_SIZE)
-		tp_shard_flush(dev);
-	return sh->txq_len < TP_TXQ_SIZE;
+	if (eng->txq_len == TP_TXQ_SIZE)
+		tp_shard_flush(eng);
+	return eng->txq_len < TP_TXQ_SIZE;
 }
 
-/* Shard >= 1: send its queue on its own tx queue. */
+/* Engine >= 1: send its queue on its own tx queue. */
 void
-tp_shard_flush(struct tp_dev *dev)
+tp_shard_flush(struct tp_engine *eng)
 {
-	unsigned int s = tp_cur_shard();
-	struct tp_shard *sh = dev->sh[s];
 	uint16_t sent;
 
-	if (sh->txq_len == 0)
+	if (eng->txq_len == 0)
 		return;
-	sent = droce_link_tx_q(dev->link, (uint16_t)s, sh->txq, (uint16_t)sh->txq_len);
-	if (sent < sh->txq_len)
-		memmove(sh->txq, sh->txq + sent, (sh->txq_len - sent) * sizeof(sh->txq[0]));
-	sh->txq_len -= sent;
+	sent = droce_link_tx_q(eng->dev->link, (uint16_t)eng->idx, eng->txq,
+			       (uint16_t)eng->txq_len);
+	if (sent < eng->txq_len)
+		memmove(eng->txq, eng->txq + sent,
+			(eng->txq_len - sent) * sizeof(eng->txq[0]));
+	eng->txq_len -= sent;
 }
 
 static bool
@@ -165,45 +156,45 @@ gid_is_zero(const uint8_t gid[16])
 }
 
 /*
- * Shard 0, after sending a frame of shard k that had no MAC: once the
- * host stack knows the MAC, tell shard k, so its QPs to that peer stop
- * going through shard 0 (tp_shard_mac_in).  A full ring loses the news;
+ * Engine 0, after sending a frame of engine k that had no MAC: once the
+ * host stack knows the MAC, tell engine k, so its QPs to that peer stop
+ * going through engine 0 (tp_shard_mac_in).  A full ring loses the news;
  * the next such frame brings it again.
  */
 static void
-tell_mac(struct tp_dev *dev, uint32_t shard, const uint8_t gid[16])
+tell_mac(struct tp_dev *dev, uint32_t k, const uint8_t gid[16])
 {
 	struct tp_mac_upd u = { .pad = { 0, 0 } };
 
-	if (shard == 0 || shard >= dev->nshards ||
+	if (k == 0 || k >= dev->neng ||
 	    net_host_resolve(dev->host, gid, (struct rte_ether_addr *)u.mac) != 0)
 		return;
 	memcpy(u.gid, gid, 16);
-	(void)rte_ring_mp_enqueue_elem(dev->sh[shard]->mac_in, &u, sizeof(u));
+	(void)rte_ring_mp_enqueue_elem(dev->eng[k]->mac_in, &u, sizeof(u));
 }
 
 /*
- * Shard k >= 1: learn the MACs shard 0 resolved for it.  Its QPs to such
- * a peer that still had no MAC (unresolved when they went to RTR) get it,
- * and their header template is rebuilt at the next packet.  Only MACs
- * that were missing are filled: a peer changing its MAC later is followed
- * at the QP's next modify_qp.  UD address handles are not updated (their
- * frames keep going through shard 0 until resolved at creation).
+ * Engine k >= 1: learn the MACs engine 0 resolved for it.  Its QPs to
+ * such a peer that still had no MAC (unresolved when they went to RTR)
+ * get it, and their header template is rebuilt at the next packet.  Only
+ * MACs that were missing are filled: a peer changing its MAC later is
+ * followed at the QP's next modify_qp.  UD address handles are not
+ * updated (their frames keep going through engine 0 until resolved at
+ * creation).
  */
 void
-tp_shard_mac_in(struct tp_dev *dev, unsigned int s)
+tp_shard_mac_in(struct tp_engine *eng)
 {
 	struct tp_mac_upd u[8];
 	unsigned int n;
 
-	n = rte_ring_sc_dequeue_burst_elem(dev->sh[s]->mac_in, u, sizeof(u[0]),
+	n = rte_ring_sc_dequeue_burst_elem(eng->mac_in, u, sizeof(u[0]),
 					   RTE_DIM(u), NULL);
 	for (unsigned int i = 0; i < n; i++) {
-		for (uint32_t j = 0; j < dev->nlive; j++) {
-			struct tp_qp *qp = dev->live[j];
+		for (uint32_t j = 0; j < eng->nlive; j++) {
+			struct tp_qp *qp = eng->live[j];
 
-			if (tp_qpn_shard(dev, qp->pub.qp_num) != s ||
-			    memcmp(qp->av.dgid, u[i].gid, 16) != 0 ||
+			if (memcmp(qp->av.dgid, u[i].gid, 16) != 0 ||
 			    !mac_is_zero(qp->av.dmac))
 				continue;
 			memcpy(qp->av.dmac, u[i].mac, 6);
@@ -212,62 +203,38 @@ tp_shard_mac_in(struct tp_dev *dev, unsigned int s)
 	}
 }
 
-/* Shard 0: send what the other shards handed over (after its own flush). */
+/* Engine 0: send what the other engines handed over (after its own flush). */
 void
-tp_shard_tx_in(struct tp_dev *dev)
+tp_shard_tx_in(struct tp_engine *eng)
 {
+	struct tp_dev *dev = eng->dev;
 	struct tp_txh h[32];
 	unsigned int n;
 
 	/* no more than the txq has room for: the rest waits in the ring,
-	 * whose lack of room holds the other shards back (tp_shard_tx_room) */
-	if (dev->txq_len == TP_TXQ_SIZE)
-		tp_net_flush(dev);
-	n = rte_ring_sc_dequeue_burst_elem(dev->sh[0]->tx_in, h, sizeof(h[0]),
+	 * whose lack of room holds the other engines back (tp_shard_tx_room) */
+	if (eng->txq_len == TP_TXQ_SIZE)
+		tp_net_flush(eng);
+	n = rte_ring_sc_dequeue_burst_elem(eng->tx_in, h, sizeof(h[0]),
 					   RTE_MIN(RTE_DIM(h),
-						   TP_TXQ_SIZE - dev->txq_len), NULL);
+						   TP_TXQ_SIZE - eng->txq_len), NULL);
 	for (unsigned int i = 0; i < n; i++) {
 		if (!gid_is_zero(h[i].gid)) {
-			tp_net_flush(dev);	/* keep the order of what is queued */
+			tp_net_flush(eng);	/* keep the order of what is queued */
 			net_host_output(dev->host, h[i].gid, h[i].m);
-			tell_mac(dev, h[i].shard, h[i].gid);
+			tell_mac(dev, h[i].eng, h[i].gid);
 			continue;
 		}
-		dev->txq[dev->txq_len++] = h[i].m;
+		eng->txq[eng->txq_len++] = h[i].m;
 	}
 	if (n != 0)
-		tp_net_flush(dev);
-}
-
-static void
-shard_free(struct tp_shard *sh)
-{
-	void *m;
-
-	if (sh == NULL)
-		return;
-	if (sh->rx_in != NULL)
-		while (rte_ring_sc_dequeue(sh->rx_in, &m) == 0)
-			rte_pktmbuf_free(m);
-	if (sh->tx_in != NULL) {
-		struct tp_txh h;
-
-		while (rte_ring_sc_dequeue_elem(sh->tx_in, &h, sizeof(h)) == 0)
-			rte_pktmbuf_free(h.m);
-	}
-	rte_free(sh->mac_in);
-	for (uint32_t i = 0; i < sh->txq_len; i++)
-		rte_pktmbuf_free(sh->txq[i]);
-	tp_sched_fini(&sh->sched);
-	rte_free(sh->rx_in);
-	rte_free(sh->tx_in);
-	rte_free(sh);
+		tp_net_flush(eng);
 }
 
 static struct rte_ring *
 mpsc_ring(unsigned int esize)
 {
-	unsigned int size = TP_SHARD_RING;
+	unsigned int size = TP_ENGINE_RING;
 	ssize_t bytes = rte_ring_get_memsize_elem(esize, size);
 	struct rte_ring *r;
 
@@ -281,54 +248,41 @@ mpsc_ring(unsigned int esize)
 	return r;
 }
 
-/* Control path, before the shards start: n shards' state. */
+/* Control path, before the engines start: eng's hand-off rings. */
 int
-tp_shards_alloc(struct tp_dev *dev, unsigned int n)
+tp_shard_rings(struct tp_engine *eng)
 {
-	if (n < 2 || n > TP_MAX_SHARDS)
-		return -EINVAL;
-	for (unsigned int k = 0; k < n; k++) {
-		struct tp_shard *sh = rte_zmalloc("droce_shard", sizeof(*sh),
-						  RTE_CACHE_LINE_SIZE);
-
-		dev->sh[k] = sh;
-		if (sh == NULL)
-			goto nomem;
-		sh->prot_reader = -1;
-		sh->rx_in = mpsc_ring(sizeof(void *));
-		if (sh->rx_in == NULL)
-			goto nomem;
-		if (k == 0) {
-			sh->tx_in = mpsc_ring(sizeof(struct tp_txh));
-			if (sh->tx_in == NULL)
-				goto nomem;
-		} else {
-			sh->mac_in = mpsc_ring(sizeof(struct tp_mac_upd));
-			if (sh->mac_in == NULL || tp_sched_init(dev, &sh->sched) != 0)
-				goto nomem;
-			dev->cnt[k] = sh->counters;
-		}
+	eng->rx_in = mpsc_ring(sizeof(void *));
+	if (eng->idx == 0)
+		eng->tx_in = mpsc_ring(sizeof(struct tp_txh));
+	else
+		eng->mac_in = mpsc_ring(sizeof(struct tp_mac_upd));
+	if (eng->rx_in == NULL || (eng->tx_in == NULL && eng->mac_in == NULL)) {
+		tp_shard_rings_free(eng);
+		return -ENOMEM;
 	}
-	dev->nshards = n;
 	return 0;
-nomem:
-	tp_shards_free(dev);
-	return -ENOMEM;
 }
 
-/* Control path, after every shard left its lcore. */
+/* Control path, after the engines left their lcores; frees what waits. */
 void
-tp_shards_free(struct tp_dev *dev)
+tp_shard_rings_free(struct tp_engine *eng)
 {
-	/* what the shards counted stays in shard 0's counters */
-	for (unsigned int k = 1; k < dev->nshards; k++)
-		if (dev->sh[k] != NULL)
-			for (unsigned int c = 0; c < TP_CNT_MAX; c++)
-				dev->counters[c] += dev->sh[k]->counters[c];
-	for (unsigned int k = 0; k < TP_MAX_SHARDS; k++) {
-		shard_free(dev->sh[k]);
-		dev->sh[k] = NULL;
-		dev->cnt[k] = k == 0 ? dev->counters : NULL;
+	void *m;
+
+	if (eng->rx_in != NULL)
+		while (rte_ring_sc_dequeue(eng->rx_in, &m) == 0)
+			rte_pktmbuf_free(m);
+	if (eng->tx_in != NULL) {
+		struct tp_txh h;
+
+		while (rte_ring_sc_dequeue_elem(eng->tx_in, &h, sizeof(h)) == 0)
+			rte_pktmbuf_free(h.m);
 	}
-	dev->nshards = 1;
+	rte_free(eng->rx_in);
+	rte_free(eng->tx_in);
+	rte_free(eng->mac_in);
+	eng->rx_in = NULL;
+	eng->tx_in = NULL;
+	eng->mac_in = NULL;
 }

@@ -7,9 +7,10 @@
  * Calls return 0 / -errno, creators return NULL and set errno.  Every call
  * must come from the lcore that owns the device (run-to-completion), except
  * in the dedicated transport lcore mode (tp_dev_run_on_lcore): then the
- * application calls tp_post_*, tp_cq_poll and tp_dev_call from its own
+ * application calls tp_post_*, tp_cq_poll and tp_*_call from its own
  * lcore, and every other call that changes or reads engine state goes
- * through tp_dev_call.
+ * through tp_qp_call / tp_engine_call (a QP's, on its engine) or
+ * tp_dev_call (the device's, on engine 0).
  */
 #ifndef DROCE_TRANSPORT_H
 #define DROCE_TRANSPORT_H
@@ -25,6 +26,7 @@ struct droce_link;
 struct rte_mbuf;
 struct prot_tables;
 struct tp_dev;
+struct tp_engine;
 struct tp_qp;
 struct tp_cq;
 struct tp_ah;
@@ -107,9 +109,9 @@ int tp_progress(struct tp_dev *dev);
 
 /*
  * Counters: values by enum tp_counter (tp_counters.h), names alike.
- * tp_dev_counters: shard 0's array (the whole device unless it runs on
+ * tp_dev_counters: engine 0's array (the whole device unless it runs on
  * several transport lcores); tp_dev_counter / tp_dev_counter_read: summed
- * over the shards.
+ * over the engines.
  */
 const uint64_t *tp_dev_counters(const struct tp_dev *dev);
 uint64_t tp_dev_counter(const struct tp_dev *dev, const char *name);
@@ -152,6 +154,9 @@ int tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 uint32_t tp_dev_qp_next(const struct tp_dev *dev, uint32_t after);
 /* Counter i (enum tp_counter) read with a relaxed atomic load. */
 uint64_t tp_dev_counter_read(const struct tp_dev *dev, unsigned int i);
+/* How many remote (R_Key) or local (L_Key) checks returned status st
+ * (enum prot_status), over the engines; relaxed loads. */
+uint64_t tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st);
 
 /*
  * ---- dedicated transport lcores (tp_lcore.c) ----
@@ -169,13 +174,13 @@ int tp_dev_run_on_lcore(struct tp_dev *dev, unsigned int lcore);
 /*
  * Several transport lcores (2..8, distinct, none the main lcore): QP n
  * runs on lcores[n % nlcores]; lcore k polls the link's queue k (when it
- * has one) and hands frames of other shards' QPs over (tp_shard.c).
+ * has one) and hands frames of other engines' QPs over (tp_shard.c).
  * nlcores 1 is tp_dev_run_on_lcore.  Errors as there; -EINVAL for a bad
  * list.  tp_dev_stop_lcore stops them all.
  */
 int tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
 			 unsigned int nlcores);
-/* Shards (1 unless several transport lcores), and one shard's counter i. */
+/* Engines (1 unless several transport lcores), and engine `shard`'s counter i. */
 unsigned int tp_dev_shards(const struct tp_dev *dev);
 uint64_t tp_dev_shard_counter(const struct tp_dev *dev, unsigned int shard,
 			      unsigned int i);
@@ -191,6 +196,18 @@ bool tp_dev_dedicated(const struct tp_dev *dev);
  * before fn runs.  fn must not wait for the transport lcore.
  */
 int tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg);
+/*
+ * The same on one engine: fn runs on that engine's lcore alone (between
+ * two of its rounds) while the device's other engines keep running; the
+ * caller waits for that engine only.  A QP's control verbs (create,
+ * modify, query, destroy) run on the engine that owns it: tp_qp_call.
+ * Device-wide ones (CQ, AH) on engine 0: tp_dev_call.
+ */
+int tp_engine_call(struct tp_engine *eng, int (*fn)(void *arg), void *arg);
+int tp_qp_call(struct tp_qp *qp, int (*fn)(void *arg), void *arg);
+/* The engine a new QP goes to (the one with the fewest QPs), and engine k. */
+struct tp_engine *tp_dev_qp_engine(struct tp_dev *dev);
+struct tp_engine *tp_dev_engine(const struct tp_dev *dev, unsigned int k);
 
 /*
  * Asynchronous events (tp_event.c).  The engine raises them into the
@@ -211,7 +228,8 @@ int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 struct droce_cq *tp_cq_pub(struct tp_cq *cq);
 struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
 
-struct tp_qp *tp_qp_create(struct tp_dev *dev, uint32_t pd,
+/* On eng (tp_dev_qp_engine), through tp_engine_call. */
+struct tp_qp *tp_qp_create(struct tp_engine *eng, uint32_t pd,
 			   struct tp_cq *scq, struct tp_cq *rcq,
 			   const struct droce_qp_init_attr *init);
 int tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask);

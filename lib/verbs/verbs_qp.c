@@ -5,8 +5,9 @@
  * ibverbs conventions: creators return NULL with errno set, the rest
  * return 0 or a positive errno.
  *
- * Control verbs that touch engine state run through tp_dev_call(): a
- * direct call in run-to-completion mode, a command executed by the
+ * Control verbs that touch engine state run through tp_qp_call() (a QP's,
+ * on the engine that owns it) or tp_dev_call() (CQs, AHs): a direct call
+ * in run-to-completion mode, a command executed by that engine's
  * transport lcore (and waited for) in the dedicated mode.  Posting and
  * polling go straight to lib/transport, which uses the rings in that mode.
  */
@@ -216,7 +217,7 @@ droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 /* ---- queue pairs -------------------------------------------------------------- */
 
 struct qp_create_args {
-	struct tp_dev *dev;
+	struct tp_engine *eng;
 	uint32_t pd;
 	struct tp_cq *scq;
 	struct tp_cq *rcq;
@@ -229,7 +230,7 @@ qp_create_fn(void *arg)
 {
 	struct qp_create_args *a = arg;
 
-	a->qp = tp_qp_create(a->dev, a->pd, a->scq, a->rcq, a->init);
+	a->qp = tp_qp_create(a->eng, a->pd, a->scq, a->rcq, a->init);
 	return a->qp == NULL ? errno : 0;
 }
 
@@ -288,12 +289,12 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	}
 	{
 		struct qp_create_args a = {
-			.dev = ctx->tp, .pd = pd->handle, .init = init,
+			.eng = tp_dev_qp_engine(ctx->tp), .pd = pd->handle, .init = init,
 			.scq = tp_cq_from_pub(init->send_cq),
 			.rcq = tp_cq_from_pub(init->recv_cq),
 		};
 
-		rc = tp_dev_call(ctx->tp, qp_create_fn, &a);
+		rc = tp_engine_call(a.eng, qp_create_fn, &a);
 		qp = a.qp;
 	}
 	if (rc != 0) {
@@ -317,7 +318,7 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
 	a.qp = tp_qp_from_pub(qp);
-	return tp_dev_call(qp->context->tp, qp_modify_fn, &a);
+	return tp_qp_call(a.qp, qp_modify_fn, &a);
 }
 
 int
@@ -330,7 +331,7 @@ droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
 	a.qp = tp_qp_from_pub(qp);
-	return tp_dev_call(qp->context->tp, qp_query_fn, &a);
+	return tp_qp_call(a.qp, qp_query_fn, &a);
 }
 
 int
@@ -349,7 +350,7 @@ droce_destroy_qp(struct droce_qp *qp)
 	if (rc != 0)
 		return rc;
 	verbs_events_forget(ctx, qp);
-	rc = tp_dev_call(ctx->tp, qp_destroy_fn, tp_qp_from_pub(qp));
+	rc = tp_qp_call(tp_qp_from_pub(qp), qp_destroy_fn, tp_qp_from_pub(qp));
 	if (rc != 0)
 		return rc;
 	prot_pd_put(ctx->prot, pd);

@@ -304,11 +304,10 @@ rp_counter(const struct raw_peer *rp, const char *name)
 uint64_t
 rp_rkey_checks(const struct raw_peer *rp)
 {
-	const struct prot_tables *t = rp->ctx->prot;
 	uint64_t n = 0;
 
 	for (unsigned int i = 0; i < PROT_STATUS_MAX; i++)
-		n += __atomic_load_n(&t->remote_cnt[i], __ATOMIC_RELAXED);
+		n += tp_dev_prot_counter(verbs_tp(rp->ctx), true, i);
 	return n;
 }
 
