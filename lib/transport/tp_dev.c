@@ -68,6 +68,7 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		rte_free(dev);
 		return -ENOMEM;
 	}
+	tp_qp_mem_init(dev);
 	dev->tsc_hz = rte_get_timer_hz();
 	dev->cnt[0] = dev->counters;
 	dev->nshards = 1;
@@ -93,6 +94,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	tp_shards_free(dev);
 	tp_event_fini(dev);
 	prot_reader_unregister(dev->prot, dev->prot_reader);
+	tp_qp_mem_fini(dev);
 	rte_free(dev->qps);
 	rte_free(dev->live);
 	rte_free(dev);

@@ -38,6 +38,7 @@
 #include "prot.h"
 #include "roce_wire.h"
 #include "tp_counters.h"
+#include "tp_slab.h"
 #include "transport.h"
 
 struct rte_ring;
@@ -524,6 +525,18 @@ tp_cur_shard(void)
 	return RTE_PER_LCORE(tp_shard_id);
 }
 
+/*
+ * Where QPs and their WQE rings come from (tp_qp.c): one slab for struct
+ * tp_qp and one per ring size (2^k WQEs, k = 0 .. log2(DROCE_MAX_QP_WR)).
+ */
+#define TP_RING_CLASSES 15
+
+struct tp_qp_mem {
+	struct tp_slab qp;
+	struct tp_slab sq[TP_RING_CLASSES];
+	struct tp_slab rq[TP_RING_CLASSES];
+};
+
 struct tp_dev {
 	struct droce_context *ctx;
 	struct prot_tables *prot;
@@ -544,6 +557,7 @@ struct tp_dev {
 	struct tp_qp **live;		/* dense list of existing QPs */
 	uint32_t nlive;
 	uint32_t shard_qps[TP_MAX_SHARDS];	/* live QPs per shard (control path) */
+	struct tp_qp_mem qp_mem;	/* control path (shard 0) */
 
 	struct rte_mbuf *txq[TP_TXQ_SIZE];
 	uint32_t txq_len;
@@ -621,6 +635,8 @@ tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 
 /* tp_qp.c */
 void tp_qp_to_error(struct tp_qp *qp);
+void tp_qp_mem_init(struct tp_dev *dev);
+void tp_qp_mem_fini(struct tp_dev *dev);
 void tp_qp_flush(struct tp_qp *qp);
 bool tp_qp_can_send(const struct tp_qp *qp);
 bool tp_qp_can_receive(const struct tp_qp *qp);
