@@ -371,23 +371,21 @@ tp_dev_counter_read(const struct tp_dev *dev, unsigned int i)
 
 /* ---- address handles ------------------------------------------------------------ */
 
-struct tp_ah *
-tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr)
+int
+tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr, struct tp_ah **out)
 {
 	struct tp_ah *ah = rte_zmalloc("droce_ah", sizeof(*ah), 0);
 	int rc;
 
-	if (ah == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (ah == NULL)
+		return -ENOMEM;
 	rc = tp_av_from_attr(dev, attr, &ah->av);
 	if (rc != 0) {
 		rte_free(ah);
-		errno = -rc;
-		return NULL;
+		return rc;
 	}
-	return ah;
+	*out = ah;
+	return 0;
 }
 
 void

@@ -207,7 +207,7 @@ qp_mute_fn(void *arg)
 int
 tp_qp_mute_events(struct tp_qp *qp)
 {
-	return -tp_dev_call(qp->dev, qp_mute_fn, qp);
+	return tp_dev_call(qp->dev, qp_mute_fn, qp);
 }
 
 static int
@@ -216,7 +216,7 @@ cq_mute_fn(void *arg)
 	struct tp_cq *cq = arg;
 
 	if (cq->users != 0)
-		return EBUSY;
+		return -EBUSY;
 	__atomic_store_n(&cq->ev_muted, true, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -224,5 +224,5 @@ cq_mute_fn(void *arg)
 int
 tp_cq_mute_events(struct tp_cq *cq)
 {
-	return -tp_dev_call(cq->dev, cq_mute_fn, cq);
+	return tp_dev_call(cq->dev, cq_mute_fn, cq);
 }

@@ -580,9 +580,10 @@ qp_mem_free(struct tp_dev *dev, struct tp_qp *qp)
 	tp_slab_free(&m->qp, qp);
 }
 
-struct tp_qp *
+int
 tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
-	     struct tp_cq *rcq, const struct droce_qp_init_attr *init)
+	     struct tp_cq *rcq, const struct droce_qp_init_attr *init,
+	     struct tp_qp **out)
 {
 	struct tp_qp *qp;
 	uint32_t slot;
@@ -593,10 +594,8 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 		rc = -EINVAL;
 	if (rc == 0)
 		rc = alloc_qpn(dev, &slot);
-	if (rc != 0) {
-		errno = -rc;
-		return NULL;
-	}
+	if (rc != 0)
+		return rc;
 	qp = qp_mem_alloc(dev, &init->cap);
 	if (qp == NULL)
 		goto nomem;
@@ -629,12 +628,12 @@ tp_qp_create(struct tp_dev *dev, uint32_t pd, struct tp_cq *scq,
 	dev->shard_qps[tp_qpn_shard(dev, qp->pub.qp_num)]++;
 	scq->users++;
 	rcq->users++;
-	return qp;
+	*out = qp;
+	return 0;
 nomem:
 	if (qp != NULL)
 		qp_mem_free(dev, qp);
-	errno = ENOMEM;
-	return NULL;
+	return -ENOMEM;
 }
 
 int

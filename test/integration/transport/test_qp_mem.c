@@ -5,6 +5,7 @@
  * again without touching the DPDK heap, and a reused QP starts exactly as
  * a fresh one (zeroed; nothing of its previous life left).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,8 +15,10 @@
 #include <cmocka.h>
 #include <rte_malloc.h>
 
+#include "droce_link.h"
 #include "tp_fixture.h"
 #include "tp_private.h"
+#include "verbs_private.h"
 
 #define BUF (1u << 16)
 #define NQP 64
@@ -139,6 +142,43 @@ test_reused_qp_starts_zeroed(void **state)
 	assert_int_equal(droce_destroy_qp(pub), 0);
 }
 
+/* a context of its own, max_qp 2: the third create is refused, ENOMEM */
+static void
+test_max_qp_reached_enomem_bad_flow(void **state)
+{
+	struct tp_dev_config cfg = { .max_qp = 2 };
+	struct vwire_config wire = { .name = "qpmem" };
+	struct droce_link *la, *lb;
+	struct droce_context *ctx;
+	struct fx_end e;
+	struct droce_qp *q0, *q1;
+
+	(void)state;
+	assert_int_equal(vwire_pair_create(&wire, &la, &lb), 0);
+	ctx = droce_open_context(NULL);
+	assert_non_null(ctx);
+	assert_int_equal(verbs_attach_link(ctx, la, &cfg), 0);
+	memset(&e, 0, sizeof(e));
+	assert_non_null(e.pd = droce_alloc_pd(ctx));
+	assert_non_null(e.cq = droce_create_cq(ctx, 16, NULL, NULL, 0));
+	assert_non_null(q0 = create_rc(&e, 1));
+	assert_non_null(q1 = create_rc(&e, 1));
+	errno = 0;
+	assert_null(create_rc(&e, 1));
+	assert_int_equal(errno, ENOMEM);
+	/* a slot freed is a slot to be had again */
+	assert_int_equal(droce_destroy_qp(q0), 0);
+	assert_non_null(q0 = create_rc(&e, 1));
+	assert_int_equal(droce_destroy_qp(q0), 0);
+	assert_int_equal(droce_destroy_qp(q1), 0);
+	assert_int_equal(droce_destroy_cq(e.cq), 0);
+	assert_int_equal(droce_dealloc_pd(e.pd), 0);
+	assert_int_equal(verbs_detach_link(ctx), 0);
+	assert_int_equal(droce_close_context(ctx), 0);
+	droce_link_close(la);
+	droce_link_close(lb);
+}
+
 static int
 setup(void **state)
 {
@@ -168,6 +208,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_recreate_takes_no_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reused_qp_starts_zeroed, setup, teardown),
+		cmocka_unit_test(test_max_qp_reached_enomem_bad_flow),
 	};
 
 	(void)argc;
