@@ -54,12 +54,18 @@ struct qsb {
 };
 
 static double
-now_s(void)
+clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double
+now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 static void
@@ -289,15 +295,6 @@ rate_run(struct qsb *t, uint32_t n, uint64_t count, uint32_t window, uint32_t si
 
 #define QSB_BUCKET 4096
 
-static double
-thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -317,7 +314,7 @@ create_pass(struct qsb *t, struct droce_qp **q, uint32_t to, uint32_t cwr,
 	    const char *pass)
 {
 	static double one[QSB_BUCKET];
-	double t0 = now_s(), cpu0 = thread_cpu_s();
+	double t0 = now_s(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 
 	for (uint32_t i = 0; i < to; i++) {
 		double c0 = now_s(), c1;
@@ -329,7 +326,7 @@ create_pass(struct qsb *t, struct droce_qp **q, uint32_t to, uint32_t cwr,
 		one[i % QSB_BUCKET] = c1 - c0;
 		if ((i + 1) % QSB_BUCKET == 0 || i + 1 == to) {
 			uint32_t n = i % QSB_BUCKET + 1;
-			double cpu1 = thread_cpu_s();
+			double cpu1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 
 			qsort(one, n, sizeof(one[0]), cmp_double);
 			printf("create %s qps=%u us/qp(last %u): wall=%.2f cpu=%.2f "
