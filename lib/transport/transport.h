@@ -4,12 +4,13 @@
  * hardware).  This header is the library's interface for lib/verbs and
  * for tests; the public API stays in include/droce.h.
  *
- * Calls return 0 / -errno, creators return NULL and set errno.  Every call
- * must come from the lcore that owns the device (run-to-completion), except
- * in the dedicated transport lcore mode (tp_dev_run_on_lcore): then the
- * application calls tp_post_*, tp_cq_poll and tp_dev_call from its own
- * lcore, and every other call that changes or reads engine state goes
- * through tp_dev_call.
+ * Calls return 0 / -errno (creators too: the object through *out); only
+ * lib/verbs turns that into ibverbs' NULL + errno or positive errno.
+ * Every call must come from the lcore that owns the device
+ * (run-to-completion), except in the dedicated transport lcore mode
+ * (tp_dev_run_on_lcore): then the application calls tp_post_*,
+ * tp_cq_poll and tp_dev_call from its own lcore, and every other call
+ * that changes or reads engine state goes through tp_dev_call.
  */
 #ifndef DROCE_TRANSPORT_H
 #define DROCE_TRANSPORT_H
