@@ -101,8 +101,8 @@ grow(struct tp_slab *s)
 
 	if (reserve_free_stack(s, s->nobj + n) != 0)
 		return -1;
-	c = rte_malloc("droce_slab", sizeof(*c) + (size_t)n * s->obj_size,
-		       RTE_CACHE_LINE_SIZE);
+	c = rte_zmalloc("droce_slab", sizeof(*c) + (size_t)n * s->obj_size,
+			RTE_CACHE_LINE_SIZE);
 	if (c == NULL)
 		return -1;
 	c->next = s->chunks;
@@ -110,9 +110,8 @@ grow(struct tp_slab *s)
 	s->chunks = c;
 	s->nobj += n;
 	s->next_chunk = n * 2;
-	/* pushed in reverse, so the chunk is handed out in address order */
-	for (uint32_t i = n; i-- > 0;)
-		s->free[s->nfree++] = c->obj + (size_t)i * s->obj_size;
+	s->fresh = c->obj;
+	s->nfresh = n;
 	slab_poison(c->obj, (size_t)n * s->obj_size);
 	return 0;
 }
@@ -122,11 +121,20 @@ tp_slab_alloc(struct tp_slab *s)
 {
 	void *obj;
 
-	if (s->nfree == 0 && grow(s) != 0)
+	if (s->nfree != 0) {
+		obj = s->free[--s->nfree];
+		slab_unpoison(obj, s->obj_size);
+		memset(obj, 0, s->obj_size);
+		return obj;
+	}
+	if (s->nfresh == 0 && grow(s) != 0)
 		return NULL;
-	obj = s->free[--s->nfree];
+	/* still as rte_zmalloc left it: zero (a memset here would touch
+	 * every fresh page twice) */
+	obj = s->fresh;
+	s->fresh += s->obj_size;
+	s->nfresh--;
 	slab_unpoison(obj, s->obj_size);
-	memset(obj, 0, s->obj_size);
 	return obj;
 }
 

@@ -4,7 +4,8 @@
  * rte_malloc chunks that grow geometrically (1, 2, 4, ... objects, up to
  * TP_SLAB_CHUNK_BYTES per chunk), a stack of free objects, nothing given
  * back to the heap before tp_slab_fini.  An allocation from the stack
- * walks no heap; the object comes back zeroed.  Not thread-safe: one
+ * walks no heap; the object comes back zeroed (a reused one by a memset,
+ * a never used one as rte_zmalloc zeroed its chunk).  Not thread-safe: one
  * owner (the lcore that runs the device's control verbs).
  */
 #ifndef TP_SLAB_H
@@ -23,6 +24,8 @@ struct tp_slab {
 	struct tp_slab_chunk *chunks;	/* every chunk, newest first */
 	uint32_t next_chunk;		/* objects in the next chunk */
 	uint32_t nobj;			/* objects in all chunks */
+	uint8_t *fresh;			/* the newest chunk's never used objects */
+	uint32_t nfresh;
 	void **free;			/* stack of free objects */
 	uint32_t nfree;
 	uint32_t free_cap;
