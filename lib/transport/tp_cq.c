@@ -13,28 +13,23 @@
 
 #include "tp_private.h"
 
-struct tp_cq *
-tp_cq_create(struct tp_dev *dev, int cqe)
+int
+tp_cq_create(struct tp_dev *dev, int cqe, struct tp_cq **out)
 {
 	struct tp_cq *cq;
 	uint32_t n;
 
-	if (cqe < 1 || cqe > DROCE_MAX_CQE) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (cqe < 1 || cqe > DROCE_MAX_CQE)
+		return -EINVAL;
 	n = rte_align32pow2((uint32_t)cqe);
 	cq = rte_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
-	if (cq == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (cq == NULL)
+		return -ENOMEM;
 	cq->ring = rte_zmalloc("droce_cq_ring", n * sizeof(*cq->ring),
 			       RTE_CACHE_LINE_SIZE);
 	if (cq->ring == NULL) {
 		rte_free(cq);
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	cq->dev = dev;
 	cq->mask = n - 1;
@@ -42,11 +37,11 @@ tp_cq_create(struct tp_dev *dev, int cqe)
 	if (tp_dev_dedicated(dev) && tp_lc_cq_init(cq) != 0) {
 		rte_free(cq->ring);
 		rte_free(cq);
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	dev->ncq++;
-	return cq;
+	*out = cq;
+	return 0;
 }
 
 int
@@ -105,10 +100,8 @@ tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 {
 	int got = 0;
 
-	if (n < 0) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (n < 0)
+		return -EINVAL;
 	if (cq->lc_ring != NULL)
 		return tp_lc_cq_poll(cq, n, wc);
 	tp_progress(cq->dev);
@@ -116,10 +109,8 @@ tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 		wc[got++] = cq->ring[cq->tail & cq->mask];
 		cq->tail++;
 	}
-	if (got == 0 && cq->overflow) {
-		errno = EOVERFLOW;
-		return -1;
-	}
+	if (got == 0 && cq->overflow)
+		return -EOVERFLOW;
 	return got;
 }
 
@@ -134,10 +125,8 @@ tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 							  sizeof(*wc),
 							  (unsigned int)n, NULL);
 
-	if (got == 0 && __atomic_load_n(&cq->lc_overflow, __ATOMIC_ACQUIRE)) {
-		errno = EOVERFLOW;
-		return -1;
-	}
+	if (got == 0 && __atomic_load_n(&cq->lc_overflow, __ATOMIC_ACQUIRE))
+		return -EOVERFLOW;
 	return (int)got;
 }
 

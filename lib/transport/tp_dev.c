@@ -63,6 +63,7 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 		rc = -ENOMEM;
 		goto fail;
 	}
+	tp_qp_mem_init(dev);
 	dev->neng = 1;
 	*out = dev;
 	return 0;
@@ -91,6 +92,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	tp_event_fini(dev);
 	prot_reader_unregister(dev->prot, dev->eng[0]->prot_reader);
 	tp_engine_destroy(dev->eng[0]);
+	tp_qp_mem_fini(dev);
 	rte_free(dev->qps);
 	rte_free(dev);
 	return 0;
@@ -395,23 +397,21 @@ tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st)
 
 /* ---- address handles ------------------------------------------------------------ */
 
-struct tp_ah *
-tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr)
+int
+tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr, struct tp_ah **out)
 {
 	struct tp_ah *ah = rte_zmalloc("droce_ah", sizeof(*ah), 0);
 	int rc;
 
-	if (ah == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (ah == NULL)
+		return -ENOMEM;
 	rc = tp_av_from_attr(dev->eng[0], attr, &ah->av);
 	if (rc != 0) {
 		rte_free(ah);
-		errno = -rc;
-		return NULL;
+		return rc;
 	}
-	return ah;
+	*out = ah;
+	return 0;
 }
 
 void

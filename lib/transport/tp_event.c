@@ -209,7 +209,7 @@ qp_mute_fn(void *arg)
 int
 tp_qp_mute_events(struct tp_qp *qp)
 {
-	return -tp_qp_call(qp, qp_mute_fn, qp);
+	return tp_qp_call(qp, qp_mute_fn, qp);
 }
 
 struct cq_mute {
@@ -224,7 +224,7 @@ cq_mute_fn(void *arg)
 	struct cq_mute *m = arg;
 
 	if (__atomic_load_n(&m->cq->users, __ATOMIC_RELAXED) != 0)
-		return EBUSY;
+		return -EBUSY;
 	__atomic_store_n(&m->cq->ev_muted, true, __ATOMIC_RELEASE);
 	tp_engine_drop_cq(m->eng, m->cq);
 	return 0;
@@ -239,7 +239,7 @@ tp_cq_mute_events(struct tp_cq *cq)
 		int rc = tp_engine_call(m.eng, cq_mute_fn, &m);
 
 		if (rc != 0)
-			return -rc;
+			return rc;
 	}
 	return 0;
 }

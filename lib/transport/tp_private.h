@@ -42,6 +42,7 @@
 #include "prot.h"
 #include "roce_wire.h"
 #include "tp_counters.h"
+#include "tp_slab.h"
 #include "tp_wheel.h"
 #include "transport.h"
 
@@ -560,6 +561,19 @@ struct tp_engine {
 	uint64_t prot_local[PROT_STATUS_MAX];
 };
 
+/*
+ * Where QPs and their WQE rings come from (tp_qp.c): one slab for struct
+ * tp_qp and one per ring size (2^k WQEs, k = 0 .. log2(DROCE_MAX_QP_WR)).
+ */
+#define TP_RING_CLASSES 15
+
+struct tp_qp_mem {
+	rte_spinlock_t lock;	/* engines create QPs at once (tp_qp.c) */
+	struct tp_slab qp;
+	struct tp_slab sq[TP_RING_CLASSES];
+	struct tp_slab rq[TP_RING_CLASSES];
+};
+
 struct tp_dev {
 	struct droce_context *ctx;
 	struct prot_tables *prot;
@@ -575,6 +589,7 @@ struct tp_dev {
 	uint32_t max_qp;
 	uint32_t next_qp;		/* allocation cursor (atomic: engines
 					 * create their QPs at the same time) */
+	struct tp_qp_mem qp_mem;	/* control path, under qp_mem.lock */
 
 	uint64_t tsc_hz;
 	bool trace;			/* per-packet traces (log level DEBUG) */
@@ -696,6 +711,8 @@ tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 
 /* tp_qp.c */
 void tp_qp_to_error(struct tp_qp *qp);
+void tp_qp_mem_init(struct tp_dev *dev);
+void tp_qp_mem_fini(struct tp_dev *dev);
 void tp_qp_flush(struct tp_qp *qp);
 bool tp_qp_can_send(const struct tp_qp *qp);
 bool tp_qp_can_receive(const struct tp_qp *qp);

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <rte_malloc.h>
+#include <rte_common.h>
 
 #include "tp_private.h"
 
@@ -510,9 +510,93 @@ alloc_qpn(struct tp_engine *eng, uint32_t *slot)
 	return -ENOMEM;
 }
 
-struct tp_qp *
+/* ---- QP memory --------------------------------------------------------------------- */
+
+void
+tp_qp_mem_init(struct tp_dev *dev)
+{
+	struct tp_qp_mem *m = &dev->qp_mem;
+
+	rte_spinlock_init(&m->lock);
+	tp_slab_init(&m->qp, sizeof(struct tp_qp));
+	for (unsigned int k = 0; k < TP_RING_CLASSES; k++) {
+		tp_slab_init(&m->sq[k], sizeof(struct tp_send_wqe) << k);
+		tp_slab_init(&m->rq[k], sizeof(struct tp_recv_wqe) << k);
+	}
+}
+
+void
+tp_qp_mem_fini(struct tp_dev *dev)
+{
+	struct tp_qp_mem *m = &dev->qp_mem;
+
+	tp_slab_fini(&m->qp);
+	for (unsigned int k = 0; k < TP_RING_CLASSES; k++) {
+		tp_slab_fini(&m->sq[k]);
+		tp_slab_fini(&m->rq[k]);
+	}
+}
+
+_Static_assert(1u << (TP_RING_CLASSES - 1) == DROCE_MAX_QP_WR,
+	       "one ring slab per power of two up to DROCE_MAX_QP_WR");
+
+/* the slab class of a ring of mask + 1 (a power of two) WQEs */
+static unsigned int
+ring_class(uint32_t mask)
+{
+	return (unsigned int)rte_bsf32(mask + 1);
+}
+
+/*
+ * The slabs are the device's, and QPs are created and destroyed on their
+ * own engines, several at once (tp_qp_call): the lock serialises those
+ * control-path calls only; no data path takes it.
+ */
+static struct tp_qp *
+qp_mem_alloc(struct tp_dev *dev, const struct droce_qp_cap *cap)
+{
+	struct tp_qp_mem *m = &dev->qp_mem;
+	uint32_t smask = ring_size(cap->max_send_wr) - 1;
+	uint32_t rmask = ring_size(cap->max_recv_wr) - 1;
+	struct tp_send_wqe *sq;
+	struct tp_recv_wqe *rq;
+	struct tp_qp *qp;
+
+	rte_spinlock_lock(&m->lock);
+	sq = tp_slab_alloc(&m->sq[ring_class(smask)]);
+	rq = tp_slab_alloc(&m->rq[ring_class(rmask)]);
+	qp = tp_slab_alloc(&m->qp);
+	if (qp == NULL || sq == NULL || rq == NULL) {
+		tp_slab_free(&m->qp, qp);
+		tp_slab_free(&m->sq[ring_class(smask)], sq);
+		tp_slab_free(&m->rq[ring_class(rmask)], rq);
+		rte_spinlock_unlock(&m->lock);
+		return NULL;
+	}
+	rte_spinlock_unlock(&m->lock);
+	qp->sq.wqe = sq;
+	qp->sq.mask = smask;
+	qp->rq.wqe = rq;
+	qp->rq.mask = rmask;
+	return qp;
+}
+
+static void
+qp_mem_free(struct tp_dev *dev, struct tp_qp *qp)
+{
+	struct tp_qp_mem *m = &dev->qp_mem;
+
+	rte_spinlock_lock(&m->lock);
+	tp_slab_free(&m->sq[ring_class(qp->sq.mask)], qp->sq.wqe);
+	tp_slab_free(&m->rq[ring_class(qp->rq.mask)], qp->rq.wqe);
+	tp_slab_free(&m->qp, qp);
+	rte_spinlock_unlock(&m->lock);
+}
+
+int
 tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
-	     struct tp_cq *rcq, const struct droce_qp_init_attr *init)
+	     struct tp_cq *rcq, const struct droce_qp_init_attr *init,
+	     struct tp_qp **out)
 {
 	struct tp_dev *dev = eng->dev;
 	struct tp_qp *qp;
@@ -524,20 +608,10 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 		rc = -EINVAL;
 	if (rc == 0)
 		rc = alloc_qpn(eng, &slot);
-	if (rc != 0) {
-		errno = -rc;
-		return NULL;
-	}
-	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (rc != 0)
+		return rc;
+	qp = qp_mem_alloc(dev, &init->cap);
 	if (qp == NULL)
-		goto nomem;
-	qp->sq.mask = ring_size(init->cap.max_send_wr) - 1;
-	qp->rq.mask = ring_size(init->cap.max_recv_wr) - 1;
-	qp->sq.wqe = rte_zmalloc("droce_sq", (qp->sq.mask + 1) * sizeof(*qp->sq.wqe),
-				 RTE_CACHE_LINE_SIZE);
-	qp->rq.wqe = rte_zmalloc("droce_rq", (qp->rq.mask + 1) * sizeof(*qp->rq.wqe),
-				 RTE_CACHE_LINE_SIZE);
-	if (qp->sq.wqe == NULL || qp->rq.wqe == NULL)
 		goto nomem;
 
 	qp->dev = dev;
@@ -567,15 +641,12 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	tp_engine_add_qp(qp->eng, qp);
 	__atomic_fetch_add(&scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rcq->users, 1, __ATOMIC_RELAXED);
-	return qp;
+	*out = qp;
+	return 0;
 nomem:
-	if (qp != NULL) {
-		rte_free(qp->sq.wqe);
-		rte_free(qp->rq.wqe);
-		rte_free(qp);
-	}
-	errno = ENOMEM;
-	return NULL;
+	if (qp != NULL)
+		qp_mem_free(dev, qp);
+	return -ENOMEM;
 }
 
 int
@@ -593,9 +664,7 @@ tp_qp_destroy(struct tp_qp *qp)
 	__atomic_fetch_sub(&qp->scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->rcq->users, 1, __ATOMIC_RELAXED);
 	tp_lc_qp_fini(qp);
-	rte_free(qp->sq.wqe);
-	rte_free(qp->rq.wqe);
-	rte_free(qp);
+	qp_mem_free(dev, qp);
 	return 0;
 }
 

@@ -4,13 +4,14 @@
  * hardware).  This header is the library's interface for lib/verbs and
  * for tests; the public API stays in include/droce.h.
  *
- * Calls return 0 / -errno, creators return NULL and set errno.  Every call
- * must come from the lcore that owns the device (run-to-completion), except
- * in the dedicated transport lcore mode (tp_dev_run_on_lcore): then the
- * application calls tp_post_*, tp_cq_poll and tp_*_call from its own
- * lcore, and every other call that changes or reads engine state goes
- * through tp_qp_call / tp_engine_call (a QP's, on its engine) or
- * tp_dev_call (the device's, on engine 0).
+ * Calls return 0 / -errno (creators too: the object through *out); only
+ * lib/verbs turns that into ibverbs' NULL + errno or positive errno.
+ * Every call must come from the lcore that owns the device
+ * (run-to-completion), except in the dedicated transport lcore mode
+ * (tp_dev_run_on_lcore): then the application calls tp_post_*,
+ * tp_cq_poll and tp_*_call from its own lcore, and every other call that
+ * changes or reads engine state goes through tp_qp_call / tp_engine_call
+ * (a QP's, on its engine) or tp_dev_call (the device's, on engine 0).
  */
 #ifndef DROCE_TRANSPORT_H
 #define DROCE_TRANSPORT_H
@@ -193,7 +194,8 @@ bool tp_dev_dedicated(const struct tp_dev *dev);
  * run-to-completion mode (or when called on the transport lcore), else
  * through the transport lcore's command ring, waiting for its completion.
  * WRs posted before the call by the same thread are handed to the engine
- * before fn runs.  fn must not wait for the transport lcore.
+ * before fn runs.  fn must not wait for the transport lcore.  fn returns
+ * 0 or -errno, and so does tp_dev_call.
  */
 int tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg);
 /*
@@ -222,16 +224,19 @@ int tp_dev_event_take(struct tp_dev *dev, struct droce_async_event *ev);
 int tp_qp_mute_events(struct tp_qp *qp);
 int tp_cq_mute_events(struct tp_cq *cq);
 
-struct tp_cq *tp_cq_create(struct tp_dev *dev, int cqe);
+/* Creators: 0 and *out, or -errno (-EINVAL, -ENOMEM, ...). */
+int tp_cq_create(struct tp_dev *dev, int cqe, struct tp_cq **out);
 int tp_cq_destroy(struct tp_cq *cq);
+/* Completions taken (up to n), or -EINVAL (n < 0), -EOVERFLOW (overrun). */
 int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 struct droce_cq *tp_cq_pub(struct tp_cq *cq);
 struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
 
-/* On eng (tp_dev_qp_engine), through tp_engine_call. */
-struct tp_qp *tp_qp_create(struct tp_engine *eng, uint32_t pd,
-			   struct tp_cq *scq, struct tp_cq *rcq,
-			   const struct droce_qp_init_attr *init);
+/* On eng (tp_dev_qp_engine), through tp_engine_call; -ENOMEM also when
+ * the device has max_qp QPs */
+int tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
+		 struct tp_cq *rcq, const struct droce_qp_init_attr *init,
+		 struct tp_qp **out);
 int tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask);
 int tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 		struct droce_qp_init_attr *init);
@@ -246,7 +251,8 @@ int tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 int tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		 struct droce_recv_wr **bad_wr);
 
-struct tp_ah *tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr);
+int tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr,
+		 struct tp_ah **out);
 void tp_ah_destroy(struct tp_ah *ah);
 struct droce_ah *tp_ah_pub(struct tp_ah *ah);
 struct tp_ah *tp_ah_from_pub(struct droce_ah *ah);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 
 #include "droce.h"
@@ -138,20 +139,19 @@ struct cq_create_args {
 	struct tp_cq *cq;
 };
 
-/* tp_dev_call functions return a positive errno (errno is per thread) */
+/* tp_dev_call functions, as everything in the libraries: 0 or -errno */
 static int
 cq_create_fn(void *arg)
 {
 	struct cq_create_args *a = arg;
 
-	a->cq = tp_cq_create(a->dev, a->cqe);
-	return a->cq == NULL ? errno : 0;
+	return tp_cq_create(a->dev, a->cqe, &a->cq);
 }
 
 static int
 cq_destroy_fn(void *arg)
 {
-	return -tp_cq_destroy(arg);
+	return tp_cq_destroy(arg);
 }
 
 struct droce_cq *
@@ -171,7 +171,7 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 		int rc = tp_dev_call(context->tp, cq_create_fn, &a);
 
 		if (rc != 0) {
-			errno = rc;
+			errno = -rc;
 			return NULL;
 		}
 		cq = a.cq;
@@ -194,17 +194,24 @@ droce_destroy_cq(struct droce_cq *cq)
 	if (rc != 0)
 		return rc;
 	verbs_events_forget(cq->context, cq);
-	return tp_dev_call(cq->context->tp, cq_destroy_fn, tp_cq_from_pub(cq));
+	return -tp_dev_call(cq->context->tp, cq_destroy_fn, tp_cq_from_pub(cq));
 }
 
 int
 droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
 {
+	int n;
+
 	if (cq == NULL || (num_entries > 0 && wc == NULL)) {
 		errno = EINVAL;
 		return -1;
 	}
-	return tp_cq_poll(tp_cq_from_pub(cq), num_entries, wc);
+	n = tp_cq_poll(tp_cq_from_pub(cq), num_entries, wc);
+	if (unlikely(n < 0)) {
+		errno = -n;
+		return -1;
+	}
+	return n;
 }
 
 int
@@ -230,8 +237,7 @@ qp_create_fn(void *arg)
 {
 	struct qp_create_args *a = arg;
 
-	a->qp = tp_qp_create(a->eng, a->pd, a->scq, a->rcq, a->init);
-	return a->qp == NULL ? errno : 0;
+	return tp_qp_create(a->eng, a->pd, a->scq, a->rcq, a->init, &a->qp);
 }
 
 struct qp_modify_args {
@@ -246,7 +252,7 @@ qp_modify_fn(void *arg)
 {
 	struct qp_modify_args *a = arg;
 
-	return -tp_qp_modify(a->qp, a->attr, a->mask);
+	return tp_qp_modify(a->qp, a->attr, a->mask);
 }
 
 static int
@@ -254,13 +260,13 @@ qp_query_fn(void *arg)
 {
 	struct qp_modify_args *a = arg;
 
-	return -tp_qp_query(a->qp, a->attr, a->init);
+	return tp_qp_query(a->qp, a->attr, a->init);
 }
 
 static int
 qp_destroy_fn(void *arg)
 {
-	return -tp_qp_destroy(arg);
+	return tp_qp_destroy(arg);
 }
 
 struct droce_qp *
@@ -299,7 +305,7 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	}
 	if (rc != 0) {
 		prot_pd_put(ctx->prot, pd->handle);
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	pub = tp_qp_pub(qp);
@@ -318,7 +324,7 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
 	a.qp = tp_qp_from_pub(qp);
-	return tp_qp_call(a.qp, qp_modify_fn, &a);
+	return -tp_qp_call(a.qp, qp_modify_fn, &a);
 }
 
 int
@@ -331,7 +337,7 @@ droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
 	a.qp = tp_qp_from_pub(qp);
-	return tp_qp_call(a.qp, qp_query_fn, &a);
+	return -tp_qp_call(a.qp, qp_query_fn, &a);
 }
 
 int
@@ -350,7 +356,7 @@ droce_destroy_qp(struct droce_qp *qp)
 	if (rc != 0)
 		return rc;
 	verbs_events_forget(ctx, qp);
-	rc = tp_qp_call(tp_qp_from_pub(qp), qp_destroy_fn, tp_qp_from_pub(qp));
+	rc = -tp_qp_call(tp_qp_from_pub(qp), qp_destroy_fn, tp_qp_from_pub(qp));
 	if (rc != 0)
 		return rc;
 	prot_pd_put(ctx->prot, pd);
@@ -425,8 +431,7 @@ ah_create_fn(void *arg)
 {
 	struct ah_create_args *a = arg;
 
-	a->ah = tp_ah_create(a->dev, a->attr);
-	return a->ah == NULL ? errno : 0;
+	return tp_ah_create(a->dev, a->attr, &a->ah);
 }
 
 static int
@@ -462,7 +467,7 @@ droce_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr)
 	}
 	if (rc != 0) {
 		prot_pd_put(pd->context->prot, pd->handle);
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	pub = tp_ah_pub(ah);

@@ -7,9 +7,11 @@
  *           (--size) posted round-robin over the N QPs, at most --window
  *           outstanding in all, every WR signalled; messages per second
  *           over --count WRITEs, and the transport's drop counters;
- *   create  --create-to M: QPs created on one context up to M, the mean
- *           creation time of the last 1,000 before each of 1k, 10k, 60k
- *           (those <= M), and the heap bytes per QP created.
+ *   create  --create-to M: QPs (--create-wr send and receive WRs, 1 SGE)
+ *           created on one context up to M, per block of 4,096 the mean
+ *           wall and CPU time and the median and 99th percentile of one
+ *           creation, the heap bytes per QP; then
+ *           all destroyed and created again.
  *
  *   qp_scale_bench [--qps 1,100,1000,10000] [--count N] [--window 128]
  *                  [--size 64] [--create-to 60000]
@@ -53,12 +55,18 @@ struct qsb {
 };
 
 static double
-now_s(void)
+clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double
+now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 static void
@@ -124,14 +132,14 @@ close_end(struct qsb_end *e)
 }
 
 static struct droce_qp *
-create_qp(struct qsb_end *e, uint32_t max_send_wr)
+create_qp(struct qsb_end *e, uint32_t max_send_wr, uint32_t max_recv_wr)
 {
 	struct droce_qp_init_attr init;
 
 	memset(&init, 0, sizeof(init));
 	init.qp_type = DROCE_QPT_RC;
 	init.cap.max_send_wr = max_send_wr;
-	init.cap.max_recv_wr = 1;
+	init.cap.max_recv_wr = max_recv_wr;
 	init.cap.max_send_sge = 1;
 	init.cap.max_recv_sge = 1;
 	init.send_cq = e->cq;
@@ -220,8 +228,8 @@ rate_run(struct qsb *t, uint32_t n, uint64_t count, uint32_t window, uint32_t si
 	bp0 = counter(&t->a, "tx_backpressure") + counter(&t->b, "tx_backpressure");
 	rt0 = counter(&t->a, "retransmitted_pkts");
 	for (uint32_t i = 0; i < n; i++) {
-		qa[i] = create_qp(&t->a, per_qp);
-		qb[i] = create_qp(&t->b, 1);
+		qa[i] = create_qp(&t->a, per_qp, 1);
+		qb[i] = create_qp(&t->b, 1, 1);
 		if (qa[i] == NULL || qb[i] == NULL)
 			die("droce_create_qp");
 		connect_one(qa[i], qb[i]->qp_num, t->b.gid);
@@ -286,33 +294,68 @@ rate_run(struct qsb *t, uint32_t n, uint64_t count, uint32_t window, uint32_t si
 	return done == count && failed == 0 ? done / (t1 - t0) : 0;
 }
 
-/* QPs created on A up to `to`; timing of the 1,000 before each milestone. */
+#define QSB_BUCKET 4096
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One pass of creations on A up to `to`; per bucket of QSB_BUCKET QPs the
+ * mean wall time, the mean CPU time of this thread (user + system, which
+ * a loaded machine's preemptions do not inflate), and the median and 99th
+ * percentile of single creations.
+ */
+static void
+create_pass(struct qsb *t, struct droce_qp **q, uint32_t to, uint32_t cwr,
+	    const char *pass)
+{
+	static double one[QSB_BUCKET];
+	double t0 = now_s(), cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+
+	for (uint32_t i = 0; i < to; i++) {
+		double c0 = now_s(), c1;
+
+		q[i] = create_qp(&t->a, cwr, cwr);
+		if (q[i] == NULL)
+			die("droce_create_qp (raise max_qp?)");
+		c1 = now_s();
+		one[i % QSB_BUCKET] = c1 - c0;
+		if ((i + 1) % QSB_BUCKET == 0 || i + 1 == to) {
+			uint32_t n = i % QSB_BUCKET + 1;
+			double cpu1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+
+			qsort(one, n, sizeof(one[0]), cmp_double);
+			printf("create %s qps=%u us/qp(last %u): wall=%.2f cpu=%.2f "
+			       "p50=%.2f p99=%.2f\n", pass, i + 1, n,
+			       (c1 - t0) * 1e6 / n, (cpu1 - cpu0) * 1e6 / n,
+			       one[n / 2] * 1e6, one[n * 99 / 100] * 1e6);
+			t0 = c1;
+			cpu0 = cpu1;
+		}
+	}
+}
+
+/* QPs created on A up to `to`, destroyed, and created again (reuse). */
 static void
 create_run(struct qsb *t, uint32_t to, uint32_t cwr)
 {
-	static const uint32_t marks[] = { 1000, 10000, 20000, 30000, 40000, 50000, 60000 };
 	struct droce_qp **q = calloc(to, sizeof(*q));
 	size_t heap0 = heap_used();
-	double t0 = now_s();
 
 	if (q == NULL)
 		die("calloc");
-	for (uint32_t i = 0; i < to; i++) {
-		q[i] = create_qp(&t->a, cwr);
-		if (q[i] == NULL)
-			die("droce_create_qp (raise max_qp?)");
-		if ((i + 1) % 1000 == 0) {
-			double t1 = now_s();
-
-			for (unsigned int k = 0; k < RTE_DIM(marks); k++)
-				if (i + 1 == marks[k])
-					printf("create qps=%u us/qp(last 1000)=%.2f\n",
-					       i + 1, (t1 - t0) * 1e3);
-			t0 = t1;
-		}
-	}
-	printf("create heap bytes/qp=%zu (max_send_wr %u, max_recv_wr 1, 1 SGE)\n",
-	       (heap_used() - heap0) / to, cwr);
+	create_pass(t, q, to, cwr, "first");
+	printf("create heap bytes/qp=%zu (max_send_wr %u, max_recv_wr %u, 1 SGE)\n",
+	       (heap_used() - heap0) / to, cwr, cwr);
+	for (uint32_t i = 0; i < to; i++)
+		if (droce_destroy_qp(q[i]) != 0)
+			die("droce_destroy_qp");
+	create_pass(t, q, to, cwr, "again");
 	for (uint32_t i = 0; i < to; i++)
 		if (droce_destroy_qp(q[i]) != 0)
 			die("droce_destroy_qp");
