@@ -195,8 +195,10 @@ lc_run_one(struct tp_lcore *lc, struct tp_lc_cmd *c)
 	c->rc = c->fn(c->arg);
 	/* what the command retired (a flush) is free before its caller
 	 * returns: a post right after modify_qp(ERR) must find the room */
-	if (dev != NULL)
+	if (dev != NULL) {
 		tp_lc_publish_tails(dev, TP_LC_ALL);
+		tp_lc_publish_cqs(dev);
+	}
 	if (world)
 		lc_world_start(lc, dev);
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Dedicated transport lcores, the data side (see tp_lcore.c for the
- * design): the post rings and completion rings of QPs and CQs, and one
- * round of a device on its lcore (post rings -> SQ/RQ, tp_progress, tails
- * published, CQEs -> completion rings).
+ * design): the QPs' work queues and the CQs' rings as seen from the
+ * transport lcore, and one round of a device on its lcore (posted WQEs
+ * taken, tp_progress, work-queue tails published, CQ heads published).
  */
 #include <errno.h>
 
@@ -19,8 +19,8 @@
 
 /*
  * An exact-size ring of count elements of esize bytes in rte_malloc
- * memory (not a named memzone: QPs and CQs come and go by the thousand,
- * memzones are a small table and need unique names).
+ * memory (not a named memzone: memzones are a small table and need
+ * unique names).
  */
 struct rte_ring *
 tp_lc_ring_alloc(unsigned int count, unsigned int esize, unsigned int flags)
@@ -42,13 +42,6 @@ tp_lc_ring_alloc(unsigned int count, unsigned int esize, unsigned int flags)
 	return r;
 }
 
-struct rte_ring *
-tp_lc_ring_create(unsigned int count, unsigned int esize)
-{
-	return tp_lc_ring_alloc(count < 1 ? 1 : count, esize,
-			     RING_F_SP_ENQ | RING_F_SC_DEQ);
-}
-
 int
 tp_lc_qp_init(struct tp_qp *qp)
 {
@@ -57,14 +50,6 @@ tp_lc_qp_init(struct tp_qp *qp)
 
 	if (lc == NULL)
 		return -ENOMEM;
-	lc->sq_ring = tp_lc_ring_create(qp->sq.max_wr, sizeof(struct tp_send_wqe));
-	lc->rq_ring = tp_lc_ring_create(qp->rq.max_wr, sizeof(struct tp_recv_wqe));
-	if (lc->sq_ring == NULL || lc->rq_ring == NULL) {
-		rte_free(lc->sq_ring);
-		rte_free(lc->rq_ring);
-		rte_free(lc);
-		return -ENOMEM;
-	}
 	lc->state = DROCE_QPS_RESET;
 	qp->lc = lc;
 	return 0;
@@ -73,64 +58,16 @@ tp_lc_qp_init(struct tp_qp *qp)
 void
 tp_lc_qp_fini(struct tp_qp *qp)
 {
-	if (qp->lc == NULL)
-		return;
-	rte_free(qp->lc->sq_ring);
-	rte_free(qp->lc->rq_ring);
 	rte_free(qp->lc);
 	qp->lc = NULL;
 }
 
-/* Several shards: a CQ may get CQEs from each; every shard stages its own. */
-static int
-lc_cq_stages(struct tp_cq *cq)
-{
-	unsigned int n = cq->dev->nshards - 1;
-
-	cq->xs = rte_zmalloc("droce_cq_stage", n * sizeof(*cq->xs), RTE_CACHE_LINE_SIZE);
-	if (cq->xs == NULL)
-		return -ENOMEM;
-	cq->nxs = n;
-	for (unsigned int k = 0; k < n; k++) {
-		cq->xs[k].ring = rte_zmalloc("droce_cq_stage",
-					     (cq->mask + 1) * sizeof(struct droce_wc),
-					     RTE_CACHE_LINE_SIZE);
-		if (cq->xs[k].ring == NULL)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static void
-lc_cq_stages_free(struct tp_cq *cq)
-{
-	if (cq->xs == NULL)
-		return;
-	for (unsigned int k = 0; k < cq->nxs; k++)
-		rte_free(cq->xs[k].ring);
-	rte_free(cq->xs);
-	cq->xs = NULL;
-}
-
-int
+void
 tp_lc_cq_init(struct tp_cq *cq)
 {
-	bool sharded = cq->dev->nshards > 1;
-
-	/* several shards enqueue: multi-producer (the poller stays single) */
-	cq->lc_ring = tp_lc_ring_alloc(cq->mask + 1, sizeof(struct droce_wc),
-				    sharded ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (cq->lc_ring == NULL)
-		return -ENOMEM;
-	if (sharded && lc_cq_stages(cq) != 0) {
-		lc_cq_stages_free(cq);
-		rte_free(cq->lc_ring);
-		cq->lc_ring = NULL;
-		return -ENOMEM;
-	}
+	cq->lc = true;
 	cq->lc_next = cq->dev->lc_cqs;
 	cq->dev->lc_cqs = cq;
-	return 0;
 }
 
 void
@@ -138,7 +75,7 @@ tp_lc_cq_fini(struct tp_cq *cq)
 {
 	struct tp_cq **p;
 
-	if (cq->lc_ring == NULL)
+	if (!cq->lc)
 		return;
 	for (p = &cq->dev->lc_cqs; *p != NULL; p = &(*p)->lc_next) {
 		if (*p == cq) {
@@ -146,60 +83,29 @@ tp_lc_cq_fini(struct tp_cq *cq)
 			break;
 		}
 	}
-	lc_cq_stages_free(cq);
-	rte_free(cq->lc_ring);
-	cq->lc_ring = NULL;
 }
 
 /* ---- the transport lcore's round ---------------------------------------------- */
 
-/* Move up to the free contiguous room of the queue, twice (ring wrap). */
-static unsigned int
-lc_drain_sq(struct tp_qp *qp)
+/* What the application posted since the last look: its WQEs are in place. */
+static inline unsigned int
+lc_take_sq(struct tp_qp *qp)
 {
-	struct tp_sq *sq = &qp->sq;
-	unsigned int total = 0;
+	uint32_t head = __atomic_load_n(&qp->lc->s_head, __ATOMIC_ACQUIRE);
+	unsigned int n = head - qp->sq.head;
 
-	for (int pass = 0; pass < 2; pass++) {
-		uint32_t idx = sq->head & sq->mask;
-		uint32_t room = RTE_MIN(sq->mask + 1 - idx,
-					sq->mask + 1 - tp_ring_count(sq->head, sq->tail));
-		unsigned int n;
-
-		if (room == 0)
-			break;
-		n = rte_ring_sc_dequeue_burst_elem(qp->lc->sq_ring, &sq->wqe[idx],
-						   sizeof(sq->wqe[0]), room, NULL);
-		sq->head += n;
-		total += n;
-		if (n < room)
-			break;
-	}
-	return total;
+	qp->sq.head = head;
+	return n;
 }
 
-static unsigned int
-lc_drain_rq(struct tp_qp *qp)
+static inline unsigned int
+lc_take_rq(struct tp_qp *qp)
 {
-	struct tp_rq *rq = &qp->rq;
-	unsigned int total = 0;
+	uint32_t head = __atomic_load_n(&qp->lc->r_head, __ATOMIC_ACQUIRE);
+	unsigned int n = head - qp->rq.head;
 
-	for (int pass = 0; pass < 2; pass++) {
-		uint32_t idx = rq->head & rq->mask;
-		uint32_t room = RTE_MIN(rq->mask + 1 - idx,
-					rq->mask + 1 - tp_ring_count(rq->head, rq->tail));
-		unsigned int n;
-
-		if (room == 0)
-			break;
-		n = rte_ring_sc_dequeue_burst_elem(qp->lc->rq_ring, &rq->wqe[idx],
-						   sizeof(rq->wqe[0]), room, NULL);
-		rq->head += n;
-		total += n;
-		if (n < room)
-			break;
-	}
-	return total;
+	qp->rq.head = head;
+	return n;
 }
 
 /* Shard filter: this shard's QPs, or every QP (TP_LC_ALL, world stopped). */
@@ -222,7 +128,7 @@ tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
 
 		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
-		n = lc_drain_sq(qp) + lc_drain_rq(qp);
+		n = lc_take_sq(qp) + lc_take_rq(qp);
 		/* as tp_post_*: what reaches a QP in ERR completes at once */
 		if (n != 0 && qp->pub.state == DROCE_QPS_ERR)
 			tp_qp_flush(qp);
@@ -248,7 +154,7 @@ tp_lc_drain_rqs(struct tp_dev *dev)
 
 		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
-		if (lc_drain_rq(qp) != 0 && qp->pub.state == DROCE_QPS_ERR)
+		if (lc_take_rq(qp) != 0 && qp->pub.state == DROCE_QPS_ERR)
 			tp_qp_flush(qp);
 	}
 }
@@ -270,41 +176,24 @@ tp_lc_publish_tails(struct tp_dev *dev, unsigned int shard)
 	}
 }
 
-/* One staging array's CQEs -> the completion ring (SP or MP, as made). */
-static void
-lc_forward_stage(struct tp_cq *cq, struct droce_wc *ring, uint32_t head,
-		 uint32_t *tail)
+/*
+ * The calling engine's CQ rings -> the pollers (after the tails: a
+ * completion polled means its work-queue slot is free again).  Stores only
+ * on change: the application's lcore reads these lines.
+ */
+void
+tp_lc_publish_cqs(struct tp_dev *dev)
 {
-	for (int pass = 0; pass < 2 && head != *tail; pass++) {
-		uint32_t idx = *tail & cq->mask;
-		uint32_t n = RTE_MIN(head - *tail, cq->mask + 1 - idx);
-		unsigned int k;
+	for (struct tp_cq *cq = dev->lc_cqs; cq != NULL; cq = cq->lc_next) {
+		struct tp_cq_ring *r = tp_cq_ring_mine(cq);
 
-		k = rte_ring_enqueue_burst_elem(cq->lc_ring, &ring[idx],
-						sizeof(ring[0]), n, NULL);
-		*tail += k;
-		if (k < n)
-			break;
+		if (__atomic_load_n(&r->pub_head, __ATOMIC_RELAXED) != r->head)
+			__atomic_store_n(&r->pub_head, r->head, __ATOMIC_RELEASE);
+		/* after the CQEs before the loss (tp_lc_cq_poll reads it first) */
+		if (unlikely(r->overflow) &&
+		    !__atomic_load_n(&r->pub_overflow, __ATOMIC_RELAXED))
+			__atomic_store_n(&r->pub_overflow, true, __ATOMIC_RELEASE);
 	}
-}
-
-/* CQEs -> the CQ's completion ring; what does not fit waits in the CQ. */
-static void
-lc_forward_cq(struct tp_cq *cq, unsigned int shard)
-{
-	if (shard != 0) {
-		struct tp_cq_stage *st = &cq->xs[shard - 1];
-
-		lc_forward_stage(cq, st->ring, st->head, &st->tail);
-		if (unlikely(st->overflow) &&
-		    !__atomic_load_n(&cq->lc_overflow, __ATOMIC_RELAXED))
-			__atomic_store_n(&cq->lc_overflow, true, __ATOMIC_RELEASE);
-		return;
-	}
-	lc_forward_stage(cq, cq->ring, cq->head, &cq->tail);
-	if (unlikely(cq->overflow) &&
-	    !__atomic_load_n(&cq->lc_overflow, __ATOMIC_RELAXED))
-		__atomic_store_n(&cq->lc_overflow, true, __ATOMIC_RELEASE);
 }
 
 unsigned int
@@ -316,8 +205,7 @@ tp_lc_dev_round(struct tp_dev *dev, unsigned int shard)
 	work = tp_lc_drain_dev(dev, dev->nshards > 1 ? shard : TP_LC_ALL);
 	work += (unsigned int)tp_progress(dev);
 	tp_lc_publish_tails(dev, dev->nshards > 1 ? shard : TP_LC_ALL);
-	for (struct tp_cq *cq = dev->lc_cqs; cq != NULL; cq = cq->lc_next)
-		lc_forward_cq(cq, shard);
+	tp_lc_publish_cqs(dev);
 	RTE_PER_LCORE(tp_shard_id) = 0;
 	return work;
 }

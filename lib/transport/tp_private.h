@@ -17,8 +17,9 @@
  * Threading: everything here runs on the lcore that owns the context: the
  * application's own lcore (run-to-completion), or a dedicated transport
  * lcore (tp_lcore.c), in which case the application's lcore touches only
- * the rte_rings of struct tp_lc_qp / tp_cq (lc_*) and the QP fields that
- * change only in control commands.  No locks.
+ * the work queues' free slots and struct tp_lc_qp, the CQs' rings
+ * (struct tp_cq_ring) and the QP fields that change only in control
+ * commands.  No locks.
  */
 #ifndef TP_PRIVATE_H
 #define TP_PRIVATE_H
@@ -238,41 +239,41 @@ struct tp_ah {
 
 /* ---- completion queues ---------------------------------------------------- */
 
+/*
+ * One engine's completions of a CQ: a power-of-two array of CQEs the
+ * engine writes once (tp_cq_push) and droce_poll_cq copies from straight
+ * into the caller's array.  Run-to-completion: both on one lcore, head and
+ * tail read directly.  Dedicated transport lcore: the engine publishes
+ * pub_head (and pub_overflow) with release stores at the end of its round,
+ * after the work queues' tails (tp_lc_publish_cqs), and the poller
+ * publishes tail with a release store once it copied the CQEs out.  The
+ * fields each side writes are on cache lines of their own.
+ */
+struct tp_cq_ring {
+	/* the engine's */
+	struct droce_wc *wc;	/* cq->mask + 1 entries */
+	uint32_t head;		/* next CQE written */
+	uint32_t tail_seen;	/* the poller's tail when last read */
+	bool overflow;		/* a CQE was lost (CQ overrun) */
+	/* dedicated transport lcore: what the poller may read */
+	uint32_t pub_head __rte_cache_aligned;
+	bool pub_overflow;
+	/* the poller's: oldest CQE not yet polled */
+	uint32_t tail __rte_cache_aligned;
+};
+
 struct tp_cq {
 	struct droce_cq pub;
 	struct tp_dev *dev;
-	struct droce_wc *ring;
 	uint32_t mask;
-	uint32_t head;		/* producer (transport) */
-	uint32_t tail;		/* consumer (poll_cq; dedicated mode: tp_lcore.c) */
 	uint32_t users;		/* QPs using it */
-	bool overflow;
-	/*
-	 * Dedicated transport lcore only (NULL / unused otherwise): the
-	 * transport lcore moves completions from ring[] to lc_ring (SP/SC,
-	 * struct droce_wc elements) and droce_poll_cq drains lc_ring on the
-	 * application's lcore; lc_overflow (atomic) reports a CQ overrun.
-	 */
-	struct rte_ring *lc_ring;
-	bool lc_overflow;
-	struct tp_cq *lc_next;	/* the device's CQs (dev->lc_cqs) */
-	/*
-	 * Several transport lcores (shards, tp_shard.c): shard 0 writes
-	 * ring/head/tail above, shard k >= 1 its own staging array xs[k - 1];
-	 * each shard moves its own CQEs to lc_ring, then multi-producer.
-	 * NULL with one shard.
-	 */
-	struct tp_cq_stage *xs;
-	uint32_t nxs;
+	bool lc;		/* the device runs on dedicated transport lcores */
 	bool ev_muted;		/* being destroyed: no CQ_ERR event */
-};
-
-/* A shard's CQEs for one CQ, waiting to be moved to its completion ring. */
-struct tp_cq_stage {
-	struct droce_wc *ring;	/* cq->mask + 1 entries */
-	uint32_t head;
-	uint32_t tail;
-	bool overflow;
+	struct tp_cq *lc_next;	/* the device's CQs (dev->lc_cqs) */
+	uint32_t poll_next;	/* the poller's: ring polled first next time */
+	/* one ring per engine (the device's shards; 1 in run-to-completion) */
+	uint32_t nrings;
+	struct tp_cq_ring rings[];
 };
 
 /* ---- responder output queue ----------------------------------------------- */
@@ -324,28 +325,29 @@ struct tp_resp_res {
 	uint64_t orig;		/* ATOMIC: the original value returned */
 };
 
-/* ---- dedicated transport lcore: a QP's post rings ------------------------ */
+/* ---- dedicated transport lcore: a QP's work queues as SP/SC rings -------- */
 
 /*
- * One SP/SC ring per work queue and QP (tp_lcore.c explains why per QP).
- * The application's lcore builds WQEs straight into sq_ring / rq_ring and
- * counts what it posted; the transport lcore moves them into qp->sq /
- * qp->rq and publishes how far those queues were retired.  posted - tail
- * is what the application has outstanding: at max_wr, post returns ENOMEM
- * (the rings hold max_wr, so they can never be the ones that are full).
- * The fields each side writes are on cache lines of their own.
+ * The SQ and the RQ are the single-producer/single-consumer rings between
+ * the application's lcore and the transport lcore.  The application builds
+ * each WQE in place in qp->sq.wqe[s_head & mask] (qp->rq alike) and then
+ * publishes s_head with a release store; the transport lcore takes it into
+ * qp->sq.head with an acquire load (tp_lc_drain_dev) and works on the WQE
+ * where it is; it publishes how far it retired (s_tail, release).
+ * s_head - s_tail is what the application has outstanding: at max_wr post
+ * returns ENOMEM, so a slot is written again only after its WQE retired
+ * and the published tail says so.  The fields each side writes are on
+ * cache lines of their own.
  */
 struct tp_lc_qp {
-	/* written by the application's lcore only */
-	struct rte_ring *sq_ring;	/* struct tp_send_wqe elements */
-	struct rte_ring *rq_ring;	/* struct tp_recv_wqe elements */
-	uint32_t s_posted;		/* since the last RESET */
-	uint32_t r_posted;
+	/* written by the application's lcore only (release stores) */
+	uint32_t s_head;		/* since the last RESET */
+	uint32_t r_head;
 	/*
 	 * The state as of the last modify_qp (written by the modify command
 	 * while the application waits for it): post checks RESET/INIT/RTR
 	 * against it.  The transport moving the QP to ERR on its own is not
-	 * seen here, as on hardware: such WRs are flushed when drained.
+	 * seen here, as on hardware: such WRs are flushed when taken.
 	 */
 	enum droce_qp_state state;
 	/* written by the transport lcore only (atomic stores) */
@@ -609,6 +611,16 @@ tp_tx_turn(struct tp_dev *dev)
 	return s == 0 ? &dev->turn : &dev->sh[s]->turn;
 }
 
+/*
+ * The ring the calling engine writes the CQ's completions to: the CQ's
+ * one ring, or with several transport lcores the calling shard's own.
+ */
+static inline struct tp_cq_ring *
+tp_cq_ring_mine(struct tp_cq *cq)
+{
+	return &cq->rings[tp_cur_shard()];
+}
+
 static inline struct tp_qp *
 tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 {
@@ -721,12 +733,11 @@ bool tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsg
 /* tp_cq.c */
 bool tp_cq_push(struct tp_cq *cq, const struct droce_wc *wc);
 
-/* tp_lcore.c: per-QP and per-CQ ring set-up (control path, on the
+/* tp_lcore_rings.c: per-QP and per-CQ set-up (control path, on the
  * transport lcore) and the transport lcore's side of them. */
-struct rte_ring *tp_lc_ring_create(unsigned int count, unsigned int esize);
 int tp_lc_qp_init(struct tp_qp *qp);
 void tp_lc_qp_fini(struct tp_qp *qp);
-int tp_lc_cq_init(struct tp_cq *cq);
+void tp_lc_cq_init(struct tp_cq *cq);
 void tp_lc_cq_fini(struct tp_cq *cq);
 int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 void tp_lc_drain_rqs(struct tp_dev *dev);
