@@ -2,40 +2,41 @@
 /*
  * Dedicated transport lcores: the second run mode.  This file is the
  * lcore itself (command ring, stopping the world, launch and stop);
- * tp_lcore_rings.c the post and completion rings and a device's round.
+ * tp_lcore_rings.c the work queues and CQ rings and a device's round.
  *
  * A transport lcore (an EAL worker launched with rte_eal_remote_launch)
  * runs the progress loop of one or more devices; the application runs on
  * other lcores and talks to it only through rte_rings:
  *
- *   post rings     one SP/SC ring per send queue and per receive queue of
- *                  each QP: droce_post_send/recv build the WQE straight
- *                  into the ring (zero-copy enqueue), the transport lcore
- *                  moves it into the QP's SQ/RQ.
- *   completion     one SP/SC ring per CQ: the transport lcore moves the
- *   rings          CQEs its completer/responder wrote into the CQ's own
- *                  array onto it; droce_poll_cq dequeues.
+ *   work queues    each QP's SQ and RQ are SP/SC rings: droce_post_send/
+ *                  recv build the WQE in place in the slot at the head
+ *                  and publish the head (release); the transport lcore
+ *                  takes it (acquire) and works on the WQE where it is.
+ *   CQ rings       one SP/SC ring per engine of each CQ: the completer/
+ *                  responder write each CQE once, the lcore publishes
+ *                  the head after its round; droce_poll_cq copies from
+ *                  it straight into the caller's array.
  *   command ring   one MP/SC ring per transport lcore: control-path verbs
  *                  (create/modify/query/destroy QP and CQ, AH, detach)
  *                  run there as a function call; the caller spins on the
  *                  command's done flag.  The control path may wait, the
  *                  data path never does.
  *
- * Why per QP and not one ring per device: a post ring sized to the QP's
- * own max_send_wr / max_recv_wr makes "ring full" the same thing as "work
- * queue full" (ENOMEM, as ibverbs), per QP, so one QP's burst can never
+ * Why per QP and not one ring per device: a work queue sized to the QP's
+ * own max_send_wr / max_recv_wr makes a full queue ENOMEM (as ibverbs)
+ * per QP, so one QP's burst can never
  * make another QP's post fail; each QP may be owned by a different
  * application lcore (single producer per ring without any lock); and the
- * transport already walks its live QPs every round, so polling a per-QP
- * ring costs one load of the ring's producer index per QP.
+ * transport already walks its live QPs every round, so taking a QP's
+ * posted heads costs one load each.
  *
  * Ordering (what the control path guarantees):
- *   - a command drains every post ring of its lcore's devices before it
+ *   - a command takes the posted heads of its lcore's devices before it
  *     runs: WRs posted before modify_qp/destroy_qp are in the SQ/RQ when
  *     the QP changes state or goes away (RESET discards them, as ibverbs);
  *   - modify_qp returns after the transport lcore executed it, so a post
  *     after modify_qp(RTS) is checked against RTS (struct tp_lc_qp.state)
- *     and drained into an RTS QP;
+ *     and taken by an RTS QP;
  *   - destroy_qp / destroy_cq free memory on the transport lcore, between
  *     two rounds: nothing of it is in use then, and the application does
  *     not use the object after the call (ibverbs rule);
@@ -43,11 +44,11 @@
  *     lcore owns the device's reader slot and reports a quiescent state at
  *     the end of every tp_progress(), so a revoking call returns only
  *     after no lookup that saw the old key is still running there.  WQEs
- *     still in a post ring are checked when executed, and fail then.
+ *     posted but not yet executed are checked when executed, and fail then.
  *
  * Completions and credits: the transport lcore publishes qp->sq.tail and
- * qp->rq.tail (release stores, only when they moved) before it moves the
- * CQEs of the same round: a thread that polled a completion also sees the
+ * qp->rq.tail (release stores, only when they moved) before the CQ ring
+ * heads of the same round: a thread that polled a completion also sees the
  * work-queue slot free again.
  */
 #include <errno.h>

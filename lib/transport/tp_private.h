@@ -516,7 +516,7 @@ struct tp_shard {
  * The shard index of the device the calling lcore is working for: set by
  * the transport lcore before each device's round (and to 0 for commands);
  * 0 on every other thread.  Data-path code that must know which shard it
- * runs for (counters, CQE staging, transmit queue) reads it.
+ * runs for (counters, its CQ rings, transmit queue) reads it.
  */
 RTE_DECLARE_PER_LCORE(unsigned int, tp_shard_id);
 
@@ -562,7 +562,7 @@ struct tp_dev {
 
 	/* dedicated transport lcore (tp_lcore.c); NULL: run-to-completion */
 	struct tp_lcore *lc;
-	struct tp_cq *lc_cqs;		/* its CQs, for the completion rings */
+	struct tp_cq *lc_cqs;		/* its CQs, whose ring heads a round publishes */
 	uint32_t ncq;			/* CQs that exist (control path) */
 
 	/* asynchronous events (tp_event.c) */

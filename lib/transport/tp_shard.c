@@ -21,11 +21,10 @@
  *     and then tells the shard the MAC (mac_in, tp_shard_mac_in).
  *
  * Everything else a shard touches on the data path is its own: its QPs
- * (and their work queues, post rings, timers), its transmit queue, its
- * counters (summed for telemetry), its QSBR reader slot, and its staging
- * array in each CQ (tp_cq_push; a CQ may be shared by QPs of different
- * shards, and each shard moves its own CQEs to the CQ's completion ring,
- * which is then multi-producer).  Control commands stop the other shards
+ * (and their work queues, timers), its transmit queue, its counters
+ * (summed for telemetry), its QSBR reader slot, and its ring in each CQ
+ * (tp_cq_push; a CQ may be shared by QPs of different shards, and
+ * droce_poll_cq polls each shard's ring in turn).  Control commands stop the other shards
  * of the device while they run (tp_lcore.c), so the QP table, the live
  * list and the CQ list change only while no shard reads them.
  */
