@@ -87,24 +87,17 @@ tp_lc_cq_fini(struct tp_cq *cq)
 
 /* ---- the transport lcore's round ---------------------------------------------- */
 
-/* What the application posted since the last look: its WQEs are in place. */
+/*
+ * What the application posted to one work queue since the last look (its
+ * WQEs are in place): the published head into the queue's own; how many.
+ */
 static inline unsigned int
-lc_take_sq(struct tp_qp *qp)
+lc_take(const uint32_t *pub_head, uint32_t *head)
 {
-	uint32_t head = __atomic_load_n(&qp->lc->s_head, __ATOMIC_ACQUIRE);
-	unsigned int n = head - qp->sq.head;
+	uint32_t h = __atomic_load_n(pub_head, __ATOMIC_ACQUIRE);
+	unsigned int n = h - *head;
 
-	qp->sq.head = head;
-	return n;
-}
-
-static inline unsigned int
-lc_take_rq(struct tp_qp *qp)
-{
-	uint32_t head = __atomic_load_n(&qp->lc->r_head, __ATOMIC_ACQUIRE);
-	unsigned int n = head - qp->rq.head;
-
-	qp->rq.head = head;
+	*head = h;
 	return n;
 }
 
@@ -128,7 +121,8 @@ tp_lc_drain_dev(struct tp_dev *dev, unsigned int shard)
 
 		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
-		n = lc_take_sq(qp) + lc_take_rq(qp);
+		n = lc_take(&qp->lc->s_head, &qp->sq.head) +
+		    lc_take(&qp->lc->r_head, &qp->rq.head);
 		/* as tp_post_*: what reaches a QP in ERR completes at once */
 		if (n != 0 && qp->pub.state == DROCE_QPS_ERR)
 			tp_qp_flush(qp);
@@ -154,7 +148,8 @@ tp_lc_drain_rqs(struct tp_dev *dev)
 
 		if (qp->lc == NULL || !lc_mine(dev, qp, shard))
 			continue;
-		if (lc_take_rq(qp) != 0 && qp->pub.state == DROCE_QPS_ERR)
+		if (lc_take(&qp->lc->r_head, &qp->rq.head) != 0 &&
+		    qp->pub.state == DROCE_QPS_ERR)
 			tp_qp_flush(qp);
 	}
 }

@@ -41,6 +41,14 @@ send64(struct fx *f, uint64_t wr_id)
 		       DROCE_SEND_SIGNALED);
 }
 
+/* A connected pair whose work queues take max_wr WRs each. */
+static void
+open_pair(struct fx *f, uint32_t max_wr)
+{
+	fx_open(f, NULL, BUF);
+	fx_connect(f, &(struct fx_qp_opts){ .max_wr = max_wr });
+}
+
 static void
 expect_wc(const struct droce_wc *wc, uint64_t wr_id, enum droce_wc_opcode op)
 {
@@ -62,12 +70,11 @@ test_sq_enomem_at_max_wr(void **state)
 	const uint32_t max_wr = 6;
 	struct droce_sge sge;
 	struct droce_send_wr wr[2], *bad;
-	struct droce_wc wc;
 	struct fx f;
+	struct droce_wc wc;
 
 	(void)state;
-	fx_open(&f, NULL, BUF);
-	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = max_wr });
+	open_pair(&f, max_wr);
 	for (uint32_t i = 0; i < max_wr; i++)
 		assert_int_equal(send64(&f, i), 0);
 	assert_int_equal(send64(&f, 100), ENOMEM);
@@ -114,8 +121,7 @@ test_rq_enomem_at_max_wr(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_open(&f, NULL, BUF);
-	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = max_wr });
+	open_pair(&f, max_wr);
 	for (uint32_t i = 0; i < max_wr; i++)
 		assert_int_equal(fx_post_recv(f.b.qp, i, f.b.buf + 64 * i, 64,
 					      f.b.mr->lkey), 0);
