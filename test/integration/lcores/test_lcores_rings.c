@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <rte_lcore.h>
 
 #include "tp_fixture.h"
 
@@ -386,12 +385,7 @@ main(int argc, char **argv)
 	};
 
 	(void)argc;
-	fx_eal_init_lcores(argv[0], "0,1");
-	if (!rte_lcore_is_enabled(TRANSPORT_LCORE)) {
-		fprintf(stderr, "lcore %d not available\n", TRANSPORT_LCORE);
-		return 1;
-	}
-	fx_set_transport_lcore(TRANSPORT_LCORE);
+	fx_eal_init_transport_lcore(argv[0], TRANSPORT_LCORE);
 	return fx_result(cmocka_run_group_tests_name("lcores_rings_vwire", tests, NULL,
 						     NULL));
 }
