@@ -1,44 +1,59 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Completion queues: a power-of-two ring of struct droce_wc written by the
- * transport and read by droce_poll_cq on the same lcore.  With a dedicated
- * transport lcore, that lcore moves them on to the CQ's completion ring
- * (lc_ring, tp_lcore.c), which droce_poll_cq drains on the application's.
+ * Completion queues: one power-of-two ring of struct droce_wc per engine
+ * (struct tp_cq_ring), written once by the transport and copied by
+ * droce_poll_cq straight into the caller's array.  Run-to-completion: one
+ * ring, both sides on the application's lcore.  Dedicated transport
+ * lcores: one ring per engine (cq->rings[eng->idx]), published at the end
+ * of each of its rounds (tp_lcore_rings.c), polled in turn from the
+ * application's lcore.
+ *
+ * Capacity: an engine's ring holds cqe (rounded up to a power of two)
+ * completions not yet polled; the next one it completes overruns the CQ.
+ * With several transport lcores each has its own ring of cqe.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_malloc.h>
-#include <rte_ring_elem.h>
 
 #include "tp_private.h"
+
+static void
+cq_free(struct tp_cq *cq)
+{
+	for (uint32_t k = 0; k < cq->nrings; k++)
+		rte_free(cq->rings[k].wc);
+	rte_free(cq);
+}
 
 int
 tp_cq_create(struct tp_dev *dev, int cqe, struct tp_cq **out)
 {
+	uint32_t nrings = dev->neng;	/* 1 unless several transport lcores */
 	struct tp_cq *cq;
 	uint32_t n;
 
 	if (cqe < 1 || cqe > DROCE_MAX_CQE)
 		return -EINVAL;
 	n = rte_align32pow2((uint32_t)cqe);
-	cq = rte_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
+	cq = rte_zmalloc("droce_cq", sizeof(*cq) + nrings * sizeof(cq->rings[0]),
+			 RTE_CACHE_LINE_SIZE);
 	if (cq == NULL)
 		return -ENOMEM;
-	cq->ring = rte_zmalloc("droce_cq_ring", n * sizeof(*cq->ring),
-			       RTE_CACHE_LINE_SIZE);
-	if (cq->ring == NULL) {
-		rte_free(cq);
-		return -ENOMEM;
+	cq->nrings = nrings;
+	for (uint32_t k = 0; k < nrings; k++) {
+		cq->rings[k].wc = rte_zmalloc("droce_cq_ring", n * sizeof(struct droce_wc),
+					      RTE_CACHE_LINE_SIZE);
+		if (cq->rings[k].wc == NULL) {
+			cq_free(cq);
+			return -ENOMEM;
+		}
 	}
 	cq->dev = dev;
 	cq->mask = n - 1;
 	cq->pub.cqe = (int)n;
-	if (tp_dev_dedicated(dev) && tp_lc_cq_init(cq) != 0) {
-		rte_free(cq->ring);
-		rte_free(cq);
-		return -ENOMEM;
-	}
+	cq->lc = tp_dev_dedicated(dev);
 	dev->ncq++;
 	*out = cq;
 	return 0;
@@ -49,83 +64,104 @@ tp_cq_destroy(struct tp_cq *cq)
 {
 	if (cq->users != 0)
 		return -EBUSY;
-	tp_lc_cq_fini(cq);
 	cq->dev->ncq--;
-	rte_free(cq->ring);
-	rte_free(cq);
+	cq_free(cq);
 	return 0;
 }
 
 /*
- * Add a completion.  A full CQ is a CQ overrun (IBTA 11.4.2.1): the
- * completion is lost, counted, and the CQ is marked so the next poll
- * reports the error instead of silently continuing.
+ * The ring looked full with the poller's tail as last seen: read it again.
+ * Still full is a CQ overrun (IBTA 11.4.2.1): the completion is lost,
+ * counted, and the ring is marked so that a poll finding nothing reports
+ * the error instead of silently continuing.
  */
-static bool
-cq_stage_push(struct tp_engine *eng, struct tp_cq *cq, struct tp_cq_stage *st,
-	      const struct droce_wc *wc)
+static __rte_noinline __rte_cold bool
+cq_full(struct tp_engine *eng, struct tp_cq *cq, struct tp_cq_ring *r)
 {
-	if (st->head - st->tail > cq->mask) {
-		if (!st->overflow)
-			tp_event_cq_err(eng, cq);
-		st->overflow = true;
-		tp_count(eng, TP_CNT_CQ_OVERFLOW);
+	r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (r->head - r->tail_seen <= cq->mask)
 		return false;
-	}
-	st->ring[st->head & cq->mask] = *wc;
-	st->head++;
+	if (!r->overflow)
+		tp_event_cq_err(eng, cq);
+	r->overflow = true;
+	tp_count(eng, TP_CNT_CQ_OVERFLOW);
 	return true;
 }
 
 bool
 tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc)
 {
-	/* several transport lcores: each engine into its own staging array */
-	if (unlikely(eng->idx != 0) && cq->xs != NULL)
-		return cq_stage_push(eng, cq, &cq->xs[eng->idx - 1], wc);
-	if (cq->head - cq->tail > cq->mask) {
-		if (!cq->overflow)
-			tp_event_cq_err(eng, cq);
-		cq->overflow = true;
-		tp_count(eng, TP_CNT_CQ_OVERFLOW);
+	struct tp_cq_ring *r = &cq->rings[eng->idx];
+
+	if (unlikely(r->head - r->tail_seen > cq->mask) && cq_full(eng, cq, r))
 		return false;
-	}
-	cq->ring[cq->head & cq->mask] = *wc;
-	cq->head++;
+	r->wc[r->head & cq->mask] = *wc;
+	r->head++;
 	return true;
 }
 
 int
 tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 {
+	struct tp_cq_ring *r = &cq->rings[0];
 	int got = 0;
 
 	if (n < 0)
 		return -EINVAL;
-	if (cq->lc_ring != NULL)
+	if (cq->lc)
 		return tp_lc_cq_poll(cq, n, wc);
 	tp_progress(cq->dev);
-	while (got < n && cq->tail != cq->head) {
-		wc[got++] = cq->ring[cq->tail & cq->mask];
-		cq->tail++;
+	while (got < n && r->tail != r->head) {
+		wc[got++] = r->wc[r->tail & cq->mask];
+		r->tail++;
 	}
-	if (got == 0 && cq->overflow)
+	if (got == 0 && r->overflow)
 		return -EOVERFLOW;
 	return got;
 }
 
+/* Up to n published CQEs of one ring into wc (two copies at the wrap). */
+static unsigned int
+lc_ring_take(const struct tp_cq *cq, struct tp_cq_ring *r, struct droce_wc *wc,
+	     unsigned int n)
+{
+	uint32_t tail = r->tail;
+	uint32_t k = RTE_MIN(__atomic_load_n(&r->pub_head, __ATOMIC_ACQUIRE) - tail, n);
+	uint32_t idx = tail & cq->mask;
+	uint32_t first = RTE_MIN(k, cq->mask + 1 - idx);
+
+	if (k == 0)
+		return 0;
+	memcpy(wc, &r->wc[idx], first * sizeof(*wc));
+	memcpy(wc + first, r->wc, (k - first) * sizeof(*wc));
+	/* the slots are the engine's again */
+	__atomic_store_n(&r->tail, tail + k, __ATOMIC_RELEASE);
+	return k;
+}
+
 /*
- * Dedicated transport lcore: drain the completion ring on the
- * application's lcore (never progresses the engine: its lcore does).
+ * Dedicated transport lcore(s): copy the published CQEs of every engine's
+ * ring, in turn, on the application's lcore (never progresses the engine:
+ * its lcore does).  The overrun flags are read first: an engine publishes
+ * a flag after the CQEs before the loss, so EOVERFLOW is reported only
+ * once those were polled.
  */
 int
 tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 {
-	unsigned int got = rte_ring_sc_dequeue_burst_elem(cq->lc_ring, wc,
-							  sizeof(*wc),
-							  (unsigned int)n, NULL);
+	unsigned int got = 0;
+	bool overflow = false;
+	uint32_t k = cq->poll_next;
 
-	if (got == 0 && __atomic_load_n(&cq->lc_overflow, __ATOMIC_ACQUIRE))
+	for (uint32_t i = 0; i < cq->nrings; i++)
+		overflow |= __atomic_load_n(&cq->rings[i].pub_overflow, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < cq->nrings && got < (unsigned int)n; i++) {
+		got += lc_ring_take(cq, &cq->rings[k], wc + got, (unsigned int)n - got);
+		k = k + 1 == cq->nrings ? 0 : k + 1;
+	}
+	/* the next poll starts at the next ring: no engine waits behind another */
+	cq->poll_next = cq->poll_next + 1 == cq->nrings ? 0 : cq->poll_next + 1;
+	if (got == 0 && overflow)
 		return -EOVERFLOW;
 	return (int)got;
 }

@@ -106,14 +106,14 @@ tp_engines_free(struct tp_dev *dev)
 }
 
 /*
- * Dedicated lcores: the engine forwards the CQEs it staged in cq to the
- * CQ's completion ring (tp_lcore_rings.c); a CQ joins the engine's list
- * with the engine's first QP on it and stays until the CQ is destroyed.
+ * Dedicated lcores: the engine publishes the head of its own ring of cq
+ * after each round (tp_lcore_rings.c); a CQ joins the engine's list with
+ * the engine's first QP on it and stays until the CQ is destroyed.
  */
 static void
 join_cq(struct tp_engine *eng, struct tp_cq *cq)
 {
-	if (cq->lc_ring == NULL || cq->on[eng->idx].linked)
+	if (!cq->lc || cq->on[eng->idx].linked)
 		return;
 	cq->on[eng->idx].next = eng->cqs;
 	cq->on[eng->idx].linked = true;

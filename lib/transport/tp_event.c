@@ -230,7 +230,7 @@ cq_mute_fn(void *arg)
 	return 0;
 }
 
-/* Any engine may stage CQEs (and raise CQ_ERR): each, one after the other. */
+/* Any engine may complete on its ring (and raise CQ_ERR): each in turn. */
 int
 tp_cq_mute_events(struct tp_cq *cq)
 {

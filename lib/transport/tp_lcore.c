@@ -2,45 +2,50 @@
 /*
  * Dedicated transport lcores: the second run mode.  This file is the
  * lcore itself (command ring, launch and stop);
- * tp_lcore_rings.c the post and completion rings and a device's round.
+ * tp_lcore_rings.c the work queues and CQ rings and an engine's round.
  *
  * A transport lcore (an EAL worker launched with rte_eal_remote_launch)
  * runs the rounds of one or more engines (each of one device: a device
  * on several transport lcores has one engine on each); the application runs on
  * other lcores and talks to it only through rte_rings:
  *
- *   post rings     one SP/SC ring per send queue and per receive queue of
- *                  each QP: droce_post_send/recv build the WQE straight
- *                  into the ring (zero-copy enqueue), the transport lcore
- *                  moves it into the QP's SQ/RQ.
- *   completion     one SP/SC ring per CQ: the transport lcore moves the
- *   rings          CQEs its completer/responder wrote into the CQ's own
- *                  array onto it; droce_poll_cq dequeues.
+ *   work queues    each QP's SQ and RQ are SP/SC rings: droce_post_send/
+ *                  recv build the WQE in place in the slot at the head,
+ *                  publish the head (release) and ring the QP's doorbell;
+ *                  the transport lcore, answering it, takes the head
+ *                  (acquire) and works on the WQE where it is.
+ *   doorbell ring  one MP/SC ring of QPs per engine: a QP is on it at
+ *                  most once, from its first post until answered.
+ *   CQ rings       one SP/SC ring per engine of each CQ: the completer/
+ *                  responder write each CQE once, the lcore publishes
+ *                  the head after its round; droce_poll_cq copies from
+ *                  it straight into the caller's array.
  *   command ring   one MP/SC ring per transport lcore: control-path verbs
  *                  (create/modify/query/destroy QP and CQ, AH, detach)
  *                  run there as a function call; the caller spins on the
  *                  command's done flag.  The control path may wait, the
  *                  data path never does.
  *
- * Why per QP and not one ring per device: a post ring sized to the QP's
- * own max_send_wr / max_recv_wr makes "ring full" the same thing as "work
- * queue full" (ENOMEM, as ibverbs), per QP, so one QP's burst can never
- * make another QP's post fail; each QP may be owned by a different
- * application lcore (single producer per ring without any lock).  The
- * transport lcore does not poll them: posting rings the QP's doorbell
- * (tp_lcore_rings.c), and a round drains the doorbelled QPs only.
+ * Why per QP and not one ring per device: a work queue sized to the QP's
+ * own max_send_wr / max_recv_wr makes a full queue ENOMEM (as ibverbs)
+ * per QP, so one QP's burst can never make another QP's post fail; each
+ * QP may be owned by a different application lcore (single producer per
+ * ring without any lock).  The transport lcore does not poll them:
+ * posting rings the QP's doorbell after publishing the head
+ * (tp_lcore_rings.c), and a round takes the published heads of the
+ * doorbelled QPs only.
  *
  * Ordering (what the control path guarantees):
  *   - a command runs on one lcore, between two rounds of its engines,
  *     while the other lcores keep running theirs: a QP's command on the
  *     lcore of the QP's engine (tp_qp_call), a device's on engine 0's;
- *   - a command takes the doorbells of its lcore's engines (draining the
- *     post rings of the QPs that rang) before it runs: WRs posted before
- *     modify_qp/destroy_qp are in the SQ/RQ when the QP changes state or
- *     goes away (RESET discards them, as ibverbs);
+ *   - a command answers the doorbells of its lcore's engines (taking the
+ *     published heads of the QPs that rang) before it runs: WRs posted
+ *     before modify_qp/destroy_qp are in the SQ/RQ when the QP changes
+ *     state or goes away (RESET discards them, as ibverbs);
  *   - modify_qp returns after the transport lcore executed it, so a post
  *     after modify_qp(RTS) is checked against RTS (struct tp_lc_qp.state)
- *     and drained into an RTS QP;
+ *     and taken by an RTS QP;
  *   - destroy_qp / destroy_cq free memory on the transport lcore, between
  *     two rounds: nothing of it is in use then, and the application does
  *     not use the object after the call (ibverbs rule);
@@ -48,11 +53,11 @@
  *     lcore owns the device's reader slot and reports a quiescent state at
  *     the end of every tp_progress(), so a revoking call returns only
  *     after no lookup that saw the old key is still running there.  WQEs
- *     still in a post ring are checked when executed, and fail then.
+ *     posted but not yet executed are checked when executed, and fail then.
  *
  * Completions and credits: the transport lcore publishes qp->sq.tail and
- * qp->rq.tail (release stores, only when they moved) before it moves the
- * CQEs of the same round: a thread that polled a completion also sees the
+ * qp->rq.tail (release stores, only when they moved) before the CQ ring
+ * heads of the same round: a thread that polled a completion also sees the
  * work-queue slot free again.
  */
 #include <errno.h>
@@ -107,8 +112,10 @@ lc_run_one(struct tp_lcore *lc, struct tp_lc_cmd *c)
 	c->rc = c->fn(c->arg);
 	/* what the command retired (a flush) is free before its caller
 	 * returns: a post right after modify_qp(ERR) must find the room */
-	for (unsigned int i = 0; i < lc->neng; i++)
+	for (unsigned int i = 0; i < lc->neng; i++) {
 		tp_lc_publish_tails(lc->eng[i]);
+		tp_lc_publish_cqs(lc->eng[i]);
+	}
 }
 
 static unsigned int

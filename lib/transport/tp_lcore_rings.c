@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Dedicated transport lcores, the data side (see tp_lcore.c for the
- * design): the post rings and completion rings of QPs and CQs, and one
- * round of an engine on its lcore (post rings -> SQ/RQ, its round, tails
- * published, CQEs -> completion rings), all for one engine: its QPs.
+ * design): the QPs' work queues and the CQs' rings as seen from the
+ * transport lcore, the doorbells, and one round of an engine on its lcore
+ * (doorbelled QPs' posted WQEs taken, its round, work-queue tails and CQ
+ * ring heads published), all for one engine: its QPs.
  */
 #include <errno.h>
 
@@ -19,8 +20,8 @@
 
 /*
  * An exact-size ring of count elements of esize bytes in rte_malloc
- * memory (not a named memzone: QPs and CQs come and go by the thousand,
- * memzones are a small table and need unique names).
+ * memory (not a named memzone: memzones are a small table and need
+ * unique names).
  */
 struct rte_ring *
 tp_lc_ring_alloc(unsigned int count, unsigned int esize, unsigned int flags)
@@ -42,13 +43,6 @@ tp_lc_ring_alloc(unsigned int count, unsigned int esize, unsigned int flags)
 	return r;
 }
 
-struct rte_ring *
-tp_lc_ring_create(unsigned int count, unsigned int esize)
-{
-	return tp_lc_ring_alloc(count < 1 ? 1 : count, esize,
-			     RING_F_SP_ENQ | RING_F_SC_DEQ);
-}
-
 int
 tp_lc_qp_init(struct tp_qp *qp)
 {
@@ -57,14 +51,6 @@ tp_lc_qp_init(struct tp_qp *qp)
 
 	if (lc == NULL)
 		return -ENOMEM;
-	lc->sq_ring = tp_lc_ring_create(qp->sq.max_wr, sizeof(struct tp_send_wqe));
-	lc->rq_ring = tp_lc_ring_create(qp->rq.max_wr, sizeof(struct tp_recv_wqe));
-	if (lc->sq_ring == NULL || lc->rq_ring == NULL) {
-		rte_free(lc->sq_ring);
-		rte_free(lc->rq_ring);
-		rte_free(lc);
-		return -ENOMEM;
-	}
 	lc->state = DROCE_QPS_RESET;
 	lc->db_ring = tp_qp_sched(qp)->db;
 	qp->lc = lc;
@@ -74,124 +60,24 @@ tp_lc_qp_init(struct tp_qp *qp)
 void
 tp_lc_qp_fini(struct tp_qp *qp)
 {
-	if (qp->lc == NULL)
-		return;
-	rte_free(qp->lc->sq_ring);
-	rte_free(qp->lc->rq_ring);
 	rte_free(qp->lc);
 	qp->lc = NULL;
 }
 
-/* Several engines: a CQ may get CQEs from each; every engine stages its own. */
-static int
-lc_cq_stages(struct tp_cq *cq)
-{
-	unsigned int n = cq->dev->neng - 1;
-
-	cq->xs = rte_zmalloc("droce_cq_stage", n * sizeof(*cq->xs), RTE_CACHE_LINE_SIZE);
-	if (cq->xs == NULL)
-		return -ENOMEM;
-	cq->nxs = n;
-	for (unsigned int k = 0; k < n; k++) {
-		cq->xs[k].ring = rte_zmalloc("droce_cq_stage",
-					     (cq->mask + 1) * sizeof(struct droce_wc),
-					     RTE_CACHE_LINE_SIZE);
-		if (cq->xs[k].ring == NULL)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static void
-lc_cq_stages_free(struct tp_cq *cq)
-{
-	if (cq->xs == NULL)
-		return;
-	for (unsigned int k = 0; k < cq->nxs; k++)
-		rte_free(cq->xs[k].ring);
-	rte_free(cq->xs);
-	cq->xs = NULL;
-}
-
-int
-tp_lc_cq_init(struct tp_cq *cq)
-{
-	bool sharded = cq->dev->neng > 1;
-
-	/* several engines enqueue: multi-producer (the poller stays single) */
-	cq->lc_ring = tp_lc_ring_alloc(cq->mask + 1, sizeof(struct droce_wc),
-				    sharded ? RING_F_SC_DEQ : RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (cq->lc_ring == NULL)
-		return -ENOMEM;
-	if (sharded && lc_cq_stages(cq) != 0) {
-		lc_cq_stages_free(cq);
-		rte_free(cq->lc_ring);
-		cq->lc_ring = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* In no engine's list any more (tp_cq_mute_events dropped it). */
-void
-tp_lc_cq_fini(struct tp_cq *cq)
-{
-	if (cq->lc_ring == NULL)
-		return;
-	lc_cq_stages_free(cq);
-	rte_free(cq->lc_ring);
-	cq->lc_ring = NULL;
-}
-
 /* ---- the transport lcore's round ---------------------------------------------- */
 
-/* Move up to the free contiguous room of the queue, twice (ring wrap). */
-static unsigned int
-lc_drain_sq(struct tp_qp *qp)
+/*
+ * What the application posted to one work queue since the last look (its
+ * WQEs are in place): the published head into the queue's own; how many.
+ */
+static inline unsigned int
+lc_take(const uint32_t *pub_head, uint32_t *head)
 {
-	struct tp_sq *sq = &qp->sq;
-	unsigned int total = 0;
+	uint32_t h = __atomic_load_n(pub_head, __ATOMIC_ACQUIRE);
+	unsigned int n = h - *head;
 
-	for (int pass = 0; pass < 2; pass++) {
-		uint32_t idx = sq->head & sq->mask;
-		uint32_t room = RTE_MIN(sq->mask + 1 - idx,
-					sq->mask + 1 - tp_ring_count(sq->head, sq->tail));
-		unsigned int n;
-
-		if (room == 0)
-			break;
-		n = rte_ring_sc_dequeue_burst_elem(qp->lc->sq_ring, &sq->wqe[idx],
-						   sizeof(sq->wqe[0]), room, NULL);
-		sq->head += n;
-		total += n;
-		if (n < room)
-			break;
-	}
-	return total;
-}
-
-static unsigned int
-lc_drain_rq(struct tp_qp *qp)
-{
-	struct tp_rq *rq = &qp->rq;
-	unsigned int total = 0;
-
-	for (int pass = 0; pass < 2; pass++) {
-		uint32_t idx = rq->head & rq->mask;
-		uint32_t room = RTE_MIN(rq->mask + 1 - idx,
-					rq->mask + 1 - tp_ring_count(rq->head, rq->tail));
-		unsigned int n;
-
-		if (room == 0)
-			break;
-		n = rte_ring_sc_dequeue_burst_elem(qp->lc->rq_ring, &rq->wqe[idx],
-						   sizeof(rq->wqe[0]), room, NULL);
-		rq->head += n;
-		total += n;
-		if (n < room)
-			break;
-	}
-	return total;
+	*head = h;
+	return n;
 }
 
 /* ---- doorbells ------------------------------------------------------------------ */
@@ -230,13 +116,15 @@ tp_lc_doorbells_free(struct tp_dev *dev)
 }
 
 /*
- * The posting side, after its WQEs are in the post ring: ring the QP's
- * doorbell unless it is rung already.  The exchange (release) orders the
- * WQEs' enqueue before it; the engine's exchange (acquire) that clears
- * the flag reads either this store, and then sees the WQEs when it drains
- * after it, or a value from before it, and then this exchange reads 0
- * (the two RMWs are ordered on the flag) and enqueues the QP again.
- * Either way no WQE is left in a ring with no doorbell for it.
+ * The posting side, after it filled its WQEs in place and published the
+ * work queue's head (release store, tp_post.c): ring the QP's doorbell
+ * unless it is rung already.  The exchange (release) orders the head's
+ * store before it; the engine's exchange (acquire) that clears the flag
+ * reads either this store, and then its acquire load of the head after it
+ * sees the new head (and the WQEs before it), or a value from before it,
+ * and then this exchange reads 0 (the two RMWs are ordered on the flag)
+ * and enqueues the QP again.  Either way no published head is left with
+ * no doorbell for it.
  */
 void
 tp_lc_ring_doorbell(struct tp_qp *qp)
@@ -247,17 +135,21 @@ tp_lc_ring_doorbell(struct tp_qp *qp)
 		rte_ring_mp_enqueue(lc->db_ring, qp);	/* room for every QP */
 }
 
-/* The engine: clear the doorbell (see tp_lc_ring_doorbell), then drain. */
+/*
+ * The engine: clear the doorbell (see tp_lc_ring_doorbell), then take the
+ * published heads (the poster keeps at most max_wr outstanding, so the
+ * new WQEs fit the queues).
+ */
 static unsigned int
 lc_answer_doorbell(struct tp_qp *qp)
 {
+	struct tp_lc_qp *lc = qp->lc;
 	unsigned int n;
 
-	(void)__atomic_exchange_n(&qp->lc->db, 0, __ATOMIC_ACQ_REL);
+	(void)__atomic_exchange_n(&lc->db, 0, __ATOMIC_ACQ_REL);
 	tp_count(qp->eng, TP_CNT_DOORBELLS);
-	/* the rings hold at most what fits the queues (max_wr outstanding) */
-	n = lc_drain_sq(qp);
-	n += lc_drain_rq(qp);
+	n = lc_take(&lc->s_head, &qp->sq.head);
+	n += lc_take(&lc->r_head, &qp->rq.head);
 	if (n == 0)
 		return 0;
 	/* as tp_post_*: what reaches a QP in ERR completes at once */
@@ -268,8 +160,8 @@ lc_answer_doorbell(struct tp_qp *qp)
 }
 
 /*
- * The QPs that rang the engine's doorbell so far: their post rings ->
- * SQ/RQ; how many WQEs moved.  At the start of each round, before each
+ * The QPs that rang the engine's doorbell so far: their published SQ/RQ
+ * heads taken; how many WQEs.  At the start of each round, before each
  * command, and after a burst was received, before it is processed
  * (tp_engine_progress): a receive posted before the peer's SEND was
  * posted must be there when the SEND arrives; the round's own drain may
@@ -322,7 +214,7 @@ lc_publish_ready(struct tp_sched *sc)
 
 /*
  * Tails move only for QPs that had work: a packet (tp_recv.c publishes
- * after each), a timer, a drained post or a command (these mark the QP
+ * after each), a timer, a post taken or a command (these mark the QP
  * ready).  A round publishes each QP it visits (tp_run_qps); this
  * publishes those still on the ready list (not visited under
  * backpressure, or marked by a command).
@@ -333,41 +225,24 @@ tp_lc_publish_tails(struct tp_engine *eng)
 	lc_publish_ready(&eng->sched);
 }
 
-/* One staging array's CQEs -> the completion ring (SP or MP, as made). */
-static void
-lc_forward_stage(struct tp_cq *cq, struct droce_wc *ring, uint32_t head,
-		 uint32_t *tail)
+/*
+ * The engine's own rings of its CQs -> the pollers (after the tails: a
+ * completion polled means its work-queue slot is free again).  Stores only
+ * on change: the application's lcore reads these lines.
+ */
+void
+tp_lc_publish_cqs(struct tp_engine *eng)
 {
-	for (int pass = 0; pass < 2 && head != *tail; pass++) {
-		uint32_t idx = *tail & cq->mask;
-		uint32_t n = RTE_MIN(head - *tail, cq->mask + 1 - idx);
-		unsigned int k;
+	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = cq->on[eng->idx].next) {
+		struct tp_cq_ring *r = &cq->rings[eng->idx];
 
-		k = rte_ring_enqueue_burst_elem(cq->lc_ring, &ring[idx],
-						sizeof(ring[0]), n, NULL);
-		*tail += k;
-		if (k < n)
-			break;
+		if (__atomic_load_n(&r->pub_head, __ATOMIC_RELAXED) != r->head)
+			__atomic_store_n(&r->pub_head, r->head, __ATOMIC_RELEASE);
+		/* after the CQEs before the loss (tp_lc_cq_poll reads it first) */
+		if (unlikely(r->overflow) &&
+		    !__atomic_load_n(&r->pub_overflow, __ATOMIC_RELAXED))
+			__atomic_store_n(&r->pub_overflow, true, __ATOMIC_RELEASE);
 	}
-}
-
-/* CQEs -> the CQ's completion ring; what does not fit waits in the CQ. */
-static void
-lc_forward_cq(struct tp_cq *cq, unsigned int stage)
-{
-	if (stage != 0) {
-		struct tp_cq_stage *st = &cq->xs[stage - 1];
-
-		lc_forward_stage(cq, st->ring, st->head, &st->tail);
-		if (unlikely(st->overflow) &&
-		    !__atomic_load_n(&cq->lc_overflow, __ATOMIC_RELAXED))
-			__atomic_store_n(&cq->lc_overflow, true, __ATOMIC_RELEASE);
-		return;
-	}
-	lc_forward_stage(cq, cq->ring, cq->head, &cq->tail);
-	if (unlikely(cq->overflow) &&
-	    !__atomic_load_n(&cq->lc_overflow, __ATOMIC_RELAXED))
-		__atomic_store_n(&cq->lc_overflow, true, __ATOMIC_RELEASE);
 }
 
 unsigned int
@@ -378,7 +253,6 @@ tp_lc_engine_round(struct tp_engine *eng)
 	work = tp_lc_drain(eng);
 	work += (unsigned int)tp_engine_progress(eng);
 	tp_lc_publish_tails(eng);
-	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = cq->on[eng->idx].next)
-		lc_forward_cq(cq, eng->idx);
+	tp_lc_publish_cqs(eng);
 	return work;
 }

@@ -9,9 +9,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <rte_ring_elem.h>
-#include <rte_ring_peek_zc.h>
-
 #include "tp_private.h"
 
 #define RC_ONLY(m)	{ (m), 0, 0 }
@@ -170,17 +167,29 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	return 0;
 }
 
-/* ---- dedicated transport lcore (tp_lcore.c): post through the QP's rings ---- */
+/* ---- dedicated transport lcore (tp_lcore.c): the work queues as SP/SC rings ---- */
 
 /*
- * The WQE is built straight into the post ring's slot (zero-copy enqueue):
- * the WR, its SGE list and inline data are copied before post returns, so
- * the caller may reuse them.  Outstanding WRs (posted here, not yet
- * retired there, ring or work queue alike) are limited to max_wr: ENOMEM
- * as ibverbs returns for a full queue; nothing blocks, nothing is lost.
- * The fields fill_send_wqe reads (cap, type, mtu, qkey) change only in
+ * The WQE is built in place in the work queue's next free slot, the new
+ * head published with one release store per call (struct tp_lc_qp) and
+ * then the QP's doorbell rung, so that its engine takes the head.  The
+ * WR, its SGE list and inline data are copied before post returns, so the
+ * caller may reuse them.  Outstanding WRs (posted here, not yet
+ * retired there) are limited to max_wr: ENOMEM as ibverbs returns for a
+ * full queue; nothing blocks, nothing is lost.  The tail is read again
+ * before a post is refused, so a slot retired since the last look counts.
+ * The fields fill_*_wqe read (cap, type, mtu, qkey) change only in
  * modify_qp, which returns after the transport lcore ran it.
  */
+static inline bool
+lc_room(uint32_t head, uint32_t *tail, const uint32_t *pub_tail, uint32_t max_wr)
+{
+	if (head - *tail < max_wr)
+		return true;
+	*tail = __atomic_load_n(pub_tail, __ATOMIC_ACQUIRE);
+	return head - *tail < max_wr;
+}
+
 /* out of line: run-to-completion's tp_post_send pays one branch, no more */
 static __rte_noinline __rte_cold int
 lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
@@ -188,7 +197,8 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 {
 	struct tp_lc_qp *lc = qp->lc;
 	enum droce_qp_state s = lc->state;
-	struct droce_send_wr *first = wr;
+	uint32_t head = lc->s_head;
+	uint32_t tail = __atomic_load_n(&lc->s_tail, __ATOMIC_ACQUIRE);
 	int rc = 0;
 
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
@@ -196,26 +206,21 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
-		struct rte_ring_zc_data zcd;
-
-		if (lc->s_posted - __atomic_load_n(&lc->s_tail, __ATOMIC_ACQUIRE) >=
-		    qp->sq.max_wr ||
-		    rte_ring_enqueue_zc_bulk_elem_start(lc->sq_ring,
-							sizeof(struct tp_send_wqe),
-							1, &zcd, NULL) != 1) {
+		if (!lc_room(head, &tail, &lc->s_tail, qp->sq.max_wr)) {
 			rc = -ENOMEM;
 			break;
 		}
-		rc = fill_send_wqe(qp, wr, zcd.ptr1);
-		rte_ring_enqueue_zc_finish(lc->sq_ring, rc == 0 ? 1 : 0);
+		rc = fill_send_wqe(qp, wr, &qp->sq.wqe[head & qp->sq.mask]);
 		if (rc != 0)
 			break;
-		lc->s_posted++;
+		head++;
+	}
+	if (head != lc->s_head) {
+		__atomic_store_n(&lc->s_head, head, __ATOMIC_RELEASE);
+		tp_lc_ring_doorbell(qp);	/* after the head (tp_lcore_rings.c) */
 	}
 	if (rc != 0)
 		*bad_wr = wr;
-	if (wr != first)
-		tp_lc_ring_doorbell(qp);
 	return rc;
 }
 
@@ -228,7 +233,8 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	     struct droce_recv_wr **bad_wr)
 {
 	struct tp_lc_qp *lc = qp->lc;
-	struct droce_recv_wr *first = wr;
+	uint32_t head = lc->r_head;
+	uint32_t tail = __atomic_load_n(&lc->r_tail, __ATOMIC_ACQUIRE);
 	int rc = 0;
 
 	if (lc->state == DROCE_QPS_RESET) {
@@ -236,26 +242,21 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		return -EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
-		struct rte_ring_zc_data zcd;
-
-		if (lc->r_posted - __atomic_load_n(&lc->r_tail, __ATOMIC_ACQUIRE) >=
-		    qp->rq.max_wr ||
-		    rte_ring_enqueue_zc_bulk_elem_start(lc->rq_ring,
-							sizeof(struct tp_recv_wqe),
-							1, &zcd, NULL) != 1) {
+		if (!lc_room(head, &tail, &lc->r_tail, qp->rq.max_wr)) {
 			rc = -ENOMEM;
 			break;
 		}
-		rc = fill_recv_wqe(qp, wr, zcd.ptr1);
-		rte_ring_enqueue_zc_finish(lc->rq_ring, rc == 0 ? 1 : 0);
+		rc = fill_recv_wqe(qp, wr, &qp->rq.wqe[head & qp->rq.mask]);
 		if (rc != 0)
 			break;
-		lc->r_posted++;
+		head++;
+	}
+	if (head != lc->r_head) {
+		__atomic_store_n(&lc->r_head, head, __ATOMIC_RELEASE);
+		tp_lc_ring_doorbell(qp);	/* after the head (tp_lcore_rings.c) */
 	}
 	if (rc != 0)
 		*bad_wr = wr;
-	if (wr != first)
-		tp_lc_ring_doorbell(qp);
 	return rc;
 }
 

@@ -15,14 +15,15 @@
  *   tp_engine.c engines: one per lcore running the data path
  *   tp_shard.c hand-offs between the engines of one device
  *
- *   tp_lcore.c dedicated transport lcores: post/completion/command rings
+ *   tp_lcore.c dedicated transport lcores: work queues, CQ and command rings
  *
  * Threading: the data path runs on the lcore of its engine (struct
  * tp_engine, the first argument of the data path; a QP's is qp->eng): the
  * application's own lcore (run-to-completion), or a dedicated transport
  * lcore (tp_lcore.c), in which case the application's lcore touches only
- * the rte_rings of struct tp_lc_qp / tp_cq (lc_*) and the QP fields that
- * change only in control commands.  No locks.
+ * the work queues' free slots and struct tp_lc_qp, the CQs' rings
+ * (struct tp_cq_ring) and the QP fields that change only in control
+ * commands.  No locks.
  */
 #ifndef TP_PRIVATE_H
 #define TP_PRIVATE_H
@@ -248,46 +249,47 @@ struct tp_ah {
 
 /* ---- completion queues ---------------------------------------------------- */
 
+/*
+ * One engine's completions of a CQ: a power-of-two array of CQEs the
+ * engine writes once (tp_cq_push) and droce_poll_cq copies from straight
+ * into the caller's array.  Run-to-completion: both on one lcore, head and
+ * tail read directly.  Dedicated transport lcore: the engine publishes
+ * pub_head (and pub_overflow) with release stores at the end of its round,
+ * after the work queues' tails (tp_lc_publish_cqs), and the poller
+ * publishes tail with a release store once it copied the CQEs out.  The
+ * fields each side writes are on cache lines of their own.
+ */
+struct tp_cq_ring {
+	/* the engine's */
+	struct droce_wc *wc;	/* cq->mask + 1 entries */
+	uint32_t head;		/* next CQE written */
+	uint32_t tail_seen;	/* the poller's tail when last read */
+	bool overflow;		/* a CQE was lost (CQ overrun) */
+	/* dedicated transport lcore: what the poller may read */
+	uint32_t pub_head __rte_cache_aligned;
+	bool pub_overflow;
+	/* the poller's: oldest CQE not yet polled */
+	uint32_t tail __rte_cache_aligned;
+};
+
 struct tp_cq {
 	struct droce_cq pub;
 	struct tp_dev *dev;
-	struct droce_wc *ring;
 	uint32_t mask;
-	uint32_t head;		/* producer (transport) */
-	uint32_t tail;		/* consumer (poll_cq; dedicated mode: tp_lcore.c) */
 	uint32_t users;		/* QPs using it (atomic: engines create QPs at once) */
-	bool overflow;
-	/*
-	 * Dedicated transport lcore only (NULL / unused otherwise): the
-	 * transport lcore moves completions from ring[] to lc_ring (SP/SC,
-	 * struct droce_wc elements) and droce_poll_cq drains lc_ring on the
-	 * application's lcore; lc_overflow (atomic) reports a CQ overrun.
-	 */
-	struct rte_ring *lc_ring;
-	bool lc_overflow;
-	/* engine k's list of the CQs it stages for (eng->cqs), joined
-	 * with its first QP on the CQ, left at destroy (tp_engine.c) */
+	bool lc;		/* dedicated transport lcore(s): rings published */
+	bool ev_muted;		/* being destroyed: no CQ_ERR event */
+	/* dedicated lcores: engine k's list of the CQs whose ring k it
+	 * publishes (eng->cqs), joined with its first QP on the CQ, left at
+	 * destroy (tp_engine.c) */
 	struct {
 		struct tp_cq *next;
 		bool linked;
 	} on[TP_MAX_ENGINES];
-	/*
-	 * Several transport lcores (engines, tp_shard.c): engine 0 writes
-	 * ring/head/tail above, engine k >= 1 its own staging array xs[k - 1];
-	 * each engine moves its own CQEs to lc_ring, then multi-producer.
-	 * NULL with one engine.
-	 */
-	struct tp_cq_stage *xs;
-	uint32_t nxs;
-	bool ev_muted;		/* being destroyed: no CQ_ERR event */
-};
-
-/* An engine's CQEs for one CQ, waiting to be moved to its completion ring. */
-struct tp_cq_stage {
-	struct droce_wc *ring;	/* cq->mask + 1 entries */
-	uint32_t head;
-	uint32_t tail;
-	bool overflow;
+	uint32_t poll_next;	/* the poller's: ring polled first next time */
+	/* one ring per engine, rings[eng->idx] (1 in run-to-completion) */
+	uint32_t nrings;
+	struct tp_cq_ring rings[];
 };
 
 /* ---- responder output queue ----------------------------------------------- */
@@ -339,28 +341,30 @@ struct tp_resp_res {
 	uint64_t orig;		/* ATOMIC: the original value returned */
 };
 
-/* ---- dedicated transport lcore: a QP's post rings ------------------------ */
+/* ---- dedicated transport lcore: a QP's work queues as SP/SC rings -------- */
 
 /*
- * One SP/SC ring per work queue and QP (tp_lcore.c explains why per QP).
- * The application's lcore builds WQEs straight into sq_ring / rq_ring and
- * counts what it posted; the transport lcore moves them into qp->sq /
- * qp->rq and publishes how far those queues were retired.  posted - tail
- * is what the application has outstanding: at max_wr, post returns ENOMEM
- * (the rings hold max_wr, so they can never be the ones that are full).
- * The fields each side writes are on cache lines of their own.
+ * The SQ and the RQ are the single-producer/single-consumer rings between
+ * the application's lcore and the transport lcore.  The application builds
+ * each WQE in place in qp->sq.wqe[s_head & mask] (qp->rq alike) and then
+ * publishes s_head with a release store, then rings the QP's doorbell;
+ * the transport lcore, answering it, takes s_head into qp->sq.head with an
+ * acquire load (tp_lc_drain) and works on the WQE where it is; it
+ * publishes how far it retired (s_tail, release).
+ * s_head - s_tail is what the application has outstanding: at max_wr post
+ * returns ENOMEM, so a slot is written again only after its WQE retired
+ * and the published tail says so.  The fields each side writes are on
+ * cache lines of their own.
  */
 struct tp_lc_qp {
-	/* written by the application's lcore only */
-	struct rte_ring *sq_ring;	/* struct tp_send_wqe elements */
-	struct rte_ring *rq_ring;	/* struct tp_recv_wqe elements */
-	uint32_t s_posted;		/* since the last RESET */
-	uint32_t r_posted;
+	/* written by the application's lcore only (release stores) */
+	uint32_t s_head;		/* since the last RESET */
+	uint32_t r_head;
 	/*
 	 * The state as of the last modify_qp (written by the modify command
 	 * while the application waits for it): post checks RESET/INIT/RTR
 	 * against it.  The transport moving the QP to ERR on its own is not
-	 * seen here, as on hardware: such WRs are flushed when drained.
+	 * seen here, as on hardware: such WRs are flushed when taken.
 	 */
 	enum droce_qp_state state;
 	struct rte_ring *db_ring;	/* its engine's doorbells (tp_sched.db) */
@@ -507,7 +511,7 @@ struct tp_tx_turn {
  * still have work, so an idle QP costs nothing.  With a dedicated
  * transport lcore, posting rings the doorbell (db, MP/SC ring of QP
  * pointers, tp_lcore_rings.c) instead of the engine polling every
- * QP's post rings.
+ * QP's published work-queue heads.
  */
 TAILQ_HEAD(tp_qp_list, tp_qp);
 
@@ -526,9 +530,8 @@ struct tp_sched {
  * is k modulo their number (tp_qpn_engine).  Everything here is written
  * only by the engine's own lcore (the data path's first argument; the
  * control commands of its QPs run there too, tp_qp_call); nlive is read
- * by other threads choosing an engine for a new QP.  The CQ staging index
- * of engine k is k: engine 0 writes a CQ's own ring, engine k >= 1
- * cq->xs[k - 1].
+ * by other threads choosing an engine for a new QP.  Engine k writes its
+ * completions to ring k of each CQ (cq->rings[k]).
  */
 struct tp_engine {
 	struct tp_dev *dev;
@@ -860,18 +863,15 @@ bool tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsg
 		 uint32_t off, void *buf, uint32_t len, bool into_sges);
 
 /* tp_cq.c */
-/* On eng's staging array of cq (QPs of several engines may share it). */
+/* On eng's own ring of cq (QPs of several engines may share it). */
 bool tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc);
 
-/* tp_lcore.c: per-QP and per-CQ ring set-up (control path, on the
- * transport lcore) and the transport lcore's side of them. */
-struct rte_ring *tp_lc_ring_create(unsigned int count, unsigned int esize);
+/* tp_lcore_rings.c: per-QP set-up (control path, on the transport
+ * lcore) and the transport lcore's side of the work queues and CQ rings. */
 int tp_lc_qp_init(struct tp_qp *qp);
 void tp_lc_qp_fini(struct tp_qp *qp);
-int tp_lc_cq_init(struct tp_cq *cq);
-void tp_lc_cq_fini(struct tp_cq *cq);
 int tp_lc_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
-/* Doorbelled QPs' post rings -> SQ/RQ (marked ready); how many WQEs moved. */
+/* Doorbelled QPs' published SQ/RQ heads taken (marked ready); how many WQEs. */
 unsigned int tp_lc_drain(struct tp_engine *eng);
 int tp_lc_doorbells_alloc(struct tp_dev *dev);
 void tp_lc_doorbells_free(struct tp_dev *dev);

@@ -306,8 +306,8 @@ set_state(struct tp_qp *qp, enum droce_qp_state s)
 /*
  * Dedicated transport lcore: modify_qp runs here while the application
  * waits for it, so this may write what its lcore owns: the state its posts
- * are checked against and, on RESET (the work queues were emptied, the
- * post rings drained before the command ran), the post counters.
+ * are checked against and, on RESET (the work queues were emptied, every
+ * WQE posted before the command taken), the heads it publishes.
  */
 static void
 lc_modified(struct tp_qp *qp, enum droce_qp_state next)
@@ -316,7 +316,7 @@ lc_modified(struct tp_qp *qp, enum droce_qp_state next)
 
 	lc->state = next;
 	if (next == DROCE_QPS_RESET) {
-		lc->s_posted = lc->r_posted = 0;
+		lc->s_head = lc->r_head = 0;
 		__atomic_store_n(&lc->s_tail, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&lc->r_tail, 0, __ATOMIC_RELEASE);
 	}

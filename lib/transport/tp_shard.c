@@ -22,14 +22,13 @@
  *     and then tells the engine the MAC (mac_in, tp_shard_mac_in).
  *
  * Everything else an engine touches on the data path is its own: its QPs
- * (and their work queues, post rings, timers), its transmit queue, its
- * counters (summed for telemetry), its QSBR reader slot, and its staging
- * array in each CQ (tp_cq_push; a CQ may be shared by QPs of different
- * engines, and each engine moves its own CQEs to the CQ's completion ring,
- * which is then multi-producer).  A QP's control commands run on its own
- * engine (tp_qp_call), so its QP table slot, its engine's live list and
- * CQ list change only where they are read (lib/transport/README.md,
- * "Several transport lcores").
+ * (and their work queues, timers), its transmit queue, its counters
+ * (summed for telemetry), its QSBR reader slot, and its ring in each CQ
+ * (cq->rings[eng->idx], tp_cq_push; a CQ may be shared by QPs of
+ * different engines, and droce_poll_cq polls each engine's ring in turn).
+ * A QP's control commands run on its own engine (tp_qp_call), so its QP
+ * table slot, its engine's live list and CQ list change only where they
+ * are read (lib/transport/README.md, "Several transport lcores").
  */
 #include <errno.h>
 #include <string.h>

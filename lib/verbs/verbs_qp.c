@@ -96,7 +96,7 @@ verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
 /*
  * Run-to-completion: one round of the engine.  Dedicated transport lcore:
  * a no-op returning 0 (that lcore progresses the engine; droce_poll_cq
- * drains the completion rings).
+ * copies from the CQ's rings).
  */
 int
 droce_progress(struct droce_context *context)

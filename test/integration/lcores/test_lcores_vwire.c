@@ -13,7 +13,7 @@
  *   - posting until the send and receive queues are full: ENOMEM (never a
  *     block, never a lost WR), then success once completions were polled;
  *   - modify_qp(ERR) and destroy_qp while WRs are in flight and in the
- *     post rings: flushed exactly once, nothing left behind;
+ *     work queues, not yet taken: flushed exactly once, nothing left behind;
  *   - deregistering an MR while WRITEs target it: once droce_dereg_mr has
  *     returned no byte of it changes again, the requester gets
  *     REM_ACCESS_ERR then flushes, and READ/atomics with the stale key fail
@@ -412,7 +412,7 @@ test_queue_full_enomem(void **state)
  * Control path against a busy data path: a QP stuck in RNR retries with
  * its queue full is moved to ERR (everything completes, flushed, once),
  * WRs posted in ERR are flushed too, and QPs destroyed with WRs still in
- * their post rings leave nothing behind: new QPs on the same CQs work.
+ * their work queues leave nothing behind: new QPs on the same CQs work.
  */
 static void
 test_modify_err_and_destroy_while_busy(void **state)
@@ -585,13 +585,6 @@ main(int argc, char **argv)
 	};
 
 	(void)argc;
-	fx_eal_init_lcores(argv[0], "0,1");
-	if (!rte_lcore_is_enabled(TRANSPORT_LCORE)) {
-		fprintf(stderr, "lcore %d not available\n", TRANSPORT_LCORE);
-		return 1;
-	}
-	fx_set_transport_lcore(TRANSPORT_LCORE);
-	printf("# application on lcore %u, transport on lcore %d\n", rte_lcore_id(),
-	       TRANSPORT_LCORE);
+	fx_eal_init_transport_lcore(argv[0], TRANSPORT_LCORE);
 	return fx_result(cmocka_run_group_tests_name("lcores_vwire", tests, NULL, NULL));
 }

@@ -7,7 +7,7 @@
  * sends (an ACK that leaves nothing to send costs no visit), the responder
  * once per WRITE it acknowledges.  Run-to-completion, and with both engines on a dedicated
  * transport lcore (posting rings the QP's doorbell; the lcore's rounds
- * drain only doorbelled QPs' post rings: doorbells counts them, 0 for
+ * take only doorbelled QPs' posted heads: doorbells counts them, 0 for
  * idle QPs, one per post for the busy one).
  */
 #include <setjmp.h>
@@ -148,7 +148,7 @@ test_busy_qp_visited_per_work(void **state)
 	assert_int_equal(fx_counter(&f.a, "retransmitted_pkts"), 0);
 	/*
 	 * requester: the visit that sends the WRITE; responder: the visit
-	 * that sends the ACK; a transport lcore drained a's post rings once
+	 * that sends the ACK; a transport lcore took a's posted heads once
 	 * per post, b's never
 	 */
 	assert_visits(&v0, NWRITE, NWRITE, dedicated ? NWRITE : 0, 0);

@@ -97,6 +97,22 @@ fx_set_transport_lcore(int lcore)
 	fx_transport_lcore = lcore;
 }
 
+void
+fx_eal_init_transport_lcore(const char *prog, int lcore)
+{
+	char list[32];
+
+	snprintf(list, sizeof(list), "0,%d", lcore);
+	fx_eal_init_lcores(prog, list);
+	if (!rte_lcore_is_enabled((unsigned int)lcore)) {
+		fprintf(stderr, "lcore %d not available\n", lcore);
+		exit(1);
+	}
+	fx_set_transport_lcore(lcore);
+	printf("# application on lcore %u, transport on lcore %d\n", rte_lcore_id(),
+	       lcore);
+}
+
 static unsigned int fx_lcores[8];
 static unsigned int fx_nlcores;
 
