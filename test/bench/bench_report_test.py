@@ -55,6 +55,30 @@ def samples_for(case, loaded):
             "droce": S(2.0, loaded)}
 
 
+def test_meter_counts_others_only():
+    """Others' cores = (machine busy - the bench's own) / elapsed."""
+    m = db.Meter(0.3)
+    hz = m.hz
+    saved = db.busy_ticks, db.own_ticks, db.time.monotonic, db.loadavg
+    try:
+        for busy, own, want_hot in ((3 * hz, 2 * hz, True), (2 * hz + hz // 5, 2 * hz, False)):
+            b = iter([1000, 1000 + busy])
+            o = iter([70, 70 + own])
+            t = iter([10.0, 12.0])
+            db.busy_ticks = lambda: next(b)
+            db.own_ticks = lambda: next(o)
+            db.time.monotonic = lambda: next(t)
+            db.loadavg = lambda: 1.9	# the bench's own polling: not counted
+            s = m.take(lambda: 42.0)
+            check(f"sample value ({busy}, {own})", s.value, 42.0)
+            check(f"loaded ({busy}, {own})", s.loaded, want_hot)
+        check("others' cores, first", round(m.loads[0], 3), 0.5)
+        check("others' cores, second", round(m.loads[1], 2), 0.1)
+        check("measurements", (m.taken, m.loaded), (2, 1))
+    finally:
+        db.busy_ticks, db.own_ticks, db.time.monotonic, db.loadavg = saved
+
+
 def test_report():
     runs = [{}]
     for case in db.cases(False):
@@ -62,6 +86,7 @@ def test_report():
             runs[0][(case[0], w)] = s
     meter = db.Meter(0.3)
     meter.loads, meter.taken, meter.loaded = [0.1, 0.5], 2, 1
+    meter.avgs = [1.25, 1.75]
     results = {"memif": (runs, {138: (32, 0), 1082: (128, 4096), 4154: (32, 0)}, 0)}
     text, md = db.report(["memif"], results, False, 1, meter)
     check("markdown header", md[0], MD_HEADER)
@@ -81,8 +106,10 @@ def test_report():
           True)
     load = [r for r in md if r.startswith("- load: ")]
     check("one load line", len(load), 1)
-    check("load line", bool(re.match(r"- load: 1-min load average 0\.10 \.\. 0\.50 .*limit 0\.3: "
-                                      r"1 of 2 measurements above it", load[0] if load else "")),
+    check("load line", bool(re.match(r"- load: CPU used by other processes during each "
+                                      r"measurement 0\.10 \.\. 0\.50 cores .*1\.25 \.\. 1\.75\); "
+                                      r"limit 0\.3 cores: 1 of 2 measurements above it",
+                                      load[0] if load else "")),
           True)
     check("text table has the same rows", sum(1 for t in text if t.startswith("memif ")),
           len(LABELS))
@@ -133,6 +160,7 @@ def test_callgrind_run(tp_bench):
           m is not None and 100 <= int(m.group(1)) <= 20000, True)
 
 
+test_meter_counts_others_only()
 test_report()
 test_callgrind_count()
 if len(sys.argv) > 1:

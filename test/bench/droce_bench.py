@@ -27,9 +27,11 @@ Each droce row gets the raw and ceiling figures it is divided by:
              full raw round trip for read_lat and atomic_lat (client round
              trips); the ceiling's round trip does the per-byte work too.
 Every row is measured as raw, ceiling, droce in turn, run after run (--runs N:
-the median of N).  The 1-minute load average is read before and after each
-measurement: a figure taken above --load-max (default 0.3) is marked
-"loaded: not a result" (raw forwarding loses far more than droce under load,
+the median of N).  Each measurement records the CPU time other processes
+used while it ran (the machine's busy time minus the bench's own, in
+cores; the 1-minute load average would count the bench's own polling
+processes): a figure taken while others used more than --load-max cores
+(default 0.3) is marked "loaded: not a result" (raw forwarding loses far more than droce under load,
 so such a ratio flatters droce).  Addresses: 198.18.12.1/2 (veth kernel
 ends, TCP side channel), 198.18.13.1/2 (droce).  Only processes this script
 started are stopped, by their own handle; the namespaces are deleted at exit.
@@ -301,6 +303,22 @@ def loadavg():
         return float(f.read().split()[0])
 
 
+def busy_ticks():
+    """CPU time the whole machine spent busy (all CPUs, clock ticks)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal ...: all but idle, iowait
+    return sum(v[:8]) - v[3] - v[4]
+
+
+def own_ticks():
+    """CPU time of this process and of the children it has waited for."""
+    with open("/proc/self/stat") as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    # fields 14-17 of proc(5): utime stime cutime cstime (here from index 11)
+    return sum(int(x) for x in v[11:15])
+
+
 class Sample:
     """One measured value and whether the machine was loaded around it."""
 
@@ -309,19 +327,31 @@ class Sample:
 
 
 class Meter:
-    """Reads the 1-minute load average before and after every measurement."""
+    """
+    What other processes used of the CPUs while a measurement ran: the
+    machine's busy time minus this process's and its (waited-for)
+    children's, in cores.  The 1-minute load average cannot tell: on two
+    cores the bench's own two polling processes keep it at 1 to 2.  A
+    measurement during which others used more than load_max cores is
+    marked loaded.
+    """
 
     def __init__(self, load_max):
         self.load_max = load_max
-        self.loads = []
+        self.loads = []		# others' cores, one per measurement
+        self.avgs = []		# the 1-minute load average, for the record
         self.taken = self.loaded = 0
+        self.hz = os.sysconf("SC_CLK_TCK")
 
     def take(self, fn, *args):
-        before = loadavg()
+        self.avgs.append(loadavg())
+        t0, b0, o0 = time.monotonic(), busy_ticks(), own_ticks()
         v = fn(*args)
-        after = loadavg()
-        self.loads += [before, after]
-        hot = max(before, after) > self.load_max
+        t1, b1, o1 = time.monotonic(), busy_ticks(), own_ticks()
+        others = max(0, (b1 - b0) - (o1 - o0)) / self.hz / max(t1 - t0, 1e-3)
+        self.loads.append(others)
+        self.avgs.append(loadavg())
+        hot = others > self.load_max
         self.taken += 1
         self.loaded += hot
         return Sample(v, hot)
@@ -332,9 +362,11 @@ class Meter:
         verdict = (f"{self.loaded} of {self.taken} measurements above it: "
                    "those rows are marked \"loaded: not a result\"" if self.loaded else
                    f"all {self.taken} measurements below it")
-        return (f"load: 1-min load average {min(self.loads):.2f} .. {max(self.loads):.2f} "
-                f"(before and after each measurement; first {self.loads[0]:.2f}, "
-                f"last {self.loads[-1]:.2f}); limit {self.load_max:g}: {verdict}")
+        return (f"load: CPU used by other processes during each measurement "
+                f"{min(self.loads):.2f} .. {max(self.loads):.2f} cores "
+                f"(1-min load average, the bench's own processes included, "
+                f"{min(self.avgs):.2f} .. {max(self.avgs):.2f}); "
+                f"limit {self.load_max:g} cores: {verdict}")
 
 
 # ---- droce-perf ----------------------------------------------------------------
@@ -534,7 +566,7 @@ def plot(a, outdir, meter):
         pmd.close()
         shutil.rmtree(tmp, ignore_errors=True)
     hot = " (LOADED: not a result)" if meter.loaded else ""
-    title_load = f"1-min load {min(meter.loads):.2f}..{max(meter.loads):.2f}{hot}"
+    title_load = f"others' CPU {min(meter.loads):.2f}..{max(meter.loads):.2f} cores{hot}"
 
     def goodput(rates, size):
         f, pl = write_frame(size)
