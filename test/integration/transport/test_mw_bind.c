@@ -230,11 +230,7 @@ main(int argc, char **argv)
 	int failed;
 
 	(void)argc;
-	fx_eal_init_lcores(argv[0], "0,1");
-	if (!rte_lcore_is_enabled(TRANSPORT_LCORE)) {
-		fprintf(stderr, "lcore %d not available\n", TRANSPORT_LCORE);
-		return 1;
-	}
+	fx_eal_init_with_lcore(argv[0], TRANSPORT_LCORE);
 	failed = cmocka_run_group_tests_name("mw_bind_run_to_completion", tests, NULL, NULL);
 	fx_set_transport_lcore(TRANSPORT_LCORE);
 	failed += cmocka_run_group_tests_name("mw_bind_transport_lcore", tests, NULL, NULL);

@@ -98,7 +98,7 @@ fx_set_transport_lcore(int lcore)
 }
 
 void
-fx_eal_init_transport_lcore(const char *prog, int lcore)
+fx_eal_init_with_lcore(const char *prog, int lcore)
 {
 	char list[32];
 
@@ -108,6 +108,12 @@ fx_eal_init_transport_lcore(const char *prog, int lcore)
 		fprintf(stderr, "lcore %d not available\n", lcore);
 		exit(1);
 	}
+}
+
+void
+fx_eal_init_transport_lcore(const char *prog, int lcore)
+{
+	fx_eal_init_with_lcore(prog, lcore);
 	fx_set_transport_lcore(lcore);
 	printf("# application on lcore %u, transport on lcore %d\n", rte_lcore_id(),
 	       lcore);

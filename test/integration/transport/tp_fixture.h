@@ -59,8 +59,9 @@ void fx_eal_init_lcores(const char *prog, const char *lcores);
  * run-to-completion.  fx_poll/fx_spin work in both modes.
  */
 void fx_set_transport_lcore(int lcore);
-/* EAL on lcores 0 and lcore, engines of contexts opened later on lcore
- * (exits if that lcore is not there). */
+/* EAL on lcores 0 and lcore (exits if that lcore is not there). */
+void fx_eal_init_with_lcore(const char *prog, int lcore);
+/* The same, and the engines of contexts opened later on lcore. */
 void fx_eal_init_transport_lcore(const char *prog, int lcore);
 /* Several transport lcores (QPs sharded by QPN): n 0 clears. */
 void fx_set_transport_lcores(const unsigned int *lcores, unsigned int n);
