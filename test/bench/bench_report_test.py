@@ -4,6 +4,7 @@
   - the markdown table: its columns, its row labels (the 10,000-QP row
     among them), the ratios it computes from given samples, and the
     "loaded: not a result" mark and the load line;
+  - the demo's load window (--demo-snapshot, --demo-ratio's WINDOW);
   - the --callgrind arithmetic on a callgrind_annotate listing;
   - with TP_BENCH given: usertools/droce-bench --callgrind's one line from a
     real tp_bench run under valgrind (its format and a sanity bound).
@@ -160,7 +161,33 @@ def test_callgrind_run(tp_bench):
           m is not None and 100 <= int(m.group(1)) <= 20000, True)
 
 
+def test_demo_window():
+    """The demo's window: others' cores from two snapshots, the caller's ticks as its own."""
+    import subprocess
+    import tempfile
+    hz = os.sysconf("SC_CLK_TCK")
+    with tempfile.NamedTemporaryFile("w", delete=False) as f:
+        f.write(f"10.0 1000 70\n12.0 {1000 + 3 * hz} {70 + 2 * hz}\n")
+    check("window: others used 0.5 cores, limit 0.3", db.window_loaded(f.name, 0.3), True)
+    with open(f.name, "w") as g:
+        g.write(f"10.0 1000 70\n12.0 {1000 + 2 * hz + hz // 5} {70 + 2 * hz}\n")
+    check("window: others used 0.1 cores, limit 0.3", db.window_loaded(f.name, 0.3), False)
+    os.unlink(f.name)
+    # the snapshot's third field is its caller's CPU time (this process,
+    # made to spin first so that the child's own few ticks cannot pass)
+    t = db.time.monotonic()
+    while db.time.monotonic() - t < 0.5:
+        pass
+    before = db.own_ticks()
+    out = subprocess.run([sys.executable, db.__file__, "--demo-snapshot"], check=True,
+                         capture_output=True, text=True).stdout.split()
+    after = db.own_ticks()
+    check("snapshot fields", len(out), 3)
+    check("snapshot: the caller's ticks", before <= int(out[2]) <= after, True)
+
+
 test_meter_counts_others_only()
+test_demo_window()
 test_report()
 test_callgrind_count()
 if len(sys.argv) > 1:

@@ -311,12 +311,17 @@ def busy_ticks():
     return sum(v[:8]) - v[3] - v[4]
 
 
-def own_ticks():
-    """CPU time of this process and of the children it has waited for."""
-    with open("/proc/self/stat") as f:
+def own_ticks(pid="self"):
+    """CPU time of process pid and of the children it has waited for."""
+    with open(f"/proc/{pid}/stat") as f:
         v = f.read().rsplit(")", 1)[1].split()
     # fields 14-17 of proc(5): utime stime cutime cstime (here from index 11)
     return sum(int(x) for x in v[11:15])
+
+
+def others_cores(t0, b0, o0, t1, b1, o1, hz):
+    """Cores used by other processes between two (time, machine busy, own) readings."""
+    return max(0, (b1 - b0) - (o1 - o0)) / hz / max(t1 - t0, 1e-3)
 
 
 class Sample:
@@ -348,7 +353,7 @@ class Meter:
         t0, b0, o0 = time.monotonic(), busy_ticks(), own_ticks()
         v = fn(*args)
         t1, b1, o1 = time.monotonic(), busy_ticks(), own_ticks()
-        others = max(0, (b1 - b0) - (o1 - o0)) / self.hz / max(t1 - t0, 1e-3)
+        others = others_cores(t0, b0, o0, t1, b1, o1, self.hz)
         self.loads.append(others)
         self.avgs.append(loadavg())
         hot = others > self.load_max
@@ -825,8 +830,29 @@ def demo_baseline(kind, raw, labels, seconds, path, load_max):
     return 0 if all(v["value"] is not None for r in rows.values() for v in r.values()) else 1
 
 
-def demo_ratio(path, label, perf_out):
-    """The bench's ratio line of one row: droce from a droce-perf client's output."""
+def demo_snapshot():
+    """
+    One line for --demo-ratio's WINDOW file: the time, the machine's busy
+    ticks and the ticks of the calling shell (the demo) with the children it
+    has waited for, so the droce-perf pair it runs counts as its own.
+    """
+    print(time.monotonic(), busy_ticks(), own_ticks(os.getppid()))
+    return 0
+
+
+def window_loaded(window, load_max):
+    """Whether others used more than load_max cores over a two-snapshot window file."""
+    with open(window) as f:
+        (t0, b0, o0), (t1, b1, o1) = [[float(x) for x in l.split()] for l in f.readlines()[:2]]
+    return others_cores(t0, b0, o0, t1, b1, o1, os.sysconf("SC_CLK_TCK")) > load_max
+
+
+def demo_ratio(path, label, perf_out, window):
+    """
+    The bench's ratio line of one row: droce from a droce-perf client's
+    output, loaded when others used more than the baseline's load_max cores
+    over the window (two --demo-snapshot lines around the droce-perf pair).
+    """
     with open(path) as f:
         base = json.load(f)
     case = next((c for c in cases(False) if c[0] == label), None)
@@ -835,7 +861,7 @@ def demo_ratio(path, label, perf_out):
         return 2
     with open(perf_out, errors="replace") as f:
         droce = perf_result(case[1], f.read())
-    hot = loadavg() > base["load_max"]
+    hot = window_loaded(window, base["load_max"])
     samples = {w: [Sample(**base["rows"][label][w])] for w in ("raw", "ceiling")}
     samples["droce"] = [Sample(droce, hot)]
     d_v, raw_v, ceil_v, unit, loaded = row_values(case, samples)
@@ -882,7 +908,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.0, help="raw rate duration")
     ap.add_argument("--load-max", type=float, default=0.3,
-                    help="1-min load average above which a figure is not a result")
+                    help="cores used by other processes above which a figure is not a result")
     ap.add_argument("--quick", action="store_true", help="write tests only")
     ap.add_argument("--markdown", help="also write the table as a markdown section here")
     ap.add_argument("--callgrind", metavar="TP_BENCH",
@@ -892,13 +918,18 @@ def main():
     ap.add_argument("--demo-baseline", metavar="JSON",
                     help="only the raw and ceiling figures of --rows (one --pmd) into JSON")
     ap.add_argument("--rows", default="", help="--demo-baseline: row labels, ';'-separated")
-    ap.add_argument("--demo-ratio", nargs=3, metavar=("JSON", "ROW", "PERF_OUT"),
-                    help="only the ratio line of ROW: droce-perf's client output PERF_OUT")
+    ap.add_argument("--demo-ratio", nargs=4, metavar=("JSON", "ROW", "PERF_OUT", "WINDOW"),
+                    help="only the ratio line of ROW: droce-perf's client output PERF_OUT, "
+                    "measured between WINDOW's two --demo-snapshot lines")
+    ap.add_argument("--demo-snapshot", action="store_true",
+                    help="only a WINDOW line for --demo-ratio (time, busy, the caller's ticks)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     verbose = a.verbose
     if a.callgrind:
         return callgrind(a.callgrind)
+    if a.demo_snapshot:
+        return demo_snapshot()
     if a.demo_ratio:
         return demo_ratio(*a.demo_ratio)
     if a.demo_baseline:
