@@ -4,6 +4,7 @@
   - the markdown table: its columns, its row labels (the 10,000-QP row
     among them), the ratios it computes from given samples, and the
     "loaded: not a result" mark and the load line;
+  - the ceiling's own sweep and its use;
   - the demo's load window (--demo-snapshot, --demo-ratio's WINDOW);
   - the --callgrind arithmetic on a callgrind_annotate listing;
   - with TP_BENCH given: usertools/droce-bench --callgrind's one line from a
@@ -186,7 +187,39 @@ def test_demo_window():
     check("snapshot: the caller's ticks", before <= int(out[2]) <= after, True)
 
 
+def test_ceiling_sweep():
+    """The ceiling is swept on its own and measured at its own best setting."""
+    class FakePmd:
+        kind = "memif"
+    calls = []
+
+    def fake_rate(pmd, raw, size, seconds, cfg=(32, 0), payload=None):
+        calls.append((size, tuple(cfg), payload))
+        # raw is best at burst 32, default ring; the ceiling at burst 128, ring 4096
+        if payload is None:
+            return 9.0 if tuple(cfg) == (32, 0) else 5.0
+        return 4.0 if tuple(cfg) == (128, 4096) else 3.0
+    saved = db.raw_rate
+    try:
+        db.raw_rate = fake_rate
+        best = db.raw_sweep(FakePmd(), "raw_fwd", [138], 1.0, db.Meter(99))
+        check("sweep: raw best", best[138], (32, 0))
+        check("sweep: ceiling best", best[("ceiling", 138)], (128, 4096))
+        check("sweep: runs (2 x 4 settings)", len(calls), 8)
+        calls.clear()
+        db.ref_measure(FakePmd(), "raw_fwd", ("msg", 138, 64), 1.0, best, 64)
+        db.ref_measure(FakePmd(), "raw_fwd", ("msg", 138, 64), 1.0, best, None)
+        check("ceiling, then raw, each at its best", calls,
+              [(138, (128, 4096), 64), (138, (32, 0), None)])
+        check("sweep line names both",
+              "138 B: burst 32, ring default (ceiling: burst 128, ring 4096)"
+              in db.sweep_line("memif", best, 0), True)
+    finally:
+        db.raw_rate = saved
+
+
 test_meter_counts_others_only()
+test_ceiling_sweep()
 test_demo_window()
 test_report()
 test_callgrind_count()
