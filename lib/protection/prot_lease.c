@@ -104,26 +104,11 @@ heap_remove(struct prot_tables *t, uint32_t idx)
 
 /* ---- objects ------------------------------------------------------------- */
 
-/* Under the lock: the MR of key (valid, or expired with this key) or the MW
- * of index id. */
+/* Under the lock: the MR of key (valid or expired) or the MW of index id. */
 static struct prot_entry *
 lease_entry(struct prot_tables *t, bool mw, uint32_t id)
 {
-	uint32_t idx;
-	struct prot_entry *e;
-
-	if (mw)
-		return prot_mw_by_index(t, id);
-	idx = prot_key_index(id);
-	if (idx == 0 || idx >= t->nentries)
-		return NULL;
-	e = &t->entries[idx];
-	if (e->type != PROT_OBJ_MR || e->variant != prot_key_variant(id))
-		return NULL;
-	if (e->lease != PROT_LEASE_EXPIRED &&
-	    __atomic_load_n(&e->tag, __ATOMIC_RELAXED) != (PROT_TAG_VALID | id))
-		return NULL;
-	return e;
+	return mw ? prot_mw_by_index(t, id) : prot_mr_by_key_or_expired(t, id);
 }
 
 static int

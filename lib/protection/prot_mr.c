@@ -88,22 +88,6 @@ out:
 	return ret;
 }
 
-/* Under the lock: the MR whose lease expired with key (its key is dead). */
-static struct prot_entry *
-expired_mr(struct prot_tables *t, uint32_t key)
-{
-	uint32_t idx = prot_key_index(key);
-	struct prot_entry *e;
-
-	if (idx == 0 || idx >= t->nentries)
-		return NULL;
-	e = &t->entries[idx];
-	if (e->type != PROT_OBJ_MR || e->lease != PROT_LEASE_EXPIRED ||
-	    e->variant != prot_key_variant(key))
-		return NULL;
-	return e;
-}
-
 int
 prot_mr_dereg(struct prot_tables *t, uint32_t key)
 {
@@ -114,9 +98,7 @@ prot_mr_dereg(struct prot_tables *t, uint32_t key)
 	if (t == NULL)
 		return -EINVAL;
 	tok = prot_ctl_lock(t);
-	e = prot_entry_by_key(t, key, PROT_OBJ_MR);
-	if (e == NULL)
-		e = expired_mr(t, key);	/* revoked already: only freed here */
+	e = prot_mr_by_key_or_expired(t, key);	/* expired: only freed here */
 	if (e == NULL) {
 		ret = -EINVAL;
 	} else if (e->mw_count != 0) {

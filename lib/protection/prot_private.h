@@ -92,6 +92,23 @@ prot_entry_by_key(struct prot_tables *t, uint32_t key, enum prot_obj_type type)
 	return e;
 }
 
+/* Under the lock: the MR of key, valid or expired by its lease (its key
+ * dead then, the entry kept until dereg). */
+static inline struct prot_entry *
+prot_mr_by_key_or_expired(struct prot_tables *t, uint32_t key)
+{
+	struct prot_entry *e = prot_entry_by_key(t, key, PROT_OBJ_MR);
+	uint32_t idx = prot_key_index(key);
+
+	if (e != NULL || idx == 0 || idx >= t->nentries)
+		return e;
+	e = &t->entries[idx];
+	if (e->type != PROT_OBJ_MR || e->lease != PROT_LEASE_EXPIRED ||
+	    e->variant != prot_key_variant(key))
+		return NULL;
+	return e;
+}
+
 /* Make key the entry's only valid key (fields written before). */
 static inline void
 prot_publish(struct prot_entry *e, uint32_t key)
