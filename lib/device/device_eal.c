@@ -6,10 +6,13 @@
  *    configuration (--proc-type, --no-shconf or --in-memory given): its
  *    hugepages are then memfd-backed and go back to the kernel when the
  *    process dies, even by SIGKILL, instead of staying as files in
- *    hugetlbfs until someone removes them.  With --no-huge (which DPDK
- *    22.11 refuses together with --in-memory) it runs --no-shconf: no
- *    config, fbarray or mp_socket files.  droce needs no secondary
- *    processes and net_memif / net_af_packet work this way.
+ *    hugetlbfs until someone removes them.  droce needs no secondary
+ *    processes and net_memif / net_af_packet work this way.  With
+ *    --no-huge (which DPDK 22.11 refuses together with --in-memory)
+ *    nothing is added: there is no hugepage to leave, and the
+ *    alternative, --no-shconf, makes DPDK 22.11's net_memif crash at exit
+ *    now and then (also when given by hand), so such a process still
+ *    leaves its runtime directory's config and fbarray files.
  *  - What such a process still leaves is its runtime directory: holding
  *    only its telemetry socket after a crash, empty after a clean exit.
  *    droce_init removes the directories that hold nothing but sockets
@@ -39,7 +42,6 @@
 #define DEVICE_SWEEP_AGE_S 2
 
 static const char opt_in_memory[] = "--in-memory";
-static const char opt_no_shconf[] = "--no-shconf";
 
 /* EAL's arguments: those before the first "--". */
 static bool
@@ -58,10 +60,11 @@ static const char *
 default_opt(int argc, char **argv)
 {
 	if (has_eal_opt(argc, argv, opt_in_memory) ||
-	    has_eal_opt(argc, argv, opt_no_shconf) ||
-	    has_eal_opt(argc, argv, "--proc-type"))
+	    has_eal_opt(argc, argv, "--no-shconf") ||
+	    has_eal_opt(argc, argv, "--proc-type") ||
+	    has_eal_opt(argc, argv, "--no-huge"))
 		return NULL;
-	return has_eal_opt(argc, argv, "--no-huge") ? opt_no_shconf : opt_in_memory;
+	return opt_in_memory;
 }
 
 /* ---- stale runtime directories ------------------------------------------- */

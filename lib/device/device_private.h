@@ -98,8 +98,9 @@ void device_telemetry_publish(struct droce_device *d);
 void device_telemetry_withdraw(struct droce_device *d);
 
 /*
- * device_eal.c: rte_eal_init with --in-memory (--no-shconf with --no-huge)
- * added unless the application chose shared configuration; same return
+ * device_eal.c: rte_eal_init with --in-memory added unless the application
+ * chose its memory or configuration mode (--no-huge, --no-shconf,
+ * --proc-type, --in-memory); same return
  * and argv contract as rte_eal_init.  And the removal of runtime
  * directories that crashed processes left (only dead sockets in them).
  */

@@ -12,10 +12,14 @@ its device is up, kills it with SIGKILL and checks:
      other processes taking hugepages meanwhile would disturb this);
   4. its runtime directory (/var/run/dpdk/PREFIX: only the dead telemetry
      socket) is gone after the next droce application started (droce_init
-     removes such directories once DEVICE_SWEEP_AGE_S = 2 s old).
+     removes such directories once DEVICE_SWEEP_AGE_S = 2 s old).  With
+     DROCE_NO_HUGE=1 droce adds no --in-memory (README "Nothing left
+     behind"): the directory keeps its config file, which is asserted
+     instead, and it is removed here.
 Usage: crash_leftovers.py DROCE_PINGPONG
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -109,6 +113,14 @@ def main():
         if huge_free() < free_before:
             fail(f"HugePages_Free {huge_free()} < {free_before} before the start")
 
+        if no_huge:
+            dead = runtime_dir(tag + "a")
+            if not os.path.isfile(os.path.join(dead, "config")):
+                fail(f"--no-huge: expected the shared configuration in {dead}")
+            print(f"--no-huge: {dead} keeps its config (no hugepages); removed by the test")
+            shutil.rmtree(dead)
+            print("PASS")
+            return
         # the next droce application's droce_init removes the dead one's
         # runtime directory (it exits at its unknown option, after droce_init)
         if not os.path.isdir(runtime_dir(tag + "a")):
