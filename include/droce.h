@@ -119,6 +119,49 @@ struct droce_mw_bind {
 	struct droce_mw_bind_info bind_info;
 };
 
+/*
+ * ---- Leases on MRs and MWs (droce extension) ----
+ * A lease of lease_ms on a region or window: unless the owner renews it
+ * (droce_renew_mr / droce_renew_mw: deadline = now + lease_ms) the device
+ * revokes its key at the deadline exactly as droce_dereg_mr (a region) or
+ * an invalidation (a window) does: when the revocation is done no access
+ * with the key succeeds (peers' requests are NAKed with Remote Access
+ * Error, local SGEs fail), and every window bound to a leased region is
+ * unbound with it (its rkey dead too).  Then the owner gets the async
+ * event DROCE_EVENT_MR_LEASE_EXPIRED / DROCE_EVENT_MW_LEASE_EXPIRED
+ * naming the object, once.  The handle stays until the owner frees it:
+ * droce_dereg_mr / droce_dealloc_mw of an expired object succeed (after
+ * the event, if got, was acked); renewing, setting a lease or binding an
+ * expired window fail with ETIME (bind: the BIND_MW WR fails).  Expiry
+ * runs on the device's engine 0 (the application's lcore in
+ * run-to-completion mode, so only while it calls droce_progress /
+ * droce_poll_cq; a transport lcore otherwise), checked every
+ * DROCE_LEASE_TICK_US: a lease expires within one tick of its deadline
+ * (plus the revocation's grace period).  A context without a device
+ * (droce_open_context alone) has no engine: EOPNOTSUPP.
+ */
+#define DROCE_LEASE_TICK_US 1000
+
+struct droce_lease_attr {
+	uint32_t lease_ms;	/* the period; 0: no lease */
+	bool expired;		/* revoked by its lease */
+	uint64_t remaining_us;	/* until the deadline; 0 once due */
+};
+
+/* droce_reg_mr with a lease of lease_ms (> 0) from now: NULL + errno. */
+struct droce_mr *droce_reg_mr_lease(struct droce_pd *pd, void *addr,
+				    size_t length, int access,
+				    uint32_t lease_ms);
+/* Lease (lease_ms > 0, deadline now + lease_ms) or unlease (0): 0 or errno. */
+int droce_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
+int droce_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms);
+/* 0, ENOENT (no lease), ETIME (expired), EINVAL. */
+int droce_renew_mr(struct droce_mr *mr);
+int droce_renew_mw(struct droce_mw *mw);
+/* 0 or EINVAL. */
+int droce_query_mr_lease(struct droce_mr *mr, struct droce_lease_attr *attr);
+int droce_query_mw_lease(struct droce_mw *mw, struct droce_lease_attr *attr);
+
 /* Queue pair: defined by the transport issue; opaque here. */
 struct droce_qp;
 
@@ -644,7 +687,10 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
  *   SQ_DRAINED     a QP moved to SQD with en_sqd_async_notify finished the
  *                  messages it had started (IBTA 10.3.1, 11.6.3.1);
  *   CQ_ERR         a CQ overran (a completion was lost, IBTA 11.4.2.1);
- *   PORT_ACTIVE / PORT_ERR  the link came up / went down.
+ *   PORT_ACTIVE / PORT_ERR  the link came up / went down;
+ *   MR_LEASE_EXPIRED / MW_LEASE_EXPIRED (droce extension, values outside
+ *                  ibverbs' range) a region's or window's lease ran out
+ *                  (element.mr / element.mw; see droce_set_mr_lease).
  * The others are never raised (no paths to migrate, no SRQ, no SM).
  */
 enum droce_event_type {
@@ -668,12 +714,16 @@ enum droce_event_type {
 	DROCE_EVENT_CLIENT_REREGISTER,
 	DROCE_EVENT_GID_CHANGE,
 	DROCE_EVENT_WQ_FATAL,
+	DROCE_EVENT_MR_LEASE_EXPIRED = 0x80,	/* droce extension */
+	DROCE_EVENT_MW_LEASE_EXPIRED,		/* droce extension */
 };
 
 struct droce_async_event {
 	union {
 		struct droce_cq *cq;
 		struct droce_qp *qp;
+		struct droce_mr *mr;	/* droce extension: leases */
+		struct droce_mw *mw;	/* droce extension: leases */
 		void *srq;		/* no SRQs yet */
 		void *wq;		/* no WQs */
 		int port_num;

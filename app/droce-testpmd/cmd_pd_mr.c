@@ -168,6 +168,53 @@ mr_dereg(struct tpd_cmd *c)
 	return 0;
 }
 
+/* droce extension: a lease on the MR (ms=0 removes it), or its state. */
+static int
+mr_lease(struct tpd_cmd *c)
+{
+	struct tpd_mr *m = tpd_get_mr(c, 1);
+	struct droce_lease_attr la;
+	uint64_t ms;
+	int rc;
+
+	if (m == NULL || tpd_kv_u64(c, "ms", UINT64_MAX, UINT32_MAX, &ms) != 0 ||
+	    tpd_kv_check_used(c) != 0)
+		return -1;
+	if (ms != UINT64_MAX) {
+		rc = droce_set_mr_lease(m->mr, (uint32_t)ms);
+		if (rc != 0) {
+			tpd_err("droce_set_mr_lease: %s", strerror(rc));
+			return -1;
+		}
+	}
+	rc = droce_query_mr_lease(m->mr, &la);
+	if (rc != 0) {
+		tpd_err("droce_query_mr_lease: %s", strerror(rc));
+		return -1;
+	}
+	printf("mr %d: lease %" PRIu32 " ms, %s, %" PRIu64 " us left\n",
+	       tpd_handle(c->pos[1]), la.lease_ms, la.expired ? "expired" : "live",
+	       la.remaining_us);
+	return 0;
+}
+
+static int
+mr_renew(struct tpd_cmd *c)
+{
+	struct tpd_mr *m = tpd_get_mr(c, 1);
+	int rc;
+
+	if (m == NULL || tpd_kv_check_used(c) != 0)
+		return -1;
+	rc = droce_renew_mr(m->mr);
+	if (rc != 0) {
+		tpd_err("droce_renew_mr: %s", strerror(rc));
+		return -1;
+	}
+	printf("mr %d: lease renewed\n", tpd_handle(c->pos[1]));
+	return 0;
+}
+
 static int
 mr_show(struct tpd_cmd *c)
 {
@@ -366,6 +413,9 @@ static const struct tpd_subcmd mr_cmds[] = {
 	{ "reg", mr_reg, "mr reg PD SIZE [access=local_write,remote_write,remote_read,remote_atomic,mw_bind]",
 	  "allocate SIZE bytes (zeroed) and register them (default access local_write)" },
 	{ "dereg", mr_dereg, "mr dereg MR", "deregister and free" },
+	{ "lease", mr_lease, "mr lease MR [ms=N]",
+	  "lease the MR for N ms from now (0: no lease; droce extension), print its state" },
+	{ "renew", mr_renew, "mr renew MR", "renew the MR's lease (deadline: now + its period)" },
 	{ "show", mr_show, "mr show [MR]", "lkey, rkey, addr, len, access" },
 	{ "fill", mr_fill, "mr fill MR pattern=BYTE|inc [seed=S] [off=N] [len=N]",
 	  "fill a range: every byte BYTE, or S, S+1, S+2, ... (mod 256)" },

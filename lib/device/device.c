@@ -42,7 +42,8 @@ droce_init(int argc, char **argv)
 		errno = EALREADY;
 		return -1;
 	}
-	eal = rte_eal_init(argc, argv);
+	device_sweep_runtime_dirs();
+	eal = device_eal_init(argc, argv);
 	if (eal < 0)
 		return -1;			/* rte_errno / errno set by EAL */
 	/* droce's own options follow EAL's; they are moved in front of the

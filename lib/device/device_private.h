@@ -97,4 +97,14 @@ void device_telemetry_register(void);
 void device_telemetry_publish(struct droce_device *d);
 void device_telemetry_withdraw(struct droce_device *d);
 
+/*
+ * device_eal.c: rte_eal_init with --in-memory added unless the application
+ * chose its memory or configuration mode (--no-huge, --no-shconf,
+ * --proc-type, --in-memory); same return
+ * and argv contract as rte_eal_init.  And the removal of runtime
+ * directories that crashed processes left (only dead sockets in them).
+ */
+int device_eal_init(int argc, char **argv);
+void device_sweep_runtime_dirs(void);
+
 #endif /* DROCE_DEVICE_PRIVATE_H */

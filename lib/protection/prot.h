@@ -132,7 +132,7 @@ struct prot_entry {
 	/* control-path only, under the table lock: */
 	uint8_t variant;	/* variant of the current / last key */
 	uint8_t bound;		/* MW: bound to an MR */
-	uint8_t pad;
+	uint8_t lease;		/* enum prot_lease_state */
 	uint32_t parent;	/* MW: index of the MR it is bound to */
 	uint32_t mw_count;	/* MR: windows bound to it */
 };
@@ -153,6 +153,8 @@ struct prot_tables {
 	uint32_t reader_max;		/* highest reader slot used + 1 */
 	alignas(64) uint64_t epoch;	/* atomic; grace-period counter */
 	struct prot_reader readers[PROT_MAX_READERS];
+	/* atomic; earliest lease deadline (ns), UINT64_MAX: no lease */
+	alignas(64) uint64_t lease_next;
 	struct prot_ctl *ctl;
 };
 
@@ -292,6 +294,62 @@ int prot_mw_invalidate_qp(struct prot_tables *t, uint32_t qpn);
 
 /* Current key of an MW / MR by index (tests, verbs). -EINVAL if none. */
 int prot_entry_key(struct prot_tables *t, uint32_t index, uint32_t *key);
+
+/* ---- leases (droce extension) --------------------------------------------- */
+
+/*
+ * A lease on an MR or MW: unless renewed within its period, the object's
+ * key is revoked exactly as dereg (MR) or invalidate/unbind (MW) revokes
+ * it, and every window bound to a leased MR is unbound with it.  The
+ * entry then stays EXPIRED, its key dead, until the owner deregisters /
+ * deallocates it (which succeeds), so the owner's handle can report the
+ * state and the index is not reused behind its back.  An expired window
+ * cannot be bound again.  Times are nanoseconds of the caller's monotonic
+ * clock (prot_lease_clock()).  Objects are named as dereg/dealloc name
+ * them: an MR by its key, an MW by its index (mw = true).
+ */
+enum prot_lease_state {
+	PROT_LEASE_NONE = 0,
+	PROT_LEASE_ACTIVE,
+	PROT_LEASE_EXPIRED,
+};
+
+struct prot_lease_info {
+	enum prot_lease_state state;
+	uint64_t period;	/* ns; 0 with PROT_LEASE_NONE */
+	uint64_t remaining;	/* ns until the deadline; 0 once due */
+};
+
+/* CLOCK_MONOTONIC in ns: the clock lease deadlines are kept in. */
+uint64_t prot_lease_clock(void);
+/*
+ * Lease the object for period ns from now (period 0: no lease any more);
+ * cookie is handed to the expiry callback.  -EINVAL unknown object,
+ * -ETIME already expired, -ENOMEM (the lease table could not be made).
+ */
+int prot_lease_set(struct prot_tables *t, bool mw, uint32_t id,
+		   uint64_t period, uint64_t cookie, uint64_t now);
+/* Deadline = now + period.  -EINVAL unknown, -ENOENT no lease, -ETIME expired. */
+int prot_lease_renew(struct prot_tables *t, bool mw, uint32_t id, uint64_t now);
+/* -EINVAL unknown object. */
+int prot_lease_query(struct prot_tables *t, bool mw, uint32_t id, uint64_t now,
+		     struct prot_lease_info *info);
+
+/* Called under the table lock for each lease expiry, after the revocation. */
+typedef void (*prot_lease_cb)(void *arg, bool mw, uint64_t cookie);
+/*
+ * Expire every lease due at now (deadline <= now): revoke, then cb.
+ * Returns how many.  Cheap to skip: call only when now >= prot_lease_next().
+ */
+int prot_lease_expire(struct prot_tables *t, uint64_t now, prot_lease_cb cb,
+		      void *arg);
+
+/* Earliest deadline of any active lease, UINT64_MAX if none (any thread). */
+static inline uint64_t
+prot_lease_next(const struct prot_tables *t)
+{
+	return __atomic_load_n(&t->lease_next, __ATOMIC_RELAXED);
+}
 
 /* ---- readers (QSBR) ------------------------------------------------------ */
 

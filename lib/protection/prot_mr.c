@@ -98,7 +98,7 @@ prot_mr_dereg(struct prot_tables *t, uint32_t key)
 	if (t == NULL)
 		return -EINVAL;
 	tok = prot_ctl_lock(t);
-	e = prot_entry_by_key(t, key, PROT_OBJ_MR);
+	e = prot_mr_by_key_or_expired(t, key);	/* expired: only freed here */
 	if (e == NULL) {
 		ret = -EINVAL;
 	} else if (e->mw_count != 0) {

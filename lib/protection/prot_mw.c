@@ -45,8 +45,8 @@ out:
 	return ret;
 }
 
-static struct prot_entry *
-mw_by_index(struct prot_tables *t, uint32_t idx)
+struct prot_entry *
+prot_mw_by_index(struct prot_tables *t, uint32_t idx)
 {
 	struct prot_entry *e;
 
@@ -58,9 +58,8 @@ mw_by_index(struct prot_tables *t, uint32_t idx)
 	return e;
 }
 
-/* Revoke a bound window's key and detach it from its region. */
-static void
-do_unbind(struct prot_tables *t, struct prot_entry *mw)
+void
+prot_mw_unbind(struct prot_tables *t, struct prot_entry *mw)
 {
 	if (!mw->bound)
 		return;
@@ -87,17 +86,29 @@ prot_mw_dealloc(struct prot_tables *t, uint32_t mw_index)
 	if (t == NULL)
 		return -EINVAL;
 	tok = prot_ctl_lock(t);
-	e = mw_by_index(t, mw_index);
+	e = prot_mw_by_index(t, mw_index);
 	if (e == NULL) {
 		ret = -EINVAL;
 	} else {
-		do_unbind(t, e);
+		prot_mw_unbind(t, e);
 		t->ctl->pds[e->pd].refs--;
 		prot_index_free(t, mw_index);
 		__atomic_sub_fetch(&t->ctl->nr_mw, 1, __ATOMIC_RELAXED);
 	}
 	prot_ctl_unlock(t, tok);
 	return ret;
+}
+
+void
+prot_mw_unbind_all(struct prot_tables *t, struct prot_entry *mr)
+{
+	for (uint32_t i = 1; mr->mw_count != 0 && i < t->nentries; i++) {
+		struct prot_entry *e = &t->entries[i];
+
+		if ((e->type == PROT_OBJ_MW1 || e->type == PROT_OBJ_MW2) &&
+		    e->bound && &t->entries[e->parent] == mr)
+			prot_mw_unbind(t, e);
+	}
 }
 
 /* Rights a window may carry; no zero-based windows in droce. */
@@ -174,8 +185,9 @@ bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t new_rkey,
 		return ret;
 
 	tok = prot_ctl_lock(t);
-	mw = mw_by_index(t, mw_index);
-	if (mw == NULL || mw->type != PROT_OBJ_MW1 ||
+	mw = prot_mw_by_index(t, mw_index);
+	/* an expired window stays unbound until deallocated */
+	if (mw == NULL || mw->type != PROT_OBJ_MW1 || mw->lease == PROT_LEASE_EXPIRED ||
 	    (new_rkey != 0 && (prot_key_index(new_rkey) != mw_index ||
 			       prot_key_variant(new_rkey) == mw->variant))) {
 		ret = -EINVAL;
@@ -193,7 +205,7 @@ bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t new_rkey,
 	}
 	/* Validated.  A rebind or unbind kills the old rkey first; every
 	 * bind, including length 0 (unbind), hands out a new variant. */
-	do_unbind(t, mw);
+	prot_mw_unbind(t, mw);
 	mw->variant = new_rkey != 0 ? prot_key_variant(new_rkey) :
 				      (uint8_t)(mw->variant + 1);
 	*rkey = prot_key_make(mw_index, mw->variant);
@@ -244,8 +256,8 @@ prot_mw_bind_type2(struct prot_tables *t, uint32_t mw_index,
 		return ret;
 
 	tok = prot_ctl_lock(t);
-	mw = mw_by_index(t, mw_index);
-	if (mw == NULL || mw->type != PROT_OBJ_MW2 ||
+	mw = prot_mw_by_index(t, mw_index);
+	if (mw == NULL || mw->type != PROT_OBJ_MW2 || mw->lease == PROT_LEASE_EXPIRED ||
 	    prot_key_index(new_rkey) != mw_index) {
 		ret = -EINVAL;
 		goto out;
@@ -302,7 +314,7 @@ invalidate(struct prot_tables *t, uint32_t rkey, uint32_t qp_pd,
 	if (t == NULL)
 		return -EINVAL;
 	tok = prot_ctl_lock(t);
-	e = mw_by_index(t, idx);
+	e = prot_mw_by_index(t, idx);
 	/* o10-37.2.26: type-1 windows cannot be invalidated; regions
 	 * cannot either (no fast-register MRs in droce yet). */
 	if (e == NULL || e->type != PROT_OBJ_MW2) {
@@ -327,7 +339,7 @@ invalidate(struct prot_tables *t, uint32_t rkey, uint32_t qp_pd,
 		goto out;
 	}
 	/* Dead before we return: revoke waits for a grace period. */
-	do_unbind(t, e);
+	prot_mw_unbind(t, e);
 out:
 	prot_ctl_unlock(t, tok);
 	return ret;
@@ -369,7 +381,7 @@ prot_mw_invalidate_qp(struct prot_tables *t, uint32_t qpn)
 		struct prot_entry *e = &t->entries[i];
 
 		if (e->type == PROT_OBJ_MW2 && e->bound && e->qpn == qpn) {
-			do_unbind(t, e);	/* dead before we return */
+			prot_mw_unbind(t, e);	/* dead before we return */
 			n++;
 		}
 	}

@@ -15,9 +15,18 @@ struct prot_pd_slot {
 	uint8_t used;
 };
 
+/* An entry's lease (prot_lease.c), by key index. */
+struct prot_lease {
+	uint64_t deadline;	/* ns */
+	uint64_t period;	/* ns */
+	uint64_t cookie;	/* the owner's, for the expiry callback */
+	uint32_t heap_pos;	/* in prot_ctl.lease_heap while active */
+};
+
 struct prot_ctl {
 	pthread_mutex_t lock;		/* serialises all control calls */
 	struct prot_alloc_ops ops;
+	int socket_id;
 	/* Free key indices, FIFO ring seeded in a random permutation. */
 	uint32_t *ring;
 	uint32_t ring_cap;
@@ -33,6 +42,10 @@ struct prot_ctl {
 	uint32_t nr_mr;
 	uint32_t nr_mw;
 	uint32_t nr_mw2_bound;		/* type-2 windows bound to a QP */
+	/* Leases: made at the first one (nentries each). */
+	struct prot_lease *leases;
+	uint32_t *lease_heap;		/* min-heap of indices by deadline */
+	uint32_t nr_leases;		/* active ones, in the heap */
 };
 
 /* Lock the control path; a calling reader goes offline meanwhile.
@@ -79,6 +92,23 @@ prot_entry_by_key(struct prot_tables *t, uint32_t key, enum prot_obj_type type)
 	return e;
 }
 
+/* Under the lock: the MR of key, valid or expired by its lease (its key
+ * dead then, the entry kept until dereg). */
+static inline struct prot_entry *
+prot_mr_by_key_or_expired(struct prot_tables *t, uint32_t key)
+{
+	struct prot_entry *e = prot_entry_by_key(t, key, PROT_OBJ_MR);
+	uint32_t idx = prot_key_index(key);
+
+	if (e != NULL || idx == 0 || idx >= t->nentries)
+		return e;
+	e = &t->entries[idx];
+	if (e->type != PROT_OBJ_MR || e->lease != PROT_LEASE_EXPIRED ||
+	    e->variant != prot_key_variant(key))
+		return NULL;
+	return e;
+}
+
 /* Make key the entry's only valid key (fields written before). */
 static inline void
 prot_publish(struct prot_entry *e, uint32_t key)
@@ -88,5 +118,14 @@ prot_publish(struct prot_entry *e, uint32_t key)
 
 /* Kill the entry's key; on return no reader can still be using it. */
 void prot_revoke(struct prot_tables *t, struct prot_entry *e);
+
+/* Under the lock: the entry (index idx) goes away; its lease with it. */
+void prot_lease_forget(struct prot_tables *t, uint32_t idx);
+/* Under the lock: revoke a bound window's key, detach it from its region. */
+void prot_mw_unbind(struct prot_tables *t, struct prot_entry *mw);
+/* Under the lock: unbind every window bound to MR entry mr (revoked). */
+void prot_mw_unbind_all(struct prot_tables *t, struct prot_entry *mr);
+/* Under the lock: the MW entry of index idx, or NULL. */
+struct prot_entry *prot_mw_by_index(struct prot_tables *t, uint32_t idx);
 
 #endif /* DROCE_PROT_PRIVATE_H */

@@ -89,6 +89,8 @@ tables_free(struct prot_tables *t, const struct prot_alloc_ops *ops)
 		ops->free(ops->arg, c->ring);
 		ops->free(ops->arg, c->pds);
 		ops->free(ops->arg, c->pd_free);
+		ops->free(ops->arg, c->leases);
+		ops->free(ops->arg, c->lease_heap);
 		ops->free(ops->arg, c);
 	}
 	ops->free(ops->arg, t->entries);
@@ -136,6 +138,7 @@ prot_tables_create(const struct prot_config *cfg,
 	if (c == NULL)
 		goto nomem;
 	c->ops = *ops;
+	c->socket_id = def.socket_id;
 	if (pthread_mutex_init(&c->lock, NULL) != 0) {
 		ops->free(ops->arg, c);
 		t->ctl = NULL;
@@ -143,6 +146,7 @@ prot_tables_create(const struct prot_config *cfg,
 	}
 	t->nentries = (uint32_t)n;
 	t->epoch = 1;
+	t->lease_next = UINT64_MAX;
 	t->entries = ctl_zalloc(c, n * sizeof(struct prot_entry), 64,
 				def.socket_id);
 	c->ring = ctl_zalloc(c, (n - 1) * sizeof(uint32_t), 64, def.socket_id);
@@ -261,6 +265,7 @@ prot_index_free(struct prot_tables *t, uint32_t idx)
 		tail -= c->ring_cap;
 	c->ring[tail] = idx;
 	c->ring_count++;
+	prot_lease_forget(t, idx);
 	t->entries[idx].type = PROT_OBJ_NONE;
 }
 

@@ -55,7 +55,8 @@
 	X(TX_BACKPRESSURE,      "tx_backpressure", "packets deferred: the transmit queue was full") \
 	X(IP_CKSUM_BAD,         "ip_cksum_bad", "frames dropped: the port found a bad IPv4 header checksum") \
 	X(QP_RUNS,              "qp_runs", "QP visits by a round (QPs on the ready list)") \
-	X(DOORBELLS,            "doorbells", "dedicated lcore: doorbells answered (a QP's posted heads taken)")
+	X(DOORBELLS,            "doorbells", "dedicated lcore: doorbells answered (a QP's posted heads taken)") \
+	X(LEASE_EXPIRED,        "lease_expired", "MR/MW leases that ran out (keys revoked, event raised)")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

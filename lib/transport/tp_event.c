@@ -191,6 +191,44 @@ tp_event_link_poll(struct tp_engine *eng, uint64_t now)
 	dev->link_up = (int8_t)up;
 }
 
+/* Under lib/protection's lock, after the revocation (prot_lease_expire). */
+static void
+lease_expired(void *arg, bool mw, uint64_t cookie)
+{
+	struct tp_engine *eng = arg;
+	struct droce_async_event ev;
+
+	if (mw) {
+		ev.element.mw = (struct droce_mw *)(uintptr_t)cookie;
+		ev.event_type = DROCE_EVENT_MW_LEASE_EXPIRED;
+	} else {
+		ev.element.mr = (struct droce_mr *)(uintptr_t)cookie;
+		ev.event_type = DROCE_EVENT_MR_LEASE_EXPIRED;
+	}
+	tp_count(eng, TP_CNT_LEASE_EXPIRED);
+	raise_event(eng, &ev);
+}
+
+/*
+ * Every DROCE_LEASE_TICK_US, engine 0: one relaxed load while no lease is
+ * due; the revocations (grace periods, a control path) only at a lease's
+ * deadline, so a lease expires within one tick of it.
+ */
+void
+tp_event_lease_poll(struct tp_engine *eng, uint64_t now)
+{
+	struct tp_dev *dev = eng->dev;
+	uint64_t next = prot_lease_next(dev->prot);
+	uint64_t clock;
+
+	dev->lease_next = now + dev->tsc_hz / 1000000 * DROCE_LEASE_TICK_US;
+	if (next == UINT64_MAX)
+		return;
+	clock = prot_lease_clock();
+	if (clock >= next)
+		(void)prot_lease_expire(dev->prot, clock, lease_expired, eng);
+}
+
 /* ---- destroy: no event for a QP or CQ once it is being destroyed ---------- */
 
 static int

@@ -608,6 +608,7 @@ struct tp_dev {
 	int ev_fd;			/* the context's eventfd, or -1 */
 	uint64_t link_next;		/* tsc: next carrier poll */
 	int8_t link_up;			/* last carrier seen; -1 not yet */
+	uint64_t lease_next;		/* tsc: next lease expiry check */
 };
 
 static inline void
@@ -821,6 +822,8 @@ void tp_event_modified(struct tp_qp *qp, enum droce_qp_state cur,
 		       const struct droce_qp_attr *attr, int mask);
 void tp_event_cq_err(struct tp_engine *eng, struct tp_cq *cq);
 void tp_event_link_poll(struct tp_engine *eng, uint64_t now);
+/* Engine 0, every DROCE_LEASE_TICK_US: expire the leases due (tp_event.c). */
+void tp_event_lease_poll(struct tp_engine *eng, uint64_t now);
 
 /* tp_timer.c */
 int tp_sched_init(struct tp_dev *dev, struct tp_sched *sc);

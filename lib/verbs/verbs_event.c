@@ -96,17 +96,29 @@ ev_object(const struct droce_async_event *ev)
 	case DROCE_EVENT_PATH_MIG_ERR:
 	case DROCE_EVENT_QP_LAST_WQE_REACHED:
 		return ev->element.qp;
+	case DROCE_EVENT_MR_LEASE_EXPIRED:
+		return ev->element.mr;
+	case DROCE_EVENT_MW_LEASE_EXPIRED:
+		return ev->element.mw;
 	default:
 		return NULL;
 	}
 }
 
+/* The context of an event ev_object names. */
 static struct droce_context *
 ev_context(const struct droce_async_event *ev)
 {
-	if (ev->event_type == DROCE_EVENT_CQ_ERR)
+	switch (ev->event_type) {
+	case DROCE_EVENT_CQ_ERR:
 		return ev->element.cq->context;
-	return ev->element.qp->context;
+	case DROCE_EVENT_MR_LEASE_EXPIRED:
+		return ev->element.mr->context;
+	case DROCE_EVENT_MW_LEASE_EXPIRED:
+		return ev->element.mw->context;
+	default:
+		return ev->element.qp->context;
+	}
 }
 
 int
@@ -318,12 +330,15 @@ static const char *const event_type_names[] = {
 	[DROCE_EVENT_CLIENT_REREGISTER] = "client reregistration",
 	[DROCE_EVENT_GID_CHANGE] = "GID table change",
 	[DROCE_EVENT_WQ_FATAL] = "WQ fatal",
+	[DROCE_EVENT_MR_LEASE_EXPIRED] = "MR lease expired",
+	[DROCE_EVENT_MW_LEASE_EXPIRED] = "MW lease expired",
 };
 
 const char *
 droce_event_type_str(enum droce_event_type event)
 {
-	if ((unsigned int)event >= sizeof(event_type_names) / sizeof(event_type_names[0]))
+	if ((unsigned int)event >= sizeof(event_type_names) / sizeof(event_type_names[0]) ||
+	    event_type_names[event] == NULL)
 		return "unknown";
 	return event_type_names[event];
 }

@@ -10,6 +10,8 @@
 #include "droce.h"
 #include "prot.h"
 
+#include <errno.h>
+
 struct tp_dev_config;
 struct droce_link;
 
@@ -55,5 +57,15 @@ int verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev);
  * (verbs_alloc_libc.c, built without DPDK, or EAL not initialised).
  */
 const struct prot_alloc_ops *verbs_alloc_ops(void);
+
+/* -errno from a library -> ibverbs' return: errno set, the value positive. */
+static inline int
+verbs_ret_errno(int neg)
+{
+	if (neg == 0)
+		return 0;
+	errno = -neg;
+	return -neg;
+}
 
 #endif /* DROCE_VERBS_PRIVATE_H */

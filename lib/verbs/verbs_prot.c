@@ -13,16 +13,6 @@
 #include "prot.h"
 #include "verbs_private.h"
 
-/* Set errno and return it positive (ibverbs return style). */
-static int
-ret_errno(int neg)
-{
-	if (neg == 0)
-		return 0;
-	errno = -neg;
-	return -neg;
-}
-
 struct droce_pd *
 droce_alloc_pd(struct droce_context *context)
 {
@@ -54,10 +44,10 @@ droce_dealloc_pd(struct droce_pd *pd)
 	int ret;
 
 	if (pd == NULL)
-		return ret_errno(-EINVAL);
+		return verbs_ret_errno(-EINVAL);
 	ret = prot_pd_dealloc(pd->context->prot, pd->handle);
 	if (ret != 0)
-		return ret_errno(ret);
+		return verbs_ret_errno(ret);
 	free(pd);
 	return 0;
 }
@@ -101,10 +91,13 @@ droce_dereg_mr(struct droce_mr *mr)
 	int ret;
 
 	if (mr == NULL)
-		return ret_errno(-EINVAL);
+		return verbs_ret_errno(-EINVAL);
 	ret = prot_mr_dereg(mr->context->prot, mr->lkey);
 	if (ret != 0)
-		return ret_errno(ret);
+		return verbs_ret_errno(ret);
+	/* a lease's expiry may have named it (the event raised under the
+	 * table lock, so before the dereg above) */
+	verbs_events_forget(mr->context, mr);
 	free(mr);
 	return 0;
 }
@@ -188,10 +181,11 @@ droce_dealloc_mw(struct droce_mw *mw)
 	int ret;
 
 	if (mw == NULL)
-		return ret_errno(-EINVAL);
+		return verbs_ret_errno(-EINVAL);
 	ret = prot_mw_dealloc(mw->context->prot, mw->handle);
 	if (ret != 0)
-		return ret_errno(ret);
+		return verbs_ret_errno(ret);
+	verbs_events_forget(mw->context, mw);	/* as droce_dereg_mr */
 	free(mw);
 	return 0;
 }
