@@ -96,6 +96,9 @@ ev_object(const struct droce_async_event *ev)
 	case DROCE_EVENT_PATH_MIG_ERR:
 	case DROCE_EVENT_QP_LAST_WQE_REACHED:
 		return ev->element.qp;
+	case DROCE_EVENT_SRQ_ERR:
+	case DROCE_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
 	default:
 		return NULL;
 	}
@@ -106,6 +109,9 @@ ev_context(const struct droce_async_event *ev)
 {
 	if (ev->event_type == DROCE_EVENT_CQ_ERR)
 		return ev->element.cq->context;
+	if (ev->event_type == DROCE_EVENT_SRQ_ERR ||
+	    ev->event_type == DROCE_EVENT_SRQ_LIMIT_REACHED)
+		return ev->element.srq->context;
 	return ev->element.qp->context;
 }
 
