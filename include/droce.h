@@ -479,7 +479,7 @@ struct droce_qp_init_attr {
 	struct droce_cq *send_cq;
 	struct droce_cq *recv_cq;
 	struct droce_srq *srq;		/* NULL, or receive WQEs come from it */
-	struct droce_qp_cap cap;		/* with srq: max_recv_wr/sge ignored */
+	struct droce_qp_cap cap;	/* with srq: max_recv_wr/sge ignored */
 	enum droce_qp_type qp_type;
 	int sq_sig_all;
 };
@@ -702,7 +702,7 @@ int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *recv_wr,
  *   CQ_ERR         a CQ overran (a completion was lost, IBTA 11.4.2.1);
  *   PORT_ACTIVE / PORT_ERR  the link came up / went down;
  *   SRQ_LIMIT_REACHED  an SRQ's armed srq_limit was passed: fewer WQEs left
- *                  than it (once, then disarmed; IBTA 11.6.3.1, 10.2.9.4);
+ *                  than it (once, then disarmed; IBTA 10.2.9, 11.6.3.1);
  *   QP_LAST_WQE_REACHED  a QP on an SRQ entered the error state: it takes
  *                  no more WQEs from the SRQ (IBTA 10.3.1, 11.6.3.1).
  * The others are never raised (no paths to migrate, no SM; SRQ_ERR: no
