@@ -164,6 +164,7 @@ int droce_query_mw_lease(struct droce_mw *mw, struct droce_lease_attr *attr);
 
 /* Queue pair: defined by the transport issue; opaque here. */
 struct droce_qp;
+struct droce_srq;
 
 /*
  * Work-request opcodes (enum ibv_wr_opcode, same values).  The send work
@@ -520,8 +521,8 @@ struct droce_qp_init_attr {
 	void *qp_context;
 	struct droce_cq *send_cq;
 	struct droce_cq *recv_cq;
-	void *srq;			/* SRQ: not yet (must be NULL) */
-	struct droce_qp_cap cap;
+	struct droce_srq *srq;		/* NULL, or receive WQEs come from it */
+	struct droce_qp_cap cap;	/* with srq: max_recv_wr/sge ignored */
 	enum droce_qp_type qp_type;
 	int sq_sig_all;
 };
@@ -532,7 +533,7 @@ struct droce_qp {
 	struct droce_pd *pd;
 	struct droce_cq *send_cq;
 	struct droce_cq *recv_cq;
-	void *srq;
+	struct droce_srq *srq;
 	uint32_t handle;
 	uint32_t qp_num;
 	enum droce_qp_state state;
@@ -673,6 +674,61 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		    struct droce_recv_wr **bad_wr);
 
 
+/* ---- Shared receive queues (ibv_create_srq & co.) ------------------------ */
+/*
+ * Receive WQEs shared by the QPs created with init_attr.srq (RC, UC, UD):
+ * each message that needs one takes the oldest, and its completion names
+ * the QP that received (wc.qp_num; UD also src_qp).  Its SGEs are checked
+ * against the SRQ's PD.  An RC QP finding the SRQ empty answers RNR NAK.
+ * One thread at a time posts to (and modifies) an SRQ, as for a QP's
+ * queues; its QPs live on the SRQ's engine (lib/transport/README.md).
+ */
+struct droce_srq {
+	struct droce_context *context;
+	void *srq_context;
+	struct droce_pd *pd;
+	uint32_t handle;
+};
+
+struct droce_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;	/* 0: no limit event armed */
+};
+
+struct droce_srq_init_attr {
+	void *srq_context;
+	struct droce_srq_attr attr;
+};
+
+enum droce_srq_attr_mask {
+	DROCE_SRQ_MAX_WR = 1 << 0,
+	DROCE_SRQ_LIMIT = 1 << 1,
+};
+
+/*
+ * NULL with errno (EINVAL: max_wr 0 or above DROCE_MAX_QP_WR, max_sge above
+ * DROCE_MAX_SGE; ENOMEM).  srq_limit is ignored (armed by modify only, as
+ * ibv_create_srq) and returned as 0.
+ */
+struct droce_srq *droce_create_srq(struct droce_pd *pd,
+				   struct droce_srq_init_attr *srq_init_attr);
+/*
+ * DROCE_SRQ_MAX_WR resizes (EINVAL: 0, above DROCE_MAX_QP_WR or below the
+ * WQEs it holds now); DROCE_SRQ_LIMIT arms the limit event (EINVAL: not
+ * below max_wr).  Nothing changes unless all is valid.  0 or a positive errno.
+ */
+int droce_modify_srq(struct droce_srq *srq, struct droce_srq_attr *srq_attr,
+		     int srq_attr_mask);
+/* max_wr, max_sge, and srq_limit (0 once the event fired). */
+int droce_query_srq(struct droce_srq *srq, struct droce_srq_attr *srq_attr);
+/* EBUSY while QPs use it; its WQEs not taken are discarded. */
+int droce_destroy_srq(struct droce_srq *srq);
+/* 0, or EINVAL (num_sge above max_sge) / ENOMEM (full) with *bad_wr set. */
+int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *recv_wr,
+			struct droce_recv_wr **bad_recv_wr);
+
+
 /* ---- Asynchronous events (ibv_get_async_event) --------------------------- */
 /*
  * Same values as enum ibv_event_type.  droce raises:
@@ -691,7 +747,12 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
  *   MR_LEASE_EXPIRED / MW_LEASE_EXPIRED (droce extension, values outside
  *                  ibverbs' range) a region's or window's lease ran out
  *                  (element.mr / element.mw; see droce_set_mr_lease).
- * The others are never raised (no paths to migrate, no SRQ, no SM).
+ *   SRQ_LIMIT_REACHED  an SRQ's armed srq_limit was passed: fewer WQEs left
+ *                  than it (once, then disarmed; IBTA 10.2.9, 11.6.3.1);
+ *   QP_LAST_WQE_REACHED  a QP on an SRQ entered the error state: it takes
+ *                  no more WQEs from the SRQ (IBTA 10.3.1, 11.6.3.1).
+ * The others are never raised (no paths to migrate, no SM; SRQ_ERR: no
+ * SRQ catastrophic error exists in software).
  */
 enum droce_event_type {
 	DROCE_EVENT_CQ_ERR,
@@ -724,7 +785,7 @@ struct droce_async_event {
 		struct droce_qp *qp;
 		struct droce_mr *mr;	/* droce extension: leases */
 		struct droce_mw *mw;	/* droce extension: leases */
-		void *srq;		/* no SRQs yet */
+		struct droce_srq *srq;
 		void *wq;		/* no WQs */
 		int port_num;
 	} element;

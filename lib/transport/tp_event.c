@@ -168,6 +168,19 @@ tp_event_cq_err(struct tp_engine *eng, struct tp_cq *cq)
 	raise_event(eng, &ev);
 }
 
+/* Raised by the SRQ's engine (tp_srq_take), the only one that takes from it. */
+void
+tp_event_srq_limit(struct tp_srq *srq)
+{
+	struct droce_async_event ev = {
+		.element.srq = &srq->pub, .event_type = DROCE_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (__atomic_load_n(&srq->ev_muted, __ATOMIC_ACQUIRE))
+		return;
+	raise_event(srq->eng, &ev);
+}
+
 /*
  * The link's carrier, asked every TP_LINK_POLL_MS by engine 0: a change
  * raises PORT_ACTIVE or PORT_ERR for port 1.  The first answer only sets

@@ -368,7 +368,8 @@ tp_dev_run_on_lcores(struct tp_dev *dev, const unsigned int *lcores,
 
 	if (rc != 0)
 		return rc;
-	if (e0->lc != NULL || dev_has_qps(dev) || dev->ncq != 0)
+	if (e0->lc != NULL || dev_has_qps(dev) || dev->ncq != 0 ||
+	    __atomic_load_n(&dev->nsrq, __ATOMIC_RELAXED) != 0)
 		return -EBUSY;
 	/* rte_eal_remote_launch / rte_eal_wait_lcore: main lcore only */
 	if (rte_lcore_id() != rte_get_main_lcore())

@@ -149,7 +149,8 @@ lc_answer_doorbell(struct tp_qp *qp)
 	(void)__atomic_exchange_n(&lc->db, 0, __ATOMIC_ACQ_REL);
 	tp_count(qp->eng, TP_CNT_DOORBELLS);
 	n = lc_take(&lc->s_head, &qp->sq.head);
-	n += lc_take(&lc->r_head, &qp->rq.head);
+	if (qp->srq == NULL)	/* else the engine fills the RQ (tp_srq_take) */
+		n += lc_take(&lc->r_head, &qp->rq.head);
 	if (n == 0)
 		return 0;
 	/* as tp_post_*: what reaches a QP in ERR completes at once */

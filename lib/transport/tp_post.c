@@ -224,8 +224,7 @@ lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	return rc;
 }
 
-static inline int fill_recv_wqe(const struct tp_qp *qp,
-				const struct droce_recv_wr *wr,
+static inline int fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr,
 				struct tp_recv_wqe *w);
 
 static __rte_noinline __rte_cold int
@@ -237,7 +236,7 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	uint32_t tail = __atomic_load_n(&lc->r_tail, __ATOMIC_ACQUIRE);
 	int rc = 0;
 
-	if (lc->state == DROCE_QPS_RESET) {
+	if (lc->state == DROCE_QPS_RESET || qp->srq != NULL) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -246,7 +245,7 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 			rc = -ENOMEM;
 			break;
 		}
-		rc = fill_recv_wqe(qp, wr, &qp->rq.wqe[head & qp->rq.mask]);
+		rc = fill_recv_wqe(qp->cap.max_recv_sge, wr, &qp->rq.wqe[head & qp->rq.mask]);
 		if (rc != 0)
 			break;
 		head++;
@@ -300,12 +299,11 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 
 /* One receive WR into a WQE: 0, or -EINVAL (what ibverbs rejects). */
 static inline int
-fill_recv_wqe(const struct tp_qp *qp, const struct droce_recv_wr *wr,
-	      struct tp_recv_wqe *w)
+fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr, struct tp_recv_wqe *w)
 {
 	uint64_t total = 0;
 
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
 	    (wr->num_sge > 0 && wr->sg_list == NULL))
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
@@ -328,7 +326,8 @@ tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 
 	if (unlikely(qp->lc != NULL))
 		return lc_post_recv(qp, wr, bad_wr);
-	if (qp->pub.state == DROCE_QPS_RESET) {
+	/* a QP on an SRQ has no receive queue of its own (ibv_post_recv: EINVAL) */
+	if (qp->pub.state == DROCE_QPS_RESET || unlikely(qp->srq != NULL)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -337,7 +336,8 @@ tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 			rc = -ENOMEM;
 			break;
 		}
-		rc = fill_recv_wqe(qp, wr, &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
+		rc = fill_recv_wqe(qp->cap.max_recv_sge, wr,
+				   &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
 		if (rc != 0)
 			break;
 		qp->rq.head++;
@@ -346,5 +346,36 @@ tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		*bad_wr = wr;
 	if (qp->pub.state == DROCE_QPS_ERR)
 		tp_qp_flush(qp);
+	return rc;
+}
+
+/*
+ * An SRQ (struct tp_srq): WQEs built in place at its head, the head
+ * published once per call; the engine's tail read again before a post is
+ * refused (ENOMEM at max_wr held).  In every mode, as the engine that
+ * takes the WQEs may run on another lcore.
+ */
+int
+tp_post_srq_recv(struct tp_srq *srq, struct droce_recv_wr *wr,
+		 struct droce_recv_wr **bad_wr)
+{
+	uint32_t head = srq->head;
+	uint32_t tail = __atomic_load_n(&srq->tail, __ATOMIC_ACQUIRE);
+	int rc = 0;
+
+	for (; wr != NULL; wr = wr->next) {
+		if (!lc_room(head, &tail, &srq->tail, srq->max_wr)) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = fill_recv_wqe(srq->max_sge, wr, &srq->wqe[head & srq->mask]);
+		if (rc != 0)
+			break;
+		head++;
+	}
+	if (head != srq->head)
+		__atomic_store_n(&srq->head, head, __ATOMIC_RELEASE);
+	if (rc != 0)
+		*bad_wr = wr;
 	return rc;
 }

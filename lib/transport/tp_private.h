@@ -224,6 +224,39 @@ tp_ring_count(uint32_t head, uint32_t tail)
 	return head - tail;
 }
 
+/*
+ * A shared receive queue (tp_srq.c): a power-of-two ring of receive WQEs
+ * with one producer (the thread posting, tp_post_srq_recv) and one
+ * consumer, the engine that owns it (eng): every QP created on the SRQ
+ * is placed on that engine, so the SRQ is never read by two engines and
+ * needs no lock nor multi-consumer ring.  A QP whose message needs a
+ * receive WQE and whose own one-slot RQ is empty takes the oldest WQE of
+ * the SRQ into it (tp_srq_take), where the responder completes, reuses
+ * (UC) or flushes it as any receive WQE; the SRQ's slot is free as soon as
+ * it was taken.  head and tail are published with release stores and read
+ * with acquire loads by the other side in every mode (plain moves on
+ * x86), so run-to-completion and transport lcores share this code.
+ * wqe, mask and max_wr change only in a modify command (resize), which
+ * the poster waits for.
+ */
+struct tp_srq {
+	struct droce_srq pub;
+	struct tp_dev *dev;
+	struct tp_engine *eng;		/* the engine its QPs live on */
+	uint32_t pd;			/* its SGEs' protection domain */
+	uint32_t max_sge;
+	uint32_t users;			/* QPs on it (atomic) */
+	bool ev_muted;			/* being destroyed: no event */
+	struct tp_recv_wqe *wqe;
+	uint32_t mask;
+	uint32_t max_wr;
+	/* the poster's: next slot filled */
+	uint32_t head __rte_cache_aligned;
+	/* the engine's: next WQE taken, and the armed srq_limit (0: none) */
+	uint32_t tail __rte_cache_aligned;
+	uint32_t limit;
+};
+
 /* Transport lcores (engines) one device's QPs are spread over. */
 #define TP_MAX_ENGINES 8
 #define TP_ENGINE_RING 1024
@@ -397,6 +430,7 @@ struct tp_qp {
 	struct tp_rq rq;
 	struct tp_cq *scq;
 	struct tp_cq *rcq;
+	struct tp_srq *srq;		/* receive WQEs from there, or NULL */
 	uint32_t live_index;		/* slot in eng->live */
 	struct tp_lc_qp *lc;		/* dedicated transport lcore, or NULL */
 	/* on its engine's ready list (struct tp_sched), at most once */
@@ -489,6 +523,12 @@ static inline struct tp_cq *
 tp_cq_of(struct droce_cq *cq)
 {
 	return container_of(cq, struct tp_cq, pub);
+}
+
+static inline struct tp_srq *
+tp_srq_of(struct droce_srq *srq)
+{
+	return container_of(srq, struct tp_srq, pub);
 }
 
 /* ---- the device engine --------------------------------------------------- */
@@ -602,6 +642,7 @@ struct tp_dev {
 	uint32_t neng;
 
 	uint32_t ncq;			/* CQs that exist (control path) */
+	uint32_t nsrq;			/* SRQs that exist (atomic: any engine) */
 
 	/* asynchronous events (tp_event.c) */
 	struct rte_ring *ev_ring;	/* MP/SC, struct droce_async_event */
@@ -821,6 +862,7 @@ void tp_event_sqd_check(struct tp_qp *qp);
 void tp_event_modified(struct tp_qp *qp, enum droce_qp_state cur,
 		       const struct droce_qp_attr *attr, int mask);
 void tp_event_cq_err(struct tp_engine *eng, struct tp_cq *cq);
+void tp_event_srq_limit(struct tp_srq *srq);
 void tp_event_link_poll(struct tp_engine *eng, uint64_t now);
 /* Engine 0, every DROCE_LEASE_TICK_US: expire the leases due (tp_event.c). */
 void tp_event_lease_poll(struct tp_engine *eng, uint64_t now);
@@ -861,9 +903,21 @@ int tp_net_resolve(struct tp_engine *eng, struct tp_av *av);
 void tp_net_release(void *arg, struct rte_mbuf *m);
 
 /* tp_sge.c: copy len bytes between buf and the SGE list at offset off,
- * L_Key-checking every chunk; false on a local protection error. */
-bool tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsge,
-		 uint32_t off, void *buf, uint32_t len, bool into_sges);
+ * L_Key-checking every chunk against PD pd (tp_sge_copy: the QP's);
+ * false on a local protection error. */
+bool tp_sge_copy_pd(struct tp_qp *qp, uint32_t pd, const struct droce_sge *sge,
+		    unsigned int nsge, uint32_t off, void *buf, uint32_t len,
+		    bool into_sges);
+
+static inline bool
+tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsge,
+	    uint32_t off, void *buf, uint32_t len, bool into_sges)
+{
+	return tp_sge_copy_pd(qp, qp->pd, sge, nsge, off, buf, len, into_sges);
+}
+
+/* tp_srq.c: the oldest WQE of qp's SRQ into qp's empty RQ; false: none. */
+bool tp_srq_take(struct tp_qp *qp);
 
 /* tp_cq.c */
 /* On eng's own ring of cq (QPs of several engines may share it). */

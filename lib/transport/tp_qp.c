@@ -372,6 +372,7 @@ tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 		init->qp_context = qp->pub.qp_context;
 		init->send_cq = &qp->scq->pub;
 		init->recv_cq = &qp->rcq->pub;
+		init->srq = qp->srq != NULL ? &qp->srq->pub : NULL;
 		init->cap = qp->cap;
 		init->qp_type = qp->pub.qp_type;
 		init->sq_sig_all = qp->sq_sig_all;
@@ -449,14 +450,23 @@ tp_qp_flush(struct tp_qp *qp)
 	flush_recv_queue(qp);
 }
 
+/*
+ * A QP on an SRQ takes no WQE from it in ERR: entering ERR raises
+ * LAST_WQE_REACHED (IBTA 10.3.1, 11.6.3.1), after its WQE in progress was
+ * flushed, so the application knows the QP's last completion is in the CQ.
+ */
 void
 tp_qp_to_error(struct tp_qp *qp)
 {
+	bool was_err = qp->pub.state == DROCE_QPS_ERR;
+
 	set_state(qp, DROCE_QPS_ERR);
 	tp_timer_disarm_retrans(qp);
 	tp_timer_disarm_rnr(qp);
 	qp->resp.q_head = qp->resp.q_tail = 0;
 	tp_qp_flush(qp);
+	if (qp->srq != NULL && !was_err)
+		tp_event_qp(qp, DROCE_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /* ---- create / destroy ------------------------------------------------------------ */
@@ -467,16 +477,17 @@ ring_size(uint32_t n)
 	return rte_align32pow2(n < 1 ? 1 : n);
 }
 
+/* An SRQ's QPs live on its engine (struct tp_srq): eng must be it. */
 static int
-check_cap(const struct droce_qp_init_attr *init)
+check_cap(const struct tp_engine *eng, const struct droce_qp_init_attr *init)
 {
 	const struct droce_qp_cap *c = &init->cap;
 
 	if (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
 	    init->qp_type != DROCE_QPT_UD)
 		return -EINVAL;
-	if (init->srq != NULL)
-		return -EOPNOTSUPP;
+	if (init->srq != NULL && tp_srq_of(init->srq)->eng != eng)
+		return -EINVAL;
 	if (c->max_send_wr > DROCE_MAX_QP_WR || c->max_recv_wr > DROCE_MAX_QP_WR ||
 	    c->max_send_sge > DROCE_MAX_SGE || c->max_recv_sge > DROCE_MAX_SGE ||
 	    c->max_inline_data > DROCE_MAX_INLINE_DATA)
@@ -599,18 +610,22 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	     struct tp_qp **out)
 {
 	struct tp_dev *dev = eng->dev;
+	struct droce_qp_cap cap;
 	struct tp_qp *qp;
 	uint32_t slot;
 	int rc;
 
-	rc = check_cap(init);
+	rc = check_cap(eng, init);
 	if (rc == 0 && (scq == NULL || rcq == NULL))
 		rc = -EINVAL;
 	if (rc == 0)
 		rc = alloc_qpn(eng, &slot);
 	if (rc != 0)
 		return rc;
-	qp = qp_mem_alloc(dev, &init->cap);
+	cap = init->cap;
+	if (init->srq != NULL)		/* one RQ slot: the SRQ WQE in use */
+		cap.max_recv_wr = cap.max_recv_sge = 0;
+	qp = qp_mem_alloc(dev, &cap);
 	if (qp == NULL)
 		goto nomem;
 
@@ -619,9 +634,10 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	qp->pd = pd;
 	qp->scq = scq;
 	qp->rcq = rcq;
-	qp->cap = init->cap;
-	qp->sq.max_wr = init->cap.max_send_wr;
-	qp->rq.max_wr = init->cap.max_recv_wr;
+	qp->srq = init->srq != NULL ? tp_srq_of(init->srq) : NULL;
+	qp->cap = cap;
+	qp->sq.max_wr = cap.max_send_wr;
+	qp->rq.max_wr = cap.max_recv_wr;
 	qp->sq_sig_all = init->sq_sig_all;
 	qp->pub.qp_context = init->qp_context;
 	qp->pub.qp_type = init->qp_type;
@@ -641,6 +657,8 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	tp_engine_add_qp(qp->eng, qp);
 	__atomic_fetch_add(&scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rcq->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq != NULL)
+		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELAXED);
 	*out = qp;
 	return 0;
 nomem:
@@ -663,6 +681,8 @@ tp_qp_destroy(struct tp_qp *qp)
 	tp_engine_remove_qp(qp->eng, qp);
 	__atomic_fetch_sub(&qp->scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->rcq->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq != NULL)
+		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELAXED);
 	tp_lc_qp_fini(qp);
 	qp_mem_free(dev, qp);
 	return 0;

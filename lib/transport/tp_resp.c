@@ -110,13 +110,23 @@ current_rwqe(struct tp_qp *qp)
 	       &qp->rq.wqe[qp->rq.tail & qp->rq.mask];
 }
 
-/* Copy into the receive WQE's buffers at off (each chunk L_Key-checked). */
+/* The receive WQE a message starting now fills: the QP's, else its SRQ's. */
+static inline bool
+have_rwqe(struct tp_qp *qp)
+{
+	return current_rwqe(qp) != NULL || (qp->srq != NULL && tp_srq_take(qp));
+}
+
+/*
+ * Copy into the receive WQE's buffers at off (each chunk L_Key-checked,
+ * against the SRQ's PD for a WQE from an SRQ).
+ */
 static bool
 scatter_recv(struct tp_qp *qp, const struct tp_recv_wqe *w, uint32_t off,
 	     const uint8_t *src, uint32_t len)
 {
-	return tp_sge_copy(qp, w->sge, w->num_sge, off, (void *)(uintptr_t)src, len,
-			   true);
+	return tp_sge_copy_pd(qp, qp->srq != NULL ? qp->srq->pd : qp->pd, w->sge,
+			      w->num_sge, off, (void *)(uintptr_t)src, len, true);
 }
 
 /* UD: the 40-byte GRH in front of the data (IPv4: header in the last 20). */
@@ -232,7 +242,7 @@ st_check_resource(struct resp_ctx *c)
 
 	c->uses_rwqe = (c->mask & ROCE_OPM_SEND) ||
 		       (c->mask & (ROCE_OPM_RWR | ROCE_OPM_LAST)) == (ROCE_OPM_RWR | ROCE_OPM_LAST);
-	if (c->uses_rwqe && current_rwqe(qp) == NULL) {
+	if (c->uses_rwqe && !have_rwqe(qp)) {
 		if (qp->pub.qp_type == DROCE_QPT_RC)
 			return RESP_RNR;
 		tp_count(qp->eng, TP_CNT_RX_NO_BUF_DROP);

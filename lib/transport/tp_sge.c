@@ -11,8 +11,8 @@
 #include "tp_private.h"
 
 bool
-tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsge,
-	    uint32_t off, void *buf, uint32_t len, bool into_sges)
+tp_sge_copy_pd(struct tp_qp *qp, uint32_t pd, const struct droce_sge *sge,
+	       unsigned int nsge, uint32_t off, void *buf, uint32_t len, bool into_sges)
 {
 	uint8_t *p = buf;
 
@@ -26,7 +26,7 @@ tp_sge_copy(struct tp_qp *qp, const struct droce_sge *sge, unsigned int nsge,
 			continue;
 		}
 		chunk = RTE_MIN(len, s->length - off);
-		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr + off,
+		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, pd, s->addr + off,
 				     chunk, into_sges, &mem) != PROT_OK)
 			return false;
 		if (into_sges)

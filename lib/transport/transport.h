@@ -30,6 +30,7 @@ struct tp_dev;
 struct tp_engine;
 struct tp_qp;
 struct tp_cq;
+struct tp_srq;
 struct tp_ah;
 
 #define TP_MAX_PKEYS 16
@@ -232,8 +233,9 @@ int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 struct droce_cq *tp_cq_pub(struct tp_cq *cq);
 struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
 
-/* On eng (tp_dev_qp_engine), through tp_engine_call; -ENOMEM also when
- * the device has max_qp QPs */
+/* On eng (tp_dev_qp_engine, or init->srq's engine), through
+ * tp_engine_call; init->srq is a struct tp_srq's pub (-EINVAL: another
+ * engine's); -ENOMEM also when the device has max_qp QPs */
 int tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 		 struct tp_cq *rcq, const struct droce_qp_init_attr *init,
 		 struct tp_qp **out);
@@ -250,6 +252,26 @@ int tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 		 struct droce_send_wr **bad_wr);
 int tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		 struct droce_recv_wr **bad_wr);
+
+/*
+ * Shared receive queues (tp_srq.c).  An SRQ lives on one engine (create:
+ * tp_dev_qp_engine's choice; its QPs are created there, tp_srq_engine),
+ * and create, modify, query and destroy run there (tp_engine_call):
+ * 0 or -EINVAL / -ENOMEM; destroy -EBUSY while QPs use it.  attr is
+ * updated with what was created.  tp_post_srq_recv as tp_post_recv.
+ */
+int tp_srq_create(struct tp_engine *eng, uint32_t pd, struct droce_srq_attr *attr,
+		  struct tp_srq **out);
+int tp_srq_modify(struct tp_srq *srq, const struct droce_srq_attr *attr, int mask);
+int tp_srq_query(struct tp_srq *srq, struct droce_srq_attr *attr);
+int tp_srq_destroy(struct tp_srq *srq);
+/* A command on the SRQ's engine: no event for it once this returned. */
+int tp_srq_mute_events(struct tp_srq *srq);
+struct tp_engine *tp_srq_engine(struct tp_srq *srq);
+struct droce_srq *tp_srq_pub(struct tp_srq *srq);
+struct tp_srq *tp_srq_from_pub(struct droce_srq *srq);
+int tp_post_srq_recv(struct tp_srq *srq, struct droce_recv_wr *wr,
+		     struct droce_recv_wr **bad_wr);
 
 int tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr,
 		 struct tp_ah **out);

@@ -100,6 +100,9 @@ ev_object(const struct droce_async_event *ev)
 		return ev->element.mr;
 	case DROCE_EVENT_MW_LEASE_EXPIRED:
 		return ev->element.mw;
+	case DROCE_EVENT_SRQ_ERR:
+	case DROCE_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
 	default:
 		return NULL;
 	}
@@ -116,6 +119,9 @@ ev_context(const struct droce_async_event *ev)
 		return ev->element.mr->context;
 	case DROCE_EVENT_MW_LEASE_EXPIRED:
 		return ev->element.mw->context;
+	case DROCE_EVENT_SRQ_ERR:
+	case DROCE_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq->context;
 	default:
 		return ev->element.qp->context;
 	}

@@ -284,7 +284,8 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	}
 	ctx = pd->context;
 	if (ctx->tp == NULL || init->send_cq->context != ctx ||
-	    init->recv_cq->context != ctx) {
+	    init->recv_cq->context != ctx ||
+	    (init->srq != NULL && init->srq->context != ctx)) {
 		errno = ctx->tp == NULL ? ENODEV : EINVAL;
 		return NULL;
 	}
@@ -295,7 +296,10 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	}
 	{
 		struct qp_create_args a = {
-			.eng = tp_dev_qp_engine(ctx->tp), .pd = pd->handle, .init = init,
+			/* an SRQ's QPs live on its engine (lib/transport) */
+			.eng = init->srq != NULL ? tp_srq_engine(tp_srq_from_pub(init->srq)) :
+						   tp_dev_qp_engine(ctx->tp),
+			.pd = pd->handle, .init = init,
 			.scq = tp_cq_from_pub(init->send_cq),
 			.rcq = tp_cq_from_pub(init->recv_cq),
 		};
@@ -313,6 +317,7 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	pub->pd = pd;
 	pub->send_cq = init->send_cq;
 	pub->recv_cq = init->recv_cq;
+	pub->srq = init->srq;
 	return pub;
 }
 
@@ -415,6 +420,135 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 	if (qp == NULL || bad_wr == NULL)
 		return EINVAL;
 	return -tp_post_recv(tp_qp_from_pub(qp), wr, bad_wr);
+}
+
+/* ---- shared receive queues ------------------------------------------------------- */
+
+struct srq_args {
+	struct tp_engine *eng;
+	uint32_t pd;
+	struct tp_srq *srq;
+	struct droce_srq_attr *attr;
+	int mask;
+};
+
+static int
+srq_create_fn(void *arg)
+{
+	struct srq_args *a = arg;
+
+	return tp_srq_create(a->eng, a->pd, a->attr, &a->srq);
+}
+
+static int
+srq_modify_fn(void *arg)
+{
+	struct srq_args *a = arg;
+
+	return tp_srq_modify(a->srq, a->attr, a->mask);
+}
+
+static int
+srq_query_fn(void *arg)
+{
+	struct srq_args *a = arg;
+
+	return tp_srq_query(a->srq, a->attr);
+}
+
+static int
+srq_destroy_fn(void *arg)
+{
+	return tp_srq_destroy(arg);
+}
+
+struct droce_srq *
+droce_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init)
+{
+	struct droce_context *ctx;
+	struct droce_srq *pub;
+	struct srq_args a;
+	int rc;
+
+	if (pd == NULL || init == NULL || pd->context->tp == NULL) {
+		errno = pd != NULL && init != NULL ? ENODEV : EINVAL;
+		return NULL;
+	}
+	ctx = pd->context;
+	rc = prot_pd_get(ctx->prot, pd->handle);	/* an SRQ keeps its PD alive */
+	if (rc != 0) {
+		errno = -rc;
+		return NULL;
+	}
+	a = (struct srq_args){ .eng = tp_dev_qp_engine(ctx->tp), .pd = pd->handle,
+			       .attr = &init->attr };
+	rc = tp_engine_call(a.eng, srq_create_fn, &a);
+	if (rc != 0) {
+		prot_pd_put(ctx->prot, pd->handle);
+		errno = -rc;
+		return NULL;
+	}
+	pub = tp_srq_pub(a.srq);
+	pub->context = ctx;
+	pub->srq_context = init->srq_context;
+	pub->pd = pd;
+	return pub;
+}
+
+int
+droce_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
+{
+	struct srq_args a = { .attr = attr, .mask = mask };
+
+	if (srq == NULL || attr == NULL)
+		return EINVAL;
+	a.srq = tp_srq_from_pub(srq);
+	return -tp_engine_call(tp_srq_engine(a.srq), srq_modify_fn, &a);
+}
+
+int
+droce_query_srq(struct droce_srq *srq, struct droce_srq_attr *attr)
+{
+	struct srq_args a = { .attr = attr };
+
+	if (srq == NULL || attr == NULL)
+		return EINVAL;
+	a.srq = tp_srq_from_pub(srq);
+	return -tp_engine_call(tp_srq_engine(a.srq), srq_query_fn, &a);
+}
+
+/* As ibverbs: EBUSY while QPs use it; waits until its events got were acked. */
+int
+droce_destroy_srq(struct droce_srq *srq)
+{
+	struct droce_context *ctx;
+	struct tp_srq *t;
+	uint32_t pd;
+	int rc;
+
+	if (srq == NULL)
+		return EINVAL;
+	ctx = srq->context;
+	pd = srq->pd->handle;
+	t = tp_srq_from_pub(srq);
+	rc = -tp_srq_mute_events(t);
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(ctx, srq);
+	rc = -tp_engine_call(tp_srq_engine(t), srq_destroy_fn, t);
+	if (rc != 0)
+		return rc;
+	prot_pd_put(ctx->prot, pd);
+	return 0;
+}
+
+int
+droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr,
+		    struct droce_recv_wr **bad_wr)
+{
+	if (srq == NULL || bad_wr == NULL)
+		return EINVAL;
+	return -tp_post_srq_recv(tp_srq_from_pub(srq), wr, bad_wr);
 }
 
 /* ---- address handles -------------------------------------------------------------- */

@@ -7,9 +7,7 @@
  * (values and layouts, so porting an ibverbs program is a rename).
  *
  * Choices where ibverbs leaves room, pinned here:
- *  - create_qp with a non-NULL srq fails with EOPNOTSUPP: droce has no
- *    SRQs at all (as ibv_create_srq on a device without SRQ support), the
- *    argument is not malformed;
+ *  - create_qp with an SRQ of another context fails with EINVAL;
  *  - a full CQ (overrun) keeps the completions it holds; once they are
  *    polled, poll_cq returns -1 with errno EOVERFLOW, and keeps doing so.
  */
@@ -391,18 +389,20 @@ test_create_qp_bad_attrs_bad_flow(void **state)
 {
 	static const int bad_types[] = { 0, 1, 5, 8, 9, 10, 0xff, -1 };
 	struct droce_qp_init_attr init;
+	struct droce_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct droce_srq *other_srq = droce_create_srq(f.b.pd, &sa);
 	struct droce_cq *other_cq;
-	int srq;
 
 	(void)state;
+	assert_non_null(other_srq);
 	for (size_t i = 0; i < sizeof(bad_types) / sizeof(bad_types[0]); i++) {
 		init_attr(&init, DROCE_QPT_RC, f.a.cq);
 		init.qp_type = (enum droce_qp_type)bad_types[i];
 		expect_create_qp_fails(f.a.pd, &init, EINVAL);
 	}
 	init_attr(&init, DROCE_QPT_RC, f.a.cq);
-	init.srq = &srq;
-	expect_create_qp_fails(f.a.pd, &init, EOPNOTSUPP);
+	init.srq = other_srq;
+	expect_create_qp_fails(f.a.pd, &init, EINVAL);
 
 #define CAP(field, v) do { init_attr(&init, DROCE_QPT_RC, f.a.cq); \
 	init.cap.field = (v); expect_create_qp_fails(f.a.pd, &init, EINVAL); } while (0)
@@ -460,11 +460,12 @@ test_create_qp_bad_attrs_bad_flow(void **state)
 		init.cap.max_send_sge = DROCE_MAX_SGE + 1;
 		expect_create_qp_fails(pd, &init, EINVAL);
 		init_attr(&init, DROCE_QPT_RC, cq);
-		init.srq = &srq;
-		expect_create_qp_fails(pd, &init, EOPNOTSUPP);
+		init.srq = other_srq;
+		expect_create_qp_fails(pd, &init, EINVAL);
 		assert_int_equal(droce_destroy_cq(cq), 0);
 		assert_int_equal(droce_dealloc_pd(pd), 0);
 	}
+	assert_int_equal(droce_destroy_srq(other_srq), 0);	/* no QP kept it */
 }
 
 static void
@@ -1239,6 +1240,19 @@ test_abi_qp_structs(void **state)
 	SAME_SIZE(droce_ah, ibv_ah);
 	SAME_OFF(droce_ah, ibv_ah, pd);
 	SAME_OFF(droce_ah, ibv_ah, handle);
+	SAME_OFF(droce_srq, ibv_srq, context);
+	SAME_OFF(droce_srq, ibv_srq, srq_context);
+	SAME_OFF(droce_srq, ibv_srq, pd);
+	SAME_OFF(droce_srq, ibv_srq, handle);
+	SAME_SIZE(droce_srq_attr, ibv_srq_attr);
+	SAME_OFF(droce_srq_attr, ibv_srq_attr, max_wr);
+	SAME_OFF(droce_srq_attr, ibv_srq_attr, max_sge);
+	SAME_OFF(droce_srq_attr, ibv_srq_attr, srq_limit);
+	SAME_SIZE(droce_srq_init_attr, ibv_srq_init_attr);
+	SAME_OFF(droce_srq_init_attr, ibv_srq_init_attr, srq_context);
+	SAME_OFF(droce_srq_init_attr, ibv_srq_init_attr, attr);
+	assert_int_equal(DROCE_SRQ_MAX_WR, IBV_SRQ_MAX_WR);
+	assert_int_equal(DROCE_SRQ_LIMIT, IBV_SRQ_LIMIT);
 }
 #else
 static void

@@ -492,6 +492,7 @@ fx_connect(struct fx *f, const struct fx_qp_opts *opts)
 	assert_non_null(f->a.qp);
 	init.send_cq = f->b.cq;
 	init.recv_cq = f->b.cq;
+	init.srq = o.b_srq;
 	f->b.qp = droce_create_qp(f->b.pd, &init);
 	assert_non_null(f->b.qp);
 	connect_one(&f->a, &f->b, &o, true);
