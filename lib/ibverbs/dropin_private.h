@@ -61,9 +61,28 @@ struct dropin_channel {
 	struct dropin_cq *last_event;	/* where the next search starts */
 };
 
+/*
+ * The ibv_wr_* post API of a QP (dropin_wr.c): work requests built between
+ * wr_start and wr_complete, posted together; a batch that fills up is
+ * posted early (in order; its error is returned by wr_complete).
+ */
+#define DROPIN_WR_BATCH_MAX 32
+
+struct dropin_wr_batch {
+	unsigned int n;
+	int err;
+	struct droce_send_wr wr[DROPIN_WR_BATCH_MAX];
+	struct droce_sge sge[DROPIN_WR_BATCH_MAX][DROCE_MAX_SGE];
+	uint8_t inline_data[DROPIN_WR_BATCH_MAX][DROCE_MAX_INLINE_DATA];
+};
+
 struct dropin_qp {
-	struct ibv_qp ibv;
+	union {
+		struct ibv_qp ibv;
+		struct ibv_qp_ex qpx;	/* qp_base is ibv */
+	};
 	struct droce_qp *d;
+	struct dropin_wr_batch *batch;	/* NULL: no ibv_wr_* API */
 };
 
 struct dropin_ah {
@@ -100,6 +119,9 @@ dropin_undo_alloc(void *obj)
  * and dropin_verbs.c's (the data path, the _ex creators). */
 void dropin_set_device_ops(struct dropin_context *ctx);
 void dropin_set_ops(struct dropin_context *ctx);
+/* dropin_wr.c: the ibv_wr_* API for send_ops_flags (0 or EOPNOTSUPP). */
+int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
+
 /* dropin_event.c: poll_cq through the CQ's stash, req_notify_cq. */
 int dropin_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int dropin_req_notify_cq(struct ibv_cq *cq, int solicited_only);

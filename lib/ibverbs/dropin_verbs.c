@@ -8,6 +8,7 @@
  * those pass through as they are.  Only the object pointers inside them differ (a UD work request's
  * AH, the CQs of a QP), and those are translated.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,8 +234,10 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return dropin_create_qp(pd, attr);
 }
 
-/* ibv_create_qp_ex with the attributes of ibv_create_qp only: the
- * ibv_wr_* send API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) is not implemented. */
+/* ibv_create_qp_ex: ibv_create_qp's attributes and the ibv_wr_* API
+ * (send_ops_flags, dropin_wr.c); nothing else of the extended ones. */
+#define DROPIN_QP_INIT_ATTR_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
 static struct ibv_qp *
 dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
@@ -249,7 +252,7 @@ dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *att
 	};
 	struct ibv_qp *qp;
 
-	if (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) {
+	if (attr->comp_mask & ~(uint32_t)DROPIN_QP_INIT_ATTR_MASK) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -259,17 +262,28 @@ dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *att
 		return NULL;
 	}
 	qp = dropin_create_qp(attr->pd, &init);
-	if (qp != NULL)
-		attr->cap = init.cap;
+	if (qp == NULL)
+		return NULL;
+	attr->cap = init.cap;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		int rc = dropin_wr_init(DROPIN_OBJ_OF(dropin_qp, qp), attr->send_ops_flags);
+
+		if (rc != 0) {
+			ibv_destroy_qp(qp);
+			errno = rc;
+			return NULL;
+		}
+	}
 	return qp;
 }
 
-/* Only QPs with the ibv_wr_* API have an ibv_qp_ex; droce's have none. */
+/* Only QPs created with send_ops_flags have the ibv_wr_* API. */
 struct ibv_qp_ex *
 ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	(void)qp;
-	return NULL;
+	struct dropin_qp *q = DROPIN_OBJ_OF(dropin_qp, qp);
+
+	return q->batch != NULL ? &q->qpx : NULL;
 }
 
 int
@@ -316,6 +330,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 		return rc;
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
+	free(q->batch);
 	free(q);
 	return 0;
 }
@@ -348,6 +363,85 @@ ibv_destroy_ah(struct ibv_ah *ah)
 	if (rc == 0)
 		free(a);
 	return rc;
+}
+
+/* The local GID index of gid, or -1. */
+static int
+dropin_find_gid(struct ibv_context *context, uint8_t port_num, const union ibv_gid *gid)
+{
+	union ibv_gid g;
+
+	for (int i = 0; ibv_query_gid(context, port_num, i, &g) == 0; i++)
+		if (memcmp(&g, gid, sizeof(g)) == 0)
+			return i;
+	return -1;
+}
+
+/* ::ffff:a.b.c.d from an IPv4 address as the header holds it. */
+static void
+dropin_gid_v4mapped(union ibv_gid *gid, const uint8_t addr[4])
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], addr, 4);
+}
+
+/*
+ * The reply path to a UD message from its 40-byte GRH slot, which for
+ * RoCEv2 holds the IPv6 header, or the IPv4 header in its last 20 bytes
+ * (first 20 zero), as Soft-RoCE writes it and lib/transport does.
+ */
+int
+ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
+		    struct ibv_wc *wc, struct ibv_grh *grh,
+		    struct ibv_ah_attr *ah_attr)
+{
+	const uint8_t *raw = (const uint8_t *)grh;
+	union ibv_gid local;
+	int idx;
+
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->port_num = port_num;
+	ah_attr->sl = wc->sl;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return EINVAL;		/* RoCE: every path is global */
+	ah_attr->is_global = 1;
+	if ((raw[20] >> 4) == 4 && (raw[0] >> 4) != 6) {
+		ah_attr->grh.traffic_class = raw[21];		/* IPv4 TOS */
+		ah_attr->grh.hop_limit = raw[28];		/* TTL */
+		dropin_gid_v4mapped(&ah_attr->grh.dgid, &raw[32]);	/* saddr */
+		dropin_gid_v4mapped(&local, &raw[36]);		/* daddr */
+	} else if ((raw[0] >> 4) == 6) {
+		uint32_t vtf = be32toh(grh->version_tclass_flow);
+
+		ah_attr->grh.traffic_class = (uint8_t)(vtf >> 20);
+		ah_attr->grh.flow_label = vtf & 0xfffff;
+		ah_attr->grh.hop_limit = grh->hop_limit;
+		ah_attr->grh.dgid = grh->sgid;
+		local = grh->dgid;
+	} else {
+		return EINVAL;
+	}
+	idx = dropin_find_gid(context, port_num, &local);
+	if (idx < 0)
+		return ENOENT;
+	ah_attr->grh.sgid_index = (uint8_t)idx;
+	return 0;
+}
+
+struct ibv_ah *
+ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+		      struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr attr;
+	int rc = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr);
+
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &attr);
 }
 
 /* ---- the data path ------------------------------------------------------------------ */

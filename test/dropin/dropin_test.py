@@ -13,8 +13,16 @@ libibverbs.so.1 and usertools/droce-run.
       RC and UC with -c (received data validated).  Each side must exit 0,
       its "remote address" must be the other's "local address", the GIDs
       the IPv4-mapped 198.18.5.x, and the byte and iteration counts exact.
-      Then options droce does not offer (ODP, device memory, timestamps,
-      the new send API) must fail cleanly: exit status 1, no signal.
+      ibv_rc_pingpong also with -N (the ibv_wr_* post API).  Then options
+      droce does not offer (ODP, device memory, timestamps) must fail
+      cleanly: exit status 1, no signal.
+  dropin_test.py --run DROCE_RUN --lib DIR perftest
+      perftest 4.5's ib_write_bw (droce with a transport lcore on both
+      sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
+      server and client on droce over net_af_packet on a veth pair between
+      two network namespaces this script creates and deletes (TCP over
+      their 198.18.7.1/2): both exit 0 on device droce0 and print the result
+      row of the exact size and iteration count.  Needs root.
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
@@ -223,29 +231,129 @@ def case_bad_peer(a, tmp, tag):
         print(f"ok - {case}: exit 1", flush=True)
 
 
+class Namespaces:
+    """Two network namespaces joined by a veth pair; the kernel ends carry
+    198.18.7.1/2 for the tools' TCP exchange, droce uses 198.18.5.1/2 on
+    the same interfaces through net_af_packet."""
+
+    def __init__(self):
+        tag = f"{os.getpid() % 100000}"
+        self.ns = [f"dropin{tag}s", f"dropin{tag}c"]
+        self.ifs = [f"dpi{tag}s", f"dpi{tag}c"]
+        run = lambda *c: subprocess.run(list(c), check=True, capture_output=True)
+        for n in self.ns:
+            run("ip", "netns", "add", n)
+        run("ip", "link", "add", self.ifs[0], "type", "veth", "peer", "name", self.ifs[1])
+        for i in range(2):
+            run("ip", "link", "set", self.ifs[i], "netns", self.ns[i])
+            run("ip", "-n", self.ns[i], "link", "set", "lo", "up")
+            run("ip", "-n", self.ns[i], "link", "set", self.ifs[i], "up")
+            run("ip", "-n", self.ns[i], "addr", "add", f"198.18.7.{i + 1}/24", "dev", self.ifs[i])
+
+    def close(self):
+        for n in self.ns:
+            subprocess.run(["ip", "netns", "del", n], check=False)
+
+
+# The IBTA local ACK timeout exponent (4.096 us << 18, about 1 s; perftest's
+# default is 14, 67 ms): on a shared 2-core machine at load 13 a process can
+# go half a second without the CPU, and 7 retries of 67 ms then run out
+# (seen: ib_send_lat "Failed status 12" on its first send).
+PERF_QP_TIMEOUT = 18
+PERF_ROW_RE = re.compile(r"^ (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+
+
+def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
+    """tool on both sides (server first), droce on net_af_packet; lcores:
+    a dedicated transport lcore (the passive side of WRITE/READ calls no
+    verb while the peer works, so only a transport lcore answers)."""
+    case = f"{tool} -s {size} -n {iters}" + (" (transport lcore)" if lcores else "")
+    port = free_port()
+    procs, files = [], []
+    try:
+        for side in (0, 1):
+            eal = EAL + ["-l", "0,1" if lcores else str(side), f"--file-prefix=dropin{tag}{side}",
+                         f"--vdev=net_af_packet0,iface={nets.ifs[side]}"]
+            opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
+            if lcores:
+                opts.append("--droce-transport-lcores=1")
+            env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
+            cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
+                   "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
+                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + (["198.18.7.1"] if side == 1 else [])
+            out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
+            files.append(out)
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=env, cwd=tmp))
+            if side == 0:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and procs[0].poll() is None:
+                    f = files[0]
+                    f.seek(0)
+                    if "Waiting for client" in f.read():
+                        break
+                    time.sleep(0.05)
+                time.sleep(0.5)
+        for p in procs:
+            try:
+                p.wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+        outs = []
+        for f in files:
+            f.seek(0)
+            outs.append(f.read())
+    finally:
+        for p in procs:
+            stop(p)
+        for f in files:
+            f.close()
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, procs[side].returncode == 0,
+                    f"{name} exit {procs[side].returncode}: {outs[side][-300:]}")
+        row = PERF_ROW_RE.search(outs[side])
+        if check(case, row is not None, f"{name}: no result row"):
+            ok &= check(case, (int(row.group(1)), int(row.group(2))) == (size, iters),
+                        f"{name}: row {row.group(0).strip()}")
+        ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
+                    f"{name}: not on droce0")
+    if ok:
+        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("what", choices=["tools", "pingpong"])
+    ap.add_argument("what", choices=["tools", "pingpong", "perftest"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
         if a.what == "tools":
             case_tools(a, tmp)
+        elif a.what == "perftest":
+            nets = Namespaces()
+            try:
+                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
+                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
+                case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+            finally:
+                nets.close()
         else:
             n = 0
             for tool, size, chk in (("ibv_rc_pingpong", 4096, ["-c"]),
                                     ("ibv_uc_pingpong", 4096, ["-c"]),
                                     ("ibv_ud_pingpong", 1024, [])):
-                for mode in ([], ["-e"]):
+                # -N: the ibv_wr_* post API (rc_pingpong only has it)
+                modes = [[], ["-e"]] + ([["-N"]] if tool == "ibv_rc_pingpong" else [])
+                for mode in modes:
                     case_pair(a, tmp, f"p{n}", tool, chk + mode, size, 500)
                     n += 1
             case_bad_peer(a, tmp, "b0")
             case_refused(a, tmp, "r0", "ibv_rc_pingpong", "-o", "The device isn't ODP capable")
             case_refused(a, tmp, "r1", "ibv_rc_pingpong", "-t",
                          "The device isn't completion timestamp capable")
-            case_refused(a, tmp, "r2", "ibv_rc_pingpong", "-N", "Couldn't create QP")
             case_refused(a, tmp, "r3", "ibv_rc_pingpong", "-j", "Device doesn't support dm allocation")
     for f in failures:
         print("FAIL:", f)
