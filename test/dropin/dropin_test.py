@@ -21,7 +21,7 @@ libibverbs.so.1 and usertools/droce-run.
       sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
       server and client on droce over net_af_packet on a veth pair between
       two network namespaces this script creates and deletes (TCP over
-      their 198.18.7.1/2): both exit 0 on device droce0 and print the result
+      their 198.18.8.1/2; perf_pair.py's Veth): both exit 0 on device droce0 and print the result
       row of the exact size and iteration count.  Needs root.
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
@@ -231,28 +231,11 @@ def case_bad_peer(a, tmp, tag):
         print(f"ok - {case}: exit 1", flush=True)
 
 
-class Namespaces:
-    """Two network namespaces joined by a veth pair; the kernel ends carry
-    198.18.7.1/2 for the tools' TCP exchange, droce uses 198.18.5.1/2 on
-    the same interfaces through net_af_packet."""
-
-    def __init__(self):
-        tag = f"{os.getpid() % 100000}"
-        self.ns = [f"dropin{tag}s", f"dropin{tag}c"]
-        self.ifs = [f"dpi{tag}s", f"dpi{tag}c"]
-        run = lambda *c: subprocess.run(list(c), check=True, capture_output=True)
-        for n in self.ns:
-            run("ip", "netns", "add", n)
-        run("ip", "link", "add", self.ifs[0], "type", "veth", "peer", "name", self.ifs[1])
-        for i in range(2):
-            run("ip", "link", "set", self.ifs[i], "netns", self.ns[i])
-            run("ip", "-n", self.ns[i], "link", "set", "lo", "up")
-            run("ip", "-n", self.ns[i], "link", "set", self.ifs[i], "up")
-            run("ip", "-n", self.ns[i], "addr", "add", f"198.18.7.{i + 1}/24", "dev", self.ifs[i])
-
-    def close(self):
-        for n in self.ns:
-            subprocess.run(["ip", "netns", "del", n], check=False)
+# Two network namespaces joined by a veth pair (the kernel ends carry
+# 198.18.8.1/2 for the tools' TCP exchange), shared with droce-perf's test.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration", "perf"))
+from perf_pair import Veth  # noqa: E402
 
 
 # The IBTA local ACK timeout exponent (4.096 us << 18, about 1 s; perftest's
@@ -280,7 +263,8 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
             env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
             cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
                    "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
-                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + (["198.18.7.1"] if side == 1 else [])
+                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + \
+                ([nets.server_addr] if side == 1 else [])
             out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
             files.append(out)
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
@@ -333,7 +317,7 @@ def main():
         if a.what == "tools":
             case_tools(a, tmp)
         elif a.what == "perftest":
-            nets = Namespaces()
+            nets = Veth(f"d{os.getpid() % 100000}")
             try:
                 case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
                 case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
