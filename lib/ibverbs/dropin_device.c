@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dropin_device.c - droce's start-up, the device list, contexts, device
+ * and port attributes and GIDs behind libibverbs' entry points.
+ *
+ * droce starts (droce_init: EAL and the devices) at the first
+ * ibv_get_device_list, from the environment, since the program does not
+ * know droce: DROCE_ARGS holds "EAL options [-- droce options]" split at
+ * white space, DROCE_CONFIG=FILE adds --droce-config=FILE.  Without either
+ * nothing starts and the list is empty (a machine without RDMA devices).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dropin_private.h"
+
+#define DROPIN_MAX_ARGS 128
+/* Table sizes droce applies when the configuration gives none (droce.h,
+ * config/droce.ini); the device does not report its configured ones. */
+#define DROPIN_MAX_QP 65536
+#define DROPIN_MAX_PD 1024
+#define DROPIN_MAX_MR 65536
+#define DROPIN_MAX_AH 65536
+#define DROPIN_MAX_MSG (1u << 31)
+
+/* Declared in rdma-core's driver.h (not installed); same ABI. */
+enum dropin_gid_type_sysfs {
+	DROPIN_GID_TYPE_SYSFS_IB_ROCE_V1,
+	DROPIN_GID_TYPE_SYSFS_ROCE_V2,
+};
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+			size_t size);
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+		       unsigned int index, enum dropin_gid_type_sysfs *type);
+
+static struct {
+	pthread_once_t once;
+	int ndev;
+	struct dropin_device *dev;
+	int nopen;			/* contexts open */
+	char *args;			/* DROCE_ARGS, cut into argv */
+	char *argv[DROPIN_MAX_ARGS + 1];
+} dropin = { .once = PTHREAD_ONCE_INIT };
+
+/* argv for droce_init from DROCE_ARGS and DROCE_CONFIG; 0 when neither. */
+static int
+dropin_build_argv(void)
+{
+	const char *args = getenv("DROCE_ARGS");
+	const char *config = getenv("DROCE_CONFIG");
+	static char config_opt[4096];
+	bool dashdash = false;
+	int argc = 0;
+
+	if ((args == NULL || args[0] == '\0') && (config == NULL || config[0] == '\0'))
+		return 0;
+	dropin.argv[argc++] = (char *)"droce";
+	dropin.args = strdup(args != NULL ? args : "");
+	if (dropin.args == NULL)
+		return -ENOMEM;
+	for (char *save = NULL, *t = strtok_r(dropin.args, " \t\n", &save);
+	     t != NULL; t = strtok_r(NULL, " \t\n", &save)) {
+		if (argc >= DROPIN_MAX_ARGS - 2)
+			return -E2BIG;
+		dashdash |= strcmp(t, "--") == 0;
+		dropin.argv[argc++] = t;
+	}
+	if (config != NULL && config[0] != '\0') {
+		if (snprintf(config_opt, sizeof(config_opt), "--droce-config=%s",
+			     config) >= (int)sizeof(config_opt))
+			return -ENAMETOOLONG;
+		if (!dashdash)
+			dropin.argv[argc++] = (char *)"--";
+		dropin.argv[argc++] = config_opt;
+	}
+	dropin.argv[argc] = NULL;
+	return argc;
+}
+
+static void
+dropin_fill_device(struct dropin_device *dd, struct droce_device *d, int i)
+{
+	dd->d = d;
+	dd->ibv.node_type = IBV_NODE_CA;
+	dd->ibv.transport_type = IBV_TRANSPORT_IB;
+	snprintf(dd->ibv.name, sizeof(dd->ibv.name), "%s", droce_get_device_name(d));
+	snprintf(dd->ibv.dev_name, sizeof(dd->ibv.dev_name), "droce_verbs%d", i);
+	/* no sysfs: paths that exist nowhere, so sysfs reads fail cleanly */
+	snprintf(dd->ibv.dev_path, sizeof(dd->ibv.dev_path),
+		 "/nonexistent/droce/%s", dd->ibv.dev_name);
+	snprintf(dd->ibv.ibdev_path, sizeof(dd->ibv.ibdev_path),
+		 "/nonexistent/droce/%s", dd->ibv.name);
+}
+
+static void
+dropin_start(void)
+{
+	struct droce_device **list;
+	int argc = dropin_build_argv(), n = 0;
+
+	if (argc <= 0)
+		return;
+	if (droce_init(argc, dropin.argv) < 0) {
+		fprintf(stderr, "libibverbs (droce): droce_init failed: %s "
+			"(DROCE_ARGS / DROCE_CONFIG)\n", strerror(errno));
+		return;
+	}
+	list = droce_get_device_list(&n);
+	if (list == NULL)
+		return;
+	dropin.dev = calloc((size_t)n + 1, sizeof(*dropin.dev));
+	if (dropin.dev != NULL) {
+		for (int i = 0; i < n; i++)
+			dropin_fill_device(&dropin.dev[i], list[i], i);
+		dropin.ndev = n;
+	}
+	droce_free_device_list(list);
+}
+
+/*
+ * EAL's ports (memif peers, hugepage files) are released at exit, unless a
+ * program exits with a context open (ibv_*_pingpong on an error path):
+ * EAL cannot stop a port droce still drives, the kernel frees it all.
+ */
+__attribute__((destructor)) static void
+dropin_stop(void)
+{
+	if (dropin.ndev > 0 && __atomic_load_n(&dropin.nopen, __ATOMIC_ACQUIRE) == 0)
+		droce_cleanup();
+}
+
+#undef ibv_get_device_list
+struct ibv_device **
+ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+
+	pthread_once(&dropin.once, dropin_start);
+	list = calloc((size_t)dropin.ndev + 1, sizeof(*list));
+	if (list == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	for (int i = 0; i < dropin.ndev; i++)
+		list[i] = &dropin.dev[i].ibv;
+	if (num_devices != NULL)
+		*num_devices = dropin.ndev;
+	return list;
+}
+
+void
+ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *
+ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+/* droce has no node GUID (no MAC in its public API): 0. */
+__be64
+ibv_get_device_guid(struct ibv_device *device)
+{
+	(void)device;
+	return 0;
+}
+
+int
+ibv_get_device_index(struct ibv_device *device)
+{
+	return (int)(DROPIN_CONTAINER_OF(device, struct dropin_device, ibv) - dropin.dev);
+}
+
+struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	struct dropin_device *dd = DROPIN_CONTAINER_OF(device, struct dropin_device, ibv);
+	struct dropin_context *ctx = calloc(1, sizeof(*ctx));
+
+	if (ctx == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	ctx->d = droce_open_device(dd->d);
+	if (ctx->d == NULL)
+		return dropin_undo_alloc(ctx);
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->vctx.context.device = device;
+	ctx->vctx.context.cmd_fd = -1;
+	ctx->vctx.context.async_fd = ctx->d->async_fd;
+	ctx->vctx.context.num_comp_vectors = 1;
+	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
+	dropin_set_device_ops(ctx);
+	dropin_set_ops(ctx);
+	__atomic_fetch_add(&dropin.nopen, 1, __ATOMIC_RELEASE);
+	return &ctx->vctx.context;
+}
+
+int
+ibv_close_device(struct ibv_context *context)
+{
+	struct dropin_context *ctx = dropin_context_of(context);
+	int rc = droce_close_device(ctx->d);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_destroy(&context->mutex);
+	free(ctx);
+	__atomic_fetch_sub(&dropin.nopen, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- attributes ----------------------------------------------------------------- */
+
+int
+ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
+{
+	(void)context;
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %d.%d",
+		 DROCE_VERSION_MAJOR, DROCE_VERSION_MINOR);
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 0xfffff000;
+	a->max_qp = DROPIN_MAX_QP;
+	a->max_qp_wr = DROCE_MAX_QP_WR;
+	/* memory windows are droce's, not the drop-in's (no ops.alloc_mw) */
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	a->max_sge = DROCE_MAX_SGE;
+	a->max_sge_rd = DROCE_MAX_SGE;
+	a->max_cq = DROPIN_MAX_QP;
+	a->max_cqe = DROCE_MAX_CQE;
+	a->max_mr = DROPIN_MAX_MR;
+	a->max_pd = DROPIN_MAX_PD;
+	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * DROPIN_MAX_QP;
+	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_ah = DROPIN_MAX_AH;
+	a->max_pkeys = 16;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+static int
+dropin_query_device_ex(struct ibv_context *context,
+		       const struct ibv_query_device_ex_input *input,
+		       struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	if ((input != NULL && input->comp_mask != 0) ||
+	    attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	memset(attr, 0, attr_size < sizeof(*attr) ? attr_size : sizeof(*attr));
+	return ibv_query_device(context, &attr->orig_attr);
+}
+
+static int
+dropin_fill_port(struct ibv_context *context, uint8_t port_num,
+		 struct ibv_port_attr *p)
+{
+	struct droce_port_attr dp;
+	int rc = droce_query_port(dropin_dctx(context), port_num, &dp);
+
+	if (rc != 0)
+		return rc;
+	memset(p, 0, sizeof(*p));
+	p->state = (enum ibv_port_state)dp.state;
+	p->max_mtu = (enum ibv_mtu)dp.max_mtu;
+	p->active_mtu = (enum ibv_mtu)dp.active_mtu;
+	p->gid_tbl_len = dp.gid_tbl_len;
+	p->port_cap_flags = dp.port_cap_flags;
+	p->max_msg_sz = dp.max_msg_sz;
+	p->pkey_tbl_len = 16;
+	p->max_vl_num = 1;		/* VL0 only */
+	p->lid = dp.lid;
+	p->link_layer = dp.link_layer;
+	p->phys_state = dp.state == DROCE_PORT_ACTIVE ? 5 : 3;	/* LinkUp : Disabled */
+	p->active_width = 1;		/* 1X */
+	p->active_speed = 1;		/* SDR: droce does not know the link's */
+	return 0;
+}
+
+static int
+dropin_query_port(struct ibv_context *context, uint8_t port_num,
+		  struct ibv_port_attr *attr, size_t attr_len)
+{
+	struct ibv_port_attr p;
+	int rc = dropin_fill_port(context, port_num, &p);
+
+	if (rc == 0)
+		memcpy(attr, &p, attr_len < sizeof(p) ? attr_len : sizeof(p));
+	return rc;
+}
+
+/* The ABI entry for callers that predate the extended query_port. */
+#undef ibv_query_port
+int
+ibv_query_port(struct ibv_context *context, uint8_t port_num,
+	       struct _compat_ibv_port_attr *port_attr)
+{
+	return dropin_query_port(context, port_num, (struct ibv_port_attr *)port_attr,
+				 offsetof(struct ibv_port_attr, link_layer) + 1);
+}
+
+int
+ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
+	      union ibv_gid *gid)
+{
+	int rc = droce_query_gid(dropin_dctx(context), port_num, index,
+				 (union droce_gid *)gid);
+
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+/* Every droce GID is a RoCEv2 one (IPv4-mapped or IPv6). */
+int
+ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+		   unsigned int index, enum dropin_gid_type_sysfs *type)
+{
+	union ibv_gid gid;
+
+	if (index > INT32_MAX || ibv_query_gid(context, port_num, (int)index, &gid) != 0)
+		return -1;
+	*type = DROPIN_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+int
+_ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+		  uint32_t gid_index, struct ibv_gid_entry *entry,
+		  uint32_t flags, size_t entry_size)
+{
+	if (flags != 0 || entry_size < sizeof(*entry) || port_num > UINT8_MAX ||
+	    gid_index > INT32_MAX)
+		return EINVAL;
+	memset(entry, 0, sizeof(*entry));
+	if (ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &entry->gid) != 0)
+		return ENODATA;
+	entry->gid_index = gid_index;
+	entry->port_num = port_num;
+	entry->gid_type = IBV_GID_TYPE_ROCE_V2;
+	return 0;
+}
+
+int
+ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+	       __be16 *pkey)
+{
+	int rc = droce_query_pkey(dropin_dctx(context), port_num, index, pkey);
+
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads a file as rdma-core does (droce's devices have no sysfs files). */
+int
+ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[4096];
+	ssize_t len;
+	int fd;
+
+	if (size == 0 || snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    (int)sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	if ((size_t)len == size)
+		len--;
+	if (buf[len - 1] == '\n')
+		len--;
+	buf[len] = '\0';
+	return (int)len;
+}
+
+/* droce registers memory without pinning pages for a kernel: nothing to
+ * prepare, and fork() leaves the parent's regions intact. */
+int
+ibv_fork_init(void)
+{
+	return 0;
+}
+
+enum ibv_fork_status
+ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+void
+dropin_set_device_ops(struct dropin_context *ctx)
+{
+	ctx->vctx.query_port = dropin_query_port;
+	ctx->vctx.query_device_ex = dropin_query_device_ex;
+}
+
+int
+ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	for (int i = 0;; i++) {
+		__be16 p;
+
+		if (droce_query_pkey(dropin_dctx(context), port_num, i, &p) != 0)
+			return -1;
+		if (p == pkey)
+			return i;
+	}
+}
+
+/* Where sysfs is mounted, as rdma-core answers; droce's devices are not in it. */
+const char *
+ibv_get_sysfs_path(void)
+{
+	return "/sys";
+}

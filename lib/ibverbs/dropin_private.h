@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dropin_private.h - libibverbs.so.1 on droce: the ibv_* objects the
+ * drop-in hands out, each an rdma-core structure (from the system's
+ * <infiniband/verbs.h>) with the droce object behind it.
+ */
+#ifndef DROCE_DROPIN_PRIVATE_H
+#define DROCE_DROPIN_PRIVATE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <infiniband/verbs.h>
+
+#include "droce.h"
+
+#define DROPIN_CONTAINER_OF(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+struct dropin_device {
+	struct ibv_device ibv;
+	struct droce_device *d;
+};
+
+/* The ibv_context lies inside the verbs_context (its last field), so the
+ * inline _ex verbs of verbs.h find the extended ops (verbs_get_ctx). */
+struct dropin_context {
+	struct verbs_context vctx;
+	struct droce_context *d;
+};
+
+struct dropin_pd {
+	struct ibv_pd ibv;
+	struct droce_pd *d;
+};
+
+struct dropin_mr {
+	struct ibv_mr ibv;
+	struct droce_mr *d;
+};
+
+struct dropin_channel;
+
+struct dropin_cq {
+	struct ibv_cq ibv;
+	struct droce_cq *d;
+	struct dropin_cq *next_on_channel;
+	/* armed by ibv_req_notify_cq, disarmed by the event it gives */
+	bool armed;
+	/* the completion ibv_get_cq_event found, first out of ibv_poll_cq */
+	bool stashed;
+	struct droce_wc stash;
+};
+
+/* A completion channel: its CQs, searched by ibv_get_cq_event. */
+struct dropin_channel {
+	struct ibv_comp_channel ibv;
+	struct dropin_cq *cqs;
+	struct dropin_cq *last_event;	/* where the next search starts */
+};
+
+/*
+ * The ibv_wr_* post API of a QP (dropin_wr.c): work requests built between
+ * wr_start and wr_complete, posted together; a batch that fills up is
+ * posted early (in order; its error is returned by wr_complete).
+ */
+#define DROPIN_WR_BATCH_MAX 32
+
+struct dropin_wr_batch {
+	unsigned int n;
+	int err;
+	struct droce_send_wr wr[DROPIN_WR_BATCH_MAX];
+	struct droce_sge sge[DROPIN_WR_BATCH_MAX][DROCE_MAX_SGE];
+	uint8_t inline_data[DROPIN_WR_BATCH_MAX][DROCE_MAX_INLINE_DATA];
+};
+
+struct dropin_qp {
+	union {
+		struct ibv_qp ibv;
+		struct ibv_qp_ex qpx;	/* qp_base is ibv */
+	};
+	struct droce_qp *d;
+	struct dropin_wr_batch *batch;	/* NULL: no ibv_wr_* API */
+};
+
+struct dropin_ah {
+	struct ibv_ah ibv;
+	struct droce_ah *d;
+};
+
+static inline struct dropin_context *
+dropin_context_of(struct ibv_context *c)
+{
+	return DROPIN_CONTAINER_OF(c, struct dropin_context, vctx.context);
+}
+
+static inline struct droce_context *
+dropin_dctx(struct ibv_context *c)
+{
+	return dropin_context_of(c)->d;
+}
+
+#define DROPIN_OBJ_OF(type, p) DROPIN_CONTAINER_OF(p, struct type, ibv)
+
+/* A creator's failure after its allocation: free it, keep errno, NULL. */
+static inline void *
+dropin_undo_alloc(void *obj)
+{
+	int err = errno;
+
+	free(obj);
+	errno = err;
+	return NULL;
+}
+
+/* The ops of a new context: dropin_device.c's (query_port, query_device_ex)
+ * and dropin_verbs.c's (the data path, the _ex creators). */
+void dropin_set_device_ops(struct dropin_context *ctx);
+void dropin_set_ops(struct dropin_context *ctx);
+/* dropin_wr.c: the ibv_wr_* API for send_ops_flags (0 or EOPNOTSUPP). */
+int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
+
+/* dropin_event.c: poll_cq through the CQ's stash, req_notify_cq. */
+int dropin_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int dropin_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void dropin_channel_add(struct dropin_cq *cq);
+void dropin_channel_remove(struct dropin_cq *cq);
+
+#endif /* DROCE_DROPIN_PRIVATE_H */

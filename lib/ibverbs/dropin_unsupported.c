@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dropin_unsupported.c - the verbs droce does not offer, failing as
+ * rdma-core's do for a device without the feature (EOPNOTSUPP), and the
+ * fork helpers, which have nothing to do.
+ */
+#include <errno.h>
+
+#include "dropin_private.h"
+
+/* No shared receive queues yet. */
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
+{
+	(void)pd;
+	(void)srq_init_attr;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+/* No SRQ can exist (ibv_create_srq never makes one). */
+int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	(void)srq;
+	return EINVAL;
+}
+
+/* No multicast groups (droce's UD sends to unicast GIDs only). */
+int
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return EOPNOTSUPP;
+}
+
+int
+ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return EOPNOTSUPP;
+}
+
+/* Enhanced connection establishment: no vendor options to negotiate. */
+int
+ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+int
+ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+/* Sharing a context or PD through a kernel file descriptor: no kernel. */
+struct ibv_context *
+ibv_import_device(int cmd_fd)
+{
+	(void)cmd_fd;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+struct ibv_pd *
+ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+{
+	(void)context;
+	(void)pd_handle;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+/* Nothing can have been imported (ibv_import_pd never succeeds). */
+void
+ibv_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
+}
+
+/* droce resolves neighbours itself (lib/net), not through the kernel. */
+int
+ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
+			    struct ibv_ah_attr *attr, uint8_t eth_mac[6],
+			    uint16_t *vid)
+{
+	(void)context;
+	(void)attr;
+	(void)eth_mac;
+	(void)vid;
+	return EOPNOTSUPP;
+}
+
+/* droce does not pin pages for a kernel: fork() leaves regions intact. */
+int
+ibv_dontfork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+int
+ibv_dofork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}

@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dropin_verbs.c - PDs, MRs, CQs, QPs and AHs of libibverbs on droce's,
+ * and the data path of struct ibv_context_ops.
+ *
+ * droce.h keeps libibverbs' layouts for the structures of the data path
+ * (work requests, scatter entries, completions) and of QP attributes, so
+ * those pass through as they are.  Only the object pointers inside them differ (a UD work request's
+ * AH, the CQs of a QP), and those are translated.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dropin_private.h"
+
+/*
+ * The layouts cast below.  Every field's offset is checked against
+ * <infiniband/verbs.h> by transport_verbs_api (test_abi_*); the sizes here
+ * keep a mismatch from building at all.
+ */
+#define SAME_SIZE(a, b) \
+	_Static_assert(sizeof(struct a) == sizeof(struct b), #a " size")
+SAME_SIZE(ibv_sge, droce_sge);
+SAME_SIZE(ibv_recv_wr, droce_recv_wr);
+SAME_SIZE(ibv_send_wr, droce_send_wr);
+SAME_SIZE(ibv_wc, droce_wc);
+SAME_SIZE(ibv_ah_attr, droce_ah_attr);
+SAME_SIZE(ibv_qp_attr, droce_qp_attr);
+SAME_SIZE(ibv_qp_cap, droce_qp_cap);
+
+/* Work requests translated on the stack per call of ibv_post_send. */
+#define DROPIN_WR_BATCH 16
+
+/* ---- protection domains, memory regions ------------------------------------------ */
+
+struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *context)
+{
+	struct dropin_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	pd->d = droce_alloc_pd(dropin_dctx(context));
+	if (pd->d == NULL)
+		return dropin_undo_alloc(pd);
+	pd->ibv.context = context;
+	pd->ibv.handle = pd->d->handle;
+	return &pd->ibv;
+}
+
+int
+ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct dropin_pd *p = DROPIN_OBJ_OF(dropin_pd, pd);
+	int rc = droce_dealloc_pd(p->d);
+
+	if (rc == 0)
+		free(p);
+	return rc;
+}
+
+static struct ibv_mr *
+dropin_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	struct dropin_mr *mr;
+
+	if (access & IBV_ACCESS_OPTIONAL_RANGE) {
+		/* optional bits (relaxed ordering...) are hints: dropped */
+		access &= ~IBV_ACCESS_OPTIONAL_RANGE;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	mr->d = droce_reg_mr(DROPIN_OBJ_OF(dropin_pd, pd)->d, addr, length, access);
+	if (mr->d == NULL)
+		return dropin_undo_alloc(mr);
+	mr->ibv.context = pd->context;
+	mr->ibv.pd = pd;
+	mr->ibv.addr = addr;
+	mr->ibv.length = length;
+	mr->ibv.handle = mr->d->handle;
+	mr->ibv.lkey = mr->d->lkey;
+	mr->ibv.rkey = mr->d->rkey;
+	return &mr->ibv;
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *
+ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return dropin_reg_mr(pd, addr, length, access);
+}
+
+/* droce's regions are addressed by virtual address (or from 0 with its
+ * ZERO_BASED extension): an iova other than addr cannot be honoured. */
+struct ibv_mr *
+ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+		 unsigned int access)
+{
+	if (iova != (uintptr_t)addr) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return dropin_reg_mr(pd, addr, length, (int)access);
+}
+
+#undef ibv_reg_mr_iova
+struct ibv_mr *
+ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+		int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+int
+ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct dropin_mr *m = DROPIN_OBJ_OF(dropin_mr, mr);
+	int rc = droce_dereg_mr(m->d);
+
+	if (rc == 0)
+		free(m);
+	return rc;
+}
+
+/* ---- completion queues ------------------------------------------------------------ */
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct dropin_cq *cq;
+
+	if (comp_vector != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	/* droce's cq_context: the drop-in's CQ, for async events */
+	cq->d = droce_create_cq(dropin_dctx(context), cqe, cq, NULL, 0);
+	if (cq->d == NULL)
+		return dropin_undo_alloc(cq);
+	cq->ibv.context = context;
+	cq->ibv.channel = channel;
+	cq->ibv.cq_context = cq_context;
+	cq->ibv.handle = cq->d->handle;
+	cq->ibv.cqe = cq->d->cqe;
+	pthread_mutex_init(&cq->ibv.mutex, NULL);
+	pthread_cond_init(&cq->ibv.cond, NULL);
+	if (channel != NULL)
+		dropin_channel_add(cq);
+	return &cq->ibv;
+}
+
+int
+ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct dropin_cq *c = DROPIN_OBJ_OF(dropin_cq, cq);
+	int rc = droce_destroy_cq(c->d);
+
+	if (rc != 0)
+		return rc;
+	if (cq->channel != NULL)
+		dropin_channel_remove(c);
+	pthread_cond_destroy(&cq->cond);
+	pthread_mutex_destroy(&cq->mutex);
+	free(c);
+	return 0;
+}
+
+/* The extended CQ (ibv_cq_ex's poll API) is not implemented. */
+static struct ibv_cq_ex *
+dropin_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	(void)context;
+	(void)attr;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+/* ---- queue pairs ------------------------------------------------------------------- */
+
+static struct droce_cq *
+droce_cq_of(struct ibv_cq *cq)
+{
+	return cq != NULL ? DROPIN_OBJ_OF(dropin_cq, cq)->d : NULL;
+}
+
+static struct ibv_qp *
+dropin_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct droce_qp_init_attr init = {
+		.send_cq = droce_cq_of(attr->send_cq),
+		.recv_cq = droce_cq_of(attr->recv_cq),
+		.qp_type = (enum droce_qp_type)attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+	};
+	struct dropin_qp *qp;
+
+	if (attr->srq != NULL) {
+		errno = EOPNOTSUPP;		/* no SRQs */
+		return NULL;
+	}
+	memcpy(&init.cap, &attr->cap, sizeof(init.cap));
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	init.qp_context = qp;	/* the drop-in's QP, for async events */
+	qp->d = droce_create_qp(DROPIN_OBJ_OF(dropin_pd, pd)->d, &init);
+	if (qp->d == NULL)
+		return dropin_undo_alloc(qp);
+	memcpy(&attr->cap, &init.cap, sizeof(attr->cap));
+	qp->ibv.context = pd->context;
+	qp->ibv.qp_context = attr->qp_context;
+	qp->ibv.pd = pd;
+	qp->ibv.send_cq = attr->send_cq;
+	qp->ibv.recv_cq = attr->recv_cq;
+	qp->ibv.handle = qp->d->handle;
+	qp->ibv.qp_num = qp->d->qp_num;
+	qp->ibv.state = IBV_QPS_RESET;
+	qp->ibv.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->ibv.mutex, NULL);
+	pthread_cond_init(&qp->ibv.cond, NULL);
+	return &qp->ibv;
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	return dropin_create_qp(pd, attr);
+}
+
+/* ibv_create_qp_ex: ibv_create_qp's attributes and the ibv_wr_* API
+ * (send_ops_flags, dropin_wr.c); nothing else of the extended ones. */
+#define DROPIN_QP_INIT_ATTR_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+static struct ibv_qp *
+dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+	};
+	struct ibv_qp *qp;
+
+	if (attr->comp_mask & ~(uint32_t)DROPIN_QP_INIT_ATTR_MASK) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
+	    attr->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = dropin_create_qp(attr->pd, &init);
+	if (qp == NULL)
+		return NULL;
+	attr->cap = init.cap;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		int rc = dropin_wr_init(DROPIN_OBJ_OF(dropin_qp, qp), attr->send_ops_flags);
+
+		if (rc != 0) {
+			ibv_destroy_qp(qp);
+			errno = rc;
+			return NULL;
+		}
+	}
+	return qp;
+}
+
+/* Only QPs created with send_ops_flags have the ibv_wr_* API. */
+struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	struct dropin_qp *q = DROPIN_OBJ_OF(dropin_qp, qp);
+
+	return q->batch != NULL ? &q->qpx : NULL;
+}
+
+int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	int rc = droce_modify_qp(DROPIN_OBJ_OF(dropin_qp, qp)->d,
+				 (struct droce_qp_attr *)attr, attr_mask);
+
+	if (rc == 0 && (attr_mask & IBV_QP_STATE))
+		qp->state = attr->qp_state;
+	return rc;
+}
+
+int
+ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct droce_qp_init_attr init;
+	int rc = droce_query_qp(DROPIN_OBJ_OF(dropin_qp, qp)->d,
+				(struct droce_qp_attr *)attr, attr_mask, &init);
+
+	if (rc != 0)
+		return rc;
+	qp->state = attr->qp_state;
+	if (init_attr != NULL) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = qp->qp_context;
+		init_attr->send_cq = qp->send_cq;
+		init_attr->recv_cq = qp->recv_cq;
+		memcpy(&init_attr->cap, &init.cap, sizeof(init_attr->cap));
+		init_attr->qp_type = qp->qp_type;
+		init_attr->sq_sig_all = init.sq_sig_all;
+	}
+	return 0;
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct dropin_qp *q = DROPIN_OBJ_OF(dropin_qp, qp);
+	int rc = droce_destroy_qp(q->d);
+
+	if (rc != 0)
+		return rc;
+	pthread_cond_destroy(&qp->cond);
+	pthread_mutex_destroy(&qp->mutex);
+	free(q->batch);
+	free(q);
+	return 0;
+}
+
+/* ---- address handles --------------------------------------------------------------- */
+
+struct ibv_ah *
+ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct dropin_ah *ah = calloc(1, sizeof(*ah));
+
+	if (ah == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	ah->d = droce_create_ah(DROPIN_OBJ_OF(dropin_pd, pd)->d,
+				(struct droce_ah_attr *)attr);
+	if (ah->d == NULL)
+		return dropin_undo_alloc(ah);
+	ah->ibv.context = pd->context;
+	ah->ibv.pd = pd;
+	ah->ibv.handle = ah->d->handle;
+	return &ah->ibv;
+}
+
+int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	struct dropin_ah *a = DROPIN_OBJ_OF(dropin_ah, ah);
+	int rc = droce_destroy_ah(a->d);
+
+	if (rc == 0)
+		free(a);
+	return rc;
+}
+
+/* The local GID index of gid, or -1. */
+static int
+dropin_find_gid(struct ibv_context *context, uint8_t port_num, const union ibv_gid *gid)
+{
+	union ibv_gid g;
+
+	for (int i = 0; ibv_query_gid(context, port_num, i, &g) == 0; i++)
+		if (memcmp(&g, gid, sizeof(g)) == 0)
+			return i;
+	return -1;
+}
+
+/* ::ffff:a.b.c.d from an IPv4 address as the header holds it. */
+static void
+dropin_gid_v4mapped(union ibv_gid *gid, const uint8_t addr[4])
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], addr, 4);
+}
+
+/*
+ * The reply path to a UD message from its 40-byte GRH slot, which for
+ * RoCEv2 holds the IPv6 header, or the IPv4 header in its last 20 bytes
+ * (first 20 zero), as Soft-RoCE writes it and lib/transport does.
+ */
+int
+ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
+		    struct ibv_wc *wc, struct ibv_grh *grh,
+		    struct ibv_ah_attr *ah_attr)
+{
+	const uint8_t *raw = (const uint8_t *)grh;
+	union ibv_gid local;
+	int idx;
+
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->port_num = port_num;
+	ah_attr->sl = wc->sl;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return EINVAL;		/* RoCE: every path is global */
+	ah_attr->is_global = 1;
+	if ((raw[20] >> 4) == 4 && (raw[0] >> 4) != 6) {
+		ah_attr->grh.traffic_class = raw[21];		/* IPv4 TOS */
+		ah_attr->grh.hop_limit = raw[28];		/* TTL */
+		dropin_gid_v4mapped(&ah_attr->grh.dgid, &raw[32]);	/* saddr */
+		dropin_gid_v4mapped(&local, &raw[36]);		/* daddr */
+	} else if ((raw[0] >> 4) == 6) {
+		uint32_t vtf = be32toh(grh->version_tclass_flow);
+
+		ah_attr->grh.traffic_class = (uint8_t)(vtf >> 20);
+		ah_attr->grh.flow_label = vtf & 0xfffff;
+		ah_attr->grh.hop_limit = grh->hop_limit;
+		ah_attr->grh.dgid = grh->sgid;
+		local = grh->dgid;
+	} else {
+		return EINVAL;
+	}
+	idx = dropin_find_gid(context, port_num, &local);
+	if (idx < 0)
+		return ENOENT;
+	ah_attr->grh.sgid_index = (uint8_t)idx;
+	return 0;
+}
+
+struct ibv_ah *
+ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+		      struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr attr;
+	int rc = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr);
+
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &attr);
+}
+
+/* ---- the data path ------------------------------------------------------------------ */
+
+/*
+ * A UD work request names an ibv_ah: copied with droce's AH in its place,
+ * DROPIN_WR_BATCH at a time.  Memory windows are not offered
+ * (ops.alloc_mw is NULL), so a BIND_MW request has no valid window.
+ */
+static int
+dropin_post_send_copy(struct dropin_qp *qp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	struct droce_send_wr copy[DROPIN_WR_BATCH];
+	struct ibv_send_wr *orig[DROPIN_WR_BATCH];
+
+	while (wr != NULL) {
+		struct droce_send_wr *bad = NULL;
+		unsigned int n = 0;
+		int rc;
+
+		for (; wr != NULL && n < DROPIN_WR_BATCH; wr = wr->next, n++) {
+			if (wr->opcode == IBV_WR_BIND_MW ||
+			    (qp->ibv.qp_type == IBV_QPT_UD && wr->wr.ud.ah == NULL)) {
+				*bad_wr = wr;
+				return EINVAL;
+			}
+			memcpy(&copy[n], wr, sizeof(copy[n]));
+			if (qp->ibv.qp_type == IBV_QPT_UD)
+				copy[n].wr.ud.ah = DROPIN_OBJ_OF(dropin_ah, wr->wr.ud.ah)->d;
+			copy[n].next = NULL;
+			if (n > 0)
+				copy[n - 1].next = &copy[n];
+			orig[n] = wr;
+		}
+		rc = droce_post_send(qp->d, copy, &bad);
+		if (rc != 0) {
+			*bad_wr = orig[bad - copy];
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int
+dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad_wr)
+{
+	struct dropin_qp *q = DROPIN_OBJ_OF(dropin_qp, qp);
+
+	if (qp->qp_type != IBV_QPT_UD) {
+		bool plain = true;
+
+		for (struct ibv_send_wr *w = wr; w != NULL && plain; w = w->next)
+			plain = w->opcode != IBV_WR_BIND_MW;
+		if (plain)
+			return droce_post_send(q->d, (struct droce_send_wr *)wr,
+					       (struct droce_send_wr **)bad_wr);
+	}
+	return dropin_post_send_copy(q, wr, bad_wr);
+}
+
+static int
+dropin_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad_wr)
+{
+	return droce_post_recv(DROPIN_OBJ_OF(dropin_qp, qp)->d,
+			       (struct droce_recv_wr *)wr,
+			       (struct droce_recv_wr **)bad_wr);
+}
+
+void
+dropin_set_ops(struct dropin_context *ctx)
+{
+	struct ibv_context_ops *ops = &ctx->vctx.context.ops;
+
+	ops->poll_cq = dropin_poll_cq;
+	ops->req_notify_cq = dropin_req_notify_cq;
+	ops->post_send = dropin_post_send;
+	ops->post_recv = dropin_post_recv;
+	ctx->vctx.create_qp_ex = dropin_create_qp_ex;
+	ctx->vctx.create_cq_ex = dropin_create_cq_ex;
+}
+
+/* ---- names ---------------------------------------------------------------------------- */
+
+const char *
+ibv_wc_status_str(enum ibv_wc_status status)
+{
+	return droce_wc_status_str((enum droce_wc_status)status);
+}
+
+const char *
+ibv_event_type_str(enum ibv_event_type event)
+{
+	return droce_event_type_str((enum droce_event_type)event);
+}
+
+const char *
+ibv_node_type_str(enum ibv_node_type node_type)
+{
+	static const char *const names[] = {
+		[IBV_NODE_CA] = "InfiniBand channel adapter",
+		[IBV_NODE_SWITCH] = "InfiniBand switch",
+		[IBV_NODE_ROUTER] = "InfiniBand router",
+		[IBV_NODE_RNIC] = "iWARP NIC",
+		[IBV_NODE_USNIC] = "usNIC",
+		[IBV_NODE_USNIC_UDP] = "usNIC UDP",
+		[IBV_NODE_UNSPECIFIED] = "unspecified",
+	};
+
+	if (node_type < IBV_NODE_CA || (size_t)node_type >= sizeof(names) / sizeof(names[0]))
+		return "unknown";
+	return names[node_type];
+}
+
+const char *
+ibv_port_state_str(enum ibv_port_state port_state)
+{
+	static const char *const names[] = {
+		[IBV_PORT_NOP] = "no state change (NOP)",
+		[IBV_PORT_DOWN] = "down",
+		[IBV_PORT_INIT] = "init",
+		[IBV_PORT_ARMED] = "armed",
+		[IBV_PORT_ACTIVE] = "active",
+		[IBV_PORT_ACTIVE_DEFER] = "active defer",
+	};
+
+	if (port_state < IBV_PORT_NOP || port_state > IBV_PORT_ACTIVE_DEFER)
+		return "unknown";
+	return names[port_state];
+}

@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Debian's unmodified ibverbs-utils on droce, through the drop-in
+libibverbs.so.1 and usertools/droce-run.
+
+  dropin_test.py --run DROCE_RUN --lib DIR tools
+      ibv_devices lists droce0; ibv_devinfo -v prints its attributes, port
+      and RoCEv2 GID (each field asserted).
+  dropin_test.py --run DROCE_RUN --lib DIR pingpong
+      two ibv_{rc,uc,ud}_pingpong processes, both on droce, joined by DPDK
+      net_memif (socket in a private temporary folder), TCP exchange over
+      127.0.0.1, droce on 198.18.5.1/2; each in polling and -e (event) mode,
+      RC and UC with -c (received data validated).  Each side must exit 0,
+      its "remote address" must be the other's "local address", the GIDs
+      the IPv4-mapped 198.18.5.x, and the byte and iteration counts exact.
+      ibv_rc_pingpong also with -N (the ibv_wr_* post API).  Then options
+      droce does not offer (ODP, device memory, timestamps) must fail
+      cleanly: exit status 1, no signal.
+  dropin_test.py --run DROCE_RUN --lib DIR perftest
+      perftest 4.5's ib_write_bw (droce with a transport lcore on both
+      sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
+      server and client on droce over net_af_packet on a veth pair between
+      two network namespaces this script creates and deletes (TCP over
+      their 198.18.8.1/2; perf_pair.py's Veth): both exit 0 on device droce0 and print the result
+      row of the exact size and iteration count.  Needs root.
+EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
+started are stopped (by their own Popen handle).
+"""
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT = 60.0
+EAL = ["--no-pci", "--no-huge", "-m", "256", "--log-level=lib.eal:error"]
+LOCAL_RE = re.compile(r"^  local address:  LID 0x0000, QPN 0x([0-9a-f]{6}), "
+                      r"PSN 0x([0-9a-f]{6})[,:] GID (\S+)$", re.M)
+REMOTE_RE = re.compile(r"^  remote address: LID 0x0000, QPN 0x([0-9a-f]{6}), "
+                       r"PSN 0x([0-9a-f]{6}), GID (\S+)$", re.M)
+BYTES_RE = re.compile(r"^(\d+) bytes in \d+\.\d\d seconds = [\d.]+ Mbit/sec$", re.M)
+ITERS_RE = re.compile(r"^(\d+) iters in \d+\.\d\d seconds = [\d.]+ usec/iter$", re.M)
+
+failures = []
+
+
+def check(case, cond, msg):
+    if not cond:
+        failures.append(f"{case}: {msg}")
+        print(f"not ok - {case}: {msg}", flush=True)
+    return cond
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port):
+    """A TCP listener on port (read from /proc: connecting would be taken
+    by the server as its peer)."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                for line in list(f)[1:]:
+                    fields = line.split()
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        return True
+        except OSError:
+            pass
+    return False
+
+
+def droce_args(side, tag, tmp):
+    role = "server" if side == 0 else "client"
+    sock = os.path.join(tmp, f"{tag}.sock")
+    eal = EAL + ["-l", str(side % (os.cpu_count() or 1)), f"--file-prefix=dropin{tag}{side}",
+                 f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,bsize=8192"]
+    return " ".join(eal + ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"])
+
+
+def run_one(args, case, run, lib, droce, tmp):
+    env = dict(os.environ, DROCE_ARGS=droce)
+    try:
+        p = subprocess.run([run, "--lib", lib, "--"] + args, capture_output=True, text=True,
+                           timeout=TIMEOUT, env=env, cwd=tmp)
+    except subprocess.TimeoutExpired:
+        check(case, False, "timed out")
+        return None
+    return p
+
+
+def case_tools(a, tmp):
+    droce = droce_args(0, "t", tmp)
+    p = run_one(["ibv_devices"], "ibv_devices", a.run, a.lib, droce, tmp)
+    if p is not None and check("ibv_devices", p.returncode == 0, f"exit {p.returncode}: {p.stderr}"):
+        devs = re.findall(r"^\s+(\S+)\s+([0-9a-f]{16})$", p.stdout, re.M)
+        check("ibv_devices", devs == [("droce0", "0000000000000000")], f"devices {devs}")
+    p = run_one(["ibv_devinfo", "-v"], "ibv_devinfo", a.run, a.lib, droce, tmp)
+    if p is None or not check("ibv_devinfo", p.returncode == 0, f"exit {p.returncode}: {p.stderr}"):
+        return
+    want = {
+        "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "droce 0.1",
+        "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
+        "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_HCA (1)",
+        "max_srq": "0", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
+        "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
+        "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
+        "gid_tbl_len": "1", "pkey_tbl_len": "16",
+    }
+    got = dict(re.findall(r"^\s*(\w+):\s+(.*?)\s*$", p.stdout, re.M))
+    for k, v in want.items():
+        check("ibv_devinfo", got.get(k) == v, f"{k}: {got.get(k)!r}, expected {v!r}")
+    # a memif server without its peer: the link is down, and says so
+    check("ibv_devinfo", got.get("state") == "PORT_DOWN (1)", f"state {got.get('state')!r}")
+    check("ibv_devinfo", re.search(r"^\s+GID\[  0\]:\s+::ffff:198\.18\.5\.1, RoCE v2$",
+                                   p.stdout, re.M) is not None, "GID[0] line: " + p.stdout[-300:])
+    if not [f for f in failures if f.startswith("ibv_")]:
+        print("ok - ibv_devices, ibv_devinfo -v", flush=True)
+
+
+def stop(p):
+    if p is not None and p.poll() is None:
+        p.kill()
+        p.wait(timeout=10)
+
+
+def run_pair(a, tmp, tag, args):
+    port = free_port()
+    outs, procs, files = [], [], []
+    try:
+        for side in (0, 1):
+            out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
+            files.append(out)
+            cmd = [a.run, "--lib", a.lib, "--"] + args + ["-p", str(port)]
+            if side == 1:
+                cmd.append("127.0.0.1")
+            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp))
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=env, cwd=tmp))
+            if side == 0:
+                deadline = time.monotonic() + 20
+                while (time.monotonic() < deadline and procs[0].poll() is None and
+                       not listening(port)):
+                    time.sleep(0.05)
+        deadline = time.monotonic() + TIMEOUT
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        rcs = [p.returncode for p in procs]
+        texts = []
+        for f in files:
+            f.seek(0)
+            texts.append(f.read())
+        return rcs, texts
+    finally:
+        for p in procs:
+            stop(p)
+        for f in files:
+            f.close()
+
+
+def case_pair(a, tmp, tag, tool, opts, size, iters):
+    case = " ".join([tool] + opts)
+    args = [tool, "-g", "0", "-s", str(size), "-n", str(iters)] + opts
+    rcs, outs = run_pair(a, tmp, tag, args)
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+    loc = [LOCAL_RE.search(o) for o in outs]
+    rem = [REMOTE_RE.search(o) for o in outs]
+    if not check(case, all(loc) and all(rem), "address lines missing: " + outs[0][-300:]):
+        return
+    for side in (0, 1):
+        ok &= check(case, loc[side].groups() == rem[1 - side].groups(),
+                    f"side {side} local {loc[side].groups()} != peer's remote "
+                    f"{rem[1 - side].groups()}")
+        ok &= check(case, loc[side].group(3) == f"::ffff:198.18.5.{side + 1}",
+                    f"side {side} GID {loc[side].group(3)}")
+        b, it = BYTES_RE.search(outs[side]), ITERS_RE.search(outs[side])
+        if not check(case, b is not None and it is not None, f"side {side}: no result lines"):
+            ok = False
+            continue
+        ok &= check(case, int(b.group(1)) == size * iters * 2,
+                    f"side {side}: {b.group(1)} bytes, expected {size * iters * 2}")
+        ok &= check(case, int(it.group(1)) == iters, f"side {side}: {it.group(1)} iters")
+        ok &= check(case, "invalid data" not in outs[side], f"side {side}: invalid data")
+    if ok:
+        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+
+
+def case_refused(a, tmp, tag, tool, opt, text):
+    """An option droce does not offer: the tool fails cleanly (exit 1)."""
+    case = f"{tool} {opt} refused"
+    p = run_one([tool, "-g", "0", opt], case, a.run, a.lib, droce_args(0, tag, tmp), tmp)
+    if p is not None and check(case, p.returncode == 1,
+                               f"exit {p.returncode}: {(p.stdout + p.stderr)[-300:]}"):
+        if check(case, text in p.stderr, f"no {text!r} in: {p.stderr[-300:]}"):
+            print(f"ok - {case}: {text}", flush=True)
+
+
+def case_bad_peer(a, tmp, tag):
+    """A peer that connects and hangs up: the server fails its exchange and
+    exits 1 with its context still open (no signal at exit)."""
+    case = "ibv_rc_pingpong server, peer hangs up"
+    port = free_port()
+    env = dict(os.environ, DROCE_ARGS=droce_args(0, tag, tmp))
+    p = subprocess.Popen([a.run, "--lib", a.lib, "--", "ibv_rc_pingpong", "-g", "0",
+                          "-p", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, env=env, cwd=tmp, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.poll() is None and not listening(port):
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+        out, _ = p.communicate(timeout=TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        check(case, False, f"{e}")
+        return
+    finally:
+        stop(p)
+    if check(case, p.returncode == 1, f"exit {p.returncode}: {out[-300:]}") and \
+       check(case, "Couldn't read remote address" in out, out[-300:]):
+        print(f"ok - {case}: exit 1", flush=True)
+
+
+# Two network namespaces joined by a veth pair (the kernel ends carry
+# 198.18.8.1/2 for the tools' TCP exchange), shared with droce-perf's test.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration", "perf"))
+from perf_pair import Veth  # noqa: E402
+
+
+# The IBTA local ACK timeout exponent (4.096 us << 18, about 1 s; perftest's
+# default is 14, 67 ms): on a shared 2-core machine at load 13 a process can
+# go half a second without the CPU, and 7 retries of 67 ms then run out
+# (seen: ib_send_lat "Failed status 12" on its first send).
+PERF_QP_TIMEOUT = 18
+PERF_ROW_RE = re.compile(r"^ (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+
+
+def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
+    """tool on both sides (server first), droce on net_af_packet; lcores:
+    a dedicated transport lcore (the passive side of WRITE/READ calls no
+    verb while the peer works, so only a transport lcore answers)."""
+    case = f"{tool} -s {size} -n {iters}" + (" (transport lcore)" if lcores else "")
+    port = free_port()
+    procs, files = [], []
+    try:
+        for side in (0, 1):
+            eal = EAL + ["-l", "0,1" if lcores else str(side), f"--file-prefix=dropin{tag}{side}",
+                         f"--vdev=net_af_packet0,iface={nets.ifs[side]}"]
+            opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
+            if lcores:
+                opts.append("--droce-transport-lcores=1")
+            env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
+            cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
+                   "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
+                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + \
+                ([nets.server_addr] if side == 1 else [])
+            out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
+            files.append(out)
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=env, cwd=tmp))
+            if side == 0:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and procs[0].poll() is None:
+                    f = files[0]
+                    f.seek(0)
+                    if "Waiting for client" in f.read():
+                        break
+                    time.sleep(0.05)
+                time.sleep(0.5)
+        for p in procs:
+            try:
+                p.wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+        outs = []
+        for f in files:
+            f.seek(0)
+            outs.append(f.read())
+    finally:
+        for p in procs:
+            stop(p)
+        for f in files:
+            f.close()
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, procs[side].returncode == 0,
+                    f"{name} exit {procs[side].returncode}: {outs[side][-300:]}")
+        row = PERF_ROW_RE.search(outs[side])
+        if check(case, row is not None, f"{name}: no result row"):
+            ok &= check(case, (int(row.group(1)), int(row.group(2))) == (size, iters),
+                        f"{name}: row {row.group(0).strip()}")
+        ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
+                    f"{name}: not on droce0")
+    if ok:
+        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("what", choices=["tools", "pingpong", "perftest"])
+    a = ap.parse_args()
+    a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
+        if a.what == "tools":
+            case_tools(a, tmp)
+        elif a.what == "perftest":
+            nets = Veth(f"d{os.getpid() % 100000}")
+            try:
+                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
+                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
+                case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+            finally:
+                nets.close()
+        else:
+            n = 0
+            for tool, size, chk in (("ibv_rc_pingpong", 4096, ["-c"]),
+                                    ("ibv_uc_pingpong", 4096, ["-c"]),
+                                    ("ibv_ud_pingpong", 1024, [])):
+                # -N: the ibv_wr_* post API (rc_pingpong only has it)
+                modes = [[], ["-e"]] + ([["-N"]] if tool == "ibv_rc_pingpong" else [])
+                for mode in modes:
+                    case_pair(a, tmp, f"p{n}", tool, chk + mode, size, 500)
+                    n += 1
+            case_bad_peer(a, tmp, "b0")
+            case_refused(a, tmp, "r0", "ibv_rc_pingpong", "-o", "The device isn't ODP capable")
+            case_refused(a, tmp, "r1", "ibv_rc_pingpong", "-t",
+                         "The device isn't completion timestamp capable")
+            case_refused(a, tmp, "r3", "ibv_rc_pingpong", "-j", "Device doesn't support dm allocation")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
