@@ -158,7 +158,7 @@ cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	ev->pub.id = &id->pub;
 	ev->pub.event = type;
 	ev->pub.status = status;
-	if (pdata != NULL && len != 0) {
+	if (pdata != NULL && len != 0 && len <= sizeof(ev->pdata)) {
 		memcpy(ev->pdata, pdata, len);
 		ev->pub.param.conn.private_data = ev->pdata;
 		ev->pub.param.conn.private_data_len = len;

@@ -77,7 +77,7 @@ struct cm_channel {
 struct cm_event {
 	struct droce_rdma_cm_event pub;
 	TAILQ_ENTRY(cm_event) link;
-	uint8_t pdata[CM_REP_PDATA];
+	uint8_t pdata[CM_RTU_PDATA];	/* the largest private data */
 };
 
 /* what one side of a connection negotiated (REQ / REP / accept) */
