@@ -81,8 +81,10 @@ load_gids(struct cm_agent *a)
 		a->ngids++;
 	if (a->ngids == 0)
 		return -EADDRNOTAVAIL;
-	/* a CA GUID for the REQ/REP: the EUI-64 style low half of GID 0 */
-	memcpy(&a->guid, a->gids[0] + 8, sizeof(a->guid));
+	/* a CA GUID for the REQ/REP: the low half of GID 0 */
+	a->guid = 0;
+	for (unsigned int i = 8; i < 16; i++)
+		a->guid = a->guid << 8 | a->gids[0][i];
 	return 0;
 }
 

@@ -143,7 +143,7 @@ cm_req_put(uint8_t *mad, const struct cm_req *m)
 	d[50] = (uint8_t)((m->path_mtu & 0xf) << 4 | (m->rnr_retry & 0x7));
 	d[51] = (uint8_t)((m->max_cm_retries & 0xf) << 4 | (m->srq ? 0x08 : 0));
 	path_put(d + 52, &m->primary);
-	memcpy(d + 136, m->pdata, CM_REQ_PDATA);
+	memcpy(d + 140, m->pdata, CM_REQ_PDATA);
 }
 
 void
@@ -170,7 +170,7 @@ cm_req_get(const uint8_t *mad, struct cm_req *m)
 	m->max_cm_retries = d[51] >> 4;
 	m->srq = (d[51] & 0x08) != 0;
 	path_get(d + 52, &m->primary);
-	memcpy(m->pdata, d + 136, CM_REQ_PDATA);
+	memcpy(m->pdata, d + 140, CM_REQ_PDATA);
 }
 
 /* ---- the messages that start with both comm IDs -------------------------- */

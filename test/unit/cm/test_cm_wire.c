@@ -122,9 +122,11 @@ test_req_layout(void **state)
 	assert_int_equal(mad[117], 64);
 	assert_int_equal(mad[118], 5 << 4);
 	assert_int_equal(mad[119], 14 << 3);
-	assert_int_equal(mad[160], 1);
-	assert_int_equal(mad[251], CM_REQ_PDATA);
-	assert_int_equal(mad[252], 0);
+	/* the alternate path (44 bytes from 120) unused, private data from 164 */
+	assert_int_equal(mad[120 + 41], 0);
+	assert_int_equal(mad[163], 0);
+	assert_int_equal(mad[164], 1);
+	assert_int_equal(mad[255], CM_REQ_PDATA);
 	ROUND_TRIP(req, CM_ATTR_REQ, mad, out);
 	assert_int_equal(out.local_qpn, 0x123456);
 	assert_int_equal(out.primary.flow_label, 0xfedcb);
