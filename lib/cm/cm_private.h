@@ -83,8 +83,13 @@ struct cm_event {
 /* what one side of a connection negotiated (REQ / REP / accept) */
 struct cm_qp_params {
 	uint32_t remote_qpn;
-	uint32_t remote_psn;
-	uint32_t local_psn;
+	/*
+	 * A REQ's or REP's Starting PSN is the one its sender's receive queue
+	 * expects (as the kernel's ib_cm: the REQ's is the active side's
+	 * rq_psn and the passive side's sq_psn, the REP's the reverse).
+	 */
+	uint32_t rq_psn;		/* ours, sent in our REQ / REP */
+	uint32_t sq_psn;		/* the peer's, from its REP / REQ */
 	enum droce_mtu mtu;
 	uint8_t responder_resources;	/* max_dest_rd_atomic */
 	uint8_t initiator_depth;	/* max_rd_atomic */

@@ -86,7 +86,7 @@ qp_to_rts(struct cm_id *id)
 	const struct cm_qp_params *p = &id->qp;
 	struct droce_qp_attr at = {
 		.qp_state = DROCE_QPS_RTR, .path_mtu = p->mtu,
-		.dest_qp_num = p->remote_qpn, .rq_psn = p->remote_psn,
+		.dest_qp_num = p->remote_qpn, .rq_psn = p->rq_psn,
 		.max_dest_rd_atomic = p->responder_resources,
 		.min_rnr_timer = CM_MIN_RNR_TIMER,
 		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
@@ -109,7 +109,7 @@ qp_to_rts(struct cm_id *id)
 	if (rc != 0)
 		return rc;
 	at.qp_state = DROCE_QPS_RTS;
-	at.sq_psn = p->local_psn;
+	at.sq_psn = p->sq_psn;
 	at.timeout = p->ack_timeout;
 	at.retry_cnt = p->retry_count;
 	at.rnr_retry = p->rnr_retry;
@@ -173,7 +173,7 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 		return EINVAL;
 	id->local_comm_id = cm_next_comm_id();
 	id->qp = (struct cm_qp_params){
-		.local_psn = random_psn(), .mtu = id->agent->mtu,
+		.rq_psn = random_psn(), .mtu = id->agent->mtu,
 		.responder_resources = clamp_rd(p->responder_resources),
 		.initiator_depth = clamp_rd(p->initiator_depth),
 		.retry_count = p->retry_count > 7 ? 7 : p->retry_count,
@@ -187,7 +187,7 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	req.initiator_depth = id->qp.initiator_depth;
 	req.remote_cm_timeout = id->cm_timeout;
 	req.local_cm_timeout = id->cm_timeout;
-	req.starting_psn = id->qp.local_psn;
+	req.starting_psn = id->qp.rq_psn;
 	req.retry_count = id->qp.retry_count;
 	req.pkey = 0xffff;
 	req.path_mtu = (uint8_t)id->qp.mtu;
@@ -244,7 +244,7 @@ recv_rep(struct cm_agent *a, const uint8_t *mad)
 		return;
 	id->remote_comm_id = rep.local_comm_id;
 	id->qp.remote_qpn = rep.local_qpn;
-	id->qp.remote_psn = rep.starting_psn;
+	id->qp.sq_psn = rep.starting_psn;
 	id->qp.initiator_depth = rep.responder_resources < id->qp.initiator_depth ?
 				 rep.responder_resources : id->qp.initiator_depth;
 	id->qp.rnr_retry = rep.rnr_retry;
@@ -296,8 +296,8 @@ take_req(struct cm_id *id, const struct cm_req *req, const uint8_t src_gid[16],
 	id->peer_cm_timeout = req->local_cm_timeout;
 	id->max_retries = req->max_cm_retries;
 	id->qp = (struct cm_qp_params){
-		.remote_qpn = req->local_qpn, .remote_psn = req->starting_psn,
-		.local_psn = random_psn(),
+		.remote_qpn = req->local_qpn, .sq_psn = req->starting_psn,
+		.rq_psn = random_psn(),
 		.mtu = req->path_mtu < port_mtu ? (enum droce_mtu)req->path_mtu : port_mtu,
 		.retry_count = req->retry_count, .rnr_retry = req->rnr_retry,
 		.ack_timeout = req->primary.local_ack_timeout,
@@ -374,7 +374,7 @@ cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	rep.local_comm_id = id->local_comm_id;
 	rep.remote_comm_id = id->remote_comm_id;
 	rep.local_qpn = id->pub.qp->qp_num;
-	rep.starting_psn = id->qp.local_psn;
+	rep.starting_psn = id->qp.rq_psn;
 	rep.responder_resources = id->qp.responder_resources;
 	rep.initiator_depth = id->qp.initiator_depth;
 	rep.rnr_retry = p != NULL && p->rnr_retry_count < 7 ? p->rnr_retry_count : 7;

@@ -19,7 +19,9 @@
 
 #include <cmocka.h>
 
+#include "cm_wire.h"
 #include "droce.h"
+#include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
 #include "vwire.h"
@@ -428,13 +430,30 @@ dropped(struct droce_link *end)
 	return st.dropped;
 }
 
-/* Lose what `end` sends for 20 ms (less than one CM timeout of 67 ms). */
+/* the first MAD a wire direction lost, as it was sent */
+struct lost_mad {
+	uint8_t mad[CM_MAD_LEN];
+	unsigned int n;
+};
+
 static void
-lose_for_a_while(struct cm_fx *c, struct droce_link *end)
+keep_mad(void *arg, const struct roce_pkt *pkt, const uint8_t *frame)
 {
-	set_drop(end, 1.0);
-	cm_spin(c, 0.02);
-	set_drop(end, 0.0);
+	struct lost_mad *l = arg;
+
+	assert_true(pkt->payload_len >= CM_MAD_LEN);
+	if (l->n++ == 0)
+		memcpy(l->mad, frame + pkt->payload_off, CM_MAD_LEN);
+}
+
+static uint32_t
+qp_psn(struct droce_qp *qp, int which)
+{
+	struct droce_qp_attr at;
+	struct droce_qp_init_attr init;
+
+	assert_int_equal(droce_query_qp(qp, &at, which, &init), 0);
+	return which == DROCE_QP_SQ_PSN ? at.sq_psn : at.rq_psn;
 }
 
 static void
@@ -442,6 +461,11 @@ test_lost_req_rep_rtu(void **state)
 {
 	struct droce_rdma_cm_id *cid, *sid;
 	struct droce_rdma_cm_event *ev;
+	struct vwire_faults fl = { .drop = 1.0, .seed = fx_seed() };
+	struct fx_faults_seen seen;
+	struct lost_mad lost = { .n = 0 };
+	struct cm_mad_hdr h;
+	struct cm_req req;
 	struct cm_fx c;
 
 	(void)state;
@@ -449,11 +473,25 @@ test_lost_req_rep_rtu(void **state)
 	/* the REQ lost: resent after the CM timeout */
 	cid = client(&c, PORT, FAST_TIMEOUT);
 	cm_connect(cid, "hello");
-	lose_for_a_while(&c, c.f.a.link);
+	fx_watch_faults(&fl, &seen);
+	seen.lost = keep_mad;
+	seen.lost_arg = &lost;
+	assert_int_equal(vwire_set_faults(c.f.a.link, &fl), 0);
+	cm_spin(&c, 0.02);
+	set_drop(c.f.a.link, 0.0);
 	assert_int_equal(dropped(c.f.a.link), 1);
+	assert_int_equal(lost.n, 1);
+	assert_int_equal(cm_mad_check(lost.mad, CM_MAD_LEN, &h), 0);
+	assert_int_equal(h.attr_id, CM_ATTR_REQ);
+	cm_req_get(lost.mad, &req);
+	assert_int_equal(req.local_qpn, cid->qp->qp_num);
 	sid = take_request(&c, "hello");
 	cm_accept(sid, "world");
 	established(&c, cid, sid);
+	/* the REQ's Starting PSN is what the client receives from (ib_cm's
+	 * meaning: the kernel's QPs start there) */
+	assert_int_equal(qp_psn(cid->qp, DROCE_QP_RQ_PSN), req.starting_psn);
+	assert_int_equal(qp_psn(sid->qp, DROCE_QP_SQ_PSN), req.starting_psn);
 	cm_disconnect(&c, cid, sid);
 	destroy(cid);
 	destroy(sid);
