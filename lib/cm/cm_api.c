@@ -146,12 +146,25 @@ cm_new_passive(struct cm_id *listener, struct cm_agent *a)
 
 /* ---- events ------------------------------------------------------------------ */
 
+/*
+ * The channel's eventfd counts its queued events, for poll(): one up per
+ * event queued, one down per event taken (never below zero, so the read
+ * does not block).  The queue is the truth; the count is only a hint.
+ */
+static void
+fd_count(int fd, bool up)
+{
+	uint64_t v = 1;
+	ssize_t n = up ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
+
+	(void)n;
+}
+
 int
 cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	      const uint8_t *pdata, uint8_t len)
 {
 	struct cm_event *ev = calloc(1, sizeof(*ev));
-	uint64_t one = 1;
 
 	if (ev == NULL)
 		return -ENOMEM;
@@ -165,8 +178,7 @@ cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	}
 	TAILQ_INSERT_TAIL(&id->ch->events, ev, link);
 	id->unacked++;
-	if (write(id->ch->pub.fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
-		return 0;	/* the count only serves poll(); the event is queued */
+	fd_count(id->ch->pub.fd, true);
 	return 0;
 }
 
@@ -198,7 +210,6 @@ droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 {
 	struct cm_channel *ch = (struct cm_channel *)channel;
 	bool nonblock;
-	uint64_t v;
 
 	if (channel == NULL || event == NULL)
 		return fail(EINVAL);
@@ -213,8 +224,7 @@ droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 			TAILQ_REMOVE(&ch->events, ev, link);
 		pthread_mutex_unlock(&reg.lock);
 		if (ev != NULL) {
-			if (read(channel->fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
-				v = 0;	/* the count only serves poll() */
+			fd_count(channel->fd, false);
 			*event = &ev->pub;
 			return 0;
 		}

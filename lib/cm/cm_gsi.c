@@ -265,6 +265,7 @@ handle_wc(struct cm_agent *a, const struct droce_wc *wc)
 		grh_gids(recv_slot(a, i), src, dst);
 		cm_proto_recv(a, src, dst, recv_slot(a, i) + CM_GRH_LEN);
 	}
+	/* cannot fail: the slot's WQE just completed, so the RQ has room */
 	post_recv(a, i);
 }
 
