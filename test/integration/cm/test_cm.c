@@ -542,7 +542,15 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_lost_req_rep_rtu),
 	};
 
-	(void)argc;
-	fx_eal_init(argv[0]);
+	/* "lcore": both contexts' engines on transport lcore 1, the CM and
+	 * the test on lcore 0 */
+	if (argc > 1 && strcmp(argv[1], "lcore") == 0) {
+		fx_eal_init_transport_lcore(argv[0], 1);
+	} else if (argc > 1) {
+		fprintf(stderr, "usage: %s [lcore]\n", argv[0]);
+		return 2;
+	} else {
+		fx_eal_init(argv[0]);
+	}
 	return fx_result(cmocka_run_group_tests(tests, NULL, NULL));
 }
