@@ -155,14 +155,22 @@ client(struct cm_fx *c, uint16_t port, uint8_t timeout)
 	return id;
 }
 
+/* The client offers 2 responder resources and asks an initiator depth of
+ * 3; the server answers with the mirror image. */
+static struct droce_rdma_conn_param
+conn_param(const char *pdata, uint8_t responder_resources, uint8_t initiator_depth)
+{
+	return (struct droce_rdma_conn_param){
+		.private_data = pdata, .private_data_len = (uint8_t)strlen(pdata),
+		.responder_resources = responder_resources,
+		.initiator_depth = initiator_depth, .retry_count = 7, .rnr_retry_count = 7,
+	};
+}
+
 static void
 cm_connect(struct droce_rdma_cm_id *id, const char *pdata)
 {
-	struct droce_rdma_conn_param p = {
-		.private_data = pdata, .private_data_len = (uint8_t)strlen(pdata),
-		.responder_resources = 2, .initiator_depth = 3, .retry_count = 7,
-		.rnr_retry_count = 7,
-	};
+	struct droce_rdma_conn_param p = conn_param(pdata, 2, 3);
 
 	assert_int_equal(droce_rdma_connect(id, &p), 0);
 }
@@ -192,10 +200,7 @@ take_request(struct cm_fx *c, const char *pdata)
 static void
 cm_accept(struct droce_rdma_cm_id *id, const char *pdata)
 {
-	struct droce_rdma_conn_param p = {
-		.private_data = pdata, .private_data_len = (uint8_t)strlen(pdata),
-		.responder_resources = 3, .initiator_depth = 2, .rnr_retry_count = 7,
-	};
+	struct droce_rdma_conn_param p = conn_param(pdata, 3, 2);
 
 	assert_int_equal(droce_rdma_accept(id, &p), 0);
 }
