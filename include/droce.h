@@ -879,6 +879,151 @@ int droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
 int droce_query_pkey(struct droce_context *context, uint8_t port_num, int index,
 		     uint16_t *pkey);
 
+/* ---- RDMA connection manager (librdmacm's rdma_*; lib/cm) ---------------- */
+/*
+ * Connections over the IBTA CM protocol on each port's GSI QP (QP1),
+ * interoperable with the Linux kernel's rdma_cm (RDMA_PS_TCP, IPv4 and
+ * IPv6 addresses in annex A11's private-data header).  Names, shapes and
+ * conventions are librdmacm's with rdma_ -> droce_rdma_: calls return 0
+ * or -1 with errno set.
+ *
+ * droce extension: a context serves connections once
+ * droce_rdma_cm_attach() gave it its GSI QP; an id is bound to the
+ * attached context that owns its source address (resolve_addr, bind_addr).
+ * The CM advances inside droce_rdma_get_cm_event (one pass over every
+ * attached context when the channel's fd is O_NONBLOCK; otherwise until an
+ * event arrives), on the thread that owns the contexts' transport
+ * (run-to-completion) or any thread (dedicated transport lcore).
+ */
+enum droce_rdma_cm_event_type {
+	DROCE_RDMA_CM_EVENT_ADDR_RESOLVED,
+	DROCE_RDMA_CM_EVENT_ADDR_ERROR,
+	DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED,
+	DROCE_RDMA_CM_EVENT_ROUTE_ERROR,
+	DROCE_RDMA_CM_EVENT_CONNECT_REQUEST,
+	DROCE_RDMA_CM_EVENT_CONNECT_RESPONSE,
+	DROCE_RDMA_CM_EVENT_CONNECT_ERROR,
+	DROCE_RDMA_CM_EVENT_UNREACHABLE,
+	DROCE_RDMA_CM_EVENT_REJECTED,
+	DROCE_RDMA_CM_EVENT_ESTABLISHED,
+	DROCE_RDMA_CM_EVENT_DISCONNECTED,
+	DROCE_RDMA_CM_EVENT_DEVICE_REMOVAL,
+	DROCE_RDMA_CM_EVENT_MULTICAST_JOIN,
+	DROCE_RDMA_CM_EVENT_MULTICAST_ERROR,
+	DROCE_RDMA_CM_EVENT_ADDR_CHANGE,
+	DROCE_RDMA_CM_EVENT_TIMEWAIT_EXIT,
+};
+
+enum droce_rdma_port_space {
+	DROCE_RDMA_PS_TCP = 0x0106,	/* the only one droce serves: RC */
+};
+
+struct droce_rdma_event_channel {
+	int fd;		/* an eventfd, readable while events are queued */
+};
+
+struct sockaddr;
+
+/* room for a struct sockaddr_in or sockaddr_in6 (as sockaddr_storage) */
+union droce_rdma_sockaddr {
+	uint8_t raw[128];
+	uint64_t align;
+};
+
+struct droce_rdma_addr {
+	union droce_rdma_sockaddr src_addr;
+	union droce_rdma_sockaddr dst_addr;
+};
+
+struct droce_rdma_route {
+	struct droce_rdma_addr addr;
+	int num_paths;
+};
+
+struct droce_rdma_cm_id {
+	struct droce_context *verbs;	/* set by resolve_addr / bind_addr */
+	struct droce_rdma_event_channel *channel;
+	void *context;
+	struct droce_qp *qp;
+	struct droce_rdma_route route;
+	enum droce_rdma_port_space ps;
+	uint8_t port_num;
+	struct droce_pd *pd;
+	enum droce_qp_type qp_type;
+};
+
+struct droce_rdma_conn_param {
+	const void *private_data;
+	uint8_t private_data_len;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control;
+	uint8_t retry_count;		/* ignored on accept */
+	uint8_t rnr_retry_count;
+	uint8_t srq;			/* must be 0 */
+	uint32_t qp_num;		/* ignored: the id's QP */
+};
+
+struct droce_rdma_cm_event {
+	struct droce_rdma_cm_id *id;
+	struct droce_rdma_cm_id *listen_id;	/* CONNECT_REQUEST */
+	enum droce_rdma_cm_event_type event;
+	int status;	/* REJECTED: the REJ's reason (IBTA table 112) */
+	union {
+		/* CONNECT_REQUEST, ESTABLISHED (active), REJECTED, DISCONNECTED:
+		 * the peer's private data and parameters, seen from this side */
+		struct droce_rdma_conn_param conn;
+	} param;
+};
+
+/* droce extension: serve the CM on ctx's port (its GSI QP, QPN 1).
+ * 0, or -1 with errno (EBUSY: already attached; ENOMEM). */
+int droce_rdma_cm_attach(struct droce_context *ctx);
+/* droce extension: 0, or -1 with errno EBUSY while ids use the context. */
+int droce_rdma_cm_detach(struct droce_context *ctx);
+
+struct droce_rdma_event_channel *droce_rdma_create_event_channel(void);
+/* The channel must have no ids left. */
+void droce_rdma_destroy_event_channel(struct droce_rdma_event_channel *channel);
+int droce_rdma_create_id(struct droce_rdma_event_channel *channel,
+			 struct droce_rdma_cm_id **id, void *context,
+			 enum droce_rdma_port_space ps);
+/* EBUSY while events of the id are not acked; its QP must be destroyed. */
+int droce_rdma_destroy_id(struct droce_rdma_cm_id *id);
+int droce_rdma_bind_addr(struct droce_rdma_cm_id *id, struct sockaddr *addr);
+int droce_rdma_resolve_addr(struct droce_rdma_cm_id *id, struct sockaddr *src_addr,
+			    struct sockaddr *dst_addr, int timeout_ms);
+int droce_rdma_resolve_route(struct droce_rdma_cm_id *id, int timeout_ms);
+/* A QP of type RC on the id's context, moved to INIT; the CM moves it to
+ * RTR and RTS with the REQ's and REP's parameters. */
+int droce_rdma_create_qp(struct droce_rdma_cm_id *id, struct droce_pd *pd,
+			 struct droce_qp_init_attr *qp_init_attr);
+void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
+/* conn_param: private data up to 56 bytes (92 minus annex A11's header). */
+int droce_rdma_connect(struct droce_rdma_cm_id *id,
+		       struct droce_rdma_conn_param *conn_param);
+int droce_rdma_listen(struct droce_rdma_cm_id *id, int backlog);
+/* up to 196 bytes of private data */
+int droce_rdma_accept(struct droce_rdma_cm_id *id,
+		      struct droce_rdma_conn_param *conn_param);
+/* REJ with reason 28 "consumer reject"; up to 148 bytes of private data */
+int droce_rdma_reject(struct droce_rdma_cm_id *id, const void *private_data,
+		      uint8_t private_data_len);
+/* DREQ (the QP goes to ERR); DISCONNECTED follows on both sides. */
+int droce_rdma_disconnect(struct droce_rdma_cm_id *id);
+int droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
+			    struct droce_rdma_cm_event **event);
+int droce_rdma_ack_cm_event(struct droce_rdma_cm_event *event);
+const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);
+/*
+ * droce extension: the CM response timeout of the id's REQ/REP (IBTA
+ * 12.7.27: 4.096 us * 2^timeout, 0..31; default 20, rdma_cm's) and how
+ * many times a MAD is resent before the connection fails (0..15; default
+ * 15).  Before connect / accept.
+ */
+int droce_rdma_set_cm_timeout(struct droce_rdma_cm_id *id, uint8_t timeout,
+			      uint8_t retries);
+
 #ifdef __cplusplus
 }
 #endif

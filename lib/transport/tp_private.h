@@ -66,6 +66,8 @@ extern int tp_logtype;
 
 /* QP numbers: 0 and 1 are the IB special QPs; droce hands out from here. */
 #define TP_QPN_BASE 0x11
+/* the General Services Interface QP (IBTA 13.4.6: QP1, Q_Key 0x80010000) */
+#define TP_GSI_QPN 1
 
 /*
  * P_Keys (IBTA 10.9.1.2): bit 15 says full (1) or limited (0) member, the
@@ -629,6 +631,7 @@ struct tp_dev {
 	uint32_t npkeys;
 
 	struct tp_qp **qps;		/* by QPN - TP_QPN_BASE */
+	struct tp_qp *gsi;		/* QPN 1 (tp_qp_make_gsi), or NULL */
 	uint32_t max_qp;
 	uint32_t next_qp;		/* allocation cursor (atomic: engines
 					 * create their QPs at the same time) */
@@ -749,7 +752,9 @@ tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 {
 	uint32_t i = qpn - TP_QPN_BASE;
 
-	return i < dev->max_qp ? dev->qps[i] : NULL;
+	if (likely(i < dev->max_qp))
+		return dev->qps[i];
+	return qpn == TP_GSI_QPN ? __atomic_load_n(&dev->gsi, __ATOMIC_ACQUIRE) : NULL;
 }
 
 /* ---- role entry points ---------------------------------------------------- */

@@ -673,7 +673,10 @@ tp_qp_destroy(struct tp_qp *qp)
 	struct tp_dev *dev = qp->dev;
 
 	/* Packets for this QPN arriving later are dropped as not-for-us. */
-	dev->qps[qp->pub.handle] = NULL;
+	if (qp == dev->gsi)
+		__atomic_store_n(&dev->gsi, NULL, __ATOMIC_RELEASE);
+	else
+		dev->qps[qp->pub.handle] = NULL;
 	tp_sched_forget(qp);
 	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
 	 * that is given this QPN later inherits none */
@@ -686,6 +689,30 @@ tp_qp_destroy(struct tp_qp *qp)
 	tp_lc_qp_fini(qp);
 	qp_mem_free(dev, qp);
 	return 0;
+}
+
+static int
+make_gsi(void *arg)
+{
+	struct tp_qp *qp = arg;
+	struct tp_dev *dev = qp->dev;
+
+	if (dev->gsi != NULL)
+		return -EBUSY;
+	dev->qps[qp->pub.handle] = NULL;
+	qp->pub.qp_num = TP_GSI_QPN;
+	__atomic_store_n(&dev->gsi, qp, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+tp_qp_make_gsi(struct tp_qp *qp)
+{
+	/* QPN 1 must be on the engine that tp_qpn_engine gives it */
+	if (qp->pub.qp_type != DROCE_QPT_UD || qp->pub.state != DROCE_QPS_RESET ||
+	    tp_qpn_engine(qp->dev, TP_GSI_QPN) != qp->eng->idx)
+		return -EINVAL;
+	return tp_qp_call(qp, make_gsi, qp);
 }
 
 struct droce_qp *

@@ -243,6 +243,12 @@ int tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask);
 int tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 		struct droce_qp_init_attr *init);
 int tp_qp_destroy(struct tp_qp *qp);
+/*
+ * Make a new UD QP (in RESET) the device's GSI QP: its QPN becomes 1
+ * (IBTA 13.4.6), its old one free.  0, -EBUSY (the device has one),
+ * -EINVAL (not a UD QP in RESET, or QPN 1 belongs to another engine).
+ */
+int tp_qp_make_gsi(struct tp_qp *qp);
 struct droce_qp *tp_qp_pub(struct tp_qp *qp);
 struct tp_qp *tp_qp_from_pub(struct droce_qp *qp);
 

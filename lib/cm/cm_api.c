@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cm_api.c - librdmacm's calls (droce_rdma_*): event channels, ids,
+ * addresses, and the events the state machine raises.  One registry of
+ * agents and ids under one mutex (cm_private.h says why).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "roce_wire.h"
+#include "cm_private.h"
+
+/* ephemeral source ports, as the kernel's (ip_local_port_range default) */
+#define CM_PORT_FIRST 32768
+#define CM_PORT_LAST 60999
+
+static struct {
+	pthread_mutex_t lock;
+	TAILQ_HEAD(, cm_agent) agents;
+	TAILQ_HEAD(, cm_id) ids;
+	uint32_t next_comm_id;
+	uint16_t next_port;
+	bool init;
+} reg = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.agents = TAILQ_HEAD_INITIALIZER(reg.agents),
+	.ids = TAILQ_HEAD_INITIALIZER(reg.ids),
+};
+
+static int
+fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+uint64_t
+cm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Comm IDs start at a random value, so a restarted peer's are not taken
+ * for its previous run's (12.9.2: they must be unique over time). */
+uint32_t
+cm_next_comm_id(void)
+{
+	if (!reg.init) {
+		if (getrandom(&reg.next_comm_id, sizeof(reg.next_comm_id), 0) !=
+		    (ssize_t)sizeof(reg.next_comm_id))
+			reg.next_comm_id = (uint32_t)cm_now_ns();
+		reg.init = true;
+	}
+	if (++reg.next_comm_id == 0)	/* 0: "no ID" in a REJ to a REQ */
+		reg.next_comm_id = 1;
+	return reg.next_comm_id;
+}
+
+static bool
+live(const struct cm_id *id)
+{
+	return id->state >= CM_REQ_SENT && id->state != CM_CLOSED;
+}
+
+struct cm_id *
+cm_find_local(struct cm_agent *a, uint32_t local_comm_id)
+{
+	struct cm_id *id;
+
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (id->agent == a && live(id) && id->local_comm_id == local_comm_id)
+			return id;
+	return NULL;
+}
+
+struct cm_id *
+cm_find_remote(struct cm_agent *a, const uint8_t gid[16], uint32_t remote_comm_id)
+{
+	struct cm_id *id;
+
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (id->agent == a && live(id) && id->remote_comm_id == remote_comm_id &&
+		    memcmp(id->remote_gid, gid, 16) == 0)
+			return id;
+	return NULL;
+}
+
+struct cm_id *
+cm_find_listener(struct cm_agent *a, uint16_t port)
+{
+	struct cm_id *id;
+
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (id->state == CM_LISTEN && id->port == port &&
+		    (id->agent == NULL || id->agent == a))
+			return id;
+	return NULL;
+}
+
+static struct cm_id *
+id_alloc(struct cm_channel *ch, void *context, enum droce_rdma_port_space ps)
+{
+	struct cm_id *id = calloc(1, sizeof(*id));
+
+	if (id == NULL)
+		return NULL;
+	id->ch = ch;
+	id->pub.channel = &ch->pub;
+	id->pub.context = context;
+	id->pub.ps = ps;
+	id->pub.port_num = 1;
+	id->pub.qp_type = DROCE_QPT_RC;
+	id->cm_timeout = CM_DEFAULT_TIMEOUT;
+	id->max_retries = CM_DEFAULT_RETRIES;
+	ch->nids++;
+	TAILQ_INSERT_TAIL(&reg.ids, id, link);
+	return id;
+}
+
+struct cm_id *
+cm_new_passive(struct cm_id *listener, struct cm_agent *a)
+{
+	struct cm_id *id = id_alloc(listener->ch, listener->pub.context, listener->pub.ps);
+
+	if (id == NULL)
+		return NULL;
+	id->agent = a;
+	id->pub.verbs = a->ctx;
+	id->port = listener->port;
+	id->cm_timeout = listener->cm_timeout;
+	id->pub.route.addr = listener->pub.route.addr;
+	return id;
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+/*
+ * The channel's eventfd counts its queued events, for poll(): one up per
+ * event queued, one down per event taken (never below zero, so the read
+ * does not block).  The queue is the truth; the count is only a hint.
+ */
+static void
+fd_count(int fd, bool up)
+{
+	uint64_t v = 1;
+	ssize_t n = up ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
+
+	(void)n;
+}
+
+int
+cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
+	      const uint8_t *pdata, uint8_t len)
+{
+	struct cm_event *ev = calloc(1, sizeof(*ev));
+
+	if (ev == NULL)
+		return -ENOMEM;
+	ev->pub.id = &id->pub;
+	ev->pub.event = type;
+	ev->pub.status = status;
+	if (pdata != NULL && len != 0 && len <= sizeof(ev->pdata)) {
+		memcpy(ev->pdata, pdata, len);
+		ev->pub.param.conn.private_data = ev->pdata;
+		ev->pub.param.conn.private_data_len = len;
+	}
+	TAILQ_INSERT_TAIL(&id->ch->events, ev, link);
+	id->unacked++;
+	fd_count(id->ch->pub.fd, true);
+	return 0;
+}
+
+struct cm_event *
+cm_event_last(struct cm_id *id)
+{
+	return TAILQ_LAST(&id->ch->events, cm_event_list);
+}
+
+/* One pass of the CM: every agent's GSI CQ (the transport), every timer. */
+static void
+run_once(void)
+{
+	struct cm_agent *a;
+	struct cm_id *id;
+	uint64_t now;
+
+	TAILQ_FOREACH(a, &reg.agents, link)
+		cm_gsi_poll(a);
+	now = cm_now_ns();
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (id->agent != NULL)
+			cm_proto_timer(id, now);
+}
+
+int
+droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
+			struct droce_rdma_cm_event **event)
+{
+	struct cm_channel *ch = (struct cm_channel *)channel;
+	bool nonblock;
+
+	if (channel == NULL || event == NULL)
+		return fail(EINVAL);
+	nonblock = (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) != 0;
+	for (;;) {
+		struct cm_event *ev;
+
+		pthread_mutex_lock(&reg.lock);
+		run_once();
+		ev = TAILQ_FIRST(&ch->events);
+		if (ev != NULL)
+			TAILQ_REMOVE(&ch->events, ev, link);
+		pthread_mutex_unlock(&reg.lock);
+		if (ev != NULL) {
+			fd_count(channel->fd, false);
+			*event = &ev->pub;
+			return 0;
+		}
+		if (nonblock)
+			return fail(EAGAIN);
+	}
+}
+
+int
+droce_rdma_ack_cm_event(struct droce_rdma_cm_event *event)
+{
+	struct cm_event *ev = (struct cm_event *)event;
+
+	if (event == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	cm_id_of(event->id)->unacked--;
+	pthread_mutex_unlock(&reg.lock);
+	free(ev);
+	return 0;
+}
+
+const char *
+droce_rdma_event_str(enum droce_rdma_cm_event_type event)
+{
+	static const char *const names[] = {
+		"RDMA_CM_EVENT_ADDR_RESOLVED", "RDMA_CM_EVENT_ADDR_ERROR",
+		"RDMA_CM_EVENT_ROUTE_RESOLVED", "RDMA_CM_EVENT_ROUTE_ERROR",
+		"RDMA_CM_EVENT_CONNECT_REQUEST", "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE",
+		"RDMA_CM_EVENT_REJECTED", "RDMA_CM_EVENT_ESTABLISHED",
+		"RDMA_CM_EVENT_DISCONNECTED", "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		"RDMA_CM_EVENT_MULTICAST_JOIN", "RDMA_CM_EVENT_MULTICAST_ERROR",
+		"RDMA_CM_EVENT_ADDR_CHANGE", "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+	};
+
+	return (unsigned int)event < sizeof(names) / sizeof(names[0]) ?
+	       names[event] : "UNKNOWN EVENT";
+}
+
+/* ---- agents --------------------------------------------------------------------- */
+
+static struct cm_agent *
+agent_of(const struct droce_context *ctx)
+{
+	struct cm_agent *a;
+
+	TAILQ_FOREACH(a, &reg.agents, link)
+		if (a->ctx == ctx)
+			return a;
+	return NULL;
+}
+
+int
+droce_rdma_cm_attach(struct droce_context *ctx)
+{
+	struct cm_agent *a;
+	int rc;
+
+	if (ctx == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	if (agent_of(ctx) != NULL) {
+		pthread_mutex_unlock(&reg.lock);
+		return fail(EBUSY);
+	}
+	a = calloc(1, sizeof(*a));
+	rc = a == NULL ? -ENOMEM : 0;
+	if (rc == 0) {
+		a->ctx = ctx;
+		rc = cm_gsi_open(a);
+	}
+	if (rc == 0)
+		TAILQ_INSERT_TAIL(&reg.agents, a, link);
+	else
+		free(a);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(-rc);
+}
+
+int
+droce_rdma_cm_detach(struct droce_context *ctx)
+{
+	struct cm_agent *a;
+	struct cm_id *id;
+
+	pthread_mutex_lock(&reg.lock);
+	a = agent_of(ctx);
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (a != NULL && id->agent == a)
+			break;
+	if (a == NULL || id != NULL) {
+		pthread_mutex_unlock(&reg.lock);
+		return fail(a == NULL ? EINVAL : EBUSY);
+	}
+	TAILQ_REMOVE(&reg.agents, a, link);
+	cm_gsi_close(a);
+	free(a);
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
+}
+
+/* ---- channels and ids --------------------------------------------------------------- */
+
+struct droce_rdma_event_channel *
+droce_rdma_create_event_channel(void)
+{
+	struct cm_channel *ch = calloc(1, sizeof(*ch));
+
+	if (ch == NULL)
+		return NULL;
+	ch->pub.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (ch->pub.fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	TAILQ_INIT(&ch->events);
+	return &ch->pub;
+}
+
+void
+droce_rdma_destroy_event_channel(struct droce_rdma_event_channel *channel)
+{
+	struct cm_channel *ch = (struct cm_channel *)channel;
+
+	if (ch == NULL || ch->nids != 0)
+		return;
+	close(ch->pub.fd);
+	free(ch);
+}
+
+int
+droce_rdma_create_id(struct droce_rdma_event_channel *channel,
+		     struct droce_rdma_cm_id **id, void *context,
+		     enum droce_rdma_port_space ps)
+{
+	struct cm_id *c;
+
+	if (channel == NULL || id == NULL || ps != DROCE_RDMA_PS_TCP)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	c = id_alloc((struct cm_channel *)channel, context, ps);
+	pthread_mutex_unlock(&reg.lock);
+	if (c == NULL)
+		return fail(ENOMEM);
+	*id = &c->pub;
+	return 0;
+}
+
+int
+droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
+{
+	struct cm_id *id = cm_id_of(pub);
+
+	if (pub == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	if (id->unacked != 0 || pub->qp != NULL) {
+		pthread_mutex_unlock(&reg.lock);
+		return fail(EBUSY);
+	}
+	/* a connection still up is ended (DREQ) and a REQ not answered refused */
+	if (id->state == CM_ESTABLISHED)
+		cm_proto_disconnect(id);
+	else if (id->state == CM_REQ_RCVD)
+		cm_proto_reject(id, NULL);
+	TAILQ_REMOVE(&reg.ids, id, link);
+	id->ch->nids--;
+	pthread_mutex_unlock(&reg.lock);
+	free(id);
+	return 0;
+}
+
+/* ---- addresses ---------------------------------------------------------------------- */
+
+/* The GID of an IPv4 / IPv6 socket address and its port; -EAFNOSUPPORT. */
+static int
+sockaddr_gid(const struct sockaddr *sa, uint8_t gid[16], uint16_t *port)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		roce_gid_from_ipv4(gid, (const uint8_t *)&in->sin_addr);
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		memcpy(gid, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static size_t
+sockaddr_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+					   sizeof(struct sockaddr_in6);
+}
+
+static bool
+gid_is_any(const uint8_t gid[16])
+{
+	static const uint8_t any4[16] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t any6[16];
+
+	return memcmp(gid, any4, 16) == 0 || memcmp(gid, any6, 16) == 0;
+}
+
+/* the agent owning gid, or (gid any) the first with that address family */
+static struct cm_agent *
+agent_for(const uint8_t gid[16], uint8_t local_gid[16])
+{
+	struct cm_agent *a;
+
+	TAILQ_FOREACH(a, &reg.agents, link)
+		for (unsigned int i = 0; i < a->ngids; i++)
+			if (gid_is_any(gid) ? cm_gid_is_v4(a->gids[i]) == cm_gid_is_v4(gid) :
+					      memcmp(a->gids[i], gid, 16) == 0) {
+				memcpy(local_gid, a->gids[i], 16);
+				return a;
+			}
+	return NULL;
+}
+
+static uint16_t
+ephemeral_port(void)
+{
+	if (reg.next_port < CM_PORT_FIRST || reg.next_port >= CM_PORT_LAST)
+		reg.next_port = CM_PORT_FIRST;
+	return reg.next_port++;
+}
+
+static void
+set_port(union droce_rdma_sockaddr *ss, uint16_t port)
+{
+	uint16_t be = htons(port);
+
+	/* sin_port and sin6_port are at the same offset */
+	memcpy((uint8_t *)ss + offsetof(struct sockaddr_in, sin_port), &be, sizeof(be));
+}
+
+int
+droce_rdma_bind_addr(struct droce_rdma_cm_id *pub, struct sockaddr *addr)
+{
+	struct cm_id *id = cm_id_of(pub);
+	uint8_t gid[16];
+	uint16_t port;
+	int rc;
+
+	if (pub == NULL || addr == NULL || id->state != CM_IDLE)
+		return fail(EINVAL);
+	rc = sockaddr_gid(addr, gid, &port);
+	if (rc != 0)
+		return fail(-rc);
+	pthread_mutex_lock(&reg.lock);
+	if (!gid_is_any(gid)) {
+		id->agent = agent_for(gid, id->local_gid);
+		rc = id->agent == NULL ? EADDRNOTAVAIL : 0;
+	}
+	if (rc == 0) {
+		id->pub.verbs = id->agent != NULL ? id->agent->ctx : NULL;
+		memcpy(&id->pub.route.addr.src_addr, addr, sockaddr_len(addr));
+		id->port = port;
+		id->state = CM_ADDR_BOUND;
+	}
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+int
+droce_rdma_resolve_addr(struct droce_rdma_cm_id *pub, struct sockaddr *src_addr,
+			struct sockaddr *dst_addr, int timeout_ms)
+{
+	struct cm_id *id = cm_id_of(pub);
+	uint8_t src[16] = { [10] = 0xff, [11] = 0xff };
+	uint16_t port = 0, dport;
+	int rc;
+
+	(void)timeout_ms;	/* resolved at once: lib/net resolves the MAC */
+	if (pub == NULL || dst_addr == NULL || id->state != CM_IDLE)
+		return fail(EINVAL);
+	rc = sockaddr_gid(dst_addr, id->remote_gid, &dport);
+	if (rc == 0 && src_addr != NULL)
+		rc = sockaddr_gid(src_addr, src, &port);
+	if (rc != 0)
+		return fail(-rc);
+	if (src_addr == NULL && !cm_gid_is_v4(id->remote_gid))
+		memset(src, 0, sizeof(src));
+	pthread_mutex_lock(&reg.lock);
+	id->agent = agent_for(src, id->local_gid);
+	if (id->agent == NULL) {
+		pthread_mutex_unlock(&reg.lock);
+		return fail(EADDRNOTAVAIL);
+	}
+	id->pub.verbs = id->agent->ctx;
+	id->port = port != 0 ? port : ephemeral_port();
+	if (src_addr != NULL)
+		memcpy(&id->pub.route.addr.src_addr, src_addr, sockaddr_len(src_addr));
+	else
+		memcpy(&id->pub.route.addr.src_addr, &dst_addr->sa_family,
+		       sizeof(dst_addr->sa_family));
+	set_port(&id->pub.route.addr.src_addr, id->port);
+	memcpy(&id->pub.route.addr.dst_addr, dst_addr, sockaddr_len(dst_addr));
+	id->state = CM_ADDR_BOUND;
+	rc = cm_event_post(id, DROCE_RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(-rc);
+}
+
+int
+droce_rdma_resolve_route(struct droce_rdma_cm_id *pub, int timeout_ms)
+{
+	struct cm_id *id = cm_id_of(pub);
+	int rc;
+
+	(void)timeout_ms;	/* RoCE: the path is the addresses */
+	if (pub == NULL || id->state != CM_ADDR_BOUND || id->agent == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	id->state = CM_ROUTE_RESOLVED;
+	pub->route.num_paths = 1;
+	rc = cm_event_post(id, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(-rc);
+}
+
+/* ---- QPs and connections ------------------------------------------------------------- */
+
+int
+droce_rdma_create_qp(struct droce_rdma_cm_id *pub, struct droce_pd *pd,
+		     struct droce_qp_init_attr *init)
+{
+	struct droce_qp_attr at = {
+		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE,
+	};
+	struct droce_qp *qp;
+	int rc;
+
+	if (pub == NULL || pd == NULL || init == NULL || pub->verbs == NULL ||
+	    pd->context != pub->verbs || pub->qp != NULL || init->qp_type != DROCE_QPT_RC)
+		return fail(EINVAL);
+	qp = droce_create_qp(pd, init);
+	if (qp == NULL)
+		return -1;
+	rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+			     DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS);
+	if (rc != 0) {
+		droce_destroy_qp(qp);
+		return fail(rc);
+	}
+	pub->qp = qp;
+	pub->pd = pd;
+	return 0;
+}
+
+void
+droce_rdma_destroy_qp(struct droce_rdma_cm_id *pub)
+{
+	if (pub == NULL || pub->qp == NULL)
+		return;
+	droce_destroy_qp(pub->qp);
+	pub->qp = NULL;
+}
+
+/* a state machine call under the lock: 0, or -1 with errno */
+static int
+locked(int (*fn)(struct cm_id *, const struct droce_rdma_conn_param *),
+       struct droce_rdma_cm_id *pub, const struct droce_rdma_conn_param *p)
+{
+	int rc;
+
+	if (pub == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	rc = fn(cm_id_of(pub), p);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+int
+droce_rdma_connect(struct droce_rdma_cm_id *id, struct droce_rdma_conn_param *p)
+{
+	return locked(cm_proto_connect, id, p);
+}
+
+int
+droce_rdma_accept(struct droce_rdma_cm_id *id, struct droce_rdma_conn_param *p)
+{
+	return locked(cm_proto_accept, id, p);
+}
+
+static int
+disconnect(struct cm_id *id, const struct droce_rdma_conn_param *p)
+{
+	(void)p;
+	return cm_proto_disconnect(id);
+}
+
+int
+droce_rdma_disconnect(struct droce_rdma_cm_id *id)
+{
+	return locked(disconnect, id, NULL);
+}
+
+int
+droce_rdma_reject(struct droce_rdma_cm_id *pub, const void *private_data,
+		  uint8_t private_data_len)
+{
+	struct droce_rdma_conn_param p = {
+		.private_data = private_data, .private_data_len = private_data_len,
+	};
+
+	return locked(cm_proto_reject, pub, &p);
+}
+
+int
+droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
+{
+	struct cm_id *id = cm_id_of(pub);
+	int rc = 0;
+
+	(void)backlog;
+	if (pub == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	if (id->state != CM_ADDR_BOUND || id->port == 0)
+		rc = EINVAL;
+	else if (cm_find_listener(id->agent, id->port) != NULL)
+		rc = EADDRINUSE;
+	else
+		id->state = CM_LISTEN;
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+int
+droce_rdma_set_cm_timeout(struct droce_rdma_cm_id *pub, uint8_t timeout, uint8_t retries)
+{
+	struct cm_id *id = cm_id_of(pub);
+
+	if (pub == NULL || timeout > 31 || retries > 15)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	id->cm_timeout = timeout;
+	id->max_retries = retries;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cm_private.h - lib/cm's objects: the agent of an attached context (its
+ * GSI QP), the ids (one connection end each) and their channels.
+ *
+ * Everything is reached through one registry (cm_api.c) under one mutex:
+ * the CM is a control path, and librdmacm's API has no context argument
+ * to hang it on.  Files by role: cm_wire.c (MAD layouts), cm_gsi.c (QP1:
+ * MAD send and receive), cm_proto.c (the state machine of IBTA 12.9),
+ * cm_api.c (the droce_rdma_* calls and events).
+ */
+#ifndef DROCE_CM_PRIVATE_H
+#define DROCE_CM_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "droce.h"
+#include "cm_wire.h"
+
+#define CM_GRH_LEN 40
+#define CM_RECV_SLOTS 64
+#define CM_SEND_SLOTS 64
+#define CM_AH_CACHE 64
+#define CM_MAX_GIDS 16
+
+/* rdma_cm's defaults (cma.c): CM response timeout 20 (about 4.3 s), 15 retries */
+#define CM_DEFAULT_TIMEOUT 20
+#define CM_DEFAULT_RETRIES 15
+/* the QPs' local ACK timeout (about 67 ms) and the REQ's hop limit */
+#define CM_ACK_TIMEOUT 14
+#define CM_HOP_LIMIT 64
+/* RNR NAK timer the QPs ask for (IBTA table 45: 12 = 0.64 ms) */
+#define CM_MIN_RNR_TIMER 12
+
+struct cm_agent {
+	TAILQ_ENTRY(cm_agent) link;
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_cq *cq;
+	struct droce_qp *qp;		/* the GSI QP, QPN 1 */
+	struct droce_mr *mr;
+	uint8_t *buf;			/* receive slots, then send slots */
+	bool send_busy[CM_SEND_SLOTS];
+	struct {
+		uint8_t gid[16];
+		struct droce_ah *ah;
+	} ah[CM_AH_CACHE];
+	unsigned int nah;
+	uint8_t gids[CM_MAX_GIDS][16];	/* the port's GID table */
+	unsigned int ngids;
+	enum droce_mtu mtu;		/* the port's active MTU */
+	uint64_t guid;
+};
+
+enum cm_state {
+	CM_IDLE,
+	CM_ADDR_BOUND,		/* resolve_addr / bind_addr done */
+	CM_ROUTE_RESOLVED,
+	CM_LISTEN,
+	CM_REQ_SENT,		/* active: waiting for REP */
+	CM_REQ_RCVD,		/* passive: waiting for accept / reject */
+	CM_REP_SENT,		/* passive: waiting for RTU */
+	CM_ESTABLISHED,
+	CM_DREQ_SENT,		/* waiting for DREP */
+	CM_TIMEWAIT,		/* duplicate DREQs answered until it ends */
+	CM_CLOSED,		/* rejected, timed out or timewait over */
+};
+
+struct cm_channel {
+	struct droce_rdma_event_channel pub;
+	TAILQ_HEAD(cm_event_list, cm_event) events;
+	unsigned int nids;
+};
+
+struct cm_event {
+	struct droce_rdma_cm_event pub;
+	TAILQ_ENTRY(cm_event) link;
+	uint8_t pdata[CM_RTU_PDATA];	/* the largest private data */
+};
+
+/* what one side of a connection negotiated (REQ / REP / accept) */
+struct cm_qp_params {
+	uint32_t remote_qpn;
+	/*
+	 * A REQ's or REP's Starting PSN is the one its sender's receive queue
+	 * expects (as the kernel's ib_cm: the REQ's is the active side's
+	 * rq_psn and the passive side's sq_psn, the REP's the reverse).
+	 */
+	uint32_t rq_psn;		/* ours, sent in our REQ / REP */
+	uint32_t sq_psn;		/* the peer's, from its REP / REQ */
+	enum droce_mtu mtu;
+	uint8_t responder_resources;	/* max_dest_rd_atomic */
+	uint8_t initiator_depth;	/* max_rd_atomic */
+	uint8_t retry_count;
+	uint8_t rnr_retry;
+	uint8_t ack_timeout;
+};
+
+struct cm_id {
+	struct droce_rdma_cm_id pub;
+	TAILQ_ENTRY(cm_id) link;
+	struct cm_channel *ch;
+	struct cm_agent *agent;		/* NULL: a listener on every address */
+	enum cm_state state;
+	uint16_t port;			/* bound or source port (host order) */
+	uint8_t local_gid[16];
+	uint8_t remote_gid[16];
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint64_t tid;
+	struct cm_qp_params qp;
+	uint8_t cm_timeout;		/* ours, 4.096 us * 2^t */
+	uint8_t peer_cm_timeout;	/* the peer's (its REQ's local one) */
+	uint8_t max_retries;
+	uint8_t retries_left;
+	uint64_t deadline_ns;		/* 0: no timer */
+	uint8_t mad[CM_MAD_LEN];	/* the last MAD sent, resent on timeout */
+	uint8_t req_pdata[CM_REQ_PDATA];	/* passive: the REQ's, for the event */
+	unsigned int unacked;		/* its events got, not acked */
+};
+
+static inline struct cm_id *
+cm_id_of(struct droce_rdma_cm_id *id)
+{
+	return (struct cm_id *)id;
+}
+
+/* cm_api.c: the registry, for cm_proto.c (the lock is held) */
+struct cm_id *cm_find_local(struct cm_agent *a, uint32_t local_comm_id);
+struct cm_id *cm_find_remote(struct cm_agent *a, const uint8_t gid[16],
+			     uint32_t remote_comm_id);
+struct cm_id *cm_find_listener(struct cm_agent *a, uint16_t port);
+struct cm_id *cm_new_passive(struct cm_id *listener, struct cm_agent *a);
+uint32_t cm_next_comm_id(void);
+uint64_t cm_now_ns(void);
+/* queue an event on id's channel; pdata (len bytes) copied */
+int cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type,
+		  int status, const uint8_t *pdata, uint8_t len);
+struct cm_event *cm_event_last(struct cm_id *id);
+
+/* cm_gsi.c */
+int cm_gsi_open(struct cm_agent *a);
+void cm_gsi_close(struct cm_agent *a);
+/* send a MAD to QP1 at gid from the local GID of the same family */
+int cm_gsi_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad);
+/* poll the GSI CQ (which runs the transport), each MAD to cm_proto_recv */
+void cm_gsi_poll(struct cm_agent *a);
+int cm_gid_index(const struct cm_agent *a, const uint8_t gid[16]);
+bool cm_gid_is_v4(const uint8_t gid[16]);
+
+/* cm_proto.c */
+void cm_proto_recv(struct cm_agent *a, const uint8_t src_gid[16],
+		   const uint8_t dst_gid[16], const uint8_t *mad);
+void cm_proto_timer(struct cm_id *id, uint64_t now);
+int cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p);
+int cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
+/* REJ reason 28 "consumer reject", p's private data (p may be NULL) */
+int cm_proto_reject(struct cm_id *id, const struct droce_rdma_conn_param *p);
+int cm_proto_disconnect(struct cm_id *id);
+
+#endif /* DROCE_CM_PRIVATE_H */

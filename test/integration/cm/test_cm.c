@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RDMA CM (lib/cm) between two droce contexts over the virtual wire:
+ * connect, data, disconnect; 100 connections set up and torn down with no
+ * QP or heap byte left behind; a lost REQ, REP or RTU retried; the REJ
+ * reasons of a consumer reject (28) and of a port nobody listens on (8).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cm_wire.h"
+#include "droce.h"
+#include "roce_wire.h"
+#include "transport.h"
+#include "verbs_private.h"
+#include "vwire.h"
+#include "tp_fixture.h"
+
+#define PORT 7471
+/* CM response timeout 14: about 67 ms, so a lost MAD costs one of those */
+#define FAST_TIMEOUT 14
+
+struct cm_fx {
+	struct fx f;
+	struct droce_rdma_event_channel *ch_a;	/* client */
+	struct droce_rdma_event_channel *ch_b;	/* server */
+	struct droce_rdma_cm_id *listener;
+};
+
+static struct droce_rdma_event_channel *
+channel(void)
+{
+	struct droce_rdma_event_channel *ch = droce_rdma_create_event_channel();
+
+	assert_non_null(ch);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	return ch;
+}
+
+static void
+sin_of(struct sockaddr_in *sin, uint8_t host, uint16_t port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	sin->sin_addr.s_addr = htonl(198u << 24 | 18u << 16 | host);
+}
+
+static void
+cm_open(struct cm_fx *c)
+{
+	struct sockaddr_in sin;
+
+	fx_open(&c->f, NULL, 1 << 16);
+	assert_int_equal(droce_rdma_cm_attach(c->f.a.ctx), 0);
+	assert_int_equal(droce_rdma_cm_attach(c->f.b.ctx), 0);
+	c->ch_a = channel();
+	c->ch_b = channel();
+	assert_int_equal(droce_rdma_create_id(c->ch_b, &c->listener, NULL,
+					      DROCE_RDMA_PS_TCP), 0);
+	sin_of(&sin, 2, PORT);
+	assert_int_equal(droce_rdma_bind_addr(c->listener, (struct sockaddr *)&sin), 0);
+	assert_int_equal(droce_rdma_listen(c->listener, 8), 0);
+}
+
+static void
+cm_close(struct cm_fx *c)
+{
+	assert_int_equal(droce_rdma_destroy_id(c->listener), 0);
+	droce_rdma_destroy_event_channel(c->ch_a);
+	droce_rdma_destroy_event_channel(c->ch_b);
+	assert_int_equal(droce_rdma_cm_detach(c->f.a.ctx), 0);
+	assert_int_equal(droce_rdma_cm_detach(c->f.b.ctx), 0);
+	fx_close(&c->f);
+}
+
+/* Run the CM (both contexts) until ch has an event; it must be `type`. */
+static struct droce_rdma_cm_event *
+expect_event(struct droce_rdma_event_channel *ch, enum droce_rdma_cm_event_type type)
+{
+	struct droce_rdma_cm_event *ev = NULL;
+	double end = fx_now() + 10;
+
+	while (droce_rdma_get_cm_event(ch, &ev) != 0) {
+		assert_int_equal(errno, EAGAIN);
+		if (fx_now() > end)
+			fail_msg("no %s within 10 s", droce_rdma_event_str(type));
+	}
+	if (ev->event != type)
+		fail_msg("got %s (status %d), expected %s", droce_rdma_event_str(ev->event),
+			 ev->status, droce_rdma_event_str(type));
+	return ev;
+}
+
+/* Run the CM for a while, no event expected on either channel. */
+static void
+cm_spin(struct cm_fx *c, double seconds)
+{
+	struct droce_rdma_cm_event *ev;
+	double end = fx_now() + seconds;
+
+	while (fx_now() < end) {
+		if (droce_rdma_get_cm_event(c->ch_a, &ev) == 0 ||
+		    droce_rdma_get_cm_event(c->ch_b, &ev) == 0)
+			fail_msg("unexpected %s", droce_rdma_event_str(ev->event));
+	}
+}
+
+static void
+ack(struct droce_rdma_cm_event *ev)
+{
+	assert_int_equal(droce_rdma_ack_cm_event(ev), 0);
+}
+
+static void
+qp_attr(struct droce_qp_init_attr *init, struct droce_cq *cq)
+{
+	memset(init, 0, sizeof(*init));
+	init->send_cq = cq;
+	init->recv_cq = cq;
+	init->qp_type = DROCE_QPT_RC;
+	init->cap = (struct droce_qp_cap){ .max_send_wr = 16, .max_recv_wr = 16,
+					   .max_send_sge = 1, .max_recv_sge = 1 };
+}
+
+/* A client id on ch_a, address and route resolved, with a QP. */
+static struct droce_rdma_cm_id *
+client(struct cm_fx *c, uint16_t port, uint8_t timeout)
+{
+	struct droce_rdma_cm_id *id;
+	struct droce_qp_init_attr init;
+	struct sockaddr_in dst;
+
+	assert_int_equal(droce_rdma_create_id(c->ch_a, &id, c, DROCE_RDMA_PS_TCP), 0);
+	assert_int_equal(droce_rdma_set_cm_timeout(id, timeout, 15), 0);
+	sin_of(&dst, 2, port);
+	assert_int_equal(droce_rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ADDR_RESOLVED));
+	assert_ptr_equal(id->verbs, c->f.a.ctx);
+	assert_int_equal(droce_rdma_resolve_route(id, 1000), 0);
+	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED));
+	qp_attr(&init, c->f.a.cq);
+	assert_int_equal(droce_rdma_create_qp(id, c->f.a.pd, &init), 0);
+	return id;
+}
+
+/* The client offers 2 responder resources and asks an initiator depth of
+ * 3; the server answers with the mirror image. */
+static struct droce_rdma_conn_param
+conn_param(const char *pdata, uint8_t responder_resources, uint8_t initiator_depth)
+{
+	return (struct droce_rdma_conn_param){
+		.private_data = pdata, .private_data_len = (uint8_t)strlen(pdata),
+		.responder_resources = responder_resources,
+		.initiator_depth = initiator_depth, .retry_count = 7, .rnr_retry_count = 7,
+	};
+}
+
+static void
+cm_connect(struct droce_rdma_cm_id *id, const char *pdata)
+{
+	struct droce_rdma_conn_param p = conn_param(pdata, 2, 3);
+
+	assert_int_equal(droce_rdma_connect(id, &p), 0);
+}
+
+/* The server's side of a CONNECT_REQUEST: the new id, with a QP. */
+static struct droce_rdma_cm_id *
+take_request(struct cm_fx *c, const char *pdata)
+{
+	struct droce_rdma_cm_event *ev = expect_event(c->ch_b,
+						      DROCE_RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct droce_rdma_cm_id *id = ev->id;
+	struct droce_qp_init_attr init;
+
+	assert_ptr_equal(ev->listen_id, c->listener);
+	assert_ptr_equal(id->verbs, c->f.b.ctx);
+	/* the requester's parameters seen from this side */
+	assert_int_equal(ev->param.conn.responder_resources, 3);
+	assert_int_equal(ev->param.conn.initiator_depth, 2);
+	assert_int_equal(ev->param.conn.private_data_len, 56);
+	assert_memory_equal(ev->param.conn.private_data, pdata, strlen(pdata));
+	ack(ev);
+	qp_attr(&init, c->f.b.cq);
+	assert_int_equal(droce_rdma_create_qp(id, c->f.b.pd, &init), 0);
+	return id;
+}
+
+static void
+cm_accept(struct droce_rdma_cm_id *id, const char *pdata)
+{
+	struct droce_rdma_conn_param p = conn_param(pdata, 3, 2);
+
+	assert_int_equal(droce_rdma_accept(id, &p), 0);
+}
+
+static void
+established(struct cm_fx *c, struct droce_rdma_cm_id *cid, struct droce_rdma_cm_id *sid)
+{
+	struct droce_rdma_cm_event *ev = expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+
+	assert_ptr_equal(ev->id, cid);
+	assert_memory_equal(ev->param.conn.private_data, "world", 5);
+	ack(ev);
+	ev = expect_event(c->ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	assert_ptr_equal(ev->id, sid);
+	ack(ev);
+}
+
+static void
+cm_disconnect(struct cm_fx *c, struct droce_rdma_cm_id *cid, struct droce_rdma_cm_id *sid)
+{
+	struct droce_rdma_cm_event *ev;
+
+	assert_int_equal(droce_rdma_disconnect(cid), 0);
+	ev = expect_event(c->ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	assert_ptr_equal(ev->id, sid);
+	ack(ev);
+	ev = expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	assert_ptr_equal(ev->id, cid);
+	ack(ev);
+	/* the server's own disconnect after the peer's: nothing more to do */
+	assert_int_equal(droce_rdma_disconnect(sid), 0);
+	assert_int_equal(fx_qp_state(cid->qp), DROCE_QPS_ERR);
+	assert_int_equal(fx_qp_state(sid->qp), DROCE_QPS_ERR);
+}
+
+static void
+destroy(struct droce_rdma_cm_id *id)
+{
+	droce_rdma_destroy_qp(id);
+	assert_int_equal(droce_rdma_destroy_id(id), 0);
+}
+
+/* QPs in the device's table (the GSI QP, QPN 1, is not in it). */
+static unsigned int
+live_qps(struct droce_context *ctx)
+{
+	unsigned int n = 0;
+
+	for (uint32_t q = tp_dev_qp_next(verbs_tp(ctx), 0); q != 0;
+	     q = tp_dev_qp_next(verbs_tp(ctx), q))
+		n++;
+	return n;
+}
+
+static void
+test_connect_data_disconnect(void **state)
+{
+	struct cm_fx c;
+	struct droce_rdma_cm_id *cid, *sid;
+	struct droce_qp_attr at;
+	struct droce_qp_init_attr init;
+
+	(void)state;
+	cm_open(&c);
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+
+	/* the QPs as the REQ and REP set them up */
+	assert_int_equal(droce_query_qp(cid->qp, &at, DROCE_QP_STATE, &init), 0);
+	assert_int_equal(at.qp_state, DROCE_QPS_RTS);
+	assert_int_equal(at.dest_qp_num, sid->qp->qp_num);
+	assert_int_equal(at.max_dest_rd_atomic, 2);
+	assert_int_equal(at.max_rd_atomic, 3);
+	assert_int_equal(at.path_mtu, DROCE_MTU_4096);	/* the vwire's 4200-byte MTU */
+	assert_int_equal(droce_query_qp(sid->qp, &at, DROCE_QP_STATE, &init), 0);
+	assert_int_equal(at.qp_state, DROCE_QPS_RTS);
+	assert_int_equal(at.dest_qp_num, cid->qp->qp_num);
+	assert_int_equal(at.max_dest_rd_atomic, 3);
+	assert_int_equal(at.max_rd_atomic, 2);
+
+	/* data both ways: a WRITE from the client, a READ back from the server */
+	c.f.a.qp = cid->qp;
+	c.f.b.qp = sid->qp;
+	fx_fill(c.f.a.buf, 4096, 7);
+	assert_int_equal(fx_post_wait(&c.f, &c.f.a, DROCE_WR_RDMA_WRITE, 1, c.f.a.buf,
+				      4096, (uintptr_t)c.f.b.buf + 8192, c.f.b.mr->rkey),
+			 DROCE_WC_SUCCESS);
+	assert_memory_equal(c.f.b.buf + 8192, c.f.a.buf, 4096);
+	assert_int_equal(fx_post_wait(&c.f, &c.f.b, DROCE_WR_RDMA_READ, 2, c.f.b.buf + 16384,
+				      4096, (uintptr_t)c.f.a.buf, c.f.a.mr->rkey),
+			 DROCE_WC_SUCCESS);
+	assert_memory_equal(c.f.b.buf + 16384, c.f.a.buf, 4096);
+	c.f.a.qp = c.f.b.qp = NULL;
+
+	cm_disconnect(&c, cid, sid);
+	destroy(cid);
+	destroy(sid);
+	assert_int_equal(live_qps(c.f.a.ctx), 0);
+	assert_int_equal(live_qps(c.f.b.ctx), 0);
+	cm_close(&c);
+}
+
+static void
+one_connection(struct cm_fx *c)
+{
+	struct droce_rdma_cm_id *cid = client(c, PORT, FAST_TIMEOUT), *sid;
+
+	cm_connect(cid, "hello");
+	sid = take_request(c, "hello");
+	cm_accept(sid, "world");
+	established(c, cid, sid);
+	assert_int_equal(live_qps(c->f.a.ctx), 1);
+	assert_int_equal(live_qps(c->f.b.ctx), 1);
+	cm_disconnect(c, cid, sid);
+	destroy(cid);
+	destroy(sid);
+}
+
+/* 100 connections, one after the other: after the first (the AH cache,
+ * slabs and allocator warmed up) the heap ends each at the same size. */
+static void
+test_100_connections(void **state)
+{
+	struct cm_fx c;
+	size_t heap;
+
+	(void)state;
+	cm_open(&c);
+	one_connection(&c);
+	heap = mallinfo2().uordblks;
+	for (int i = 1; i < 100; i++)
+		one_connection(&c);
+	assert_int_equal(live_qps(c.f.a.ctx), 0);
+	assert_int_equal(live_qps(c.f.b.ctx), 0);
+	assert_int_equal(mallinfo2().uordblks, heap);
+	cm_close(&c);
+}
+
+/* Several at once: 8 requests out before the server takes any. */
+static void
+test_concurrent_connections(void **state)
+{
+	struct droce_rdma_cm_id *cid[8], *sid[8];
+	struct cm_fx c;
+
+	(void)state;
+	cm_open(&c);
+	for (int i = 0; i < 8; i++) {
+		char pd[8];
+
+		cid[i] = client(&c, PORT, FAST_TIMEOUT);
+		snprintf(pd, sizeof(pd), "conn%d", i);
+		cm_connect(cid[i], pd);
+	}
+	for (int i = 0; i < 8; i++) {
+		char pd[8];
+
+		snprintf(pd, sizeof(pd), "conn%d", i);
+		sid[i] = take_request(&c, pd);
+	}
+	for (int i = 0; i < 8; i++)
+		cm_accept(sid[i], "world");
+	for (int i = 0; i < 8; i++) {
+		struct droce_rdma_cm_event *ev =
+			expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+
+		assert_ptr_equal(ev->id, cid[i]);
+		ack(ev);
+		ev = expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+		assert_ptr_equal(ev->id, sid[i]);
+		ack(ev);
+		assert_int_equal(fx_qp_state(cid[i]->qp), DROCE_QPS_RTS);
+	}
+	for (int i = 0; i < 8; i++) {
+		cm_disconnect(&c, cid[i], sid[i]);
+		destroy(cid[i]);
+		destroy(sid[i]);
+	}
+	cm_close(&c);
+}
+
+static void
+test_reject_reasons(void **state)
+{
+	struct droce_rdma_cm_id *cid, *sid;
+	struct droce_rdma_cm_event *ev;
+	struct cm_fx c;
+
+	(void)state;
+	cm_open(&c);
+	/* the server's consumer says no: reason 28 with its private data */
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	assert_int_equal(droce_rdma_reject(sid, "busy", 4), 0);
+	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
+	assert_ptr_equal(ev->id, cid);
+	assert_int_equal(ev->status, 28);
+	assert_memory_equal(ev->param.conn.private_data, "busy", 4);
+	ack(ev);
+	destroy(cid);
+	destroy(sid);
+
+	/* nobody listens on the port: reason 8, invalid service ID */
+	cid = client(&c, PORT + 1, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(ev->status, 8);
+	ack(ev);
+	cm_spin(&c, 0.1);
+	destroy(cid);
+	cm_close(&c);
+}
+
+static void
+set_drop(struct droce_link *end, double drop)
+{
+	struct vwire_faults fl = { .drop = drop, .seed = fx_seed() };
+
+	assert_int_equal(vwire_set_faults(end, &fl), 0);
+}
+
+static uint64_t
+dropped(struct droce_link *end)
+{
+	struct vwire_stats st;
+
+	vwire_get_stats(end, &st);
+	return st.dropped;
+}
+
+/* the first MAD a wire direction lost, as it was sent */
+struct lost_mad {
+	uint8_t mad[CM_MAD_LEN];
+	unsigned int n;
+};
+
+static void
+keep_mad(void *arg, const struct roce_pkt *pkt, const uint8_t *frame)
+{
+	struct lost_mad *l = arg;
+
+	assert_true(pkt->payload_len >= CM_MAD_LEN);
+	if (l->n++ == 0)
+		memcpy(l->mad, frame + pkt->payload_off, CM_MAD_LEN);
+}
+
+static uint32_t
+qp_psn(struct droce_qp *qp, int which)
+{
+	struct droce_qp_attr at;
+	struct droce_qp_init_attr init;
+
+	assert_int_equal(droce_query_qp(qp, &at, which, &init), 0);
+	return which == DROCE_QP_SQ_PSN ? at.sq_psn : at.rq_psn;
+}
+
+static void
+test_lost_req_rep_rtu(void **state)
+{
+	struct droce_rdma_cm_id *cid, *sid;
+	struct droce_rdma_cm_event *ev;
+	struct vwire_faults fl = { .drop = 1.0, .seed = fx_seed() };
+	struct fx_faults_seen seen;
+	struct lost_mad lost = { .n = 0 };
+	struct cm_mad_hdr h;
+	struct cm_req req;
+	struct cm_fx c;
+
+	(void)state;
+	cm_open(&c);
+	/* the REQ lost: resent after the CM timeout */
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	fx_watch_faults(&fl, &seen);
+	seen.lost = keep_mad;
+	seen.lost_arg = &lost;
+	assert_int_equal(vwire_set_faults(c.f.a.link, &fl), 0);
+	cm_spin(&c, 0.02);
+	set_drop(c.f.a.link, 0.0);
+	assert_int_equal(dropped(c.f.a.link), 1);
+	assert_int_equal(lost.n, 1);
+	assert_int_equal(cm_mad_check(lost.mad, CM_MAD_LEN, &h), 0);
+	assert_int_equal(h.attr_id, CM_ATTR_REQ);
+	cm_req_get(lost.mad, &req);
+	assert_int_equal(req.local_qpn, cid->qp->qp_num);
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+	/* the REQ's Starting PSN is what the client receives from (ib_cm's
+	 * meaning: the kernel's QPs start there) */
+	assert_int_equal(qp_psn(cid->qp, DROCE_QP_RQ_PSN), req.starting_psn);
+	assert_int_equal(qp_psn(sid->qp, DROCE_QP_SQ_PSN), req.starting_psn);
+	cm_disconnect(&c, cid, sid);
+	destroy(cid);
+	destroy(sid);
+
+	/* the REP lost: the REQ's retry finds the REP resent */
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	set_drop(c.f.b.link, 1.0);
+	cm_accept(sid, "world");
+	cm_spin(&c, 0.02);
+	set_drop(c.f.b.link, 0.0);
+	assert_int_equal(dropped(c.f.b.link), 1);
+	established(&c, cid, sid);
+	cm_disconnect(&c, cid, sid);
+	destroy(cid);
+	destroy(sid);
+
+	/* the RTU lost: the server resends the REP, the client the RTU
+	 * (the REQ lost above was the client's one drop so far) */
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	set_drop(c.f.a.link, 1.0);
+	cm_accept(sid, "world");
+	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	ack(ev);
+	cm_spin(&c, 0.02);
+	set_drop(c.f.a.link, 0.0);
+	assert_int_equal(dropped(c.f.a.link), 1 + 1);
+	ev = expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	assert_ptr_equal(ev->id, sid);
+	ack(ev);
+	cm_disconnect(&c, cid, sid);
+	destroy(cid);
+	destroy(sid);
+	cm_close(&c);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_data_disconnect),
+		cmocka_unit_test(test_concurrent_connections),
+		cmocka_unit_test(test_100_connections),
+		cmocka_unit_test(test_reject_reasons),
+		cmocka_unit_test(test_lost_req_rep_rtu),
+	};
+
+	/* "lcore": both contexts' engines on transport lcore 1, the CM and
+	 * the test on lcore 0 */
+	if (argc > 1 && strcmp(argv[1], "lcore") == 0) {
+		fx_eal_init_transport_lcore(argv[0], 1);
+	} else if (argc > 1) {
+		fprintf(stderr, "usage: %s [lcore]\n", argv[0]);
+		return 2;
+	} else {
+		fx_eal_init(argv[0]);
+	}
+	return fx_result(cmocka_run_group_tests(tests, NULL, NULL));
+}

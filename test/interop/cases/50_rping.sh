@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+#
+# RDMA CM (lib/cm over QP1) with the kernel's rdma_cm: the guest's rping
+# (rdma-core 44) against droce-rping, each side as server and as client,
+# IPv4 (100-byte pings) and IPv6 (10000 bytes: 3 packets at MTU 4096),
+# data verified (-V) by both, every ping's text seen by both (-v).
+# Sourced by interop.sh (helpers and variables: cases/README.md).
+
+RPING=$BUILD/app/droce-rping/droce-rping
+# rping ends by cancelling its CM thread, for which glibc loads libgcc_s;
+# the guest image has none (rping aborts after its last ping: "libgcc_s.so.1
+# must be installed for pthread_exit to work"): the host's (the same Debian
+# 12) is copied in and found through LD_LIBRARY_PATH
+GUEST_LIBGCC=/lib/x86_64-linux-gnu/libgcc_s.so.1
+G_RPING="LD_LIBRARY_PATH=/tmp/rping-lib rping"
+
+rping_guest_libgcc() {
+	"$RXEVM" exec "$GUEST" -t 60 -i -- \
+		'mkdir -p /tmp/rping-lib && cat > /tmp/rping-lib/libgcc_s.so.1' \
+		<"$GUEST_LIBGCC" >"$LOGDIR/rping-libgcc" 2>&1
+}
+
+# rping_case ROLE FAMILY COUNT SIZE: droce-rping as ROLE (server or client)
+# against the guest's rping, over IPv4 or IPv6.
+rping_case() {
+	local role=$1 family=$2 count=$3 size=$4 gl=$LOGDIR/$T.grping dl=$LOGDIR/$T.drping
+	local opts="-C $count -S $size -v -V" what rc_g rc_d why= d_ip=$D_IP g_ip=$G_IP
+	[ "$family" = IPv6 ] && { d_ip=$D_IP6; g_ip=$G_IP6; }
+	what="guest rping vs droce-rping (droce $role; $family, $opts)"
+	if [ ! -x "$RPING" ]; then
+		not_ok "$what: $RPING not built"
+		return
+	fi
+	if [ "$role" = server ]; then
+		# shellcheck disable=SC2046,SC2086
+		timeout 90 ip netns exec "$NETNS" "$RPING" $(eal_args) -- $(droce_args) \
+			-s -a "$d_ip" $opts >"$dl" 2>&1 &
+		local dpid=$!
+		sleep 3
+		gexec 80 "$G_RPING -c -a $d_ip $opts" >"$gl" 2>&1
+		rc_g=$?
+		wait "$dpid"
+		rc_d=$?
+	else
+		gexec 80 "$G_RPING -s -a $g_ip $opts" >"$gl" 2>&1 &
+		local gpid=$!
+		sleep 4
+		# shellcheck disable=SC2046,SC2086
+		droce_run 80 "$RPING" $(eal_args) -- $(droce_args) -c -a "$g_ip" $opts >"$dl" 2>&1
+		rc_d=$?
+		wait "$gpid"
+		rc_g=$?
+	fi
+	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
+	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
+	# the client prints "ping data: ...", the server "server ping data: ..."
+	local cl=$dl sl=$gl n
+	[ "$role" = server ] && { cl=$gl; sl=$dl; }
+	n=$(grep -c '^ping data: rdma-ping-' "$cl")
+	[ "$n" = "$count" ] || why="$why client printed $n pings;"
+	n=$(grep -c '^server ping data: rdma-ping-' "$sl")
+	[ "$n" = "$count" ] || why="$why server printed $n pings;"
+	grep -q 'data mismatch' "$cl" && why="$why data mismatch;"
+	if [ -z "$why" ]; then
+		ok "$what"
+	else
+		not_ok "$what:$why" "$dl"
+		sed 's/^/#   guest: /' "$gl" | tail -n 10
+	fi
+}
+
+if rping_guest_libgcc; then
+	rping_case client IPv4 10 100
+	rping_case server IPv4 10 100
+	rping_case client IPv6 20 10000
+	rping_case server IPv6 20 10000
+else
+	for c in 1 2 3 4; do
+		not_ok "guest rping vs droce-rping case $c: libgcc_s not copied into the guest" \
+			"$LOGDIR/rping-libgcc"
+	done
+fi
