@@ -379,26 +379,6 @@ tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 	return 0;
 }
 
-/*
- * The requester works in RTS, and in SQD (send queue drain) on the WQEs
- * it has already started (IBTA 10.3.1: SQD finishes messages in progress
- * and their retransmissions, and starts no new one); the completer keeps
- * taking responses in both.
- */
-bool
-tp_qp_can_send(const struct tp_qp *qp)
-{
-	return qp->pub.state == DROCE_QPS_RTS || qp->pub.state == DROCE_QPS_SQD;
-}
-
-bool
-tp_qp_can_receive(const struct tp_qp *qp)
-{
-	enum droce_qp_state s = qp->pub.state;
-
-	return s == DROCE_QPS_RTR || s == DROCE_QPS_RTS || s == DROCE_QPS_SQD;
-}
-
 /* ---- the error state ----------------------------------------------------------- */
 
 static void

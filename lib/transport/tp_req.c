@@ -15,18 +15,6 @@
 
 #include "tp_private.h"
 
-uint32_t
-tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
-{
-	uint32_t mask = w->wr_mask;
-
-	if (mask & TP_WR_LOCAL)
-		return 0;
-	if ((mask & TP_WR_ATOMIC) || w->length <= qp->mtu)
-		return 1;		/* (no division for the common short message) */
-	return (w->length + qp->mtu - 1) / qp->mtu;
-}
-
 /* ---- payload --------------------------------------------------------------- */
 
 /*
@@ -283,16 +271,6 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 	}
 	w->state = TP_WQE_SENT;
 	return true;
-}
-
-/* A READ/atomic WQE stops counting against max_rd_atomic. */
-void
-tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w)
-{
-	if (w->rd_counted) {
-		w->rd_counted = 0;
-		qp->req.rd_atomic--;
-	}
 }
 
 /* ---- the requester loop ---------------------------------------------------------- */
