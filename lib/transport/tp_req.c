@@ -276,15 +276,20 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 /* ---- the requester loop ---------------------------------------------------------- */
 
 /* May this WQE start now?  (fences, initiator depth, PSN window) */
+/* READs/atomics outstanding at once (max_rd_atomic, at least one). */
+static uint32_t
+initiator_depth(const struct tp_qp *qp)
+{
+	return RTE_MAX(qp->attr.max_rd_atomic, 1);
+}
+
 static bool
 may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
 {
-	uint32_t depth = RTE_MAX(qp->attr.max_rd_atomic, 1);
-
 	/* FENCE: wait for all earlier READ/ATOMIC WQEs (IBTA 10.8.3.3) */
 	if ((w->send_flags & DROCE_SEND_FENCE) && qp->req.rd_atomic > 0)
 		return false;
-	if ((w->wr_mask & TP_WR_RD_ATOMIC) && qp->req.rd_atomic >= depth)
+	if ((w->wr_mask & TP_WR_RD_ATOMIC) && qp->req.rd_atomic >= initiator_depth(qp))
 		return false;
 	return true;
 }
@@ -293,7 +298,10 @@ may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
  * The most packets this burst can still build (mbufs for them are taken
  * in one call): its budget, the room in the PSN window (RC), and what the
  * send queue holds: what is left of w, and one at least for each later
- * WQE (a local operation needs none: its mbuf goes back unused).
+ * WQE (a local operation needs none: its mbuf goes back unused).  From a
+ * READ/atomic WQE on, no more than the initiator depth leaves room for
+ * (may_start stops there; the WQEs after it are counted as READs/atomics
+ * too, an underestimate that only means another pool call if they are not).
  */
 static unsigned int
 burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int budget)
@@ -303,6 +311,9 @@ burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int bu
 			w->npkts - qp->req.offset / qp->mtu;
 	uint32_t n = RTE_MIN(qp->sq.head - qp->req.next - 1 + left, budget);
 
+	/* (w is not counted yet: it is counted once its request is sent) */
+	if ((w->wr_mask & TP_WR_RD_ATOMIC) && initiator_depth(qp) > qp->req.rd_atomic)
+		n = RTE_MIN(n, initiator_depth(qp) - qp->req.rd_atomic);
 	if (qp->pub.qp_type == DROCE_QPT_RC)
 		n = RTE_MIN(n, qp->req.window -
 			       (uint32_t)roce_psn_diff(qp->req.psn, qp->comp.psn));
