@@ -404,6 +404,10 @@ struct tp_qp {
 	TAILQ_ENTRY(tp_qp) ready_link;
 	/* retransmit and RNR timers in the engine's wheel (tp_timer.c) */
 	struct tp_wheel_timer retrans_tmr;
+	/* when the retransmit timer is due: a restart while it is armed only
+	 * moves this later, the wheel timer is moved when it fires */
+	uint64_t retrans_due;
+	uint64_t retrans_tsc;		/* its period (attr.timeout) in TSC cycles */
 	struct tp_wheel_timer rnr_tmr;
 
 	/* requester (tp_req.c) */
@@ -867,6 +871,7 @@ int tp_sched_init(struct tp_dev *dev, struct tp_sched *sc);
 void tp_sched_fini(struct tp_sched *sc);
 void tp_sched_forget(struct tp_qp *qp);
 void tp_timer_arm_retrans(struct tp_qp *qp);
+uint64_t tp_timer_retrans_tsc(const struct tp_dev *dev, uint8_t timeout);
 void tp_timer_disarm_retrans(struct tp_qp *qp);
 bool tp_timer_retrans_armed(const struct tp_qp *qp);
 void tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code);

@@ -257,8 +257,10 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 		cur->path_mtu = a->path_mtu;
 		qp->mtu = (uint32_t)droce_mtu_to_num(a->path_mtu);
 	}
-	if (mask & DROCE_QP_TIMEOUT)
+	if (mask & DROCE_QP_TIMEOUT) {
 		cur->timeout = a->timeout;
+		qp->retrans_tsc = tp_timer_retrans_tsc(qp->dev, a->timeout);
+	}
 	if (mask & DROCE_QP_RETRY_CNT) {
 		cur->retry_cnt = a->retry_cnt;
 		qp->comp.retry_left = a->retry_cnt;
