@@ -440,6 +440,10 @@ struct tp_qp {
 	TAILQ_ENTRY(tp_qp) ready_link;
 	/* retransmit and RNR timers in the engine's wheel (tp_timer.c) */
 	struct tp_wheel_timer retrans_tmr;
+	/* when the retransmit timer is due: a restart while it is armed only
+	 * moves this later, the wheel timer is moved when it fires */
+	uint64_t retrans_due;
+	uint64_t retrans_tsc;		/* its period (attr.timeout) in TSC cycles */
 	struct tp_wheel_timer rnr_tmr;
 
 	/* requester (tp_req.c) */
@@ -747,6 +751,50 @@ tp_qp_has_work(const struct tp_qp *qp)
 	return qp->req.next != qp->sq.head || qp->resp.q_tail != qp->resp.q_head;
 }
 
+/*
+ * The requester works in RTS, and in SQD (send queue drain) on the WQEs
+ * it has already started (IBTA 10.3.1: SQD finishes messages in progress
+ * and their retransmissions, and starts no new one); the completer keeps
+ * taking responses in both.  (These small per-packet predicates are
+ * inline: a call cost as much as their body.)
+ */
+static inline bool
+tp_qp_can_send(const struct tp_qp *qp)
+{
+	return qp->pub.state == DROCE_QPS_RTS || qp->pub.state == DROCE_QPS_SQD;
+}
+
+static inline bool
+tp_qp_can_receive(const struct tp_qp *qp)
+{
+	enum droce_qp_state s = qp->pub.state;
+
+	return s == DROCE_QPS_RTR || s == DROCE_QPS_RTS || s == DROCE_QPS_SQD;
+}
+
+/* The PSNs a WQE takes: one per MTU, one for an atomic, none when local. */
+static inline uint32_t
+tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
+{
+	uint32_t mask = w->wr_mask;
+
+	if (mask & TP_WR_LOCAL)
+		return 0;
+	if ((mask & TP_WR_ATOMIC) || w->length <= qp->mtu)
+		return 1;		/* (no division for the common short message) */
+	return (w->length + qp->mtu - 1) / qp->mtu;
+}
+
+/* A READ/atomic WQE stops counting against max_rd_atomic. */
+static inline void
+tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w)
+{
+	if (w->rd_counted) {
+		w->rd_counted = 0;
+		qp->req.rd_atomic--;
+	}
+}
+
 static inline struct tp_qp *
 tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 {
@@ -764,16 +812,12 @@ void tp_qp_to_error(struct tp_qp *qp);
 void tp_qp_mem_init(struct tp_dev *dev);
 void tp_qp_mem_fini(struct tp_dev *dev);
 void tp_qp_flush(struct tp_qp *qp);
-bool tp_qp_can_send(const struct tp_qp *qp);
-bool tp_qp_can_receive(const struct tp_qp *qp);
 int tp_av_from_attr(struct tp_engine *eng, const struct droce_ah_attr *ah,
 		    struct tp_av *av);
 
 /* tp_req.c */
 bool tp_req_run(struct tp_qp *qp);
-void tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w);
 void tp_req_rewind(struct tp_qp *qp);
-uint32_t tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *wqe);
 
 /* tp_comp.c */
 void tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
@@ -877,6 +921,7 @@ int tp_sched_init(struct tp_dev *dev, struct tp_sched *sc);
 void tp_sched_fini(struct tp_sched *sc);
 void tp_sched_forget(struct tp_qp *qp);
 void tp_timer_arm_retrans(struct tp_qp *qp);
+uint64_t tp_timer_retrans_tsc(const struct tp_dev *dev, uint8_t timeout);
 void tp_timer_disarm_retrans(struct tp_qp *qp);
 bool tp_timer_retrans_armed(const struct tp_qp *qp);
 void tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code);

@@ -257,8 +257,10 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 		cur->path_mtu = a->path_mtu;
 		qp->mtu = (uint32_t)droce_mtu_to_num(a->path_mtu);
 	}
-	if (mask & DROCE_QP_TIMEOUT)
+	if (mask & DROCE_QP_TIMEOUT) {
 		cur->timeout = a->timeout;
+		qp->retrans_tsc = tp_timer_retrans_tsc(qp->dev, a->timeout);
+	}
 	if (mask & DROCE_QP_RETRY_CNT) {
 		cur->retry_cnt = a->retry_cnt;
 		qp->comp.retry_left = a->retry_cnt;
@@ -378,26 +380,6 @@ tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 		init->sq_sig_all = qp->sq_sig_all;
 	}
 	return 0;
-}
-
-/*
- * The requester works in RTS, and in SQD (send queue drain) on the WQEs
- * it has already started (IBTA 10.3.1: SQD finishes messages in progress
- * and their retransmissions, and starts no new one); the completer keeps
- * taking responses in both.
- */
-bool
-tp_qp_can_send(const struct tp_qp *qp)
-{
-	return qp->pub.state == DROCE_QPS_RTS || qp->pub.state == DROCE_QPS_SQD;
-}
-
-bool
-tp_qp_can_receive(const struct tp_qp *qp)
-{
-	enum droce_qp_state s = qp->pub.state;
-
-	return s == DROCE_QPS_RTR || s == DROCE_QPS_RTS || s == DROCE_QPS_SQD;
 }
 
 /* ---- the error state ----------------------------------------------------------- */

@@ -15,23 +15,16 @@
 
 #include "tp_private.h"
 
-uint32_t
-tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
-{
-	uint32_t mask = w->wr_mask;
-
-	if (mask & TP_WR_LOCAL)
-		return 0;
-	if ((mask & TP_WR_ATOMIC) || w->length <= qp->mtu)
-		return 1;		/* (no division for the common short message) */
-	return (w->length + qp->mtu - 1) / qp->mtu;
-}
-
 /* ---- payload --------------------------------------------------------------- */
 
 /*
- * The L_Key translation of a multi-packet WQE's one SGE, kept for the rest
- * of one tp_req_run call, so that its packets are not each checked again.
+ * The L_Key translation of the last single SGE checked whole, kept for
+ * the rest of one tp_req_run call: the later packets of its WQE, and
+ * later WQEs whose one SGE lies inside the range checked (same L_Key:
+ * the same buffer sent again), are copied without another lookup.  The
+ * QP's PD and the access asked for (local read) are the same for every
+ * WQE of the call, and no local operation between them revokes an L_Key
+ * (LOCAL_INV applies to type-2 windows, which have R_Keys only).
  *
  * Revocation stays exact: the translation lives in tp_req_run's frame
  * only, and tp_req_run runs inside one tp_progress call, which reports the
@@ -42,40 +35,57 @@ tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
  * byte is read after the grace period, as with a check per packet.
  */
 struct gather_cache {
-	const struct tp_send_wqe *w;	/* whose SGE host translates; NULL: none */
-	const uint8_t *host;		/* host address of w->sge[0].addr */
+	uint32_t lkey;
+	uint64_t addr;			/* [addr, addr + len) was checked... */
+	uint64_t len;			/* ...0: nothing cached */
+	const uint8_t *host;		/* ...and is here */
 };
+
+/* Does the cached range hold bytes [off, off + len) of SGE s? */
+static bool
+gather_cached(const struct gather_cache *gc, const struct droce_sge *s, uint32_t off,
+	      uint32_t len)
+{
+	/* (off + len <= s->length: no sum below can wrap) */
+	return gc->len != 0 && s->lkey == gc->lkey && s->addr >= gc->addr &&
+	       s->addr - gc->addr <= gc->len &&
+	       (s->addr - gc->addr) + off + len <= gc->len;
+}
 
 /* The WQE's data at message offset off: inline bytes or its SGEs. */
 static bool
 gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
        uint32_t len, uint8_t *dst, struct gather_cache *gc)
 {
+	const struct droce_sge *s = &w->sge[0];
 	void *mem;
 
 	if (w->is_inline) {
 		memcpy(dst, w->inline_data + off, len);
 		return true;
 	}
-	if (gc->w == w) {
-		memcpy(dst, gc->host + off, len);
-		return true;
-	}
-	/*
-	 * The whole SGE at once: if that passes, every chunk of it would;
-	 * if not, the per-chunk path below fails at the same packet as
-	 * before (a range that leaves the region part way sends the packets
-	 * before that point first).
-	 */
-	if (w->num_sge == 1 && w->npkts > 1 && off + len <= w->sge[0].length &&
-	    tp_prot_local(qp->eng, qp->dev->prot, w->sge[0].lkey, qp->pd, w->sge[0].addr,
-			     w->sge[0].length, false, &mem) == PROT_OK) {
-		gc->w = w;
+	if (w->num_sge != 1 || len == 0 || off + len > s->length)
+		return tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
+	if (!gather_cached(gc, s, off, len)) {
+		/*
+		 * The whole SGE at once: if that passes, every chunk of it
+		 * would.  If not, a one-packet message fails here exactly as
+		 * its one chunk's check would; a longer one takes the
+		 * per-chunk path, which fails at the same packet as before (a
+		 * range that leaves the region part way sends the packets
+		 * before that point first).
+		 */
+		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr,
+				  s->length, false, &mem) != PROT_OK)
+			return w->npkts > 1 &&
+			       tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
+		gc->lkey = s->lkey;
+		gc->addr = s->addr;
+		gc->len = s->length;
 		gc->host = mem;
-		memcpy(dst, gc->host + off, len);
-		return true;
 	}
-	return tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
+	memcpy(dst, gc->host + (s->addr - gc->addr) + off, len);
+	return true;
 }
 
 /* ---- opcodes ------------------------------------------------------------------ */
@@ -285,28 +295,23 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 	return true;
 }
 
-/* A READ/atomic WQE stops counting against max_rd_atomic. */
-void
-tp_req_uncount(struct tp_qp *qp, struct tp_send_wqe *w)
-{
-	if (w->rd_counted) {
-		w->rd_counted = 0;
-		qp->req.rd_atomic--;
-	}
-}
-
 /* ---- the requester loop ---------------------------------------------------------- */
 
 /* May this WQE start now?  (fences, initiator depth, PSN window) */
+/* READs/atomics outstanding at once (max_rd_atomic, at least one). */
+static uint32_t
+initiator_depth(const struct tp_qp *qp)
+{
+	return RTE_MAX(qp->attr.max_rd_atomic, 1);
+}
+
 static bool
 may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
 {
-	uint32_t depth = RTE_MAX(qp->attr.max_rd_atomic, 1);
-
 	/* FENCE: wait for all earlier READ/ATOMIC WQEs (IBTA 10.8.3.3) */
 	if ((w->send_flags & DROCE_SEND_FENCE) && qp->req.rd_atomic > 0)
 		return false;
-	if ((w->wr_mask & TP_WR_RD_ATOMIC) && qp->req.rd_atomic >= depth)
+	if ((w->wr_mask & TP_WR_RD_ATOMIC) && qp->req.rd_atomic >= initiator_depth(qp))
 		return false;
 	return true;
 }
@@ -315,7 +320,10 @@ may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
  * The most packets this burst can still build (mbufs for them are taken
  * in one call): its budget, the room in the PSN window (RC), and what the
  * send queue holds: what is left of w, and one at least for each later
- * WQE (a local operation needs none: its mbuf goes back unused).
+ * WQE (a local operation needs none: its mbuf goes back unused).  From a
+ * READ/atomic WQE on, no more than the initiator depth leaves room for
+ * (may_start stops there; the WQEs after it are counted as READs/atomics
+ * too, an underestimate that only means another pool call if they are not).
  */
 static unsigned int
 burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int budget)
@@ -325,6 +333,9 @@ burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int bu
 			w->npkts - qp->req.offset / qp->mtu;
 	uint32_t n = RTE_MIN(qp->sq.head - qp->req.next - 1 + left, budget);
 
+	/* (w is not counted yet: it is counted once its request is sent) */
+	if ((w->wr_mask & TP_WR_RD_ATOMIC) && initiator_depth(qp) > qp->req.rd_atomic)
+		n = RTE_MIN(n, initiator_depth(qp) - qp->req.rd_atomic);
 	if (qp->pub.qp_type == DROCE_QPT_RC)
 		n = RTE_MIN(n, qp->req.window -
 			       (uint32_t)roce_psn_diff(qp->req.psn, qp->comp.psn));
@@ -342,7 +353,7 @@ static bool
 req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 {
 	unsigned int budget = TP_REQ_BURST;
-	struct gather_cache gc = { .w = NULL };
+	struct gather_cache gc = { .len = 0 };
 
 	while (budget > 0 && qp->req.next != qp->sq.head && tp_qp_can_send(qp)) {
 		struct tp_send_wqe *w = &qp->sq.wqe[qp->req.next & qp->sq.mask];

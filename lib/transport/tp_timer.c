@@ -95,20 +95,33 @@ tp_sched_forget(struct tp_qp *qp)
 	}
 }
 
+/* The local ACK timeout, 4.096 us x 2^timeout (IBTA 9.7.6.1.3), in TSC cycles. */
+uint64_t
+tp_timer_retrans_tsc(const struct tp_dev *dev, uint8_t timeout)
+{
+	uint64_t us = (UINT64_C(4096) << timeout) / 1000;
+
+	return us_to_tsc(dev, us > 0 ? us : 1);
+}
+
 void
 tp_timer_arm_retrans(struct tp_qp *qp)
 {
-	uint8_t t = qp->attr.timeout;
-	uint64_t us;
-
-	if (t == 0) {			/* infinite: never times out */
+	if (qp->attr.timeout == 0) {	/* infinite: never times out */
 		tp_timer_disarm_retrans(qp);
 		return;
 	}
-	us = (UINT64_C(4096) << t) / 1000;	/* 4.096 us x 2^t */
+	qp->retrans_due = rte_get_timer_cycles() + qp->retrans_tsc;
+	/*
+	 * A restart of an armed timer (every response that makes progress)
+	 * leaves the wheel timer at its earlier deadline: when it fires,
+	 * tp_timer_expire moves it on to retrans_due.  One relink per
+	 * timeout period instead of one per response.
+	 */
+	if (tp_wheel_armed(&qp->retrans_tmr) && qp->retrans_tmr.deadline <= qp->retrans_due)
+		return;
 	qp->retrans_tmr.tag = TP_TIMER_RETRANS;
-	tp_wheel_arm(&tp_qp_sched(qp)->wheel, &qp->retrans_tmr,
-		     rte_get_timer_cycles() + us_to_tsc(qp->dev, us > 0 ? us : 1));
+	tp_wheel_arm(&tp_qp_sched(qp)->wheel, &qp->retrans_tmr, qp->retrans_due);
 }
 
 void
@@ -165,6 +178,11 @@ tp_timer_expire(struct tp_sched *sc, uint64_t now)
 			rnr_expired(qp);
 		} else {
 			qp = container_of(t, struct tp_qp, retrans_tmr);
+			if (now < qp->retrans_due) {
+				/* restarted since it was armed: not yet */
+				tp_wheel_arm(&sc->wheel, t, qp->retrans_due);
+				continue;
+			}
 			tp_comp_timeout(qp);
 		}
 		tp_qp_ready(qp);

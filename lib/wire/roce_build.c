@@ -108,21 +108,30 @@ encode_ipv6(uint8_t *ip, const struct roce_pkt *p, size_t datagram_len)
 }
 
 /*
- * The checksum of the IPv4 header as it will be sent: TOS and TTL from p,
- * the other words from the frame (the checksum word counts as zero).  The
- * bytes set_variant_fields writes are not read back: a wide load of
- * freshly stored narrow bytes waits until they reach the cache.
+ * The ones'-complement sum of the IPv4 header as it will be sent, without
+ * its total length and checksum words: TOS and TTL from p, the other
+ * words from the frame.  The bytes set_variant_fields writes are not read
+ * back: a wide load of freshly stored narrow bytes waits until they reach
+ * the cache.
  */
-static uint16_t
-ipv4_cksum_as_sent(const uint8_t *ip, const struct roce_pkt *p)
+static uint32_t
+ipv4_sum_but_length(const uint8_t *ip, const struct roce_pkt *p)
 {
 	uint32_t sum = (uint32_t)(ip[0] << 8 | p->ip_dscp_ecn) +
 		       (uint32_t)(p->ip_ttl << 8 | ip[9]);
 
-	for (size_t i = 2; i < 8; i += 2)
+	for (size_t i = 4; i < 8; i += 2)
 		sum += wire_be16(ip + i);
 	for (size_t i = 12; i < ROCE_IPV4_HDR_LEN; i += 2)
 		sum += wire_be16(ip + i);
+	return sum;
+}
+
+/* The IPv4 header checksum from ipv4_sum_but_length's sum and the total length. */
+static uint16_t
+ipv4_cksum_with_length(uint32_t sum, uint16_t total_len)
+{
+	sum += total_len;
 	/* at most ten 16-bit words: two folds leave 16 bits */
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -142,7 +151,7 @@ set_variant_fields(uint8_t *f, const struct roce_pkt *p, bool ip_cksum_port)
 	if (p->ip_version == 4) {
 		/* the ICRC masks the checksum (RoCEv2 annex A17.3.3): the port
 		 * may fill it in after the ICRC; DPDK wants the field zero */
-		uint16_t cksum = ip_cksum_port ? 0 : ipv4_cksum_as_sent(ip, p);
+		uint16_t cksum = ip_cksum_port ? 0 : p->ip_cksum;
 
 		ip[1] = p->ip_dscp_ecn;
 		ip[8] = p->ip_ttl;
@@ -191,10 +200,14 @@ roce_build_headers(void *buf, size_t cap, struct roce_pkt *p)
 	}
 	wire_put_be16(f + l2 - 2, p->ip_version == 4 ? ROCE_ETHERTYPE_IPV4 :
 						       ROCE_ETHERTYPE_IPV6);
-	if (p->ip_version == 4)
+	if (p->ip_version == 4) {
 		encode_ipv4(f + l2, p, total - l2);
-	else
+		p->ip_cksum = ipv4_cksum_with_length(ipv4_sum_but_length(f + l2, p),
+						     (uint16_t)(total - l2));
+	} else {
 		encode_ipv6(f + l2, p, total - l2);
+		p->ip_cksum = 0;
+	}
 
 	udp = f + l2 + l3;
 	if (p->udp_dport == 0)
@@ -243,6 +256,8 @@ roce_tmpl_init(struct roce_tmpl *t, const struct roce_pkt *p)
 	t->fecn = q.fecn;
 	t->becn = q.becn;
 	t->dest_qpn = q.dest_qpn & ROCE_PSN_MASK;
+	/* the checksum per packet is then this sum plus the length (RFC 1624) */
+	t->ip_sum = q.ip_version == 4 ? ipv4_sum_but_length(frame + q.l3_off, &q) : 0;
 	return true;
 }
 
@@ -274,10 +289,13 @@ roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 		memcpy(f, t->hdr, ROCE_TMPL_HDR_MAX);
 	else
 		memcpy(f, t->hdr, (size_t)t->bth_off + ROCE_BTH_LEN);
-	if (t->ip_version == 4)
+	if (t->ip_version == 4) {
 		wire_put_be16(f + t->l3_off + 2, (uint16_t)dlen);
-	else
+		p->ip_cksum = ipv4_cksum_with_length(t->ip_sum, (uint16_t)dlen);
+	} else {
 		wire_put_be16(f + t->l3_off + 4, (uint16_t)(dlen - ROCE_IPV6_HDR_LEN));
+		p->ip_cksum = 0;
+	}
 	wire_put_be16(f + t->l4_off + 4, (uint16_t)(total - t->l4_off));
 
 	/* the BTH fields that change per packet (byte 4 stays masked) */

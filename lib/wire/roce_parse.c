@@ -162,6 +162,7 @@ parse_ipv4(const uint8_t *ip, size_t avail, bool cksum_ok, struct roce_pkt *p,
 
 	p->ip_dscp_ecn = ip[1];
 	p->ip_id = wire_be16(ip + 4);
+	p->ip_cksum = wire_be16(ip + 10);
 	p->ip_df = (frag & 0x4000) != 0;
 	p->ip_ttl = ip[8];
 	p->ip_flow_label = 0;
@@ -194,6 +195,7 @@ parse_ipv6(const uint8_t *ip, size_t avail, struct roce_pkt *p,
 	p->ip_ttl = ip[7];
 	p->ip_df = 0;
 	p->ip_id = 0;
+	p->ip_cksum = 0;
 	memcpy(p->src_gid, ip + 8, 16);
 	memcpy(p->dst_gid, ip + 24, 16);
 	*hdr_len = ROCE_IPV6_HDR_LEN;

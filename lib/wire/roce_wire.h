@@ -85,6 +85,8 @@ struct roce_pkt {
 	uint8_t ip_ttl;			/* TTL / hop limit */
 	uint8_t ip_df;			/* IPv4 don't-fragment bit */
 	uint16_t ip_id;			/* IPv4 identification */
+	uint16_t ip_cksum;		/* IPv4 header checksum as sent (0: IPv6);
+					 * the builder derives it */
 	uint32_t ip_flow_label;		/* IPv6 */
 	uint8_t src_gid[16];
 	uint8_t dst_gid[16];
@@ -235,6 +237,7 @@ struct roce_tmpl {
 	uint8_t becn;
 	uint32_t ip_flow_label;
 	uint32_t dest_qpn;
+	uint32_t ip_sum;		/* IPv4 header sum but the total length */
 };
 
 /* Returns false (t unusable) when p could not be built (IP version). */

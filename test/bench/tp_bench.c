@@ -13,7 +13,9 @@
  *          frame + ICRC (sender), ICRC + memcpy out of it (receiver).
  * The measured loop is tpb_measure(), for
  *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=tpb_measure
- * (use --runs 1 --no-baseline there).  Results: BENCHMARKS.md.
+ * (use --runs 1 --no-baseline there).  --op fetch_add streams 8-byte
+ * FETCH_AND_ADDs instead (atomic_bw's work; no baselines: they are WRITE
+ * frames).  Results: BENCHMARKS.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -197,7 +199,8 @@ open_end(struct tpb_end *e, struct droce_link *link, uint8_t host, size_t buflen
 	for (size_t i = 0; i < buflen; i++)
 		e->buf[i] = (uint8_t)(i * 131 + host);
 	e->mr = droce_reg_mr(e->pd, e->buf, buflen, DROCE_ACCESS_LOCAL_WRITE |
-			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+			     DROCE_ACCESS_REMOTE_ATOMIC);
 	e->cq = droce_create_cq(e->ctx, TPB_CQ_SIZE, NULL, NULL, 0);
 	if (e->mr == NULL || e->cq == NULL)
 		die("MR or CQ");
@@ -211,7 +214,8 @@ connect_one(struct tpb_end *self, struct tpb_end *peer, const struct tpb_opts *o
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DROCE_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ;
+	a.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+			    DROCE_ACCESS_REMOTE_ATOMIC;
 	if (droce_modify_qp(self->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
 			    DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0)
 		die("modify INIT");
@@ -310,7 +314,8 @@ tpb_close(struct tpb *t)
 /* ---- the stream ---------------------------------------------------------- */
 
 /*
- * Post `count` WRITEs of `size` bytes, at most `depth` outstanding, WR i
+ * Post `count` WRITEs of `size` bytes (or 8-byte FETCH_AND_ADDs, each
+ * adding 1 to the same remote word), at most `depth` outstanding, WR i
  * signalled when (i + 1) % K == 0 or it is the last; a completion for WR i
  * retires every WR up to i.  Both engines progress in this thread:
  * droce_poll_cq() on A's CQ runs A's engine, droce_progress() B's.
@@ -331,9 +336,16 @@ tpb_stream(struct tpb *t, uint64_t count)
 	memset(&wr, 0, sizeof(wr));
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.opcode = DROCE_WR_RDMA_WRITE;
-	wr.wr.rdma.remote_addr = (uintptr_t)t->b.buf;
-	wr.wr.rdma.rkey = t->b.mr->rkey;
+	if (strcmp(o->op, "fetch_add") == 0) {
+		wr.opcode = DROCE_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = (uintptr_t)t->b.buf;
+		wr.wr.atomic.rkey = t->b.mr->rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.opcode = DROCE_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = (uintptr_t)t->b.buf;
+		wr.wr.rdma.rkey = t->b.mr->rkey;
+	}
 
 	while (done < count) {
 		int n;
@@ -680,7 +692,7 @@ static void
 usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--op write] [--size N] [--mtu 256..4096] [--loss P]\n"
+		"usage: %s [--op write|fetch_add] [--size N] [--mtu 256..4096] [--loss P]\n"
 		"          [--count N] [--depth D] [--signal-every K] [--timeout T]\n"
 		"          [--runs R] [--seed S] [--no-baseline] [--json]\n"
 		"  --loss P        drop probability of every frame, both directions\n"
@@ -753,8 +765,14 @@ parse(int argc, char **argv, struct tpb_opts *o)
 		default: usage(argv[0]);
 		}
 	}
-	if (strcmp(o->op, "write") != 0) {
-		fprintf(stderr, "tp_bench: --op %s: only write for now\n", o->op);
+	if (strcmp(o->op, "fetch_add") == 0) {
+		if (o->size != 8 || o->baseline) {
+			fprintf(stderr, "tp_bench: --op fetch_add needs --size 8 and "
+				"--no-baseline (the baselines are WRITE frames)\n");
+			exit(2);
+		}
+	} else if (strcmp(o->op, "write") != 0) {
+		fprintf(stderr, "tp_bench: --op %s: write or fetch_add\n", o->op);
 		exit(2);
 	}
 	if (mtu_enum(o->mtu) == 0 || o->size == 0 || o->count == 0 ||

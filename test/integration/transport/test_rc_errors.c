@@ -269,6 +269,40 @@ test_local_sge_leaves_region_mid_message_bad_flow(void **state)
 	assert_int_equal(droce_dereg_mr(part), 0);
 }
 
+/*
+ * Two WRITEs through one L_Key built in one requester burst: the first
+ * lies inside the region, the second runs past its end.  The translation
+ * the first one checked must not carry the second: it fails with a local
+ * protection error and nothing of it goes out, while the first one went
+ * out whole (and, not yet acknowledged when the QP moved to ERR, is
+ * flushed: its completion comes first, in send queue order).
+ */
+static void
+test_local_sge_after_a_good_one_leaves_region_bad_flow(void **state)
+{
+	struct droce_mr *part = droce_reg_mr(f.a.pd, f.a.buf, 2 * 1024 + 512,
+					     DROCE_ACCESS_LOCAL_WRITE);
+	struct droce_wc wc[2];
+
+	(void)state;
+	assert_non_null(part);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 7, f.a.buf, 64,
+				 part->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 8, f.a.buf + 2 * 1024 + 480, 64,
+				 part->lkey, (uintptr_t)f.b.buf + 1024, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 2, 5), 2);
+	assert_int_equal(wc[0].wr_id, 7);
+	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[1].wr_id, 8);
+	assert_int_equal(wc[1].status, DROCE_WC_LOC_PROT_ERR);
+	assert_int_equal(fx_counter(&f.b, "rcvd_pkts"), 1);
+	assert_memory_equal(f.b.buf, f.a.buf, 64);
+	assert_untouched(1024, 64);
+	assert_int_equal(droce_dereg_mr(part), 0);
+}
+
 /* ---- RNR ------------------------------------------------------------------ */
 
 static void
@@ -534,6 +568,7 @@ main(int argc, char **argv)
 		T(test_receive_buffer_without_local_write_bad_flow),
 		T(test_local_lkey_invalid_bad_flow),
 		T(test_local_sge_leaves_region_mid_message_bad_flow),
+		T(test_local_sge_after_a_good_one_leaves_region_bad_flow),
 		T(test_rnr_without_retry_fails_bad_flow),
 		T(test_rnr_retries_until_a_buffer_is_posted),
 		T(test_retry_exhausted_when_peer_vanishes_bad_flow),
