@@ -5,7 +5,8 @@
  * b renews for several periods, then stops.  Checked: every access before
  * the expiry succeeds; the first failure is REM_ACCESS_ERR, no earlier
  * than the deadline and within one lease tick + two round trips of it
- * (the access in flight at the revocation, then the next); no WRITE after
+ * (the access in flight at the revocation, then the next) + the failed
+ * access's own time (a descheduled engine delays both); no WRITE after
  * the revocation changed b's memory (a shadow copy of what succeeded);
  * b gets the expiry event exactly once, naming the object; b's handle
  * then reports the state, refuses renewal and frees on dereg / dealloc.
@@ -60,6 +61,7 @@ struct run {
 	uint64_t ops;		/* accesses that succeeded */
 	double rtt_max;		/* slowest successful access (s) */
 	double t_fail;		/* first failure (fx_now) */
+	double fail_dur;	/* the failed access's own time (s) */
 	enum droce_wc_status st;
 	uint32_t writes_after;	/* WRITEs posted after the first failure */
 };
@@ -90,6 +92,7 @@ access_once(struct run *r, uint32_t rkey, uint64_t seq)
 	if (st != DROCE_WC_SUCCESS) {
 		r->st = st;
 		r->t_fail = fx_now();
+		r->fail_dur = r->t_fail - t0;
 		return -1;
 	}
 	dt = (fx_now() - t0) / 2;
@@ -127,14 +130,17 @@ run_until_expiry(struct run *r, uint32_t rkey, int (*renew)(void *), void *obj,
 	deadline = t_last + LEASE_MS / 1e3;
 	late = r->t_fail - deadline;
 	printf("lease: %" PRIu64 " accesses ok, first failure %s %.3f ms after the "
-	       "deadline (tick %.3f ms, max RTT %.3f ms)\n", r->ops,
-	       droce_wc_status_str(r->st), late * 1e3, DROCE_LEASE_TICK_US / 1e3,
-	       r->rtt_max * 1e3);
+	       "deadline (tick %.3f ms, max RTT %.3f ms, the failed access %.3f ms)\n",
+	       r->ops, droce_wc_status_str(r->st), late * 1e3, DROCE_LEASE_TICK_US / 1e3,
+	       r->rtt_max * 1e3, r->fail_dur * 1e3);
 	assert_int_equal(r->st, DROCE_WC_REM_ACCESS_ERR);
 	if (renew != NULL)
 		assert_true(r->t_fail >= t_end);	/* alive while renewed */
 	assert_true(late >= 0);
-	assert_true(late <= DROCE_LEASE_TICK_US / 1e6 + 2 * r->rtt_max);
+	/* late by more than that only if the failed access itself took that
+	 * long (an engine descheduled on a loaded machine): accesses that went
+	 * on succeeding after the deadline would be a late expiry */
+	assert_true(late <= DROCE_LEASE_TICK_US / 1e6 + 2 * r->rtt_max + r->fail_dur);
 	/* the QP is in ERR now: further WRITEs are flushed, never executed */
 	for (uint32_t i = 0; i < 4; i++, r->writes_after++)
 		assert_int_equal(fx_post_wait(&f, &f.a, DROCE_WR_RDMA_WRITE, 1000 + i,
