@@ -15,11 +15,13 @@
  *    leaves its runtime directory's config and fbarray files.
  *  - What such a process still leaves is its runtime directory: holding
  *    only its telemetry socket after a crash, empty after a clean exit.
- *    droce_init removes the directories that hold nothing but sockets
- *    nobody listens on (or nothing), unchanged for DEVICE_SWEEP_AGE_S (so
- *    a process between mkdir, bind and listen is never taken for dead).
- *    Directories with anything else (a shared configuration's files)
- *    are left alone.
+ *    droce_init removes the directories that hold sockets nobody listens
+ *    on and nothing else, unchanged for DEVICE_SWEEP_AGE_S (so a process
+ *    between mkdir, bind and listen is never taken for dead).  An empty
+ *    directory (a clean exit's) is left alone: the next process of its
+ *    prefix may have just entered it, and EAL fails if it vanishes under
+ *    it.  Directories with anything else (a shared configuration's
+ *    files) are left alone too.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -89,14 +91,15 @@ dead_socket(const char *path, const struct stat *st, time_t now)
 }
 
 /*
- * dir holds nothing but dead sockets (or nothing: a clean exit unlinks the
- * socket and leaves the directory) and has not changed for
- * DEVICE_SWEEP_AGE_S: remove them and it.
+ * dir holds dead sockets and nothing else (a crash's: a clean exit unlinks
+ * its socket) and has not changed for DEVICE_SWEEP_AGE_S: remove them and
+ * it.
  */
 static void
 sweep_dir(const char *dir, time_t now)
 {
 	char path[PATH_MAX];
+	unsigned int dead = 0;
 	struct dirent *d;
 	struct stat st;
 	DIR *dp;
@@ -112,6 +115,11 @@ sweep_dir(const char *dir, time_t now)
 			closedir(dp);
 			return;		/* something alive, or not ours to judge */
 		}
+		dead++;
+	}
+	if (dead == 0) {
+		closedir(dp);
+		return;
 	}
 	rewinddir(dp);
 	while ((d = readdir(dp)) != NULL) {

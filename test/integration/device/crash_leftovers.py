@@ -12,7 +12,8 @@ its device is up, kills it with SIGKILL and checks:
      other processes taking hugepages meanwhile would disturb this);
   4. its runtime directory (/var/run/dpdk/PREFIX: only the dead telemetry
      socket) is gone after the next droce application started (droce_init
-     removes such directories once DEVICE_SWEEP_AGE_S = 2 s old).  With
+     removes such directories once DEVICE_SWEEP_AGE_S = 2 s old), while
+     an empty one (a clean exit's) stays.  With
      DROCE_NO_HUGE=1 droce adds no --in-memory (README "Nothing left
      behind"): the directory keeps its config file, which is asserted
      instead, and it is removed here.
@@ -132,12 +133,23 @@ def main():
             fail(f"{runtime_dir(tag + 'a')} still there after the next start: "
                  f"{os.listdir(runtime_dir(tag + 'a'))}")
         print(f"{runtime_dir(tag + 'a')} removed by the next droce_init")
-        # the second one exited cleanly: its directory is empty (not a crash's)
+        # the second one exited cleanly: its directory is empty (not a
+        # crash's), and an empty one, however old, is left alone: the next
+        # process of its prefix may be entering it
         leftover = runtime_dir(tag + "b")
         if os.path.isdir(leftover):
             if os.listdir(leftover):
                 fail(f"clean exit left {os.listdir(leftover)} in {leftover}")
+            old = time.time() - 10 * SWEEP_AGE_S
+            os.utime(leftover, (old, old))
+            subprocess.run([pp] + eal_args(tag + "c", tmp, no_huge) + ["--", "--no-such-option"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            if not os.path.isdir(leftover):
+                fail(f"the next droce_init removed the empty {leftover}")
+            print(f"empty {leftover} left alone by the next droce_init")
             os.rmdir(leftover)
+            if os.path.isdir(runtime_dir(tag + "c")):
+                os.rmdir(runtime_dir(tag + "c"))
     print("PASS")
 
 
