@@ -130,7 +130,11 @@ struct droce_qp;
  * DROCE_WR_SEND_WITH_INV asks the peer to invalidate one; all three
  * execute in order when the transport processes the WR (lib/protection:
  * prot_mw_bind_type2 / prot_mw_bind_type1_key, prot_local_invalidate,
- * prot_remote_invalidate).
+ * prot_remote_invalidate).  RC only: DROCE_WR_ATOMIC_WRITE writes the 8
+ * bytes of its SGE list (or 8 inline bytes) with one 64-bit store at
+ * wr.rdma.remote_addr, 8-byte aligned (the region needs REMOTE_WRITE);
+ * DROCE_WR_FLUSH takes wr.flush and no SGEs (the region needs
+ * DROCE_ACCESS_FLUSH_GLOBAL and/or _PERSISTENT as its type asks).
  */
 enum droce_wr_opcode {
 	DROCE_WR_RDMA_WRITE = 0,
@@ -601,6 +605,19 @@ struct droce_send_wr {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey;
 		} ud;
+		/*
+		 * DROCE_WR_FLUSH (ibv_wr_flush's arguments): type is a
+		 * set of enum droce_placement_type, level an enum
+		 * droce_selectivity_level; length 0 with DROCE_FLUSH_RANGE
+		 * flushes nothing but still checks the R_Key.
+		 */
+		struct {
+			uint64_t remote_addr;
+			uint32_t length;
+			uint32_t rkey;
+			uint8_t type;
+			uint8_t level;
+		} flush;
 	} wr;
 	union {
 		struct {
@@ -614,6 +631,22 @@ struct droce_send_wr {
 			struct droce_mw_bind_info bind_info;
 		} bind_mw;
 	};
+};
+
+/*
+ * FLUSH placement types and selectivity levels (enum ibv_placement_type,
+ * enum ibv_selectivity_level; the FETH's values, IBTA 1.5 annex A19).
+ * droce registers ordinary memory (DRAM): persistence is global
+ * visibility there, and both are a store fence at the responder.
+ */
+enum droce_placement_type {
+	DROCE_FLUSH_GLOBAL = 1 << 0,
+	DROCE_FLUSH_PERSISTENT = 1 << 1,
+};
+
+enum droce_selectivity_level {
+	DROCE_FLUSH_RANGE = 0,
+	DROCE_FLUSH_MR = 1,
 };
 
 struct droce_recv_wr {
