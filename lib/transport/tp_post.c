@@ -91,7 +91,7 @@ copy_sges(const struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++)
 		total += wr->sg_list[i].length;
-	if (total > (1u << 31))
+	if (total > TP_MAX_MSG_SZ)
 		return -EINVAL;
 	w->length = (uint32_t)total;
 	if (unlikely(wr->send_flags & DROCE_SEND_INLINE) && (mask & TP_WR_INLINE))
@@ -341,7 +341,7 @@ fill_recv_wqe(const struct tp_qp *qp, const struct droce_recv_wr *wr,
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
-	if (total > (1u << 31))
+	if (total > TP_MAX_MSG_SZ)
 		return -EINVAL;
 	w->wr_id = wr->wr_id;
 	w->num_sge = (uint32_t)wr->num_sge;

@@ -300,7 +300,7 @@ st_check_length(struct resp_ctx *c)
 		}
 		return RESP_CHECK_RKEY;
 	}
-	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > (1u << 31))
+	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > TP_MAX_MSG_SZ)
 		return RESP_ERR_INV_REQ;
 	/* ATOMIC WRITE: its RETH names the 8 bytes it carries (the parser
 	 * keeps only 8-byte payloads); FLUSH: a defined FETH (annex A19) */
