@@ -201,21 +201,25 @@ test_placement_rc_only_bad_flow(void **state)
 	reconnect();
 }
 
-struct aw_case {
+/* One refused request: its QP pair fresh, its region as the case says. */
+struct err_case {
 	const char *what;
 	unsigned int qp_access;	/* b's QP */
 	unsigned int mr_access;	/* the target region's */
 	bool other_pd;
 	bool revoked;
+	uint8_t flush_type;	/* 0: an ATOMIC WRITE; else a FLUSH of this type */
 	uint64_t off;		/* target offset in b's buffer */
+	uint32_t len;		/* FLUSH: the range */
 	enum droce_wc_status want;
 };
 
 static void
-run_aw_case(const struct aw_case *c)
+run_err_case(const struct err_case *c)
 {
 	static const uint8_t v[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
 	struct droce_pd *pd = c->other_pd ? droce_alloc_pd(f.b.ctx) : f.b.pd;
+	uint64_t raddr = (uintptr_t)f.b.buf + c->off;
 	struct droce_mr *mr;
 	uint32_t rkey;
 	struct droce_wc wc;
@@ -231,7 +235,8 @@ run_aw_case(const struct aw_case *c)
 	}
 	memset(f.b.buf, 0x33, BUF);
 	memcpy(f.a.buf, v, 8);
-	wc = atomic_write(7, f.a.buf, (uintptr_t)f.b.buf + c->off, rkey);
+	wc = c->flush_type == 0 ? atomic_write(7, f.a.buf, raddr, rkey) :
+	     flush(7, raddr, c->len, rkey, c->flush_type, DROCE_FLUSH_RANGE);
 	if (wc.status != c->want)
 		fail_msg("%s: %s, expected %s", c->what, droce_wc_status_str(wc.status),
 			 droce_wc_status_str(c->want));
@@ -247,26 +252,29 @@ run_aw_case(const struct aw_case *c)
 static void
 test_atomic_write_errors_bad_flow(void **state)
 {
-	static const struct aw_case cases[] = {
-		{ "misaligned", QP_ALL, MR_ALL, false, false, 4100, DROCE_WC_REM_INV_REQ_ERR },
-		{ "misaligned by 1", QP_ALL, MR_ALL, false, false, 1, DROCE_WC_REM_INV_REQ_ERR },
+	static const struct err_case cases[] = {
+		{ "misaligned", QP_ALL, MR_ALL, false, false, 0, 4100, 0,
+		  DROCE_WC_REM_INV_REQ_ERR },
+		{ "misaligned by 1", QP_ALL, MR_ALL, false, false, 0, 1, 0,
+		  DROCE_WC_REM_INV_REQ_ERR },
 		{ "no REMOTE_WRITE on the region", QP_ALL,
-		  DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC, false, false, 8,
+		  DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC, false, false, 0, 8, 0,
 		  DROCE_WC_REM_ACCESS_ERR },
 		{ "no REMOTE_WRITE on the QP", DROCE_ACCESS_REMOTE_ATOMIC, MR_ALL, false, false,
-		  8, DROCE_WC_REM_INV_REQ_ERR },
-		{ "past the region's end", QP_ALL, MR_ALL, false, false, BUF,
+		  0, 8, 0, DROCE_WC_REM_INV_REQ_ERR },
+		{ "past the region's end", QP_ALL, MR_ALL, false, false, 0, BUF, 0,
 		  DROCE_WC_REM_ACCESS_ERR },
-		{ "straddling the region's end", QP_ALL, MR_ALL, false, false, BUF - 4,
+		{ "straddling the region's end", QP_ALL, MR_ALL, false, false, 0, BUF - 4, 0,
 		  DROCE_WC_REM_ACCESS_ERR },
-		{ "region of another PD", QP_ALL, MR_ALL, true, false, 8,
+		{ "region of another PD", QP_ALL, MR_ALL, true, false, 0, 8, 0,
 		  DROCE_WC_REM_ACCESS_ERR },
-		{ "rkey revoked", QP_ALL, MR_ALL, false, true, 8, DROCE_WC_REM_ACCESS_ERR },
+		{ "rkey revoked", QP_ALL, MR_ALL, false, true, 0, 8, 0,
+		  DROCE_WC_REM_ACCESS_ERR },
 	};
 
 	(void)state;
 	for (size_t i = 0; i < RTE_DIM(cases); i++)
-		run_aw_case(&cases[i]);
+		run_err_case(&cases[i]);
 	reconnect();
 }
 
@@ -319,51 +327,10 @@ test_flush_bad_type_or_level_refused_at_post_bad_flow(void **state)
 	assert_int_equal(fx_qp_state(f.a.qp), DROCE_QPS_RTS);
 }
 
-struct fl_case {
-	const char *what;
-	unsigned int qp_access;
-	unsigned int mr_access;
-	bool other_pd;
-	bool revoked;
-	uint8_t type;
-	uint64_t off;
-	uint32_t len;
-	enum droce_wc_status want;
-};
-
-static void
-run_fl_case(const struct fl_case *c)
-{
-	struct droce_pd *pd = c->other_pd ? droce_alloc_pd(f.b.ctx) : f.b.pd;
-	struct droce_mr *mr;
-	uint32_t rkey;
-	struct droce_wc wc;
-
-	fx_destroy_qps(&f);
-	connect_all(c->qp_access);
-	assert_non_null(pd);
-	mr = reg_b(pd, c->mr_access);
-	rkey = mr->rkey;
-	if (c->revoked) {
-		assert_int_equal(droce_dereg_mr(mr), 0);
-		mr = NULL;
-	}
-	wc = flush(3, (uintptr_t)f.b.buf + c->off, c->len, rkey, c->type, DROCE_FLUSH_RANGE);
-	if (wc.status != c->want)
-		fail_msg("%s: %s, expected %s", c->what, droce_wc_status_str(wc.status),
-			 droce_wc_status_str(c->want));
-	assert_int_equal(fx_qp_state(f.a.qp), DROCE_QPS_ERR);
-	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
-	if (mr != NULL)
-		assert_int_equal(droce_dereg_mr(mr), 0);
-	if (c->other_pd)
-		assert_int_equal(droce_dealloc_pd(pd), 0);
-}
-
 static void
 test_flush_errors_bad_flow(void **state)
 {
-	static const struct fl_case cases[] = {
+	static const struct err_case cases[] = {
 		{ "global without FLUSH_GLOBAL on the region", QP_ALL,
 		  MR_ALL & ~(unsigned int)DROCE_ACCESS_FLUSH_GLOBAL, false, false,
 		  DROCE_FLUSH_GLOBAL, 0, 64, DROCE_WC_REM_ACCESS_ERR },
@@ -389,7 +356,7 @@ test_flush_errors_bad_flow(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < RTE_DIM(cases); i++)
-		run_fl_case(&cases[i]);
+		run_err_case(&cases[i]);
 	reconnect();
 }
 
