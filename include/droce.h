@@ -174,7 +174,11 @@ struct droce_srq;
  * DROCE_WR_SEND_WITH_INV asks the peer to invalidate one; all three
  * execute in order when the transport processes the WR (lib/protection:
  * prot_mw_bind_type2 / prot_mw_bind_type1_key, prot_local_invalidate,
- * prot_remote_invalidate).
+ * prot_remote_invalidate).  RC only: DROCE_WR_ATOMIC_WRITE writes the 8
+ * bytes of its SGE list (or 8 inline bytes) with one 64-bit store at
+ * wr.rdma.remote_addr, 8-byte aligned (the region needs REMOTE_WRITE);
+ * DROCE_WR_FLUSH takes wr.flush and no SGEs (the region needs
+ * DROCE_ACCESS_FLUSH_GLOBAL and/or _PERSISTENT as its type asks).
  */
 enum droce_wr_opcode {
 	DROCE_WR_RDMA_WRITE = 0,
@@ -511,7 +515,7 @@ struct droce_qp_cap {
 	uint32_t max_inline_data;
 };
 
-/* Limits (also reported by droce_query_device in a later issue). */
+/* Limits (reported by droce_query_device). */
 #define DROCE_MAX_QP_WR 16384
 #define DROCE_MAX_SGE 16
 #define DROCE_MAX_INLINE_DATA 256
@@ -645,6 +649,19 @@ struct droce_send_wr {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey;
 		} ud;
+		/*
+		 * DROCE_WR_FLUSH (ibv_wr_flush's arguments): type is a
+		 * set of enum droce_placement_type, level an enum
+		 * droce_selectivity_level; length 0 with DROCE_FLUSH_RANGE
+		 * flushes nothing but still checks the R_Key.
+		 */
+		struct {
+			uint64_t remote_addr;
+			uint32_t length;
+			uint32_t rkey;
+			uint8_t type;
+			uint8_t level;
+		} flush;
 	} wr;
 	union {
 		struct {
@@ -658,6 +675,22 @@ struct droce_send_wr {
 			struct droce_mw_bind_info bind_info;
 		} bind_mw;
 	};
+};
+
+/*
+ * FLUSH placement types and selectivity levels (enum ibv_placement_type,
+ * enum ibv_selectivity_level; the FETH's values, IBTA 1.5 annex A19).
+ * droce registers ordinary memory (DRAM): persistence is global
+ * visibility there, and both are a store fence at the responder.
+ */
+enum droce_placement_type {
+	DROCE_FLUSH_GLOBAL = 1 << 0,
+	DROCE_FLUSH_PERSISTENT = 1 << 1,
+};
+
+enum droce_selectivity_level {
+	DROCE_FLUSH_RANGE = 0,
+	DROCE_FLUSH_MR = 1,
 };
 
 struct droce_recv_wr {
@@ -851,6 +884,39 @@ enum droce_port_state {
 	DROCE_PORT_ACTIVE_DEFER = 5,
 };
 
+/* port_cap_flags (enum ibv_port_cap_flags, the bits droce sets) */
+enum droce_port_cap_flags {
+	DROCE_PORT_CM_SUP = 1 << 16,
+	DROCE_PORT_IP_BASED_GIDS = 1 << 26,
+};
+
+/* active_width and active_speed (IBTA 14.2.5.6 PortInfo encodings) */
+enum {
+	DROCE_WIDTH_1X = 1,
+	DROCE_WIDTH_4X = 2,
+	DROCE_WIDTH_8X = 4,
+	DROCE_WIDTH_12X = 8,
+	DROCE_WIDTH_2X = 16,
+};
+
+enum {
+	DROCE_SPEED_SDR = 1,
+	DROCE_SPEED_DDR = 2,
+	DROCE_SPEED_QDR = 4,
+	DROCE_SPEED_FDR10 = 8,
+	DROCE_SPEED_FDR = 16,
+	DROCE_SPEED_EDR = 32,
+	DROCE_SPEED_HDR = 64,
+	DROCE_SPEED_NDR = 128,
+};
+
+/* phys_state (PortInfo PortPhysicalState) */
+enum {
+	DROCE_PORT_PHYS_STATE_DISABLED = 3,
+	DROCE_PORT_PHYS_STATE_LINK_UP = 5,
+};
+
+/* struct ibv_port_attr, field for field. */
 struct droce_port_attr {
 	enum droce_port_state state;
 	enum droce_mtu max_mtu;
@@ -858,11 +924,134 @@ struct droce_port_attr {
 	int gid_tbl_len;
 	uint32_t port_cap_flags;
 	uint32_t max_msg_sz;
+	uint32_t bad_pkey_cntr;		/* requests dropped for their P_Key */
+	uint32_t qkey_viol_cntr;	/* UD datagrams dropped for their Q_Key */
+	uint16_t pkey_tbl_len;
 	uint16_t lid;			/* 0 on RoCE */
+	uint16_t sm_lid;
+	uint8_t lmc;
+	uint8_t max_vl_num;
+	uint8_t sm_sl;
+	uint8_t subnet_timeout;
+	uint8_t init_type_reply;
+	uint8_t active_width;
+	uint8_t active_speed;
+	uint8_t phys_state;
 	uint8_t link_layer;		/* DROCE_LINK_LAYER_ETHERNET */
+	uint8_t flags;
+	uint16_t port_cap_flags2;
 };
 
 #define DROCE_LINK_LAYER_ETHERNET 2
+
+/* ---- Device attributes (ibv_query_device, ibv_query_device_ex) ---------- */
+
+/* enum ibv_atomic_cap */
+enum droce_atomic_cap {
+	DROCE_ATOMIC_NONE,
+	DROCE_ATOMIC_HCA,
+	DROCE_ATOMIC_GLOB,
+};
+
+/* device_cap_flags (enum ibv_device_cap_flags, the bits droce may set) */
+enum droce_device_cap_flags {
+	DROCE_DEVICE_CURR_QP_STATE_MOD = 1 << 7,
+	DROCE_DEVICE_PORT_ACTIVE_EVENT = 1 << 10,
+	DROCE_DEVICE_SYS_IMAGE_GUID = 1 << 11,
+	DROCE_DEVICE_RC_RNR_NAK_GEN = 1 << 12,
+	DROCE_DEVICE_MEM_WINDOW = 1 << 17,
+	DROCE_DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24,
+};
+
+/* device_cap_flags_ex beyond 32 bits (rdma-core 43's values) */
+#define DROCE_DEVICE_FLUSH_GLOBAL (1ULL << 38)
+#define DROCE_DEVICE_FLUSH_PERSISTENT (1ULL << 39)
+#define DROCE_DEVICE_ATOMIC_WRITE (1ULL << 40)
+
+/* struct ibv_device_attr, field for field. */
+struct droce_device_attr {
+	char fw_ver[64];
+	uint64_t node_guid;		/* big-endian: EUI-64 of the port's MAC */
+	uint64_t sys_image_guid;	/* big-endian: node_guid */
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	int max_qp;
+	int max_qp_wr;
+	unsigned int device_cap_flags;
+	int max_sge;
+	int max_sge_rd;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;
+	int max_ee_rd_atom;
+	int max_res_rd_atom;
+	int max_qp_init_rd_atom;
+	int max_ee_init_rd_atom;
+	enum droce_atomic_cap atomic_cap;
+	int max_ee;
+	int max_rdd;
+	int max_mw;
+	int max_raw_ipv6_qp;
+	int max_raw_ethy_qp;
+	int max_mcast_grp;
+	int max_mcast_qp_attach;
+	int max_total_mcast_qp_attach;
+	int max_ah;
+	int max_fmr;
+	int max_map_per_fmr;
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
+	uint16_t max_pkeys;
+	uint8_t local_ca_ack_delay;
+	uint8_t phys_port_cnt;
+};
+
+/* struct ibv_odp_caps (droce: no on-demand paging, all zero) */
+struct droce_odp_caps {
+	uint64_t general_caps;
+	struct {
+		uint32_t rc_odp_caps;
+		uint32_t uc_odp_caps;
+		uint32_t ud_odp_caps;
+	} per_transport_caps;
+};
+
+/*
+ * The leading fields of struct ibv_device_attr_ex, in its layout; droce
+ * has none of the capabilities the later ones describe (TSO, RSS, tag
+ * matching, device memory...), so the struct ends here.
+ */
+struct droce_device_attr_ex {
+	struct droce_device_attr orig_attr;
+	uint32_t comp_mask;
+	struct droce_odp_caps odp_caps;
+	uint64_t completion_timestamp_mask;
+	uint64_t hca_core_clock;
+	uint64_t device_cap_flags_ex;	/* device_cap_flags | DROCE_DEVICE_* above */
+};
+
+struct droce_query_device_ex_input {
+	uint32_t comp_mask;		/* must be 0 */
+};
+
+/*
+ * The device's limits, each the value its create/modify calls enforce
+ * (the QP, CQ, MR, PD, MW counts of this context; work queue, SGE, CQE
+ * and READ/atomic depth limits), and what it can do.  0 or a positive
+ * errno (EINVAL).
+ */
+int droce_query_device(struct droce_context *context,
+		       struct droce_device_attr *device_attr);
+/* The same with device_cap_flags_ex; input NULL or comp_mask 0. */
+int droce_query_device_ex(struct droce_context *context,
+			  const struct droce_query_device_ex_input *input,
+			  struct droce_device_attr_ex *attr);
 
 /* 0 or a positive errno; port_num is 1. */
 int droce_query_port(struct droce_context *context, uint8_t port_num,

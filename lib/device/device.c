@@ -18,12 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 #include <rte_random.h>
 
 #include "droce.h"
 #include "droce_link.h"
 #include "net_host.h"
+#include "tp_counters.h"
 #include "transport.h"
 #include "verbs_private.h"
 #include "device_private.h"
@@ -289,11 +292,44 @@ ib_mtu_of(uint32_t link_mtu)
 	return m;
 }
 
+/*
+ * An Ethernet speed (Mb/s) as the IB width x speed whose data rate is
+ * nearest at or above it, the table Linux's ib_get_eth_speed uses for
+ * RoCE ports; an unknown speed (0) is reported as the slowest.
+ */
+static void
+ib_rate_of(uint32_t mbps, uint8_t *width, uint8_t *speed)
+{
+	static const struct { uint32_t mbps; uint8_t width, speed; } rates[] = {
+		{ 1000, DROCE_WIDTH_1X, DROCE_SPEED_SDR },
+		{ 10000, DROCE_WIDTH_1X, DROCE_SPEED_FDR10 },
+		{ 20000, DROCE_WIDTH_4X, DROCE_SPEED_DDR },
+		{ 25000, DROCE_WIDTH_1X, DROCE_SPEED_EDR },
+		{ 40000, DROCE_WIDTH_4X, DROCE_SPEED_FDR10 },
+		{ 50000, DROCE_WIDTH_1X, DROCE_SPEED_HDR },
+		{ 100000, DROCE_WIDTH_4X, DROCE_SPEED_EDR },
+		{ 200000, DROCE_WIDTH_4X, DROCE_SPEED_HDR },
+	};
+	size_t i = 0;
+
+	while (i < RTE_DIM(rates) - 1 && mbps > rates[i].mbps)
+		i++;
+	if (mbps > rates[i].mbps) {
+		*width = DROCE_WIDTH_4X;
+		*speed = DROCE_SPEED_NDR;
+		return;
+	}
+	*width = rates[i].width;
+	*speed = rates[i].speed;
+}
+
 int
 droce_query_port(struct droce_context *context, uint8_t port_num,
 		 struct droce_port_attr *attr)
 {
+	struct rte_eth_link link = { 0 };
 	struct device_open *o;
+	struct tp_dev *tp;
 	int carrier;
 
 	if (context == NULL || context->device == NULL || attr == NULL)
@@ -301,13 +337,24 @@ droce_query_port(struct droce_context *context, uint8_t port_num,
 	if (port_num != 1)
 		return EINVAL;
 	o = context->device->open;
+	tp = verbs_tp(context);
 	memset(attr, 0, sizeof(*attr));
 	carrier = droce_link_status(o->link);	/* < 0: unknown, taken as up */
 	attr->state = carrier == 0 ? DROCE_PORT_DOWN : DROCE_PORT_ACTIVE;
+	attr->phys_state = carrier == 0 ? DROCE_PORT_PHYS_STATE_DISABLED :
+					  DROCE_PORT_PHYS_STATE_LINK_UP;
 	attr->max_mtu = DROCE_MTU_4096;
 	attr->active_mtu = ib_mtu_of(o->link->mtu);
 	attr->gid_tbl_len = (int)context->device->naddr;
-	attr->max_msg_sz = 1u << 31;
+	/* no CM on QP1 yet: only the addresses as GIDs */
+	attr->port_cap_flags = DROCE_PORT_IP_BASED_GIDS;
+	attr->max_msg_sz = TP_MAX_MSG_SZ;
+	attr->bad_pkey_cntr = (uint32_t)tp_dev_counter_read(tp, TP_CNT_PKEY_VIOLATION);
+	attr->qkey_viol_cntr = (uint32_t)tp_dev_counter_read(tp, TP_CNT_UD_QKEY_DROP);
+	attr->pkey_tbl_len = TP_MAX_PKEYS;
+	attr->max_vl_num = 1;			/* VL0 only */
+	(void)rte_eth_link_get_nowait(context->device->port_id, &link);
+	ib_rate_of(link.link_speed, &attr->active_width, &attr->active_speed);
 	attr->link_layer = DROCE_LINK_LAYER_ETHERNET;
 	return 0;
 }

@@ -190,6 +190,8 @@ int prot_tables_create(const struct prot_config *cfg,
 		       struct prot_tables **out);
 /* -EBUSY while PDs are allocated (t stays usable); 0 and t freed otherwise. */
 int prot_tables_destroy(struct prot_tables *t);
+/* The limits the tables enforce (max_pd, max_mr, max_mw; the rest untouched). */
+void prot_tables_limits(const struct prot_tables *t, struct prot_config *limits);
 /* Live objects (for tests/diagnostics). */
 uint32_t prot_mr_count(const struct prot_tables *t);
 uint32_t prot_mw_count(const struct prot_tables *t);

@@ -220,6 +220,14 @@ prot_mr_count(const struct prot_tables *t)
 	return __atomic_load_n(&t->ctl->nr_mr, __ATOMIC_RELAXED);
 }
 
+void
+prot_tables_limits(const struct prot_tables *t, struct prot_config *limits)
+{
+	limits->max_pd = t->ctl->max_pd;
+	limits->max_mr = t->ctl->max_mr;
+	limits->max_mw = t->ctl->max_mw;
+}
+
 uint32_t
 prot_mw_count(const struct prot_tables *t)
 {

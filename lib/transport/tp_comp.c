@@ -8,7 +8,7 @@
  * function returning the next one, dispatched by one switch (comp_step),
  * the same code for every response and with traces on or off:
  *
- *   GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ | ATOMIC | ACK
+ *   GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ | ATOMIC | PLACED | ACK
  *   ACK covers a whole SEND/WRITE -> COMPLETE -> GET_WQE (the next one)
  *   sequence NAK / READ gap -> RETRY;  RNR NAK -> RNR;  error NAK -> ERROR
  */
@@ -26,6 +26,7 @@ enum comp_state {
 	COMP_CHECK_ACK,
 	COMP_READ,
 	COMP_ATOMIC,
+	COMP_PLACED,
 	COMP_ACK,
 	COMP_COMPLETE,
 	COMP_RETRY,
@@ -38,7 +39,7 @@ enum comp_state {
 static const char *const comp_state_names[] = {
 	[COMP_GET_WQE] = "GET_WQE", [COMP_CHECK_PSN] = "CHECK_PSN",
 	[COMP_CHECK_ACK] = "CHECK_ACK", [COMP_READ] = "READ",
-	[COMP_ATOMIC] = "ATOMIC", [COMP_ACK] = "ACK",
+	[COMP_ATOMIC] = "ATOMIC", [COMP_PLACED] = "PLACED", [COMP_ACK] = "ACK",
 	[COMP_COMPLETE] = "COMPLETE", [COMP_RETRY] = "RETRY",
 	[COMP_RNR] = "RNR", [COMP_ERROR] = "ERROR", [COMP_DROP] = "DROP",
 	[COMP_EXIT] = "EXIT",
@@ -72,6 +73,12 @@ static bool
 is_atomic(const struct tp_send_wqe *w)
 {
 	return w->wr_mask & TP_WR_ATOMIC;
+}
+
+static bool
+is_placement(const struct tp_send_wqe *w)
+{
+	return w->wr_mask & TP_WR_PLACEMENT;
 }
 
 /* ---- retiring completed WQEs --------------------------------------------------- */
@@ -220,7 +227,9 @@ st_check_ack(struct comp_ctx *c)
 		next = implicit_ack(c, pkt->psn);
 		if (next != COMP_EXIT)
 			return next;
-		return is_read(w) ? COMP_READ : COMP_DROP;
+		if (is_read(w))
+			return COMP_READ;
+		return is_placement(w) && w->first_psn == pkt->psn ? COMP_PLACED : COMP_DROP;
 	}
 	if (pkt->opcode == ROCE_OP_ATOMIC_ACKNOWLEDGE) {
 		next = implicit_ack(c, pkt->psn);
@@ -351,6 +360,23 @@ st_atomic(struct comp_ctx *c)
 	return COMP_COMPLETE;
 }
 
+/*
+ * ATOMIC WRITE and FLUSH are answered by one RDMA READ response ONLY
+ * without data (IBTA 1.5 annex A19, as rxe): anything else is a bad
+ * response.
+ */
+static inline enum comp_state
+st_placed(struct comp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+
+	if ((pkt->op->mask & ROCE_OPM_ONLY) != ROCE_OPM_ONLY || pkt->payload_len != 0) {
+		c->err = DROCE_WC_BAD_RESP_ERR;
+		return COMP_ERROR;
+	}
+	return COMP_COMPLETE;
+}
+
 /* The retry budget: retry_cnt (7 = infinite only in rxe-compat mode). */
 static bool
 consume_retry(struct tp_qp *qp)
@@ -440,6 +466,8 @@ comp_step(struct comp_ctx *c, enum comp_state s)
 		return st_read(c);
 	case COMP_ATOMIC:
 		return st_atomic(c);
+	case COMP_PLACED:
+		return st_placed(c);
 	case COMP_ACK:
 		return st_ack(c);
 	case COMP_COMPLETE:

@@ -36,6 +36,8 @@ tp_cq_create(struct tp_dev *dev, int cqe, struct tp_cq **out)
 
 	if (cqe < 1 || cqe > DROCE_MAX_CQE)
 		return -EINVAL;
+	if (dev->ncq >= dev->cfg.max_cq)
+		return -ENOMEM;		/* as ibv_create_cq out of CQs */
 	n = rte_align32pow2((uint32_t)cqe);
 	cq = rte_zmalloc("droce_cq", sizeof(*cq) + nrings * sizeof(cq->rings[0]),
 			 RTE_CACHE_LINE_SIZE);

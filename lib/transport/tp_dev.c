@@ -47,6 +47,8 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 	if (cfg != NULL)
 		dev->cfg = *cfg;
 	dev->cfg.max_qp = max_qp;
+	if (dev->cfg.max_cq == 0)
+		dev->cfg.max_cq = TP_DEFAULT_MAX_CQ;
 	dev->max_qp = max_qp;
 	dev->ctx = ctx;
 	dev->prot = prot;
@@ -123,6 +125,18 @@ struct net_host *
 tp_dev_host(const struct tp_dev *dev)
 {
 	return dev->host;
+}
+
+const struct tp_dev_config *
+tp_dev_config(const struct tp_dev *dev)
+{
+	return &dev->cfg;
+}
+
+const struct droce_link *
+tp_dev_link(const struct tp_dev *dev)
+{
+	return dev->link;
 }
 
 void

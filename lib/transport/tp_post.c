@@ -15,7 +15,7 @@
 #define RC_UC(m)	{ (m), (m), 0 }
 #define ALL_QPTS(m)	{ (m), (m), (m) }
 
-/* TSO, FLUSH and ATOMIC_WRITE are not supported yet: all zero */
+/* TSO is not supported: all zero */
 const struct tp_wr_opcode_info tp_wr_opcode_info[TP_WR_OPCODES] = {
 	[DROCE_WR_RDMA_WRITE] = {
 		RC_UC(TP_WR_WRITE | TP_WR_REMOTE | TP_WR_INLINE), DROCE_WC_RDMA_WRITE },
@@ -32,7 +32,33 @@ const struct tp_wr_opcode_info tp_wr_opcode_info[TP_WR_OPCODES] = {
 	[DROCE_WR_BIND_MW] = { RC_UC(TP_WR_LOCAL), DROCE_WC_BIND_MW },
 	[DROCE_WR_SEND_WITH_INV] = {
 		RC_ONLY(TP_WR_SEND | TP_WR_INV | TP_WR_INLINE), DROCE_WC_SEND },
+	[DROCE_WR_FLUSH] = { RC_ONLY(TP_WR_FLUSH), DROCE_WC_FLUSH },
+	[DROCE_WR_ATOMIC_WRITE] = {
+		RC_ONLY(TP_WR_ATOMIC_WRITE | TP_WR_REMOTE | TP_WR_INLINE),
+		DROCE_WC_ATOMIC_WRITE },
 };
+
+#define FLUSH_TYPES (DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT)
+
+/* FLUSH: no data; a placement type asked for, a defined level. */
+static int
+fill_flush_wqe(const struct droce_send_wr *wr, struct tp_send_wqe *w)
+{
+	uint8_t type = wr->wr.flush.type, level = wr->wr.flush.level;
+
+	if (wr->num_sge != 0 || type == 0 || (type & ~FLUSH_TYPES) != 0 ||
+	    (level != DROCE_FLUSH_RANGE && level != DROCE_FLUSH_MR))
+		return -EINVAL;
+	w->length = 0;
+	w->num_sge = 0;
+	w->is_inline = 0;
+	w->remote_addr = wr->wr.flush.remote_addr;
+	w->rkey = wr->wr.flush.rkey;
+	w->flush_len = wr->wr.flush.length;
+	w->flush_type = type;
+	w->flush_level = level;
+	return 0;
+}
 
 /* Inline data is copied now: the buffer is free on return. */
 static int
@@ -65,7 +91,7 @@ copy_sges(const struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++)
 		total += wr->sg_list[i].length;
-	if (total > (1u << 31))
+	if (total > TP_MAX_MSG_SZ)
 		return -EINVAL;
 	w->length = (uint32_t)total;
 	if (unlikely(wr->send_flags & DROCE_SEND_INLINE) && (mask & TP_WR_INLINE))
@@ -144,11 +170,16 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	w->imm = wr->imm_data;
 	if (unlikely(mask & TP_WR_LOCAL))
 		return fill_local_wqe(wr, w);
+	if (unlikely(mask & TP_WR_FLUSH))
+		return fill_flush_wqe(wr, w);
 
 	rc = copy_sges(qp, wr, mask, w);
 	if (rc != 0)
 		return rc;
 	if (mask & TP_WR_REMOTE) {
+		/* ATOMIC WRITE: exactly the 8 bytes of one store */
+		if (unlikely(mask & TP_WR_ATOMIC_WRITE) && w->length != 8)
+			return -EINVAL;
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	} else if (mask & TP_WR_ATOMIC) {
@@ -308,7 +339,7 @@ fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr, struct tp_recv_w
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
-	if (total > (1u << 31))
+	if (total > TP_MAX_MSG_SZ)
 		return -EINVAL;
 	w->wr_id = wr->wr_id;
 	w->num_sge = (uint32_t)wr->num_sge;

@@ -136,6 +136,10 @@ struct tp_send_wqe {
 	uint32_t status;	/* enum droce_wc_status once DONE */
 	uint64_t compare_add;
 	uint64_t swap;
+	/* FLUSH: the RETH length and the FETH */
+	uint32_t flush_len;
+	uint8_t flush_type;	/* enum droce_placement_type bits */
+	uint8_t flush_level;	/* enum droce_selectivity_level */
 	/* UD */
 	struct tp_ah *ah;
 	uint32_t remote_qpn;
@@ -173,8 +177,19 @@ enum tp_wr_mask {
 	TP_WR_INV	= 1u << 6,	/* carries an R_Key to invalidate (IETH) */
 	TP_WR_REMOTE	= 1u << 7,	/* wr.rdma: remote address and R_Key (RETH) */
 	TP_WR_INLINE	= 1u << 8,	/* DROCE_SEND_INLINE copies its data */
+	TP_WR_ATOMIC_WRITE = 1u << 9,	/* ATOMIC WRITE: 8 bytes, one store */
+	TP_WR_FLUSH	= 1u << 10,	/* FLUSH: wr.flush, no data */
+	/*
+	 * The memory-placement operations (IBTA 1.5 annex A19): one request
+	 * packet answered by a zero-length RDMA READ response, so, as rxe,
+	 * they take an initiator depth slot and a responder resource like a
+	 * READ (a duplicate is answered from its record, never re-executed).
+	 */
+	TP_WR_PLACEMENT	= TP_WR_ATOMIC_WRITE | TP_WR_FLUSH,
+	/* one request packet, one PSN */
+	TP_WR_ONE_PKT	= TP_WR_ATOMIC | TP_WR_PLACEMENT,
 	/* needs a slot of the initiator depth (max_rd_atomic) */
-	TP_WR_RD_ATOMIC	= TP_WR_READ | TP_WR_ATOMIC,
+	TP_WR_RD_ATOMIC	= TP_WR_READ | TP_WR_ATOMIC | TP_WR_PLACEMENT,
 };
 
 #define TP_WR_OPCODES (DROCE_WR_ATOMIC_WRITE + 1)
@@ -356,6 +371,7 @@ enum tp_resp_res_kind {
 	TP_RES_NONE,
 	TP_RES_READ,
 	TP_RES_ATOMIC,
+	TP_RES_PLACEMENT,	/* ATOMIC WRITE or FLUSH: answered, never redone */
 };
 
 /*
@@ -772,7 +788,8 @@ tp_qp_can_receive(const struct tp_qp *qp)
 	return s == DROCE_QPS_RTR || s == DROCE_QPS_RTS || s == DROCE_QPS_SQD;
 }
 
-/* The PSNs a WQE takes: one per MTU, one for an atomic, none when local. */
+/* The PSNs a WQE takes: one per MTU, one for an atomic, an ATOMIC_WRITE or
+ * a FLUSH, none when local. */
 static inline uint32_t
 tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
 {
@@ -780,7 +797,7 @@ tp_wqe_npkts(const struct tp_qp *qp, const struct tp_send_wqe *w)
 
 	if (mask & TP_WR_LOCAL)
 		return 0;
-	if ((mask & TP_WR_ATOMIC) || w->length <= qp->mtu)
+	if ((mask & TP_WR_ONE_PKT) || w->length <= qp->mtu)
 		return 1;		/* (no division for the common short message) */
 	return (w->length + qp->mtu - 1) / qp->mtu;
 }

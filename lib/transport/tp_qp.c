@@ -129,7 +129,8 @@ transition_ok(enum droce_qp_state cur, enum droce_qp_state next,
 /* ---- attribute values ------------------------------------------------------- */
 
 #define QP_ACCESS_ALLOWED (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE | \
-	DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC | DROCE_ACCESS_MW_BIND)
+	DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC | DROCE_ACCESS_MW_BIND | \
+	DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT)
 
 /* The largest IB MTU that fits the link's IP MTU with RoCEv2 headers. */
 static enum droce_mtu

@@ -248,14 +248,37 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	return true;
 }
 
-/* An RDMA READ request (for the part not yet read) or an atomic request. */
+/*
+ * ATOMIC WRITE (RETH and its 8 bytes) or FLUSH (FETH and RETH) request
+ * headers (IBTA 1.5 annex A19).
+ */
+static void
+fill_placement_pkt(struct tp_qp *qp, const struct tp_send_wqe *w, struct roce_pkt *p)
+{
+	bool flush = w->wr_mask & TP_WR_FLUSH;
+
+	tp_net_fill_pkt(qp, &qp->av, p, flush ? ROCE_OP_FLUSH : ROCE_OP_ATOMIC_WRITE,
+			qp->req.psn);
+	p->reth.va = w->remote_addr;
+	p->reth.rkey = w->rkey;
+	p->reth.len = flush ? w->flush_len : 8;
+	p->payload_len = flush ? 0 : 8;
+	p->feth.plt = w->flush_type;
+	p->feth.sel = w->flush_level;
+}
+
+/*
+ * An RDMA READ request (for the part not yet read), an atomic or a
+ * memory-placement request.
+ */
 static bool
 send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbufs *mb)
 {
+	struct gather_cache gc = { .len = 0 };
 	struct rte_mbuf *m;
 	struct roce_pkt p;
 	uint8_t *payload;
-	uint32_t npsn;
+	uint32_t npsn = 1;
 
 	if (w->wr_mask & TP_WR_READ) {
 		tp_net_fill_pkt(qp, &qp->av, &p, ROCE_OP_RDMA_READ_REQUEST, qp->req.psn);
@@ -263,6 +286,8 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 		p.reth.rkey = w->rkey;
 		p.reth.len = w->length - qp->req.offset;
 		npsn = tp_wqe_npkts(qp, w) - qp->req.offset / qp->mtu;
+	} else if (w->wr_mask & TP_WR_PLACEMENT) {
+		fill_placement_pkt(qp, w, &p);
 	} else {
 		tp_net_fill_pkt(qp, &qp->av, &p,
 				w->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ?
@@ -275,12 +300,16 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 		} else {
 			p.atmeth.swap = w->compare_add;	/* the add operand */
 		}
-		npsn = 1;
 	}
 	p.ackreq = 1;
 	m = tp_net_alloc(qp, &qp->av, &p, mb, &payload);
 	if (m == NULL)
 		return false;
+	if ((w->wr_mask & TP_WR_ATOMIC_WRITE) && !gather(qp, w, 0, 8, payload, &gc)) {
+		rte_pktmbuf_free(m);
+		fail_wqe(qp, w, DROCE_WC_LOC_PROT_ERR);
+		return false;
+	}
 	count_sent(qp, qp->req.psn, npsn);
 	tp_net_finish(qp->eng, m, &p);
 	tp_count(qp->eng, TP_CNT_RDMA_SENDS);

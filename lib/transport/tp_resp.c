@@ -20,8 +20,9 @@
  * responses and atomic ACKs the one their request made, also when a
  * duplicate is answered; a NAK never counts the message it fails.
  *
- * READs and atomics take responder resources (max_dest_rd_atomic), and
- * every answer leaves through the QP's output queue: both in tp_resp_out.c.
+ * READs, atomics, ATOMIC WRITEs and FLUSHes take responder resources
+ * (max_dest_rd_atomic), and every answer leaves through the QP's output
+ * queue: both in tp_resp_out.c.
  */
 #include <string.h>
 
@@ -100,6 +101,13 @@ struct resp_ctx {
 	void *host;			/* validated target address */
 	const struct tp_resp_res *dup;	/* the record a duplicate matched */
 };
+
+/* The requests that take a responder resource (TP_WR_RD_ATOMIC's peers). */
+#define RES_OPS (ROCE_OPM_READ | ROCE_OPM_ATOMIC | ROCE_OPM_ATMWRITE | ROCE_OPM_FLUSH)
+
+/* FLUSH placement types (FETH, IBTA 1.5 annex A19: bit 0 global, bit 1 persistent). */
+#define FETH_PLT_GLOBAL DROCE_FLUSH_GLOBAL
+#define FETH_PLT_PERSISTENT DROCE_FLUSH_PERSISTENT
 
 /* ---- receive buffers ---------------------------------------------------------------- */
 
@@ -226,11 +234,21 @@ st_check_op_valid(struct resp_ctx *c)
 	case ROCE_OPM_ATOMIC:
 		need = DROCE_ACCESS_REMOTE_ATOMIC;
 		break;
+	case ROCE_OPM_ATMWRITE:
+		need = DROCE_ACCESS_REMOTE_WRITE;	/* as RDMA WRITE, as rxe */
+		break;
+	case ROCE_OPM_FLUSH:
+		/* a right for each placement type asked for (bits beyond
+		 * them are refused in CHECK_LENGTH) */
+		need = ((c->pkt->feth.plt & FETH_PLT_GLOBAL) ? DROCE_ACCESS_FLUSH_GLOBAL : 0) |
+		       ((c->pkt->feth.plt & FETH_PLT_PERSISTENT) ?
+			DROCE_ACCESS_FLUSH_PERSISTENT : 0);
+		break;
 	default:
-		need = 0;	/* FLUSH and ATOMIC_WRITE: not supported yet */
+		need = ~0u;	/* no operation class: never allowed */
 		break;
 	}
-	if (!(c->qp->attr.qp_access_flags & need))
+	if ((c->qp->attr.qp_access_flags & need) != need)
 		return c->qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
 	return RESP_CHECK_RESOURCE;
 }
@@ -248,8 +266,8 @@ st_check_resource(struct resp_ctx *c)
 		tp_count(qp->eng, TP_CNT_RX_NO_BUF_DROP);
 		return RESP_DROP;
 	}
-	/* one responder resource per READ/atomic, else Invalid Request */
-	if ((c->mask & (ROCE_OPM_READ | ROCE_OPM_ATOMIC)) && tp_resp_res_free_slot(qp) == NULL)
+	/* one responder resource per READ/atomic/placement, else Invalid Request */
+	if ((c->mask & RES_OPS) && tp_resp_res_free_slot(qp) == NULL)
 		return RESP_ERR_INV_REQ;
 	return RESP_CHECK_LENGTH;
 }
@@ -292,9 +310,60 @@ st_check_length(struct resp_ctx *c)
 		}
 		return RESP_CHECK_RKEY;
 	}
-	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > (1u << 31))
+	if ((c->mask & ROCE_OPM_READ) && pkt->reth.len > TP_MAX_MSG_SZ)
+		return RESP_ERR_INV_REQ;
+	/* ATOMIC WRITE: its RETH names the 8 bytes it carries (the parser
+	 * keeps only 8-byte payloads); FLUSH: a defined FETH (annex A19) */
+	if ((c->mask & ROCE_OPM_ATMWRITE) && pkt->reth.len != 8)
+		return RESP_ERR_INV_REQ;
+	if ((c->mask & ROCE_OPM_FLUSH) &&
+	    (pkt->feth.plt == 0 || (pkt->feth.plt & ~(FETH_PLT_GLOBAL | FETH_PLT_PERSISTENT)) ||
+	     pkt->feth.sel > DROCE_FLUSH_MR))
 		return RESP_ERR_INV_REQ;
 	return RESP_CHECK_RKEY;
+}
+
+/*
+ * FLUSH: the R_Key must grant each placement type asked for over
+ * [va, va + len).  The whole-region level is checked the same way (rxe
+ * checks only the key there): the fence it orders covers all memory.
+ */
+static enum prot_status
+check_flush_rkey(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	enum prot_status st = PROT_OK;
+
+	if (pkt->feth.plt & FETH_PLT_GLOBAL)
+		st = tp_prot_remote(qp->eng, qp->dev->prot, pkt->reth.rkey, qp->pd,
+				    qp->pub.qp_num, PROT_OP_FLUSH_GLOBAL, pkt->reth.va,
+				    pkt->reth.len, &c->host);
+	if (st == PROT_OK && (pkt->feth.plt & FETH_PLT_PERSISTENT))
+		st = tp_prot_remote(qp->eng, qp->dev->prot, pkt->reth.rkey, qp->pd,
+				    qp->pub.qp_num, PROT_OP_FLUSH_PERSISTENT, pkt->reth.va,
+				    pkt->reth.len, &c->host);
+	return st;
+}
+
+/* The next state after an R_Key check that returned st. */
+static inline enum resp_state
+rkey_verdict(struct resp_ctx *c, enum prot_status st)
+{
+	bool rc = c->qp->pub.qp_type == DROCE_QPT_RC;
+
+	switch (st) {
+	case PROT_OK:
+		if (c->mask & ROCE_OPM_WRITE)
+			c->batch->write_host = c->host;
+		return RESP_EXECUTE;
+	case PROT_ALIGN:
+		/* a misaligned atomic or ATOMIC WRITE is an Invalid Request
+		 * (class C), as rxe */
+		return rc ? RESP_ERR_INV_REQ : RESP_DROP;
+	default:
+		return rc ? RESP_ERR_ACCESS : RESP_DROP;
+	}
 }
 
 /*
@@ -313,7 +382,14 @@ st_check_rkey(struct resp_ctx *c)
 	uint64_t va, len;
 	uint32_t rkey;
 
-	if (c->mask & ROCE_OPM_RETH) {
+	if (c->mask & ROCE_OPM_FLUSH)
+		return rkey_verdict(c, check_flush_rkey(c));
+	if (c->mask & ROCE_OPM_ATMWRITE) {
+		va = pkt->reth.va;
+		len = 8;
+		rkey = pkt->reth.rkey;
+		op = PROT_OP_ATOMIC_WRITE;
+	} else if (c->mask & ROCE_OPM_RETH) {
 		va = pkt->reth.va;
 		len = pkt->reth.len;
 		rkey = pkt->reth.rkey;
@@ -334,18 +410,8 @@ st_check_rkey(struct resp_ctx *c)
 	} else {
 		return RESP_EXECUTE;
 	}
-	switch (tp_prot_remote(qp->eng, qp->dev->prot, rkey, qp->pd, qp->pub.qp_num, op,
-				  va, len, &c->host)) {
-	case PROT_OK:
-		if (c->mask & ROCE_OPM_WRITE)
-			c->batch->write_host = c->host;
-		return RESP_EXECUTE;
-	case PROT_ALIGN:
-		/* a misaligned atomic is an Invalid Request (class C), as rxe */
-		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_INV_REQ : RESP_DROP;
-	default:
-		return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
-	}
+	return rkey_verdict(c, tp_prot_remote(qp->eng, qp->dev->prot, rkey, qp->pd,
+					      qp->pub.qp_num, op, va, len, &c->host));
 }
 
 static inline enum resp_state
@@ -459,6 +525,43 @@ execute_atomic(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
+/*
+ * ATOMIC WRITE: the 8 bytes as one aligned 64-bit store, so no reader
+ * sees half of them (annex A19).  FLUSH: everything before it was placed
+ * by this engine's own earlier stores (the responder executes in PSN
+ * order); a fence makes them globally visible before the answer leaves.
+ * droce registers DRAM, where persistence is no more than that.  Both are
+ * answered by a zero-length READ response from a responder resource.
+ */
+static inline enum resp_state
+execute_placement(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	struct tp_resp_item *it;
+	struct tp_resp_res *r;
+	uint64_t v;
+
+	/* the store needs an aligned host address too (a zero-based
+	 * region's VA may be aligned where its memory is not) */
+	if ((c->mask & ROCE_OPM_ATMWRITE) && ((uintptr_t)c->host & 7) != 0)
+		return RESP_ERR_INV_REQ;
+	it = tp_resp_queue_add(qp);
+	if (it == NULL)
+		return RESP_DROP;		/* not executed: the requester retries */
+	if (c->mask & ROCE_OPM_ATMWRITE) {
+		memcpy(&v, c->payload, sizeof(v));
+		__atomic_store_n((uint64_t *)c->host, v, __ATOMIC_RELEASE);
+	} else {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
+	r = tp_resp_res_take(qp, TP_RES_PLACEMENT, pkt->psn, 1, pkt->reth.rkey, pkt->reth.va, 0);
+	tp_resp_queue_read(qp, it, r, pkt->psn, 0, 0);
+	qp->resp.psn = roce_psn_add(pkt->psn, 1);
+	return RESP_DONE;
+}
+
 static inline enum resp_state
 st_execute(struct resp_ctx *c)
 {
@@ -474,6 +577,8 @@ st_execute(struct resp_ctx *c)
 		return execute_read(c);
 	if (c->mask & ROCE_OPM_ATOMIC)
 		return execute_atomic(c);
+	if (c->mask & (ROCE_OPM_ATMWRITE | ROCE_OPM_FLUSH))
+		return execute_placement(c);
 	return RESP_DROP;
 }
 
@@ -592,12 +697,23 @@ st_duplicate(struct resp_ctx *c)
 	c->dup = r;
 	if (c->mask & ROCE_OPM_READ)
 		return tp_resp_read_within(qp, r, pkt) ? duplicate_read(c, r) : RESP_DROP;
-	if (!(c->mask & ROCE_OPM_ATOMIC) || r->kind != TP_RES_ATOMIC)
+	if (c->mask & ROCE_OPM_ATOMIC) {
+		if (r->kind != TP_RES_ATOMIC)
+			return RESP_DROP;
+		tp_resp_purge_from(qp, pkt->psn);
+		it = tp_resp_queue_add(qp);
+		if (it != NULL)
+			tp_resp_queue_atomic_ack(qp, it, r);
+		return RESP_DONE;
+	}
+	/* ATOMIC WRITE and FLUSH: answered again, not executed again (a
+	 * store repeated later could undo a newer one) */
+	if (r->kind != TP_RES_PLACEMENT)
 		return RESP_DROP;
 	tp_resp_purge_from(qp, pkt->psn);
 	it = tp_resp_queue_add(qp);
 	if (it != NULL)
-		tp_resp_queue_atomic_ack(qp, it, r);
+		tp_resp_queue_read(qp, it, r, pkt->psn, 0, 0);
 	return RESP_DONE;
 }
 

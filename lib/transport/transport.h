@@ -41,9 +41,14 @@ struct tp_ah;
  * "Many QPs").
  */
 #define TP_DEFAULT_MAX_QP 65536
+/* CQs per device by default (each costs its ring, DROCE_MAX_CQE at most). */
+#define TP_DEFAULT_MAX_CQ 65536
+/* The longest message (SGE list, RETH length): 2^31 bytes (IBTA 9.4.1.1). */
+#define TP_MAX_MSG_SZ (1u << 31)
 
 struct tp_dev_config {
 	uint32_t max_qp;	/* 0: TP_DEFAULT_MAX_QP */
+	uint32_t max_cq;	/* 0: TP_DEFAULT_MAX_CQ */
 	/*
 	 * Linux rxe treats retry_cnt 7 as "retry forever"; IBTA says 7 retries.
 	 * Default false (spec); true copies rxe (compatibility switch).
@@ -70,6 +75,11 @@ struct tp_dev_config {
 			bool tx);
 	void *capture_arg;
 };
+
+/* The device's configuration, its defaults filled in (max_qp, max_cq). */
+const struct tp_dev_config *tp_dev_config(const struct tp_dev *dev);
+/* The link attached (tp_dev_attach_link), or NULL. */
+const struct droce_link *tp_dev_link(const struct tp_dev *dev);
 
 /* The rxe compatibility switch above, for an engine already running. */
 void tp_dev_set_retry_cnt_7_infinite(struct tp_dev *dev, bool on);

@@ -56,6 +56,21 @@ open_end(struct dp_end *e, struct droce_device *dev)
 	assert_int_equal(droce_query_port(e->ctx, 1, &pa), 0);
 	assert_int_equal(pa.link_layer, DROCE_LINK_LAYER_ETHERNET);
 	assert_int_equal(pa.gid_tbl_len, 2);
+	assert_int_equal(pa.state, DROCE_PORT_ACTIVE);
+	assert_int_equal(pa.phys_state, DROCE_PORT_PHYS_STATE_LINK_UP);
+	assert_int_equal(pa.max_mtu, DROCE_MTU_4096);
+	assert_int_equal(pa.port_cap_flags, DROCE_PORT_IP_BASED_GIDS);
+	assert_int_equal(pa.max_msg_sz, 1u << 31);
+	assert_int_equal(pa.pkey_tbl_len, 16);
+	assert_int_equal(pa.bad_pkey_cntr, 0);
+	assert_int_equal(pa.qkey_viol_cntr, 0);
+	assert_int_equal(pa.max_vl_num, 1);
+	assert_int_equal(pa.lid, 0);
+	assert_int_equal(pa.sm_lid, 0);
+	/* net_af_packet (the suite runs it on veth) reports 10 Gb/s: 1X FDR10, as Linux */
+	printf("# port speed: width %u speed %u\n", pa.active_width, pa.active_speed);
+	assert_int_equal(pa.active_width, DROCE_WIDTH_1X);
+	assert_int_equal(pa.active_speed, DROCE_SPEED_FDR10);
 	dp_alloc_end(e->ctx, BUF, DP_REMOTE_ALL, 256, &e->pd, &e->buf, &e->mr, &e->cq);
 }
 

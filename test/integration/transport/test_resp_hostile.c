@@ -20,7 +20,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_common.h>
 
+#include "dev_pair.h"
 #include "raw_peer.h"
 
 #define MTU 1024u
@@ -608,6 +610,150 @@ test_dup_atomic_after_reuse(void **state)
 	close_rp(&rp, qp);
 }
 
+/* ---- ATOMIC WRITE and FLUSH (IBTA 1.5 annex A19) ------------------------------------ */
+
+static void
+send_atomic_write(struct raw_peer *rp, struct droce_qp *qp, uint32_t psn, void *addr,
+		  uint32_t reth_len, const uint8_t v[8])
+{
+	struct roce_pkt p = rp_pkt(rp, qp, ROCE_OP_ATOMIC_WRITE, psn);
+
+	p.reth.va = va_of(addr);
+	p.reth.rkey = rp->mr->rkey;
+	p.reth.len = reth_len;
+	rp_send(rp, &p, v, 8, false);
+}
+
+static void
+send_flush(struct raw_peer *rp, struct droce_qp *qp, uint32_t psn, uint32_t rkey,
+	   uint8_t plt, uint8_t sel)
+{
+	struct roce_pkt p = rp_pkt(rp, qp, ROCE_OP_FLUSH, psn);
+
+	p.reth.va = va_of(rp->buf);
+	p.reth.rkey = rkey;
+	p.reth.len = 64;
+	p.feth.plt = plt;
+	p.feth.sel = sel;
+	rp_send(rp, &p, NULL, 0, false);
+}
+
+/* The QP (in RTS) may also be asked for both kinds of FLUSH. */
+static void
+allow_flush(struct droce_qp *qp)
+{
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_RTS,
+		.qp_access_flags = DP_REMOTE_ALL | DROCE_ACCESS_FLUSH_GLOBAL |
+				   DROCE_ACCESS_FLUSH_PERSISTENT,
+	};
+
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS), 0);
+}
+
+/* A zero-length READ response ONLY: how both are answered (as rxe). */
+static void
+expect_placed(const struct rp_frame *f, uint32_t psn, uint32_t msn)
+{
+	rp_expect_frame(f, ROCE_OP_RDMA_READ_RESPONSE_ONLY, psn);
+	assert_int_equal(f->pkt.aeth.syndrome, ROCE_AETH_ACK_NO_CREDIT);
+	assert_int_equal(f->pkt.aeth.msn, msn);
+	assert_int_equal(f->pkt.payload_len, 0);
+}
+
+/*
+ * An ATOMIC WRITE is answered by an empty READ response with its MSN; a
+ * WRITE then stores over it; the ATOMIC WRITE's duplicate is answered
+ * again (same PSN, same MSN) and not executed: the WRITE's bytes stay.
+ * A FLUSH alike, its duplicate answered again.
+ */
+static void
+test_placement_answers_and_duplicates(void **state)
+{
+	static const uint8_t v[8] = { 1, 3, 5, 7, 9, 11, 13, 15 };
+	static const uint8_t w[8] = { 2, 4, 6, 8, 10, 12, 14, 16 };
+	struct raw_peer rp;
+	struct rp_frame f[4];
+	struct droce_mr *mr;
+	struct droce_qp *qp;
+
+	(void)state;
+	rp_open(&rp, 4096);
+	qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+	allow_flush(qp);
+	mr = droce_reg_mr(rp.pd, rp.buf, 4096, DROCE_ACCESS_LOCAL_WRITE |
+			  DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT);
+	assert_non_null(mr);
+
+	send_atomic_write(&rp, qp, RP_PSN, rp.buf + 8, 8, v);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	expect_placed(&f[0], RP_PSN, 1);
+	assert_memory_equal(rp.buf + 8, v, 8);
+	send_write_only(&rp, qp, RP_PSN + 1, rp.buf + 8, w, 8);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	expect_ack(&f[0], RP_PSN + 1, 2);
+	send_atomic_write(&rp, qp, RP_PSN, rp.buf + 8, 8, v);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	expect_placed(&f[0], RP_PSN, 1);
+	assert_memory_equal(rp.buf + 8, w, 8);
+	assert_int_equal(rp_counter(&rp, "duplicate_request"), 1);
+
+	send_flush(&rp, qp, RP_PSN + 2, mr->rkey, DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT,
+		   DROCE_FLUSH_RANGE);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	expect_placed(&f[0], RP_PSN + 2, 3);
+	send_flush(&rp, qp, RP_PSN + 2, mr->rkey, DROCE_FLUSH_GLOBAL | DROCE_FLUSH_PERSISTENT,
+		   DROCE_FLUSH_RANGE);
+	assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+	expect_placed(&f[0], RP_PSN + 2, 3);
+	assert_int_equal(rp_counter(&rp, "duplicate_request"), 2);
+	assert_int_equal(rp_counter(&rp, "rdma_recvs"), 3);
+	assert_int_equal(rp_qp_state(qp), DROCE_QPS_RTS);
+	assert_int_equal(droce_dereg_mr(mr), 0);
+	close_rp(&rp, qp);
+}
+
+/*
+ * Fields a droce requester never sends: an ATOMIC WRITE whose RETH length
+ * is not its 8 bytes, a FLUSH with no placement type, an undefined type
+ * bit or selectivity level.  Each is an Invalid Request (NAK, MSN 0, QP
+ * to ERR), nothing written.
+ */
+static void
+test_placement_undefined_fields(void **state)
+{
+	static const uint8_t v[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const struct { uint8_t plt, sel; } bad_feth[] = { { 0, 0 }, { 4, 0 }, { 1, 2 } };
+	struct raw_peer rp;
+	struct rp_frame f[4];
+	struct droce_mr *mr;
+	struct droce_qp *qp;
+
+	(void)state;
+	rp_open(&rp, 4096);
+	mr = droce_reg_mr(rp.pd, rp.buf, 4096, DROCE_ACCESS_LOCAL_WRITE |
+			  DROCE_ACCESS_FLUSH_GLOBAL | DROCE_ACCESS_FLUSH_PERSISTENT);
+	assert_non_null(mr);
+	for (unsigned int i = 0; i < 2 + RTE_DIM(bad_feth); i++) {
+		qp = rp_create_qp(&rp, DROCE_QPT_RC, 0);
+		allow_flush(qp);
+		if (i < 2)
+			send_atomic_write(&rp, qp, RP_PSN, rp.buf + 16, i == 0 ? 16 : 0, v);
+		else
+			send_flush(&rp, qp, RP_PSN, mr->rkey, bad_feth[i - 2].plt,
+				   bad_feth[i - 2].sel);
+		assert_int_equal(rp_collect(&rp, f, 4, RP_WAIT_S), 1);
+		expect_nak(&f[0], RP_PSN, ROCE_NAK_INVALID_REQ, 0);
+		assert_int_equal(rp_qp_state(qp), DROCE_QPS_ERR);
+		rp_destroy_qp(qp);
+	}
+	for (size_t i = 0; i < 4096; i++)
+		assert_int_equal(rp.buf[i], 0);
+	assert_int_equal(rp_counter(&rp, "sent_inv_req_nak"), 2 + RTE_DIM(bad_feth));
+	assert_int_equal(droce_dereg_mr(mr), 0);
+	rp_close(&rp);
+}
+
 /* ---- UC holes (9.7.7) ---------------------------------------------------------------- */
 
 /*
@@ -772,6 +918,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_dup_read_must_match_record),
 		cmocka_unit_test(test_dup_read_revoked_key),
 		cmocka_unit_test(test_dup_atomic_after_reuse),
+		cmocka_unit_test(test_placement_answers_and_duplicates),
+		cmocka_unit_test(test_placement_undefined_fields),
 		cmocka_unit_test(test_uc_hole_bad_length),
 		cmocka_unit_test(test_uc_hole_bad_sequence),
 		cmocka_unit_test(test_uc_hole_psn_gap),

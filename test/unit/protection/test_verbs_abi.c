@@ -122,6 +122,104 @@ test_abi_events(void **state)
 	SAME_OFF(droce_async_event, ibv_async_event, event_type);
 }
 
+/* Device and port attributes: struct ibv_device_attr, ibv_port_attr, the
+ * leading fields of ibv_device_attr_ex and their flags. */
+static void
+test_abi_device(void **state)
+{
+	(void)state;
+	SAME(DROCE_ATOMIC_NONE, IBV_ATOMIC_NONE);
+	SAME(DROCE_ATOMIC_HCA, IBV_ATOMIC_HCA);
+	SAME(DROCE_ATOMIC_GLOB, IBV_ATOMIC_GLOB);
+	SAME(DROCE_DEVICE_CURR_QP_STATE_MOD, IBV_DEVICE_CURR_QP_STATE_MOD);
+	SAME(DROCE_DEVICE_PORT_ACTIVE_EVENT, IBV_DEVICE_PORT_ACTIVE_EVENT);
+	SAME(DROCE_DEVICE_SYS_IMAGE_GUID, IBV_DEVICE_SYS_IMAGE_GUID);
+	SAME(DROCE_DEVICE_RC_RNR_NAK_GEN, IBV_DEVICE_RC_RNR_NAK_GEN);
+	SAME(DROCE_DEVICE_MEM_WINDOW, IBV_DEVICE_MEM_WINDOW);
+	SAME(DROCE_DEVICE_MEM_WINDOW_TYPE_2B, IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	/* (Debian 12's rdma-core predates these three: rdma-core 43's values) */
+	assert_true(DROCE_DEVICE_FLUSH_GLOBAL == 1ULL << 38);
+	assert_true(DROCE_DEVICE_FLUSH_PERSISTENT == 1ULL << 39);
+	assert_true(DROCE_DEVICE_ATOMIC_WRITE == 1ULL << 40);
+	SAME(DROCE_PORT_CM_SUP, IBV_PORT_CM_SUP);
+	SAME(DROCE_PORT_IP_BASED_GIDS, IBV_PORT_IP_BASED_GIDS);
+	SAME(DROCE_WIDTH_1X, 1);
+	SAME(DROCE_WIDTH_4X, 2);
+	SAME(DROCE_SPEED_FDR10, 8);
+	SAME(DROCE_SPEED_NDR, 128);
+	SAME(sizeof(struct droce_device_attr), sizeof(struct ibv_device_attr));
+	SAME_OFF(droce_device_attr, ibv_device_attr, fw_ver);
+	SAME_OFF(droce_device_attr, ibv_device_attr, node_guid);
+	SAME_OFF(droce_device_attr, ibv_device_attr, sys_image_guid);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_mr_size);
+	SAME_OFF(droce_device_attr, ibv_device_attr, page_size_cap);
+	SAME_OFF(droce_device_attr, ibv_device_attr, vendor_id);
+	SAME_OFF(droce_device_attr, ibv_device_attr, vendor_part_id);
+	SAME_OFF(droce_device_attr, ibv_device_attr, hw_ver);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_qp);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_qp_wr);
+	SAME_OFF(droce_device_attr, ibv_device_attr, device_cap_flags);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_sge);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_sge_rd);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_cq);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_cqe);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_mr);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_pd);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_qp_rd_atom);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_ee_rd_atom);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_res_rd_atom);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_qp_init_rd_atom);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_ee_init_rd_atom);
+	SAME_OFF(droce_device_attr, ibv_device_attr, atomic_cap);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_ee);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_rdd);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_mw);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_raw_ipv6_qp);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_raw_ethy_qp);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_mcast_grp);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_mcast_qp_attach);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_total_mcast_qp_attach);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_ah);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_fmr);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_map_per_fmr);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_srq);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_srq_wr);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_srq_sge);
+	SAME_OFF(droce_device_attr, ibv_device_attr, max_pkeys);
+	SAME_OFF(droce_device_attr, ibv_device_attr, local_ca_ack_delay);
+	SAME_OFF(droce_device_attr, ibv_device_attr, phys_port_cnt);
+	SAME(sizeof(struct droce_port_attr), sizeof(struct ibv_port_attr));
+	SAME_OFF(droce_port_attr, ibv_port_attr, state);
+	SAME_OFF(droce_port_attr, ibv_port_attr, max_mtu);
+	SAME_OFF(droce_port_attr, ibv_port_attr, active_mtu);
+	SAME_OFF(droce_port_attr, ibv_port_attr, gid_tbl_len);
+	SAME_OFF(droce_port_attr, ibv_port_attr, port_cap_flags);
+	SAME_OFF(droce_port_attr, ibv_port_attr, max_msg_sz);
+	SAME_OFF(droce_port_attr, ibv_port_attr, bad_pkey_cntr);
+	SAME_OFF(droce_port_attr, ibv_port_attr, qkey_viol_cntr);
+	SAME_OFF(droce_port_attr, ibv_port_attr, pkey_tbl_len);
+	SAME_OFF(droce_port_attr, ibv_port_attr, lid);
+	SAME_OFF(droce_port_attr, ibv_port_attr, sm_lid);
+	SAME_OFF(droce_port_attr, ibv_port_attr, lmc);
+	SAME_OFF(droce_port_attr, ibv_port_attr, max_vl_num);
+	SAME_OFF(droce_port_attr, ibv_port_attr, sm_sl);
+	SAME_OFF(droce_port_attr, ibv_port_attr, subnet_timeout);
+	SAME_OFF(droce_port_attr, ibv_port_attr, init_type_reply);
+	SAME_OFF(droce_port_attr, ibv_port_attr, active_width);
+	SAME_OFF(droce_port_attr, ibv_port_attr, active_speed);
+	SAME_OFF(droce_port_attr, ibv_port_attr, phys_state);
+	SAME_OFF(droce_port_attr, ibv_port_attr, link_layer);
+	SAME_OFF(droce_port_attr, ibv_port_attr, flags);
+	SAME_OFF(droce_port_attr, ibv_port_attr, port_cap_flags2);
+	SAME(sizeof(struct droce_odp_caps), sizeof(struct ibv_odp_caps));
+	SAME_OFF(droce_device_attr_ex, ibv_device_attr_ex, orig_attr);
+	SAME_OFF(droce_device_attr_ex, ibv_device_attr_ex, comp_mask);
+	SAME_OFF(droce_device_attr_ex, ibv_device_attr_ex, odp_caps);
+	SAME_OFF(droce_device_attr_ex, ibv_device_attr_ex, completion_timestamp_mask);
+	SAME_OFF(droce_device_attr_ex, ibv_device_attr_ex, hca_core_clock);
+	SAME_OFF(droce_device_attr_ex, ibv_device_attr_ex, device_cap_flags_ex);
+}
+
 int
 main(void)
 {
@@ -129,6 +227,7 @@ main(void)
 		cmocka_unit_test(test_abi_enums),
 		cmocka_unit_test(test_abi_structs),
 		cmocka_unit_test(test_abi_events),
+		cmocka_unit_test(test_abi_device),
 	};
 
 	return cmocka_run_group_tests_name("verbs_abi", tests, NULL, NULL);
