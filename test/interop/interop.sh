@@ -82,6 +82,20 @@ droce_run() {
 	timeout "$tmo" ip netns exec "$NETNS" "$@"
 }
 
+# Until a TCP listener exists in $NETNS (the droce server's exchange
+# port: nothing else listens there), at most $1 s: then the guest's client
+# may connect.  A fixed sleep lost this race on a loaded machine, and
+# perftest's client gives up at its first refused connect.
+droce_listening() {
+	local end=$((SECONDS + $1))
+	while ((SECONDS < end)); do
+		[ -n "$(ip netns exec "$NETNS" ss -Hltn 2>/dev/null)" ] && return 0
+		sleep 0.2
+	done
+	log "no droce listener in $NETNS after $1 s"
+	return 1
+}
+
 eal_args() {
 	echo "--no-pci -l 0 --in-memory --file-prefix=interop$$ --log-level=lib.eal:error" \
 	     "--vdev=net_af_packet0,iface=$VETH,framesz=8192,blocksz=8192"
@@ -183,7 +197,7 @@ pingpong_case() {
 		timeout 120 ip netns exec "$NETNS" "$prog" $(eal_args) -- $(droce_args) \
 			-g "$dg" $opts >"$dl" 2>&1 &
 		local dpid=$!
-		sleep 3
+		droce_listening 60 || true
 		gexec 110 "$gprog -d rxe0 -g $gg $opts $H_IP" >"$gl" 2>&1
 		rc_g=$?
 		wait "$dpid"
@@ -220,7 +234,7 @@ imm_case() {
 		timeout 120 ip netns exec "$NETNS" "$IMM" $(eal_args) -- $(droce_args) -g 0 \
 			>"$dl" 2>&1 &
 		local dpid=$!
-		sleep 3
+		droce_listening 60 || true
 		gexec 110 "rxevm-imm -g $G_GID4 $H_IP" >"$gl" 2>&1
 		rc_g=$?
 		wait "$dpid"
@@ -373,7 +387,7 @@ builtin_cases() {
 	timeout 60 ip netns exec "$NETNS" "$PP" $(eal_args) -- $(droce_args) -g 0 \
 		>"$LOGDIR/pp-idle" 2>&1 &
 	local idle=$!
-	sleep 3
+	droce_listening 60 || true
 	if gexec 30 "ping -c 3 -W 3 $D_IP" >"$pl" 2>&1; then ok "guest pings droce over IPv4"
 	else not_ok "guest pings droce over IPv4" "$pl"; fi
 	if gexec 30 "ping -6 -c 3 -W 3 $D_IP6" >"$pl" 2>&1; then ok "guest pings droce over IPv6"

@@ -70,7 +70,7 @@ perftest_case() {
 		timeout 150 ip netns exec "$NETNS" "$PERF" $(eal_args) -- $(droce_args) \
 			$test -x 0 $opts >"$dl" 2>&1 &
 		local dpid=$!
-		sleep 3
+		droce_listening 60 || true
 		gexec 140 "ib_$test -d rxe0 -F -x $G_GID4 $opts $H_IP" >"$gl" 2>&1
 		rc_g=$?
 		wait "$dpid"

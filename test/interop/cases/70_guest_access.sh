@@ -38,7 +38,7 @@ guest_access_cases() {
 	timeout 400 ip netns exec "$NETNS" "$ACCESS" $(eal_args) -- $(droce_args) -g 0 \
 		>"$dl" 2>&1 &
 	dpid=$!
-	sleep 3
+	droce_listening 60 || true
 	gexec 380 "/tmp/guest-access -g $G_GID4 $H_IP" >"$gl" 2>&1
 	rc_g=$?
 	wait "$dpid"
