@@ -140,8 +140,9 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
-	/* droce's cq_context: the drop-in's CQ, for async events */
-	cq->d = droce_create_cq(dropin_dctx(context), cqe, cq, NULL, 0);
+	/* droce's cq_context: the drop-in's CQ, for its events */
+	cq->d = droce_create_cq(dropin_dctx(context), cqe, cq,
+				dropin_channel_of(channel), 0);
 	if (cq->d == NULL)
 		return dropin_undo_alloc(cq);
 	cq->ibv.context = context;
@@ -152,7 +153,7 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	pthread_mutex_init(&cq->ibv.mutex, NULL);
 	pthread_cond_init(&cq->ibv.cond, NULL);
 	if (channel != NULL)
-		dropin_channel_add(cq);
+		channel->refcnt++;
 	return &cq->ibv;
 }
 
@@ -160,12 +161,12 @@ int
 ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct dropin_cq *c = DROPIN_OBJ_OF(dropin_cq, cq);
-	int rc = droce_destroy_cq(c->d);
+	int rc = droce_destroy_cq(c->d);	/* waits for its events' acks */
 
 	if (rc != 0)
 		return rc;
 	if (cq->channel != NULL)
-		dropin_channel_remove(c);
+		cq->channel->refcnt--;
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
 	free(c);
