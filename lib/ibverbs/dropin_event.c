@@ -137,10 +137,13 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	case EL_QP:
 		event->element.qp = &((struct dropin_qp *)ev.element.qp->qp_context)->ibv;
 		break;
+	case EL_SRQ:
+		event->element.srq = &((struct dropin_srq *)ev.element.srq->srq_context)->ibv;
+		break;
 	case EL_PORT:
 		event->element.port_num = ev.element.port_num;
 		break;
-	case EL_SRQ: case EL_WQ: case EL_NONE:
+	case EL_WQ: case EL_NONE:
 		break;
 	}
 	return 0;
@@ -160,10 +163,13 @@ ibv_ack_async_event(struct ibv_async_event *event)
 	case EL_QP:
 		ev.element.qp = DROPIN_OBJ_OF(dropin_qp, event->element.qp)->d;
 		break;
+	case EL_SRQ:
+		ev.element.srq = DROPIN_OBJ_OF(dropin_srq, event->element.srq)->d;
+		break;
 	case EL_PORT:
 		ev.element.port_num = event->element.port_num;
 		break;
-	case EL_SRQ: case EL_WQ: case EL_NONE:
+	case EL_WQ: case EL_NONE:
 		break;
 	}
 	droce_ack_async_event(&ev);

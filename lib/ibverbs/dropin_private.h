@@ -76,6 +76,11 @@ struct dropin_qp {
 	struct dropin_wr_batch *batch;	/* NULL: no ibv_wr_* API */
 };
 
+struct dropin_srq {
+	struct ibv_srq ibv;
+	struct droce_srq *d;
+};
+
 struct dropin_ah {
 	struct ibv_ah ibv;
 	struct droce_ah *d;

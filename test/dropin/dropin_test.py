@@ -7,10 +7,10 @@ libibverbs.so.1 and usertools/droce-run.
       ibv_devices lists droce0; ibv_devinfo -v prints its attributes, port
       and RoCEv2 GID (each field asserted).
   dropin_test.py --run DROCE_RUN --lib DIR pingpong
-      two ibv_{rc,uc,ud}_pingpong processes, both on droce, joined by DPDK
+      two ibv_{rc,uc,ud,srq}_pingpong processes, both on droce, joined by DPDK
       net_memif (socket in a private temporary folder), TCP exchange over
       127.0.0.1, droce on 198.18.5.1/2; each in polling and -e (event) mode,
-      RC and UC with -c (received data validated).  Each side must exit 0,
+      RC, UC and SRQ with -c (received data validated).  Each side must exit 0,
       its "remote address" must be the other's "local address", the GIDs
       the IPv4-mapped 198.18.5.x, and the byte and iteration counts exact.
       ibv_rc_pingpong also with -N (the ibv_wr_* post API).  Then options
@@ -115,7 +115,7 @@ def case_tools(a, tmp):
         "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "droce 0.1",
         "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
         "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_HCA (1)",
-        "max_srq": "0", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
+        "max_srq": "65536", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
         "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
         "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
         "gid_tbl_len": "1", "pkey_tbl_len": "16",
@@ -351,7 +351,8 @@ def main():
             n = 0
             for tool, size, chk in (("ibv_rc_pingpong", 4096, ["-c"]),
                                     ("ibv_uc_pingpong", 4096, ["-c"]),
-                                    ("ibv_ud_pingpong", 1024, [])):
+                                    ("ibv_ud_pingpong", 1024, []),
+                                    ("ibv_srq_pingpong", 4096, ["-c"])):
                 # -N: the ibv_wr_* post API (rc_pingpong only has it)
                 modes = [[], ["-e"]] + ([["-N"]] if tool == "ibv_rc_pingpong" else [])
                 for mode in modes:
