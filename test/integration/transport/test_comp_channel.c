@@ -22,18 +22,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <rte_lcore.h>
-
 #include "tp_fixture.h"
 
 #define BUF (1u << 16)
 #define MSG 64
-#define TRANSPORT_LCORE 1
 
 static struct fx f;
-static bool dedicated;
-/* local ACK timeout of the QPs: two shard lcores share a CPU (lcores README) */
-static uint8_t qp_timeout = 8;
 static struct droce_comp_channel *cha, *chb;
 static int cookie_a, cookie_b;
 
@@ -69,7 +63,7 @@ open_pair(void)
 	fx_open(&f, NULL, BUF);
 	cha = cq_on_channel(&f.a, &cookie_a);
 	chb = cq_on_channel(&f.b, &cookie_b);
-	fx_connect(&f, &(struct fx_qp_opts){ .timeout = qp_timeout });
+	fx_connect(&f, &(struct fx_qp_opts){ .timeout = fx_qp_timeout() });
 	fx_fill(f.a.buf, BUF, 1);
 }
 
@@ -98,7 +92,7 @@ wait_readable(struct droce_comp_channel *ch)
 {
 	double end = fx_now() + 10;
 
-	if (dedicated) {
+	if (fx_dedicated()) {
 		assert_true(readable(ch->fd, 10 * 1000));
 		return;
 	}
@@ -116,7 +110,7 @@ assert_no_event(struct droce_comp_channel *ch)
 	struct droce_cq *cq = NULL;
 	void *ctx = NULL;
 
-	if (dedicated)
+	if (fx_dedicated())
 		assert_false(readable(ch->fd, 100));
 	else
 		fx_spin(&f, 0.1);
@@ -323,26 +317,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_solicited_only_error),
 		cmocka_unit_test(test_destroy_cq_waits_for_ack),
 	};
-	const unsigned int shard_lcores[] = { 1, 2 };
-	int failed;
 
 	(void)argc;
-	/* lcores 1 and 2 share CPU 1 (the machine has 2) */
-	fx_eal_init_lcores(argv[0], "0@0,1@1,2@1");
-	if (!rte_lcore_is_enabled(1) || !rte_lcore_is_enabled(2)) {
-		fprintf(stderr, "lcores 1 and 2 not available\n");
-		return 1;
-	}
-	failed = cmocka_run_group_tests_name("comp_channel_run_to_completion", tests,
-					     NULL, NULL);
-	dedicated = true;
-	fx_set_transport_lcore(TRANSPORT_LCORE);
-	failed += cmocka_run_group_tests_name("comp_channel_transport_lcore", tests,
-					      NULL, NULL);
-	fx_set_transport_lcore(-1);
-	fx_set_transport_lcores(shard_lcores, 2);
-	qp_timeout = 14;
-	failed += cmocka_run_group_tests_name("comp_channel_two_shards", tests,
-					      NULL, NULL);
-	return fx_result(failed);
+	return fx_run_modes(argv[0], "comp_channel", tests, sizeof(tests) / sizeof(tests[0]));
 }
