@@ -334,6 +334,8 @@ def main():
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    if a.prog is not None:
+        a.prog = os.path.abspath(a.prog)
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
         if a.what == "tools":
             case_tools(a, tmp)
