@@ -390,23 +390,52 @@ struct droce_wc {
 	uint8_t dlid_path_bits;
 };
 
+/*
+ * Completion channels (ibverbs' ibv_comp_channel): fd is an eventfd,
+ * written once for each armed CQ of the channel that gets its event, and
+ * droce_get_cq_event takes the events one at a time.  fcntl(O_NONBLOCK)
+ * on it makes droce_get_cq_event return EAGAIN instead of waiting.
+ *
+ * Who writes fd: the transport engine that makes the armed CQ's
+ * completion visible (one write per arm, none per completion).  With a
+ * dedicated transport lcore that is the lcore, so an application may wait
+ * for fd with poll/epoll.  In run-to-completion mode the engine runs only
+ * inside droce calls on the application's lcore: fd becomes readable
+ * during a droce_poll_cq/droce_progress, never while the application
+ * sleeps in poll(); there droce_get_cq_event runs the engine itself
+ * (droce_progress, busy) until an event is there.
+ */
+struct droce_comp_channel {
+	struct droce_context *context;
+	int fd;
+	int refcnt;			/* CQs on it */
+};
+
+/* NULL with errno (EINVAL, ENODEV: no transport, EMFILE, ENOMEM). */
+struct droce_comp_channel *droce_create_comp_channel(struct droce_context *context);
+/* 0, or EBUSY while CQs are on it. */
+int droce_destroy_comp_channel(struct droce_comp_channel *channel);
+
 struct droce_cq {
 	struct droce_context *context;
-	void *channel;			/* no completion channels in poll mode */
+	struct droce_comp_channel *channel;	/* NULL: no events */
 	void *cq_context;
 	uint32_t handle;
 	int cqe;			/* capacity */
 };
 
 /*
- * Returns NULL with errno set (EINVAL: cqe < 1 or > DROCE_MAX_CQE).
- * channel must be NULL and comp_vector 0 (poll mode).
+ * Returns NULL with errno set (EINVAL: cqe < 1 or > DROCE_MAX_CQE, a
+ * channel of another context, comp_vector not 0).
  */
 #define DROCE_MAX_CQE (1 << 20)
 struct droce_cq *droce_create_cq(struct droce_context *context, int cqe,
-				 void *cq_context, void *channel,
+				 void *cq_context, struct droce_comp_channel *channel,
 				 int comp_vector);
-/* 0, or EBUSY while QPs use it. */
+/*
+ * 0, or EBUSY while QPs use it.  As ibverbs, waits until every completion
+ * event taken for it (droce_get_cq_event) was acked (droce_ack_cq_events).
+ */
 int droce_destroy_cq(struct droce_cq *cq);
 /*
  * Up to num_entries completions into wc; returns how many (>= 0) or -1 on
@@ -415,10 +444,23 @@ int droce_destroy_cq(struct droce_cq *cq);
  */
 int droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc);
 /*
- * Poll mode has no completion events: accepted and does nothing, returns 0
- * (documented deviation; an event mode would need a channel).
+ * Arm the CQ for one completion event on its channel (IBTA 11.4.2.2): the
+ * next completion, or with solicited_only the next receive completion of
+ * a message with the solicited bit, or the next error completion.  One
+ * event per arm; a completion placed before the arm gives none, so: arm,
+ * poll the CQ again, then wait.  0 or EINVAL.  Without a channel the arm
+ * is kept and gives nothing.
  */
 int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
+/*
+ * The next completion event of the channel: its CQ and cq_context; 0, or
+ * -1 with errno (EAGAIN: none and fd is O_NONBLOCK; EINVAL).  Waits in
+ * read(fd) on a dedicated transport lcore, runs the engine (busy) in
+ * run-to-completion mode.  Every event taken must be acked.
+ */
+int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
+		       void **cq_context);
+void droce_ack_cq_events(struct droce_cq *cq, unsigned int nevents);
 
 /* droce extension: run the transport once (receive, send, timers).
  * Returns the number of packets handled.  With a dedicated transport

@@ -229,7 +229,7 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp = DROPIN_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	/* memory windows are droce's, not the drop-in's (no ops.alloc_mw) */
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROPIN_MAX_QP;
@@ -241,6 +241,9 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = DROPIN_MAX_AH;
+	a->max_srq = DROPIN_MAX_QP;	/* an SRQ per QP at most is useful */
+	a->max_srq_wr = DROCE_MAX_QP_WR;
+	a->max_srq_sge = DROCE_MAX_SGE;
 	a->max_pkeys = 16;
 	a->phys_port_cnt = 1;
 	return 0;

@@ -2,24 +2,19 @@
 /*
  * dropin_event.c - completion channels and asynchronous events.
  *
- * droce's transport advances only when its owner polls (run-to-completion)
- * or on its own transport lcore; there is no interrupt to wake a reader of
- * a file descriptor.  So ibv_get_cq_event itself drives the engines of its
- * channel's armed CQs (droce_progress) and polls each for one completion,
- * kept in the CQ's stash and handed out first by the next ibv_poll_cq.
- * The channel's fd is a real eventfd (close, dup and O_NONBLOCK work) but
- * never becomes readable: a program that waits for it with poll/epoll
- * instead of calling ibv_get_cq_event does not wake up.  solicited_only is
- * accepted and treated as "any completion": droce's completions do not
- * carry the solicited bit (an event per completion is more than IBTA
- * 11.4.2.2 requires, never fewer).
+ * A completion channel is droce's (droce_create_comp_channel): channel->fd
+ * is its eventfd, written by droce's engine when an armed CQ gets its
+ * event (IBTA 11.4.2.2, solicited_only included), so a program may wait
+ * for it with poll/epoll when droce runs a transport lcore
+ * (--droce-transport-lcores).  In run-to-completion mode the engine runs
+ * only inside verbs calls: ibv_get_cq_event runs it until an event is
+ * there, and a program sleeping in poll() on the fd is not woken (no
+ * other thread advances the transport).  ibv_destroy_cq waits for the
+ * events taken to be acked, as rdma-core's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "dropin_private.h"
 
@@ -30,10 +25,11 @@ ibv_create_comp_channel(struct ibv_context *context)
 
 	if (ch == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
-	ch->ibv.fd = eventfd(0, EFD_CLOEXEC);
-	if (ch->ibv.fd < 0)
+	ch->d = droce_create_comp_channel(dropin_dctx(context));
+	if (ch->d == NULL)
 		return dropin_undo_alloc(ch);
 	ch->ibv.context = context;
+	ch->ibv.fd = ch->d->fd;
 	return &ch->ibv;
 }
 
@@ -41,113 +37,44 @@ int
 ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct dropin_channel *ch = DROPIN_OBJ_OF(dropin_channel, channel);
+	int rc = droce_destroy_comp_channel(ch->d);	/* EBUSY: CQs on it */
 
-	if (ch->cqs != NULL)
-		return EBUSY;
-	close(channel->fd);
+	if (rc != 0)
+		return rc;
 	free(ch);
 	return 0;
 }
 
-void
-dropin_channel_add(struct dropin_cq *cq)
+struct droce_comp_channel *
+dropin_channel_of(struct ibv_comp_channel *channel)
 {
-	struct dropin_channel *ch = DROPIN_OBJ_OF(dropin_channel, cq->ibv.channel);
-
-	cq->next_on_channel = ch->cqs;
-	ch->cqs = cq;
-	ch->ibv.refcnt++;
-}
-
-void
-dropin_channel_remove(struct dropin_cq *cq)
-{
-	struct dropin_channel *ch = DROPIN_OBJ_OF(dropin_channel, cq->ibv.channel);
-
-	for (struct dropin_cq **p = &ch->cqs; *p != NULL; p = &(*p)->next_on_channel) {
-		if (*p == cq) {
-			*p = cq->next_on_channel;
-			break;
-		}
-	}
-	if (ch->last_event == cq)
-		ch->last_event = NULL;
-	ch->ibv.refcnt--;
+	return channel != NULL ? DROPIN_OBJ_OF(dropin_channel, channel)->d : NULL;
 }
 
 int
 dropin_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	struct dropin_cq *c = DROPIN_OBJ_OF(dropin_cq, cq);
-	int n = 0, rc;
-
-	if (__builtin_expect(c->stashed, 0) && num_entries > 0) {
-		memcpy(wc, &c->stash, sizeof(*wc));
-		c->stashed = false;
-		n = 1;
-	}
-	rc = droce_poll_cq(c->d, num_entries - n, (struct droce_wc *)(wc + n));
-	if (rc < 0)
-		return n > 0 ? n : rc;
-	return n + rc;
+	return droce_poll_cq(DROPIN_OBJ_OF(dropin_cq, cq)->d, num_entries,
+			     (struct droce_wc *)wc);
 }
 
 int
 dropin_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
-	(void)solicited_only;
-	DROPIN_OBJ_OF(dropin_cq, cq)->armed = true;
-	return 0;
-}
-
-/* An armed CQ with a completion: advance its engine, take one into its stash. */
-static bool
-dropin_cq_has_event(struct dropin_cq *cq)
-{
-	if (!cq->armed)
-		return false;
-	if (!cq->stashed) {
-		droce_progress(cq->d->context);
-		cq->stashed = droce_poll_cq(cq->d, 1, &cq->stash) == 1;
-	}
-	return cq->stashed;
-}
-
-/* The channel's next CQ with an event, round robin from the last one. */
-static struct dropin_cq *
-dropin_channel_event(struct dropin_channel *ch)
-{
-	struct dropin_cq *start = ch->last_event != NULL &&
-		ch->last_event->next_on_channel != NULL ?
-		ch->last_event->next_on_channel : ch->cqs;
-	struct dropin_cq *cq = start;
-
-	while (cq != NULL) {
-		if (dropin_cq_has_event(cq))
-			return cq;
-		cq = cq->next_on_channel != NULL ? cq->next_on_channel : ch->cqs;
-		if (cq == start)
-			break;
-	}
-	return NULL;
+	return droce_req_notify_cq(DROPIN_OBJ_OF(dropin_cq, cq)->d, solicited_only);
 }
 
 int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		 void **cq_context)
 {
-	struct dropin_channel *ch = DROPIN_OBJ_OF(dropin_channel, channel);
-	bool nonblock = (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) != 0;
+	struct droce_cq *d;
+	void *dctx;
 	struct dropin_cq *c;
 
-	while ((c = dropin_channel_event(ch)) == NULL) {
-		if (nonblock) {
-			errno = EAGAIN;
-			return -1;
-		}
-	}
-	c->armed = false;
-	ch->last_event = c;
+	if (droce_get_cq_event(DROPIN_OBJ_OF(dropin_channel, channel)->d, &d, &dctx) != 0)
+		return -1;		/* errno: EAGAIN (O_NONBLOCK), ... */
+	c = dctx;			/* droce's cq_context: the drop-in's CQ */
 	*cq = &c->ibv;
 	*cq_context = c->ibv.cq_context;
 	return 0;
@@ -158,8 +85,8 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
-	pthread_cond_broadcast(&cq->cond);
 	pthread_mutex_unlock(&cq->mutex);
+	droce_ack_cq_events(DROPIN_OBJ_OF(dropin_cq, cq)->d, nevents);
 }
 
 /* ---- asynchronous events ----------------------------------------------------------- */
@@ -210,10 +137,13 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	case EL_QP:
 		event->element.qp = &((struct dropin_qp *)ev.element.qp->qp_context)->ibv;
 		break;
+	case EL_SRQ:
+		event->element.srq = &((struct dropin_srq *)ev.element.srq->srq_context)->ibv;
+		break;
 	case EL_PORT:
 		event->element.port_num = ev.element.port_num;
 		break;
-	case EL_SRQ: case EL_WQ: case EL_NONE:
+	case EL_WQ: case EL_NONE:
 		break;
 	}
 	return 0;
@@ -233,10 +163,13 @@ ibv_ack_async_event(struct ibv_async_event *event)
 	case EL_QP:
 		ev.element.qp = DROPIN_OBJ_OF(dropin_qp, event->element.qp)->d;
 		break;
+	case EL_SRQ:
+		ev.element.srq = DROPIN_OBJ_OF(dropin_srq, event->element.srq)->d;
+		break;
 	case EL_PORT:
 		ev.element.port_num = event->element.port_num;
 		break;
-	case EL_SRQ: case EL_WQ: case EL_NONE:
+	case EL_WQ: case EL_NONE:
 		break;
 	}
 	droce_ack_async_event(&ev);

@@ -41,24 +41,15 @@ struct dropin_mr {
 	struct droce_mr *d;
 };
 
-struct dropin_channel;
-
 struct dropin_cq {
 	struct ibv_cq ibv;
 	struct droce_cq *d;
-	struct dropin_cq *next_on_channel;
-	/* armed by ibv_req_notify_cq, disarmed by the event it gives */
-	bool armed;
-	/* the completion ibv_get_cq_event found, first out of ibv_poll_cq */
-	bool stashed;
-	struct droce_wc stash;
 };
 
-/* A completion channel: its CQs, searched by ibv_get_cq_event. */
+/* A completion channel: droce's; ibv.fd is its eventfd. */
 struct dropin_channel {
 	struct ibv_comp_channel ibv;
-	struct dropin_cq *cqs;
-	struct dropin_cq *last_event;	/* where the next search starts */
+	struct droce_comp_channel *d;
 };
 
 /*
@@ -83,6 +74,11 @@ struct dropin_qp {
 	};
 	struct droce_qp *d;
 	struct dropin_wr_batch *batch;	/* NULL: no ibv_wr_* API */
+};
+
+struct dropin_srq {
+	struct ibv_srq ibv;
+	struct droce_srq *d;
 };
 
 struct dropin_ah {
@@ -122,10 +118,9 @@ void dropin_set_ops(struct dropin_context *ctx);
 /* dropin_wr.c: the ibv_wr_* API for send_ops_flags (0 or EOPNOTSUPP). */
 int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
 
-/* dropin_event.c: poll_cq through the CQ's stash, req_notify_cq. */
+/* dropin_event.c: poll_cq, req_notify_cq; droce's channel of a channel (or NULL). */
 int dropin_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int dropin_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-void dropin_channel_add(struct dropin_cq *cq);
-void dropin_channel_remove(struct dropin_cq *cq);
+struct droce_comp_channel *dropin_channel_of(struct ibv_comp_channel *channel);
 
 #endif /* DROCE_DROPIN_PRIVATE_H */

@@ -8,24 +8,6 @@
 
 #include "dropin_private.h"
 
-/* No shared receive queues yet. */
-struct ibv_srq *
-ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
-{
-	(void)pd;
-	(void)srq_init_attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-/* No SRQ can exist (ibv_create_srq never makes one). */
-int
-ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return EINVAL;
-}
-
 /* No multicast groups (droce's UD sends to unicast GIDs only). */
 int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)

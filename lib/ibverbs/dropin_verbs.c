@@ -10,6 +10,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,11 @@ SAME_SIZE(ibv_wc, droce_wc);
 SAME_SIZE(ibv_ah_attr, droce_ah_attr);
 SAME_SIZE(ibv_qp_attr, droce_qp_attr);
 SAME_SIZE(ibv_qp_cap, droce_qp_cap);
+SAME_SIZE(ibv_srq_attr, droce_srq_attr);
+_Static_assert(offsetof(struct ibv_srq_attr, srq_limit) ==
+	       offsetof(struct droce_srq_attr, srq_limit), "srq_limit");
+_Static_assert(IBV_SRQ_MAX_WR == (int)DROCE_SRQ_MAX_WR &&
+	       IBV_SRQ_LIMIT == (int)DROCE_SRQ_LIMIT, "srq attr mask");
 
 /* Work requests translated on the stack per call of ibv_post_send. */
 #define DROPIN_WR_BATCH 16
@@ -140,8 +146,9 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
-	/* droce's cq_context: the drop-in's CQ, for async events */
-	cq->d = droce_create_cq(dropin_dctx(context), cqe, cq, NULL, 0);
+	/* droce's cq_context: the drop-in's CQ, for its events */
+	cq->d = droce_create_cq(dropin_dctx(context), cqe, cq,
+				dropin_channel_of(channel), 0);
 	if (cq->d == NULL)
 		return dropin_undo_alloc(cq);
 	cq->ibv.context = context;
@@ -152,7 +159,7 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	pthread_mutex_init(&cq->ibv.mutex, NULL);
 	pthread_cond_init(&cq->ibv.cond, NULL);
 	if (channel != NULL)
-		dropin_channel_add(cq);
+		channel->refcnt++;
 	return &cq->ibv;
 }
 
@@ -160,12 +167,12 @@ int
 ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct dropin_cq *c = DROPIN_OBJ_OF(dropin_cq, cq);
-	int rc = droce_destroy_cq(c->d);
+	int rc = droce_destroy_cq(c->d);	/* waits for its events' acks */
 
 	if (rc != 0)
 		return rc;
 	if (cq->channel != NULL)
-		dropin_channel_remove(c);
+		cq->channel->refcnt--;
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
 	free(c);
@@ -198,13 +205,10 @@ dropin_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		.recv_cq = droce_cq_of(attr->recv_cq),
 		.qp_type = (enum droce_qp_type)attr->qp_type,
 		.sq_sig_all = attr->sq_sig_all,
+		.srq = attr->srq != NULL ? DROPIN_OBJ_OF(dropin_srq, attr->srq)->d : NULL,
 	};
 	struct dropin_qp *qp;
 
-	if (attr->srq != NULL) {
-		errno = EOPNOTSUPP;		/* no SRQs */
-		return NULL;
-	}
 	memcpy(&init.cap, &attr->cap, sizeof(init.cap));
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
@@ -219,6 +223,7 @@ dropin_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->ibv.pd = pd;
 	qp->ibv.send_cq = attr->send_cq;
 	qp->ibv.recv_cq = attr->recv_cq;
+	qp->ibv.srq = attr->srq;
 	qp->ibv.handle = qp->d->handle;
 	qp->ibv.qp_num = qp->d->qp_num;
 	qp->ibv.state = IBV_QPS_RESET;
@@ -313,6 +318,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		init_attr->qp_context = qp->qp_context;
 		init_attr->send_cq = qp->send_cq;
 		init_attr->recv_cq = qp->recv_cq;
+		init_attr->srq = qp->srq;
 		memcpy(&init_attr->cap, &init.cap, sizeof(init_attr->cap));
 		init_attr->qp_type = qp->qp_type;
 		init_attr->sq_sig_all = init.sq_sig_all;
@@ -333,6 +339,70 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	free(q->batch);
 	free(q);
 	return 0;
+}
+
+/* ---- shared receive queues ---------------------------------------------------------- */
+
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
+{
+	struct dropin_srq *srq = calloc(1, sizeof(*srq));
+	struct droce_srq_init_attr init;
+
+	if (srq == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	init.srq_context = srq;	/* the drop-in's SRQ, for async events */
+	memcpy(&init.attr, &srq_init_attr->attr, sizeof(init.attr));
+	srq->d = droce_create_srq(DROPIN_OBJ_OF(dropin_pd, pd)->d, &init);
+	if (srq->d == NULL)
+		return dropin_undo_alloc(srq);
+	/* as rdma-core: the sizes it got */
+	srq_init_attr->attr.max_wr = init.attr.max_wr;
+	srq_init_attr->attr.max_sge = init.attr.max_sge;
+	srq->ibv.context = pd->context;
+	srq->ibv.srq_context = srq_init_attr->srq_context;
+	srq->ibv.pd = pd;
+	srq->ibv.handle = srq->d->handle;
+	pthread_mutex_init(&srq->ibv.mutex, NULL);
+	pthread_cond_init(&srq->ibv.cond, NULL);
+	return &srq->ibv;
+}
+
+int
+ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask)
+{
+	return droce_modify_srq(DROPIN_OBJ_OF(dropin_srq, srq)->d,
+				(struct droce_srq_attr *)srq_attr, srq_attr_mask);
+}
+
+int
+ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
+{
+	return droce_query_srq(DROPIN_OBJ_OF(dropin_srq, srq)->d,
+			       (struct droce_srq_attr *)srq_attr);
+}
+
+int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct dropin_srq *s = DROPIN_OBJ_OF(dropin_srq, srq);
+	int rc = droce_destroy_srq(s->d);	/* EBUSY while QPs use it */
+
+	if (rc != 0)
+		return rc;
+	pthread_cond_destroy(&srq->cond);
+	pthread_mutex_destroy(&srq->mutex);
+	free(s);
+	return 0;
+}
+
+static int
+dropin_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr)
+{
+	return droce_post_srq_recv(DROPIN_OBJ_OF(dropin_srq, srq)->d,
+				   (struct droce_recv_wr *)wr,
+				   (struct droce_recv_wr **)bad_wr);
 }
 
 /* ---- address handles --------------------------------------------------------------- */
@@ -522,6 +592,7 @@ dropin_set_ops(struct dropin_context *ctx)
 	ops->req_notify_cq = dropin_req_notify_cq;
 	ops->post_send = dropin_post_send;
 	ops->post_recv = dropin_post_recv;
+	ops->post_srq_recv = dropin_post_srq_recv;
 	ctx->vctx.create_qp_ex = dropin_create_qp_ex;
 	ctx->vctx.create_cq_ex = dropin_create_cq_ex;
 }

@@ -11,9 +11,19 @@
  * Capacity: an engine's ring holds cqe (rounded up to a power of two)
  * completions not yet polled; the next one it completes overruns the CQ.
  * With several transport lcores each has its own ring of cqe.
+ *
+ * Completion events: droce_req_notify_cq arms the CQ (cq->arm); the engine
+ * that makes an armed CQ's matching completion visible to the poller
+ * disarms it and writes the channel's eventfd, one system call per arm,
+ * never one per completion.  Run-to-completion: at placement (poller and
+ * engine are one lcore).  Dedicated lcores: at publication, after a full
+ * fence between the store of pub_head and the load of the arm, matched by
+ * one in tp_cq_arm between the arm and the poller's next read, so that
+ * "arm, poll again, wait" either polls the CQE or gets the event.
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_malloc.h>
 
@@ -56,6 +66,7 @@ tp_cq_create(struct tp_dev *dev, int cqe, struct tp_cq **out)
 	cq->mask = n - 1;
 	cq->pub.cqe = (int)n;
 	cq->lc = tp_dev_dedicated(dev);
+	cq->ev_fd = -1;
 	dev->ncq++;
 	*out = cq;
 	return 0;
@@ -90,8 +101,31 @@ cq_full(struct tp_engine *eng, struct tp_cq *cq, struct tp_cq_ring *r)
 	return true;
 }
 
-bool
-tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc)
+/* A matching completion became visible: disarm (once) and fire. */
+static __rte_noinline __rte_cold void
+cq_fire(struct tp_cq *cq, bool solicited)
+{
+	uint8_t arm = __atomic_load_n(&cq->arm, __ATOMIC_ACQUIRE);
+	const uint64_t one = 1;
+	ssize_t n;
+
+	if (arm == TP_ARM_NONE || (arm == TP_ARM_SOLICITED && !solicited))
+		return;
+	/* several engines may see the arm: one event per arm */
+	if (!__atomic_compare_exchange_n(&cq->arm, &arm, TP_ARM_NONE, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (cq->ev_fd < 0)
+		return;
+	__atomic_fetch_add(&cq->ev_ready, 1, __ATOMIC_RELEASE);
+	/* an eventfd write fails only on a counter near 2^64 */
+	n = write(cq->ev_fd, &one, sizeof(one));
+	RTE_VERIFY(n == (ssize_t)sizeof(one));
+}
+
+static inline bool
+cq_place(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc,
+	 bool solicited)
 {
 	struct tp_cq_ring *r = &cq->rings[eng->idx];
 
@@ -99,7 +133,65 @@ tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc)
 		return false;
 	r->wc[r->head & cq->mask] = *wc;
 	r->head++;
+	/* IBTA 11.4.2.2: an error completion wakes a solicited-only arm too */
+	if (unlikely(solicited || wc->status != DROCE_WC_SUCCESS))
+		r->sol_head = r->head;
+	if (unlikely(__atomic_load_n(&cq->arm, __ATOMIC_RELAXED) != TP_ARM_NONE) &&
+	    !cq->lc)
+		cq_fire(cq, r->sol_head == r->head);
 	return true;
+}
+
+bool
+tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc)
+{
+	return cq_place(eng, cq, wc, false);
+}
+
+bool
+tp_cq_push_recv(struct tp_engine *eng, struct tp_cq *cq,
+		const struct droce_wc *wc, bool se)
+{
+	return cq_place(eng, cq, wc, se);
+}
+
+void
+tp_cq_published(struct tp_cq *cq, const struct tp_cq_ring *r, uint32_t old_head)
+{
+	/* a solicited or error CQE among those after old_head */
+	cq_fire(cq, r->sol_head - old_head - 1 < r->head - old_head);
+}
+
+void
+tp_cq_set_event_fd(struct tp_cq *cq, int fd)
+{
+	cq->ev_fd = fd;
+}
+
+void
+tp_cq_arm(struct tp_cq *cq, bool solicited_only)
+{
+	uint8_t none = TP_ARM_NONE;
+
+	/* an arm for the next completion is not narrowed to solicited ones */
+	if (solicited_only)
+		__atomic_compare_exchange_n(&cq->arm, &none, TP_ARM_SOLICITED, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&cq->arm, TP_ARM_NEXT, __ATOMIC_RELAXED);
+	/* the arm before the poller's next read of pub_head (file comment) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+bool
+tp_cq_take_event(struct tp_cq *cq)
+{
+	uint32_t n = __atomic_load_n(&cq->ev_ready, __ATOMIC_ACQUIRE);
+
+	while (n != 0 && !__atomic_compare_exchange_n(&cq->ev_ready, &n, n - 1, false,
+						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	return n != 0;
 }
 
 int

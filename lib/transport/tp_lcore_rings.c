@@ -237,8 +237,15 @@ tp_lc_publish_cqs(struct tp_engine *eng)
 	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = cq->on[eng->idx].next) {
 		struct tp_cq_ring *r = &cq->rings[eng->idx];
 
-		if (__atomic_load_n(&r->pub_head, __ATOMIC_RELAXED) != r->head)
+		uint32_t old = __atomic_load_n(&r->pub_head, __ATOMIC_RELAXED);
+
+		if (old != r->head) {
 			__atomic_store_n(&r->pub_head, r->head, __ATOMIC_RELEASE);
+			/* the CQEs before the arm's load (tp_cq.c, events) */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (unlikely(__atomic_load_n(&cq->arm, __ATOMIC_RELAXED) != TP_ARM_NONE))
+				tp_cq_published(cq, r, old);
+		}
 		/* after the CQEs before the loss (tp_lc_cq_poll reads it first) */
 		if (unlikely(r->overflow) &&
 		    !__atomic_load_n(&r->pub_overflow, __ATOMIC_RELAXED))

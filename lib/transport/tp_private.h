@@ -315,11 +315,18 @@ struct tp_cq_ring {
 	uint32_t head;		/* next CQE written */
 	uint32_t tail_seen;	/* the poller's tail when last read */
 	bool overflow;		/* a CQE was lost (CQ overrun) */
+	uint32_t sol_head;	/* head after the last solicited or error CQE */
 	/* dedicated transport lcore: what the poller may read */
 	uint32_t pub_head __rte_cache_aligned;
 	bool pub_overflow;
 	/* the poller's: oldest CQE not yet polled */
 	uint32_t tail __rte_cache_aligned;
+};
+
+enum tp_cq_arm {
+	TP_ARM_NONE,
+	TP_ARM_NEXT,		/* the next completion */
+	TP_ARM_SOLICITED,	/* the next solicited or error completion */
 };
 
 struct tp_cq {
@@ -329,6 +336,12 @@ struct tp_cq {
 	uint32_t users;		/* QPs using it (atomic: engines create QPs at once) */
 	bool lc;		/* dedicated transport lcore(s): rings published */
 	bool ev_muted;		/* being destroyed: no CQ_ERR event */
+	/* completion events (tp_cq_arm): the channel's eventfd (-1: none),
+	 * the arm (enum tp_cq_arm, atomic: set by the application, cleared
+	 * by the engine that fires it), events fired and not yet taken */
+	int ev_fd;
+	uint8_t arm;
+	uint32_t ev_ready;
 	/* dedicated lcores: engine k's list of the CQs whose ring k it
 	 * publishes (eng->cqs), joined with its first QP on the CQ, left at
 	 * destroy (tp_engine.c) */
@@ -989,6 +1002,11 @@ bool tp_srq_take(struct tp_qp *qp);
 /* tp_cq.c */
 /* On eng's own ring of cq (QPs of several engines may share it). */
 bool tp_cq_push(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc);
+/* The same for a receive completion: se is the message's BTH solicited bit. */
+bool tp_cq_push_recv(struct tp_engine *eng, struct tp_cq *cq,
+		     const struct droce_wc *wc, bool se);
+/* Dedicated lcores: ring r of an armed CQ published CQEs after old_head. */
+void tp_cq_published(struct tp_cq *cq, const struct tp_cq_ring *r, uint32_t old_head);
 
 /* tp_lcore_rings.c: per-QP set-up (control path, on the transport
  * lcore) and the transport lcore's side of the work queues and CQ rings. */

@@ -613,7 +613,7 @@ complete_recv(struct resp_ctx *c)
 		wc.src_qp = pkt->deth.src_qpn;
 		wc.wc_flags |= DROCE_WC_GRH;
 	}
-	tp_cq_push(qp->eng, qp->rcq, &wc);
+	tp_cq_push_recv(qp->eng, qp->rcq, &wc, pkt->se != 0);
 	qp->rq.tail++;
 	return RESP_ACKNOWLEDGE;
 }

@@ -242,6 +242,15 @@ int tp_cq_destroy(struct tp_cq *cq);
 int tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc);
 struct droce_cq *tp_cq_pub(struct tp_cq *cq);
 struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
+/*
+ * Completion events (IBTA 11.4.2.2), any thread: the eventfd written once
+ * per arm (set before the CQ gets QPs; -1: none), the arm (the next
+ * completion, or with solicited_only the next solicited or error one), and
+ * one event fired taken (false: none ready).
+ */
+void tp_cq_set_event_fd(struct tp_cq *cq, int fd);
+void tp_cq_arm(struct tp_cq *cq, bool solicited_only);
+bool tp_cq_take_event(struct tp_cq *cq);
 
 /* On eng (tp_dev_qp_engine, or init->srq's engine), through
  * tp_engine_call; init->srq is a struct tp_srq's pub (-EINVAL: another

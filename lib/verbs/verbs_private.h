@@ -52,6 +52,14 @@ void verbs_events_reset(struct droce_context *ctx);
 int verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev);
 
 /*
+ * Completion channels (verbs_channel.c): a CQ joins its channel at create
+ * (0 or ENOMEM); droce_destroy_cq waits for its events to be acked, then
+ * leaves.
+ */
+int verbs_channel_add(struct droce_comp_channel *channel, struct droce_cq *cq);
+void verbs_channel_leave(struct droce_cq *cq);
+
+/*
  * The one allocator hook: rte_zmalloc_socket when EAL is initialised
  * (verbs_alloc_eal.c, built with DPDK), NULL (= libc) otherwise
  * (verbs_alloc_libc.c, built without DPDK, or EAL not initialised).

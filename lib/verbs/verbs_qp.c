@@ -156,13 +156,13 @@ cq_destroy_fn(void *arg)
 
 struct droce_cq *
 droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
-		void *channel, int comp_vector)
+		struct droce_comp_channel *channel, int comp_vector)
 {
 	struct droce_cq *pub;
 	struct tp_cq *cq;
 
-	if (context == NULL || context->tp == NULL || channel != NULL ||
-	    comp_vector != 0) {
+	if (context == NULL || context->tp == NULL ||
+	    (channel != NULL && channel->context != context) || comp_vector != 0) {
 		errno = context != NULL && context->tp == NULL ? ENODEV : EINVAL;
 		return NULL;
 	}
@@ -179,10 +179,20 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 	pub = tp_cq_pub(cq);
 	pub->context = context;
 	pub->cq_context = cq_context;
+	pub->channel = channel;
+	if (channel != NULL) {
+		int rc = verbs_channel_add(channel, pub);
+
+		if (rc != 0) {
+			tp_dev_call(context->tp, cq_destroy_fn, cq);
+			errno = rc;
+			return NULL;
+		}
+	}
 	return pub;
 }
 
-/* As ibverbs: waits until every CQ_ERR event got for it was acked. */
+/* As ibverbs: waits until every CQ_ERR and completion event got for it was acked. */
 int
 droce_destroy_cq(struct droce_cq *cq)
 {
@@ -194,6 +204,8 @@ droce_destroy_cq(struct droce_cq *cq)
 	if (rc != 0)
 		return rc;
 	verbs_events_forget(cq->context, cq);
+	if (cq->channel != NULL)
+		verbs_channel_leave(cq);
 	return -tp_dev_call(cq->context->tp, cq_destroy_fn, tp_cq_from_pub(cq));
 }
 
@@ -217,8 +229,10 @@ droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
 int
 droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 {
-	(void)solicited_only;
-	return cq == NULL ? EINVAL : 0;
+	if (cq == NULL)
+		return EINVAL;
+	tp_cq_arm(tp_cq_from_pub(cq), solicited_only != 0);
+	return 0;
 }
 
 /* ---- queue pairs -------------------------------------------------------------- */

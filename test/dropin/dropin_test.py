@@ -7,15 +7,20 @@ libibverbs.so.1 and usertools/droce-run.
       ibv_devices lists droce0; ibv_devinfo -v prints its attributes, port
       and RoCEv2 GID (each field asserted).
   dropin_test.py --run DROCE_RUN --lib DIR pingpong
-      two ibv_{rc,uc,ud}_pingpong processes, both on droce, joined by DPDK
+      two ibv_{rc,uc,ud,srq}_pingpong processes, both on droce, joined by DPDK
       net_memif (socket in a private temporary folder), TCP exchange over
       127.0.0.1, droce on 198.18.5.1/2; each in polling and -e (event) mode,
-      RC and UC with -c (received data validated).  Each side must exit 0,
+      RC, UC and SRQ with -c (received data validated).  Each side must exit 0,
       its "remote address" must be the other's "local address", the GIDs
       the IPv4-mapped 198.18.5.x, and the byte and iteration counts exact.
       ibv_rc_pingpong also with -N (the ibv_wr_* post API).  Then options
       droce does not offer (ODP, device memory, timestamps) must fail
       cleanly: exit status 1, no signal.
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_POLL_FD pollfd
+      test/dropin/dropin_poll_fd.c (built against the system's verbs.h),
+      receiver and sender over net_memif as above, droce with a transport
+      lcore on both sides: the receiver waits for its completions with
+      poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
   dropin_test.py --run DROCE_RUN --lib DIR perftest
       perftest 4.5's ib_write_bw (droce with a transport lcore on both
       sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
@@ -75,12 +80,15 @@ def listening(port):
     return False
 
 
-def droce_args(side, tag, tmp):
+def droce_args(side, tag, tmp, lcore=False):
+    """lcore: droce with a transport lcore (EAL lcores 0 and 1)."""
     role = "server" if side == 0 else "client"
     sock = os.path.join(tmp, f"{tag}.sock")
-    eal = EAL + ["-l", str(side % (os.cpu_count() or 1)), f"--file-prefix=dropin{tag}{side}",
+    cores = "0,1" if lcore else str(side % (os.cpu_count() or 1))
+    eal = EAL + ["-l", cores, f"--file-prefix=dropin{tag}{side}",
                  f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,bsize=8192"]
-    return " ".join(eal + ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"])
+    opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
+    return " ".join(eal + opts + (["--droce-transport-lcores=1"] if lcore else []))
 
 
 def run_one(args, case, run, lib, droce, tmp):
@@ -107,7 +115,7 @@ def case_tools(a, tmp):
         "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "droce 0.1",
         "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
         "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_HCA (1)",
-        "max_srq": "0", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
+        "max_srq": "65536", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
         "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
         "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
         "gid_tbl_len": "1", "pkey_tbl_len": "16",
@@ -129,7 +137,7 @@ def stop(p):
         p.wait(timeout=10)
 
 
-def run_pair(a, tmp, tag, args):
+def run_pair(a, tmp, tag, args, lcore=False):
     port = free_port()
     outs, procs, files = [], [], []
     try:
@@ -139,7 +147,7 @@ def run_pair(a, tmp, tag, args):
             cmd = [a.run, "--lib", a.lib, "--"] + args + ["-p", str(port)]
             if side == 1:
                 cmd.append("127.0.0.1")
-            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp))
+            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp, lcore))
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, env=env, cwd=tmp))
             if side == 0:
@@ -193,6 +201,18 @@ def case_pair(a, tmp, tag, tool, opts, size, iters):
         ok &= check(case, "invalid data" not in outs[side], f"side {side}: invalid data")
     if ok:
         print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+
+
+def case_poll_fd(a, tmp, tag):
+    """dropin_poll_fd.c: the receiver waits with poll() on channel->fd."""
+    case = "dropin_poll_fd (transport lcore)"
+    rcs, outs = run_pair(a, tmp, tag, [a.prog], lcore=True)
+    ok = True
+    for side, name in ((0, "receiver"), (1, "sender")):
+        ok &= check(case, rcs[side] == 0 and outs[side].splitlines()[-1:] == ["ok"],
+                    f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+    if ok:
+        print(f"ok - {case}: woken by poll(), solicited_only honoured", flush=True)
 
 
 def case_refused(a, tmp, tag, tool, opt, text):
@@ -310,12 +330,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("what", choices=["tools", "pingpong", "perftest"])
+    ap.add_argument("--prog", help="pollfd: the dropin_poll_fd program")
+    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    if a.prog is not None:
+        a.prog = os.path.abspath(a.prog)
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
         if a.what == "tools":
             case_tools(a, tmp)
+        elif a.what == "pollfd":
+            case_poll_fd(a, tmp, "e0")
         elif a.what == "perftest":
             nets = Veth(f"d{os.getpid() % 100000}")
             try:
@@ -328,7 +353,8 @@ def main():
             n = 0
             for tool, size, chk in (("ibv_rc_pingpong", 4096, ["-c"]),
                                     ("ibv_uc_pingpong", 4096, ["-c"]),
-                                    ("ibv_ud_pingpong", 1024, [])):
+                                    ("ibv_ud_pingpong", 1024, []),
+                                    ("ibv_srq_pingpong", 4096, ["-c"])):
                 # -N: the ibv_wr_* post API (rc_pingpong only has it)
                 modes = [[], ["-e"]] + ([["-N"]] if tool == "ibv_rc_pingpong" else [])
                 for mode in modes:

@@ -21,18 +21,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <rte_lcore.h>
 
 #include "tp_fixture.h"
 #include "vwire.h"
 
 #define BUF (1u << 20)
-#define TRANSPORT_LCORE 1
 
 static struct fx f;
-static bool dedicated;
-/* local ACK timeout of the QPs: two shard lcores share a CPU (lcores README) */
-static uint8_t qp_timeout = 8;
 
 static bool
 readable(int fd)
@@ -56,7 +51,7 @@ connect_pair(const struct fx_qp_opts *o)
 {
 	struct fx_qp_opts c = *o;
 
-	c.timeout = qp_timeout;
+	c.timeout = fx_qp_timeout();
 	fx_connect(&f, &c);
 }
 
@@ -182,7 +177,7 @@ static void
 to_rts(struct droce_qp *qp)
 {
 	struct droce_qp_attr a = {
-		.qp_state = DROCE_QPS_RTS, .timeout = qp_timeout, .retry_cnt = 7,
+		.qp_state = DROCE_QPS_RTS, .timeout = fx_qp_timeout(), .retry_cnt = 7,
 		.rnr_retry = 7, .max_rd_atomic = 16,
 	};
 
@@ -248,12 +243,12 @@ test_sq_drained(void **state)
 				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
 				 DROCE_SEND_SIGNALED), 0);
 	/* let the WRITE start (its first packets leave), not finish */
-	if (!dedicated)
+	if (!fx_dedicated())
 		droce_progress(f.a.ctx);
 	while (fx_counter(&f.a, "sent_pkts") == 0)
 		;
 	to_sqd(f.a.qp, true);
-	if (!dedicated)
+	if (!fx_dedicated())
 		assert_no_event(&f.a);	/* 32 packets out, none acknowledged */
 	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 2, f.a.buf + 768 * 1024,
 				 64, f.a.mr->lkey, (uintptr_t)(f.b.buf + 768 * 1024),
@@ -479,26 +474,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_destroy_discards_unread),
 		cmocka_unit_test(test_port_events),
 	};
-	const unsigned int shard_lcores[] = { 1, 2 };
-	int failed;
 
 	(void)argc;
-	/* lcores 1 and 2 share CPU 1 (the machine has 2) */
-	fx_eal_init_lcores(argv[0], "0@0,1@1,2@1");
-	if (!rte_lcore_is_enabled(1) || !rte_lcore_is_enabled(2)) {
-		fprintf(stderr, "lcores 1 and 2 not available\n");
-		return 1;
-	}
-	failed = cmocka_run_group_tests_name("async_events_run_to_completion", tests,
-					     NULL, NULL);
-	dedicated = true;
-	fx_set_transport_lcore(TRANSPORT_LCORE);
-	failed += cmocka_run_group_tests_name("async_events_transport_lcore", tests,
-					      NULL, NULL);
-	fx_set_transport_lcore(-1);
-	fx_set_transport_lcores(shard_lcores, 2);
-	qp_timeout = 14;
-	failed += cmocka_run_group_tests_name("async_events_two_shards", tests,
-					      NULL, NULL);
-	return failed;
+	return fx_run_modes(argv[0], "async_events", tests, sizeof(tests) / sizeof(tests[0]));
 }

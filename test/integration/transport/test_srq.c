@@ -21,7 +21,6 @@
 
 #include <cmocka.h>
 #include <rte_byteorder.h>
-#include <rte_lcore.h>
 
 #include "tp_fixture.h"
 #include "transport.h"
@@ -35,7 +34,6 @@
 #define QKEY 0x11111111u
 
 static struct fx f;
-static uint8_t qp_timeout = 8;
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -177,7 +175,7 @@ connect_on(struct droce_srq *srq, const struct fx_qp_opts *o)
 	struct fx_qp_opts c = o != NULL ? *o : (struct fx_qp_opts){ 0 };
 
 	if (c.timeout == 0)
-		c.timeout = qp_timeout;
+		c.timeout = fx_qp_timeout();
 	c.max_wr = 8;
 	c.b_srq = srq;
 	fx_connect(&f, &c);
@@ -626,22 +624,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_srq_bad_attrs_bad_flow),
 		cmocka_unit_test(test_srq_ud),
 	};
-	const unsigned int shard_lcores[] = { 1, 2 };
-	int failed;
 
 	(void)argc;
-	/* lcores 1 and 2 share CPU 1 (the machine has 2) */
-	fx_eal_init_lcores(argv[0], "0@0,1@1,2@1");
-	if (!rte_lcore_is_enabled(1) || !rte_lcore_is_enabled(2)) {
-		fprintf(stderr, "lcores 1 and 2 not available\n");
-		return 1;
-	}
-	failed = cmocka_run_group_tests_name("srq_run_to_completion", tests, NULL, NULL);
-	fx_set_transport_lcore(1);
-	failed += cmocka_run_group_tests_name("srq_transport_lcore", tests, NULL, NULL);
-	fx_set_transport_lcore(-1);
-	fx_set_transport_lcores(shard_lcores, 2);
-	qp_timeout = 14;
-	failed += cmocka_run_group_tests_name("srq_two_shards", tests, NULL, NULL);
-	return fx_result(failed);
+	return fx_run_modes(argv[0], "srq", tests, sizeof(tests) / sizeof(tests[0]));
 }

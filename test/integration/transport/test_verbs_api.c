@@ -210,13 +210,16 @@ test_create_cq_bad_cqe_bad_flow(void **state)
 static void
 test_create_cq_with_channel_bad_flow(void **state)
 {
-	int fake_channel;
+	struct droce_comp_channel *b_channel = droce_create_comp_channel(f.b.ctx);
 
 	(void)state;
-	/* poll mode: no completion channels, no completion vectors */
+	/* a channel of another context; no completion vectors */
+	assert_non_null(b_channel);
 	errno = 0;
-	assert_null(droce_create_cq(f.a.ctx, 16, NULL, &fake_channel, 0));
+	assert_null(droce_create_cq(f.a.ctx, 16, NULL, b_channel, 0));
 	assert_int_equal(errno, EINVAL);
+	assert_int_equal(b_channel->refcnt, 0);
+	assert_int_equal(droce_destroy_comp_channel(b_channel), 0);
 	errno = 0;
 	assert_null(droce_create_cq(f.a.ctx, 16, NULL, NULL, 1));
 	assert_int_equal(errno, EINVAL);

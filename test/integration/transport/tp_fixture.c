@@ -161,6 +161,54 @@ fx_result(int failed)
 	return failed;
 }
 
+enum fx_mode { FX_RUN_TO_COMPLETION, FX_TRANSPORT_LCORE, FX_TWO_SHARDS };
+static enum fx_mode fx_mode_now;
+
+bool
+fx_dedicated(void)
+{
+	return fx_mode_now != FX_RUN_TO_COMPLETION;
+}
+
+uint8_t
+fx_qp_timeout(void)
+{
+	return fx_mode_now == FX_TWO_SHARDS ? 14 : 8;
+}
+
+int
+fx_run_modes(const char *prog, const char *name, const struct CMUnitTest *tests,
+	     size_t ntests)
+{
+	static const char *const suffix[] = {
+		[FX_RUN_TO_COMPLETION] = "run_to_completion",
+		[FX_TRANSPORT_LCORE] = "transport_lcore",
+		[FX_TWO_SHARDS] = "two_shards",
+	};
+	const unsigned int shard_lcores[] = { 1, 2 };
+	int failed = 0;
+
+	fx_eal_init_lcores(prog, "0@0,1@1,2@1");
+	if (!rte_lcore_is_enabled(1) || !rte_lcore_is_enabled(2)) {
+		fprintf(stderr, "lcores 1 and 2 not available\n");
+		return 1;
+	}
+	for (enum fx_mode m = FX_RUN_TO_COMPLETION; m <= FX_TWO_SHARDS; m++) {
+		char group[128];
+
+		if (m == FX_TRANSPORT_LCORE)
+			fx_set_transport_lcore(1);
+		if (m == FX_TWO_SHARDS) {
+			fx_set_transport_lcore(-1);
+			fx_set_transport_lcores(shard_lcores, 2);
+		}
+		fx_mode_now = m;
+		snprintf(group, sizeof(group), "%s_%s", name, suffix[m]);
+		failed += _cmocka_run_group_tests(group, tests, ntests, NULL, NULL);
+	}
+	return fx_result(failed);
+}
+
 /*
  * The bytes of a RoCEv2 frame (as droce sends them: no VLAN tag, no IPv4
  * options) that no receiver check covers, as a mask of their bits: the UDP

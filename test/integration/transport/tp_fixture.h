@@ -67,6 +67,22 @@ void fx_eal_init_transport_lcore(const char *prog, int lcore);
 /* Several transport lcores (QPs sharded by QPN): n 0 clears. */
 void fx_set_transport_lcores(const unsigned int *lcores, unsigned int n);
 
+/*
+ * main() of a test run in the three run modes: EAL on lcores 0, 1 and 2
+ * (1 and 2 share CPU 1: the machine has 2), then the group as
+ * name_run_to_completion, name_transport_lcore (transport lcore 1) and
+ * name_two_shards (transport lcores 1 and 2).  Returns main()'s exit
+ * status (fx_result).  During a group: fx_dedicated() says whether
+ * transport lcores run the engines, fx_qp_timeout() is the local ACK
+ * timeout for its QPs (longer when the two shard lcores share a CPU, lcores
+ * README).
+ */
+struct CMUnitTest;
+int fx_run_modes(const char *prog, const char *name, const struct CMUnitTest *tests,
+		 size_t ntests);
+bool fx_dedicated(void);
+uint8_t fx_qp_timeout(void);
+
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
 void fx_close(struct fx *f);

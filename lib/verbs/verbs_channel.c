@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_channel.c - completion channels (ibv_comp_channel and friends).
+ *
+ * The channel's fd is an eventfd in semaphore mode: the engine that fires
+ * an armed CQ adds one to the CQ's ready events (tp_cq_take_event) and
+ * then one to fd (lib/transport tp_cq.c).  droce_get_cq_event reads one
+ * count, then takes one ready event from the channel's CQs, round robin,
+ * so counts and events stay in step.  The channel keeps, under its lock,
+ * the CQs on it with the events taken and acked for each, which
+ * droce_destroy_cq waits to be equal (as ibverbs).  None of this is on the
+ * data path: the engine's side is one eventfd write per arm.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "droce.h"
+#include "transport.h"
+#include "verbs_private.h"
+
+struct channel_cq {
+	struct droce_cq *cq;
+	unsigned int taken;		/* events droce_get_cq_event returned */
+	unsigned int acked;
+};
+
+struct verbs_channel {
+	struct droce_comp_channel pub;
+	pthread_mutex_t lock;
+	pthread_cond_t acked;		/* an ack came */
+	struct channel_cq *cqs;
+	unsigned int ncq;
+	unsigned int cap;
+	unsigned int next;		/* first CQ looked at by the next take */
+};
+
+static struct verbs_channel *
+channel_of(struct droce_comp_channel *pub)
+{
+	return (struct verbs_channel *)pub;	/* pub is the first member */
+}
+
+struct droce_comp_channel *
+droce_create_comp_channel(struct droce_context *context)
+{
+	struct verbs_channel *ch;
+
+	if (context == NULL || context->tp == NULL) {
+		errno = context == NULL ? EINVAL : ENODEV;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL)
+		return NULL;
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->pub.fd < 0) {
+		int e = errno;
+
+		free(ch);
+		errno = e;
+		return NULL;
+	}
+	ch->pub.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	pthread_cond_init(&ch->acked, NULL);
+	return &ch->pub;
+}
+
+int
+droce_destroy_comp_channel(struct droce_comp_channel *channel)
+{
+	struct verbs_channel *ch;
+
+	if (channel == NULL)
+		return EINVAL;
+	ch = channel_of(channel);
+	if (channel->refcnt != 0)
+		return EBUSY;
+	close(channel->fd);
+	pthread_cond_destroy(&ch->acked);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch->cqs);
+	free(ch);
+	return 0;
+}
+
+int
+verbs_channel_add(struct droce_comp_channel *channel, struct droce_cq *cq)
+{
+	struct verbs_channel *ch = channel_of(channel);
+	int rc = 0;
+
+	pthread_mutex_lock(&ch->lock);
+	if (ch->ncq == ch->cap) {
+		unsigned int cap = ch->cap != 0 ? 2 * ch->cap : 4;
+		struct channel_cq *a = realloc(ch->cqs, cap * sizeof(*a));
+
+		if (a == NULL) {
+			rc = ENOMEM;
+			goto out;
+		}
+		ch->cqs = a;
+		ch->cap = cap;
+	}
+	ch->cqs[ch->ncq++] = (struct channel_cq){ .cq = cq };
+	channel->refcnt++;
+	tp_cq_set_event_fd(tp_cq_from_pub(cq), channel->fd);
+out:
+	pthread_mutex_unlock(&ch->lock);
+	return rc;
+}
+
+/* cq's slot in the channel (the lock held); NULL: not on it. */
+static struct channel_cq *
+channel_find(struct verbs_channel *ch, const struct droce_cq *cq)
+{
+	for (unsigned int i = 0; i < ch->ncq; i++)
+		if (ch->cqs[i].cq == cq)
+			return &ch->cqs[i];
+	return NULL;
+}
+
+/* Once every event taken for cq was acked (as ibverbs' destroy_cq). */
+void
+verbs_channel_leave(struct droce_cq *cq)
+{
+	struct verbs_channel *ch = channel_of(cq->channel);
+	struct channel_cq *c;
+
+	pthread_mutex_lock(&ch->lock);
+	while ((c = channel_find(ch, cq)) != NULL && c->acked != c->taken)
+		pthread_cond_wait(&ch->acked, &ch->lock);
+	if (c != NULL) {
+		*c = ch->cqs[--ch->ncq];
+		cq->channel->refcnt--;
+	}
+	pthread_mutex_unlock(&ch->lock);
+}
+
+void
+droce_ack_cq_events(struct droce_cq *cq, unsigned int nevents)
+{
+	struct verbs_channel *ch;
+	struct channel_cq *c;
+
+	if (cq == NULL || cq->channel == NULL)
+		return;
+	ch = channel_of(cq->channel);
+	pthread_mutex_lock(&ch->lock);
+	c = channel_find(ch, cq);
+	if (c != NULL)
+		c->acked += nevents;
+	pthread_cond_broadcast(&ch->acked);
+	pthread_mutex_unlock(&ch->lock);
+}
+
+/* One ready event of the channel's CQs, round robin; NULL: none. */
+static struct droce_cq *
+channel_take(struct verbs_channel *ch)
+{
+	struct droce_cq *got = NULL;
+
+	pthread_mutex_lock(&ch->lock);
+	for (unsigned int k = 0; k < ch->ncq && got == NULL; k++) {
+		unsigned int i = (ch->next + k) % ch->ncq;
+
+		if (tp_cq_take_event(tp_cq_from_pub(ch->cqs[i].cq))) {
+			got = ch->cqs[i].cq;
+			ch->cqs[i].taken++;
+			ch->next = i + 1;
+		}
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return got;
+}
+
+/*
+ * Run-to-completion: nobody else runs the engine, so run it here until
+ * one of the channel's CQs fired (once only if fd is O_NONBLOCK).  NULL
+ * with errno EAGAIN: none.
+ */
+static struct droce_cq *
+channel_drive(struct verbs_channel *ch, bool nonblock)
+{
+	struct droce_cq *got;
+	bool ran = false;
+
+	while ((got = channel_take(ch)) == NULL) {
+		if (nonblock && ran) {
+			errno = EAGAIN;
+			return NULL;
+		}
+		droce_progress(ch->pub.context);
+		ran = true;
+	}
+	return got;
+}
+
+int
+droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
+		   void **cq_context)
+{
+	struct droce_cq *got = NULL;
+	uint64_t one;
+
+	if (channel == NULL || cq == NULL || cq_context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (channel->context->dedicated) {
+		if (read(channel->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+			return -1;	/* errno: EAGAIN (O_NONBLOCK), EINTR */
+		/* the engine made the event ready before it wrote the count */
+		got = channel_take(channel_of(channel));
+	} else {
+		bool nonblock = (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) != 0;
+
+		got = channel_drive(channel_of(channel), nonblock);
+		if (got == NULL)
+			return -1;
+		/* its count, written by the engine round that fired it: no wait */
+		if (read(channel->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+			return -1;
+	}
+	*cq = got;
+	*cq_context = got->cq_context;
+	return 0;
+}

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An event-driven ibverbs program, compiled against the system's
+ * <infiniband/verbs.h> and linked with the system's libibverbs.so.1, run
+ * on droce through the drop-in (droce-run) with a transport lcore.
+ *
+ *   dropin_poll_fd -p PORT          the receiver (TCP server on PORT)
+ *   dropin_poll_fd -p PORT HOST     the sender
+ *
+ * The two exchange QPN and GID over TCP (as ibv_rc_pingpong), connect an
+ * RC QP each, then step together (one TCP byte per step).  The receiver's
+ * CQ is on a completion channel and it waits with poll() on channel->fd,
+ * calling ibv_get_cq_event only once the fd is readable.  Checks, exactly:
+ * an armed CQ's receive completion makes the fd readable (poll returns 1),
+ * the event names the CQ and its context, one completion with the sent
+ * bytes; with solicited_only an unsolicited SEND leaves the fd unreadable
+ * for 300 ms (its completion is polled) and a solicited one makes it
+ * readable.  Prints "ok" and exits 0, else names the failed check, exit 1.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MSG 64
+
+static struct {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	union ibv_gid gid;
+	int sock;			/* TCP to the peer */
+	bool sender;
+	unsigned char buf[MSG];
+} t;
+static int cq_cookie;
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("FAIL: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+	exit(1);
+}
+
+static int
+fd_readable(int timeout_ms)
+{
+	struct pollfd p = { .fd = t.ch->fd, .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	return n == 1 && (p.revents & POLLIN) ? 1 : n < 0 ? -1 : 0;
+}
+
+/* RESET -> INIT -> RTR -> RTS towards dest_qpn at dgid. */
+static void
+connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0)
+		die("INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *dgid;
+	a.ah_attr.grh.sgid_index = 0;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER) != 0)
+		die("RTR: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+		die("RTS");
+}
+
+/* The TCP connection: accept one on port, or connect to host:port. */
+static void
+tcp_open(const char *host, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (s < 0)
+		die("socket");
+	if (host != NULL) {
+		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+			die("address %s", host);
+		for (int i = 0; connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0; i++) {
+			if (i == 200)
+				die("connect");
+			usleep(50 * 1000);
+		}
+		t.sock = s;
+		return;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s, 1) != 0)
+		die("bind/listen");
+	t.sock = accept(s, NULL, NULL);
+	close(s);
+	if (t.sock < 0)
+		die("accept");
+}
+
+static void
+tcp_send(const void *p, size_t n)
+{
+	if (write(t.sock, p, n) != (ssize_t)n)
+		die("tcp write");
+}
+
+static void
+tcp_recv(void *p, size_t n)
+{
+	for (size_t got = 0; got < n; ) {
+		ssize_t k = read(t.sock, (char *)p + got, n - got);
+
+		if (k <= 0)
+			die("tcp read");
+		got += (size_t)k;
+	}
+}
+
+static void
+setup(void)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int n;
+	struct ibv_device **list = ibv_get_device_list(&n);
+
+	if (list == NULL || n < 1)
+		die("no device");
+	t.ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (t.ctx == NULL || ibv_query_gid(t.ctx, 1, 0, &t.gid) != 0)
+		die("open/query_gid");
+	t.pd = ibv_alloc_pd(t.ctx);
+	t.mr = t.pd != NULL ? ibv_reg_mr(t.pd, t.buf, sizeof(t.buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	t.ch = t.sender ? NULL : ibv_create_comp_channel(t.ctx);
+	if (t.mr == NULL || (!t.sender && t.ch == NULL))
+		die("pd/mr/channel");
+	t.cq = ibv_create_cq(t.ctx, 16, &cq_cookie, t.ch, 0);
+	if (t.cq == NULL || t.cq->channel != t.ch)
+		die("ibv_create_cq");
+	init.send_cq = init.recv_cq = t.cq;
+	t.qp = ibv_create_qp(t.pd, &init);
+	if (t.qp == NULL)
+		die("ibv_create_qp");
+}
+
+/* QPN and GID to the peer and back; connect the QP to the peer's. */
+static void
+exchange(void)
+{
+	struct { uint32_t qpn; union ibv_gid gid; } me, peer;
+
+	memset(&me, 0, sizeof(me));
+	me.qpn = t.qp->qp_num;
+	me.gid = t.gid;
+	tcp_send(&me, sizeof(me));
+	tcp_recv(&peer, sizeof(peer));
+	connect_qp(t.qp, peer.qpn, &peer.gid);
+}
+
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* The CQ's one completion within timeout_ms: its opcode, wr_id, status. */
+static void
+expect_wc(enum ibv_wc_opcode opcode, uint64_t wr_id, int timeout_ms)
+{
+	struct ibv_wc wc[2];
+	struct timespec t0;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((n = ibv_poll_cq(t.cq, 2, wc)) == 0 && ms_since(&t0) < timeout_ms)
+		;
+	if (n != 1 || wc[0].status != IBV_WC_SUCCESS || wc[0].opcode != opcode ||
+	    wc[0].wr_id != wr_id || (opcode == IBV_WC_RECV && wc[0].byte_len != MSG))
+		die("expected one completion (opcode %d, wr_id %d): n %d status %d opcode %d",
+		    (int)opcode, (int)wr_id, n, n > 0 ? (int)wc[0].status : -1,
+		    n > 0 ? (int)wc[0].opcode : -1);
+	if (ibv_poll_cq(t.cq, 2, wc) != 0)
+		die("a second completion");
+}
+
+/* The receiver: one receive WQE for the step's message. */
+static void
+post_recv(void)
+{
+	struct ibv_sge sge = { (uintptr_t)t.buf, MSG, t.mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	memset(t.buf, 0, MSG);
+	if (ibv_post_recv(t.qp, &wr, &bad) != 0)
+		die("ibv_post_recv");
+}
+
+/* The receiver: the step's message arrived, fill bytes. */
+static void
+expect_recv(unsigned char fill, int timeout_ms)
+{
+	expect_wc(IBV_WC_RECV, 7, timeout_ms);
+	for (int i = 0; i < MSG; i++)
+		if (t.buf[i] != fill)
+			die("byte %d received 0x%02x, sent 0x%02x", i, t.buf[i], fill);
+}
+
+static void
+take_event(void)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (ibv_get_cq_event(t.ch, &cq, &ctx) != 0 || cq != t.cq || ctx != &cq_cookie)
+		die("ibv_get_cq_event: not our CQ and context");
+	ibv_ack_cq_events(cq, 1);
+}
+
+/* The steps' messages, each sent when the receiver says so. */
+static const struct step {
+	unsigned char fill;
+	bool solicited;
+} steps[] = { { 0xa5, false }, { 0x3c, false }, { 0x5a, true } };
+#define NSTEPS (sizeof(steps) / sizeof(steps[0]))
+
+static void
+sender(void)
+{
+	for (unsigned int i = 0; i < NSTEPS; i++) {
+		struct ibv_sge sge = { (uintptr_t)t.buf, MSG, t.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED |
+				      (steps[i].solicited ? IBV_SEND_SOLICITED : 0),
+		}, *bad;
+		char go;
+
+		tcp_recv(&go, 1);
+		memset(t.buf, steps[i].fill, MSG);
+		if (ibv_post_send(t.qp, &wr, &bad) != 0)
+			die("ibv_post_send");
+		expect_wc(IBV_WC_SEND, i, 10 * 1000);
+	}
+	tcp_send("d", 1);
+}
+
+/* The receiver: the sender may send the next step's message. */
+static void
+go(void)
+{
+	tcp_send("g", 1);
+}
+
+static void
+receiver(void)
+{
+	struct ibv_wc wc;
+	char done;
+	int r;
+
+	/* arm, poll again, then wait */
+	post_recv();
+	if (ibv_req_notify_cq(t.cq, 0) != 0 || ibv_poll_cq(t.cq, 1, &wc) != 0)
+		die("arm");
+	if (fd_readable(0) != 0)
+		die("fd readable before any completion");
+	go();
+	if ((r = fd_readable(10 * 1000)) != 1)
+		die("poll() on channel->fd returned %d, not 1, within 10 s", r);
+	take_event();
+	expect_recv(steps[0].fill, 0);
+	if (fd_readable(0) != 0)
+		die("fd readable after the event was taken");
+
+	/* solicited_only: an unsolicited SEND does not wake, a solicited one does */
+	if (ibv_req_notify_cq(t.cq, 1) != 0)
+		die("arm solicited_only");
+	post_recv();
+	go();
+	if ((r = fd_readable(300)) != 0)
+		die("unsolicited SEND: poll() returned %d, not 0", r);
+	expect_recv(steps[1].fill, 10 * 1000);
+	post_recv();
+	go();
+	if ((r = fd_readable(10 * 1000)) != 1)
+		die("solicited SEND: poll() returned %d, not 1", r);
+	take_event();
+	expect_recv(steps[2].fill, 0);
+	tcp_recv(&done, 1);		/* the sender has its last completion */
+}
+
+int
+main(int argc, char **argv)
+{
+	int port = 0;
+
+	if (argc >= 3 && strcmp(argv[1], "-p") == 0)
+		port = atoi(argv[2]);
+	if (port <= 0 || argc > 4)
+		die("usage: dropin_poll_fd -p PORT [HOST]");
+	t.sender = argc == 4;
+	setup();
+	tcp_open(t.sender ? argv[3] : NULL, port);
+	exchange();
+	if (t.sender)
+		sender();
+	else
+		receiver();
+	if (ibv_destroy_qp(t.qp) || ibv_destroy_cq(t.cq) ||
+	    (t.ch != NULL && ibv_destroy_comp_channel(t.ch)) || ibv_dereg_mr(t.mr) ||
+	    ibv_dealloc_pd(t.pd) || ibv_close_device(t.ctx))
+		die("teardown");
+	close(t.sock);
+	puts("ok");
+	return 0;
+}
