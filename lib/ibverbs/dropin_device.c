@@ -20,13 +20,6 @@
 #include "dropin_private.h"
 
 #define DROPIN_MAX_ARGS 128
-/* Table sizes droce applies when the configuration gives none (droce.h,
- * config/droce.ini); the device does not report its configured ones. */
-#define DROPIN_MAX_QP 65536
-#define DROPIN_MAX_PD 1024
-#define DROPIN_MAX_MR 65536
-#define DROPIN_MAX_AH 65536
-#define DROPIN_MAX_MSG (1u << 31)
 
 /* Declared in rdma-core's driver.h (not installed); same ABI. */
 enum dropin_gid_type_sysfs {
@@ -167,8 +160,18 @@ ibv_get_device_name(struct ibv_device *device)
 __be64
 ibv_get_device_guid(struct ibv_device *device)
 {
-	(void)device;
-	return 0;
+	struct dropin_device *dd = DROPIN_CONTAINER_OF(device, struct dropin_device, ibv);
+	struct droce_context *c = droce_open_device(dd->d);
+	struct droce_device_attr a;
+	__be64 guid = 0;
+
+	/* (the node GUID is the port's: droce_query_device on a context) */
+	if (c == NULL)
+		return 0;
+	if (droce_query_device(c, &a) == 0)
+		guid = a.node_guid;
+	(void)droce_close_device(c);
+	return guid;
 }
 
 int
@@ -217,35 +220,50 @@ ibv_close_device(struct ibv_context *context)
 
 /* ---- attributes ----------------------------------------------------------------- */
 
+/*
+ * droce's attributes (droce_query_device: the limits where they are
+ * enforced), field by field into rdma-core's struct, less what the drop-in
+ * does not offer: memory windows are droce's, not the drop-in's (no
+ * ops.alloc_mw), so neither their flags nor a count.
+ */
 int
 ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 {
-	(void)context;
+	struct droce_device_attr d;
+	int rc = droce_query_device(dropin_dctx(context), &d);
+
+	if (rc != 0)
+		return rc;
 	memset(a, 0, sizeof(*a));
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %d.%d",
-		 DROCE_VERSION_MAJOR, DROCE_VERSION_MINOR);
-	a->max_mr_size = UINT64_MAX;
-	a->page_size_cap = 0xfffff000;
-	a->max_qp = DROPIN_MAX_QP;
-	a->max_qp_wr = DROCE_MAX_QP_WR;
-	/* memory windows are droce's, not the drop-in's (no ops.alloc_mw) */
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE;
-	a->max_sge = DROCE_MAX_SGE;
-	a->max_sge_rd = DROCE_MAX_SGE;
-	a->max_cq = DROPIN_MAX_QP;
-	a->max_cqe = DROCE_MAX_CQE;
-	a->max_mr = DROPIN_MAX_MR;
-	a->max_pd = DROPIN_MAX_PD;
-	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
-	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * DROPIN_MAX_QP;
-	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
-	a->atomic_cap = IBV_ATOMIC_HCA;
-	a->max_ah = DROPIN_MAX_AH;
-	a->max_srq = DROPIN_MAX_QP;	/* an SRQ per QP at most is useful */
-	a->max_srq_wr = DROCE_MAX_QP_WR;
-	a->max_srq_sge = DROCE_MAX_SGE;
-	a->max_pkeys = 16;
-	a->phys_port_cnt = 1;
+	memcpy(a->fw_ver, d.fw_ver, sizeof(a->fw_ver));
+	a->node_guid = d.node_guid;
+	a->sys_image_guid = d.sys_image_guid;
+	a->max_mr_size = d.max_mr_size;
+	a->page_size_cap = d.page_size_cap;
+	a->vendor_id = d.vendor_id;
+	a->vendor_part_id = d.vendor_part_id;
+	a->hw_ver = d.hw_ver;
+	a->max_qp = d.max_qp;
+	a->max_qp_wr = d.max_qp_wr;
+	a->device_cap_flags = d.device_cap_flags &
+			      ~(unsigned int)(IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	a->max_sge = d.max_sge;
+	a->max_sge_rd = d.max_sge_rd;
+	a->max_cq = d.max_cq;
+	a->max_cqe = d.max_cqe;
+	a->max_mr = d.max_mr;
+	a->max_pd = d.max_pd;
+	a->max_qp_rd_atom = d.max_qp_rd_atom;
+	a->max_res_rd_atom = d.max_res_rd_atom;
+	a->max_qp_init_rd_atom = d.max_qp_init_rd_atom;
+	a->atomic_cap = (enum ibv_atomic_cap)d.atomic_cap;
+	a->max_ah = d.max_ah;
+	a->max_srq = d.max_srq;
+	a->max_srq_wr = d.max_srq_wr;
+	a->max_srq_sge = d.max_srq_sge;
+	a->max_pkeys = d.max_pkeys;
+	a->local_ca_ack_delay = d.local_ca_ack_delay;
+	a->phys_port_cnt = d.phys_port_cnt;
 	return 0;
 }
 

@@ -19,7 +19,7 @@
 /* Device capabilities the transport implements (lib/transport/README.md). */
 #define DEVICE_CAP_FLAGS (DROCE_DEVICE_CURR_QP_STATE_MOD | DROCE_DEVICE_PORT_ACTIVE_EVENT | \
 	DROCE_DEVICE_SYS_IMAGE_GUID | DROCE_DEVICE_RC_RNR_NAK_GEN |			\
-	DROCE_DEVICE_MEM_WINDOW | DROCE_DEVICE_MEM_WINDOW_TYPE_2B)
+	DROCE_DEVICE_SRQ_RESIZE | DROCE_DEVICE_MEM_WINDOW | DROCE_DEVICE_MEM_WINDOW_TYPE_2B)
 /* ... and the IBTA 1.5 memory-placement operations (tp_resp.c). */
 #define DEVICE_CAP_FLAGS_EX (DEVICE_CAP_FLAGS | DROCE_DEVICE_ATOMIC_WRITE |		\
 	DROCE_DEVICE_FLUSH_GLOBAL | DROCE_DEVICE_FLUSH_PERSISTENT)
@@ -98,6 +98,10 @@ droce_query_device(struct droce_context *context, struct droce_device_attr *a)
 	a->atomic_cap = DROCE_ATOMIC_GLOB;
 	/* address handles are allocated one by one, no table limits them */
 	a->max_ah = INT_MAX;
+	/* SRQs too (tp_srq.c); their sizes are a QP's receive queue's */
+	a->max_srq = INT_MAX;
+	a->max_srq_wr = DROCE_MAX_QP_WR;
+	a->max_srq_sge = DROCE_MAX_SGE;
 	/* as rxe: a software responder's ACK delay has no hardware bound */
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;

@@ -107,20 +107,27 @@ def case_tools(a, tmp):
     p = run_one(["ibv_devices"], "ibv_devices", a.run, a.lib, droce, tmp)
     if p is not None and check("ibv_devices", p.returncode == 0, f"exit {p.returncode}: {p.stderr}"):
         devs = re.findall(r"^\s+(\S+)\s+([0-9a-f]{16})$", p.stdout, re.M)
-        check("ibv_devices", devs == [("droce0", "0000000000000000")], f"devices {devs}")
+        # the node GUID: the EUI-64 of the port's MAC (ff:fe in its middle)
+        check("ibv_devices", len(devs) == 1 and devs[0][0] == "droce0" and
+              re.fullmatch(r"[0-9a-f]{6}fffe[0-9a-f]{6}", devs[0][1]) is not None,
+              f"devices {devs}")
     p = run_one(["ibv_devinfo", "-v"], "ibv_devinfo", a.run, a.lib, droce, tmp)
     if p is None or not check("ibv_devinfo", p.returncode == 0, f"exit {p.returncode}: {p.stderr}"):
         return
     want = {
-        "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "droce 0.1",
+        "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "0.1.0",
         "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
-        "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_HCA (1)",
-        "max_srq": "65536", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
+        "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_GLOB (2)",
+        "max_srq": "2147483647", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
         "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
         "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
         "gid_tbl_len": "1", "pkey_tbl_len": "16",
     }
     got = dict(re.findall(r"^\s*(\w+):\s+(.*?)\s*$", p.stdout, re.M))
+    # (the EUI-64 of this process's port MAC: memif's is random per process)
+    check("ibv_devinfo", re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}ff:fe[0-9a-f]{2}:[0-9a-f]{4}",
+                                      got.get("node_guid", "")) is not None,
+          f"node_guid {got.get('node_guid')!r}")
     for k, v in want.items():
         check("ibv_devinfo", got.get(k) == v, f"{k}: {got.get(k)!r}, expected {v!r}")
     # a memif server without its peer: the link is down, and says so

@@ -29,7 +29,7 @@
 
 static const unsigned int cap_flags = DROCE_DEVICE_CURR_QP_STATE_MOD |
 	DROCE_DEVICE_PORT_ACTIVE_EVENT | DROCE_DEVICE_SYS_IMAGE_GUID |
-	DROCE_DEVICE_RC_RNR_NAK_GEN | DROCE_DEVICE_MEM_WINDOW |
+	DROCE_DEVICE_RC_RNR_NAK_GEN | DROCE_DEVICE_SRQ_RESIZE | DROCE_DEVICE_MEM_WINDOW |
 	DROCE_DEVICE_MEM_WINDOW_TYPE_2B;
 
 static struct droce_device_attr
@@ -81,7 +81,9 @@ test_query_device_identity_and_defaults(void **state)
 	assert_int_equal(a.max_rdd, 0);
 	assert_int_equal(a.max_mcast_grp, 0);
 	assert_int_equal(a.max_ah, INT32_MAX);
-	assert_int_equal(a.max_srq, 0);
+	assert_int_equal(a.max_srq, INT32_MAX);
+	assert_int_equal(a.max_srq_wr, 16384);
+	assert_int_equal(a.max_srq_sge, 16);
 	assert_int_equal(a.max_pkeys, 16);
 	assert_int_equal(a.local_ca_ack_delay, 15);
 	assert_int_equal(a.phys_port_cnt, 1);
@@ -286,6 +288,21 @@ test_query_device_sizes_are_enforced(void **state)
 		*v[field] = max + 1;
 		errno = 0;
 		assert_null(qp_with_caps(&f, cap));
+		assert_int_equal(errno, EINVAL);
+	}
+
+	for (int field = 0; field < 2; field++) {
+		struct droce_srq_init_attr ia = { .attr = { .max_wr = 1, .max_sge = 1 } };
+		uint32_t *v = field == 0 ? &ia.attr.max_wr : &ia.attr.max_sge;
+		uint32_t max = field == 0 ? (uint32_t)a.max_srq_wr : (uint32_t)a.max_srq_sge;
+		struct droce_srq *srq;
+
+		*v = max;
+		assert_non_null(srq = droce_create_srq(f.a.pd, &ia));
+		assert_int_equal(droce_destroy_srq(srq), 0);
+		*v = max + 1;
+		errno = 0;
+		assert_null(droce_create_srq(f.a.pd, &ia));
 		assert_int_equal(errno, EINVAL);
 	}
 
