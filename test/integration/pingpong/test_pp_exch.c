@@ -296,7 +296,7 @@ test_client_conversation(void **state)
 	s.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, fake_server_main, &s), 0);
 	mkdest(&my, 0, 0x11, 0xabcdef, gid_v4);
-	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem), 0);
+	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem, 1), 0);
 	pthread_join(th, NULL);
 	/* the client's 52 bytes, then "done\0" */
 	assert_memory_equal(s.got, "0000:000011:abcdef:" WIRE_V4, PP_MSG_SIZE);
@@ -325,7 +325,7 @@ test_client_conversation_bad_flow(void **state)
 	s.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, fake_server_main, &s), 0);
 	mkdest(&my, 0, 0x11, 0xabcdef, gid_v4);
-	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem), -EPROTO);
+	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem, 1), -EPROTO);
 	/* fake_server waits for "done": end its wait */
 	shutdown(sv[0], SHUT_WR);
 	pthread_join(th, NULL);
@@ -394,7 +394,7 @@ server_with(const char *msg, size_t msg_len, const char *done,
 	c.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, fake_client_main, &c), 0);
 	mkdest(&my, 0, 0x33, 0x000fed, gid_seq);
-	rc = pp_server_exch_fd(sv[0], &my, &rem, record_connect, rec);
+	rc = pp_server_exch_fd(sv[0], &my, &rem, 1, record_connect, rec);
 	shutdown(sv[0], SHUT_RDWR);
 	pthread_join(th, NULL);
 	close(sv[0]);
@@ -473,7 +473,7 @@ server_thread_main(void *arg)
 {
 	struct server_thread *s = arg;
 
-	s->rc = pp_server_exch(s->port, &s->my, &s->rem, record_connect,
+	s->rc = pp_server_exch(s->port, &s->my, &s->rem, 1, record_connect,
 			       &s->rec);
 	return NULL;
 }
@@ -492,7 +492,7 @@ test_tcp_loopback(void **state)
 	mkdest(&my, 0, 0x11, 0xabcdef, gid_v4);
 	assert_int_equal(pthread_create(&th, NULL, server_thread_main, &s), 0);
 	for (tries = 0; tries < 200 && rc != 0; tries++) {
-		rc = pp_client_exch("127.0.0.1", s.port, &my, &rem);
+		rc = pp_client_exch("127.0.0.1", s.port, &my, &rem, 1);
 		if (rc != 0)
 			usleep(10000);
 	}
@@ -514,9 +514,9 @@ test_tcp_bad_flow(void **state)
 	(void)state;
 	mkdest(&my, 0, 1, 1, gid_v4);
 	/* nobody listens on port 1 of the loopback */
-	assert_int_not_equal(pp_client_exch("127.0.0.1", 1, &my, &rem), 0);
+	assert_int_not_equal(pp_client_exch("127.0.0.1", 1, &my, &rem, 1), 0);
 	assert_int_not_equal(pp_client_exch("no-such-host.invalid", 18515,
-					    &my, &rem), 0);
+					    &my, &rem, 1), 0);
 }
 
 /* ---- options ------------------------------------------------------------------- */
