@@ -143,6 +143,7 @@ check_num_qp(const struct pp_opts *o, FILE *err)
 			"at least one receive per QP.\n", o->rx_depth, o->num_qp);
 		return PP_OPTS_INVALID;
 	}
+	/* srq_pingpong accepts 255, its message notwithstanding */
 	if (o->num_qp >= PP_MAX_QP) {
 		fprintf(err, "num_qp %u must be less than %d\n", o->num_qp,
 			PP_MAX_QP - 1);
