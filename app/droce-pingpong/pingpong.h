@@ -75,19 +75,22 @@ int pp_post_send(struct pp_ctx *ctx, int qp_index);
 int pp_close_ctx(struct pp_ctx *ctx);
 
 /* pp_chk.c: the -c pattern of rc_pingpong/ud_pingpong. */
-/* The examples' memset of the whole buffer. */
+/* The examples' memset of the whole buffer: rc/ud_pingpong's 0x7b, and
+ * srq_pingpong's 0 (rdma-core 44's binary: memset(buf, 0, size)). */
 #define PP_CHK_FILL 0x7b
+#define PP_CHK_FILL_SRQ 0x00
+unsigned char pp_chk_fill_byte(enum pp_kind kind);
 /* A -c client's receive buffer before any data: in no pattern byte. */
 #define PP_CHK_UNWRITTEN 0xa5
 void pp_chk_fill(char *buf, size_t size, size_t page_size);
 /*
  * Checks every byte of buf against a -c client's buffer (page starts 0,
- * the rest PP_CHK_FILL).  Prints "invalid data in page %d" per bad page
- * and one line saying what was verified (or how it failed) to out;
- * returns the number of wrong bytes.
+ * the rest fill: pp_chk_fill_byte).  Prints "invalid data in page %d" per
+ * bad page and one line saying what was verified (or how it failed) to
+ * out; returns the number of wrong bytes.
  */
 size_t pp_chk_verify(const char *buf, size_t size, size_t page_size,
-		     FILE *out);
+		     unsigned char fill, FILE *out);
 
 /* pp_run.c */
 struct pp_result {

@@ -122,7 +122,7 @@ pp_init_ctx(struct droce_device *dev, const struct pp_opts *o, int page_size)
 		goto clean_ctx;
 	}
 	ctx->buf = buf;
-	memset(ctx->buf, PP_CHK_FILL, ctx->buf_len);
+	memset(ctx->buf, pp_chk_fill_byte(o->kind), ctx->buf_len);
 	/*
 	 * The examples receive into the buffer they send from.  A -c client
 	 * receives into a second half instead, which starts as bytes the

@@ -238,7 +238,8 @@ run(struct pp_opts *o, struct droce_device *dev)
 	/* both roles, every byte; a mismatch fails (pp_chk.c) */
 	if (o->validate_buf &&
 	    pp_chk_verify(ctx->rbuf + (o->kind == PP_UD ? PP_UD_GRH_LEN : 0),
-			  o->size, (size_t)page_size, stdout) != 0)
+			  o->size, (size_t)page_size, pp_chk_fill_byte(o->kind),
+			  stdout) != 0)
 		goto out;
 	ret = 0;
 out:

@@ -661,29 +661,38 @@ test_chk(void **state)
 	assert_non_null(null);
 	memset(buf, PP_CHK_FILL, sizeof(buf));
 	/* the server's buffer before any data: every page start is wrong */
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 4);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 4);
 	/* rc_pingpong: buf[i] = i / page_size % sizeof(char), i.e. 0 */
 	pp_chk_fill(buf, sizeof(buf), 4096);
 	assert_int_equal(buf[0], 0);
 	assert_int_equal(buf[4096], 0);
 	assert_int_equal(buf[3 * 4096], 0);
 	assert_int_equal(buf[1], 0x7b);
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 0);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 0);
 	buf[2 * 4096] = 1;
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 1);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 1);
 	/* every byte counts, not only the page starts rdma-core checks */
 	buf[2 * 4096] = 0;
 	buf[4096 + 17] = 0x7a;
 	buf[3 * 4096 + 9] = 0;
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 2);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 2);
 	/* a -c client's receive buffer before the echo: all wrong */
 	memset(buf, PP_CHK_UNWRITTEN, sizeof(buf));
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null),
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null),
 			 sizeof(buf));
 	/* -s 1: one byte, one page */
 	memset(buf, PP_CHK_FILL, sizeof(buf));
 	pp_chk_fill(buf, 1, 4096);
-	assert_int_equal(pp_chk_verify(buf, 1, 4096, null), 0);
+	assert_int_equal(pp_chk_verify(buf, 1, 4096, PP_CHK_FILL, null), 0);
+	/* srq_pingpong's buffer is zeros: what its client sends with -c */
+	assert_int_equal(pp_chk_fill_byte(PP_SRQ), 0);
+	assert_int_equal(pp_chk_fill_byte(PP_RC), PP_CHK_FILL);
+	assert_int_equal(pp_chk_fill_byte(PP_UD), PP_CHK_FILL);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL_SRQ,
+				       null), 0);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null),
+			 sizeof(buf) - 4);
 	fclose(null);
 }
 
@@ -701,9 +710,9 @@ test_chk_report(void **state)
 	buf[4097] = 0x11;
 	f = tmpfile();
 	assert_non_null(f);
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, f), 1);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, f), 1);
 	buf[4097] = 0x7b;
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, f), 0);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, f), 0);
 	rewind(f);
 	n = fread(out, 1, sizeof(out) - 1, f);
 	out[n] = '\0';
