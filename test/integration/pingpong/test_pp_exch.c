@@ -334,6 +334,87 @@ test_client_conversation_bad_flow(void **state)
 	close(sv[1]);
 }
 
+/*
+ * ibv_srq_pingpong's server, byte for byte: it reads MAX_QP (256) messages,
+ * writes 256 (its -q 2 QPs, then 254 zero entries), reads "done".
+ */
+#define ZERO_MSG "0000:000000:000000:00000000000000000000000000000000"
+
+struct srq_fake_server {
+	int fd;
+	char got[PP_MAX_QP][PP_MSG_SIZE];
+	ssize_t got_len;
+	char done[PP_DONE_SIZE];
+	ssize_t done_len;
+};
+
+static ssize_t
+read_all(int fd, void *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t r = read(fd, (char *)buf + n, len - n);
+
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	return (ssize_t)n;
+}
+
+static void *
+srq_fake_server_main(void *arg)
+{
+	struct srq_fake_server *s = arg;
+	static char reply[PP_MAX_QP][PP_MSG_SIZE];
+
+	s->got_len = read_all(s->fd, s->got, sizeof(s->got));
+	for (int i = 0; i < PP_MAX_QP; i++)
+		memcpy(reply[i], ZERO_MSG, PP_MSG_SIZE);
+	memcpy(reply[0], "0000:000031:000001:" WIRE_SEQ, PP_MSG_SIZE);
+	memcpy(reply[1], "0000:000032:000002:" WIRE_SEQ, PP_MSG_SIZE);
+	if (write(s->fd, reply, sizeof(reply)) != (ssize_t)sizeof(reply))
+		return NULL;
+	s->done_len = read_all(s->fd, s->done, sizeof(s->done));
+	return NULL;
+}
+
+static void
+test_srq_client_conversation(void **state)
+{
+	static struct srq_fake_server s;
+	struct pp_dest my[PP_MAX_QP], rem[PP_MAX_QP];
+	pthread_t th;
+	int sv[2], i;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(my, 0, sizeof(my));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	s.fd = sv[1];
+	assert_int_equal(pthread_create(&th, NULL, srq_fake_server_main, &s), 0);
+	mkdest(&my[0], 0, 0x11, 0xabcdef, gid_v4);
+	mkdest(&my[1], 0, 0x12, 0x000001, gid_v4);
+	assert_int_equal(pp_client_exch_fd(sv[0], my, rem, PP_MAX_QP), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(s.got_len, PP_MAX_QP * PP_MSG_SIZE);
+	assert_memory_equal(s.got[0], "0000:000011:abcdef:" WIRE_V4, PP_MSG_SIZE);
+	assert_memory_equal(s.got[1], "0000:000012:000001:" WIRE_V4, PP_MSG_SIZE);
+	for (i = 2; i < PP_MAX_QP; i++)
+		assert_memory_equal(s.got[i], ZERO_MSG, PP_MSG_SIZE);
+	assert_int_equal(s.done_len, PP_DONE_SIZE);
+	assert_memory_equal(s.done, "done", PP_DONE_SIZE);
+	assert_int_equal(rem[0].qpn, 0x31);
+	assert_int_equal(rem[1].qpn, 0x32);
+	assert_int_equal(rem[1].psn, 2);
+	assert_memory_equal(rem[1].gid.raw, gid_seq, 16);
+	assert_int_equal(rem[2].qpn, 0);
+	assert_int_equal(rem[255].gid.global.interface_id, 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* What ibv_rc_pingpong's client does, byte for byte. */
 struct fake_client {
 	int fd;
@@ -838,6 +919,7 @@ main(void)
 		cmocka_unit_test(test_recorded_ud_pingpong),
 		cmocka_unit_test(test_client_conversation),
 		cmocka_unit_test(test_client_conversation_bad_flow),
+		cmocka_unit_test(test_srq_client_conversation),
 		cmocka_unit_test(test_server_conversation),
 		cmocka_unit_test(test_server_conversation_bad_flow),
 		cmocka_unit_test(test_tcp_loopback),
