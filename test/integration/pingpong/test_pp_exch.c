@@ -348,35 +348,20 @@ struct srq_fake_server {
 	ssize_t done_len;
 };
 
-static ssize_t
-read_all(int fd, void *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n < len) {
-		ssize_t r = read(fd, (char *)buf + n, len - n);
-
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	return (ssize_t)n;
-}
-
 static void *
 srq_fake_server_main(void *arg)
 {
 	struct srq_fake_server *s = arg;
 	static char reply[PP_MAX_QP][PP_MSG_SIZE];
 
-	s->got_len = read_all(s->fd, s->got, sizeof(s->got));
+	s->got_len = read_n(s->fd, s->got, sizeof(s->got));
 	for (int i = 0; i < PP_MAX_QP; i++)
 		memcpy(reply[i], ZERO_MSG, PP_MSG_SIZE);
 	memcpy(reply[0], "0000:000031:000001:" WIRE_SEQ, PP_MSG_SIZE);
 	memcpy(reply[1], "0000:000032:000002:" WIRE_SEQ, PP_MSG_SIZE);
 	if (write(s->fd, reply, sizeof(reply)) != (ssize_t)sizeof(reply))
 		return NULL;
-	s->done_len = read_all(s->fd, s->done, sizeof(s->done));
+	s->done_len = read_n(s->fd, s->done, sizeof(s->done));
 	return NULL;
 }
 
