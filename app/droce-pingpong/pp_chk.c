@@ -2,8 +2,8 @@
 /*
  * pp_chk.c - the -c (--chk) check of rc_pingpong.c / ud_pingpong.c.
  *
- * The examples memset the whole buffer to 0x7b; the client then sets the
- * first byte of every page to `i / page_size % sizeof(char)` (always 0,
+ * The examples memset the whole buffer to 0x7b (srq_pingpong: to 0); the
+ * client then sets the first byte of every page to `i / page_size % sizeof(char)` (always 0,
  * since sizeof(char) is 1) before the first send, and the server echoes
  * what it received.  rdma-core's server checks only those page-start
  * bytes and prints "invalid data in page %d" without changing its exit
@@ -17,11 +17,17 @@
 #include "pingpong.h"
 
 static char
-chk_expected(size_t i, size_t page_size)
+chk_expected(size_t i, size_t page_size, unsigned char fill)
 {
 	if (i % page_size == 0)
 		return (char)(i / page_size % sizeof(char));
-	return (char)PP_CHK_FILL;
+	return (char)fill;
+}
+
+unsigned char
+pp_chk_fill_byte(enum pp_kind kind)
+{
+	return kind == PP_SRQ ? PP_CHK_FILL_SRQ : PP_CHK_FILL;
 }
 
 void
@@ -30,17 +36,18 @@ pp_chk_fill(char *buf, size_t size, size_t page_size)
 	size_t i;
 
 	for (i = 0; i < size; i += page_size)
-		buf[i] = chk_expected(i, page_size);
+		buf[i] = chk_expected(i, page_size, 0);
 }
 
 size_t
-pp_chk_verify(const char *buf, size_t size, size_t page_size, FILE *out)
+pp_chk_verify(const char *buf, size_t size, size_t page_size,
+	      unsigned char fill, FILE *out)
 {
 	size_t i, bad = 0, first = 0, pages = (size + page_size - 1) / page_size;
 	size_t last_bad_page = SIZE_MAX;
 
 	for (i = 0; i < size; i++) {
-		if (buf[i] == chk_expected(i, page_size))
+		if (buf[i] == chk_expected(i, page_size, fill))
 			continue;
 		if (bad++ == 0)
 			first = i;
@@ -53,11 +60,11 @@ pp_chk_verify(const char *buf, size_t size, size_t page_size, FILE *out)
 	if (bad == 0)
 		fprintf(out, "data check passed: all %zu bytes received as "
 			"the -c pattern (%zu page start(s) 0x00, the rest "
-			"0x%02x)\n", size, pages, PP_CHK_FILL);
+			"0x%02x)\n", size, pages, fill);
 	else
 		fprintf(out, "data check FAILED: %zu of %zu bytes wrong, the "
 			"first at offset %zu (0x%02x, expected 0x%02x)\n",
 			bad, size, first, (unsigned char)buf[first],
-			(unsigned char)chk_expected(first, page_size));
+			(unsigned char)chk_expected(first, page_size, fill));
 	return bad;
 }

@@ -21,11 +21,12 @@ dev_name(struct droce_device *dev)
 }
 
 static int
-init_qp(struct pp_ctx *ctx, const struct pp_opts *o)
+init_qp(struct pp_ctx *ctx, const struct pp_opts *o, int i)
 {
 	struct droce_qp_init_attr init_attr = {
 		.send_cq = ctx->cq,
 		.recv_cq = ctx->cq,
+		.srq = ctx->srq,
 		.cap = {
 			.max_send_wr = 1,
 			.max_recv_wr = (uint32_t)ctx->rx_depth,
@@ -37,14 +38,15 @@ init_qp(struct pp_ctx *ctx, const struct pp_opts *o)
 	struct droce_qp_attr attr;
 	int rc;
 
-	ctx->qp = droce_create_qp(ctx->pd, &init_attr);
-	if (ctx->qp == NULL) {
-		fprintf(stderr, "Couldn't create QP: %s\n", strerror(errno));
+	ctx->qp[i] = droce_create_qp(ctx->pd, &init_attr);
+	if (ctx->qp[i] == NULL) {
+		fprintf(stderr, "Couldn't create QP[%d]: %s\n", i,
+			strerror(errno));
 		return -1;
 	}
 	/* As the examples: send inline when the QP can carry the message. */
 	memset(&attr, 0, sizeof(attr));
-	if (droce_query_qp(ctx->qp, &attr, DROCE_QP_CAP, &init_attr) == 0 &&
+	if (droce_query_qp(ctx->qp[i], &attr, DROCE_QP_CAP, &init_attr) == 0 &&
 	    init_attr.cap.max_inline_data >= (uint32_t)ctx->size)
 		ctx->send_flags |= DROCE_SEND_INLINE;
 
@@ -54,18 +56,37 @@ init_qp(struct pp_ctx *ctx, const struct pp_opts *o)
 	attr.port_num = (uint8_t)o->ib_port;
 	if (o->kind == PP_UD) {
 		attr.qkey = PP_UD_QKEY;
-		rc = droce_modify_qp(ctx->qp, &attr, DROCE_QP_STATE |
+		rc = droce_modify_qp(ctx->qp[i], &attr, DROCE_QP_STATE |
 				     DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
 				     DROCE_QP_QKEY);
 	} else {
 		attr.qp_access_flags = 0;
-		rc = droce_modify_qp(ctx->qp, &attr, DROCE_QP_STATE |
+		rc = droce_modify_qp(ctx->qp[i], &attr, DROCE_QP_STATE |
 				     DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
 				     DROCE_QP_ACCESS_FLAGS);
 	}
 	if (rc != 0) {
-		fprintf(stderr, "Failed to modify QP to INIT: %s\n",
+		fprintf(stderr, "Failed to modify QP[%d] to INIT: %s\n", i,
 			strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* srq_pingpong: max_wr rx_depth, one SGE. */
+static int
+init_srq(struct pp_ctx *ctx)
+{
+	struct droce_srq_init_attr attr = {
+		.attr = {
+			.max_wr = (uint32_t)ctx->rx_depth,
+			.max_sge = 1,
+		},
+	};
+
+	ctx->srq = droce_create_srq(ctx->pd, &attr);
+	if (ctx->srq == NULL) {
+		fprintf(stderr, "Couldn't create SRQ: %s\n", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -89,6 +110,7 @@ pp_init_ctx(struct droce_device *dev, const struct pp_opts *o, int page_size)
 	ctx->size = (int)o->size;
 	ctx->send_flags = DROCE_SEND_SIGNALED;
 	ctx->rx_depth = (int)o->rx_depth;
+	ctx->num_qp = (int)o->num_qp;
 	ctx->buf_len = o->size + extra;
 	ctx->page_size = page_size;
 
@@ -100,7 +122,7 @@ pp_init_ctx(struct droce_device *dev, const struct pp_opts *o, int page_size)
 		goto clean_ctx;
 	}
 	ctx->buf = buf;
-	memset(ctx->buf, PP_CHK_FILL, ctx->buf_len);
+	memset(ctx->buf, pp_chk_fill_byte(o->kind), ctx->buf_len);
 	/*
 	 * The examples receive into the buffer they send from.  A -c client
 	 * receives into a second half instead, which starts as bytes the
@@ -152,20 +174,26 @@ pp_init_ctx(struct droce_device *dev, const struct pp_opts *o, int page_size)
 		goto clean_pd;
 	}
 
-	ctx->cq = droce_create_cq(ctx->context, ctx->rx_depth + 1, NULL,
-				  NULL, 0);
+	ctx->cq = droce_create_cq(ctx->context, ctx->rx_depth + ctx->num_qp,
+				  NULL, NULL, 0);
 	if (ctx->cq == NULL) {
 		fprintf(stderr, "Couldn't create CQ: %s\n", strerror(errno));
 		goto clean_mr;
 	}
 
-	if (init_qp(ctx, o) != 0)
-		goto clean_qp;
+	if (o->kind == PP_SRQ && init_srq(ctx) != 0)
+		goto clean_cq;
+	for (int i = 0; i < ctx->num_qp; i++)
+		if (init_qp(ctx, o, i) != 0)
+			goto clean_qp;
 	return ctx;
 
 clean_qp:
-	if (ctx->qp != NULL)
-		droce_destroy_qp(ctx->qp);
+	for (int i = 0; i < ctx->num_qp && ctx->qp[i] != NULL; i++)
+		droce_destroy_qp(ctx->qp[i]);
+	if (ctx->srq != NULL)
+		droce_destroy_srq(ctx->srq);
+clean_cq:
 	droce_destroy_cq(ctx->cq);
 clean_mr:
 	droce_dereg_mr(ctx->mr);
@@ -204,7 +232,7 @@ fill_ah(struct droce_ah_attr *ah, const struct pp_opts *o,
 }
 
 static int
-connect_rc(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
+connect_rc(struct droce_qp *qp, const struct pp_opts *o, int my_psn,
 	   const struct pp_dest *dest)
 {
 	struct droce_qp_attr attr;
@@ -221,7 +249,7 @@ connect_rc(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
 		fprintf(stderr, "Failed to modify QP to RTR\n");
 		return 1;
 	}
-	rc = droce_modify_qp(ctx->qp, &attr, DROCE_QP_STATE | DROCE_QP_AV |
+	rc = droce_modify_qp(qp, &attr, DROCE_QP_STATE | DROCE_QP_AV |
 			     DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
 			     DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
 			     DROCE_QP_MIN_RNR_TIMER);
@@ -237,7 +265,7 @@ connect_rc(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
 	attr.rnr_retry = 7;
 	attr.sq_psn = (uint32_t)my_psn;
 	attr.max_rd_atomic = 1;
-	rc = droce_modify_qp(ctx->qp, &attr, DROCE_QP_STATE |
+	rc = droce_modify_qp(qp, &attr, DROCE_QP_STATE |
 			     DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
 			     DROCE_QP_RNR_RETRY | DROCE_QP_SQ_PSN |
 			     DROCE_QP_MAX_QP_RD_ATOMIC);
@@ -259,7 +287,7 @@ connect_ud(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = DROCE_QPS_RTR;
-	rc = droce_modify_qp(ctx->qp, &attr, DROCE_QP_STATE);
+	rc = droce_modify_qp(ctx->qp[0], &attr, DROCE_QP_STATE);
 	if (rc != 0) {
 		fprintf(stderr, "Failed to modify QP to RTR: %s\n",
 			strerror(rc));
@@ -267,7 +295,7 @@ connect_ud(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
 	}
 	attr.qp_state = DROCE_QPS_RTS;
 	attr.sq_psn = (uint32_t)my_psn;
-	rc = droce_modify_qp(ctx->qp, &attr, DROCE_QP_STATE | DROCE_QP_SQ_PSN);
+	rc = droce_modify_qp(ctx->qp[0], &attr, DROCE_QP_STATE | DROCE_QP_SQ_PSN);
 	if (rc != 0) {
 		fprintf(stderr, "Failed to modify QP to RTS: %s\n",
 			strerror(rc));
@@ -287,11 +315,17 @@ connect_ud(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
 }
 
 int
-pp_connect_ctx(struct pp_ctx *ctx, const struct pp_opts *o, int my_psn,
-	       const struct pp_dest *dest)
+pp_connect_ctx(struct pp_ctx *ctx, const struct pp_opts *o,
+	       const struct pp_dest *my, const struct pp_dest *dest)
 {
-	return o->kind == PP_UD ? connect_ud(ctx, o, my_psn, dest) :
-		connect_rc(ctx, o, my_psn, dest);
+	int i;
+
+	if (o->kind == PP_UD)
+		return connect_ud(ctx, o, my[0].psn, &dest[0]);
+	for (i = 0; i < ctx->num_qp; i++)
+		if (connect_rc(ctx->qp[i], o, my[i].psn, &dest[i]) != 0)
+			return 1;
+	return 0;
 }
 
 int
@@ -308,16 +342,20 @@ pp_post_recv(struct pp_ctx *ctx, int n)
 		.num_sge = 1,
 	};
 	struct droce_recv_wr *bad_wr;
-	int i;
+	int i, rc;
 
-	for (i = 0; i < n; ++i)
-		if (droce_post_recv(ctx->qp, &wr, &bad_wr) != 0)
+	for (i = 0; i < n; ++i) {
+		rc = ctx->srq != NULL ?
+			droce_post_srq_recv(ctx->srq, &wr, &bad_wr) :
+			droce_post_recv(ctx->qp[0], &wr, &bad_wr);
+		if (rc != 0)
 			break;
+	}
 	return i;
 }
 
 int
-pp_post_send(struct pp_ctx *ctx)
+pp_post_send(struct pp_ctx *ctx, int qp_index)
 {
 	size_t off = ctx->kind == PP_UD ? PP_UD_GRH_LEN : 0;
 	struct droce_sge list = {
@@ -339,7 +377,7 @@ pp_post_send(struct pp_ctx *ctx)
 		wr.wr.ud.remote_qpn = ctx->remote_qpn;
 		wr.wr.ud.remote_qkey = PP_UD_QKEY;
 	}
-	return droce_post_send(ctx->qp, &wr, &bad_wr);
+	return droce_post_send(ctx->qp[qp_index], &wr, &bad_wr);
 }
 
 /*
@@ -367,12 +405,23 @@ print_counters(struct droce_context *context)
 int
 pp_close_ctx(struct pp_ctx *ctx)
 {
-	int rc;
+	int rc, i;
 
-	rc = droce_destroy_qp(ctx->qp);
-	if (rc != 0) {
-		fprintf(stderr, "Couldn't destroy QP: %s\n", strerror(rc));
-		return 1;
+	for (i = 0; i < ctx->num_qp; i++) {
+		rc = droce_destroy_qp(ctx->qp[i]);
+		if (rc != 0) {
+			fprintf(stderr, "Couldn't destroy QP[%d]: %s\n", i,
+				strerror(rc));
+			return 1;
+		}
+	}
+	if (ctx->srq != NULL) {
+		rc = droce_destroy_srq(ctx->srq);
+		if (rc != 0) {
+			fprintf(stderr, "Couldn't destroy SRQ: %s\n",
+				strerror(rc));
+			return 1;
+		}
 	}
 	rc = droce_destroy_cq(ctx->cq);
 	if (rc != 0) {

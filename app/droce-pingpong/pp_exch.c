@@ -139,82 +139,97 @@ report_bad_msg(const char *who, const char msg[PP_MSG_SIZE])
 		who, shown);
 }
 
-int
-pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem)
+/* n messages from my[] in one write, as the examples' back-to-back writes. */
+static int
+write_msgs(int fd, const struct pp_dest *my, unsigned int n)
+{
+	char (*msgs)[PP_MSG_SIZE];
+	unsigned int i;
+	int rc = 0;
+
+	msgs = calloc(n, PP_MSG_SIZE);
+	if (msgs == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = pp_msg_format(&my[i], msgs[i]);
+	if (rc != 0)
+		fprintf(stderr, "Couldn't format local address\n");
+	else
+		rc = app_sock_write_full(fd, msgs, (size_t)n * PP_MSG_SIZE);
+	free(msgs);
+	return rc;
+}
+
+/* n messages into rem[]; 0, a negative errno, or -EPROTO (reported). */
+static int
+read_msgs(int fd, const char *who, struct pp_dest *rem, unsigned int n)
 {
 	char msg[PP_MSG_SIZE];
-	ssize_t n;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t got = app_sock_read_full(fd, msg, sizeof(msg));
+
+		if (got != (ssize_t)sizeof(msg)) {
+			if (got < 0)
+				fprintf(stderr, "%s read: %s\n", who,
+					strerror((int)-got));
+			fprintf(stderr, "%d/%d: Couldn't read remote address "
+				"[%u]\n", got < 0 ? -1 : (int)got,
+				(int)sizeof(msg), i);
+			return got < 0 ? (int)got : -EPROTO;
+		}
+		if (pp_msg_parse(msg, &rem[i]) != 0) {
+			report_bad_msg(who, msg);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+int
+pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
+		  unsigned int n)
+{
 	int rc;
 
-	if (pp_msg_format(my, msg) != 0) {
-		fprintf(stderr, "Couldn't format local address\n");
-		return -EINVAL;
-	}
-	rc = app_sock_write_full(fd, msg, sizeof(msg));
+	rc = write_msgs(fd, my, n);
 	if (rc != 0) {
 		fprintf(stderr, "Couldn't send local address: %s\n",
 			strerror(-rc));
 		return rc;
 	}
-	n = app_sock_read_full(fd, msg, sizeof(msg));
-	if (n == (ssize_t)sizeof(msg))
+	rc = read_msgs(fd, "client", rem, n);
+	if (rc == 0)
 		rc = app_sock_write_full(fd, PP_DONE_MSG, PP_DONE_SIZE);
-	if (n != (ssize_t)sizeof(msg) || rc != 0) {
-		if (n < 0)
-			fprintf(stderr, "client read/write: %s\n",
-				strerror((int)-n));
-		else if (n != (ssize_t)sizeof(msg))
-			fprintf(stderr, "client read/write: connection closed "
-				"after %zd of %zu bytes\n", n, sizeof(msg));
-		else
-			fprintf(stderr, "client read/write: %s\n",
-				strerror(-rc));
+	if (rc != 0) {
 		fprintf(stderr, "Couldn't read/write remote address\n");
-		return n < 0 ? (int)n : rc != 0 ? rc : -EPROTO;
-	}
-	if (pp_msg_parse(msg, rem) != 0) {
-		report_bad_msg("client", msg);
-		return -EPROTO;
+		return rc;
 	}
 	return 0;
 }
 
 int
 pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
-		  pp_server_connect_fn connect_fn, void *arg)
+		  unsigned int n, pp_server_connect_fn connect_fn, void *arg)
 {
-	char msg[PP_MSG_SIZE];
 	char done[PP_DONE_SIZE];
-	struct pp_dest r;
-	ssize_t n;
+	ssize_t got;
 	int rc;
 
-	n = app_sock_read_full(fd, msg, sizeof(msg));
-	if (n != (ssize_t)sizeof(msg)) {
-		if (n < 0)
-			fprintf(stderr, "server read: %s\n", strerror((int)-n));
-		fprintf(stderr, "%d/%d: Couldn't read remote address\n",
-			n < 0 ? -1 : (int)n, (int)sizeof(msg));
-		return n < 0 ? (int)n : -EPROTO;
-	}
-	if (pp_msg_parse(msg, &r) != 0) {
-		report_bad_msg("server", msg);
-		return -EPROTO;
-	}
-	if (connect_fn != NULL && connect_fn(arg, &r) != 0) {
+	rc = read_msgs(fd, "server", rem, n);
+	if (rc != 0)
+		return rc;
+	if (connect_fn != NULL && connect_fn(arg, rem) != 0) {
 		fprintf(stderr, "Couldn't connect to remote QP\n");
 		return -ECONNREFUSED;
 	}
-	if (pp_msg_format(my, msg) != 0) {
-		fprintf(stderr, "Couldn't format local address\n");
-		return -EINVAL;
-	}
-	rc = app_sock_write_full(fd, msg, sizeof(msg));
+	rc = write_msgs(fd, my, n);
 	if (rc == 0) {
-		n = app_sock_read_full(fd, done, sizeof(done));
-		if (n < 0)
-			rc = (int)n;
-		else if (n != (ssize_t)sizeof(done) ||
+		got = app_sock_read_full(fd, done, sizeof(done));
+		if (got < 0)
+			rc = (int)got;
+		else if (got != (ssize_t)sizeof(done) ||
 			 memcmp(done, PP_DONE_MSG, PP_DONE_SIZE) != 0)
 			rc = -EPROTO;
 	}
@@ -224,13 +239,12 @@ pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
 			strerror(-rc));
 		return rc;
 	}
-	*rem = r;
 	return 0;
 }
 
 int
 pp_client_exch(const char *servername, unsigned int port,
-	       const struct pp_dest *my, struct pp_dest *rem)
+	       const struct pp_dest *my, struct pp_dest *rem, unsigned int n_msgs)
 {
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC,
@@ -262,14 +276,15 @@ pp_client_exch(const char *servername, unsigned int port,
 		fprintf(stderr, "Couldn't connect to %s:%u\n", servername, port);
 		return -ECONNREFUSED;
 	}
-	rc = pp_client_exch_fd(sockfd, my, rem);
+	rc = pp_client_exch_fd(sockfd, my, rem, n_msgs);
 	close(sockfd);
 	return rc;
 }
 
 int
 pp_server_exch(unsigned int port, const struct pp_dest *my,
-	       struct pp_dest *rem, pp_server_connect_fn connect_fn, void *arg)
+	       struct pp_dest *rem, unsigned int n_msgs,
+	       pp_server_connect_fn connect_fn, void *arg)
 {
 	struct addrinfo hints = {
 		.ai_flags = AI_PASSIVE,
@@ -322,7 +337,7 @@ pp_server_exch(unsigned int port, const struct pp_dest *my,
 		fprintf(stderr, "accept() failed: %s\n", strerror(-rc));
 		return rc;
 	}
-	rc = pp_server_exch_fd(connfd, my, rem, connect_fn, arg);
+	rc = pp_server_exch_fd(connfd, my, rem, n_msgs, connect_fn, arg);
 	close(connfd);
 	return rc;
 }

@@ -18,6 +18,10 @@
  *   server -> client  52-byte message (server's address)
  *   client -> server  "done" and its NUL: 5 bytes
  * Both sides then close the socket.
+ * srq_pingpong.c sends PP_MAX_QP (256) messages where the others send one,
+ * whatever its -q: the first -q carry its QPs, the rest are all zeros
+ * (its my_dest[] is memset; rdma-core 44's loops run to MAX_QP); each side
+ * writes all of its messages before it reads the peer's.
  *
  * No dependency on the droce library: only union droce_gid from droce.h,
  * so the unit test links this file alone.
@@ -69,26 +73,30 @@ int pp_msg_format(const struct pp_dest *dest, char msg[PP_MSG_SIZE]);
 int pp_msg_parse(const char msg[PP_MSG_SIZE], struct pp_dest *dest);
 
 /*
- * The server's step between reading the client's address and answering:
- * rc_pingpong moves its QP to RTR/RTS there (pp_connect_ctx).  Returns 0 to
- * continue; anything else aborts the exchange.
+ * The server's step between reading the client's addresses (rem[0..n-1])
+ * and answering: rc_pingpong moves its QP to RTR/RTS there
+ * (pp_connect_ctx).  Returns 0 to continue; anything else aborts the
+ * exchange.
  */
 typedef int (*pp_server_connect_fn)(void *arg, const struct pp_dest *rem);
 
-/*
- * The conversation on a connected stream socket; messages go to stderr in
- * rc_pingpong's words.  Return 0 with *rem filled, or a negative errno.
- * The socket is not closed.
- */
 /*
  * Keep fn(arg) running while the exchange waits on a socket (droce's
  * progress: the peer resolves our MAC meanwhile).  NULL: block.
  */
 void pp_exch_set_idle(void (*fn)(void *arg), void *arg);
 
-int pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem);
+/*
+ * The conversation on a connected stream socket, n messages each way
+ * (1, or PP_MAX_QP for srq_pingpong); messages go to stderr in
+ * rc_pingpong's words.  Return 0 with rem[0..n-1] filled, or a negative
+ * errno.  The socket is not closed.
+ */
+int pp_client_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
+		      unsigned int n);
 int pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
-		      pp_server_connect_fn connect_fn, void *arg);
+		      unsigned int n, pp_server_connect_fn connect_fn,
+		      void *arg);
 
 /*
  * Whole exchanges as rc_pingpong does them: the client resolves servername
@@ -98,9 +106,10 @@ int pp_server_exch_fd(int fd, const struct pp_dest *my, struct pp_dest *rem,
  * Return 0 or a negative errno.
  */
 int pp_client_exch(const char *servername, unsigned int port,
-		   const struct pp_dest *my, struct pp_dest *rem);
+		   const struct pp_dest *my, struct pp_dest *rem,
+		   unsigned int n);
 int pp_server_exch(unsigned int port, const struct pp_dest *my,
-		   struct pp_dest *rem, pp_server_connect_fn connect_fn,
-		   void *arg);
+		   struct pp_dest *rem, unsigned int n,
+		   pp_server_connect_fn connect_fn, void *arg);
 
 #endif /* PP_EXCH_H */

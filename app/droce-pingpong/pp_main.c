@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_main.c - the program flow of rc_pingpong.c / ud_pingpong.c main() on
+ * pp_main.c - the program flow of rc_pingpong.c / ud_pingpong.c /
+ * srq_pingpong.c main() on
  * droce: droce_init (EAL and droce options first), options, device, the
  * resources, the address exchange, the loop, the report, cleanup.
  *
@@ -25,7 +26,7 @@
 struct server_cb {
 	struct pp_ctx *ctx;
 	const struct pp_opts *o;
-	int my_psn;
+	const struct pp_dest *my;
 };
 
 
@@ -92,7 +93,7 @@ server_connect(void *arg, const struct pp_dest *rem)
 
 	if (wait_port_active(cb->ctx, cb->o) != 0)
 		return 1;
-	return pp_connect_ctx(cb->ctx, cb->o, cb->my_psn, rem);
+	return pp_connect_ctx(cb->ctx, cb->o, cb->my, rem);
 }
 
 /*
@@ -134,14 +135,50 @@ linger(struct pp_ctx *ctx)
 	}
 }
 
+/* This side's addresses, printed; my[num_qp..] stay zero (pp_exch.h). */
+static int
+fill_my_dests(struct pp_ctx *ctx, const struct pp_opts *o,
+	      struct pp_dest my[PP_MAX_QP])
+{
+	union droce_gid gid;
+	int i, rc;
+
+	memset(my, 0, PP_MAX_QP * sizeof(*my));
+	if (ctx->portinfo.link_layer != DROCE_LINK_LAYER_ETHERNET &&
+	    !ctx->portinfo.lid) {
+		fprintf(stderr, "Couldn't get local LID\n");
+		return 1;
+	}
+	rc = droce_query_gid(ctx->context, (uint8_t)o->ib_port, o->gidx, &gid);
+	if (rc != 0) {
+		if (o->kind == PP_RC)
+			fprintf(stderr, "can't read sgid of index %d: %s\n",
+				o->gidx, strerror(rc));
+		else
+			fprintf(stderr, "Could not get local gid for gid index "
+				"%d: %s\n", o->gidx, strerror(rc));
+		return 1;
+	}
+	for (i = 0; i < ctx->num_qp; i++) {
+		my[i].lid = ctx->portinfo.lid;
+		my[i].gid = gid;
+		my[i].qpn = (int)ctx->qp[i]->qp_num;
+		my[i].psn = (int)(lrand48() & 0xffffff);
+		print_dest("local address: ", &my[i], o->kind);
+	}
+	return 0;
+}
+
 static int
 run(struct pp_opts *o, struct droce_device *dev)
 {
-	struct pp_dest my_dest, rem_dest;
+	struct pp_dest my_dest[PP_MAX_QP], rem_dest[PP_MAX_QP];
+	/* srq_pingpong exchanges all PP_MAX_QP addresses (pp_exch.h) */
+	unsigned int n_msgs = o->kind == PP_SRQ ? PP_MAX_QP : 1;
 	struct pp_result res;
 	struct pp_ctx *ctx;
 	int page_size;
-	int routs, rc;
+	int routs, rc, i;
 	int ret = 1;
 
 	page_size = (int)sysconf(_SC_PAGESIZE);
@@ -168,59 +205,41 @@ run(struct pp_opts *o, struct droce_device *dev)
 		fprintf(stderr, "Couldn't get port info: %s\n", strerror(rc));
 		goto out;
 	}
-	memset(&my_dest, 0, sizeof(my_dest));
-	my_dest.lid = ctx->portinfo.lid;
-	if (ctx->portinfo.link_layer != DROCE_LINK_LAYER_ETHERNET &&
-	    !my_dest.lid) {
-		fprintf(stderr, "Couldn't get local LID\n");
+	if (fill_my_dests(ctx, o, my_dest) != 0)
 		goto out;
-	}
-	rc = droce_query_gid(ctx->context, (uint8_t)o->ib_port, o->gidx,
-			     &my_dest.gid);
-	if (rc != 0) {
-		if (o->kind == PP_UD)
-			fprintf(stderr, "Could not get local gid for gid index "
-				"%d: %s\n", o->gidx, strerror(rc));
-		else
-			fprintf(stderr, "can't read sgid of index %d: %s\n",
-				o->gidx, strerror(rc));
-		goto out;
-	}
-	my_dest.qpn = (int)ctx->qp->qp_num;
-	my_dest.psn = (int)(lrand48() & 0xffffff);
-	print_dest("local address: ", &my_dest, o->kind);
 
 	/* keep the stack answering ARP/ND/ping while the handshake waits */
 	pp_exch_set_idle(app_progress_idle, ctx->context);
 	if (o->servername != NULL) {
-		rc = pp_client_exch(o->servername, o->port, &my_dest, &rem_dest);
+		rc = pp_client_exch(o->servername, o->port, my_dest, rem_dest,
+				    n_msgs);
 	} else {
-		struct server_cb cb = {
-			.ctx = ctx, .o = o, .my_psn = my_dest.psn,
-		};
+		struct server_cb cb = { .ctx = ctx, .o = o, .my = my_dest };
 
-		rc = pp_server_exch(o->port, &my_dest, &rem_dest,
+		rc = pp_server_exch(o->port, my_dest, rem_dest, n_msgs,
 				    server_connect, &cb);
 	}
 	if (rc != 0)
 		goto out;
-	print_dest("remote address:", &rem_dest, o->kind);
+	for (i = 0; i < ctx->num_qp; i++)
+		print_dest("remote address:", &rem_dest[i], o->kind);
 
 	if (o->servername != NULL &&
 	    (wait_port_active(ctx, o) != 0 ||
-	     pp_connect_ctx(ctx, o, my_dest.psn, &rem_dest) != 0))
+	     pp_connect_ctx(ctx, o, my_dest, rem_dest) != 0))
 		goto out;
 
 	memset(&res, 0, sizeof(res));
 	if (pp_run(ctx, o, routs, &res) != 0)
 		goto out;
 	pp_report(o, &res, stdout);
-	if (o->kind == PP_RC)
+	if (o->kind != PP_UD)
 		linger(ctx);
 	/* both roles, every byte; a mismatch fails (pp_chk.c) */
 	if (o->validate_buf &&
 	    pp_chk_verify(ctx->rbuf + (o->kind == PP_UD ? PP_UD_GRH_LEN : 0),
-			  o->size, (size_t)page_size, stdout) != 0)
+			  o->size, (size_t)page_size, pp_chk_fill_byte(o->kind),
+			  stdout) != 0)
 		goto out;
 	ret = 0;
 out:

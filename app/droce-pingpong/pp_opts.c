@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_opts.c - the options of rdma-core 44's ibv_rc_pingpong and
- * ibv_ud_pingpong (libibverbs/examples/rc_pingpong.c, ud_pingpong.c: the
- * long_options tables and optstrings "p:d:i:s:m:r:n:l:eg:oOPtcjN" and
- * "p:d:i:s:r:n:l:eg:c"), plus -h.
+ * pp_opts.c - the options of rdma-core 44's ibv_rc_pingpong,
+ * ibv_ud_pingpong and ibv_srq_pingpong (libibverbs/examples/rc_pingpong.c,
+ * ud_pingpong.c, srq_pingpong.c: the long_options tables and optstrings
+ * "p:d:i:s:m:r:n:l:eg:oOPtcjN", "p:d:i:s:r:n:l:eg:c" and
+ * "p:d:i:s:m:q:r:n:l:eog:c"), plus -h.
  *
  * Deviations, all on the side of a clearer error:
  *  - numbers must be whole numbers (strtoul base 0 as the examples, but
@@ -38,6 +39,7 @@ pp_opts_default(struct pp_opts *o, enum pp_kind kind, const char *prog)
 	o->rx_depth = 500;
 	o->iters = 1000;
 	o->gidx = 0;
+	o->num_qp = kind == PP_SRQ ? 16 : 1;
 }
 
 enum droce_mtu
@@ -77,8 +79,12 @@ pp_usage(const struct pp_opts *o, FILE *out)
 		fprintf(out, "  -s, --size=<size>      size of message to exchange (default 4096)\n");
 		fprintf(out, "  -m, --mtu=<size>       path MTU (default 1024)\n");
 	}
+	if (o->kind == PP_SRQ)
+		fprintf(out, "  -q, --num-qp=<num>     number of QPs to use (default 16)\n");
 	fprintf(out, "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n");
-	fprintf(out, "  -n, --iters=<iters>    number of exchanges (default 1000)\n");
+	/* srq_pingpong's text; its -n counts the exchanges of all QPs */
+	fprintf(out, "  -n, --iters=<iters>    number of exchanges%s (default 1000)\n",
+		o->kind == PP_SRQ ? " per QP" : "");
 	if (o->kind == PP_UD)
 		fprintf(out, "  -l, --sl=<SL>          send messages with service level <SL> (default 0)\n");
 	else
@@ -88,8 +94,9 @@ pp_usage(const struct pp_opts *o, FILE *out)
 	fprintf(out, "  -g, --gid-idx=<gid index> local port gid index (default 0: RoCEv2 always\n"
 		"                         needs a GID; 0 is the port's first IPv4 address)\n");
 	fprintf(out, "  -c, --chk              validate received buffer\n");
-	if (o->kind == PP_RC) {
+	if (o->kind != PP_UD)
 		fprintf(out, "  -o, --odp              use on demand paging: not supported by droce\n");
+	if (o->kind == PP_RC) {
 		fprintf(out, "  -O, --iodp             use implicit on demand paging: not supported by droce\n");
 		fprintf(out, "  -P, --prefetch         prefetch an ODP MR: not supported by droce\n");
 		fprintf(out, "  -t, --ts               get CQE with timestamp: not supported by droce\n");
@@ -125,6 +132,24 @@ parse_long(const char *s, long min, long max, long *v)
 	if (errno != 0 || *end != '\0' || *v < min || *v > max)
 		return -EINVAL;
 	return 0;
+}
+
+/* srq_pingpong.c main()'s checks, in its words. */
+static int
+check_num_qp(const struct pp_opts *o, FILE *err)
+{
+	if (o->num_qp > o->rx_depth) {
+		fprintf(err, "rx_depth %u is too small for %u QPs -- must have "
+			"at least one receive per QP.\n", o->rx_depth, o->num_qp);
+		return PP_OPTS_INVALID;
+	}
+	/* srq_pingpong accepts 255, its message notwithstanding */
+	if (o->num_qp >= PP_MAX_QP) {
+		fprintf(err, "num_qp %u must be less than %d\n", o->num_qp,
+			PP_MAX_QP - 1);
+		return PP_OPTS_INVALID;
+	}
+	return PP_OPTS_RUN;
 }
 
 static int
@@ -183,9 +208,33 @@ pp_parse_opts(struct pp_opts *o, int argc, char **argv, FILE *out, FILE *err)
 		{ .name = "help",     .has_arg = 0, .val = 'h' },
 		{ 0 }
 	};
-	const struct option *longopts = o->kind == PP_UD ? ud_long : rc_long;
-	const char *optstring = o->kind == PP_UD ? "p:d:i:s:r:n:l:eg:ch" :
-		"p:d:i:s:m:r:n:l:eg:oOPtcjNh";
+	static const struct option srq_long[] = {
+		{ .name = "port",     .has_arg = 1, .val = 'p' },
+		{ .name = "ib-dev",   .has_arg = 1, .val = 'd' },
+		{ .name = "ib-port",  .has_arg = 1, .val = 'i' },
+		{ .name = "size",     .has_arg = 1, .val = 's' },
+		{ .name = "mtu",      .has_arg = 1, .val = 'm' },
+		{ .name = "num-qp",   .has_arg = 1, .val = 'q' },
+		{ .name = "rx-depth", .has_arg = 1, .val = 'r' },
+		{ .name = "iters",    .has_arg = 1, .val = 'n' },
+		{ .name = "sl",       .has_arg = 1, .val = 'l' },
+		{ .name = "events",   .has_arg = 0, .val = 'e' },
+		{ .name = "odp",      .has_arg = 0, .val = 'o' },
+		{ .name = "gid-idx",  .has_arg = 1, .val = 'g' },
+		{ .name = "chk",      .has_arg = 0, .val = 'c' },
+		{ .name = "help",     .has_arg = 0, .val = 'h' },
+		{ 0 }
+	};
+	static const struct option *const longopts_of[] = {
+		[PP_RC] = rc_long, [PP_UD] = ud_long, [PP_SRQ] = srq_long,
+	};
+	static const char *const optstring_of[] = {
+		[PP_RC] = "p:d:i:s:m:r:n:l:eg:oOPtcjNh",
+		[PP_UD] = "p:d:i:s:r:n:l:eg:ch",
+		[PP_SRQ] = "p:d:i:s:m:q:r:n:l:eog:ch",
+	};
+	const struct option *longopts = longopts_of[o->kind];
+	const char *optstring = optstring_of[o->kind];
 	unsigned long u;
 	long l;
 
@@ -224,6 +273,12 @@ pp_parse_opts(struct pp_opts *o, int argc, char **argv, FILE *out, FILE *err)
 				return bad_value(o, out, err, "MTU", optarg,
 						 "256, 512, 1024, 2048 or 4096");
 			o->mtu = pp_mtu_to_enum(l);
+			break;
+		case 'q':
+			if (parse_ulong(optarg, INT_MAX, &u) != 0 || u == 0)
+				return bad_value(o, out, err, "QP count", optarg,
+						 "1..255");
+			o->num_qp = (unsigned int)u;
 			break;
 		case 'r':
 			if (parse_ulong(optarg, DROCE_MAX_QP_WR, &u) != 0 ||
@@ -294,7 +349,7 @@ pp_parse_opts(struct pp_opts *o, int argc, char **argv, FILE *out, FILE *err)
 		pp_usage(o, out);
 		return PP_OPTS_USAGE;
 	}
-	return PP_OPTS_RUN;
+	return check_num_qp(o, err);
 }
 
 static int

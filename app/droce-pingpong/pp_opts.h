@@ -14,7 +14,11 @@
 enum pp_kind {
 	PP_RC,		/* ibv_rc_pingpong */
 	PP_UD,		/* ibv_ud_pingpong */
+	PP_SRQ,		/* ibv_srq_pingpong: RC, num_qp QPs on one SRQ */
 };
+
+/* srq_pingpong.c MAX_QP: the size of its address exchange (pp_exch.h). */
+#define PP_MAX_QP 256
 
 struct pp_opts {
 	enum pp_kind kind;
@@ -31,6 +35,7 @@ struct pp_opts {
 	int use_event;		/* -e: accepted, droce polls */
 	int gidx;		/* -g, 0 (see pp_usage) */
 	int validate_buf;	/* -c */
+	unsigned int num_qp;	/* -q, SRQ only, 16; 1 otherwise */
 };
 
 /* pp_parse_opts() results. */
@@ -39,6 +44,7 @@ enum {
 	PP_OPTS_HELP = 1,	/* usage printed: exit 0 */
 	PP_OPTS_USAGE = -1,	/* bad command line, usage printed: exit 1 */
 	PP_OPTS_UNSUPPORTED = -2, /* an ibverbs feature droce lacks: exit 1 */
+	PP_OPTS_INVALID = -3,	/* srq_pingpong's -q/-r checks failed: exit 1 */
 };
 
 /* Defaults of the kind (as the libibverbs example). */

@@ -34,6 +34,7 @@ D_IP6=2001:2::3
 G_IP6=2001:2::2
 PP=$BUILD/app/droce-pingpong/droce-pingpong
 UDPP=$BUILD/app/droce-pingpong/droce-ud-pingpong
+SRQPP=$BUILD/app/droce-pingpong/droce-srq-pingpong
 DUMP=$BUILD/app/droce-dump/droce-dump
 IMM=${DROCE_IMM:-$BUILD/test/interop/droce-imm}
 VECTORS=${DROCE_VECTORS:-$(dirname "$RXEVM")/../vectors}
@@ -143,29 +144,37 @@ start_guest() {
 }
 
 # Why a pingpong case failed, judged from the outputs (nothing if it
-# passed).  $1 rc|ud, $2 guest log, $3 droce log, $4.. the options.  Both
-# sides print the byte and iteration counts the options ask for; an RC case
+# passed).  $1 rc|ud|srq, $2 guest log, $3 droce log, $4.. the options.  Both
+# sides print the byte and iteration counts the options ask for (srq: and
+# one local and one remote address line per QP, -q of them); an RC/SRQ case
 # must use -c: droce verifies every byte it received in both roles
 # ("data check passed", app/droce-pingpong/pp_chk.c) and the guest's
 # ibv_rc_pingpong, as the server, the page starts (it prints
 # "invalid data in page N" but exits 0, so its output is what counts).
 pingpong_failure() {
-	local kind=$1 gl=$2 dl=$3 size iters=1000 chk=0 f
+	local kind=$1 gl=$2 dl=$3 size iters=1000 chk=0 nqp=1 f
 	shift 3
 	size=$([ "$kind" = ud ] && echo 1024 || echo 4096)
+	[ "$kind" = srq ] && nqp=16
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-s) size=$2; shift ;;
+		-q) nqp=$2; shift ;;
 		-n) iters=$2; shift ;;
 		-c) chk=1 ;;
 		esac
 		shift
 	done
-	if [ "$kind" = rc ] && [ "$chk" = 0 ]; then
+	if [ "$kind" != ud ] && [ "$chk" = 0 ]; then
 		echo "an RC case without -c checks no data"
 		return
 	fi
 	for f in "$gl" "$dl"; do
+		if [ "$(grep -c '^  local address:  LID' "$f")" != "$nqp" ] ||
+		   [ "$(grep -c '^  remote address: LID' "$f")" != "$nqp" ]; then
+			echo "$(basename "$f"): not $nqp local and $nqp remote address lines"
+			return
+		fi
 		if ! grep -q "^$((size * iters * 2)) bytes in .* seconds = .* Mbit/sec" "$f" ||
 		   ! grep -q "^$iters iters in .* seconds = .* usec/iter" "$f"; then
 			echo "$(basename "$f"): no result lines for $((size * iters * 2)) bytes, $iters iters"
@@ -181,7 +190,7 @@ pingpong_failure() {
 	fi
 }
 
-# One pingpong case.  $1 rc|ud, $2 name, $3 droce role (server|client),
+# One pingpong case.  $1 rc|ud|srq, $2 name, $3 droce role (server|client),
 # $4 droce -g, $5 guest -g, $6.. options for both sides.
 pingpong_case() {
 	local kind=$1 name=$2 role=$3 dg=$4 gg=$5
@@ -190,6 +199,9 @@ pingpong_case() {
 	if [ "$kind" = ud ]; then
 		prog=$UDPP
 		gprog=ibv_ud_pingpong
+	elif [ "$kind" = srq ]; then
+		prog=$SRQPP
+		gprog=ibv_srq_pingpong
 	fi
 	local opts="$*" gl=$LOGDIR/$T.guest dl=$LOGDIR/$T.droce rc_g rc_d
 	if [ "$role" = server ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""droce-pingpong <-> droce-pingpong (and droce-ud-pingpong) in two processes.
+"""droce-pingpong <-> droce-pingpong (and droce-ud-pingpong, droce-srq-pingpong)
+in two processes.
 
 Each case starts a server, waits for its "local address" line and its TCP
 listening socket, starts the client, waits for both (with a timeout) and
@@ -9,11 +10,13 @@ checks what ibv_rc_pingpong / ibv_ud_pingpong users look at:
   - the address lines: each side's "remote address" is the other side's
     "local address" (LID, QPN, PSN, GID), the GIDs are the IPv4-mapped
     198.18.5.1 / 198.18.5.2, the UD local line keeps ud_pingpong's ':';
+    SRQ: exactly -q local and -q remote lines a side, in QP order, the QPNs
+    distinct;
   - "<size*iters*2> bytes in ..." and "<iters> iters in ..." on both sides;
   - with -c, on both sides "data check passed" for all size bytes and no
     "invalid data in page".
 Plus failure paths: unsupported options, an unknown device, a UD message
-larger than the port MTU, --help without EAL.
+larger than the port MTU, --help without EAL, srq_pingpong's -q/-r checks.
 
 Links (--link):
   memif      net_memif server/client over a unix socket (a path in the test's
@@ -196,7 +199,38 @@ def run_pair(link, binary, kind, case, case_id, opts, size, iters):
             f.close()
 
 
-def check_pair(case, kind, res, size, iters, chk, gids):
+def check_addresses(case, kind, outs, gids, num_qp):
+    """Exactly num_qp local and remote lines a side, each side's remote
+    lines the peer's local lines in order."""
+    ok = True
+    loc = [LOCAL_RE.findall(o) for o in outs]
+    rem = [REMOTE_RE.findall(o) for o in outs]
+    for side in (0, 1):
+        if len(loc[side]) != num_qp or len(rem[side]) != num_qp:
+            fail(case, f"side {side}: {len(loc[side])} local and {len(rem[side])} "
+                 f"remote address lines, expected {num_qp} each")
+            return False
+    for side in (0, 1):
+        mine = [(l[0], l[1], l[2], l[4]) for l in loc[side]]
+        if mine != rem[1 - side]:
+            fail(case, f"side {side} local {mine} != peer's remote {rem[1 - side]}")
+            ok = False
+        if len({l[1] for l in loc[side]}) != num_qp:
+            fail(case, f"side {side}: QPNs not distinct: {mine}")
+            ok = False
+        for l in loc[side]:
+            if l[4] != gids[side]:
+                fail(case, f"side {side} GID {l[4]}, expected {gids[side]}")
+                ok = False
+            sep = ":" if kind == "ud" else ","
+            if l[3] != sep:
+                fail(case, f"local address line uses '{l[3]}' before GID, "
+                     f"{kind}_pingpong uses '{sep}'")
+                ok = False
+    return ok
+
+
+def check_pair(case, kind, res, size, iters, chk, gids, num_qp=1):
     (rcs, outs, errs) = res
     ok = True
     for side, name in ((0, "server"), (1, "client")):
@@ -204,25 +238,9 @@ def check_pair(case, kind, res, size, iters, chk, gids):
             how = f"signal {-rcs[side]}" if rcs[side] < 0 else f"status {rcs[side]}"
             fail(case, f"{name} exited with {how}; stderr: {errs[side].strip()[-400:]}")
             ok = False
-    loc = [LOCAL_RE.search(o) for o in outs]
-    rem = [REMOTE_RE.search(o) for o in outs]
-    if not all(loc) or not all(rem):
-        fail(case, "address lines missing")
+    if not check_addresses(case, kind, outs, gids, num_qp):
         return False
     for side in (0, 1):
-        mine = loc[side].group(1, 2, 3, 5)
-        theirs = rem[1 - side].group(1, 2, 3, 4)
-        if mine != theirs:
-            fail(case, f"side {side} local {mine} != peer's remote {theirs}")
-            ok = False
-        if loc[side].group(5) != gids[side]:
-            fail(case, f"side {side} GID {loc[side].group(5)}, expected {gids[side]}")
-            ok = False
-        sep = ":" if kind == "ud" else ","
-        if loc[side].group(4) != sep:
-            fail(case, f"local address line uses '{loc[side].group(4)}' before GID, "
-                 f"{'ud' if kind == 'ud' else 'rc'}_pingpong uses '{sep}'")
-            ok = False
         b, it = BYTES_RE.search(outs[side]), ITERS_RE.search(outs[side])
         if b is None or it is None:
             fail(case, f"side {side}: result lines missing")
@@ -254,7 +272,7 @@ def run_single(binary, args, tmp, case):
     return p.returncode, p.stdout, p.stderr
 
 
-def negative_cases(rc_bin, ud_bin, tmp, tag):
+def negative_cases(rc_bin, ud_bin, srq_bin, tmp, tag):
     n = 0
 
     def expect(case, binary, args, rc, text):
@@ -284,6 +302,12 @@ def negative_cases(rc_bin, ud_bin, tmp, tag):
            1, "IB device nosuch not found")
     expect("UD size above MTU", ud_bin, vdev + eal(6) + ["--droce-ipv4=198.18.5.1/24", "-s", "4096"],
            1, "Requested size larger than port MTU")
+    if srq_bin is not None:
+        expect("srq -r below -q", srq_bin, eal(7) + ["-q", "20", "-r", "10"], 1,
+               "rx_depth 10 is too small for 20 QPs -- must have at least one receive per QP.")
+        expect("srq -q 256", srq_bin, eal(8) + ["-q", "256"], 1,
+               "num_qp 256 must be less than 255")
+        expect("srq -o refused", srq_bin, eal(9) + ["-o"], 1, "-o/--odp is not supported")
     return n
 
 
@@ -291,10 +315,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rc", required=True, help="droce-pingpong")
     ap.add_argument("--ud", required=True, help="droce-ud-pingpong")
+    ap.add_argument("--srq", help="droce-srq-pingpong")
     ap.add_argument("--link", choices=("memif", "af_packet"), default="memif")
     ap.add_argument("--quick", action="store_true", help="fewer cases")
     a = ap.parse_args()
     a.rc, a.ud = os.path.abspath(a.rc), os.path.abspath(a.ud)
+    a.srq = os.path.abspath(a.srq) if a.srq else None
 
     if a.link == "af_packet" and (os.geteuid() != 0 or shutil.which("ip") is None):
         print("1..0 # SKIP af_packet needs root and iproute2")
@@ -316,16 +342,28 @@ def main():
                  ("ud", ["-s", "1", "-c", "-n", "200"], 1, 200)]
         if a.quick:
             cases = cases[:1] + cases[5:6]
+        if a.srq is not None:
+            # srq_pingpong's defaults (16 QPs, 4096 bytes), a multi-packet
+            # message over 4 QPs, one QP, and 64 QPs on rx depth 64
+            cases += [("srq", ["-c", "-n", "400"], 4096, 400),
+                      ("srq", ["-q", "4", "-s", "10000", "-m", "1024", "-c", "-n", "200"],
+                       10000, 200),
+                      ("srq", ["-q", "1", "-s", "1", "-c", "-n", "100"], 1, 100),
+                      ("srq", ["-q", "64", "-r", "64", "-s", "64", "-c", "-n", "640"], 64, 640)]
         for i, (kind, opts, size, iters) in enumerate(cases):
             case = f"{a.link} {kind} {' '.join(opts)}"
             total += 1
-            binary = a.rc if kind == "rc" else a.ud
+            binary = {"rc": a.rc, "ud": a.ud, "srq": a.srq}[kind]
+            num_qp = 1
+            if kind == "srq":
+                num_qp = int(opts[opts.index("-q") + 1]) if "-q" in opts else 16
             t0 = time.monotonic()
             res = run_pair(link, binary, kind, case, i, opts, size, iters)
-            if res is not None and check_pair(case, kind, res, size, iters, "-c" in opts, gids):
+            if res is not None and check_pair(case, kind, res, size, iters, "-c" in opts, gids,
+                                              num_qp):
                 print(f"ok - {case} ({time.monotonic() - t0:.1f} s)", flush=True)
         if not a.quick:
-            total += negative_cases(a.rc, a.ud, tmp, tag)
+            total += negative_cases(a.rc, a.ud, a.srq, tmp, tag)
     finally:
         if link is not None:
             link.close()

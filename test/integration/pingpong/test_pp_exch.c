@@ -296,7 +296,7 @@ test_client_conversation(void **state)
 	s.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, fake_server_main, &s), 0);
 	mkdest(&my, 0, 0x11, 0xabcdef, gid_v4);
-	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem), 0);
+	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem, 1), 0);
 	pthread_join(th, NULL);
 	/* the client's 52 bytes, then "done\0" */
 	assert_memory_equal(s.got, "0000:000011:abcdef:" WIRE_V4, PP_MSG_SIZE);
@@ -325,11 +325,77 @@ test_client_conversation_bad_flow(void **state)
 	s.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, fake_server_main, &s), 0);
 	mkdest(&my, 0, 0x11, 0xabcdef, gid_v4);
-	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem), -EPROTO);
+	assert_int_equal(pp_client_exch_fd(sv[0], &my, &rem, 1), -EPROTO);
 	/* fake_server waits for "done": end its wait */
 	shutdown(sv[0], SHUT_WR);
 	pthread_join(th, NULL);
 	assert_int_equal(s.done_len, 0);	/* no "done" after a short read */
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * ibv_srq_pingpong's server, byte for byte: it reads MAX_QP (256) messages,
+ * writes 256 (its -q 2 QPs, then 254 zero entries), reads "done".
+ */
+#define ZERO_MSG "0000:000000:000000:00000000000000000000000000000000"
+
+struct srq_fake_server {
+	int fd;
+	char got[PP_MAX_QP][PP_MSG_SIZE];
+	ssize_t got_len;
+	char done[PP_DONE_SIZE];
+	ssize_t done_len;
+};
+
+static void *
+srq_fake_server_main(void *arg)
+{
+	struct srq_fake_server *s = arg;
+	static char reply[PP_MAX_QP][PP_MSG_SIZE];
+
+	s->got_len = read_n(s->fd, s->got, sizeof(s->got));
+	for (int i = 0; i < PP_MAX_QP; i++)
+		memcpy(reply[i], ZERO_MSG, PP_MSG_SIZE);
+	memcpy(reply[0], "0000:000031:000001:" WIRE_SEQ, PP_MSG_SIZE);
+	memcpy(reply[1], "0000:000032:000002:" WIRE_SEQ, PP_MSG_SIZE);
+	if (write(s->fd, reply, sizeof(reply)) != (ssize_t)sizeof(reply))
+		return NULL;
+	s->done_len = read_n(s->fd, s->done, sizeof(s->done));
+	return NULL;
+}
+
+static void
+test_srq_client_conversation(void **state)
+{
+	static struct srq_fake_server s;
+	struct pp_dest my[PP_MAX_QP], rem[PP_MAX_QP];
+	pthread_t th;
+	int sv[2], i;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(my, 0, sizeof(my));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	s.fd = sv[1];
+	assert_int_equal(pthread_create(&th, NULL, srq_fake_server_main, &s), 0);
+	mkdest(&my[0], 0, 0x11, 0xabcdef, gid_v4);
+	mkdest(&my[1], 0, 0x12, 0x000001, gid_v4);
+	assert_int_equal(pp_client_exch_fd(sv[0], my, rem, PP_MAX_QP), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(s.got_len, PP_MAX_QP * PP_MSG_SIZE);
+	assert_memory_equal(s.got[0], "0000:000011:abcdef:" WIRE_V4, PP_MSG_SIZE);
+	assert_memory_equal(s.got[1], "0000:000012:000001:" WIRE_V4, PP_MSG_SIZE);
+	for (i = 2; i < PP_MAX_QP; i++)
+		assert_memory_equal(s.got[i], ZERO_MSG, PP_MSG_SIZE);
+	assert_int_equal(s.done_len, PP_DONE_SIZE);
+	assert_memory_equal(s.done, "done", PP_DONE_SIZE);
+	assert_int_equal(rem[0].qpn, 0x31);
+	assert_int_equal(rem[1].qpn, 0x32);
+	assert_int_equal(rem[1].psn, 2);
+	assert_memory_equal(rem[1].gid.raw, gid_seq, 16);
+	assert_int_equal(rem[2].qpn, 0);
+	assert_int_equal(rem[255].gid.global.interface_id, 0);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -394,7 +460,7 @@ server_with(const char *msg, size_t msg_len, const char *done,
 	c.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, fake_client_main, &c), 0);
 	mkdest(&my, 0, 0x33, 0x000fed, gid_seq);
-	rc = pp_server_exch_fd(sv[0], &my, &rem, record_connect, rec);
+	rc = pp_server_exch_fd(sv[0], &my, &rem, 1, record_connect, rec);
 	shutdown(sv[0], SHUT_RDWR);
 	pthread_join(th, NULL);
 	close(sv[0]);
@@ -473,7 +539,7 @@ server_thread_main(void *arg)
 {
 	struct server_thread *s = arg;
 
-	s->rc = pp_server_exch(s->port, &s->my, &s->rem, record_connect,
+	s->rc = pp_server_exch(s->port, &s->my, &s->rem, 1, record_connect,
 			       &s->rec);
 	return NULL;
 }
@@ -492,7 +558,7 @@ test_tcp_loopback(void **state)
 	mkdest(&my, 0, 0x11, 0xabcdef, gid_v4);
 	assert_int_equal(pthread_create(&th, NULL, server_thread_main, &s), 0);
 	for (tries = 0; tries < 200 && rc != 0; tries++) {
-		rc = pp_client_exch("127.0.0.1", s.port, &my, &rem);
+		rc = pp_client_exch("127.0.0.1", s.port, &my, &rem, 1);
 		if (rc != 0)
 			usleep(10000);
 	}
@@ -514,9 +580,9 @@ test_tcp_bad_flow(void **state)
 	(void)state;
 	mkdest(&my, 0, 1, 1, gid_v4);
 	/* nobody listens on port 1 of the loopback */
-	assert_int_not_equal(pp_client_exch("127.0.0.1", 1, &my, &rem), 0);
+	assert_int_not_equal(pp_client_exch("127.0.0.1", 1, &my, &rem, 1), 0);
 	assert_int_not_equal(pp_client_exch("no-such-host.invalid", 18515,
-					    &my, &rem), 0);
+					    &my, &rem, 1), 0);
 }
 
 /* ---- options ------------------------------------------------------------------- */
@@ -661,29 +727,38 @@ test_chk(void **state)
 	assert_non_null(null);
 	memset(buf, PP_CHK_FILL, sizeof(buf));
 	/* the server's buffer before any data: every page start is wrong */
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 4);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 4);
 	/* rc_pingpong: buf[i] = i / page_size % sizeof(char), i.e. 0 */
 	pp_chk_fill(buf, sizeof(buf), 4096);
 	assert_int_equal(buf[0], 0);
 	assert_int_equal(buf[4096], 0);
 	assert_int_equal(buf[3 * 4096], 0);
 	assert_int_equal(buf[1], 0x7b);
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 0);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 0);
 	buf[2 * 4096] = 1;
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 1);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 1);
 	/* every byte counts, not only the page starts rdma-core checks */
 	buf[2 * 4096] = 0;
 	buf[4096 + 17] = 0x7a;
 	buf[3 * 4096 + 9] = 0;
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null), 2);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null), 2);
 	/* a -c client's receive buffer before the echo: all wrong */
 	memset(buf, PP_CHK_UNWRITTEN, sizeof(buf));
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, null),
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null),
 			 sizeof(buf));
 	/* -s 1: one byte, one page */
 	memset(buf, PP_CHK_FILL, sizeof(buf));
 	pp_chk_fill(buf, 1, 4096);
-	assert_int_equal(pp_chk_verify(buf, 1, 4096, null), 0);
+	assert_int_equal(pp_chk_verify(buf, 1, 4096, PP_CHK_FILL, null), 0);
+	/* srq_pingpong's buffer is zeros: what its client sends with -c */
+	assert_int_equal(pp_chk_fill_byte(PP_SRQ), 0);
+	assert_int_equal(pp_chk_fill_byte(PP_RC), PP_CHK_FILL);
+	assert_int_equal(pp_chk_fill_byte(PP_UD), PP_CHK_FILL);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL_SRQ,
+				       null), 0);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, null),
+			 sizeof(buf) - 4);
 	fclose(null);
 }
 
@@ -701,9 +776,9 @@ test_chk_report(void **state)
 	buf[4097] = 0x11;
 	f = tmpfile();
 	assert_non_null(f);
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, f), 1);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, f), 1);
 	buf[4097] = 0x7b;
-	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, f), 0);
+	assert_int_equal(pp_chk_verify(buf, sizeof(buf), 4096, PP_CHK_FILL, f), 0);
 	rewind(f);
 	n = fread(out, 1, sizeof(out) - 1, f);
 	out[n] = '\0';
@@ -829,6 +904,7 @@ main(void)
 		cmocka_unit_test(test_recorded_ud_pingpong),
 		cmocka_unit_test(test_client_conversation),
 		cmocka_unit_test(test_client_conversation_bad_flow),
+		cmocka_unit_test(test_srq_client_conversation),
 		cmocka_unit_test(test_server_conversation),
 		cmocka_unit_test(test_server_conversation_bad_flow),
 		cmocka_unit_test(test_tcp_loopback),
