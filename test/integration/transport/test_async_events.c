@@ -9,7 +9,6 @@
  * EAGAIN), the completions that go with them and the remote bytes.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -29,23 +28,6 @@
 
 static struct fx f;
 
-static bool
-readable(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
-}
-
-static void
-set_nonblock(struct fx_end *e)
-{
-	int fl = fcntl(e->ctx->async_fd, F_GETFL);
-
-	assert_true(fl >= 0);
-	assert_int_equal(fcntl(e->ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
-}
-
 static void
 connect_pair(const struct fx_qp_opts *o)
 {
@@ -61,52 +43,10 @@ open_pair(const struct fx_qp_opts *o)
 	fx_open(&f, NULL, BUF);
 	if (o != NULL)
 		connect_pair(o);
-	set_nonblock(&f.a);
-	set_nonblock(&f.b);
+	fx_events_nonblock(&f.a);
+	fx_events_nonblock(&f.b);
 	memset(f.b.buf, 0x77, BUF);
 	fx_fill(f.a.buf, BUF, 1);
-}
-
-/* No event pending: async_fd not readable, a non-blocking get EAGAIN. */
-static void
-assert_no_event(struct fx_end *e)
-{
-	struct droce_async_event ev;
-
-	assert_false(readable(e->ctx->async_fd));
-	errno = 0;
-	assert_int_equal(droce_get_async_event(e->ctx, &ev), -1);
-	assert_int_equal(errno, EAGAIN);
-}
-
-/* Run both engines until e's async_fd is readable, then take the event. */
-static void
-wait_event(struct fx_end *e, struct droce_async_event *ev)
-{
-	double end = fx_now() + 10;
-
-	while (!readable(e->ctx->async_fd)) {
-		if (fx_now() > end)
-			fail_msg("no asynchronous event within 10 s");
-		fx_spin(&f, 0.001);
-	}
-	assert_int_equal(droce_get_async_event(e->ctx, ev), 0);
-}
-
-static void
-expect_event(struct fx_end *e, enum droce_event_type type, void *obj)
-{
-	struct droce_async_event ev;
-
-	wait_event(e, &ev);
-	if (ev.event_type != type)
-		fail_msg("got event \"%s\", expected \"%s\"",
-			 droce_event_type_str(ev.event_type), droce_event_type_str(type));
-	if (type == DROCE_EVENT_CQ_ERR)
-		assert_ptr_equal(ev.element.cq, obj);
-	else
-		assert_ptr_equal(ev.element.qp, obj);
-	droce_ack_async_event(&ev);
 }
 
 /* One signalled WRITE of 64 bytes from a to b at off; its status. */
@@ -143,12 +83,12 @@ test_write_without_remote_write(void **state)
 
 	(void)state;
 	open_pair(&(struct fx_qp_opts){ .access = DROCE_ACCESS_REMOTE_READ });
-	assert_no_event(&f.a);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.a);
+	fx_expect_no_event(&f.b);
 	assert_int_equal(write64(1, 0, f.b.mr->rkey), DROCE_WC_REM_INV_REQ_ERR);
-	expect_event(&f.b, DROCE_EVENT_QP_REQ_ERR, f.b.qp);
-	assert_no_event(&f.b);
-	assert_no_event(&f.a);
+	fx_expect_event(&f, &f.b, DROCE_EVENT_QP_REQ_ERR, f.b.qp);
+	fx_expect_no_event(&f.b);
+	fx_expect_no_event(&f.a);
 	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 0.05), 0);
 	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
 	fx_assert_bytes(f.b.buf, 64, 0x77);
@@ -165,9 +105,9 @@ test_bad_rkey(void **state)
 	open_pair(&(struct fx_qp_opts){ 0 });
 	assert_int_equal(write64(1, 0, droce_inc_rkey(f.b.mr->rkey)),
 			 DROCE_WC_REM_ACCESS_ERR);
-	expect_event(&f.b, DROCE_EVENT_QP_ACCESS_ERR, f.b.qp);
-	assert_no_event(&f.b);
-	assert_no_event(&f.a);
+	fx_expect_event(&f, &f.b, DROCE_EVENT_QP_ACCESS_ERR, f.b.qp);
+	fx_expect_no_event(&f.b);
+	fx_expect_no_event(&f.a);
 	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
 	fx_assert_bytes(f.b.buf, 64, 0x77);
 	fx_close(&f);
@@ -194,15 +134,15 @@ test_comm_est_once(void **state)
 	open_pair(&(struct fx_qp_opts){ .b_rtr_only = true });
 	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_RTR);
 	assert_int_equal(write64(1, 0, f.b.mr->rkey), DROCE_WC_SUCCESS);
-	expect_event(&f.b, DROCE_EVENT_COMM_EST, f.b.qp);
+	fx_expect_event(&f, &f.b, DROCE_EVENT_COMM_EST, f.b.qp);
 	assert_int_equal(write64(2, 64, f.b.mr->rkey), DROCE_WC_SUCCESS);
 	fx_spin(&f, 0.02);
-	assert_no_event(&f.b);
-	assert_no_event(&f.a);		/* a was in RTS when its ACKs came */
+	fx_expect_no_event(&f.b);
+	fx_expect_no_event(&f.a);		/* a was in RTS when its ACKs came */
 	to_rts(f.b.qp);
 	assert_int_equal(write64(3, 128, f.b.mr->rkey), DROCE_WC_SUCCESS);
 	fx_spin(&f, 0.02);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	assert_memory_equal(f.b.buf, f.a.buf, 192);
 	fx_close(&f);
 }
@@ -249,18 +189,18 @@ test_sq_drained(void **state)
 		;
 	to_sqd(f.a.qp, true);
 	if (!fx_dedicated())
-		assert_no_event(&f.a);	/* 32 packets out, none acknowledged */
+		fx_expect_no_event(&f.a);	/* 32 packets out, none acknowledged */
 	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 2, f.a.buf + 768 * 1024,
 				 64, f.a.mr->lkey, (uintptr_t)(f.b.buf + 768 * 1024),
 				 f.b.mr->rkey, DROCE_SEND_SIGNALED), 0);
-	expect_event(&f.a, DROCE_EVENT_SQ_DRAINED, f.a.qp);
+	fx_expect_event(&f, &f.a, DROCE_EVENT_SQ_DRAINED, f.a.qp);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
 	fx_assert_wc(&wc, 1, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
 	assert_memory_equal(f.b.buf, f.a.buf, big);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 0.05), 0);
 	fx_assert_bytes(f.b.buf + 768 * 1024, 64, 0x77);
 	assert_int_equal(fx_qp_state(f.a.qp), DROCE_QPS_SQD);
-	assert_no_event(&f.a);
+	fx_expect_no_event(&f.a);
 	sqd_to_rts(f.a.qp);
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
 	fx_assert_wc(&wc, 2, DROCE_WC_RDMA_WRITE, DROCE_WC_SUCCESS);
@@ -268,8 +208,8 @@ test_sq_drained(void **state)
 	/* again without en_sqd_async_notify: drained, but no event */
 	to_sqd(f.a.qp, false);
 	fx_spin(&f, 0.02);
-	assert_no_event(&f.a);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.a);
+	fx_expect_no_event(&f.b);
 	fx_close(&f);
 }
 
@@ -305,9 +245,9 @@ test_cq_overrun(void **state)
 
 	(void)state;
 	overrun_a_cq();
-	expect_event(&f.a, DROCE_EVENT_CQ_ERR, f.a.cq);
+	fx_expect_event(&f, &f.a, DROCE_EVENT_CQ_ERR, f.a.cq);
 	fx_spin(&f, 0.1);	/* every WRITE acknowledged */
-	assert_no_event(&f.a);
+	fx_expect_no_event(&f.a);
 	for (double end = fx_now() + 0.2; fx_now() < end;)
 		if ((r = droce_poll_cq(f.a.cq, n, wc)) > 0)
 			got += r;
@@ -375,12 +315,12 @@ test_destroy_qp_waits_for_ack(void **state)
 	(void)state;
 	open_pair(&(struct fx_qp_opts){ .access = DROCE_ACCESS_REMOTE_READ });
 	assert_int_equal(write64(1, 0, f.b.mr->rkey), DROCE_WC_REM_INV_REQ_ERR);
-	wait_event(&f.b, &ev);
+	fx_wait_event(&f, &f.b, &ev);
 	assert_int_equal(ev.event_type, DROCE_EVENT_QP_REQ_ERR);
 	assert_ptr_equal(ev.element.qp, f.b.qp);
 	destroy_waits_for_ack(&ev, destroy_qp, f.b.qp);
 	f.b.qp = NULL;
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	fx_close(&f);
 }
 
@@ -392,13 +332,13 @@ test_destroy_cq_waits_for_ack(void **state)
 
 	(void)state;
 	overrun_a_cq();
-	wait_event(&f.a, &ev);
+	fx_wait_event(&f, &f.a, &ev);
 	assert_int_equal(ev.event_type, DROCE_EVENT_CQ_ERR);
 	assert_ptr_equal(ev.element.cq, f.a.cq);
 	assert_int_equal(droce_destroy_qp(f.a.qp), 0);
 	f.a.qp = NULL;
 	destroy_waits_for_ack(&ev, destroy_cq, f.a.cq);
-	assert_no_event(&f.a);
+	fx_expect_no_event(&f.a);
 	f.a.cq = droce_create_cq(f.a.ctx, 4, NULL, NULL, 0);	/* fx_close's */
 	assert_non_null(f.a.cq);
 	fx_close(&f);
@@ -414,12 +354,12 @@ test_destroy_discards_unread(void **state)
 	open_pair(&(struct fx_qp_opts){ 0 });
 	assert_int_equal(write64(1, 0, droce_inc_rkey(f.b.mr->rkey)),
 			 DROCE_WC_REM_ACCESS_ERR);
-	for (end = fx_now() + 10; !readable(f.b.ctx->async_fd); fx_spin(&f, 0.001))
+	for (end = fx_now() + 10; !fx_event_ready(&f.b); fx_spin(&f, 0.001))
 		if (fx_now() > end)
 			fail_msg("no asynchronous event within 10 s");
 	assert_int_equal(droce_destroy_qp(f.b.qp), 0);
 	f.b.qp = NULL;
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	assert_int_equal(fx_counter(&f.b, "async_events"), 1);
 	fx_close(&f);
 }
@@ -429,7 +369,7 @@ expect_port_event(struct fx_end *e, enum droce_event_type type)
 {
 	struct droce_async_event ev;
 
-	wait_event(e, &ev);
+	fx_wait_event(&f, e, &ev);
 	assert_int_equal(ev.event_type, type);
 	assert_int_equal(ev.element.port_num, 1);
 	droce_ack_async_event(&ev);
@@ -442,20 +382,20 @@ test_port_events(void **state)
 	(void)state;
 	open_pair(NULL);
 	fx_spin(&f, 0.05);		/* the engines saw the carrier up */
-	assert_no_event(&f.a);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.a);
+	fx_expect_no_event(&f.b);
 	assert_int_equal(vwire_set_carrier(f.a.link, false), 0);
 	expect_port_event(&f.a, DROCE_EVENT_PORT_ERR);
 	expect_port_event(&f.b, DROCE_EVENT_PORT_ERR);
 	fx_spin(&f, 0.05);
-	assert_no_event(&f.a);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.a);
+	fx_expect_no_event(&f.b);
 	assert_int_equal(vwire_set_carrier(f.b.link, true), 0);
 	expect_port_event(&f.a, DROCE_EVENT_PORT_ACTIVE);
 	expect_port_event(&f.b, DROCE_EVENT_PORT_ACTIVE);
 	fx_spin(&f, 0.05);
-	assert_no_event(&f.a);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.a);
+	fx_expect_no_event(&f.b);
 	fx_close(&f);
 }
 

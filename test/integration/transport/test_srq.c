@@ -10,8 +10,6 @@
  * QP_LAST_WQE_REACHED, and that nothing else is pending).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,63 +35,13 @@ static struct fx f;
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static bool
-readable(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
-}
-
-static void
-set_nonblock(struct fx_end *e)
-{
-	int fl = fcntl(e->ctx->async_fd, F_GETFL);
-
-	assert_true(fl >= 0);
-	assert_int_equal(fcntl(e->ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
-}
-
-static void
-assert_no_event(struct fx_end *e)
-{
-	struct droce_async_event ev;
-
-	assert_false(readable(e->ctx->async_fd));
-	errno = 0;
-	assert_int_equal(droce_get_async_event(e->ctx, &ev), -1);
-	assert_int_equal(errno, EAGAIN);
-}
-
-/* The next event of e is type for obj (an SRQ or a QP), acked. */
-static void
-expect_event(struct fx_end *e, enum droce_event_type type, const void *obj)
-{
-	struct droce_async_event ev;
-	double end = fx_now() + 10;
-
-	while (!readable(e->ctx->async_fd)) {
-		if (fx_now() > end)
-			fail_msg("no asynchronous event within 10 s");
-		fx_spin(&f, 0.001);
-	}
-	assert_int_equal(droce_get_async_event(e->ctx, &ev), 0);
-	if (ev.event_type != type)
-		fail_msg("got event \"%s\", expected \"%s\"",
-			 droce_event_type_str(ev.event_type), droce_event_type_str(type));
-	if (type == DROCE_EVENT_SRQ_LIMIT_REACHED)
-		assert_ptr_equal(ev.element.srq, obj);
-	else
-		assert_ptr_equal(ev.element.qp, obj);
-	droce_ack_async_event(&ev);
-}
 
 static void
 open_pair(void)
 {
 	fx_open(&f, NULL, BUF);
-	set_nonblock(&f.a);
-	set_nonblock(&f.b);
+	fx_events_nonblock(&f.a);
+	fx_events_nonblock(&f.b);
 	memset(f.b.buf, 0x77, BUF);
 	fx_fill(f.a.buf, BUF, 1);
 }
@@ -227,7 +175,7 @@ test_srq_shared_by_64_qps(void **state)
 		check_recv(&wc[n], qb[i]->qp_num, id);
 	}
 	assert_int_equal(fx_counter(&f.b, "send_rnr_err"), 0);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	for (int i = 0; i < NQP; i++) {
 		assert_int_equal(droce_destroy_qp(qa[i]), 0);
 		assert_int_equal(droce_destroy_qp(qb[i]), 0);
@@ -284,26 +232,26 @@ test_srq_limit_event_once(void **state)
 	query_limit(srq, 8);
 	one_message(id++);		/* 9 left */
 	one_message(id++);		/* 8 left: not below 8 */
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	query_limit(srq, 8);
 	one_message(id++);		/* 7 left */
-	expect_event(&f.b, DROCE_EVENT_SRQ_LIMIT_REACHED, srq);
-	assert_no_event(&f.b);
+	fx_expect_event(&f, &f.b, DROCE_EVENT_SRQ_LIMIT_REACHED, srq);
+	fx_expect_no_event(&f.b);
 	query_limit(srq, 0);
 	one_message(id++);		/* 6 left: disarmed */
 	one_message(id++);		/* 5 left */
 	fx_spin(&f, 0.005);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	attr.srq_limit = 4;
 	assert_int_equal(droce_modify_srq(srq, &attr, DROCE_SRQ_LIMIT), 0);
 	one_message(id++);		/* 4 left: not below 4 */
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	one_message(id++);		/* 3 left */
-	expect_event(&f.b, DROCE_EVENT_SRQ_LIMIT_REACHED, srq);
+	fx_expect_event(&f, &f.b, DROCE_EVENT_SRQ_LIMIT_REACHED, srq);
 	one_message(id++);
 	fx_spin(&f, 0.005);
-	assert_no_event(&f.b);
-	assert_no_event(&f.a);
+	fx_expect_no_event(&f.b);
+	fx_expect_no_event(&f.a);
 	fx_destroy_qps(&f);
 	assert_int_equal(droce_destroy_srq(srq), 0);
 	fx_close(&f);
@@ -378,8 +326,8 @@ test_srq_qp_lifecycle(void **state)
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = DROCE_QPS_ERR;
 	assert_int_equal(droce_modify_qp(qb0, &attr, DROCE_QP_STATE), 0);
-	expect_event(&f.b, DROCE_EVENT_QP_LAST_WQE_REACHED, qb0);
-	assert_no_event(&f.b);
+	fx_expect_event(&f, &f.b, DROCE_EVENT_QP_LAST_WQE_REACHED, qb0);
+	fx_expect_no_event(&f.b);
 	assert_int_equal(droce_poll_cq(f.b.cq, 1, &wc), 0);	/* nothing flushed */
 
 	connect_on(srq, NULL);	/* a second pair: the SRQ's 3 WQEs are its */
@@ -395,7 +343,7 @@ test_srq_qp_lifecycle(void **state)
 	assert_int_equal(droce_destroy_srq(srq), EBUSY);	/* qb0 still on it */
 	assert_int_equal(droce_destroy_qp(qa0), 0);
 	assert_int_equal(droce_destroy_qp(qb0), 0);
-	assert_no_event(&f.b);
+	fx_expect_no_event(&f.b);
 	assert_int_equal(droce_destroy_srq(srq), 0);
 	fx_close(&f);
 }

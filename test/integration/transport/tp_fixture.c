@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -661,4 +664,80 @@ uint64_t
 fx_counter(struct fx_end *e, const char *name)
 {
 	return tp_dev_counter(verbs_tp(e->ctx), name);
+}
+
+/* ---- asynchronous events ---------------------------------------------------- */
+
+void
+fx_events_nonblock(struct fx_end *e)
+{
+	int fl = fcntl(e->ctx->async_fd, F_GETFL);
+
+	assert_true(fl >= 0);
+	assert_int_equal(fcntl(e->ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+}
+
+bool
+fx_event_ready(const struct fx_end *e)
+{
+	struct pollfd p = { .fd = e->ctx->async_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+void
+fx_wait_event(struct fx *f, struct fx_end *e, struct droce_async_event *ev)
+{
+	double end = fx_now() + 10;
+
+	while (!fx_event_ready(e)) {
+		if (fx_now() > end)
+			fail_msg("no asynchronous event within 10 s");
+		fx_spin(f, 0.001);
+	}
+	assert_int_equal(droce_get_async_event(e->ctx, ev), 0);
+}
+
+/* The object an event of this type names (droce.h's element union). */
+static const void *
+event_element(const struct droce_async_event *ev)
+{
+	switch (ev->event_type) {
+	case DROCE_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case DROCE_EVENT_SRQ_ERR:
+	case DROCE_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case DROCE_EVENT_MR_LEASE_EXPIRED:
+		return ev->element.mr;
+	case DROCE_EVENT_MW_LEASE_EXPIRED:
+		return ev->element.mw;
+	default:
+		return ev->element.qp;
+	}
+}
+
+void
+fx_expect_event(struct fx *f, struct fx_end *e, enum droce_event_type type,
+		const void *obj)
+{
+	struct droce_async_event ev;
+
+	fx_wait_event(f, e, &ev);
+	if (ev.event_type != type)
+		fail_msg("got event \"%s\", expected \"%s\"",
+			 droce_event_type_str(ev.event_type), droce_event_type_str(type));
+	assert_ptr_equal(event_element(&ev), obj);
+	droce_ack_async_event(&ev);
+}
+
+void
+fx_expect_no_event(struct fx_end *e)
+{
+	struct droce_async_event ev;
+
+	assert_false(fx_event_ready(e));
+	errno = 0;
+	assert_int_equal(droce_get_async_event(e->ctx, &ev), -1);
+	assert_int_equal(errno, EAGAIN);
 }

@@ -96,6 +96,20 @@ int fx_poll(struct fx *f, struct droce_cq *cq, struct droce_wc *wc, int n,
 /* Run both engines for a while (e.g. to let late packets drain). */
 void fx_spin(struct fx *f, double seconds);
 
+/*
+ * Asynchronous events (droce_get_async_event) of one end: its async_fd
+ * made non-blocking; an event waiting (poll, no wait); the next event
+ * within 10 s of both ends' progress, not acked; the next event is type,
+ * for obj (the element its type names: CQ, SRQ, MR, MW or QP), acked; none
+ * waiting (the fd not readable, a get fails with EAGAIN).
+ */
+void fx_events_nonblock(struct fx_end *e);
+bool fx_event_ready(const struct fx_end *e);
+void fx_wait_event(struct fx *f, struct fx_end *e, struct droce_async_event *ev);
+void fx_expect_event(struct fx *f, struct fx_end *e, enum droce_event_type type,
+		     const void *obj);
+void fx_expect_no_event(struct fx_end *e);
+
 /* One work request, posted; returns the post status. */
 int fx_post(struct droce_qp *qp, enum droce_wr_opcode op, uint64_t wr_id,
 	    void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr,
