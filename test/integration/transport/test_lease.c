@@ -13,7 +13,6 @@
  * Run in run-to-completion mode and with both engines on a transport lcore.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,14 +36,11 @@ static struct fx f;
 static int
 setup(void **state)
 {
-	int fl;
-
 	(void)state;
 	fx_open(&f, NULL, BUF);
 	fx_connect(&f, &(struct fx_qp_opts){ 0 });
 	memset(f.b.buf, 0x5a, BUF);
-	fl = fcntl(f.b.ctx->async_fd, F_GETFL);
-	assert_int_equal(fcntl(f.b.ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	fx_events_nonblock(&f.b);
 	return 0;
 }
 
