@@ -14,8 +14,9 @@ in flight) into the server's MR.
   lease-hang   the server stays alive (its engine runs) but leases the MR for
                1000 ms after the transfer started and never renews: the first
                failure is REM_ACCESS_ERR, asserted no earlier than the lease's
-               deadline and within 200 ms of it (this observes the processes'
-               output files every 5 ms; transport_lease bounds it exactly).
+               deadline (less OBSERVE_S, how late this script sees the
+               server's line that gives it) and within 200 ms of it
+               (transport_lease bounds it exactly).
 
 Prints one line per model ("lifetime: MODEL ...", read by droce-demo
 --lifetime); --table prints the README's table of them.  Usage:
@@ -149,9 +150,17 @@ def run(binary, model, tmp, k):
             p.stop()
 
 
+# How early a failure may seem: the deadline is the server's "us left" line
+# plus its value, taken when that line reached this script, so the
+# line's own way through the pipe (a few ms on a loaded machine) moves the
+# reference later (seen: a failure 0.2 ms "before" it).  transport_lease
+# bounds the expiry exactly, in one process.
+OBSERVE_S = 0.02
+
+
 def check(model, status, dt):
     if model == "lease-hang":
-        return status == "REM_ACCESS_ERR" and 0 <= dt <= 0.2
+        return status == "REM_ACCESS_ERR" and -OBSERVE_S <= dt <= 0.2
     return status == "RETRY_EXC_ERR" and RETRY_S <= dt <= (RETRIES + 1) * RETRY_S + 0.5
 
 
