@@ -29,7 +29,15 @@ eal() {	# eal SIDE ROLE
 timeout 60 "$RPING" $(eal 0 server) -- --droce-ipv4=198.18.9.1/24 \
 	-s -a 198.18.9.1 -C "$COUNT" -S "$SIZE" -v -V >"$TMP/server" 2>&1 &
 SPID=$!
-sleep 2
+# the client once the server's memif socket exists (its port probed): a
+# fixed 2 s was too short for a sanitizer build on a loaded machine, and a
+# memif client that finds no socket never connects (both sides then sat
+# idle to their timeouts)
+for ((i = 0; i < 300; i++)); do
+	[ -S "$TMP/memif.sock" ] && break
+	kill -0 "$SPID" 2>/dev/null || break
+	sleep 0.1
+done
 # shellcheck disable=SC2046
 timeout 50 "$RPING" $(eal 1 client) -- --droce-ipv4=198.18.9.2/24 \
 	-c -a 198.18.9.1 -C "$COUNT" -S "$SIZE" -v -V >"$TMP/client" 2>&1
