@@ -472,8 +472,10 @@ get_addr(const char *name, struct sockaddr_storage *ss)
 static void
 usage(const char *name)
 {
-	printf("%s -s [-vVd] [-S size] [-C count] [-a addr] [-p port]\n", name);
-	printf("%s -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]\n", name);
+	printf("%s [EAL options] -- [droce options] -s [-vVd] [-S size] [-C count] [-a addr] [-p port]\n",
+	       name);
+	printf("%s [EAL options] -- [droce options] -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]\n",
+	       name);
 	printf("\t-c\t\tclient side\n");
 	printf("\t-I\t\tSource address to bind to for client.\n");
 	printf("\t-s\t\tserver side.  To bind to any address with IPv6 use -a ::0\n");
@@ -484,6 +486,7 @@ usage(const char *name)
 	printf("\t-C count\tping count times\n");
 	printf("\t-a addr\t\taddress\n");
 	printf("\t-p port\t\tport\n");
+	printf("\t-h, --help\tthis text (starts no EAL)\n");
 }
 
 static int
@@ -598,6 +601,12 @@ main(int argc, char **argv)
 	int pargc = 0, consumed, ret = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* before droce_init: EAL would take --help as its own */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage("droce-rping");
+			return 0;
+		}
 	consumed = droce_init(argc, argv);
 	if (consumed < 0) {
 		fprintf(stderr, "droce-rping: droce_init failed: %s\n", strerror(errno));
