@@ -4,61 +4,28 @@
  * Offsets are from the start of the attribute data (MAD byte 24).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cm_wire.h"
 
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-get24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | get24(p + 1);
-}
-
 static uint64_t
-get64(const uint8_t *p)
+be_get(const uint8_t *p, unsigned int n)
 {
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
 }
 
 static void
-put16(uint8_t *p, uint16_t v)
+be_put(uint8_t *p, unsigned int n, uint64_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-put24(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	put24(p + 1, v);
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
+	while (n-- != 0) {
+		p[n] = (uint8_t)v;
+		v >>= 8;
+	}
 }
 
 int
@@ -68,10 +35,10 @@ cm_mad_check(const uint8_t *mad, size_t len, struct cm_mad_hdr *hdr)
 	    mad[1] != CM_MAD_CLASS || mad[2] != CM_MAD_CLASS_VERSION)
 		return -EINVAL;
 	hdr->method = mad[3];
-	hdr->status = get16(mad + 4);
-	hdr->tid = get64(mad + 8);
-	hdr->attr_id = get16(mad + 16);
-	hdr->attr_mod = get32(mad + 20);
+	hdr->status = (uint16_t)be_get(mad + 4, 2);
+	hdr->tid = be_get(mad + 8, 8);
+	hdr->attr_id = (uint16_t)be_get(mad + 16, 2);
+	hdr->attr_mod = (uint32_t)be_get(mad + 20, 4);
 	return 0;
 }
 
@@ -83,233 +50,224 @@ cm_mad_put_hdr(uint8_t *mad, const struct cm_mad_hdr *hdr)
 	mad[1] = CM_MAD_CLASS;
 	mad[2] = CM_MAD_CLASS_VERSION;
 	mad[3] = hdr->method;
-	put16(mad + 4, hdr->status);
-	put64(mad + 8, hdr->tid);
-	put16(mad + 16, hdr->attr_id);
-	put32(mad + 20, hdr->attr_mod);
+	be_put(mad + 4, 2, hdr->status);
+	be_put(mad + 8, 8, hdr->tid);
+	be_put(mad + 16, 2, hdr->attr_id);
+	be_put(mad + 20, 4, hdr->attr_mod);
 }
 
-/* ---- REQ (12.6.5) ------------------------------------------------------- */
+/*
+ * ---- the messages (IBTA 12.6.5 - 12.6.11) ------------------------------
+ *
+ * Each message is one table of its fields, read by both directions: a
+ * field is `bits` wide at bit `shift` (from the least significant end) of
+ * the `bytes`-byte big-endian word at `off`, or, with `bytes` 0, `len`
+ * bytes copied as they are.  Fields that share a word are written into the
+ * zeroed MAD (cm_mad_put_hdr) by read-modify-write.
+ */
+struct cm_field {
+	uint16_t off;
+	uint8_t bytes;
+	uint8_t shift;
+	uint8_t bits;
+	uint8_t msize;		/* the member's size: 1 (also bool), 2, 4 or 8 */
+	uint16_t member;	/* offsetof in the message's structure */
+	uint16_t len;		/* a byte string's length */
+};
+
+#define CM_FIELD(type, m, o, nbytes, sh, nbits)					\
+	{ .off = (o), .bytes = (nbytes), .shift = (sh), .bits = (nbits),	\
+	  .msize = sizeof(((type *)0)->m), .member = offsetof(type, m) }
+#define CM_BYTES(type, m, o)							\
+	{ .off = (o), .member = offsetof(type, m), .len = sizeof(((type *)0)->m) }
+#define CM_IDS(type)								\
+	CM_FIELD(type, local_comm_id, 0, 4, 0, 32),				\
+	CM_FIELD(type, remote_comm_id, 4, 4, 0, 32)
+/* The primary path of a REQ, at 52 (12.6.5 table 99) */
+#define CM_PATH(type, p)							\
+	CM_FIELD(type, p.local_lid, 52, 2, 0, 16),				\
+	CM_FIELD(type, p.remote_lid, 54, 2, 0, 16),				\
+	CM_BYTES(type, p.local_gid, 56),					\
+	CM_BYTES(type, p.remote_gid, 72),					\
+	CM_FIELD(type, p.flow_label, 88, 4, 12, 20),				\
+	CM_FIELD(type, p.packet_rate, 88, 4, 0, 6),				\
+	CM_FIELD(type, p.traffic_class, 92, 1, 0, 8),				\
+	CM_FIELD(type, p.hop_limit, 93, 1, 0, 8),				\
+	CM_FIELD(type, p.sl, 94, 1, 4, 4),					\
+	CM_FIELD(type, p.subnet_local, 94, 1, 3, 1),				\
+	CM_FIELD(type, p.local_ack_timeout, 95, 1, 3, 5)
+
+static const struct cm_field req_fields[] = {
+	CM_FIELD(struct cm_req, local_comm_id, 0, 4, 0, 32),
+	CM_FIELD(struct cm_req, service_id, 8, 8, 0, 64),
+	CM_FIELD(struct cm_req, local_ca_guid, 16, 8, 0, 64),
+	CM_FIELD(struct cm_req, local_qkey, 28, 4, 0, 32),
+	CM_FIELD(struct cm_req, local_qpn, 32, 3, 0, 24),
+	CM_FIELD(struct cm_req, responder_resources, 35, 1, 0, 8),
+	CM_FIELD(struct cm_req, initiator_depth, 39, 1, 0, 8),
+	CM_FIELD(struct cm_req, remote_cm_timeout, 43, 1, 3, 5),
+	CM_FIELD(struct cm_req, transport, 43, 1, 1, 2),
+	CM_FIELD(struct cm_req, flow_control, 43, 1, 0, 1),
+	CM_FIELD(struct cm_req, starting_psn, 44, 3, 0, 24),
+	CM_FIELD(struct cm_req, local_cm_timeout, 47, 1, 3, 5),
+	CM_FIELD(struct cm_req, retry_count, 47, 1, 0, 3),
+	CM_FIELD(struct cm_req, pkey, 48, 2, 0, 16),
+	CM_FIELD(struct cm_req, path_mtu, 50, 1, 4, 4),
+	CM_FIELD(struct cm_req, rnr_retry, 50, 1, 0, 3),
+	CM_FIELD(struct cm_req, max_cm_retries, 51, 1, 4, 4),
+	CM_FIELD(struct cm_req, srq, 51, 1, 3, 1),
+	CM_PATH(struct cm_req, primary),
+	CM_BYTES(struct cm_req, pdata, 140),
+};
+
+static const struct cm_field mra_fields[] = {
+	CM_IDS(struct cm_mra),
+	CM_FIELD(struct cm_mra, msg_mraed, 8, 1, 6, 2),
+	CM_FIELD(struct cm_mra, service_timeout, 9, 1, 3, 5),
+	CM_BYTES(struct cm_mra, pdata, 10),
+};
+
+static const struct cm_field rej_fields[] = {
+	CM_IDS(struct cm_rej),
+	CM_FIELD(struct cm_rej, msg_rejected, 8, 1, 6, 2),
+	CM_FIELD(struct cm_rej, ari_len, 9, 1, 1, 7),
+	CM_FIELD(struct cm_rej, reason, 10, 2, 0, 16),
+	CM_BYTES(struct cm_rej, ari, 12),
+	CM_BYTES(struct cm_rej, pdata, 84),
+};
+
+static const struct cm_field rep_fields[] = {
+	CM_IDS(struct cm_rep),
+	CM_FIELD(struct cm_rep, local_qkey, 8, 4, 0, 32),
+	CM_FIELD(struct cm_rep, local_qpn, 12, 3, 0, 24),
+	CM_FIELD(struct cm_rep, starting_psn, 20, 3, 0, 24),
+	CM_FIELD(struct cm_rep, responder_resources, 24, 1, 0, 8),
+	CM_FIELD(struct cm_rep, initiator_depth, 25, 1, 0, 8),
+	CM_FIELD(struct cm_rep, target_ack_delay, 26, 1, 3, 5),
+	CM_FIELD(struct cm_rep, failover, 26, 1, 1, 2),
+	CM_FIELD(struct cm_rep, flow_control, 26, 1, 0, 1),
+	CM_FIELD(struct cm_rep, rnr_retry, 27, 1, 5, 3),
+	CM_FIELD(struct cm_rep, srq, 27, 1, 4, 1),
+	CM_FIELD(struct cm_rep, local_ca_guid, 28, 8, 0, 64),
+	CM_BYTES(struct cm_rep, pdata, 36),
+};
+
+/* RTU and DREP */
+static const struct cm_field rtu_fields[] = {
+	CM_IDS(struct cm_rtu),
+	CM_BYTES(struct cm_rtu, pdata, 8),
+};
+
+static const struct cm_field dreq_fields[] = {
+	CM_IDS(struct cm_dreq),
+	CM_FIELD(struct cm_dreq, remote_qpn, 8, 3, 0, 24),
+	CM_BYTES(struct cm_dreq, pdata, 12),
+};
+
+static uint64_t
+member_get(const void *msg, const struct cm_field *f)
+{
+	const uint8_t *m = (const uint8_t *)msg + f->member;
+	uint8_t v8;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (f->msize) {
+	case 1:
+		memcpy(&v8, m, 1);
+		return v8;
+	case 2:
+		memcpy(&v16, m, 2);
+		return v16;
+	case 4:
+		memcpy(&v32, m, 4);
+		return v32;
+	default:
+		memcpy(&v64, m, 8);
+		return v64;
+	}
+}
 
 static void
-path_put(uint8_t *d, const struct cm_path *p)
+member_set(void *msg, const struct cm_field *f, uint64_t v)
 {
-	put16(d + 0, p->local_lid);
-	put16(d + 2, p->remote_lid);
-	memcpy(d + 4, p->local_gid, 16);
-	memcpy(d + 20, p->remote_gid, 16);
-	put32(d + 36, (p->flow_label & 0xfffff) << 12 | (p->packet_rate & 0x3f));
-	d[40] = p->traffic_class;
-	d[41] = p->hop_limit;
-	d[42] = (uint8_t)((p->sl & 0xf) << 4 | (p->subnet_local ? 0x08 : 0));
-	d[43] = (uint8_t)((p->local_ack_timeout & 0x1f) << 3);
+	uint8_t *m = (uint8_t *)msg + f->member;
+	uint8_t v8 = (uint8_t)v;
+	uint16_t v16 = (uint16_t)v;
+	uint32_t v32 = (uint32_t)v;
+
+	switch (f->msize) {
+	case 1:
+		memcpy(m, &v8, 1);	/* a bool's field is one bit: 0 or 1 */
+		break;
+	case 2:
+		memcpy(m, &v16, 2);
+		break;
+	case 4:
+		memcpy(m, &v32, 4);
+		break;
+	default:
+		memcpy(m, &v, 8);
+		break;
+	}
+}
+
+static uint64_t
+field_mask(const struct cm_field *f)
+{
+	return f->bits == 64 ? UINT64_MAX : (UINT64_C(1) << f->bits) - 1;
 }
 
 static void
-path_get(const uint8_t *d, struct cm_path *p)
-{
-	uint32_t fl = get32(d + 36);
-
-	p->local_lid = get16(d + 0);
-	p->remote_lid = get16(d + 2);
-	memcpy(p->local_gid, d + 4, 16);
-	memcpy(p->remote_gid, d + 20, 16);
-	p->flow_label = fl >> 12;
-	p->packet_rate = fl & 0x3f;
-	p->traffic_class = d[40];
-	p->hop_limit = d[41];
-	p->sl = d[42] >> 4;
-	p->subnet_local = (d[42] & 0x08) != 0;
-	p->local_ack_timeout = d[43] >> 3;
-}
-
-void
-cm_req_put(uint8_t *mad, const struct cm_req *m)
+fields_put(uint8_t *mad, const struct cm_field *f, size_t n, const void *msg)
 {
 	uint8_t *d = mad + CM_MAD_HDR_LEN;
 
-	put32(d + 0, m->local_comm_id);
-	put64(d + 8, m->service_id);
-	put64(d + 16, m->local_ca_guid);
-	put32(d + 28, m->local_qkey);
-	put24(d + 32, m->local_qpn);
-	d[35] = m->responder_resources;
-	d[39] = m->initiator_depth;
-	d[43] = (uint8_t)((m->remote_cm_timeout & 0x1f) << 3 |
-			  (m->transport & 0x3) << 1 | (m->flow_control ? 1 : 0));
-	put24(d + 44, m->starting_psn);
-	d[47] = (uint8_t)((m->local_cm_timeout & 0x1f) << 3 | (m->retry_count & 0x7));
-	put16(d + 48, m->pkey);
-	d[50] = (uint8_t)((m->path_mtu & 0xf) << 4 | (m->rnr_retry & 0x7));
-	d[51] = (uint8_t)((m->max_cm_retries & 0xf) << 4 | (m->srq ? 0x08 : 0));
-	path_put(d + 52, &m->primary);
-	memcpy(d + 140, m->pdata, CM_REQ_PDATA);
+	for (; n != 0; n--, f++) {
+		uint64_t mask = field_mask(f) << f->shift;
+		uint64_t word;
+
+		if (f->bytes == 0) {
+			memcpy(d + f->off, (const uint8_t *)msg + f->member, f->len);
+			continue;
+		}
+		word = be_get(d + f->off, f->bytes) & ~mask;
+		word |= (member_get(msg, f) << f->shift) & mask;
+		be_put(d + f->off, f->bytes, word);
+	}
 }
-
-void
-cm_req_get(const uint8_t *mad, struct cm_req *m)
-{
-	const uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	m->local_comm_id = get32(d + 0);
-	m->service_id = get64(d + 8);
-	m->local_ca_guid = get64(d + 16);
-	m->local_qkey = get32(d + 28);
-	m->local_qpn = get24(d + 32);
-	m->responder_resources = d[35];
-	m->initiator_depth = d[39];
-	m->remote_cm_timeout = d[43] >> 3;
-	m->transport = (d[43] >> 1) & 0x3;
-	m->flow_control = (d[43] & 1) != 0;
-	m->starting_psn = get24(d + 44);
-	m->local_cm_timeout = d[47] >> 3;
-	m->retry_count = d[47] & 0x7;
-	m->pkey = get16(d + 48);
-	m->path_mtu = d[50] >> 4;
-	m->rnr_retry = d[50] & 0x7;
-	m->max_cm_retries = d[51] >> 4;
-	m->srq = (d[51] & 0x08) != 0;
-	path_get(d + 52, &m->primary);
-	memcpy(m->pdata, d + 140, CM_REQ_PDATA);
-}
-
-/* ---- the messages that start with both comm IDs -------------------------- */
 
 static void
-ids_put(uint8_t *d, uint32_t local, uint32_t remote)
-{
-	put32(d, local);
-	put32(d + 4, remote);
-}
-
-void
-cm_mra_put(uint8_t *mad, const struct cm_mra *m)
-{
-	uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	ids_put(d, m->local_comm_id, m->remote_comm_id);
-	d[8] = (uint8_t)((m->msg_mraed & 0x3) << 6);
-	d[9] = (uint8_t)((m->service_timeout & 0x1f) << 3);
-	memcpy(d + 10, m->pdata, CM_MRA_PDATA);
-}
-
-void
-cm_mra_get(const uint8_t *mad, struct cm_mra *m)
+fields_get(const uint8_t *mad, const struct cm_field *f, size_t n, void *msg)
 {
 	const uint8_t *d = mad + CM_MAD_HDR_LEN;
 
-	m->local_comm_id = get32(d);
-	m->remote_comm_id = get32(d + 4);
-	m->msg_mraed = d[8] >> 6;
-	m->service_timeout = d[9] >> 3;
-	memcpy(m->pdata, d + 10, CM_MRA_PDATA);
+	for (; n != 0; n--, f++) {
+		if (f->bytes == 0)
+			memcpy((uint8_t *)msg + f->member, d + f->off, f->len);
+		else
+			member_set(msg, f, be_get(d + f->off, f->bytes) >> f->shift & field_mask(f));
+	}
 }
 
-void
-cm_rej_put(uint8_t *mad, const struct cm_rej *m)
-{
-	uint8_t *d = mad + CM_MAD_HDR_LEN;
+#define CM_DIM(a) (sizeof(a) / sizeof((a)[0]))
+#define CM_MSG_CODEC(kind)							\
+	void cm_##kind##_put(uint8_t *mad, const struct cm_##kind *m)		\
+	{									\
+		fields_put(mad, kind##_fields, CM_DIM(kind##_fields), m);	\
+	}									\
+	void cm_##kind##_get(const uint8_t *mad, struct cm_##kind *m)		\
+	{									\
+		fields_get(mad, kind##_fields, CM_DIM(kind##_fields), m);	\
+	}
 
-	ids_put(d, m->local_comm_id, m->remote_comm_id);
-	d[8] = (uint8_t)((m->msg_rejected & 0x3) << 6);
-	d[9] = (uint8_t)((m->ari_len & 0x7f) << 1);
-	put16(d + 10, m->reason);
-	memcpy(d + 12, m->ari, CM_REJ_ARI_LEN);
-	memcpy(d + 84, m->pdata, CM_REJ_PDATA);
-}
-
-void
-cm_rej_get(const uint8_t *mad, struct cm_rej *m)
-{
-	const uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	m->local_comm_id = get32(d);
-	m->remote_comm_id = get32(d + 4);
-	m->msg_rejected = d[8] >> 6;
-	m->ari_len = d[9] >> 1;
-	m->reason = get16(d + 10);
-	memcpy(m->ari, d + 12, CM_REJ_ARI_LEN);
-	memcpy(m->pdata, d + 84, CM_REJ_PDATA);
-}
-
-void
-cm_rep_put(uint8_t *mad, const struct cm_rep *m)
-{
-	uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	ids_put(d, m->local_comm_id, m->remote_comm_id);
-	put32(d + 8, m->local_qkey);
-	put24(d + 12, m->local_qpn);
-	put24(d + 20, m->starting_psn);
-	d[24] = m->responder_resources;
-	d[25] = m->initiator_depth;
-	d[26] = (uint8_t)((m->target_ack_delay & 0x1f) << 3 |
-			  (m->failover & 0x3) << 1 | (m->flow_control ? 1 : 0));
-	d[27] = (uint8_t)((m->rnr_retry & 0x7) << 5 | (m->srq ? 0x10 : 0));
-	put64(d + 28, m->local_ca_guid);
-	memcpy(d + 36, m->pdata, CM_REP_PDATA);
-}
-
-void
-cm_rep_get(const uint8_t *mad, struct cm_rep *m)
-{
-	const uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	m->local_comm_id = get32(d);
-	m->remote_comm_id = get32(d + 4);
-	m->local_qkey = get32(d + 8);
-	m->local_qpn = get24(d + 12);
-	m->starting_psn = get24(d + 20);
-	m->responder_resources = d[24];
-	m->initiator_depth = d[25];
-	m->target_ack_delay = d[26] >> 3;
-	m->failover = (d[26] >> 1) & 0x3;
-	m->flow_control = (d[26] & 1) != 0;
-	m->rnr_retry = d[27] >> 5;
-	m->srq = (d[27] & 0x10) != 0;
-	m->local_ca_guid = get64(d + 28);
-	memcpy(m->pdata, d + 36, CM_REP_PDATA);
-}
-
-void
-cm_rtu_put(uint8_t *mad, const struct cm_rtu *m)
-{
-	uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	ids_put(d, m->local_comm_id, m->remote_comm_id);
-	memcpy(d + 8, m->pdata, CM_RTU_PDATA);
-}
-
-void
-cm_rtu_get(const uint8_t *mad, struct cm_rtu *m)
-{
-	const uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	m->local_comm_id = get32(d);
-	m->remote_comm_id = get32(d + 4);
-	memcpy(m->pdata, d + 8, CM_RTU_PDATA);
-}
-
-void
-cm_dreq_put(uint8_t *mad, const struct cm_dreq *m)
-{
-	uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	ids_put(d, m->local_comm_id, m->remote_comm_id);
-	put24(d + 8, m->remote_qpn);
-	memcpy(d + 12, m->pdata, CM_DREQ_PDATA);
-}
-
-void
-cm_dreq_get(const uint8_t *mad, struct cm_dreq *m)
-{
-	const uint8_t *d = mad + CM_MAD_HDR_LEN;
-
-	m->local_comm_id = get32(d);
-	m->remote_comm_id = get32(d + 4);
-	m->remote_qpn = get24(d + 8);
-	memcpy(m->pdata, d + 12, CM_DREQ_PDATA);
-}
+CM_MSG_CODEC(req)
+CM_MSG_CODEC(mra)
+CM_MSG_CODEC(rej)
+CM_MSG_CODEC(rep)
+CM_MSG_CODEC(rtu)
+CM_MSG_CODEC(dreq)
 
 /* ---- annex A11 ------------------------------------------------------------ */
 
@@ -318,7 +276,7 @@ cm_ip_hdr_put(uint8_t *p, const struct cm_ip_hdr *h)
 {
 	p[0] = CM_IP_HDR_VERSION;
 	p[1] = (uint8_t)(h->ip_version << 4);
-	put16(p + 2, h->src_port);
+	be_put(p + 2, 2, h->src_port);
 	memcpy(p + 4, h->src, 16);
 	memcpy(p + 20, h->dst, 16);
 }
@@ -329,7 +287,7 @@ cm_ip_hdr_get(const uint8_t *p, struct cm_ip_hdr *h)
 	h->ip_version = p[1] >> 4;
 	if (p[0] != CM_IP_HDR_VERSION || (h->ip_version != 4 && h->ip_version != 6))
 		return -EINVAL;
-	h->src_port = get16(p + 2);
+	h->src_port = (uint16_t)be_get(p + 2, 2);
 	memcpy(h->src, p + 4, 16);
 	memcpy(h->dst, p + 20, 16);
 	return 0;

@@ -153,6 +153,25 @@ struct acc_result {
 	uint64_t atomic_orig;
 } __attribute__((packed));
 
+/*
+ * Lifetime mode (75_lifetime.sh, issue 13's models seen from a real peer):
+ * after one handshake as above (a QP with REMOTE_WRITE, the target MR_ALL,
+ * no 'y'/'n' verdict), the guest WRITEs its sequence number 1, 2, 3 ...
+ * (8 bytes, host order) to the target's first byte, one at a time, until
+ * the first failed completion.  droce's server is SIGKILLed (plain) or lets
+ * the region's lease of ACC_LEASE_MS run out while its application thread
+ * hangs (lease); in the lease model droce then reads the sequence number in
+ * its memory, and the guest sends it this result.
+ */
+#define ACC_LEASE_MS 1000
+
+struct acc_lifetime_result {
+	int32_t status;		/* the first failed completion's ibv_wc_status */
+	uint32_t pad;
+	uint64_t last_ok_seq;	/* the last WRITE that completed successfully */
+	uint64_t gap_ns;	/* from that completion to the failed one */
+} __attribute__((packed));
+
 /* Byte k of droce's buffer before any case. */
 static inline uint8_t
 acc_pattern(uint64_t k)

@@ -8,7 +8,9 @@
  * for what the valid operations do.
  *
  *   droce-access --list                      the case names, one a line
- *   droce-access [EAL] -- [--droce-*] [-g GID_INDEX] [-m MTU] [-p PORT]
+ *   droce-access [EAL] -- [--droce-*] [-g GID_INDEX] [-L plain|lease] [-m MTU] [-p PORT]
+ *
+ * -L: lifetime mode instead of the cases (access_cases.h; 75_lifetime.sh).
  *
  * It listens on PORT (TCP), then runs every case with the guest (the
  * handshake is in access_cases.h).  For each case it prints
@@ -285,21 +287,13 @@ drain_cq(void)
 		;
 }
 
-/* One case; 0 when droce's side of it passed. */
-static int
-run_case(int fd, const struct acc_case *c)
+/* A fresh QP for case c, connected to the guest's through the handshake. */
+static struct droce_qp *
+exchange_qp(int fd, const struct acc_case *c)
 {
 	struct acc_qp_info me, peer;
-	struct acc_target t;
-	struct acc_result res;
-	struct droce_mr *dereg_mr = NULL;
-	struct droce_mw *mw = NULL;
 	struct droce_qp *qp = make_qp(c);
 	union droce_gid gid;
-	uint64_t naks_access, naks_inv;
-	char go = 'g', verdict;
-	long diff;
-	int fail;
 
 	if (droce_query_gid(ctx, 1, gidx, &gid))
 		DIE("droce_query_gid %d failed", gidx);
@@ -309,6 +303,22 @@ run_case(int fd, const struct acc_case *c)
 	recv_all(fd, &peer, sizeof(peer));
 	send_all(fd, &me, sizeof(me));
 	connect_qp(qp, me.psn, &peer);
+	return qp;
+}
+
+/* One case; 0 when droce's side of it passed. */
+static int
+run_case(int fd, const struct acc_case *c)
+{
+	struct acc_target t;
+	struct acc_result res;
+	struct droce_mr *dereg_mr = NULL;
+	struct droce_mw *mw = NULL;
+	struct droce_qp *qp = exchange_qp(fd, c);
+	uint64_t naks_access, naks_inv;
+	char go = 'g', verdict;
+	long diff;
+	int fail;
 
 	t.addr = (uintptr_t)buf + acc_target_offset(c->target);
 	if (c->target == ACC_MR_DEREG) {
@@ -372,6 +382,79 @@ run_case(int fd, const struct acc_case *c)
 	return fail;
 }
 
+static uint64_t
+load_seq(const uint8_t *p)
+{
+	uint64_t v;
+
+	/* the engine (or a transport lcore) writes it: read it anew each time */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Lifetime mode (access_cases.h): hand the guest MR_ALL, wait for its
+ * first WRITE, then die (plain: the harness SIGKILLs this process; until
+ * then it only keeps the engine running) or let the region's lease run out
+ * while this thread hangs (lease: the engine runs on a transport lcore and
+ * revokes the key by itself).  0 when (lease) the memory holds exactly the
+ * guest's last successful WRITE, the key is expired and droce sent exactly
+ * one Remote Access Error NAK.
+ */
+static int
+run_lifetime(int fd, const char *model)
+{
+	static const struct acc_case c = { "lifetime", ACC_MR_ALL, ACC_KEEP, 0, ACC_WRITE, 0, 0,
+					   8, ACC_SUCCESS };
+	struct droce_qp *qp = exchange_qp(fd, &c);
+	const uint8_t *seqp = buf + acc_target_offset(ACC_MR_ALL);
+	struct acc_target t = {
+		.addr = (uintptr_t)seqp, .len = ACC_REG, .rkey = mrs[ACC_MR_ALL]->rkey,
+	};
+	struct acc_lifetime_result res;
+	struct droce_lease_attr lease;
+	uint64_t initial = load_seq(seqp), end = now_ns() + WAIT_NS, naks, seq;
+	char go = 'g', verdict;
+	int fail;
+
+	send_all(fd, &t, sizeof(t));
+	send_all(fd, &go, 1);
+	while (load_seq(seqp) == initial) {
+		droce_progress(ctx);
+		if (now_ns() > end)
+			DIE("lifetime: no WRITE from the guest");
+	}
+	printf("lifetime %s: the guest's WRITEs arrive\n", model);
+	fflush(stdout);
+	if (strcmp(model, "lease") != 0) {
+		while (now_ns() < end + WAIT_NS)	/* until the SIGKILL */
+			droce_progress(ctx);
+		DIE("lifetime %s: not killed", model);
+	}
+	naks = nak_count(ACC_REM_ACCESS_ERR);
+	if (droce_set_mr_lease(mrs[ACC_MR_ALL], ACC_LEASE_MS))
+		DIE("droce_set_mr_lease: %s", strerror(errno));
+	printf("lifetime lease: a lease of %d ms set; this thread stops renewing\n", ACC_LEASE_MS);
+	fflush(stdout);
+	sleep(ACC_LEASE_MS / 1000 + 3);		/* the hang: no droce call at all */
+	seq = load_seq(seqp);
+	recv_all(fd, &res, sizeof(res));
+	naks = nak_count(ACC_REM_ACCESS_ERR) - naks;
+	fail = droce_query_mr_lease(mrs[ACC_MR_ALL], &lease) != 0 || !lease.expired ||
+	       res.status != DROCE_WC_REM_ACCESS_ERR || seq != res.last_ok_seq || naks != 1;
+	printf("case lifetime_lease: droce %s (memory holds WRITE %llu, the guest's last "
+	       "success %llu; lease %s; Remote Access Error NAKs sent %llu)\n",
+	       fail ? "FAIL" : "ok", (unsigned long long)seq,
+	       (unsigned long long)res.last_ok_seq, lease.expired ? "expired" : "NOT expired",
+	       (unsigned long long)naks);
+	verdict = fail ? 'n' : 'y';
+	send_all(fd, &verdict, 1);
+	drain_cq();
+	droce_destroy_qp(qp);
+	return fail;
+}
+
 static void
 setup(void)
 {
@@ -420,6 +503,7 @@ teardown(void)
 int
 main(int argc, char **argv)
 {
+	const char *lifetime = NULL;
 	int port = ACC_PORT, mtu = 1024, used, c, fd, fails = 0;
 
 	if (argc == 2 && strcmp(argv[1], "--list") == 0) {
@@ -432,12 +516,13 @@ main(int argc, char **argv)
 		DIE("droce_init: %s", strerror(errno));
 	argc -= used;
 	argv += used;
-	while ((c = getopt(argc, argv, "g:m:p:")) != -1) {
+	while ((c = getopt(argc, argv, "g:L:m:p:")) != -1) {
 		switch (c) {
 		case 'g': gidx = atoi(optarg); break;
+		case 'L': lifetime = optarg; break;
 		case 'm': mtu = atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
-		default: DIE("usage: droce-access --list | [EAL] -- [--droce-*] [-g gid] [-m mtu] [-p port]");
+		default: DIE("usage: droce-access --list | [EAL] -- [--droce-*] [-g gid] [-L plain|lease] [-m mtu] [-p port]");
 		}
 	}
 	path_mtu = mtu == 4096 ? DROCE_MTU_4096 : mtu == 2048 ? DROCE_MTU_2048 :
@@ -445,11 +530,13 @@ main(int argc, char **argv)
 	srand((unsigned int)getpid());
 	setup();
 	fd = tcp_accept(port);
-	for (size_t i = 0; i < ACC_NCASES; i++)
+	if (lifetime != NULL)
+		fails = run_lifetime(fd, lifetime);
+	for (size_t i = 0; lifetime == NULL && i < ACC_NCASES; i++)
 		fails += run_case(fd, &acc_cases[i]);
 	close(fd);
 	teardown();
 	printf("%s (%d of %zu cases failed on droce's side)\n", fails ? "FAIL" : "OK", fails,
-	       ACC_NCASES);
+	       lifetime != NULL ? (size_t)1 : ACC_NCASES);
 	return fails ? 1 : 0;
 }

@@ -110,10 +110,17 @@ eal_args() {
 # run also writes its own pcapng capture (--droce-capture), one file per
 # run ($BASHPID: this runs in its own $(...) subshell), checked at the end
 # by check_droce_captures.
+# NO_CAPTURE=1: a run that is SIGKILLed (its capture file would be cut off).
 droce_args() {
 	echo "--droce-ipv4=$D_IP/24 --droce-ipv6=$D_IP6/64 --droce-mtu=4200" \
-	     "--droce-capture=$LOGDIR/droce.$T.$BASHPID.pcapng" \
 	     ${LOSS:+--droce-drop=$LOSS --droce-rxe_retry_compat=1}
+	[ -n "${NO_CAPTURE:-}" ] || echo "--droce-capture=$LOGDIR/droce.$T.$BASHPID.pcapng"
+}
+
+# guest_push FILE NAME LOG: the host's build of a guest program (rdma-core
+# 44 and Debian 12's libc, as the guest) into the guest as /tmp/NAME.
+guest_push() {
+	"$RXEVM" exec "$GUEST" -t 60 -i -- "cat > /tmp/$2 && chmod +x /tmp/$2" <"$1" >"$3" 2>&1
 }
 
 # The sum of droce's recovery counters printed at exit (DROCE_COUNTERS=1).

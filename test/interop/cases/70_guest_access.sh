@@ -28,9 +28,7 @@ guest_access_cases() {
 	fi
 	# the guest has rdma-core 44 and the host's Debian 12 libc: the host's
 	# build runs there as it is
-	if ! "$RXEVM" exec "$GUEST" -t 60 -i -- \
-		'cat > /tmp/guest-access && chmod +x /tmp/guest-access' \
-		<"$GUEST_ACCESS" >"$gl" 2>&1; then
+	if ! guest_push "$GUEST_ACCESS" guest-access "$gl"; then
 		not_ok "guest-access copied into the guest" "$gl"
 		return
 	fi

@@ -8,7 +8,9 @@
  * the original value an ATOMIC returns (and that a refused READ or ATOMIC
  * left the local buffer untouched).
  *
- *   guest-access [-d rxe0] [-g GID_INDEX] [-m MTU] [-p PORT] DROCE_HOST_IP
+ *   guest-access [-d rxe0] [-g GID_INDEX] [-L plain|lease] [-m MTU] [-p PORT] DROCE_HOST_IP
+ *
+ * -L: lifetime mode instead of the cases (access_cases.h; 75_lifetime.sh).
  *
  * For each case it prints
  *   case NAME: guest ok|FAIL (status S, expected E ...); droce memory ok|FAIL
@@ -39,6 +41,9 @@ static struct ibv_mr *mr;
 static uint8_t *local;
 static int gidx = 1;
 static enum ibv_mtu path_mtu = IBV_MTU_1024;
+/* 7 means "retry forever" to rxe (as to IBTA for rnr_retry only): lifetime
+ * mode's plain model needs the QP to give up */
+static uint8_t retry_cnt = 7;
 
 static uint64_t
 now_ns(void)
@@ -151,7 +156,7 @@ connect_qp(struct ibv_qp *qp, uint32_t my_psn, const struct acc_qp_info *peer)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = my_psn;
 	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.retry_cnt = retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
@@ -227,18 +232,14 @@ data_ok(const struct acc_case *c, enum ibv_wc_status st, uint64_t *orig)
 	return 1;
 }
 
-/* One case; 0 when both sides passed it. */
-static int
-run_case(int fd, const struct acc_case *c)
+/* A fresh QP, connected to droce's through the case's handshake; *t the target. */
+static struct ibv_qp *
+handshake(int fd, struct acc_target *t)
 {
 	struct ibv_qp *qp = make_qp();
 	struct acc_qp_info me, peer;
-	struct acc_target t;
-	struct acc_result res;
-	enum ibv_wc_status st, want = expected_status(c->expect);
 	union ibv_gid gid;
-	char go, verdict;
-	int guest_ok;
+	char go;
 
 	if (ibv_query_gid(ctx, 1, gidx, &gid))
 		DIE("ibv_query_gid %d failed", gidx);
@@ -248,10 +249,23 @@ run_case(int fd, const struct acc_case *c)
 	send_all(fd, &me, sizeof(me));
 	recv_all(fd, &peer, sizeof(peer));
 	connect_qp(qp, me.psn, &peer);
-	recv_all(fd, &t, sizeof(t));
+	recv_all(fd, t, sizeof(*t));
 	recv_all(fd, &go, 1);
 	if (go != 'g')
 		DIE("handshake: got 0x%02x", (unsigned char)go);
+	return qp;
+}
+
+/* One case; 0 when both sides passed it. */
+static int
+run_case(int fd, const struct acc_case *c)
+{
+	struct acc_target t;
+	struct ibv_qp *qp = handshake(fd, &t);
+	struct acc_result res;
+	enum ibv_wc_status st, want = expected_status(c->expect);
+	char verdict;
+	int guest_ok;
 
 	st = do_op(qp, c, &t);
 	memset(&res, 0, sizeof(res));
@@ -277,24 +291,90 @@ run_case(int fd, const struct acc_case *c)
 	return !(guest_ok && verdict == 'y');
 }
 
+/* One signalled 8-byte WRITE of seq to the target; its completion status. */
+static enum ibv_wc_status
+write_seq(struct ibv_qp *qp, const struct acc_target *t, uint64_t seq)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)local, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = seq, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = t->addr, .rkey = t->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	uint64_t end = now_ns() + WAIT_NS;
+	int n;
+
+	memcpy(local, &seq, sizeof(seq));
+	if (ibv_post_send(qp, &wr, &bad))
+		DIE("ibv_post_send: %s", strerror(errno));
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		if (now_ns() > end)
+			DIE("lifetime: no completion of WRITE %llu in %llu s",
+			    (unsigned long long)seq, (unsigned long long)(WAIT_NS / 1000000000ull));
+	if (n < 0)
+		DIE("ibv_poll_cq failed");
+	return wc.status;
+}
+
+/*
+ * Lifetime mode (access_cases.h): WRITE until the first failure, print it;
+ * report it to droce when droce lives on (lease).  0 when the failure is
+ * `want` and (lease) droce's memory holds exactly the last successful WRITE.
+ */
+static int
+run_lifetime(int fd, const char *model)
+{
+	enum ibv_wc_status want = strcmp(model, "lease") == 0 ? IBV_WC_REM_ACCESS_ERR :
+							       IBV_WC_RETRY_EXC_ERR;
+	struct acc_lifetime_result res = { 0 };
+	struct acc_target t;
+	struct ibv_qp *qp = handshake(fd, &t);
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	uint64_t seq, t_ok = now_ns();
+	char verdict = 'y';
+
+	for (seq = 1; st == IBV_WC_SUCCESS; seq++) {
+		st = write_seq(qp, &t, seq);
+		if (st == IBV_WC_SUCCESS) {
+			res.last_ok_seq = seq;
+			t_ok = now_ns();
+		}
+	}
+	res.status = (int32_t)st;
+	res.gap_ns = now_ns() - t_ok;
+	printf("lifetime %s: guest's first failure %s (expected %s) after %llu WRITEs, "
+	       "%.1f ms after the last success\n", model, status_name(st), status_name(want),
+	       (unsigned long long)res.last_ok_seq, (double)res.gap_ns / 1e6);
+	if (want == IBV_WC_REM_ACCESS_ERR) {
+		send_all(fd, &res, sizeof(res));
+		recv_all(fd, &verdict, 1);
+		printf("lifetime %s: droce memory %s\n", model, verdict == 'y' ? "ok" : "FAIL");
+	}
+	ibv_destroy_qp(qp);
+	return !(st == want && verdict == 'y');
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *devname = "rxe0";
+	const char *lifetime = NULL;
 	int port = ACC_PORT, mtu = 1024, c, fd, fails = 0;
 	struct ibv_device **list, *dev = NULL;
 
-	while ((c = getopt(argc, argv, "d:g:m:p:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:L:m:p:")) != -1) {
 		switch (c) {
 		case 'd': devname = optarg; break;
+		case 'L': lifetime = optarg; retry_cnt = 6; break;
 		case 'g': gidx = atoi(optarg); break;
 		case 'm': mtu = atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
-		default: DIE("usage: guest-access [-d dev] [-g gid] [-m mtu] [-p port] droce_host_ip");
+		default: DIE("usage: guest-access [-d dev] [-g gid] [-L plain|lease] [-m mtu] [-p port] droce_host_ip");
 		}
 	}
 	if (optind >= argc)
-		DIE("usage: guest-access [-d dev] [-g gid] [-m mtu] [-p port] droce_host_ip");
+		DIE("usage: guest-access [-d dev] [-g gid] [-L plain|lease] [-m mtu] [-p port] droce_host_ip");
 	path_mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 :
 		   mtu == 512 ? IBV_MTU_512 : mtu == 256 ? IBV_MTU_256 : IBV_MTU_1024;
 	srand((unsigned int)getpid());
@@ -316,7 +396,9 @@ main(int argc, char **argv)
 		DIE("ibv_reg_mr: %s", strerror(errno));
 
 	fd = tcp_connect(argv[optind], port);
-	for (size_t i = 0; i < ACC_NCASES; i++)
+	if (lifetime != NULL)
+		fails = run_lifetime(fd, lifetime);
+	for (size_t i = 0; lifetime == NULL && i < ACC_NCASES; i++)
 		fails += run_case(fd, &acc_cases[i]);
 	close(fd);
 	ibv_dereg_mr(mr);
@@ -325,6 +407,7 @@ main(int argc, char **argv)
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 	free(local);
-	printf("%s (%d of %zu cases failed)\n", fails ? "FAIL" : "OK", fails, ACC_NCASES);
+	printf("%s (%d of %zu cases failed)\n", fails ? "FAIL" : "OK", fails,
+	       lifetime != NULL ? (size_t)1 : ACC_NCASES);
 	return fails ? 1 : 0;
 }
