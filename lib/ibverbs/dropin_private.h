@@ -74,6 +74,9 @@ struct dropin_qp {
 	};
 	struct droce_qp *d;
 	struct dropin_wr_batch *batch;	/* NULL: no ibv_wr_* API */
+	/* the CM id driving this QP (the drop-in librdmacm's rdma_create_qp),
+	 * which forgets it before ibv_destroy_qp frees it */
+	struct droce_rdma_cm_id *cm_id;
 };
 
 struct dropin_srq {
