@@ -19,9 +19,13 @@
 #define DROPIN_CONTAINER_OF(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
+/* droce has one context per device; every ibv_context opened on the
+ * device (the program's, the drop-in librdmacm's) shares it (nctx). */
 struct dropin_device {
 	struct ibv_device ibv;
 	struct droce_device *d;
+	struct droce_context *ctx;
+	unsigned int nctx;
 };
 
 /* The ibv_context lies inside the verbs_context (its last field), so the

@@ -249,7 +249,10 @@ rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_att
 		return fail(EINVAL);
 	if (pd == NULL)
 		pd = pub->pd;
-	if (pd == NULL || pd->context != pub->verbs || attr->send_cq == NULL ||
+	/* any context of the device: the program's and this library's share
+	 * droce's one (lib/ibverbs' dropin_device) */
+	if (pd == NULL || dropin_dctx(pd->context) != dropin_dctx(pub->verbs) ||
+	    attr->send_cq == NULL ||
 	    attr->recv_cq == NULL)
 		return fail(EINVAL);
 	qp = ibv_create_qp(pd, attr);
@@ -267,9 +270,11 @@ rdma_create_qp_ex(struct rdma_cm_id *pub, struct ibv_qp_init_attr_ex *attr)
 		attr->pd = pub->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
-	if (attr->send_cq == NULL || attr->recv_cq == NULL)
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
+	    dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs) ||
+	    attr->send_cq == NULL || attr->recv_cq == NULL)
 		return fail(EINVAL);
-	qp = ibv_create_qp_ex(pub->verbs, attr);
+	qp = ibv_create_qp_ex(attr->pd->context, attr);
 	return qp != NULL ? qp_attach(id_of(pub), qp) : -1;
 }
 

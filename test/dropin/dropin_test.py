@@ -21,6 +21,15 @@ libibverbs.so.1 and usertools/droce-run.
       receiver and sender over net_memif as above, droce with a transport
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
+  dropin_test.py --run DROCE_RUN --lib DIR rping
+      Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
+      both on droce over net_memif through the drop-in librdmacm.so.1
+      (RDMA CM over QP1), a transport lcore on each side, -S 100 and
+      10000: both exit 0, and each prints the 10 pings' exact text.
+  dropin_test.py --run DROCE_RUN --lib DIR perftest_cm
+      as perftest below, with -R (perftest's rdma_cm mode, through the
+      drop-in librdmacm.so.1 to droce's 198.18.5.1): ib_write_bw and
+      ib_send_lat, a transport lcore on each side.
   dropin_test.py --run DROCE_RUN --lib DIR perftest
       perftest 4.5's ib_write_bw (droce with a transport lcore on both
       sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
@@ -42,6 +51,9 @@ import time
 
 TIMEOUT = 60.0
 EAL = ["--no-pci", "--no-huge", "-m", "256", "--log-level=lib.eal:error"]
+# the server's droce address (side 0: droce_args, case_perftest), the
+# target of rping and perftest -R (RDMA CM)
+DROCE_SERVER = "198.18.5.1"
 LOCAL_RE = re.compile(r"^  local address:  LID 0x0000, QPN 0x([0-9a-f]{6}), "
                       r"PSN 0x([0-9a-f]{6})[,:] GID (\S+)$", re.M)
 REMOTE_RE = re.compile(r"^  remote address: LID 0x0000, QPN 0x([0-9a-f]{6}), "
@@ -144,23 +156,39 @@ def stop(p):
         p.wait(timeout=10)
 
 
-def run_pair(a, tmp, tag, args, lcore=False):
+def tcp_pair(args):
+    """The two sides of a tool with a TCP exchange on a free port, and the
+    test that the server is ready (its listener exists)."""
     port = free_port()
-    outs, procs, files = [], [], []
+    argv = [args + ["-p", str(port)], args + ["-p", str(port), "127.0.0.1"]]
+    return argv, lambda tmp, tag: listening(port)
+
+
+def memif_ready(tmp, tag):
+    """The server's memif socket exists: a memif client that finds none
+    never connects."""
+    return os.path.exists(os.path.join(tmp, f"{tag}.sock"))
+
+
+def run_pair(a, tmp, tag, argv, ready, lcore=False):
+    """argv[0] (the server) until ready(tmp, tag) or 20 s, then argv[1].
+    Each side's text is its stderr, then its stdout: kept apart, so that
+    a thread's message on stderr does not land inside a line that stdio
+    writes in pieces (rping's 10 kB ping lines)."""
+    procs, files = [], []
     try:
         for side in (0, 1):
-            out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
-            files.append(out)
-            cmd = [a.run, "--lib", a.lib, "--"] + args + ["-p", str(port)]
-            if side == 1:
-                cmd.append("127.0.0.1")
+            out, err = (open(os.path.join(tmp, f"{tag}.{side}.{x}"), "w+")
+                        for x in ("out", "err"))
+            files += [err, out]
+            cmd = [a.run, "--lib", a.lib, "--"] + argv[side]
             env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp, lcore))
-            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=err,
                                           stdin=subprocess.DEVNULL, env=env, cwd=tmp))
             if side == 0:
                 deadline = time.monotonic() + 20
                 while (time.monotonic() < deadline and procs[0].poll() is None and
-                       not listening(port)):
+                       not ready(tmp, tag)):
                     time.sleep(0.05)
         deadline = time.monotonic() + TIMEOUT
         for p in procs:
@@ -173,7 +201,7 @@ def run_pair(a, tmp, tag, args, lcore=False):
         for f in files:
             f.seek(0)
             texts.append(f.read())
-        return rcs, texts
+        return rcs, [texts[0] + texts[1], texts[2] + texts[3]]
     finally:
         for p in procs:
             stop(p)
@@ -184,7 +212,7 @@ def run_pair(a, tmp, tag, args, lcore=False):
 def case_pair(a, tmp, tag, tool, opts, size, iters):
     case = " ".join([tool] + opts)
     args = [tool, "-g", "0", "-s", str(size), "-n", str(iters)] + opts
-    rcs, outs = run_pair(a, tmp, tag, args)
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair(args))
     ok = True
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
@@ -213,13 +241,49 @@ def case_pair(a, tmp, tag, tool, opts, size, iters):
 def case_poll_fd(a, tmp, tag):
     """dropin_poll_fd.c: the receiver waits with poll() on channel->fd."""
     case = "dropin_poll_fd (transport lcore)"
-    rcs, outs = run_pair(a, tmp, tag, [a.prog], lcore=True)
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
     ok = True
     for side, name in ((0, "receiver"), (1, "sender")):
         ok &= check(case, rcs[side] == 0 and outs[side].splitlines()[-1:] == ["ok"],
                     f"{name} exit {rcs[side]}: {outs[side][-400:]}")
     if ok:
         print(f"ok - {case}: woken by poll(), solicited_only honoured", flush=True)
+
+
+def rping_text(ping, size):
+    """The text of rping's ping number `ping` of `size` bytes (rping.c's
+    fill): "rdma-ping-N: ", then characters 65..122 cyclically from
+    65 + N % 58, size - 1 bytes in all (the last is a NUL)."""
+    head = f"rdma-ping-{ping}: "
+    c, body = 65 + ping % 58, []
+    for _ in range(size - 1 - len(head)):
+        body.append(chr(c))
+        c = 65 if c == 122 else c + 1
+    return head + "".join(body)
+
+
+def case_rping(a, tmp, tag, server_opts, count, size):
+    """Debian's rping -s and rping -c -V, unmodified, both on droce over
+    memif through the drop-in librdmacm (and libibverbs); a transport lcore
+    on each side (rping's CM, CQ and main threads all call into droce).
+    Each side must exit 0 and print each ping's exact text: the server the
+    client's buffer it READ, the client the buffer the server WROTE back."""
+    common = ["-a", DROCE_SERVER, "-S", str(size), "-v"]
+    argv = [["rping", "-s"] + common + server_opts,
+            ["rping", "-c", "-V", "-C", str(count)] + common]
+    case = " / ".join(" ".join(v) for v in argv)
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True)
+    ok = True
+    for side, name, prefix in ((0, "server", "server ping data: "),
+                               (1, "client", "ping data: ")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        got = [ln for ln in outs[side].splitlines() if ln.startswith(prefix)]
+        want = [prefix + rping_text(i, size) for i in range(count)]
+        ok &= check(case, got == want, f"{name}: {len(got)} ping lines, "
+                    f"{sum(g == w for g, w in zip(got, want))} as expected of {count}")
+    ok &= check(case, "data mismatch" not in outs[1], "client: data mismatch")
+    if ok:
+        print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
 
 
 def case_refused(a, tmp, tag, tool, opt, text):
@@ -273,11 +337,14 @@ PERF_QP_TIMEOUT = 18
 PERF_ROW_RE = re.compile(r"^ (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
 
 
-def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
+def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, rdma_cm=False):
     """tool on both sides (server first), droce on net_af_packet; lcores:
     a dedicated transport lcore (the passive side of WRITE/READ calls no
-    verb while the peer works, so only a transport lcore answers)."""
-    case = f"{tool} -s {size} -n {iters}" + (" (transport lcore)" if lcores else "")
+    verb while the peer works, so only a transport lcore answers); rdma_cm:
+    -R, the exchange over RDMA CM (the drop-in librdmacm) to droce's
+    address instead of TCP to the kernel's."""
+    case = f"{tool}{' -R' if rdma_cm else ''} -s {size} -n {iters}" + \
+        (" (transport lcore)" if lcores else "")
     port = free_port()
     procs, files = [], []
     try:
@@ -291,7 +358,8 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
             cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
                    "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
                    "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + \
-                ([nets.server_addr] if side == 1 else [])
+                (["-R"] if rdma_cm else []) + \
+                ([DROCE_SERVER if rdma_cm else nets.server_addr] if side == 1 else [])
             out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
             files.append(out)
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
@@ -338,7 +406,8 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", help="pollfd: the dropin_poll_fd program")
-    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd"])
+    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
+                                     "perftest_cm"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog is not None:
@@ -348,6 +417,16 @@ def main():
             case_tools(a, tmp)
         elif a.what == "pollfd":
             case_poll_fd(a, tmp, "e0")
+        elif a.what == "rping":
+            case_rping(a, tmp, "c0", ["-C", "10"], 10, 100)
+            case_rping(a, tmp, "c1", [], 10, 10000)
+        elif a.what == "perftest_cm":
+            nets = Veth(f"r{os.getpid() % 100000}")
+            try:
+                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True, True)
+                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, True, True)
+            finally:
+                nets.close()
         elif a.what == "perftest":
             nets = Veth(f"d{os.getpid() % 100000}")
             try:
