@@ -25,7 +25,8 @@ libibverbs.so.1 and usertools/droce-run.
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
       (RDMA CM over QP1), a transport lcore on each side, -S 100 and
-      10000: both exit 0, and each prints the 10 pings' exact text.
+      10000: both exit 0, and each prints the 10 pings' exact text.  Then
+      rping -c to a port nobody listens on: REJECTED, error 8, exit 255.
   dropin_test.py --run DROCE_RUN --lib DIR perftest_cm
       as perftest below, with -R (perftest's rdma_cm mode, through the
       drop-in librdmacm.so.1 to droce's 198.18.5.1): ib_write_bw and
@@ -170,11 +171,12 @@ def memif_ready(tmp, tag):
     return os.path.exists(os.path.join(tmp, f"{tag}.sock"))
 
 
-def run_pair(a, tmp, tag, argv, ready, lcore=False):
+def run_pair(a, tmp, tag, argv, ready, lcore=False, server_stays=False):
     """argv[0] (the server) until ready(tmp, tag) or 20 s, then argv[1].
     Each side's text is its stderr, then its stdout: kept apart, so that
     a thread's message on stderr does not land inside a line that stdio
-    writes in pieces (rping's 10 kB ping lines)."""
+    writes in pieces (rping's 10 kB ping lines).  server_stays: a server
+    that does not end with its client, stopped once the client exits."""
     procs, files = [], []
     try:
         for side in (0, 1):
@@ -191,11 +193,13 @@ def run_pair(a, tmp, tag, argv, ready, lcore=False):
                        not ready(tmp, tag)):
                     time.sleep(0.05)
         deadline = time.monotonic() + TIMEOUT
-        for p in procs:
+        for p in reversed(procs):
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
+            if server_stays:
+                stop(procs[0])
         rcs = [p.returncode for p in procs]
         texts = []
         for f in files:
@@ -284,6 +288,19 @@ def case_rping(a, tmp, tag, server_opts, count, size):
     ok &= check(case, "data mismatch" not in outs[1], "client: data mismatch")
     if ok:
         print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
+
+
+def case_rping_rejected(a, tmp, tag):
+    """rping -c to a port nobody listens on (the server listens on the
+    next): droce's CM answers REJ 8 "invalid service ID", as the kernel's
+    ib_cm does; rping reports it and fails (exit 255, its -1)."""
+    common = ["-a", DROCE_SERVER, "-v"]
+    argv = [["rping", "-s", "-p", "7000"] + common, ["rping", "-c", "-p", "7001"] + common]
+    case = "rping -c to a port nobody listens on"
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True, server_stays=True)
+    if check(case, rcs[1] == 255, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
+       check(case, "cma event RDMA_CM_EVENT_REJECTED, error 8\n" in outs[1], outs[1][-400:]):
+        print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, error 8", flush=True)
 
 
 def case_refused(a, tmp, tag, tool, opt, text):
@@ -420,6 +437,7 @@ def main():
         elif a.what == "rping":
             case_rping(a, tmp, "c0", ["-C", "10"], 10, 100)
             case_rping(a, tmp, "c1", [], 10, 10000)
+            case_rping_rejected(a, tmp, "c2")
         elif a.what == "perftest_cm":
             nets = Veth(f"r{os.getpid() % 100000}")
             try:
