@@ -27,6 +27,9 @@ libibverbs.so.1 and usertools/droce-run.
       (RDMA CM over QP1), a transport lcore on each side, -S 100 and
       10000: both exit 0, and each prints the 10 pings' exact text.  Then
       rping -c to a port nobody listens on: REJECTED, error 8, exit 255.
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_RDMACM_CALLS rdmacm_calls
+      test/dropin/dropin_rdmacm_calls.c (built against the system's
+      rdma_cma.h) alone on droce: it prints "ok" and exits 0.
   dropin_test.py --run DROCE_RUN --lib DIR perftest_cm
       as perftest below, with -R (perftest's rdma_cm mode, through the
       drop-in librdmacm.so.1 to droce's 198.18.5.1): ib_write_bw and
@@ -303,6 +306,15 @@ def case_rping_rejected(a, tmp, tag):
         print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, error 8", flush=True)
 
 
+def case_rdmacm_calls(a, tmp, tag):
+    """dropin_rdmacm_calls.c, one process: librdmacm's calls one by one."""
+    case = "dropin_rdmacm_calls"
+    p = run_one([a.prog], case, a.run, a.lib, droce_args(0, tag, tmp), tmp)
+    if p is not None and check(case, p.returncode == 0 and p.stdout.splitlines()[-1:] == ["ok"],
+                               f"exit {p.returncode}: {(p.stdout + p.stderr)[-400:]}"):
+        print(f"ok - {case}: devices, ids, addresses, getaddrinfo, rpoll, ENOSYS", flush=True)
+
+
 def case_refused(a, tmp, tag, tool, opt, text):
     """An option droce does not offer: the tool fails cleanly (exit 1)."""
     case = f"{tool} {opt} refused"
@@ -422,9 +434,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--prog", help="pollfd: the dropin_poll_fd program")
+    ap.add_argument("--prog", help="pollfd, rdmacm_calls: the test program")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
-                                     "perftest_cm"])
+                                     "perftest_cm", "rdmacm_calls"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog is not None:
@@ -434,6 +446,8 @@ def main():
             case_tools(a, tmp)
         elif a.what == "pollfd":
             case_poll_fd(a, tmp, "e0")
+        elif a.what == "rdmacm_calls":
+            case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rping":
             case_rping(a, tmp, "c0", ["-C", "10"], 10, 100)
             case_rping(a, tmp, "c1", [], 10, 10000)
