@@ -28,21 +28,10 @@
 #include <rdma/rdma_verbs.h>
 #include <rdma/rsocket.h>
 
+#include "dropin_die.h"
+
 #define ADDR "198.18.5.1"
 #define PORT 7471
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("FAIL: ", stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-	exit(1);
-}
 
 #define CHECK(cond, ...) do { if (!(cond)) die(__VA_ARGS__); } while (0)
 
