@@ -107,8 +107,14 @@ event_deliver(struct droce_rdma_cm_event *dev, struct rdma_cm_event **event)
 	struct rdmacm_id *id = ev != NULL ? event_id(dev) : NULL;
 
 	if (id == NULL) {
+		/* a request with no id of ours is refused (REJ 28) */
+		struct droce_rdma_cm_id *orphan =
+			dev->event == DROCE_RDMA_CM_EVENT_CONNECT_REQUEST ? dev->id : NULL;
+
 		free(ev);
 		droce_rdma_ack_cm_event(dev);
+		if (orphan != NULL)
+			droce_rdma_destroy_id(orphan);
 		errno = ENOMEM;
 		return -1;
 	}

@@ -25,8 +25,9 @@ libibverbs.so.1 and usertools/droce-run.
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
       (RDMA CM over QP1), a transport lcore on each side, -S 100 and
-      10000: both exit 0, and each prints the 10 pings' exact text.  Then
-      rping -c to a port nobody listens on: REJECTED, error 8, exit 255.
+      10000, then over IPv6 (-C 20 -S 1000): both exit 0, and each prints
+      the pings' exact text.  Then rping -c to a port nobody listens on:
+      REJECTED, error 8, exit 255.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_RDMACM_CALLS rdmacm_calls
       test/dropin/dropin_rdmacm_calls.c (built against the system's
       rdma_cma.h) alone on droce: it prints "ok" and exits 0.
@@ -96,14 +97,16 @@ def listening(port):
     return False
 
 
-def droce_args(side, tag, tmp, lcore=False):
-    """lcore: droce with a transport lcore (EAL lcores 0 and 1)."""
+def droce_args(side, tag, tmp, lcore=False, ipv6=False):
+    """lcore: droce with a transport lcore (EAL lcores 0 and 1); ipv6: an
+    IPv6 address too (2001:2:0:5::1/2, GID index 1)."""
     role = "server" if side == 0 else "client"
     sock = os.path.join(tmp, f"{tag}.sock")
     cores = "0,1" if lcore else str(side % (os.cpu_count() or 1))
     eal = EAL + ["-l", cores, f"--file-prefix=dropin{tag}{side}",
                  f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,bsize=8192"]
-    opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
+    opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"] + \
+        ([f"--droce-ipv6=2001:2:0:5::{side + 1}/64"] if ipv6 else [])
     return " ".join(eal + opts + (["--droce-transport-lcores=1"] if lcore else []))
 
 
@@ -174,12 +177,13 @@ def memif_ready(tmp, tag):
     return os.path.exists(os.path.join(tmp, f"{tag}.sock"))
 
 
-def run_pair(a, tmp, tag, argv, ready, lcore=False, server_stays=False):
+def run_pair(a, tmp, tag, argv, ready, lcore=False, server_stays=False, ipv6=False):
     """argv[0] (the server) until ready(tmp, tag) or 20 s, then argv[1].
     Each side's text is its stderr, then its stdout: kept apart, so that
     a thread's message on stderr does not land inside a line that stdio
     writes in pieces (rping's 10 kB ping lines).  server_stays: a server
-    that does not end with its client, stopped once the client exits."""
+    that does not end with its client, stopped once the client exits.
+    lcore, ipv6: droce_args'."""
     procs, files = [], []
     try:
         for side in (0, 1):
@@ -187,7 +191,7 @@ def run_pair(a, tmp, tag, argv, ready, lcore=False, server_stays=False):
                         for x in ("out", "err"))
             files += [err, out]
             cmd = [a.run, "--lib", a.lib, "--"] + argv[side]
-            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp, lcore))
+            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp, lcore, ipv6))
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=err,
                                           stdin=subprocess.DEVNULL, env=env, cwd=tmp))
             if side == 0:
@@ -269,17 +273,17 @@ def rping_text(ping, size):
     return head + "".join(body)
 
 
-def case_rping(a, tmp, tag, server_opts, count, size):
+def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER):
     """Debian's rping -s and rping -c -V, unmodified, both on droce over
     memif through the drop-in librdmacm (and libibverbs); a transport lcore
     on each side (rping's CM, CQ and main threads all call into droce).
     Each side must exit 0 and print each ping's exact text: the server the
     client's buffer it READ, the client the buffer the server WROTE back."""
-    common = ["-a", DROCE_SERVER, "-S", str(size), "-v"]
+    common = ["-a", server, "-S", str(size), "-v"]
     argv = [["rping", "-s"] + common + server_opts,
             ["rping", "-c", "-V", "-C", str(count)] + common]
     case = " / ".join(" ".join(v) for v in argv)
-    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True)
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True, ipv6=":" in server)
     ok = True
     for side, name, prefix in ((0, "server", "server ping data: "),
                                (1, "client", "ping data: ")):
@@ -451,7 +455,8 @@ def main():
         elif a.what == "rping":
             case_rping(a, tmp, "c0", ["-C", "10"], 10, 100)
             case_rping(a, tmp, "c1", [], 10, 10000)
-            case_rping_rejected(a, tmp, "c2")
+            case_rping(a, tmp, "c2", ["-C", "20"], 20, 1000, "2001:2:0:5::1")
+            case_rping_rejected(a, tmp, "c3")
         elif a.what == "perftest_cm":
             nets = Veth(f"r{os.getpid() % 100000}")
             try:
