@@ -21,7 +21,7 @@ libibverbs.so.1 and usertools/droce-run.
       receiver and sender over net_memif as above, droce with a transport
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
-  dropin_test.py --run DROCE_RUN --lib DIR rping
+  dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
       (RDMA CM over QP1), a transport lcore on each side, -S 100 and
@@ -439,10 +439,16 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", help="pollfd, rdmacm_calls: the test program")
+    ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
+                    "(the drop-ins of a sanitizer build); its leak check off: the "
+                    "programs leave their objects to exit")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    if a.preload is not None:
+        os.environ.update(LD_PRELOAD=a.preload, ASAN_OPTIONS="detect_leaks=0",
+                          UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     if a.prog is not None:
         a.prog = os.path.abspath(a.prog)
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
