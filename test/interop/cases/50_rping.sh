@@ -4,10 +4,14 @@
 # RDMA CM (lib/cm over QP1) with the kernel's rdma_cm: the guest's rping
 # (rdma-core 44) against droce-rping, each side as server and as client,
 # IPv4 (100-byte pings) and IPv6 (10000 bytes: 3 packets at MTU 4096),
-# data verified (-V) by both, every ping's text seen by both (-v).
+# data verified (-V) by both, every ping's text seen by both (-v); then
+# against Debian's unmodified rping on droce through the drop-in
+# librdmacm.so.1 and libibverbs.so.1 (droce-run), droce as client (IPv4)
+# and as server (IPv6).
 # Sourced by interop.sh (helpers and variables: cases/README.md).
 
 RPING=$BUILD/app/droce-rping/droce-rping
+DROCE_RUN=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/usertools/droce-run
 # rping ends by cancelling its CM thread, for which glibc loads libgcc_s;
 # the guest image has none (rping aborts after its last ping: "libgcc_s.so.1
 # must be installed for pthread_exit to work"): the host's (the same Debian
@@ -21,21 +25,41 @@ rping_guest_libgcc() {
 		<"$GUEST_LIBGCC" >"$LOGDIR/rping-libgcc" 2>&1
 }
 
-# rping_case ROLE FAMILY COUNT SIZE: droce-rping as ROLE (server or client)
-# against the guest's rping, over IPv4 or IPv6.
+# rping_droce TMO PROG ARGS...: droce's side in $NETNS for at most TMO s:
+# PROG droce-rping, or rping (Debian's, through the drop-ins: its CM, CQ
+# and main threads all call droce, which then needs a transport lcore).
+rping_droce() {
+	local tmo=$1 prog=$2
+	shift 2
+	if [ "$prog" = droce-rping ]; then
+		# shellcheck disable=SC2046
+		droce_run "$tmo" "$RPING" $(eal_args) -- $(droce_args) "$@"
+	else
+		local eal
+		eal=$(eal_args)
+		DROCE_ARGS="${eal/ -l 0 / -l 0,1 } -- $(droce_args) --droce-transport-lcores=1" \
+			droce_run "$tmo" "$DROCE_RUN" --lib "$BUILD/lib/ibverbs" -- rping "$@"
+	fi
+}
+
+# rping_case ROLE FAMILY COUNT SIZE [PROG]: droce's rping (PROG:
+# droce-rping, the default, or rping through the drop-ins) as ROLE (server
+# or client) against the guest's rping, over IPv4 or IPv6.
 rping_case() {
-	local role=$1 family=$2 count=$3 size=$4 gl=$LOGDIR/$T.grping dl=$LOGDIR/$T.drping
+	local role=$1 family=$2 count=$3 size=$4 prog=${5:-droce-rping}
+	local gl=$LOGDIR/$T.grping dl=$LOGDIR/$T.drping
 	local opts="-C $count -S $size -v -V" what rc_g rc_d why= d_ip=$D_IP g_ip=$G_IP
 	[ "$family" = IPv6 ] && { d_ip=$D_IP6; g_ip=$G_IP6; }
-	what="guest rping vs droce-rping (droce $role; $family, $opts)"
-	if [ ! -x "$RPING" ]; then
-		not_ok "$what: $RPING not built"
+	local name=$prog need=$RPING
+	[ "$prog" = rping ] && { name="rping through the drop-ins"; need=$BUILD/lib/rdmacm/librdmacm.so.1; }
+	what="guest rping vs $name (droce $role; $family, $opts)"
+	if [ ! -e "$need" ]; then
+		not_ok "$what: $need not built"
 		return
 	fi
 	if [ "$role" = server ]; then
-		# shellcheck disable=SC2046,SC2086
-		timeout 90 ip netns exec "$NETNS" "$RPING" $(eal_args) -- $(droce_args) \
-			-s -a "$d_ip" $opts >"$dl" 2>&1 &
+		# shellcheck disable=SC2086
+		rping_droce 90 "$prog" -s -a "$d_ip" $opts >"$dl" 2>&1 &
 		local dpid=$!
 		sleep 3
 		gexec 80 "$G_RPING -c -a $d_ip $opts" >"$gl" 2>&1
@@ -46,8 +70,8 @@ rping_case() {
 		gexec 80 "$G_RPING -s -a $g_ip $opts" >"$gl" 2>&1 &
 		local gpid=$!
 		sleep 4
-		# shellcheck disable=SC2046,SC2086
-		droce_run 80 "$RPING" $(eal_args) -- $(droce_args) -c -a "$g_ip" $opts >"$dl" 2>&1
+		# shellcheck disable=SC2086
+		rping_droce 80 "$prog" -c -a "$g_ip" $opts >"$dl" 2>&1
 		rc_d=$?
 		wait "$gpid"
 		rc_g=$?
@@ -75,8 +99,10 @@ if rping_guest_libgcc; then
 	rping_case server IPv4 10 100
 	rping_case client IPv6 20 10000
 	rping_case server IPv6 20 10000
+	rping_case client IPv4 10 100 rping
+	rping_case server IPv6 20 10000 rping
 else
-	for c in 1 2 3 4; do
+	for c in 1 2 3 4 5 6; do
 		not_ok "guest rping vs droce-rping case $c: libgcc_s not copied into the guest" \
 			"$LOGDIR/rping-libgcc"
 	done
