@@ -48,6 +48,13 @@ rdma_create_event_channel(void)
 	return &ch->ibv;
 }
 
+static void
+channel_free(struct rdmacm_channel *ch)
+{
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+}
+
 void
 rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
@@ -61,10 +68,8 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	droce_rdma_destroy_event_channel(ch->d);
 	waited = ch->waiters != 0;
 	pthread_mutex_unlock(&ch->lock);
-	if (!waited) {
-		pthread_mutex_destroy(&ch->lock);
-		free(ch);
-	}
+	if (!waited)
+		channel_free(ch);	/* else its last waiter's (waiter_leave) */
 }
 
 /* The drop-in's id of a CONNECT_REQUEST: lib/cm's new id got the
@@ -156,6 +161,23 @@ channel_nonblock(const struct rdmacm_channel *ch)
 	return (fcntl(ch->ibv.fd, F_GETFL) & O_NONBLOCK) != 0;
 }
 
+/* A waiter leaves (returning, or cancelled): the last one of a destroyed
+ * channel frees it. */
+static void
+waiter_leave(void *arg)
+{
+	struct rdmacm_channel *ch = arg;
+	int err = errno;
+	bool last;
+
+	pthread_mutex_lock(&ch->lock);
+	last = --ch->waiters == 0 && ch->closed;
+	pthread_mutex_unlock(&ch->lock);
+	if (last)
+		channel_free(ch);
+	errno = err;
+}
+
 static void
 wait_forever(void)
 {
@@ -177,6 +199,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	pthread_mutex_lock(&ch->lock);
 	ch->waiters++;
 	pthread_mutex_unlock(&ch->lock);
+	pthread_cleanup_push(waiter_leave, ch);
 	while ((rc = channel_pass(ch, &dev)) != 0 && errno == EAGAIN && !channel_nonblock(ch)) {
 		struct pollfd pfd = { .fd = ch->ibv.fd, .events = POLLIN };
 
@@ -184,9 +207,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	}
 	if (rc != 0 && errno == EBADF)
 		wait_forever();
-	pthread_mutex_lock(&ch->lock);
-	ch->waiters--;
-	pthread_mutex_unlock(&ch->lock);
+	pthread_cleanup_pop(1);
 	return rc == 0 ? event_deliver(dev, event) : -1;
 }
 

@@ -19,8 +19,8 @@
  * An event channel: lib/cm's, whose eventfd is ibv.fd.  lock is held
  * across one pass of the CM on it, so that destroying the channel waits
  * for a pass under way; a thread still waiting on a destroyed channel
- * waits forever, as in librdmacm (a read of a closed channel's fd), so the
- * channel's memory stays while waiters is not 0.
+ * waits forever, as in librdmacm (a read of a closed channel's fd), and
+ * the last waiter to leave (cancelled) frees the channel.
  */
 struct rdmacm_channel {
 	struct rdma_event_channel ibv;
