@@ -1231,6 +1231,13 @@ int droce_rdma_resolve_route(struct droce_rdma_cm_id *id, int timeout_ms);
 int droce_rdma_create_qp(struct droce_rdma_cm_id *id, struct droce_pd *pd,
 			 struct droce_qp_init_attr *qp_init_attr);
 void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
+/*
+ * droce extension: the id's QP becomes qp, which the caller created (RC,
+ * on the id's context, in RESET) and destroys: moved to INIT as
+ * droce_rdma_create_qp's, then driven by the CM.  qp NULL: the id forgets
+ * its QP (before the caller destroys it).  0, or -1 with errno EINVAL.
+ */
+int droce_rdma_use_qp(struct droce_rdma_cm_id *id, struct droce_qp *qp);
 /* conn_param: private data up to 56 bytes (92 minus annex A11's header). */
 int droce_rdma_connect(struct droce_rdma_cm_id *id,
 		       struct droce_rdma_conn_param *conn_param);
@@ -1245,6 +1252,13 @@ int droce_rdma_reject(struct droce_rdma_cm_id *id, const void *private_data,
 int droce_rdma_disconnect(struct droce_rdma_cm_id *id);
 int droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 			    struct droce_rdma_cm_event **event);
+/*
+ * droce extension: one pass of the CM (as droce_rdma_get_cm_event on an
+ * O_NONBLOCK channel), whatever the fd's flags: the channel's oldest
+ * event, or -1 with errno EAGAIN if none is queued.
+ */
+int droce_rdma_poll_cm_event(struct droce_rdma_event_channel *channel,
+			     struct droce_rdma_cm_event **event);
 int droce_rdma_ack_cm_event(struct droce_rdma_cm_event *event);
 const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);
 /*

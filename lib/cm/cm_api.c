@@ -205,32 +205,41 @@ run_once(void)
 }
 
 int
+droce_rdma_poll_cm_event(struct droce_rdma_event_channel *channel,
+			 struct droce_rdma_cm_event **event)
+{
+	struct cm_channel *ch = (struct cm_channel *)channel;
+	struct cm_event *ev;
+
+	if (channel == NULL || event == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	run_once();
+	ev = TAILQ_FIRST(&ch->events);
+	if (ev != NULL)
+		TAILQ_REMOVE(&ch->events, ev, link);
+	pthread_mutex_unlock(&reg.lock);
+	if (ev == NULL)
+		return fail(EAGAIN);
+	fd_count(channel->fd, false);
+	*event = &ev->pub;
+	return 0;
+}
+
+int
 droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 			struct droce_rdma_cm_event **event)
 {
-	struct cm_channel *ch = (struct cm_channel *)channel;
 	bool nonblock;
+	int rc;
 
 	if (channel == NULL || event == NULL)
 		return fail(EINVAL);
 	nonblock = (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) != 0;
-	for (;;) {
-		struct cm_event *ev;
-
-		pthread_mutex_lock(&reg.lock);
-		run_once();
-		ev = TAILQ_FIRST(&ch->events);
-		if (ev != NULL)
-			TAILQ_REMOVE(&ch->events, ev, link);
-		pthread_mutex_unlock(&reg.lock);
-		if (ev != NULL) {
-			fd_count(channel->fd, false);
-			*event = &ev->pub;
-			return 0;
-		}
-		if (nonblock)
-			return fail(EAGAIN);
-	}
+	do
+		rc = droce_rdma_poll_cm_event(channel, event);
+	while (rc != 0 && errno == EAGAIN && !nonblock);
+	return rc;
 }
 
 int
@@ -558,15 +567,41 @@ droce_rdma_resolve_route(struct droce_rdma_cm_id *pub, int timeout_ms)
 /* ---- QPs and connections ------------------------------------------------------------- */
 
 int
-droce_rdma_create_qp(struct droce_rdma_cm_id *pub, struct droce_pd *pd,
-		     struct droce_qp_init_attr *init)
+droce_rdma_use_qp(struct droce_rdma_cm_id *pub, struct droce_qp *qp)
 {
 	struct droce_qp_attr at = {
 		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
 		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE,
 	};
-	struct droce_qp *qp;
 	int rc;
+
+	if (pub == NULL)
+		return fail(EINVAL);
+	if (qp == NULL) {
+		pthread_mutex_lock(&reg.lock);
+		pub->qp = NULL;
+		pthread_mutex_unlock(&reg.lock);
+		return 0;
+	}
+	if (pub->verbs == NULL || qp->context != pub->verbs || pub->qp != NULL ||
+	    qp->qp_type != DROCE_QPT_RC)
+		return fail(EINVAL);
+	rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+			     DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		return fail(rc);
+	pthread_mutex_lock(&reg.lock);
+	pub->qp = qp;
+	pub->pd = qp->pd;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
+}
+
+int
+droce_rdma_create_qp(struct droce_rdma_cm_id *pub, struct droce_pd *pd,
+		     struct droce_qp_init_attr *init)
+{
+	struct droce_qp *qp;
 
 	if (pub == NULL || pd == NULL || init == NULL || pub->verbs == NULL ||
 	    pd->context != pub->verbs || pub->qp != NULL || init->qp_type != DROCE_QPT_RC)
@@ -574,14 +609,12 @@ droce_rdma_create_qp(struct droce_rdma_cm_id *pub, struct droce_pd *pd,
 	qp = droce_create_qp(pd, init);
 	if (qp == NULL)
 		return -1;
-	rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
-			     DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS);
-	if (rc != 0) {
+	if (droce_rdma_use_qp(pub, qp) != 0) {
+		int err = errno;
+
 		droce_destroy_qp(qp);
-		return fail(rc);
+		return fail(err);
 	}
-	pub->qp = qp;
-	pub->pd = pd;
 	return 0;
 }
 

@@ -36,9 +36,10 @@ static struct {
 	int ndev;
 	struct dropin_device *dev;
 	int nopen;			/* contexts open */
+	pthread_mutex_t lock;		/* the devices' shared contexts */
 	char *args;			/* DROCE_ARGS, cut into argv */
 	char *argv[DROPIN_MAX_ARGS + 1];
-} dropin = { .once = PTHREAD_ONCE_INIT };
+} dropin = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* argv for droce_init from DROCE_ARGS and DROCE_CONFIG; 0 when neither. */
 static int
@@ -188,7 +189,13 @@ ibv_open_device(struct ibv_device *device)
 
 	if (ctx == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
-	ctx->d = droce_open_device(dd->d);
+	pthread_mutex_lock(&dropin.lock);
+	if (dd->nctx == 0)
+		dd->ctx = droce_open_device(dd->d);
+	if (dd->ctx != NULL)
+		dd->nctx++;
+	ctx->d = dd->ctx;
+	pthread_mutex_unlock(&dropin.lock);
 	if (ctx->d == NULL)
 		return dropin_undo_alloc(ctx);
 	ctx->vctx.sz = sizeof(ctx->vctx);
@@ -208,8 +215,15 @@ int
 ibv_close_device(struct ibv_context *context)
 {
 	struct dropin_context *ctx = dropin_context_of(context);
-	int rc = droce_close_device(ctx->d);
+	struct dropin_device *dd = DROPIN_CONTAINER_OF(context->device, struct dropin_device, ibv);
+	int rc = 0;
 
+	pthread_mutex_lock(&dropin.lock);
+	if (dd->nctx == 1)
+		rc = droce_close_device(ctx->d);
+	if (rc == 0 && --dd->nctx == 0)
+		dd->ctx = NULL;
+	pthread_mutex_unlock(&dropin.lock);
 	if (rc != 0)
 		return rc;
 	pthread_mutex_destroy(&context->mutex);

@@ -19,9 +19,13 @@
 #define DROPIN_CONTAINER_OF(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
+/* droce has one context per device; every ibv_context opened on the
+ * device (the program's, the drop-in librdmacm's) shares it (nctx). */
 struct dropin_device {
 	struct ibv_device ibv;
 	struct droce_device *d;
+	struct droce_context *ctx;
+	unsigned int nctx;
 };
 
 /* The ibv_context lies inside the verbs_context (its last field), so the
@@ -74,6 +78,9 @@ struct dropin_qp {
 	};
 	struct droce_qp *d;
 	struct dropin_wr_batch *batch;	/* NULL: no ibv_wr_* API */
+	/* the CM id driving this QP (the drop-in librdmacm's rdma_create_qp),
+	 * which forgets it before ibv_destroy_qp frees it */
+	struct droce_rdma_cm_id *cm_id;
 };
 
 struct dropin_srq {

@@ -330,8 +330,13 @@ int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct dropin_qp *q = DROPIN_OBJ_OF(dropin_qp, qp);
-	int rc = droce_destroy_qp(q->d);
+	int rc;
 
+	if (q->cm_id != NULL) {
+		droce_rdma_use_qp(q->cm_id, NULL);
+		q->cm_id = NULL;
+	}
+	rc = droce_destroy_qp(q->d);
 	if (rc != 0)
 		return rc;
 	pthread_cond_destroy(&qp->cond);

@@ -5,10 +5,12 @@
   check_symbols.py exports LIBDROCE HEADER API_SYMBOLS_PY
       libdroce.so.0 exports exactly the functions include/droce.h declares
       (api_symbols.py's list), all in version DROCE_0, nothing else.
-  check_symbols.py versions DROPIN SYSTEM_LIBIBVERBS
-      every symbol the drop-in libibverbs.so.1 exports is in the version it
-      has in the system's (rdma-core 44) library, and the drop-in defines
-      every version node the system's defines (programs require them).
+  check_symbols.py versions DROPIN SYSTEM_LIB [--all]
+      every symbol the drop-in (libibverbs.so.1, librdmacm.so.1) exports is
+      in the version it has in the system's (rdma-core 44) library, and the
+      drop-in defines every version node the system's defines (programs
+      require them); with --all it also exports every symbol the system's
+      does (librdmacm: each unsupported call fails with ENOSYS).
 Exit 0 when all holds; prints each mismatch.
 """
 import re
@@ -61,7 +63,7 @@ def check_exports(lib, header, api_py):
     return bad
 
 
-def check_versions(dropin, system):
+def check_versions(dropin, system, complete=False):
     mine, _ = dynsyms(dropin)
     real, _ = dynsyms(system)
     bad = 0
@@ -70,6 +72,9 @@ def check_versions(dropin, system):
             where = sorted(v for n, v in real if n == name)
             print(f"{name}@{version}: rdma-core has it as {where or 'nothing'}")
             bad += 1
+    for name, version in sorted(real - mine if complete else ()):
+        print(f"{name}@{version}: exported by rdma-core, not by the drop-in")
+        bad += 1
     missing = version_nodes(system) - version_nodes(dropin)
     for node in sorted(missing):
         print(f"version node {node} missing from the drop-in")
@@ -81,8 +86,8 @@ def check_versions(dropin, system):
 def main(argv):
     if len(argv) == 5 and argv[1] == "exports":
         return 1 if check_exports(*argv[2:]) else 0
-    if len(argv) == 4 and argv[1] == "versions":
-        return 1 if check_versions(*argv[2:]) else 0
+    if len(argv) in (4, 5) and argv[1] == "versions" and argv[4:] in ([], ["--all"]):
+        return 1 if check_versions(argv[2], argv[3], argv[4:] == ["--all"]) else 0
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dropin_die.h"
+
 #define MSG 64
 
 static struct {
@@ -46,19 +48,6 @@ static struct {
 	unsigned char buf[MSG];
 } t;
 static int cq_cookie;
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("FAIL: ", stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-	exit(1);
-}
 
 static int
 fd_readable(int timeout_ms)

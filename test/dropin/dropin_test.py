@@ -21,6 +21,20 @@ libibverbs.so.1 and usertools/droce-run.
       receiver and sender over net_memif as above, droce with a transport
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
+  dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
+      Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
+      both on droce over net_memif through the drop-in librdmacm.so.1
+      (RDMA CM over QP1), a transport lcore on each side, -S 100 and
+      10000, then over IPv6 (-C 20 -S 1000): both exit 0, and each prints
+      the pings' exact text.  Then rping -c to a port nobody listens on:
+      REJECTED, error 8, exit 255.
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_RDMACM_CALLS rdmacm_calls
+      test/dropin/dropin_rdmacm_calls.c (built against the system's
+      rdma_cma.h) alone on droce: it prints "ok" and exits 0.
+  dropin_test.py --run DROCE_RUN --lib DIR perftest_cm
+      as perftest below, with -R (perftest's rdma_cm mode, through the
+      drop-in librdmacm.so.1 to droce's 198.18.5.1): ib_write_bw and
+      ib_send_lat, a transport lcore on each side.
   dropin_test.py --run DROCE_RUN --lib DIR perftest
       perftest 4.5's ib_write_bw (droce with a transport lcore on both
       sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
@@ -42,6 +56,9 @@ import time
 
 TIMEOUT = 60.0
 EAL = ["--no-pci", "--no-huge", "-m", "256", "--log-level=lib.eal:error"]
+# the server's droce address (side 0: droce_args, case_perftest), the
+# target of rping and perftest -R (RDMA CM)
+DROCE_SERVER = "198.18.5.1"
 LOCAL_RE = re.compile(r"^  local address:  LID 0x0000, QPN 0x([0-9a-f]{6}), "
                       r"PSN 0x([0-9a-f]{6})[,:] GID (\S+)$", re.M)
 REMOTE_RE = re.compile(r"^  remote address: LID 0x0000, QPN 0x([0-9a-f]{6}), "
@@ -80,14 +97,16 @@ def listening(port):
     return False
 
 
-def droce_args(side, tag, tmp, lcore=False):
-    """lcore: droce with a transport lcore (EAL lcores 0 and 1)."""
+def droce_args(side, tag, tmp, lcore=False, ipv6=False):
+    """lcore: droce with a transport lcore (EAL lcores 0 and 1); ipv6: an
+    IPv6 address too (2001:2:0:5::1/2, GID index 1)."""
     role = "server" if side == 0 else "client"
     sock = os.path.join(tmp, f"{tag}.sock")
     cores = "0,1" if lcore else str(side % (os.cpu_count() or 1))
     eal = EAL + ["-l", cores, f"--file-prefix=dropin{tag}{side}",
                  f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,bsize=8192"]
-    opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
+    opts = ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"] + \
+        ([f"--droce-ipv6=2001:2:0:5::{side + 1}/64"] if ipv6 else [])
     return " ".join(eal + opts + (["--droce-transport-lcores=1"] if lcore else []))
 
 
@@ -144,36 +163,56 @@ def stop(p):
         p.wait(timeout=10)
 
 
-def run_pair(a, tmp, tag, args, lcore=False):
+def tcp_pair(args):
+    """The two sides of a tool with a TCP exchange on a free port, and the
+    test that the server is ready (its listener exists)."""
     port = free_port()
-    outs, procs, files = [], [], []
+    argv = [args + ["-p", str(port)], args + ["-p", str(port), "127.0.0.1"]]
+    return argv, lambda tmp, tag: listening(port)
+
+
+def memif_ready(tmp, tag):
+    """The server's memif socket exists: a memif client that finds none
+    never connects."""
+    return os.path.exists(os.path.join(tmp, f"{tag}.sock"))
+
+
+def run_pair(a, tmp, tag, argv, ready, lcore=False, server_stays=False, ipv6=False):
+    """argv[0] (the server) until ready(tmp, tag) or 20 s, then argv[1].
+    Each side's text is its stderr, then its stdout: kept apart, so that
+    a thread's message on stderr does not land inside a line that stdio
+    writes in pieces (rping's 10 kB ping lines).  server_stays: a server
+    that does not end with its client, stopped once the client exits.
+    lcore, ipv6: droce_args'."""
+    procs, files = [], []
     try:
         for side in (0, 1):
-            out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
-            files.append(out)
-            cmd = [a.run, "--lib", a.lib, "--"] + args + ["-p", str(port)]
-            if side == 1:
-                cmd.append("127.0.0.1")
-            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp, lcore))
-            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+            out, err = (open(os.path.join(tmp, f"{tag}.{side}.{x}"), "w+")
+                        for x in ("out", "err"))
+            files += [err, out]
+            cmd = [a.run, "--lib", a.lib, "--"] + argv[side]
+            env = dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp, lcore, ipv6))
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=err,
                                           stdin=subprocess.DEVNULL, env=env, cwd=tmp))
             if side == 0:
                 deadline = time.monotonic() + 20
                 while (time.monotonic() < deadline and procs[0].poll() is None and
-                       not listening(port)):
+                       not ready(tmp, tag)):
                     time.sleep(0.05)
         deadline = time.monotonic() + TIMEOUT
-        for p in procs:
+        for p in reversed(procs):
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
+            if server_stays:
+                stop(procs[0])
         rcs = [p.returncode for p in procs]
         texts = []
         for f in files:
             f.seek(0)
             texts.append(f.read())
-        return rcs, texts
+        return rcs, [texts[0] + texts[1], texts[2] + texts[3]]
     finally:
         for p in procs:
             stop(p)
@@ -184,7 +223,7 @@ def run_pair(a, tmp, tag, args, lcore=False):
 def case_pair(a, tmp, tag, tool, opts, size, iters):
     case = " ".join([tool] + opts)
     args = [tool, "-g", "0", "-s", str(size), "-n", str(iters)] + opts
-    rcs, outs = run_pair(a, tmp, tag, args)
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair(args))
     ok = True
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
@@ -213,13 +252,71 @@ def case_pair(a, tmp, tag, tool, opts, size, iters):
 def case_poll_fd(a, tmp, tag):
     """dropin_poll_fd.c: the receiver waits with poll() on channel->fd."""
     case = "dropin_poll_fd (transport lcore)"
-    rcs, outs = run_pair(a, tmp, tag, [a.prog], lcore=True)
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
     ok = True
     for side, name in ((0, "receiver"), (1, "sender")):
         ok &= check(case, rcs[side] == 0 and outs[side].splitlines()[-1:] == ["ok"],
                     f"{name} exit {rcs[side]}: {outs[side][-400:]}")
     if ok:
         print(f"ok - {case}: woken by poll(), solicited_only honoured", flush=True)
+
+
+def rping_text(ping, size):
+    """The text of rping's ping number `ping` of `size` bytes (rping.c's
+    fill): "rdma-ping-N: ", then characters 65..122 cyclically from
+    65 + N % 58, size - 1 bytes in all (the last is a NUL)."""
+    head = f"rdma-ping-{ping}: "
+    c, body = 65 + ping % 58, []
+    for _ in range(size - 1 - len(head)):
+        body.append(chr(c))
+        c = 65 if c == 122 else c + 1
+    return head + "".join(body)
+
+
+def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER):
+    """Debian's rping -s and rping -c -V, unmodified, both on droce over
+    memif through the drop-in librdmacm (and libibverbs); a transport lcore
+    on each side (rping's CM, CQ and main threads all call into droce).
+    Each side must exit 0 and print each ping's exact text: the server the
+    client's buffer it READ, the client the buffer the server WROTE back."""
+    common = ["-a", server, "-S", str(size), "-v"]
+    argv = [["rping", "-s"] + common + server_opts,
+            ["rping", "-c", "-V", "-C", str(count)] + common]
+    case = " / ".join(" ".join(v) for v in argv)
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True, ipv6=":" in server)
+    ok = True
+    for side, name, prefix in ((0, "server", "server ping data: "),
+                               (1, "client", "ping data: ")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        got = [ln for ln in outs[side].splitlines() if ln.startswith(prefix)]
+        want = [prefix + rping_text(i, size) for i in range(count)]
+        ok &= check(case, got == want, f"{name}: {len(got)} ping lines, "
+                    f"{sum(g == w for g, w in zip(got, want))} as expected of {count}")
+    ok &= check(case, "data mismatch" not in outs[1], "client: data mismatch")
+    if ok:
+        print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
+
+
+def case_rping_rejected(a, tmp, tag):
+    """rping -c to a port nobody listens on (the server listens on the
+    next): droce's CM answers REJ 8 "invalid service ID", as the kernel's
+    ib_cm does; rping reports it and fails (exit 255, its -1)."""
+    common = ["-a", DROCE_SERVER, "-v"]
+    argv = [["rping", "-s", "-p", "7000"] + common, ["rping", "-c", "-p", "7001"] + common]
+    case = "rping -c to a port nobody listens on"
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True, server_stays=True)
+    if check(case, rcs[1] == 255, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
+       check(case, "cma event RDMA_CM_EVENT_REJECTED, error 8\n" in outs[1], outs[1][-400:]):
+        print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, error 8", flush=True)
+
+
+def case_rdmacm_calls(a, tmp, tag):
+    """dropin_rdmacm_calls.c, one process: librdmacm's calls one by one."""
+    case = "dropin_rdmacm_calls"
+    p = run_one([a.prog], case, a.run, a.lib, droce_args(0, tag, tmp), tmp)
+    if p is not None and check(case, p.returncode == 0 and p.stdout.splitlines()[-1:] == ["ok"],
+                               f"exit {p.returncode}: {(p.stdout + p.stderr)[-400:]}"):
+        print(f"ok - {case}: devices, ids, addresses, getaddrinfo, rpoll, ENOSYS", flush=True)
 
 
 def case_refused(a, tmp, tag, tool, opt, text):
@@ -273,11 +370,14 @@ PERF_QP_TIMEOUT = 18
 PERF_ROW_RE = re.compile(r"^ (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
 
 
-def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
+def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, rdma_cm=False):
     """tool on both sides (server first), droce on net_af_packet; lcores:
     a dedicated transport lcore (the passive side of WRITE/READ calls no
-    verb while the peer works, so only a transport lcore answers)."""
-    case = f"{tool} -s {size} -n {iters}" + (" (transport lcore)" if lcores else "")
+    verb while the peer works, so only a transport lcore answers); rdma_cm:
+    -R, the exchange over RDMA CM (the drop-in librdmacm) to droce's
+    address instead of TCP to the kernel's."""
+    case = f"{tool}{' -R' if rdma_cm else ''} -s {size} -n {iters}" + \
+        (" (transport lcore)" if lcores else "")
     port = free_port()
     procs, files = [], []
     try:
@@ -291,7 +391,8 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
             cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
                    "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
                    "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + \
-                ([nets.server_addr] if side == 1 else [])
+                (["-R"] if rdma_cm else []) + \
+                ([DROCE_SERVER if rdma_cm else nets.server_addr] if side == 1 else [])
             out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
             files.append(out)
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
@@ -337,10 +438,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--prog", help="pollfd: the dropin_poll_fd program")
-    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd"])
+    ap.add_argument("--prog", help="pollfd, rdmacm_calls: the test program")
+    ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
+                    "(the drop-ins of a sanitizer build); its leak check off: the "
+                    "programs leave their objects to exit")
+    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
+                                     "perftest_cm", "rdmacm_calls"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    if a.preload is not None:
+        os.environ.update(LD_PRELOAD=a.preload, ASAN_OPTIONS="detect_leaks=0",
+                          UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     if a.prog is not None:
         a.prog = os.path.abspath(a.prog)
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
@@ -348,6 +456,20 @@ def main():
             case_tools(a, tmp)
         elif a.what == "pollfd":
             case_poll_fd(a, tmp, "e0")
+        elif a.what == "rdmacm_calls":
+            case_rdmacm_calls(a, tmp, "k0")
+        elif a.what == "rping":
+            case_rping(a, tmp, "c0", ["-C", "10"], 10, 100)
+            case_rping(a, tmp, "c1", [], 10, 10000)
+            case_rping(a, tmp, "c2", ["-C", "20"], 20, 1000, "2001:2:0:5::1")
+            case_rping_rejected(a, tmp, "c3")
+        elif a.what == "perftest_cm":
+            nets = Veth(f"r{os.getpid() % 100000}")
+            try:
+                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True, True)
+                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, True, True)
+            finally:
+                nets.close()
         elif a.what == "perftest":
             nets = Veth(f"d{os.getpid() % 100000}")
             try:

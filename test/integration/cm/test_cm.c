@@ -3,7 +3,8 @@
  * The RDMA CM (lib/cm) between two droce contexts over the virtual wire:
  * connect, data, disconnect; 100 connections set up and torn down with no
  * QP or heap byte left behind; a lost REQ, REP or RTU retried; the REJ
- * reasons of a consumer reject (28) and of a port nobody listens on (8).
+ * reasons of a consumer reject (28) and of a port nobody listens on (8);
+ * a QP the caller made, handed to an id and taken back (droce_rdma_use_qp).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -134,12 +135,11 @@ qp_attr(struct droce_qp_init_attr *init, struct droce_cq *cq)
 					   .max_send_sge = 1, .max_recv_sge = 1 };
 }
 
-/* A client id on ch_a, address and route resolved, with a QP. */
+/* A client id on ch_a, address and route resolved, no QP yet. */
 static struct droce_rdma_cm_id *
-client(struct cm_fx *c, uint16_t port, uint8_t timeout)
+client_routed(struct cm_fx *c, uint16_t port, uint8_t timeout)
 {
 	struct droce_rdma_cm_id *id;
-	struct droce_qp_init_attr init;
 	struct sockaddr_in dst;
 
 	assert_int_equal(droce_rdma_create_id(c->ch_a, &id, c, DROCE_RDMA_PS_TCP), 0);
@@ -150,6 +150,16 @@ client(struct cm_fx *c, uint16_t port, uint8_t timeout)
 	assert_ptr_equal(id->verbs, c->f.a.ctx);
 	assert_int_equal(droce_rdma_resolve_route(id, 1000), 0);
 	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED));
+	return id;
+}
+
+/* client_routed, with a QP. */
+static struct droce_rdma_cm_id *
+client(struct cm_fx *c, uint16_t port, uint8_t timeout)
+{
+	struct droce_rdma_cm_id *id = client_routed(c, port, timeout);
+	struct droce_qp_init_attr init;
+
 	qp_attr(&init, c->f.a.cq);
 	assert_int_equal(droce_rdma_create_qp(id, c->f.a.pd, &init), 0);
 	return id;
@@ -536,6 +546,69 @@ test_lost_req_rep_rtu(void **state)
 	cm_close(&c);
 }
 
+/*
+ * droce_rdma_use_qp: the caller's QP is moved to INIT and driven to RTS by
+ * the CM; taken back (NULL), the CM leaves it alone: the peer's DREQ
+ * still ends the connection, the QP stays in RTS.  droce_rdma_poll_cm_event
+ * runs one pass on a blocking channel and returns EAGAIN.
+ */
+static void
+test_use_qp_poll_event(void **state)
+{
+	struct cm_fx c;
+	struct droce_rdma_cm_id *cid, *sid;
+	struct droce_rdma_cm_event *ev;
+	struct droce_qp_init_attr init;
+	struct droce_qp *qp, *other;
+	int flags;
+
+	(void)state;
+	cm_open(&c);
+	cid = client_routed(&c, PORT, FAST_TIMEOUT);
+	qp_attr(&init, c.f.a.cq);
+	qp = droce_create_qp(c.f.a.pd, &init);
+	assert_non_null(qp);
+	qp_attr(&init, c.f.b.cq);
+	other = droce_create_qp(c.f.b.pd, &init);	/* another context's */
+	assert_non_null(other);
+	assert_int_equal(droce_rdma_use_qp(cid, other), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(droce_rdma_use_qp(cid, qp), 0);
+	assert_ptr_equal(cid->qp, qp);
+	assert_ptr_equal(cid->pd, c.f.a.pd);
+	assert_int_equal(fx_qp_state(qp), DROCE_QPS_INIT);
+	assert_int_equal(droce_rdma_use_qp(cid, qp), -1);	/* one QP per id */
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(droce_destroy_qp(other), 0);
+
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+	assert_int_equal(fx_qp_state(qp), DROCE_QPS_RTS);
+
+	/* a blocking channel with nothing queued: one pass, EAGAIN */
+	flags = fcntl(c.ch_a->fd, F_GETFL);
+	assert_int_equal(fcntl(c.ch_a->fd, F_SETFL, flags & ~O_NONBLOCK), 0);
+	assert_int_equal(droce_rdma_poll_cm_event(c.ch_a, &ev), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(fcntl(c.ch_a->fd, F_SETFL, flags), 0);
+
+	assert_int_equal(droce_rdma_use_qp(cid, NULL), 0);
+	assert_null(cid->qp);
+	assert_int_equal(droce_rdma_disconnect(sid), 0);
+	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	assert_ptr_equal(ev->id, cid);
+	ack(ev);
+	ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED));
+	assert_int_equal(fx_qp_state(qp), DROCE_QPS_RTS);	/* not the CM's any more */
+	assert_int_equal(fx_qp_state(sid->qp), DROCE_QPS_ERR);
+	assert_int_equal(droce_destroy_qp(qp), 0);
+	assert_int_equal(droce_rdma_destroy_id(cid), 0);
+	destroy(sid);
+	cm_close(&c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -545,6 +618,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_100_connections),
 		cmocka_unit_test(test_reject_reasons),
 		cmocka_unit_test(test_lost_req_rep_rtu),
+		cmocka_unit_test(test_use_qp_poll_event),
 	};
 
 	/* "lcore": both contexts' engines on transport lcore 1, the CM and

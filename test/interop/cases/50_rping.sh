@@ -4,10 +4,15 @@
 # RDMA CM (lib/cm over QP1) with the kernel's rdma_cm: the guest's rping
 # (rdma-core 44) against droce-rping, each side as server and as client,
 # IPv4 (100-byte pings) and IPv6 (10000 bytes: 3 packets at MTU 4096),
-# data verified (-V) by both, every ping's text seen by both (-v).
+# data verified (-V) by both, every ping's text seen by both (-v); then
+# against Debian's unmodified rping on droce through the drop-in
+# librdmacm.so.1 and libibverbs.so.1 (droce-run), droce as client (IPv4)
+# and as server (IPv6); then Debian's ib_write_bw -R through the drop-ins
+# against the guest's, both roles.
 # Sourced by interop.sh (helpers and variables: cases/README.md).
 
 RPING=$BUILD/app/droce-rping/droce-rping
+DROCE_RUN=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/usertools/droce-run
 # rping ends by cancelling its CM thread, for which glibc loads libgcc_s;
 # the guest image has none (rping aborts after its last ping: "libgcc_s.so.1
 # must be installed for pthread_exit to work"): the host's (the same Debian
@@ -21,21 +26,49 @@ rping_guest_libgcc() {
 		<"$GUEST_LIBGCC" >"$LOGDIR/rping-libgcc" 2>&1
 }
 
-# rping_case ROLE FAMILY COUNT SIZE: droce-rping as ROLE (server or client)
-# against the guest's rping, over IPv4 or IPv6.
+# dropin_run TMO PROG ARGS...: Debian's PROG on droce through the drop-ins
+# (droce-run) in $NETNS for at most TMO s, with a transport lcore: rping's
+# CM, CQ and main threads all call droce, and perftest's passive side
+# calls no verb while the peer works.
+dropin_run() {
+	local tmo=$1 eal
+	shift
+	eal=$(eal_args)
+	DROCE_ARGS="${eal/ -l 0 / -l 0,1 } -- $(droce_args) --droce-transport-lcores=1" \
+		droce_run "$tmo" "$DROCE_RUN" --lib "$BUILD/lib/ibverbs" -- "$@"
+}
+
+# rping_droce TMO PROG ARGS...: droce's side: PROG droce-rping, or rping
+# (Debian's, through the drop-ins).
+rping_droce() {
+	local tmo=$1 prog=$2
+	shift 2
+	if [ "$prog" = droce-rping ]; then
+		# shellcheck disable=SC2046
+		droce_run "$tmo" "$RPING" $(eal_args) -- $(droce_args) "$@"
+	else
+		dropin_run "$tmo" rping "$@"
+	fi
+}
+
+# rping_case ROLE FAMILY COUNT SIZE [PROG]: droce's rping (PROG:
+# droce-rping, the default, or rping through the drop-ins) as ROLE (server
+# or client) against the guest's rping, over IPv4 or IPv6.
 rping_case() {
-	local role=$1 family=$2 count=$3 size=$4 gl=$LOGDIR/$T.grping dl=$LOGDIR/$T.drping
+	local role=$1 family=$2 count=$3 size=$4 prog=${5:-droce-rping}
+	local gl=$LOGDIR/$T.grping dl=$LOGDIR/$T.drping
 	local opts="-C $count -S $size -v -V" what rc_g rc_d why= d_ip=$D_IP g_ip=$G_IP
 	[ "$family" = IPv6 ] && { d_ip=$D_IP6; g_ip=$G_IP6; }
-	what="guest rping vs droce-rping (droce $role; $family, $opts)"
-	if [ ! -x "$RPING" ]; then
-		not_ok "$what: $RPING not built"
+	local name=$prog need=$RPING
+	[ "$prog" = rping ] && { name="rping through the drop-ins"; need=$BUILD/lib/rdmacm/librdmacm.so.1; }
+	what="guest rping vs $name (droce $role; $family, $opts)"
+	if [ ! -e "$need" ]; then
+		not_ok "$what: $need not built"
 		return
 	fi
 	if [ "$role" = server ]; then
-		# shellcheck disable=SC2046,SC2086
-		timeout 90 ip netns exec "$NETNS" "$RPING" $(eal_args) -- $(droce_args) \
-			-s -a "$d_ip" $opts >"$dl" 2>&1 &
+		# shellcheck disable=SC2086
+		rping_droce 90 "$prog" -s -a "$d_ip" $opts >"$dl" 2>&1 &
 		local dpid=$!
 		sleep 3
 		gexec 80 "$G_RPING -c -a $d_ip $opts" >"$gl" 2>&1
@@ -46,8 +79,8 @@ rping_case() {
 		gexec 80 "$G_RPING -s -a $g_ip $opts" >"$gl" 2>&1 &
 		local gpid=$!
 		sleep 4
-		# shellcheck disable=SC2046,SC2086
-		droce_run 80 "$RPING" $(eal_args) -- $(droce_args) -c -a "$g_ip" $opts >"$dl" 2>&1
+		# shellcheck disable=SC2086
+		rping_droce 80 "$prog" -c -a "$g_ip" $opts >"$dl" 2>&1
 		rc_d=$?
 		wait "$gpid"
 		rc_g=$?
@@ -70,14 +103,66 @@ rping_case() {
 	fi
 }
 
+# perftest_cm_case ROLE SIZE ITERS: Debian's ib_write_bw -R through the
+# drop-ins as ROLE (server or client) against the guest's ib_write_bw -R
+# (the kernel's rdma_cm), IPv4: both exit 0 and print the row of SIZE and
+# ITERS.
+perftest_cm_case() {
+	local role=$1 size=$2 iters=$3 gl=$LOGDIR/$T.gperf dl=$LOGDIR/$T.dperf rc_g rc_d why=
+	local opts="-R -F -s $2 -n $3" what
+	what="guest ib_write_bw vs ib_write_bw through the drop-ins (droce $role; $opts)"
+	if [ ! -e "$BUILD/lib/rdmacm/librdmacm.so.1" ]; then
+		not_ok "$what: the drop-in librdmacm not built"
+		return
+	fi
+	if [ "$role" = server ]; then
+		# shellcheck disable=SC2086
+		dropin_run 150 stdbuf -oL ib_write_bw -x 0 $opts >"$dl" 2>&1 &
+		local dpid=$! i
+		for ((i = 0; i < 300; i++)); do
+			grep -q 'Waiting for client rdma_cm QP' "$dl" 2>/dev/null && break
+			sleep 0.2
+		done
+		gexec 140 "ib_write_bw -d rxe0 -x $G_GID4 $opts $D_IP" >"$gl" 2>&1
+		rc_g=$?
+		wait "$dpid"
+		rc_d=$?
+	else
+		gexec 140 "ib_write_bw -d rxe0 -x $G_GID4 $opts" >"$gl" 2>&1 &
+		local gpid=$!
+		sleep 4
+		# shellcheck disable=SC2086
+		dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
+		rc_d=$?
+		wait "$gpid"
+		rc_g=$?
+	fi
+	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
+	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
+	grep -qE "^ $size +$iters " "$gl" || why="$why no guest result row;"
+	grep -qE "^ $size +$iters " "$dl" || why="$why no droce result row;"
+	if [ -z "$why" ]; then
+		ok "$what"
+	else
+		log "$why"
+		cat "$gl" "$dl" >"$LOGDIR/$T.both"
+		not_ok "$what" "$LOGDIR/$T.both"
+	fi
+}
+
 if rping_guest_libgcc; then
 	rping_case client IPv4 10 100
 	rping_case server IPv4 10 100
 	rping_case client IPv6 20 10000
 	rping_case server IPv6 20 10000
+	rping_case client IPv4 10 100 rping
+	rping_case server IPv6 20 10000 rping
 else
-	for c in 1 2 3 4; do
+	for c in 1 2 3 4 5 6; do
 		not_ok "guest rping vs droce-rping case $c: libgcc_s not copied into the guest" \
 			"$LOGDIR/rping-libgcc"
 	done
 fi
+
+perftest_cm_case client 65536 10
+perftest_cm_case server 65536 10

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * librdmacm's calls one by one, compiled against the system's
+ * <rdma/rdma_cma.h> and linked with the system's librdmacm.so.1, run on
+ * droce through the drop-in (droce-run; droce on 198.18.5.1, one device,
+ * no peer needed).  Checks, exactly: rdma_get_devices lists droce0; a
+ * channel's fd is a real descriptor, EAGAIN from a non-blocking one with
+ * nothing queued; an id with no channel; rdma_bind_addr sets verbs, the
+ * source address and port (rdma_get_src_port), rdma_listen; an address
+ * droce does not own is refused (EADDRNOTAVAIL), RDMA_PS_UDP too (EINVAL);
+ * rdma_getaddrinfo's fields, passive and active, and EAI_NONAME; rpoll on
+ * a pipe; rdma_event_str; and every call droce does not offer fails with
+ * ENOSYS.  Prints "ok" and exits 0, else names the failed check, exit 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+#include <rdma/rsocket.h>
+
+#include "dropin_die.h"
+
+#define ADDR "198.18.5.1"
+#define PORT 7471
+
+#define CHECK(cond, ...) do { if (!(cond)) die(__VA_ARGS__); } while (0)
+
+/* rc must be -1 with errno err */
+static void
+refused(const char *what, int rc, int err)
+{
+	CHECK(rc == -1 && errno == err, "%s: %d, errno %d (%s), expected -1 and %s", what, rc,
+	      errno, strerror(errno), strerror(err));
+}
+
+static void
+sin_of(struct sockaddr_in *sin, const char *addr, uint16_t port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	inet_pton(AF_INET, addr, &sin->sin_addr);
+}
+
+static void
+check_devices(struct ibv_context **ctx)
+{
+	int n = -1;
+	struct ibv_context **list = rdma_get_devices(&n);
+
+	CHECK(list != NULL && n == 1, "rdma_get_devices: %d devices", n);
+	CHECK(list[1] == NULL, "rdma_get_devices: list not NULL-terminated");
+	CHECK(strcmp(ibv_get_device_name(list[0]->device), "droce0") == 0,
+	      "rdma_get_devices: %s", ibv_get_device_name(list[0]->device));
+	*ctx = list[0];
+	rdma_free_devices(list);
+}
+
+static void
+check_ids(struct ibv_context *ctx)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id, *own, *udp;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin, dst;
+	int tag = 42;
+
+	CHECK(ch != NULL && fcntl(ch->fd, F_GETFD) >= 0, "event channel fd");
+	CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0, "O_NONBLOCK");
+	refused("rdma_get_cm_event, nothing queued", rdma_get_cm_event(ch, &ev), EAGAIN);
+	CHECK(rdma_create_id(NULL, &own, NULL, RDMA_PS_TCP) == 0 && own->channel != NULL,
+	      "rdma_create_id without a channel");
+	CHECK(rdma_destroy_id(own) == 0, "rdma_destroy_id (own channel)");
+	refused("rdma_create_id RDMA_PS_UDP", rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP),
+		EINVAL);
+
+	CHECK(rdma_create_id(ch, &id, &tag, RDMA_PS_TCP) == 0, "rdma_create_id");
+	CHECK(id->context == &tag && id->channel == ch && id->ps == RDMA_PS_TCP &&
+	      id->qp == NULL && id->verbs == NULL, "a new id's fields");
+	sin_of(&sin, "198.18.9.9", PORT);
+	refused("rdma_bind_addr to an address droce does not own",
+		rdma_bind_addr(id, (struct sockaddr *)&sin), EADDRNOTAVAIL);
+	sin_of(&sin, ADDR, PORT);
+	CHECK(rdma_bind_addr(id, (struct sockaddr *)&sin) == 0, "rdma_bind_addr: %s",
+	      strerror(errno));
+	CHECK(id->verbs == ctx, "bound id's verbs %p, the device's %p", (void *)id->verbs,
+	      (void *)ctx);
+	CHECK(rdma_get_src_port(id) == htons(PORT) && rdma_get_dst_port(id) == 0,
+	      "ports %u %u", ntohs(rdma_get_src_port(id)), ntohs(rdma_get_dst_port(id)));
+	CHECK(memcmp(rdma_get_local_addr(id), &sin, sizeof(sin)) == 0, "local address");
+	CHECK(id->route.addr.addr.ibaddr.sgid.raw[10] == 0xff &&
+	      memcmp(&id->route.addr.addr.ibaddr.sgid.raw[12], &sin.sin_addr, 4) == 0,
+	      "sgid not ::ffff:" ADDR);
+	CHECK(rdma_listen(id, 4) == 0, "rdma_listen: %s", strerror(errno));
+	sin_of(&dst, "198.18.5.2", PORT);
+	refused("rdma_resolve_addr on a listener",
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 100), EINVAL);
+	refused("rdma_get_cm_event, listening", rdma_get_cm_event(ch, &ev), EAGAIN);
+	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
+	rdma_destroy_event_channel(ch);
+}
+
+static void
+check_addrinfo(void)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *res;
+	struct sockaddr_in want;
+	int rc;
+
+	sin_of(&want, ADDR, PORT);
+	rc = rdma_getaddrinfo(ADDR, "7471", &hints, &res);
+	CHECK(rc == 0, "rdma_getaddrinfo passive: %s", gai_strerror(rc));
+	CHECK(res->ai_family == AF_INET && res->ai_qp_type == IBV_QPT_RC &&
+	      res->ai_port_space == RDMA_PS_TCP && res->ai_flags == RAI_PASSIVE &&
+	      res->ai_dst_addr == NULL && res->ai_src_len == sizeof(want) &&
+	      memcmp(res->ai_src_addr, &want, sizeof(want)) == 0 && res->ai_next == NULL,
+	      "rdma_getaddrinfo passive: fields");
+	rdma_freeaddrinfo(res);
+	rc = rdma_getaddrinfo(ADDR, "7471", NULL, &res);
+	CHECK(rc == 0, "rdma_getaddrinfo: %s", gai_strerror(rc));
+	CHECK(res->ai_family == AF_INET && res->ai_qp_type == IBV_QPT_RC &&
+	      res->ai_port_space == RDMA_PS_TCP && res->ai_src_addr == NULL &&
+	      res->ai_dst_len == sizeof(want) &&
+	      memcmp(res->ai_dst_addr, &want, sizeof(want)) == 0, "rdma_getaddrinfo: fields");
+	rdma_freeaddrinfo(res);
+	hints.ai_flags = RAI_NUMERICHOST;
+	rc = rdma_getaddrinfo("no.such.host", NULL, &hints, &res);
+	CHECK(rc == EAI_NONAME, "rdma_getaddrinfo of a name with RAI_NUMERICHOST: %d", rc);
+}
+
+static void
+check_rpoll(void)
+{
+	struct pollfd p;
+	int fds[2];
+
+	CHECK(pipe(fds) == 0 && write(fds[1], "x", 1) == 1, "pipe");
+	p = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+	CHECK(rpoll(&p, 1, 1000) == 1 && p.revents == POLLIN, "rpoll on a pipe");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* What droce does not offer: -1 and ENOSYS, nothing else happens. */
+static void
+check_unsupported(void)
+{
+	struct rdma_addrinfo rai = { 0 };
+	struct ibv_qp_attr qp_attr;
+	struct rdma_cm_id *id = NULL;
+	struct sockaddr_in sin;
+	int mask, one = 1;
+	char buf[8];
+
+	sin_of(&sin, ADDR, PORT);
+	refused("rdma_create_ep", rdma_create_ep(&id, &rai, NULL, NULL), ENOSYS);
+	CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
+	refused("rdma_init_qp_attr", rdma_init_qp_attr(id, &qp_attr, &mask), ENOSYS);
+	refused("rdma_establish", rdma_establish(id), ENOSYS);
+	refused("rdma_set_option", rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS,
+						   &one, sizeof(one)), ENOSYS);
+	refused("rdma_join_multicast", rdma_join_multicast(id, (struct sockaddr *)&sin, NULL),
+		ENOSYS);
+	refused("rdma_leave_multicast", rdma_leave_multicast(id, (struct sockaddr *)&sin),
+		ENOSYS);
+	refused("rdma_notify", rdma_notify(id, IBV_EVENT_COMM_EST), ENOSYS);
+	refused("rdma_migrate_id", rdma_migrate_id(id, NULL), ENOSYS);
+	refused("rdma_create_srq", rdma_create_srq(id, NULL, NULL), ENOSYS);
+	refused("rdma_reject_ece", rdma_reject_ece(id, NULL, 0), ENOSYS);
+	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
+	refused("rsocket", rsocket(AF_INET, SOCK_STREAM, 0), ENOSYS);
+	refused("rconnect", rconnect(3, (struct sockaddr *)&sin, sizeof(sin)), ENOSYS);
+	refused("rsend", (int)rsend(3, buf, sizeof(buf), 0), ENOSYS);
+	refused("rrecv", (int)rrecv(3, buf, sizeof(buf), 0), ENOSYS);
+	refused("rclose", rclose(3), ENOSYS);
+	refused("rsetsockopt", rsetsockopt(3, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)),
+		ENOSYS);
+}
+
+int
+main(void)
+{
+	struct ibv_context *ctx;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	check_devices(&ctx);
+	check_ids(ctx);
+	check_addrinfo();
+	check_rpoll();
+	check_unsupported();
+	CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0,
+	      "rdma_event_str");
+	puts("ok");
+	return 0;
+}
