@@ -28,7 +28,10 @@ Each droce row gets the raw and ceiling figures it is divided by:
              full raw round trip for read_lat and atomic_lat (client round
              trips); the ceiling's round trip does the per-byte work too.
 Every row is measured as raw, ceiling, droce in turn, run after run (--runs N:
-the median of N).  Each measurement records the CPU time other processes
+the median of N).  --dropin DROCE_RUN instead compares Debian's unmodified
+perftest on the drop-in libibverbs with droce-perf (DROPIN_TESTS, in turn,
+over net_af_packet: perftest refuses a port that is not yet ACTIVE, as a
+memif port is until its peer comes).  Each measurement records the CPU time other processes
 used while it ran (the machine's busy time minus the bench's own, in
 cores; the 1-minute load average would count the bench's own polling
 processes): a figure taken while others used more than --load-max cores
@@ -165,18 +168,25 @@ class Pmd:
 
 def run_two(srv, cli, ready, timeout):
     """Start srv, wait until ready(proc, out_path), run cli; (rc_s, rc_c, out_s, out_c, err)."""
+    return run_two_env(srv, None, cli, None, ready, timeout)
+
+
+def run_two_env(srv, srv_env, cli, cli_env, ready, timeout):
+    """run_two with each side's environment (None: this one's)."""
     tmp = tempfile.mkdtemp(prefix="droce-bench-")
     paths = [os.path.join(tmp, n) for n in ("s.out", "c.out", "s.err", "c.err")]
     files = [open(p, "w") for p in paths]
     ps = pc = None
     try:
-        ps = subprocess.Popen(srv, stdout=files[0], stderr=files[2], stdin=subprocess.DEVNULL)
+        ps = subprocess.Popen(srv, stdout=files[0], stderr=files[2], stdin=subprocess.DEVNULL,
+                              env=srv_env)
         end = time.monotonic() + 30
         while not ready(ps, paths[0]):
             if ps.poll() is not None or time.monotonic() > end:
                 return None
             time.sleep(0.02)
-        pc = subprocess.Popen(cli, stdout=files[1], stderr=files[3], stdin=subprocess.DEVNULL)
+        pc = subprocess.Popen(cli, stdout=files[1], stderr=files[3], stdin=subprocess.DEVNULL,
+                              env=cli_env)
         try:
             rc_c = pc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -410,11 +420,12 @@ def table_rows(out, row_re):
     return rows
 
 
-def droce_perf(pmd, perf, test, args, extra=(), port=None):
+def droce_perf(pmd, perf, test, args, extra=(), port=None, server_args=()):
     """droce-perf test between two processes: bw -> (MB/s avg, Mpps), lat -> t_typical."""
     s, c = pmd.pair_argv(perf)
     port = port or 20000 + (os.getpid() * 7 + pmd.n * 131) % 40000
-    s += ["--", "--droce-ipv4=198.18.13.1/24"] + list(extra) + [test, "-p", str(port)]
+    s += (["--", "--droce-ipv4=198.18.13.1/24"] + list(extra) + [test] + list(server_args) +
+          ["-p", str(port)])
     c += (["--", "--droce-ipv4=198.18.13.2/24"] + list(extra) +
           [test] + list(args) + ["-p", str(port), pmd.server_addr])
     res = run_two(s, c, lambda proc, out: listening(proc.pid, port), 120)
@@ -895,6 +906,92 @@ def demo_ratio(path, label, perf_out, window):
     return 0
 
 
+# ---- the drop-in libibverbs against droce-perf (--dropin) ----------------------
+
+# test, perftest's options (both sides), whether the server side is passive
+# (calls no verb while the client works: the drop-in needs a transport lcore
+# there, droce-perf's server runs the engine itself, on the same core)
+DROPIN_TESTS = (
+    ("write_bw", ["-s", "65536", "-n", "20000"], True),
+    ("read_bw", ["-s", "65536", "-n", "20000"], True),
+    ("send_bw", ["-s", "65536", "-n", "20000"], False),
+    ("send_lat", ["-s", "8", "-n", "20000"], False),
+    ("read_lat", ["-s", "8", "-n", "20000"], True),
+)
+
+
+def dropin_argv(pmd, run, lib, test, args, passive, port):
+    """Server and client (argv, env) of Debian's ib_<test> on the drop-in."""
+    argvs = []
+    for side, argv in enumerate(pmd.pair_argv("x")):
+        at = argv.index("x")
+        prefix, eal = argv[:at], argv[at + 1:]
+        opts = ["--", f"--droce-ipv4=198.18.13.{side + 1}/24"]
+        if side == 0 and passive:
+            # the engine on lcore 0 (the core droce-perf's server polls on),
+            # the main thread, asleep in read(), on the client's
+            i = eal.index("-l")
+            eal[i + 1:i + 2] = ["0,1", "--main-lcore", "1"]
+            opts.append("--droce-transport-lcores=0")
+        env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
+        cmd = prefix + [run, "--lib", lib, "--", f"ib_{test}", "-d", "droce0", "-x", "0", "-p",
+               str(port)] + args + ([pmd.server_addr] if side == 1 else [])
+        argvs.append((cmd, env))
+    return argvs
+
+
+def dropin_perf(pmd, run, lib, test, args, passive):
+    """ib_<test> through the drop-in, both sides: bw -> (MB/s, Mpps), lat -> t_typical."""
+    port = 20000 + (os.getpid() * 7 + (pmd.n + 1) * 131) % 40000   # the pair's number
+    (sc, se), (cc, ce) = dropin_argv(pmd, run, lib, test, args, passive, port)
+    res = run_two_env(sc, se, cc, ce, lambda proc, out: listening(proc.pid, port), 120)
+    if res is None or res[0] != 0 or res[1] != 0:
+        if res is not None:
+            log(f"  drop-in ib_{test}: exit {res[0]}/{res[1]}: {res[4].strip()[-300:]}")
+        return None
+    return perf_result(test, res[3], res[2])
+
+
+def dropin_compare(a, nruns):
+    """--dropin: each test through droce-perf and through the drop-in, in turn,
+    nruns times over net_af_packet (perftest gives up on a port that is not
+    ACTIVE at its start: a memif port is down until its peer comes); the
+    medians and their ratio."""
+    tmp = tempfile.mkdtemp(prefix="droce-bench-")
+    pmd = Pmd("af_packet", tmp, os.getpid() % 100000)
+    lines = ["| test | droce-perf | drop-in (Debian's perftest) | drop-in / droce-perf |",
+             "|---|---|---|---|"]
+    failed = 0
+    try:
+        for test, args, passive in DROPIN_TESTS:
+            if a.dropin_tests and test not in a.dropin_tests.split(","):
+                continue
+            got = {"perf": [], "dropin": []}
+            for r in range(nruns):
+                log(f"dropin: {test} run {r + 1}/{nruns}")
+                got["perf"].append(droce_perf(pmd, a.perf, test, args, server_args=args))
+                got["dropin"].append(dropin_perf(pmd, a.dropin, a.dropin_lib, test, args,
+                                                 passive))
+            vals = {}
+            for k, xs in got.items():
+                xs = [x[0] if isinstance(x, tuple) else x for x in xs if x is not None]
+                failed += nruns - len(xs)
+                vals[k] = statistics.median(xs) if xs else None
+            unit = "MB/s" if test.endswith("_bw") else "us (t_typical)"
+            ratio = div(vals["dropin"], vals["perf"])
+            lines.append(f"| {test} {' '.join(args)} | {fmt(vals['perf'], '.2f')} {unit} | "
+                         f"{fmt(vals['dropin'], '.2f')} {unit} | {fmt(ratio, '.3f')} |")
+            log(lines[-1])
+    finally:
+        pmd.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("\n".join(lines))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
 class Args:
     """What one_run needs: binaries and durations."""
 
@@ -946,6 +1043,11 @@ def main():
                     "measured between WINDOW's two --demo-snapshot lines")
     ap.add_argument("--demo-snapshot", action="store_true",
                     help="only a WINDOW line for --demo-ratio (time, busy, the caller's ticks)")
+    ap.add_argument("--dropin", metavar="DROCE_RUN",
+                    help="only: Debian's perftest through the drop-in libibverbs "
+                    "(usertools/droce-run) against droce-perf, in turn, over af_packet")
+    ap.add_argument("--dropin-lib", help="--dropin: the folder of the drop-in libibverbs.so.1")
+    ap.add_argument("--dropin-tests", help="--dropin: only these tests (comma-separated)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     verbose = a.verbose
@@ -960,6 +1062,11 @@ def main():
             ap.error("--demo-baseline needs --raw and --pmd memif or af_packet")
         return demo_baseline(a.pmd, os.path.abspath(a.raw), [r for r in a.rows.split(";") if r],
                              a.seconds, a.demo_baseline, a.load_max)
+    if a.dropin:
+        if not a.perf or not a.dropin_lib:
+            ap.error("--dropin needs --perf and --dropin-lib")
+        a.perf = os.path.abspath(a.perf)
+        return dropin_compare(a, a.runs)
     if not a.perf or not a.raw:
         ap.error("--perf and --raw are required")
     if a.plot:
