@@ -117,7 +117,7 @@ def case_tools(a, tmp):
     want = {
         "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "0.1.0",
         "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
-        "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_GLOB (2)",
+        "max_cqe": "1048576", "max_qp_rd_atom": "16", "max_qp_init_rd_atom": "128", "atomic_cap": "ATOMIC_GLOB (2)",
         "max_srq": "2147483647", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
         "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
         "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
