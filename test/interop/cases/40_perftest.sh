@@ -16,29 +16,6 @@
 
 PERF=$BUILD/app/droce-perf/droce-perf
 
-# A result row: " SIZE ITERS ..." with every number after it non-negative
-# and the last one (MsgRate; or t_min for latency) above zero.
-perftest_row() {
-	local file=$1 kind=$2 size=$3 iters=$4
-	awk -v k="$kind" -v s="$size" -v n="$iters" '
-		$1 == s && $2 == n && NF >= 5 {
-			bad = 0
-			for (i = 3; i <= NF; i++) if ($i + 0 < 0) bad = 1
-			key = k == "bw" ? $NF + 0 : $3 + 0
-			if (!bad && key > 0) found = 1
-		}
-		END { exit !found }' "$file"
-}
-
-# Does this side print a table?  (perftest 4.5-0.17: the client always;
-# the server for the bw tests, write_lat and send_lat.)
-perftest_prints() {
-	local test=$1 side=$2
-	[ "$side" = client ] && return 0
-	case $test in *_bw|write_lat|send_lat) return 0;; esac
-	return 1
-}
-
 # Where droce-perf cannot check the data: perftest's side checks nothing,
 # and droce-perf neither sees the bytes it sent (write_bw, send_bw
 # clients: perftest's MR allows no READ back) nor what perftest read
