@@ -22,8 +22,9 @@ libibverbs.so.1 and usertools/droce-run.
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
   dropin_test.py --run DROCE_RUN --lib DIR perftest
-      perftest 4.5's ib_write_bw (droce with a transport lcore on both
-      sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
+      perftest 4.5's ib_write_bw, ib_read_bw and ib_write_lat (droce with
+      a transport lcore on both sides), ib_send_lat and ib_send_bw
+      (run-to-completion), unmodified,
       server and client on droce over net_af_packet on a veth pair between
       two network namespaces this script creates and deletes (TCP over
       their 198.18.8.1/2; perf_pair.py's Veth): both exit 0 on device droce0 and print the result
@@ -352,6 +353,8 @@ def main():
             nets = Veth(f"d{os.getpid() % 100000}")
             try:
                 case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
+                case_perftest(a, tmp, nets, "r", "ib_read_bw", 65536, 1000, True)
+                case_perftest(a, tmp, nets, "l", "ib_write_lat", 64, 500, True)
                 case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
                 case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
             finally:
