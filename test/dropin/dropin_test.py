@@ -29,6 +29,11 @@ libibverbs.so.1 and usertools/droce-run.
       two network namespaces this script creates and deletes (TCP over
       their 198.18.8.1/2; perf_pair.py's Veth): both exit 0 on device droce0 and print the result
       row of the exact size and iteration count.  Needs root.
+  dropin_test.py --run DROCE_RUN --lib DIR perftest_options
+      the same, with the options droce-perf refuses: ib_write_bw -a (the
+      client's rows of every size from 2 B to 8 MiB, -n 5; the server's
+      one, of the last), -q 4 (the rows count 4 x -n), -b; ib_send_bw and
+      ib_send_lat -c UD; ib_write_bw and ib_send_bw -c UC.
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
@@ -41,7 +46,7 @@ import sys
 import tempfile
 import time
 
-TIMEOUT = 60.0
+TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "60"))
 EAL = ["--no-pci", "--no-huge", "-m", "256", "--log-level=lib.eal:error"]
 LOCAL_RE = re.compile(r"^  local address:  LID 0x0000, QPN 0x([0-9a-f]{6}), "
                       r"PSN 0x([0-9a-f]{6})[,:] GID (\S+)$", re.M)
@@ -274,11 +279,15 @@ PERF_QP_TIMEOUT = 18
 PERF_ROW_RE = re.compile(r"^ (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
 
 
-def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
+def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, extra=(), rows=None):
     """tool on both sides (server first), droce on net_af_packet; lcores:
     a dedicated transport lcore (the passive side of WRITE/READ calls no
-    verb while the peer works, so only a transport lcore answers)."""
-    case = f"{tool} -s {size} -n {iters}" + (" (transport lcore)" if lcores else "")
+    verb while the peer works, so only a transport lcore answers); extra:
+    more perftest options; rows: for the server and for the client, the
+    (size, iterations) of every result row it must print, in order
+    (default: one, size and iters, on both)."""
+    case = " ".join([tool, "-s", str(size), "-n", str(iters)] + list(extra)) + \
+        (" (transport lcore)" if lcores else "")
     port = free_port()
     procs, files = [], []
     try:
@@ -291,7 +300,7 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
             env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
             cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
                    "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
-                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + \
+                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + list(extra) + \
                 ([nets.server_addr] if side == 1 else [])
             out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
             files.append(out)
@@ -324,14 +333,44 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores):
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, procs[side].returncode == 0,
                     f"{name} exit {procs[side].returncode}: {outs[side][-300:]}")
-        row = PERF_ROW_RE.search(outs[side])
-        if check(case, row is not None, f"{name}: no result row"):
-            ok &= check(case, (int(row.group(1)), int(row.group(2))) == (size, iters),
-                        f"{name}: row {row.group(0).strip()}")
+        got = [(int(r[0]), int(r[1])) for r in PERF_ROW_RE.findall(outs[side])]
+        want = rows[side] if rows is not None else [(size, iters)]
+        ok &= check(case, got == want, f"{name}: rows {got}, expected {want}")
         ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
                     f"{name}: not on droce0")
     if ok:
-        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+        what = f"both sides, {iters} iterations of {size} bytes" if rows is None else \
+            "rows (bytes, iterations): server " + ", ".join(map(str, rows[0])) + \
+            "; client " + (", ".join(map(str, rows[1])) if len(rows[1]) < 4 else
+                           f"{rows[1][0]} to {rows[1][-1]} ({len(rows[1])})")
+        print(f"ok - {case}: {what}", flush=True)
+
+
+def perftest_tools(a, tmp, nets):
+    case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
+    case_perftest(a, tmp, nets, "r", "ib_read_bw", 65536, 1000, True)
+    case_perftest(a, tmp, nets, "l", "ib_write_lat", 64, 500, True)
+    case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
+    case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+
+
+def perftest_options(a, tmp, nets):
+    """Options droce-perf refuses, between two unmodified perftests."""
+    # -a: every size from 2 bytes to 8 MiB, -n each; the passive server
+    # prints only the last
+    sweep = [(1 << k, 5) for k in range(1, 24)]
+    case_perftest(a, tmp, nets, "oa", "ib_write_bw", 65536, 5, True, ["-a"],
+                  (sweep[-1:], sweep))
+    # -q 4: perftest counts the iterations of all QPs
+    case_perftest(a, tmp, nets, "oq", "ib_write_bw", 65536, 100, True, ["-q", "4"],
+                  ([(65536, 400)], [(65536, 400)]))
+    case_perftest(a, tmp, nets, "ob", "ib_write_bw", 65536, 100, True, ["-b"])
+    case_perftest(a, tmp, nets, "od", "ib_send_bw", 1024, 100, False, ["-c", "UD"])
+    case_perftest(a, tmp, nets, "ol", "ib_send_lat", 64, 100, False, ["-c", "UD"])
+    case_perftest(a, tmp, nets, "ou", "ib_write_bw", 65536, 100, True, ["-c", "UC"])
+    # (UC does not retransmit: a 64 KiB SEND loses its message to any frame
+    # net_af_packet drops; 4 KiB does not fill its ring)
+    case_perftest(a, tmp, nets, "os", "ib_send_bw", 4096, 100, False, ["-c", "UC"])
 
 
 def main():
@@ -339,7 +378,8 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", help="pollfd: the dropin_poll_fd program")
-    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd"])
+    ap.add_argument("what", choices=["tools", "pingpong", "perftest", "perftest_options",
+                                     "pollfd"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog is not None:
@@ -349,14 +389,13 @@ def main():
             case_tools(a, tmp)
         elif a.what == "pollfd":
             case_poll_fd(a, tmp, "e0")
-        elif a.what == "perftest":
+        elif a.what in ("perftest", "perftest_options"):
             nets = Veth(f"d{os.getpid() % 100000}")
             try:
-                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
-                case_perftest(a, tmp, nets, "r", "ib_read_bw", 65536, 1000, True)
-                case_perftest(a, tmp, nets, "l", "ib_write_lat", 64, 500, True)
-                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
-                case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+                if a.what == "perftest_options":
+                    perftest_options(a, tmp, nets)
+                else:
+                    perftest_tools(a, tmp, nets)
             finally:
                 nets.close()
         else:
