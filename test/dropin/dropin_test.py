@@ -22,9 +22,9 @@ libibverbs.so.1 and usertools/droce-run.
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
   dropin_test.py --run DROCE_RUN --lib DIR perftest
-      perftest 4.5's ib_write_bw, ib_read_bw and ib_write_lat (droce with
-      a transport lcore on both sides), ib_send_lat and ib_send_bw
-      (run-to-completion), unmodified,
+      perftest 4.5's ib_write_bw, ib_read_bw, ib_write_lat, ib_atomic_bw,
+      ib_read_lat and ib_atomic_lat (droce with a transport lcore on both
+      sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
       server and client on droce over net_af_packet on a veth pair between
       two network namespaces this script creates and deletes (TCP over
       their 198.18.8.1/2; perf_pair.py's Veth): both exit 0 on device droce0 and print the result
@@ -34,6 +34,14 @@ libibverbs.so.1 and usertools/droce-run.
       client's rows of every size from 2 B to 8 MiB, -n 5; the server's
       one, of the last), -q 4 (the rows count 4 x -n), -b; ib_send_bw and
       ib_send_lat -c UD; ib_write_bw and ib_send_bw -c UC.
+  dropin_test.py --run DROCE_RUN --lib DIR qperf
+      qperf 0.4.11's rc_bw, rc_lat, rc_rdma_write_bw and rc_rdma_read_lat
+      between a qperf server and clients on droce (net_af_packet in
+      namespaces as perftest, transport lcores): without -cm1 qperf addresses its peer by
+      LID alone (ah_attr.is_global 0), which a RoCE port refuses (EINVAL, as
+      the kernel's rdma_check_ah_attr): each client exits 1 with "failed to
+      modify QP to RTR", the server (a child per test) keeps serving.
+      (-cm1 needs librdmacm on droce.)
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
@@ -86,6 +94,13 @@ def listening(port):
     return False
 
 
+def listening_in(ns, port):
+    """A TCP listener on port in network namespace ns."""
+    p = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn", f"sport = :{port}"],
+                       capture_output=True, text=True)
+    return p.returncode == 0 and p.stdout.strip() != ""
+
+
 def droce_args(side, tag, tmp, lcore=False):
     """lcore: droce with a transport lcore (EAL lcores 0 and 1)."""
     role = "server" if side == 0 else "client"
@@ -98,10 +113,12 @@ def droce_args(side, tag, tmp, lcore=False):
 
 
 def run_one(args, case, run, lib, droce, tmp):
+    """args through droce-run (run None: args is the whole command)."""
     env = dict(os.environ, DROCE_ARGS=droce)
+    cmd = args if run is None else [run, "--lib", lib, "--"] + args
     try:
-        p = subprocess.run([run, "--lib", lib, "--"] + args, capture_output=True, text=True,
-                           timeout=TIMEOUT, env=env, cwd=tmp)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                           cwd=tmp)
     except subprocess.TimeoutExpired:
         check(case, False, "timed out")
         return None
@@ -352,6 +369,10 @@ def perftest_tools(a, tmp, nets):
     case_perftest(a, tmp, nets, "l", "ib_write_lat", 64, 500, True)
     case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
     case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+    case_perftest(a, tmp, nets, "a", "ib_atomic_bw", 8, 500, True)
+    # (the passive servers of the READ and atomic latency tests print no row)
+    case_perftest(a, tmp, nets, "rl", "ib_read_lat", 8192, 200, True, rows=([], [(8192, 200)]))
+    case_perftest(a, tmp, nets, "al", "ib_atomic_lat", 8, 200, True, rows=([], [(8, 200)]))
 
 
 def perftest_options(a, tmp, nets):
@@ -373,13 +394,62 @@ def perftest_options(a, tmp, nets):
     case_perftest(a, tmp, nets, "os", "ib_send_bw", 4096, 100, False, ["-c", "UC"])
 
 
+QPERF_TESTS = ("rc_bw", "rc_lat", "rc_rdma_write_bw", "rc_rdma_read_lat")
+
+
+def af_packet_args(nets, side):
+    """droce on net_af_packet at side's veth end, with a transport lcore."""
+    return " ".join(EAL + ["-l", "0,1", f"--file-prefix=dropinq{side}",
+                           f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
+                           f"--droce-ipv4=198.18.5.{side + 1}/24",
+                           "--droce-transport-lcores=1"])
+
+
+def case_qperf(a, tmp, nets):
+    """qperf's RC tests: a LID-only address vector, refused cleanly.  The
+    qperf server forks a child for each test, each a droce of its own (so
+    net_af_packet: a memif socket file the first child leaves behind would
+    refuse the next)."""
+    port = free_port()
+    env = dict(os.environ, DROCE_ARGS=af_packet_args(nets, 0))
+    with open(os.path.join(tmp, "q.server.out"), "w+") as sout:
+        server = subprocess.Popen(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib,
+                                   "--", "qperf", "-lp", str(port)],
+                                  stdout=sout, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and server.poll() is None and \
+                    not listening_in(nets.ns[0], port):
+                time.sleep(0.05)
+            for test in QPERF_TESTS:
+                case = f"qperf {test} (no -cm1)"
+                p = run_one(["ip", "netns", "exec", nets.ns[1], a.run, "--lib", a.lib, "--",
+                             "qperf", "-lp", str(port), nets.server_addr, "-t", "1", test],
+                            case, None, None, af_packet_args(nets, 1), tmp)
+                if p is None:
+                    continue
+                out = p.stdout + p.stderr
+                if check(case, p.returncode == 1, f"exit {p.returncode}: {out[-300:]}") and \
+                   check(case, "failed to modify QP to RTR" in out, out[-300:]):
+                    print(f"ok - {case}: exit 1, 'failed to modify QP to RTR'", flush=True)
+            # (which side reports the refusal first varies: the clients'
+            # outcome is what counts, and the server must still serve)
+            with open(sout.name) as f:
+                text = f.read()
+            if check("qperf server", server.poll() is None, f"exited: {text[-300:]}"):
+                print("ok - qperf server: still serving after the four", flush=True)
+        finally:
+            stop(server)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", help="pollfd: the dropin_poll_fd program")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "perftest_options",
-                                     "pollfd"])
+                                     "pollfd", "qperf"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog is not None:
@@ -389,6 +459,12 @@ def main():
             case_tools(a, tmp)
         elif a.what == "pollfd":
             case_poll_fd(a, tmp, "e0")
+        elif a.what == "qperf":
+            nets = Veth(f"q{os.getpid() % 100000}")
+            try:
+                case_qperf(a, tmp, nets)
+            finally:
+                nets.close()
         elif a.what in ("perftest", "perftest_options"):
             nets = Veth(f"d{os.getpid() % 100000}")
             try:
