@@ -265,6 +265,20 @@ perftest_prints() {
 	return 1
 }
 
+# perftest_missing_rows TEST ROLE GLOG DLOG KIND SIZE ITERS: what is missing
+# of the result rows each side must print (nothing if none is); ROLE is
+# droce's.
+perftest_missing_rows() {
+	local test=$1 role=$2 gl=$3 dl=$4 kind=$5 size=$6 iters=$7 gside=server
+	[ "$role" = server ] && gside=client
+	if perftest_prints "$test" "$gside" && ! perftest_row "$gl" "$kind" "$size" "$iters"; then
+		printf "%s" " no guest result row;"
+	fi
+	if perftest_prints "$test" "$role" && ! perftest_row "$dl" "$kind" "$size" "$iters"; then
+		printf "%s" " no droce result row;"
+	fi
+}
+
 # WRITE and SEND with immediate (single, multi-packet, zero-length) with the
 # guest's rxevm-imm: the side with an address sends, the other checks.
 imm_case() {

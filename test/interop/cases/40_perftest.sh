@@ -35,14 +35,13 @@ perftest_case() {
 	local test=$1 role=$2
 	shift 2
 	local opts="$*" gl=$LOGDIR/$T.gperf dl=$LOGDIR/$T.dperf rc_g rc_d
-	local kind=bw size iters what gside
+	local kind=bw size iters what
 	[ "${test%_lat}" != "$test" ] && kind=lat
 	size=$(echo " $opts" | sed -n 's/.* -s \([0-9]*\).*/\1/p')
 	[ -n "$size" ] || size=8		# the atomics
 	iters=$(echo " $opts" | sed -n 's/.* -n \([0-9]*\).*/\1/p')
 	what="ib_$test vs droce-perf $test (droce $role; $opts)"
 	if [ "$role" = server ]; then
-		gside=client
 		# shellcheck disable=SC2046,SC2086
 		timeout 150 ip netns exec "$NETNS" "$PERF" $(eal_args) -- $(droce_args) \
 			$test -x 0 $opts >"$dl" 2>&1 &
@@ -53,7 +52,6 @@ perftest_case() {
 		wait "$dpid"
 		rc_d=$?
 	else
-		gside=server
 		gexec 140 "ib_$test -d rxe0 -F -x $G_GID4 $opts" >"$gl" 2>&1 &
 		local gpid=$!
 		sleep 4
@@ -66,12 +64,7 @@ perftest_case() {
 	local why=
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
 	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
-	if perftest_prints "$test" "$gside" && ! perftest_row "$gl" "$kind" "$size" "$iters"; then
-		why="$why no guest result row;"
-	fi
-	if perftest_prints "$test" "$role" && ! perftest_row "$dl" "$kind" "$size" "$iters"; then
-		why="$why no droce result row;"
-	fi
+	why="$why$(perftest_missing_rows "$test" "$role" "$gl" "$dl" "$kind" "$size" "$iters")"
 	grep -q '^ Peer            : perftest' "$dl" || why="$why droce did not see perftest;"
 	if grep -q '^droce-perf: no data check' "$dl"; then
 		perftest_uncheckable "$test" "$role" ||

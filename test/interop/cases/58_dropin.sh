@@ -48,15 +48,10 @@ dropin_pair() {
 	fi
 }
 
-# dropin_pingpong ROLE OPTS...: ibv_rc_pingpong on both sides.
-dropin_pingpong() {
-	local role=$1
-	shift
-	local gl=$LOGDIR/$T.gdrop dl=$LOGDIR/$T.ddrop rc_g rc_d why
-	local what="ibv_rc_pingpong on the drop-in vs the guest's (droce $role; $*)"
-	dropin_pair "$role" "$gl" "$dl" "ibv_rc_pingpong -d rxe0 -g $G_GID4 $*" \
-		ibv_rc_pingpong -g 0 "$@"
-	why=$(pingpong_failure ibv "$gl" "$dl" "$@")
+# dropin_report WHAT WHY GLOG DLOG: the TAP line of a case (rc_g and rc_d
+# from dropin_pair).
+dropin_report() {
+	local what=$1 why=$2 gl=$3 dl=$4
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
 	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
 	if [ -z "$why" ]; then
@@ -68,34 +63,32 @@ dropin_pingpong() {
 	fi
 }
 
+# dropin_pingpong ROLE OPTS...: ibv_rc_pingpong on both sides.
+dropin_pingpong() {
+	local role=$1
+	shift
+	local gl=$LOGDIR/$T.gdrop dl=$LOGDIR/$T.ddrop rc_g rc_d why
+	local what="ibv_rc_pingpong on the drop-in vs the guest's (droce $role; $*)"
+	dropin_pair "$role" "$gl" "$dl" "ibv_rc_pingpong -d rxe0 -g $G_GID4 $*" \
+		ibv_rc_pingpong -g 0 "$@"
+	why=$(pingpong_failure ibv "$gl" "$dl" "$@")
+	dropin_report "$what" "$why" "$gl" "$dl"
+}
+
 # dropin_perftest TEST ROLE OPTS...: ib_TEST on both sides.
 dropin_perftest() {
 	local test=$1 role=$2
 	shift 2
-	local gl=$LOGDIR/$T.gdperf dl=$LOGDIR/$T.ddperf rc_g rc_d why='' kind=bw size iters gside=server
+	local gl=$LOGDIR/$T.gdperf dl=$LOGDIR/$T.ddperf rc_g rc_d why kind=bw size iters
 	[ "${test%_lat}" != "$test" ] && kind=lat
-	[ "$role" = server ] && gside=client
 	size=$(echo " $*" | sed -n 's/.* -s \([0-9]*\).*/\1/p')
 	iters=$(echo " $*" | sed -n 's/.* -n \([0-9]*\).*/\1/p')
 	local what="ib_$test on the drop-in vs the guest's (droce $role; $*)"
 	dropin_pair "$role" "$gl" "$dl" "ib_$test -d rxe0 -F -x $G_GID4 $*" \
 		"ib_$test" -d droce0 -F -x 0 "$@"
-	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
-	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
-	if perftest_prints "$test" "$gside" && ! perftest_row "$gl" "$kind" "$size" "$iters"; then
-		why="$why no guest result row;"
-	fi
-	if perftest_prints "$test" "$role" && ! perftest_row "$dl" "$kind" "$size" "$iters"; then
-		why="$why no droce result row;"
-	fi
+	why=$(perftest_missing_rows "$test" "$role" "$gl" "$dl" "$kind" "$size" "$iters")
 	grep -Eq 'Device +: droce0\b' "$dl" || why="$why droce's side not on droce0;"
-	if [ -z "$why" ]; then
-		ok "$what"
-	else
-		log "$why"
-		cat "$gl" "$dl" >"$LOGDIR/$T.both"
-		not_ok "$what" "$LOGDIR/$T.both"
-	fi
+	dropin_report "$what" "$why" "$gl" "$dl"
 }
 
 export LCORE=1
