@@ -561,7 +561,13 @@ struct droce_qp_cap {
 #define DROCE_MAX_QP_WR 16384
 #define DROCE_MAX_SGE 16
 #define DROCE_MAX_INLINE_DATA 256
-#define DROCE_MAX_RD_ATOMIC 16
+#define DROCE_MAX_RD_ATOMIC 16		/* responder resources (max_dest_rd_atomic) */
+/*
+ * Initiator depth (max_rd_atomic): the requester only counts its READs and
+ * atomics in flight, no table is sized by it.  As deep as Linux rxe's
+ * responder: perftest sets max_rd_atomic to the peer's max_qp_rd_atom.
+ */
+#define DROCE_MAX_INIT_RD_ATOMIC 128
 
 struct droce_qp_init_attr {
 	void *qp_context;

@@ -363,6 +363,7 @@ enum tp_resp_item_kind {
 	TP_RESP_ACK,		/* ACKNOWLEDGE (ACK, RNR NAK or NAK) */
 	TP_RESP_READ,		/* a stream of READ responses */
 	TP_RESP_ATOMIC,		/* ATOMIC ACKNOWLEDGE */
+	TP_RESP_SKIPPED,	/* a duplicate's answer no longer wanted: not sent */
 };
 
 struct tp_resp_item {
@@ -398,6 +399,7 @@ enum tp_resp_res_kind {
 struct tp_resp_res {
 	uint8_t kind;		/* enum tp_resp_res_kind */
 	bool pending;		/* its response has not completely left */
+	bool answered;		/* a response has completely left once */
 	uint32_t first_psn;
 	uint32_t last_psn;	/* READ: the last response PSN */
 	uint32_t msn;		/* the MSN its responses carry (C9-148) */

@@ -166,7 +166,7 @@ check_values(const struct tp_qp *qp, const struct droce_qp_attr *a, int mask)
 		return -EINVAL;
 	if ((mask & DROCE_QP_SQ_PSN) && a->sq_psn > ROCE_PSN_MASK)
 		return -EINVAL;
-	if ((mask & DROCE_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > DROCE_MAX_RD_ATOMIC)
+	if ((mask & DROCE_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > DROCE_MAX_INIT_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & DROCE_QP_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)

@@ -36,12 +36,29 @@ res_slots(const struct tp_qp *qp)
 	return qp->attr.max_dest_rd_atomic;
 }
 
+static uint8_t
+res_index(const struct tp_qp *qp, const struct tp_resp_res *r)
+{
+	return (uint8_t)(r - qp->resp.res);
+}
+
+/* The first PSN an output item would send next, and its last one. */
+static uint32_t
+item_last_psn(const struct tp_resp_item *it)
+{
+	return it->kind == TP_RESP_READ || it->kind == TP_RESP_SKIPPED ? it->last_psn :
+									 it->psn;
+}
+
 /*
  * The slot a new READ/atomic takes: the oldest record, reused in order.
  * A requester has at most max_dest_rd_atomic READs/atomics outstanding
- * (its max_rd_atomic), each until its whole response arrived, so one that
- * finds the oldest record's response not yet sent exceeds the limit.
- * NULL then (and with max_dest_rd_atomic 0).
+ * (its max_rd_atomic), each until its whole response arrived.  So one
+ * that finds the oldest record's first response not yet sent exceeds the
+ * limit: NULL then (and with max_dest_rd_atomic 0).  A record answered
+ * once and being answered again (a duplicate request, sent after a timeout
+ * while the first response was still on its way) is free: the requester
+ * had that response before it could send the new request.
  */
 struct tp_resp_res *
 tp_resp_res_free_slot(struct tp_qp *qp)
@@ -51,7 +68,24 @@ tp_resp_res_free_slot(struct tp_qp *qp)
 	if (res_slots(qp) == 0)
 		return NULL;
 	r = &qp->resp.res[qp->resp.res_next % res_slots(qp)];
-	return r->pending ? NULL : r;
+	return r->pending && !r->answered ? NULL : r;
+}
+
+/* r's answers still queued (a duplicate's) are skipped, not sent. */
+static void
+skip_answers(struct tp_qp *qp, struct tp_resp_res *r)
+{
+	uint8_t idx = res_index(qp, r);
+
+	for (uint32_t i = qp->resp.q_tail; i != qp->resp.q_head; i++) {
+		struct tp_resp_item *it = &qp->resp.q[i % TP_RESP_QUEUE];
+
+		if ((it->kind == TP_RESP_READ || it->kind == TP_RESP_ATOMIC) && it->res == idx) {
+			it->last_psn = item_last_psn(it);
+			it->kind = TP_RESP_SKIPPED;
+		}
+	}
+	r->pending = false;
 }
 
 /* Take the free slot for the request at psn, the next message (MSN). */
@@ -61,7 +95,10 @@ tp_resp_res_take(struct tp_qp *qp, enum tp_resp_res_kind kind, uint32_t psn,
 {
 	struct tp_resp_res *r = &qp->resp.res[qp->resp.res_next++ % res_slots(qp)];
 
+	if (r->pending)
+		skip_answers(qp, r);
 	qp->resp.msn++;
+	r->answered = false;
 	r->kind = kind;
 	r->first_psn = psn;
 	r->last_psn = roce_psn_add(psn, npkts - 1);
@@ -85,12 +122,6 @@ tp_resp_res_find(struct tp_qp *qp, uint32_t psn)
 			return r;
 	}
 	return NULL;
-}
-
-static uint8_t
-res_index(const struct tp_qp *qp, const struct tp_resp_res *r)
-{
-	return (uint8_t)(r - qp->resp.res);
 }
 
 uint32_t
@@ -130,13 +161,6 @@ tp_resp_queue_atomic_ack(struct tp_qp *qp, struct tp_resp_item *it, struct tp_re
 	r->pending = true;
 }
 
-/* The first PSN an output item would send next, and its last one. */
-static uint32_t
-item_last_psn(const struct tp_resp_item *it)
-{
-	return it->kind == TP_RESP_READ ? it->last_psn : it->psn;
-}
-
 /*
  * A duplicate READ at psn means the requester has everything before psn
  * and goes back to it, sending every later request again.  Answers queued
@@ -154,7 +178,7 @@ tp_resp_purge_from(struct tp_qp *qp, uint32_t psn)
 
 		if (roce_psn_before(item_last_psn(it), psn))
 			return;
-		if (it->kind != TP_RESP_ACK)
+		if (it->kind == TP_RESP_READ || it->kind == TP_RESP_ATOMIC)
 			qp->resp.res[it->res].pending = false;
 		qp->resp.q_head--;
 	}
@@ -251,6 +275,14 @@ is_error_nak(const struct tp_resp_item *it)
 	       roce_aeth_value(it->syndrome) != ROCE_NAK_PSN_SEQ_ERR;
 }
 
+/* it, the answer of its record, has completely left. */
+static void
+answered(struct tp_qp *qp, const struct tp_resp_item *it)
+{
+	qp->resp.res[it->res].pending = false;
+	qp->resp.res[it->res].answered = true;
+}
+
 /* Send up to a burst of queued answers, in order.  Returns packets sent. */
 unsigned int
 tp_resp_run(struct tp_qp *qp)
@@ -260,6 +292,10 @@ tp_resp_run(struct tp_qp *qp)
 	while (sent < TP_REQ_BURST && qp->resp.q_tail != qp->resp.q_head) {
 		struct tp_resp_item *it = &qp->resp.q[qp->resp.q_tail % TP_RESP_QUEUE];
 
+		if (it->kind == TP_RESP_SKIPPED) {
+			qp->resp.q_tail++;
+			continue;
+		}
 		if (it->kind == TP_RESP_READ) {
 			int rc = send_read_packet(qp, it);
 
@@ -280,13 +316,13 @@ tp_resp_run(struct tp_qp *qp)
 			sent++;
 			if (it->psn != roce_psn_add(it->last_psn, 1))
 				continue;
-			qp->resp.res[it->res].pending = false;
+			answered(qp, it);
 		} else {
 			if (!send_ack_item(qp, it))
 				break;
 			sent++;
 			if (it->kind == TP_RESP_ATOMIC)
-				qp->resp.res[it->res].pending = false;
+				answered(qp, it);
 			if (is_error_nak(it)) {
 				/* after an error NAK the responder stops (ERR state) */
 				qp->resp.q_tail++;

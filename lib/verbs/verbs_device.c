@@ -92,7 +92,7 @@ droce_query_device(struct droce_context *context, struct droce_device_attr *a)
 	a->max_pd = clamp_int(prot.max_pd);
 	a->max_mw = clamp_int(prot.max_mw);
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
-	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = DROCE_MAX_INIT_RD_ATOMIC;
 	/* the responder's atomics are CPU atomics on host memory: atomic
 	 * against the CPUs' own atomic accesses too */
 	a->atomic_cap = DROCE_ATOMIC_GLOB;

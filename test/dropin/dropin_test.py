@@ -36,12 +36,26 @@ libibverbs.so.1 and usertools/droce-run.
       drop-in librdmacm.so.1 to droce's 198.18.5.1): ib_write_bw and
       ib_send_lat, a transport lcore on each side.
   dropin_test.py --run DROCE_RUN --lib DIR perftest
-      perftest 4.5's ib_write_bw (droce with a transport lcore on both
+      perftest 4.5's ib_write_bw, ib_read_bw, ib_write_lat, ib_atomic_bw,
+      ib_read_lat and ib_atomic_lat (droce with a transport lcore on both
       sides), ib_send_lat and ib_send_bw (run-to-completion), unmodified,
       server and client on droce over net_af_packet on a veth pair between
       two network namespaces this script creates and deletes (TCP over
       their 198.18.8.1/2; perf_pair.py's Veth): both exit 0 on device droce0 and print the result
       row of the exact size and iteration count.  Needs root.
+  dropin_test.py --run DROCE_RUN --lib DIR perftest_options
+      the same, with the options droce-perf refuses: ib_write_bw -a (the
+      client's rows of every size from 2 B to 8 MiB, -n 5; the server's
+      one, of the last), -q 4 (the rows count 4 x -n), -b; ib_send_bw and
+      ib_send_lat -c UD; ib_write_bw and ib_send_bw -c UC.
+  dropin_test.py --run DROCE_RUN --lib DIR qperf
+      qperf 0.4.11's rc_bw, rc_lat, rc_rdma_write_bw and rc_rdma_read_lat
+      between a qperf server and clients on droce (net_af_packet in
+      namespaces as perftest, transport lcores): without -cm1 qperf addresses its peer by
+      LID alone (ah_attr.is_global 0), which a RoCE port refuses (EINVAL, as
+      the kernel's rdma_check_ah_attr): each client exits 1 with "failed to
+      modify QP to RTR", the server (a child per test) keeps serving.
+      (-cm1 needs librdmacm on droce.)
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
@@ -54,7 +68,7 @@ import sys
 import tempfile
 import time
 
-TIMEOUT = 60.0
+TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "60"))
 EAL = ["--no-pci", "--no-huge", "-m", "256", "--log-level=lib.eal:error"]
 # the server's droce address (side 0: droce_args, case_perftest), the
 # target of rping and perftest -R (RDMA CM)
@@ -97,6 +111,13 @@ def listening(port):
     return False
 
 
+def listening_in(ns, port):
+    """A TCP listener on port in network namespace ns."""
+    p = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn", f"sport = :{port}"],
+                       capture_output=True, text=True)
+    return p.returncode == 0 and p.stdout.strip() != ""
+
+
 def droce_args(side, tag, tmp, lcore=False, ipv6=False):
     """lcore: droce with a transport lcore (EAL lcores 0 and 1); ipv6: an
     IPv6 address too (2001:2:0:5::1/2, GID index 1)."""
@@ -111,10 +132,12 @@ def droce_args(side, tag, tmp, lcore=False, ipv6=False):
 
 
 def run_one(args, case, run, lib, droce, tmp):
+    """args through droce-run (run None: args is the whole command)."""
     env = dict(os.environ, DROCE_ARGS=droce)
+    cmd = args if run is None else [run, "--lib", lib, "--"] + args
     try:
-        p = subprocess.run([run, "--lib", lib, "--"] + args, capture_output=True, text=True,
-                           timeout=TIMEOUT, env=env, cwd=tmp)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                           cwd=tmp)
     except subprocess.TimeoutExpired:
         check(case, False, "timed out")
         return None
@@ -136,7 +159,7 @@ def case_tools(a, tmp):
     want = {
         "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "0.1.0",
         "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
-        "max_cqe": "1048576", "max_qp_rd_atom": "16", "atomic_cap": "ATOMIC_GLOB (2)",
+        "max_cqe": "1048576", "max_qp_rd_atom": "16", "max_qp_init_rd_atom": "128", "atomic_cap": "ATOMIC_GLOB (2)",
         "max_srq": "2147483647", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
         "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
         "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
@@ -370,13 +393,18 @@ PERF_QP_TIMEOUT = 18
 PERF_ROW_RE = re.compile(r"^ (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
 
 
-def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, rdma_cm=False):
+def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, extra=(), rows=None,
+                  rdma_cm=False):
     """tool on both sides (server first), droce on net_af_packet; lcores:
     a dedicated transport lcore (the passive side of WRITE/READ calls no
-    verb while the peer works, so only a transport lcore answers); rdma_cm:
-    -R, the exchange over RDMA CM (the drop-in librdmacm) to droce's
-    address instead of TCP to the kernel's."""
-    case = f"{tool}{' -R' if rdma_cm else ''} -s {size} -n {iters}" + \
+    verb while the peer works, so only a transport lcore answers); extra:
+    more perftest options; rows: for the server and for the client, the
+    (size, iterations) of every result row it must print, in order
+    (default: one, size and iters, on both); rdma_cm: -R, the exchange over
+    RDMA CM (the drop-in librdmacm) to droce's address instead of TCP to the
+    kernel's."""
+    case = " ".join([tool] + (["-R"] if rdma_cm else []) + ["-s", str(size), "-n", str(iters)] +
+                    list(extra)) + \
         (" (transport lcore)" if lcores else "")
     port = free_port()
     procs, files = [], []
@@ -390,7 +418,7 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, rdma_cm=False):
             env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
             cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
                    "stdbuf", "-oL", tool, "-x", "0", "-s", str(size), "-n", str(iters),
-                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + \
+                   "-u", str(PERF_QP_TIMEOUT), "-p", str(port)] + list(extra) + \
                 (["-R"] if rdma_cm else []) + \
                 ([DROCE_SERVER if rdma_cm else nets.server_addr] if side == 1 else [])
             out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
@@ -424,14 +452,97 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, rdma_cm=False):
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, procs[side].returncode == 0,
                     f"{name} exit {procs[side].returncode}: {outs[side][-300:]}")
-        row = PERF_ROW_RE.search(outs[side])
-        if check(case, row is not None, f"{name}: no result row"):
-            ok &= check(case, (int(row.group(1)), int(row.group(2))) == (size, iters),
-                        f"{name}: row {row.group(0).strip()}")
+        got = [(int(r[0]), int(r[1])) for r in PERF_ROW_RE.findall(outs[side])]
+        want = rows[side] if rows is not None else [(size, iters)]
+        ok &= check(case, got == want, f"{name}: rows {got}, expected {want}")
         ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
                     f"{name}: not on droce0")
     if ok:
-        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+        what = f"both sides, {iters} iterations of {size} bytes" if rows is None else \
+            "rows (bytes, iterations): server " + ", ".join(map(str, rows[0])) + \
+            "; client " + (", ".join(map(str, rows[1])) if len(rows[1]) < 4 else
+                           f"{rows[1][0]} to {rows[1][-1]} ({len(rows[1])})")
+        print(f"ok - {case}: {what}", flush=True)
+
+
+def perftest_tools(a, tmp, nets):
+    case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
+    case_perftest(a, tmp, nets, "r", "ib_read_bw", 65536, 1000, True)
+    case_perftest(a, tmp, nets, "l", "ib_write_lat", 64, 500, True)
+    case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
+    case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+    case_perftest(a, tmp, nets, "a", "ib_atomic_bw", 8, 500, True)
+    # (the passive servers of the READ and atomic latency tests print no row)
+    case_perftest(a, tmp, nets, "rl", "ib_read_lat", 8192, 200, True, rows=([], [(8192, 200)]))
+    case_perftest(a, tmp, nets, "al", "ib_atomic_lat", 8, 200, True, rows=([], [(8, 200)]))
+
+
+def perftest_options(a, tmp, nets):
+    """Options droce-perf refuses, between two unmodified perftests."""
+    # -a: every size from 2 bytes to 8 MiB, -n each; the passive server
+    # prints only the last
+    sweep = [(1 << k, 5) for k in range(1, 24)]
+    case_perftest(a, tmp, nets, "oa", "ib_write_bw", 65536, 5, True, ["-a"],
+                  (sweep[-1:], sweep))
+    # -q 4: perftest counts the iterations of all QPs
+    case_perftest(a, tmp, nets, "oq", "ib_write_bw", 65536, 100, True, ["-q", "4"],
+                  ([(65536, 400)], [(65536, 400)]))
+    case_perftest(a, tmp, nets, "ob", "ib_write_bw", 65536, 100, True, ["-b"])
+    case_perftest(a, tmp, nets, "od", "ib_send_bw", 1024, 100, False, ["-c", "UD"])
+    case_perftest(a, tmp, nets, "ol", "ib_send_lat", 64, 100, False, ["-c", "UD"])
+    case_perftest(a, tmp, nets, "ou", "ib_write_bw", 65536, 100, True, ["-c", "UC"])
+    # (UC does not retransmit: a 64 KiB SEND loses its message to any frame
+    # net_af_packet drops; 4 KiB does not fill its ring)
+    case_perftest(a, tmp, nets, "os", "ib_send_bw", 4096, 100, False, ["-c", "UC"])
+
+
+QPERF_TESTS = ("rc_bw", "rc_lat", "rc_rdma_write_bw", "rc_rdma_read_lat")
+
+
+def af_packet_args(nets, side):
+    """droce on net_af_packet at side's veth end, with a transport lcore."""
+    return " ".join(EAL + ["-l", "0,1", f"--file-prefix=dropinq{side}",
+                           f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
+                           f"--droce-ipv4=198.18.5.{side + 1}/24",
+                           "--droce-transport-lcores=1"])
+
+
+def case_qperf(a, tmp, nets):
+    """qperf's RC tests: a LID-only address vector, refused cleanly.  The
+    qperf server forks a child for each test, each a droce of its own (so
+    net_af_packet: a memif socket file the first child leaves behind would
+    refuse the next)."""
+    port = free_port()
+    env = dict(os.environ, DROCE_ARGS=af_packet_args(nets, 0))
+    with open(os.path.join(tmp, "q.server.out"), "w+") as sout:
+        server = subprocess.Popen(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib,
+                                   "--", "qperf", "-lp", str(port)],
+                                  stdout=sout, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and server.poll() is None and \
+                    not listening_in(nets.ns[0], port):
+                time.sleep(0.05)
+            for test in QPERF_TESTS:
+                case = f"qperf {test} (no -cm1)"
+                p = run_one(["ip", "netns", "exec", nets.ns[1], a.run, "--lib", a.lib, "--",
+                             "qperf", "-lp", str(port), nets.server_addr, "-t", "1", test],
+                            case, None, None, af_packet_args(nets, 1), tmp)
+                if p is None:
+                    continue
+                out = p.stdout + p.stderr
+                if check(case, p.returncode == 1, f"exit {p.returncode}: {out[-300:]}") and \
+                   check(case, "failed to modify QP to RTR" in out, out[-300:]):
+                    print(f"ok - {case}: exit 1, 'failed to modify QP to RTR'", flush=True)
+            # (which side reports the refusal first varies: the clients'
+            # outcome is what counts, and the server must still serve)
+            with open(sout.name) as f:
+                text = f.read()
+            if check("qperf server", server.poll() is None, f"exited: {text[-300:]}"):
+                print("ok - qperf server: still serving after the four", flush=True)
+        finally:
+            stop(server)
 
 
 def main():
@@ -443,7 +554,8 @@ def main():
                     "(the drop-ins of a sanitizer build); its leak check off: the "
                     "programs leave their objects to exit")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
-                                     "perftest_cm", "rdmacm_calls"])
+                                     "perftest_cm", "rdmacm_calls", "perftest_options",
+                                     "qperf"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -466,16 +578,23 @@ def main():
         elif a.what == "perftest_cm":
             nets = Veth(f"r{os.getpid() % 100000}")
             try:
-                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True, True)
-                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, True, True)
+                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True, rdma_cm=True)
+                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, True, rdma_cm=True)
             finally:
                 nets.close()
-        elif a.what == "perftest":
+        elif a.what == "qperf":
+            nets = Veth(f"q{os.getpid() % 100000}")
+            try:
+                case_qperf(a, tmp, nets)
+            finally:
+                nets.close()
+        elif a.what in ("perftest", "perftest_options"):
             nets = Veth(f"d{os.getpid() % 100000}")
             try:
-                case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
-                case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, False)
-                case_perftest(a, tmp, nets, "b", "ib_send_bw", 65536, 500, False)
+                if a.what == "perftest_options":
+                    perftest_options(a, tmp, nets)
+                else:
+                    perftest_tools(a, tmp, nets)
             finally:
                 nets.close()
         else:

@@ -709,7 +709,7 @@ test_rc_rts_bad_values_bad_flow(void **state)
 	BAD(a.timeout = 32);
 	BAD(a.retry_cnt = 8);
 	BAD(a.rnr_retry = 8);
-	BAD(a.max_rd_atomic = DROCE_MAX_RD_ATOMIC + 1);
+	BAD(a.max_rd_atomic = DROCE_MAX_INIT_RD_ATOMIC + 1);
 	BAD(a.sq_psn = 1u << 24);
 	BAD(a.sq_psn = UINT32_MAX);
 #undef BAD
@@ -717,7 +717,7 @@ test_rc_rts_bad_values_bad_flow(void **state)
 	a.timeout = 31;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = DROCE_MAX_RD_ATOMIC;
+	a.max_rd_atomic = DROCE_MAX_INIT_RD_ATOMIC;
 	a.sq_psn = 0xffffff;
 	assert_int_equal(droce_modify_qp(qp, &a, mask), 0);
 	assert_applied(qp, &a, mask);

@@ -72,7 +72,7 @@ test_query_device_identity_and_defaults(void **state)
 	assert_int_equal(a.max_sge_rd, 16);
 	assert_int_equal(a.max_cqe, 1 << 20);
 	assert_int_equal(a.max_qp_rd_atom, 16);
-	assert_int_equal(a.max_qp_init_rd_atom, 16);
+	assert_int_equal(a.max_qp_init_rd_atom, 128);
 	assert_int_equal(a.max_res_rd_atom, 65536 * 16);
 	assert_int_equal(a.max_ee_rd_atom, 0);
 	assert_int_equal(a.max_ee_init_rd_atom, 0);

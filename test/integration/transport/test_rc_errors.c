@@ -424,6 +424,50 @@ test_retry_cnt_7_is_finite_unless_rxe_compat(void **state)
 	assert_int_equal(vwire_set_faults(f.a.link, &ok_wire), 0);
 }
 
+/*
+ * Responses late enough for the requester to time out: it sends its READs
+ * again while their first responses are still on the wire, those complete
+ * the READs, and the new READs it then posts reach the responder while it
+ * still streams the duplicates' answers.  Each new READ takes the oldest
+ * record all the same (the requester had that READ's answer before it
+ * could post another: its initiator depth), never Invalid Request.
+ */
+static void
+test_new_reads_while_duplicates_still_stream(void **state)
+{
+	const struct vwire_faults late = { .delay_us = 3000, .seed = 1 };
+	const struct vwire_faults ok = { .seed = 1 };
+	const uint32_t len = 65536, nreads = 64, slots = BUF / len;
+	struct droce_wc wc[64];
+	int got = 0;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .timeout = 8, .max_rd_atomic = 16 });
+	fx_fill(f.b.buf, BUF, 2);
+	memset(f.a.buf, 0, BUF);
+	assert_int_equal(vwire_set_faults(f.b.link, &late), 0);
+	for (uint32_t i = 0; i < nreads; i++)
+		assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_READ, i,
+					 f.a.buf + (i % slots) * len, len, f.a.mr->lkey,
+					 (uintptr_t)f.b.buf + (i % slots) * len, f.b.mr->rkey,
+					 DROCE_SEND_SIGNALED), 0);
+	while (got < (int)nreads) {
+		int n = fx_poll(&f, f.a.cq, wc, (int)nreads - got, 20);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			fx_assert_wc(&wc[i], (uint64_t)got + (uint64_t)i, DROCE_WC_RDMA_READ,
+				     DROCE_WC_SUCCESS);
+		got += n;
+	}
+	assert_memory_equal(f.a.buf, f.b.buf, BUF);
+	assert_true(fx_counter(&f.a, "retransmit_timeouts") > 0);
+	assert_true(fx_counter(&f.b, "duplicate_request") > 0);
+	assert_int_equal(fx_counter(&f.b, "sent_inv_req_nak"), 0);
+	assert_int_equal(vwire_set_faults(f.b.link, &ok), 0);
+}
+
 /* ---- the error state ----------------------------------------------------------- */
 
 static void
@@ -573,6 +617,7 @@ main(int argc, char **argv)
 		T(test_rnr_retries_until_a_buffer_is_posted),
 		T(test_retry_exhausted_when_peer_vanishes_bad_flow),
 		T(test_retry_cnt_7_is_finite_unless_rxe_compat),
+		T(test_new_reads_while_duplicates_still_stream),
 		T(test_modify_to_err_flushes_everything),
 		T(test_type2_window_write_then_local_invalidate_bad_flow),
 		T(test_type2_window_remote_invalidate_by_send_with_inv_bad_flow),

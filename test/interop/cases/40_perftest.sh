@@ -16,29 +16,6 @@
 
 PERF=$BUILD/app/droce-perf/droce-perf
 
-# A result row: " SIZE ITERS ..." with every number after it non-negative
-# and the last one (MsgRate; or t_min for latency) above zero.
-perftest_row() {
-	local file=$1 kind=$2 size=$3 iters=$4
-	awk -v k="$kind" -v s="$size" -v n="$iters" '
-		$1 == s && $2 == n && NF >= 5 {
-			bad = 0
-			for (i = 3; i <= NF; i++) if ($i + 0 < 0) bad = 1
-			key = k == "bw" ? $NF + 0 : $3 + 0
-			if (!bad && key > 0) found = 1
-		}
-		END { exit !found }' "$file"
-}
-
-# Does this side print a table?  (perftest 4.5-0.17: the client always;
-# the server for the bw tests, write_lat and send_lat.)
-perftest_prints() {
-	local test=$1 side=$2
-	[ "$side" = client ] && return 0
-	case $test in *_bw|write_lat|send_lat) return 0;; esac
-	return 1
-}
-
 # Where droce-perf cannot check the data: perftest's side checks nothing,
 # and droce-perf neither sees the bytes it sent (write_bw, send_bw
 # clients: perftest's MR allows no READ back) nor what perftest read
@@ -58,14 +35,13 @@ perftest_case() {
 	local test=$1 role=$2
 	shift 2
 	local opts="$*" gl=$LOGDIR/$T.gperf dl=$LOGDIR/$T.dperf rc_g rc_d
-	local kind=bw size iters what gside
+	local kind=bw size iters what
 	[ "${test%_lat}" != "$test" ] && kind=lat
 	size=$(echo " $opts" | sed -n 's/.* -s \([0-9]*\).*/\1/p')
 	[ -n "$size" ] || size=8		# the atomics
 	iters=$(echo " $opts" | sed -n 's/.* -n \([0-9]*\).*/\1/p')
 	what="ib_$test vs droce-perf $test (droce $role; $opts)"
 	if [ "$role" = server ]; then
-		gside=client
 		# shellcheck disable=SC2046,SC2086
 		timeout 150 ip netns exec "$NETNS" "$PERF" $(eal_args) -- $(droce_args) \
 			$test -x 0 $opts >"$dl" 2>&1 &
@@ -76,7 +52,6 @@ perftest_case() {
 		wait "$dpid"
 		rc_d=$?
 	else
-		gside=server
 		gexec 140 "ib_$test -d rxe0 -F -x $G_GID4 $opts" >"$gl" 2>&1 &
 		local gpid=$!
 		sleep 4
@@ -89,12 +64,7 @@ perftest_case() {
 	local why=
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
 	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
-	if perftest_prints "$test" "$gside" && ! perftest_row "$gl" "$kind" "$size" "$iters"; then
-		why="$why no guest result row;"
-	fi
-	if perftest_prints "$test" "$role" && ! perftest_row "$dl" "$kind" "$size" "$iters"; then
-		why="$why no droce result row;"
-	fi
+	why="$why$(perftest_missing_rows "$test" "$role" "$gl" "$dl" "$kind" "$size" "$iters")"
 	grep -q '^ Peer            : perftest' "$dl" || why="$why droce did not see perftest;"
 	if grep -q '^droce-perf: no data check' "$dl"; then
 		perftest_uncheckable "$test" "$role" ||
