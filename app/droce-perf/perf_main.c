@@ -5,7 +5,8 @@
  *
  * perftest's ib_<test> on droce (see perf.h for the files).  The server is
  * the side without a host name.  The side channel is perftest 4.5-0.17's
- * (perf_exch.c), so either side may be the real perftest; a droce-perf
+ * (perf_exch.c; over RDMA CM with -R, perf_cm.c), so either side may be
+ * the real perftest; a droce-perf
  * server with a droce-perf client adopts the client's size, iteration,
  * duration, -a and -A values.  Exit status 0 on success, 1 on any failure
  * (including wrong data), with everything released and EAL stopped.
@@ -99,7 +100,8 @@ static int
 handshakes(struct perf_ctx *c, int n)
 {
 	while (n-- > 0)
-		if (perf_handshake(c->sock, c->client, c->key) != 0) {
+		if (perf_handshake(&c->chan, c->client, c->key,
+				   c->key_len) != 0) {
 			fprintf(stderr, " Failed to exchange data between "
 				"server and clients\n");
 			return 1;
@@ -127,7 +129,7 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 	uint32_t rcycle;
 
 	perf_version_format(mine);
-	if (perf_xchg(c->sock, c->client, mine, theirs, sizeof(theirs)) ||
+	if (perf_xchg(&c->chan, c->client, mine, theirs, sizeof(theirs)) ||
 	    perf_version_parse(theirs, &version, &c->peer_droce) != 0) {
 		fprintf(stderr, "Couldn't exchange versions with the peer\n");
 		return 1;
@@ -146,7 +148,7 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 		p.all_sizes = (uint32_t)o->all_sizes;
 		p.atomic = o->atomic == PERF_FETCH_AND_ADD;
 		p.seed = c->client ? pattern_seed() : 0;
-		if (perf_params_xchg(c->sock, c->client, &p, &rp) != 0)
+		if (perf_params_xchg(&c->chan, c->client, &p, &rp) != 0)
 			return 1;
 		if (!c->client && adopt(o, &rp) != 0)
 			return 1;
@@ -165,8 +167,8 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 	}
 	perf_be32_put(sys[0], PERF_CYCLE_BUFFER);
 	perf_be32_put(sys[1], PERF_CACHE_LINE);
-	if (perf_xchg(c->sock, c->client, sys[0], rsys[0], 4) != 0 ||
-	    perf_xchg(c->sock, c->client, sys[1], rsys[1], 4) != 0) {
+	if (perf_xchg(&c->chan, c->client, sys[0], rsys[0], 4) != 0 ||
+	    perf_xchg(&c->chan, c->client, sys[1], rsys[1], 4) != 0) {
 		fprintf(stderr, "Couldn't exchange page sizes\n");
 		return 1;
 	}
@@ -185,7 +187,7 @@ negotiate_mtu(struct perf_ctx *c)
 
 	c->mtu = c->o->mtu != 0 ? c->o->mtu : c->active_mtu;
 	perf_mtu_format(c->mtu, mine);
-	if (perf_xchg(c->sock, c->client, mine, theirs, sizeof(theirs))) {
+	if (perf_xchg(&c->chan, c->client, mine, theirs, sizeof(theirs))) {
 		fprintf(stderr, "Couldn't exchange the MTU\n");
 		return 1;
 	}
@@ -194,13 +196,35 @@ negotiate_mtu(struct perf_ctx *c)
 	return 0;
 }
 
+/* -R: perftest's binary key message (the QP itself is the CM's). */
+static int
+exchange_cm_keys(struct perf_ctx *c)
+{
+	uint8_t theirs[PERF_CM_MSG_SIZE];
+
+	perf_cm_key_format(&c->my, (uint8_t *)c->key);
+	c->key_len = PERF_CM_MSG_SIZE;
+	if (perf_xchg(&c->chan, c->client, c->key, theirs, sizeof(theirs))) {
+		fprintf(stderr, "Couldn't exchange addresses\n");
+		return 1;
+	}
+	if (perf_cm_key_parse(theirs, &c->rem) != 0) {
+		fprintf(stderr, "Couldn't parse the peer's address message\n");
+		return 1;
+	}
+	return 0;
+}
+
 static int
 exchange_keys(struct perf_ctx *c)
 {
 	char theirs[PERF_KEY_MSG_SIZE];
 
+	if (c->o->rdma_cm)
+		return exchange_cm_keys(c);
+	c->key_len = PERF_KEY_MSG_SIZE;
 	if (perf_key_format(&c->my, c->key) < 0 ||
-	    perf_xchg(c->sock, c->client, c->key, theirs, sizeof(theirs))) {
+	    perf_xchg(&c->chan, c->client, c->key, theirs, sizeof(theirs))) {
 		fprintf(stderr, "Couldn't exchange addresses\n");
 		return 1;
 	}
@@ -220,7 +244,7 @@ finish(struct perf_ctx *c, uint32_t size)
 	struct perf_bw_result res;
 	struct perf_seq seq;
 
-	perf_sequence(o->verb, o->tst, &seq);
+	perf_sequence(o->verb, o->tst, o->rdma_cm, &seq);
 	if (handshakes(c, seq.handshakes_before_report) != 0)
 		return 1;
 	if (seq.reports) {
@@ -229,7 +253,7 @@ finish(struct perf_ctx *c, uint32_t size)
 			mine = c->report;
 		else
 			mine.size = size;
-		if (perf_report_xchg(c->sock, c->client, &mine, &theirs)) {
+		if (perf_report_xchg(&c->chan, c->client, &mine, &theirs)) {
 			fprintf(stderr, " Failed to exchange reports\n");
 			return 1;
 		}
@@ -249,7 +273,7 @@ finish(struct perf_ctx *c, uint32_t size)
 	    (o->verb == PERF_ATOMIC || o->verb == PERF_READ) &&
 	    perf_server_verify(c, size, o->iters))
 		return 1;
-	return seq.done && perf_done(c->sock) != 0;
+	return seq.done && perf_done(&c->chan) != 0;
 }
 
 static int
@@ -262,7 +286,7 @@ run_sizes(struct perf_ctx *c, uint32_t first, uint32_t max)
 		if (size != first)
 			perf_prepare(c, size);
 		/* droce-perf only: a barrier per size (perftest has none) */
-		if (c->peer_droce && perf_barrier(c->sock) != 0) {
+		if (c->peer_droce && perf_barrier(&c->chan) != 0) {
 			fprintf(stderr, "lost the peer (side channel)\n");
 			return 1;
 		}
@@ -274,6 +298,24 @@ run_sizes(struct perf_ctx *c, uint32_t first, uint32_t max)
 			break;
 	}
 	return finish(c, last);
+}
+
+/* The side channel: perftest's TCP connection, or with -R its RDMA CM
+ * connection.  0 or 1. */
+static int
+open_chan(struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+	int fd;
+
+	if (o->rdma_cm)
+		return perf_cm_open_chan(c);
+	fd = c->client ? perf_tcp_connect(o->servername, o->port) :
+		perf_tcp_accept(o->port);
+	if (fd < 0)
+		return 1;
+	perf_chan_tcp(&c->chan, fd);
+	return 0;
 }
 
 static int
@@ -289,22 +331,22 @@ run(struct perf_opts *o, struct droce_device *dev)
 		goto out;
 	c.client = o->servername != NULL;
 	perf_exch_set_idle(app_progress_idle, c.context);
-	if (c.client) {
-		c.sock = perf_tcp_connect(o->servername, o->port);
-	} else {
+	if (!c.client)
 		printf("\n************************************\n"
 		       "* Waiting for client to connect... *\n"
 		       "************************************\n");
-		c.sock = perf_tcp_accept(o->port);
-	}
-	if (c.sock < 0 || negotiate(&c, o) != 0 || negotiate_mtu(&c) != 0)
+	if (open_chan(&c) != 0 || negotiate(&c, o) != 0 ||
+	    negotiate_mtu(&c) != 0)
 		goto out;
 	first = o->all_sizes ? 2 : o->size;
 	max = o->all_sizes ? PERF_MAX_SIZE : o->size;
 	half = max > c.cycle_buffer ? max : c.cycle_buffer;
-	if (perf_ctx_alloc(&c, 2 * half) != 0 || exchange_keys(&c) != 0)
+	if (perf_ctx_alloc(&c, 2 * half) != 0)
 		goto out;
-	if (perf_ctx_wait_port(&c) != 0 || perf_ctx_connect(&c) != 0)
+	if (o->rdma_cm ? perf_cm_connect_test(&c) != 0 ||
+	    exchange_keys(&c) != 0 :
+	    exchange_keys(&c) != 0 || perf_ctx_wait_port(&c) != 0 ||
+	    perf_ctx_connect(&c) != 0)
 		goto out;
 
 	if (o->output == PERF_OUT_FULL)
@@ -320,7 +362,7 @@ run(struct perf_opts *o, struct droce_device *dev)
 	if (o->verb == PERF_SEND && (o->tst == PERF_LAT || !c.client) &&
 	    perf_fill_recv(&c) != 0)
 		goto out;
-	perf_sequence(o->verb, o->tst, &seq);
+	perf_sequence(o->verb, o->tst, o->rdma_cm, &seq);
 	if (handshakes(&c, seq.pre_handshakes) != 0 ||
 	    run_sizes(&c, first, max) != 0)
 		goto out;
