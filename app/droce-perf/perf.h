@@ -190,6 +190,8 @@ int perf_chan_read(struct perf_chan *ch, void *buf, size_t n);
  * before the reports, the reports (bw tests), the barriers after, "done".
  */
 struct perf_seq {
+	int cm_sync;			/* -R: zeroed key messages before the
+					 * test QP's connection */
 	int pre_handshakes;
 	int handshakes_before_report;
 	int reports;
@@ -315,11 +317,13 @@ uint8_t perf_pattern(uint32_t seed, size_t i, uint32_t size);
 /* ---- perf_cm.c (-R) ----------------------------------------------------- */
 /*
  * perftest's rdma_cm mode: the side channel is itself an RDMA CM
- * connection to port -p (perftest's messages as 56-byte SENDs), then a
+ * connection to port -p (perftest's messages, each one SEND), then a
  * second connection to the same port carries the test QP, its attributes
  * from the CM.  0 or 1 (reported).
  */
-int perf_cm_open_chan(struct perf_ctx *c);
+/* The CM on the context, the channel's resources; a server listens. */
+int perf_cm_open(struct perf_ctx *c);
+int perf_cm_connect_chan(struct perf_ctx *c);
 int perf_cm_connect_test(struct perf_ctx *c);
 void perf_cm_close(struct perf_ctx *c);
 

@@ -6,11 +6,11 @@
  * and listens; the client resolves the server's address and route and
  * connects.  That first connection is the side channel: an RC QP of its
  * own on which every perftest message (perf_exch.c's sequence, unchanged
- * but for the binary key message and no "done") is one SEND of 56 bytes,
- * sizeof(struct pingpong_dest), the data at its start; the receiver keeps
- * a receive posted and re-posts it after each message.  After the MTU
- * exchange the client connects a second time to the same port, and that
- * connection carries the test QP: path MTU, PSNs, addresses, timeouts and
+ * but for the binary key message and no "done") is one SEND of its bytes;
+ * the receiver keeps a receive of 56 bytes (sizeof(struct pingpong_dest))
+ * posted and re-posts it after each message.  After the MTU exchange and
+ * a barrier of a zeroed key message the client connects a second time to
+ * the same port, and that connection carries the test QP: path MTU, PSNs, addresses, timeouts and
  * read/atomic depths all come from the CM's REQ and REP, not from the key
  * messages (which still carry the rkey and buffer address the test
  * targets).  Both connections ask for responder resources and initiator
@@ -198,15 +198,15 @@ poll_one(struct perf_cm *cm, struct droce_cq *cq, struct droce_wc *wc)
 	}
 }
 
-/* One message of up to 56 bytes per SEND; longer writes take several. */
+/* One SEND of the n bytes, as perftest; more than 56 (droce-perf's own
+ * messages) take several. */
 static int
 cm_write(struct perf_chan *ch, const void *buf, size_t n)
 {
 	struct perf_cm *cm = ch->cm;
 	const uint8_t *p = buf;
 	struct droce_sge sge = {
-		.addr = (uintptr_t)cm->buf.tx, .length = PERF_CM_MSG_SIZE,
-		.lkey = cm->mr->lkey,
+		.addr = (uintptr_t)cm->buf.tx, .lkey = cm->mr->lkey,
 	};
 	struct droce_send_wr wr = {
 		.sg_list = &sge, .num_sge = 1, .opcode = DROCE_WR_SEND,
@@ -218,8 +218,8 @@ cm_write(struct perf_chan *ch, const void *buf, size_t n)
 	do {
 		size_t k = n < PERF_CM_MSG_SIZE ? n : PERF_CM_MSG_SIZE;
 
-		memset(cm->buf.tx, 0, sizeof(cm->buf.tx));
 		memcpy(cm->buf.tx, p, k);
+		sge.length = (uint32_t)k;
 		if (droce_post_send(cm->chan_id->qp, &wr, &bad) != 0 ||
 		    poll_one(cm, cm->scq, &wc) < 0)
 			return -ECONNRESET;
@@ -248,8 +248,8 @@ cm_read(struct perf_chan *ch, void *buf, size_t n)
 		}
 		if (wc.wr_id >= CM_SLOTS)
 			return -EPROTO;
-		/* perftest sends all 56 bytes; a shorter message reads as
-		 * zeros after its end */
+		/* a shorter message than asked for reads as zeros after
+		 * its end */
 		got = wc.byte_len < k ? wc.byte_len : k;
 		memset(p, 0, k);
 		memcpy(p, cm->buf.rx[wc.wr_id], got);
@@ -508,11 +508,8 @@ chan_resources(struct perf_cm *cm)
 }
 
 int
-perf_cm_open_chan(struct perf_ctx *c)
+perf_cm_open(struct perf_ctx *c)
 {
-	static const struct perf_chan_ops ops = {
-		.write = cm_write, .read = cm_read, .ready = cm_ready,
-	};
 	struct perf_cm *cm;
 
 	cm = calloc(1, sizeof(*cm));
@@ -520,18 +517,30 @@ perf_cm_open_chan(struct perf_ctx *c)
 		fprintf(stderr, "Out of memory\n");
 		return 1;
 	}
-	cm->c = c;
-	c->cm = cm;
 	if (droce_rdma_cm_attach(c->context) != 0) {
 		perror("droce_rdma_cm_attach");
 		free(cm);
-		c->cm = NULL;
 		return 1;
 	}
-	if (perf_ctx_wait_port(c) != 0 || chan_resources(cm) != 0)
+	cm->c = c;
+	c->cm = cm;
+	if (chan_resources(cm) != 0)
 		return 1;
+	/* a server listens before its link is up (memif: until the client
+	 * comes), a client sends at once */
+	return c->client ? perf_ctx_wait_port(c) != 0 : server_listen(cm) != 0;
+}
+
+int
+perf_cm_connect_chan(struct perf_ctx *c)
+{
+	static const struct perf_chan_ops ops = {
+		.write = cm_write, .read = cm_read, .ready = cm_ready,
+	};
+	struct perf_cm *cm = c->cm;
+
 	if (c->client ? client_connect(cm, 0, chan_qp) != 0 :
-	    server_listen(cm) != 0 || server_accept(cm, 0, 0, chan_qp) != 0)
+	    server_accept(cm, 0, 0, chan_qp) != 0)
 		return 1;
 	c->chan.ops = &ops;
 	c->chan.fd = -1;

@@ -235,6 +235,25 @@ exchange_keys(struct perf_ctx *c)
 	return 0;
 }
 
+/* -R: the zeroed barrier, then the test QP's CM connection. */
+static int
+connect_cm(struct perf_ctx *c)
+{
+	static const uint8_t zeros[PERF_CM_MSG_SIZE];
+	struct perf_seq seq;
+	int i;
+
+	perf_sequence(c->o->verb, c->o->tst, 1, &seq);
+	for (i = 0; i < seq.cm_sync; i++)
+		if (perf_handshake(&c->chan, c->client, zeros,
+				   sizeof(zeros)) != 0) {
+			fprintf(stderr, " Failed to exchange data between "
+				"server and clients\n");
+			return 1;
+		}
+	return perf_cm_connect_test(c);
+}
+
 /* After the last size: perftest's closing sequence. */
 static int
 finish(struct perf_ctx *c, uint32_t size)
@@ -300,16 +319,32 @@ run_sizes(struct perf_ctx *c, uint32_t first, uint32_t max)
 	return finish(c, last);
 }
 
+static void
+print_waiting(void)
+{
+	printf("\n************************************\n"
+	       "* Waiting for client to connect... *\n"
+	       "************************************\n");
+}
+
 /* The side channel: perftest's TCP connection, or with -R its RDMA CM
- * connection.  0 or 1. */
+ * connection (a server says it waits once its CM listener is up).  0 or
+ * 1. */
 static int
 open_chan(struct perf_ctx *c)
 {
 	const struct perf_opts *o = c->o;
 	int fd;
 
-	if (o->rdma_cm)
-		return perf_cm_open_chan(c);
+	if (o->rdma_cm) {
+		if (perf_cm_open(c) != 0)
+			return 1;
+		if (!c->client)
+			print_waiting();
+		return perf_cm_connect_chan(c);
+	}
+	if (!c->client)
+		print_waiting();
 	fd = c->client ? perf_tcp_connect(o->servername, o->port) :
 		perf_tcp_accept(o->port);
 	if (fd < 0)
@@ -331,10 +366,6 @@ run(struct perf_opts *o, struct droce_device *dev)
 		goto out;
 	c.client = o->servername != NULL;
 	perf_exch_set_idle(app_progress_idle, c.context);
-	if (!c.client)
-		printf("\n************************************\n"
-		       "* Waiting for client to connect... *\n"
-		       "************************************\n");
 	if (open_chan(&c) != 0 || negotiate(&c, o) != 0 ||
 	    negotiate_mtu(&c) != 0)
 		goto out;
@@ -343,8 +374,7 @@ run(struct perf_opts *o, struct droce_device *dev)
 	half = max > c.cycle_buffer ? max : c.cycle_buffer;
 	if (perf_ctx_alloc(&c, 2 * half) != 0)
 		goto out;
-	if (o->rdma_cm ? perf_cm_connect_test(&c) != 0 ||
-	    exchange_keys(&c) != 0 :
+	if (o->rdma_cm ? connect_cm(&c) != 0 || exchange_keys(&c) != 0 :
 	    exchange_keys(&c) != 0 || perf_ctx_wait_port(&c) != 0 ||
 	    perf_ctx_connect(&c) != 0)
 		goto out;
