@@ -196,39 +196,24 @@ negotiate_mtu(struct perf_ctx *c)
 	return 0;
 }
 
-/* -R: perftest's binary key message (the QP itself is the CM's). */
-static int
-exchange_cm_keys(struct perf_ctx *c)
-{
-	uint8_t theirs[PERF_CM_MSG_SIZE];
-
-	perf_cm_key_format(&c->my, (uint8_t *)c->key);
-	c->key_len = PERF_CM_MSG_SIZE;
-	if (perf_xchg(&c->chan, c->client, c->key, theirs, sizeof(theirs))) {
-		fprintf(stderr, "Couldn't exchange addresses\n");
-		return 1;
-	}
-	if (perf_cm_key_parse(theirs, &c->rem) != 0) {
-		fprintf(stderr, "Couldn't parse the peer's address message\n");
-		return 1;
-	}
-	return 0;
-}
-
+/* The key message: perftest's text, or with -R its binary struct. */
 static int
 exchange_keys(struct perf_ctx *c)
 {
 	char theirs[PERF_KEY_MSG_SIZE];
+	int rc;
 
+	c->key_len = c->o->rdma_cm ? PERF_CM_MSG_SIZE : PERF_KEY_MSG_SIZE;
 	if (c->o->rdma_cm)
-		return exchange_cm_keys(c);
-	c->key_len = PERF_KEY_MSG_SIZE;
-	if (perf_key_format(&c->my, c->key) < 0 ||
-	    perf_xchg(&c->chan, c->client, c->key, theirs, sizeof(theirs))) {
+		perf_cm_key_format(&c->my, (uint8_t *)c->key);
+	if ((!c->o->rdma_cm && perf_key_format(&c->my, c->key) < 0) ||
+	    perf_xchg(&c->chan, c->client, c->key, theirs, c->key_len)) {
 		fprintf(stderr, "Couldn't exchange addresses\n");
 		return 1;
 	}
-	if (perf_key_parse(theirs, &c->rem) != 0) {
+	rc = c->o->rdma_cm ? perf_cm_key_parse((uint8_t *)theirs, &c->rem) :
+		perf_key_parse(theirs, &c->rem);
+	if (rc != 0) {
 		fprintf(stderr, "Couldn't parse the peer's address message\n");
 		return 1;
 	}
