@@ -190,8 +190,9 @@ int perf_chan_read(struct perf_chan *ch, void *buf, size_t n);
  * before the reports, the reports (bw tests), the barriers after, "done".
  */
 struct perf_seq {
-	int cm_sync;			/* -R: zeroed key messages before the
+	int cm_sync_before;		/* -R: zeroed key messages before the
 					 * test QP's connection */
+	int cm_sync_after;		/* and after it, before the keys */
 	int pre_handshakes;
 	int handshakes_before_report;
 	int reports;

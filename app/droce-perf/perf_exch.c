@@ -6,8 +6,8 @@
  * perftest-4.5-0.17/).  Without -R it runs over TCP (here); with -R over
  * an RDMA CM connection (perf_cm.c), where every write below is one
  * SEND, the key message is binary (perf_cm_key_format, 56 bytes), one of
- * zeros is exchanged before the test QP's connection and there is no
- * "done".  Every perftest message is an "exchange": the client
+ * zeros is exchanged before the test QP's connection and one after it
+ * (then the keys), and there is no "done".  Every perftest message is an "exchange": the client
  * writes its message and then reads the server's; the server reads first
  * and then writes.  In order:
  *
@@ -415,10 +415,11 @@ perf_sequence(enum perf_verb verb, enum perf_tst tst, int rdma_cm,
 	      struct perf_seq *s)
 {
 	memset(s, 0, sizeof(*s));
-	/* -R: a barrier before the server waits for the test QP's
-	 * connection (the client's key message still all zeros); the CM
-	 * connection closes the channel, no "done" */
-	s->cm_sync = rdma_cm ? 1 : 0;
+	/* -R: a barrier of zeroed key messages before the test QP's
+	 * connection and one after it, then the keys; the CM connection
+	 * closes the channel, no "done" */
+	s->cm_sync_before = rdma_cm ? 1 : 0;
+	s->cm_sync_after = rdma_cm ? 1 : 0;
 	s->done = !rdma_cm;
 	if (tst == PERF_BW && verb != PERF_SEND) {
 		/* write/read/atomic_bw: the server waits in the 4th */

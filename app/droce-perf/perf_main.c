@@ -96,12 +96,12 @@ prints_table(const struct perf_opts *o, int client)
 		o->verb == PERF_SEND;
 }
 
+/* n perftest barriers of msg (our key message, or -R's zeroed one) */
 static int
-handshakes(struct perf_ctx *c, int n)
+barriers(struct perf_ctx *c, const void *msg, size_t len, int n)
 {
 	while (n-- > 0)
-		if (perf_handshake(&c->chan, c->client, c->key,
-				   c->key_len) != 0) {
+		if (perf_handshake(&c->chan, c->client, msg, len) != 0) {
 			fprintf(stderr, " Failed to exchange data between "
 				"server and clients\n");
 			return 1;
@@ -220,23 +220,17 @@ exchange_keys(struct perf_ctx *c)
 	return 0;
 }
 
-/* -R: the zeroed barrier, then the test QP's CM connection. */
+/* -R: the test QP's CM connection between zeroed barriers. */
 static int
 connect_cm(struct perf_ctx *c)
 {
 	static const uint8_t zeros[PERF_CM_MSG_SIZE];
 	struct perf_seq seq;
-	int i;
 
 	perf_sequence(c->o->verb, c->o->tst, 1, &seq);
-	for (i = 0; i < seq.cm_sync; i++)
-		if (perf_handshake(&c->chan, c->client, zeros,
-				   sizeof(zeros)) != 0) {
-			fprintf(stderr, " Failed to exchange data between "
-				"server and clients\n");
-			return 1;
-		}
-	return perf_cm_connect_test(c);
+	return barriers(c, zeros, sizeof(zeros), seq.cm_sync_before) != 0 ||
+		perf_cm_connect_test(c) != 0 ||
+		barriers(c, zeros, sizeof(zeros), seq.cm_sync_after) != 0;
 }
 
 /* After the last size: perftest's closing sequence. */
@@ -249,7 +243,7 @@ finish(struct perf_ctx *c, uint32_t size)
 	struct perf_seq seq;
 
 	perf_sequence(o->verb, o->tst, o->rdma_cm, &seq);
-	if (handshakes(c, seq.handshakes_before_report) != 0)
+	if (barriers(c, c->key, c->key_len, seq.handshakes_before_report) != 0)
 		return 1;
 	if (seq.reports) {
 		memset(&mine, 0, sizeof(mine));
@@ -270,7 +264,7 @@ finish(struct perf_ctx *c, uint32_t size)
 				return 1;
 		}
 	}
-	if (handshakes(c, seq.handshakes_after) != 0)
+	if (barriers(c, c->key, c->key_len, seq.handshakes_after) != 0)
 		return 1;
 	/* read_lat/atomic_lat: perftest's client is done, -n operations */
 	if (!c->client && !c->peer_droce && o->tst == PERF_LAT &&
@@ -378,7 +372,7 @@ run(struct perf_opts *o, struct droce_device *dev)
 	    perf_fill_recv(&c) != 0)
 		goto out;
 	perf_sequence(o->verb, o->tst, o->rdma_cm, &seq);
-	if (handshakes(&c, seq.pre_handshakes) != 0 ||
+	if (barriers(&c, c.key, c.key_len, seq.pre_handshakes) != 0 ||
 	    run_sizes(&c, first, max) != 0)
 		goto out;
 	if (prints_table(o, c.client) || o->output == PERF_OUT_FULL)

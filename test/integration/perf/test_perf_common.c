@@ -263,16 +263,18 @@ test_cm_key(void **state)
 	/* a QPN wider than 24 bits did not come from a QP */
 	msg[8] = 1;
 	assert_int_equal(perf_cm_key_parse(msg, &r), -EINVAL);
-	/* -R: a zeroed barrier before the test QP's connection; it closes
-	 * with the CM, not with "done" */
+	/* -R: zeroed barriers before and after the test QP's connection;
+	 * it closes with the CM, not with "done" */
 	perf_sequence(PERF_WRITE, PERF_BW, 1, &seq);
-	assert_int_equal(seq.cm_sync, 1);
+	assert_int_equal(seq.cm_sync_before, 1);
+	assert_int_equal(seq.cm_sync_after, 1);
 	assert_int_equal(seq.pre_handshakes, 2);
 	assert_int_equal(seq.reports, 1);
 	assert_int_equal(seq.handshakes_after, 1);
 	assert_int_equal(seq.done, 0);
 	perf_sequence(PERF_WRITE, PERF_BW, 0, &seq);
-	assert_int_equal(seq.cm_sync, 0);
+	assert_int_equal(seq.cm_sync_before, 0);
+	assert_int_equal(seq.cm_sync_after, 0);
 	assert_int_equal(seq.done, 1);
 	perf_sequence(PERF_READ, PERF_LAT, 1, &seq);
 	assert_int_equal(seq.pre_handshakes, 3);
