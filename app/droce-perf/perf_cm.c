@@ -198,15 +198,13 @@ poll_one(struct perf_cm *cm, struct droce_cq *cq, struct droce_wc *wc)
 	}
 }
 
-/* One SEND of the n bytes, as perftest; more than 56 (droce-perf's own
- * messages) take several. */
+/* One SEND of k <= 56 bytes. */
 static int
-cm_write(struct perf_chan *ch, const void *buf, size_t n)
+send_one(struct perf_cm *cm, const uint8_t *p, size_t k)
 {
-	struct perf_cm *cm = ch->cm;
-	const uint8_t *p = buf;
 	struct droce_sge sge = {
-		.addr = (uintptr_t)cm->buf.tx, .lkey = cm->mr->lkey,
+		.addr = (uintptr_t)cm->buf.tx, .length = (uint32_t)k,
+		.lkey = cm->mr->lkey,
 	};
 	struct droce_send_wr wr = {
 		.sg_list = &sge, .num_sge = 1, .opcode = DROCE_WR_SEND,
@@ -215,50 +213,69 @@ cm_write(struct perf_chan *ch, const void *buf, size_t n)
 	struct droce_send_wr *bad;
 	struct droce_wc wc;
 
-	do {
-		size_t k = n < PERF_CM_MSG_SIZE ? n : PERF_CM_MSG_SIZE;
-
-		memcpy(cm->buf.tx, p, k);
-		sge.length = (uint32_t)k;
-		if (droce_post_send(cm->chan_id->qp, &wr, &bad) != 0 ||
-		    poll_one(cm, cm->scq, &wc) < 0)
-			return -ECONNRESET;
-		p += k;
-		n -= k;
-	} while (n > 0);
+	memcpy(cm->buf.tx, p, k);
+	if (droce_post_send(cm->chan_id->qp, &wr, &bad) != 0 ||
+	    poll_one(cm, cm->scq, &wc) < 0)
+		return -ECONNRESET;
 	return 0;
+}
+
+/* One received message into k <= 56 bytes, its receive posted again. */
+static int
+recv_one(struct perf_cm *cm, uint8_t *p, size_t k)
+{
+	struct droce_wc wc;
+	size_t got;
+
+	if (cm->have_wc) {
+		wc = cm->wc;
+		cm->have_wc = 0;
+	} else if (poll_one(cm, cm->rcq, &wc) < 0) {
+		return -ECONNRESET;
+	}
+	if (wc.wr_id >= CM_SLOTS)
+		return -EPROTO;
+	/* a shorter message than asked for reads as zeros after its end */
+	got = wc.byte_len < k ? wc.byte_len : k;
+	memset(p, 0, k);
+	memcpy(p, cm->buf.rx[wc.wr_id], got);
+	return post_rx(cm, cm->chan_id->qp, (unsigned int)wc.wr_id) != 0 ?
+		-ECONNRESET : 0;
+}
+
+/*
+ * n bytes out (one SEND each, as perftest) or in, as messages of at most
+ * 56 bytes: more (droce-perf's own messages) take several.
+ */
+static int
+transfer(struct perf_cm *cm, const uint8_t *out, uint8_t *in, size_t n)
+{
+	while (n > 0) {
+		size_t k = n < PERF_CM_MSG_SIZE ? n : PERF_CM_MSG_SIZE;
+		int rc = out != NULL ? send_one(cm, out, k) :
+			recv_one(cm, in, k);
+
+		if (rc != 0)
+			return rc;
+		if (out != NULL)
+			out += k;
+		else
+			in += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int
+cm_write(struct perf_chan *ch, const void *buf, size_t n)
+{
+	return transfer(ch->cm, buf, NULL, n);
 }
 
 static int
 cm_read(struct perf_chan *ch, void *buf, size_t n)
 {
-	struct perf_cm *cm = ch->cm;
-	uint8_t *p = buf;
-	struct droce_wc wc;
-
-	do {
-		size_t k = n < PERF_CM_MSG_SIZE ? n : PERF_CM_MSG_SIZE;
-		size_t got;
-
-		if (cm->have_wc) {
-			wc = cm->wc;
-			cm->have_wc = 0;
-		} else if (poll_one(cm, cm->rcq, &wc) < 0) {
-			return -ECONNRESET;
-		}
-		if (wc.wr_id >= CM_SLOTS)
-			return -EPROTO;
-		/* a shorter message than asked for reads as zeros after
-		 * its end */
-		got = wc.byte_len < k ? wc.byte_len : k;
-		memset(p, 0, k);
-		memcpy(p, cm->buf.rx[wc.wr_id], got);
-		if (post_rx(cm, cm->chan_id->qp, (unsigned int)wc.wr_id) != 0)
-			return -ECONNRESET;
-		p += k;
-		n -= k;
-	} while (n > 0);
-	return 0;
+	return transfer(ch->cm, NULL, buf, n);
 }
 
 static int
