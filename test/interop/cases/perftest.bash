@@ -4,7 +4,8 @@
 # The perftest cases' helpers, for 40_perftest.sh (TCP side channel) and
 # 57_perftest_cm.sh (-R: RDMA CM): the guest's perftest 4.5-0.17 against
 # droce-perf, one case at a time.  Sourced by those case files (helpers and
-# variables of interop.sh: README.md).  PERFTEST_CM=1 before perftest_case:
+# variables of interop.sh: README.md).  PERFTEST_TMO: each side's timeout
+# in seconds (140).  PERFTEST_CM=1 before perftest_case:
 # both sides run with -R, the guest's client connects to droce's address
 # (no TCP: the side channel is an RDMA CM connection) and without -x (the
 # CM picks the GID).
@@ -73,7 +74,7 @@ perftest_case() {
 	iters=$(echo " $opts" | sed -n 's/.* -n \([0-9]*\).*/\1/p')
 	# the guest's GID and the droce server's address: the TCP side
 	# channel reaches the kernel on the bridge, -R's CM goes to droce
-	local gopts="-x $G_GID4" dopts="-x 0" d_addr=$H_IP
+	local gopts="-x $G_GID4" dopts="-x 0" d_addr=$H_IP tmo=${PERFTEST_TMO:-140}
 	if [ -n "${PERFTEST_CM:-}" ]; then
 		gopts=-R
 		dopts="-R -x 0"
@@ -83,7 +84,7 @@ perftest_case() {
 	if [ "$role" = server ]; then
 		gside=client
 		# shellcheck disable=SC2046,SC2086
-		timeout 150 ip netns exec "$NETNS" "$PERF" $(eal_args) -- $(droce_args) \
+		timeout $((tmo + 10)) ip netns exec "$NETNS" "$PERF" $(eal_args) -- $(droce_args) \
 			$test $dopts $opts >"$dl" 2>&1 &
 		local dpid=$!
 		if [ -n "${PERFTEST_CM:-}" ]; then
@@ -91,17 +92,17 @@ perftest_case() {
 		else
 			droce_listening 60 || true
 		fi
-		gexec 140 "ib_$test -d rxe0 -F $gopts $opts $d_addr" >"$gl" 2>&1
+		gexec "$tmo" "ib_$test -d rxe0 -F $gopts $opts $d_addr" >"$gl" 2>&1
 		rc_g=$?
 		wait "$dpid"
 		rc_d=$?
 	else
 		gside=server
-		gexec 140 "ib_$test -d rxe0 -F $gopts $opts" >"$gl" 2>&1 &
+		gexec "$tmo" "ib_$test -d rxe0 -F $gopts $opts" >"$gl" 2>&1 &
 		local gpid=$!
 		sleep 4
 		# shellcheck disable=SC2046,SC2086
-		droce_run 140 "$PERF" $(eal_args) -- $(droce_args) $test $dopts $opts "$G_IP" >"$dl" 2>&1
+		droce_run "$tmo" "$PERF" $(eal_args) -- $(droce_args) $test $dopts $opts "$G_IP" >"$dl" 2>&1
 		rc_d=$?
 		wait "$gpid"
 		rc_g=$?
