@@ -17,7 +17,9 @@
  * depth of out_reads for read and atomic tests (else 0), retry count 7,
  * RNR retry 7.
  *
- * The server keeps its one listener for both connections.  A client whose
+ * At the end both sides disconnect both connections and wait for the
+ * DISCONNECTED events (perftest waits for them).  The server keeps its
+ * one listener for both connections.  A client whose
  * request is rejected (the server is not listening yet) tries again for
  * 10 s, as the TCP client retries its connect.
  */
@@ -34,6 +36,7 @@
 #define CM_SLOTS 8			/* receives posted on the channel */
 #define CM_RETRY_MS 10000		/* a rejected client retries this long */
 #define CM_EVENT_MS 30000		/* longest wait for a CM answer */
+#define CM_CLOSE_MS 10000		/* longest wait for the disconnects */
 #define CM_RETRY_COUNT 7
 #define CM_RNR_RETRY 7
 
@@ -577,6 +580,36 @@ perf_cm_connect_test(struct perf_ctx *c)
 	return rc != 0;
 }
 
+/*
+ * Both connections' disconnect, as perftest's teardown expects: DREQ (or
+ * the peer's first), DREP, DISCONNECTED for each, at most CM_CLOSE_MS; a
+ * peer left waiting for its DREP would resend its DREQ for minutes.
+ */
+static void
+disconnect_all(struct perf_cm *cm)
+{
+	struct droce_rdma_cm_id *ids[2] = { cm->test_id, cm->chan_id };
+	int done[2] = { ids[0] == NULL, ids[1] == NULL || cm->disconnected };
+	struct droce_rdma_cm_event ev;
+	uint64_t t0 = perf_now_ns();
+	unsigned int i;
+
+	/* fails when the peer's DREQ came first (its DISCONNECTED waits) */
+	for (i = 0; i < 2; i++)
+		if (!done[i])
+			(void)droce_rdma_disconnect(ids[i]);
+	while (!(done[0] && done[1]) && ms_since(t0) < CM_CLOSE_MS) {
+		if (next_event(cm, &ev) <= 0 ||
+		    ev.event != DROCE_RDMA_CM_EVENT_DISCONNECTED)
+			continue;
+		for (i = 0; i < 2; i++)
+			done[i] |= ev.id == ids[i];
+	}
+	if (!(done[0] && done[1]))
+		fprintf(stderr, "droce-perf: RDMA CM: the peer did not complete "
+			"the disconnect in %d ms\n", CM_CLOSE_MS);
+}
+
 void
 perf_cm_close(struct perf_ctx *c)
 {
@@ -586,12 +619,12 @@ perf_cm_close(struct perf_ctx *c)
 
 	if (cm == NULL)
 		return;
+	disconnect_all(cm);
 	ids[0] = cm->test_id;
 	ids[1] = cm->chan_id;
 	ids[2] = cm->listen;
 	if (cm->test_id != NULL)
 		c->qp = NULL;		/* the id's QP */
-	/* destroying a connected id sends its DREQ */
 	for (i = 0; i < 3; i++)
 		if (ids[i] != NULL)
 			drop_id(ids[i]);

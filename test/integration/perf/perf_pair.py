@@ -392,6 +392,10 @@ def main():
                     if not ok:
                         fail(name, f"expected one number, got {out.strip()[-300:]!r}")
             ok &= check_data(name, errs, check)
+            for who, e in zip(("server", "client"), errs):
+                if "did not complete the disconnect" in e:
+                    fail(name, f"{who}: the CM disconnect did not complete")
+                    ok = False
             if "--json" in cargs:
                 objs = [json.loads(x) for x in outs[1].splitlines() if x.startswith("{")]
                 if len(objs) != 1 or objs[0].get("iterations") != 1000 or objs[0].get("msg_rate", 0) <= 0:

@@ -14,7 +14,7 @@
 # each way at droce's port: correct data, and droce's counters show the
 # recovery.  Sourced by interop.sh (helpers and variables: cases/README.md).
 
-# shellcheck source=perftest.bash
+# shellcheck source=SCRIPTDIR/perftest.bash
 . "$(dirname "${BASH_SOURCE[0]}")/perftest.bash"
 
 # droce as the client: MTU 1024; droce as the server: MTU 4096

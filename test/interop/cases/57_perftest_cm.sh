@@ -11,7 +11,7 @@
 # (perftest's rand() fill) except where nothing can be seen.  Sourced by
 # interop.sh (helpers and variables: README.md).
 
-# shellcheck source=perftest.bash
+# shellcheck source=SCRIPTDIR/perftest.bash
 . "$(dirname "${BASH_SOURCE[0]}")/perftest.bash"
 
 # 60 s each side (a run takes a few): perftest's client waits for its
