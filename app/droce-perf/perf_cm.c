@@ -10,18 +10,18 @@
  * the receiver keeps a receive of 56 bytes (sizeof(struct pingpong_dest))
  * posted and re-posts it after each message.  After the MTU exchange and
  * a barrier of a zeroed key message the client connects a second time to
- * the same port, and that connection carries the test QP: path MTU, PSNs, addresses, timeouts and
- * read/atomic depths all come from the CM's REQ and REP, not from the key
- * messages (which still carry the rkey and buffer address the test
- * targets).  Both connections ask for responder resources and initiator
- * depth of out_reads for read and atomic tests (else 0), retry count 7,
- * RNR retry 7.
+ * the same port; that connection carries the test QP, whose path MTU,
+ * PSNs, addresses, timeouts and read/atomic depths all come from the CM's
+ * REQ and REP.  Another zeroed barrier, then the key messages, which
+ * carry the rkey and buffer address the test targets.  Both connections
+ * ask for responder resources and initiator depth of out_reads for read
+ * and atomic tests (else 0), retry count 7, RNR retry 7.
  *
- * At the end both sides disconnect both connections and wait for the
- * DISCONNECTED events (perftest waits for them).  The server keeps its
- * one listener for both connections.  A client whose
+ * The server keeps its one listener for both connections.  A client whose
  * request is rejected (the server is not listening yet) tries again for
- * 10 s, as the TCP client retries its connect.
+ * 10 s, as the TCP client retries its connect.  At the end both sides
+ * disconnect both connections and wait for the DISCONNECTED events
+ * (perftest's client waits for them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,8 +91,8 @@ next_event(struct perf_cm *cm, struct droce_rdma_cm_event *ev)
 }
 
 /*
- * The next event for id (any id when NULL), within ms milliseconds (0: no
- * limit, a server waiting for its client): its type, or -1.  A side
+ * The next event for id (or for the listener id), within ms milliseconds
+ * (0: no limit, a server waiting for its client): its type, or -1.  A side
  * channel's DISCONNECTED on the way is remembered.
  */
 static int
@@ -112,8 +112,7 @@ wait_event(struct perf_cm *cm, struct droce_rdma_cm_id *id, unsigned int ms,
 		if (rc > 0 && ev.event == DROCE_RDMA_CM_EVENT_DISCONNECTED &&
 		    ev.id == cm->chan_id && ev.id != id)
 			cm->disconnected = 1;
-		else if (rc > 0 && (id == NULL || ev.id == id ||
-				    ev.listen_id == id)) {
+		else if (rc > 0 && (ev.id == id || ev.listen_id == id)) {
 			if (out != NULL)
 				*out = ev;
 			return (int)ev.event;
