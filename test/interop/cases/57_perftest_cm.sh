@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # perftest's rdma_cm mode (-R): the guest's unmodified ib_write_bw -R and
-# ib_read_lat -R (perftest 4.5-0.17 on the kernel's rdma_cm) against
+# ib_read_lat -R (issue 15's gate), ib_read_bw -R, ib_send_bw -R and
+# ib_write_lat -R (perftest 4.5-0.17 on the kernel's rdma_cm) against
 # droce-perf -R (app/droce-perf/perf_cm.c on lib/cm), droce as server and
 # as client.  No TCP at all: the side channel is one RDMA CM connection to
 # port 18515 (perftest's messages as 56-byte SENDs), the test QP a second
@@ -21,5 +22,8 @@ export PERFTEST_CM=1 PERFTEST_TMO=60
 for _role in server client; do
 	perftest_case write_bw "$_role" -s 65536 -n 10
 	perftest_case read_lat "$_role" -s 8192 -n 10
+	perftest_case read_bw "$_role" -s 65536 -n 10
+	perftest_case send_bw "$_role" -s 8192 -n 10
+	perftest_case write_lat "$_role" -s 8192 -n 10
 done
 unset PERFTEST_CM PERFTEST_TMO _role
