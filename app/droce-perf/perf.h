@@ -5,7 +5,8 @@
  *
  *   perf_opts.c    test names, command line (no device)
  *   perf_report.c  perftest's result tables, statistics (no device)
- *   perf_exch.c    the TCP side channel: perftest 4.5-0.17's exchange
+ *   perf_exch.c    the side channel: perftest 4.5-0.17's exchange (TCP)
+ *   perf_cm.c      -R: the side channel and the test QP over RDMA CM
  *   perf_ctx.c     resources: device, PD, MR, CQs, QP, connect, posting
  *   perf_bw.c      bandwidth tests (client posts, server waits or receives)
  *   perf_lat.c     latency tests (ping-pong or client round trips)
@@ -56,6 +57,7 @@ struct perf_opts {
 	int json;			/* --json */
 	int histogram;			/* -H: every latency sample */
 	int ignore_cpufreq;		/* -F: accepted */
+	int rdma_cm;			/* -R: connect through RDMA CM */
 };
 
 /* perf_parse_opts() results. */
@@ -121,6 +123,7 @@ void perf_print_lat_samples(const uint64_t *ns, size_t n, unsigned int div, FILE
 #define PERF_VERSION_SIZE 16
 #define PERF_MTU_MSG_SIZE 2
 #define PERF_KEY_MSG_SIZE 108
+#define PERF_CM_MSG_SIZE 56		/* -R: sizeof(struct pingpong_dest) */
 #define PERF_DONE_SIZE 5
 #define PERF_REPORT_FIELDS 5
 #define PERF_PARAMS_MSG_SIZE 64
@@ -158,11 +161,38 @@ struct perf_params {
 };
 
 /*
+ * The side channel: perftest's TCP stream, or with -R messages on an RDMA
+ * CM connection (perf_cm.c).  write and read move n bytes (the pieces of
+ * one message pair up: every read matches the peer's write of the same n);
+ * 0 or -errno.  ready: 1 when a read would not wait.
+ */
+struct perf_chan;
+struct perf_chan_ops {
+	int (*write)(struct perf_chan *ch, const void *buf, size_t n);
+	int (*read)(struct perf_chan *ch, void *buf, size_t n);
+	int (*ready)(struct perf_chan *ch);
+};
+
+struct perf_chan {
+	const struct perf_chan_ops *ops;
+	int fd;				/* TCP; -1 with -R */
+	void *cm;			/* -R: perf_cm.c's state */
+};
+
+/* A channel on a connected TCP socket. */
+void perf_chan_tcp(struct perf_chan *ch, int fd);
+int perf_chan_write(struct perf_chan *ch, const void *buf, size_t n);
+int perf_chan_read(struct perf_chan *ch, void *buf, size_t n);
+
+/*
  * perftest's sequence after the first key exchange: that many barriers
  * (the key message again) before the run, then after it the barriers
  * before the reports, the reports (bw tests), the barriers after, "done".
  */
 struct perf_seq {
+	int cm_sync_before;		/* -R: zeroed key messages before the
+					 * test QP's connection */
+	int cm_sync_after;		/* and after it, before the keys */
 	int pre_handshakes;
 	int handshakes_before_report;
 	int reports;
@@ -170,7 +200,8 @@ struct perf_seq {
 	int done;
 };
 
-void perf_sequence(enum perf_verb verb, enum perf_tst tst, struct perf_seq *s);
+void perf_sequence(enum perf_verb verb, enum perf_tst tst, int rdma_cm,
+		   struct perf_seq *s);
 /* Keep fn(arg) running while waiting on a socket. */
 void perf_exch_set_idle(void (*fn)(void *arg), void *arg);
 /* Connect / accept one connection: a socket, or -1 (reported). */
@@ -178,7 +209,8 @@ int perf_tcp_connect(const char *host, unsigned int port);
 int perf_tcp_accept(unsigned int port);
 /* perftest's exchange: the client writes then reads, the server reads then
  * writes n bytes.  0 or -errno. */
-int perf_xchg(int fd, int client, const void *mine, void *theirs, size_t n);
+int perf_xchg(struct perf_chan *ch, int client, const void *mine, void *theirs,
+	      size_t n);
 void perf_be32_put(uint8_t p[4], uint32_t v);
 uint32_t perf_be32_get(const uint8_t p[4]);
 void perf_version_format(char msg[PERF_VERSION_SIZE]);
@@ -190,30 +222,36 @@ int perf_mtu_parse(const char msg[PERF_MTU_MSG_SIZE], enum droce_mtu *mtu);
 /* Returns PERF_KEY_MSG_SIZE or -EINVAL. */
 int perf_key_format(const struct perf_dest *d, char msg[PERF_KEY_MSG_SIZE]);
 int perf_key_parse(const char msg[PERF_KEY_MSG_SIZE], struct perf_dest *d);
-/* One perftest barrier: the key message exchanged again. */
-int perf_handshake(int fd, int client, const char key[PERF_KEY_MSG_SIZE]);
+/* -R: the key message is perftest's struct pingpong_dest in binary, its
+ * integers big endian (perf_exch.c).  parse: 0 or -EINVAL. */
+void perf_cm_key_format(const struct perf_dest *d,
+			uint8_t msg[PERF_CM_MSG_SIZE]);
+int perf_cm_key_parse(const uint8_t msg[PERF_CM_MSG_SIZE], struct perf_dest *d);
+/* One perftest barrier: the key message (len bytes) exchanged again. */
+int perf_handshake(struct perf_chan *ch, int client, const void *key,
+		   size_t len);
 void perf_report_encode(const struct perf_report *r,
 			uint8_t out[PERF_REPORT_FIELDS][8]);
 void perf_report_decode(const uint8_t in[PERF_REPORT_FIELDS][8],
 			struct perf_report *r);
-int perf_report_xchg(int fd, int client, const struct perf_report *mine,
+int perf_report_xchg(struct perf_chan *ch, int client, const struct perf_report *mine,
 		     struct perf_report *theirs);
 /* The closing "done": write, then read (the peer may have closed). */
-int perf_done(int fd);
+int perf_done(struct perf_chan *ch);
 int perf_params_format(const struct perf_params *p,
 		       char msg[PERF_PARAMS_MSG_SIZE]);
 int perf_params_parse(const char msg[PERF_PARAMS_MSG_SIZE],
 		      struct perf_params *p);
-int perf_params_xchg(int fd, int client, const struct perf_params *mine,
+int perf_params_xchg(struct perf_chan *ch, int client, const struct perf_params *mine,
 		     struct perf_params *theirs);
 /* droce-perf peers only: framed messages, a 4-character tag, 4 zero bytes
  * and a 64-bit big-endian value.  0 or -errno. */
-int perf_send_msg(int fd, const char tag[4], uint64_t val);
-int perf_recv_msg(int fd, const char tag[4], uint64_t *val);
+int perf_send_msg(struct perf_chan *ch, const char tag[4], uint64_t val);
+int perf_recv_msg(struct perf_chan *ch, const char tag[4], uint64_t *val);
 /* 1 when something can be read without blocking, else 0. */
-int perf_msg_ready(int fd);
+int perf_msg_ready(struct perf_chan *ch);
 /* Both sides: send SYNC, receive SYNC.  0 or -errno. */
-int perf_barrier(int fd);
+int perf_barrier(struct perf_chan *ch);
 
 /* ---- perf_ctx.c -------------------------------------------------------- */
 struct perf_ctx {
@@ -228,13 +266,15 @@ struct perf_ctx {
 	size_t buf_size;
 	unsigned int send_flags;	/* DROCE_SEND_INLINE when -I allows */
 	uint32_t max_inline;
-	int sock;			/* TCP side channel */
+	struct perf_chan chan;		/* the side channel */
+	struct perf_cm *cm;		/* -R: the CM's ids (perf_cm.c) */
 	int client;			/* has a server name */
 	int peer_droce;			/* the peer is droce-perf, not perftest */
 	uint32_t cycle_buffer;		/* negotiated (the larger page size) */
 	uint32_t seed;			/* droce-perf peers: the pattern's */
 	enum droce_mtu mtu;		/* negotiated path MTU (the smaller) */
 	char key[PERF_KEY_MSG_SIZE];	/* our key message (every barrier) */
+	size_t key_len;			/* its size: text, or -R's binary */
 	struct perf_dest my, rem;
 	enum droce_mtu active_mtu;
 	uint32_t rx_posted;		/* receives outstanding (send tests) */
@@ -244,8 +284,13 @@ struct perf_ctx {
 
 int perf_ctx_open(struct perf_ctx *c, struct droce_device *dev,
 		  const struct perf_opts *o);
-/* PD, MR (buf_size bytes), CQs, QP in INIT.  0 or 1 (reported). */
+/* PD, MR (buf_size bytes), CQs, QP in INIT (with -R the CM creates the QP:
+ * perf_cm_connect_test).  0 or 1 (reported). */
 int perf_ctx_alloc(struct perf_ctx *c, size_t buf_size);
+/* The QP's creation attributes, and our key message's fields once it
+ * exists. */
+void perf_ctx_qp_attr(const struct perf_ctx *c, struct droce_qp_init_attr *ia);
+void perf_ctx_set_dest(struct perf_ctx *c);
 int perf_ctx_wait_port(struct perf_ctx *c);
 int perf_ctx_connect(struct perf_ctx *c);
 void perf_ctx_close(struct perf_ctx *c);
@@ -269,6 +314,19 @@ uint64_t perf_now_ns(void);
 /* Byte i of the data pattern of a size (write/send/read verification
  * between droce-perfs), for the client's seed: drawn afresh each run. */
 uint8_t perf_pattern(uint32_t seed, size_t i, uint32_t size);
+
+/* ---- perf_cm.c (-R) ----------------------------------------------------- */
+/*
+ * perftest's rdma_cm mode: the side channel is itself an RDMA CM
+ * connection to port -p (perftest's messages, each one SEND), then a
+ * second connection to the same port carries the test QP, its attributes
+ * from the CM.  0 or 1 (reported).
+ */
+/* The CM on the context, the channel's resources; a server listens. */
+int perf_cm_open(struct perf_ctx *c);
+int perf_cm_connect_chan(struct perf_ctx *c);
+int perf_cm_connect_test(struct perf_ctx *c);
+void perf_cm_close(struct perf_ctx *c);
 
 /* ---- perf_bw.c / perf_lat.c -------------------------------------------- */
 /* One size.  0, or 1 after a reported failure. */

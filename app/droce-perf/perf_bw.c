@@ -27,7 +27,6 @@
  */
 #include <string.h>
 
-#include "app_sock.h"
 #include "perf.h"
 #include "perf_peerdata.h"
 
@@ -200,9 +199,9 @@ perf_client_end(struct perf_ctx *c, uint64_t count,
 	uint64_t verdict = 1;
 
 	perf_report_encode(rep, raw);
-	if (perf_send_msg(c->sock, "END ", count) != 0 ||
-	    app_sock_write_full(c->sock, raw, sizeof(raw)) != 0 ||
-	    perf_recv_msg(c->sock, "VERI", &verdict) != 0) {
+	if (perf_send_msg(&c->chan, "END ", count) != 0 ||
+	    perf_chan_write(&c->chan, raw, sizeof(raw)) != 0 ||
+	    perf_recv_msg(&c->chan, "VERI", &verdict) != 0) {
 		fprintf(stderr, "lost the server (side channel)\n");
 		return 1;
 	}
@@ -299,15 +298,14 @@ perf_server_end(struct perf_ctx *c, uint32_t size, int print_row, int verify)
 	struct perf_bw_result res;
 	int bad;
 
-	if (perf_recv_msg(c->sock, "END ", &c->count) != 0 ||
-	    app_sock_read_full(c->sock, raw, sizeof(raw)) !=
-	    (ssize_t)sizeof(raw)) {
+	if (perf_recv_msg(&c->chan, "END ", &c->count) != 0 ||
+	    perf_chan_read(&c->chan, raw, sizeof(raw)) != 0) {
 		fprintf(stderr, "lost the client (side channel)\n");
 		return 1;
 	}
 	perf_report_decode(raw, &c->report);
 	bad = verify ? perf_server_verify(c, size, c->count) : 0;
-	if (perf_send_msg(c->sock, "VERI", (uint64_t)bad) != 0)
+	if (perf_send_msg(&c->chan, "VERI", (uint64_t)bad) != 0)
 		return 1;
 	if (!bad && print_row) {
 		memset(&res, 0, sizeof(res));
@@ -476,7 +474,7 @@ recv_loop(struct perf_ctx *c, uint32_t size, struct bw_meter *m,
 				return 1;
 			continue;
 		}
-		if (o->duration != 0 && perf_msg_ready(c->sock) &&
+		if (o->duration != 0 && perf_msg_ready(&c->chan) &&
 		    perf_now_ns() - last_progress > 100000000u)
 			return 0;
 		if (perf_now_ns() - last_progress > PERF_STALL_NS) {
@@ -505,9 +503,8 @@ server_send_bw(struct perf_ctx *c, uint32_t size)
 	if (c->peer_droce) {
 		uint8_t raw[PERF_REPORT_FIELDS][8];
 
-		if (perf_recv_msg(c->sock, "END ", &c->count) != 0 ||
-		    app_sock_read_full(c->sock, raw, sizeof(raw)) !=
-		    (ssize_t)sizeof(raw))
+		if (perf_recv_msg(&c->chan, "END ", &c->count) != 0 ||
+		    perf_chan_read(&c->chan, raw, sizeof(raw)) != 0)
 			return 1;
 		bad = rcnt != c->count;
 		if (bad)
@@ -516,7 +513,7 @@ server_send_bw(struct perf_ctx *c, uint32_t size)
 				(unsigned long)c->count);
 		bad |= check_pattern(c, perf_rx_half(c), size,
 				     "send_bw server");
-		if (perf_send_msg(c->sock, "VERI", (uint64_t)bad) != 0 || bad)
+		if (perf_send_msg(&c->chan, "VERI", (uint64_t)bad) != 0 || bad)
 			return 1;
 		pattern_passed(c, size, "of the last send are the client's "
 			       "pattern; every send arrived");

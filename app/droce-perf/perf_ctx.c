@@ -64,7 +64,7 @@ perf_ctx_open(struct perf_ctx *c, struct droce_device *dev,
 
 	memset(c, 0, sizeof(*c));
 	c->o = o;
-	c->sock = -1;
+	c->chan.fd = -1;
 	c->context = droce_open_device(dev);
 	if (c->context == NULL) {
 		fprintf(stderr, "Couldn't get context for %s: %s\n",
@@ -90,6 +90,68 @@ perf_ctx_open(struct perf_ctx *c, struct droce_device *dev,
 	return 0;
 }
 
+void
+perf_ctx_qp_attr(const struct perf_ctx *c, struct droce_qp_init_attr *ia)
+{
+	const struct perf_opts *o = c->o;
+
+	memset(ia, 0, sizeof(*ia));
+	ia->send_cq = c->scq;
+	ia->recv_cq = c->rcq;
+	ia->cap.max_send_wr = o->tx_depth;
+	ia->cap.max_recv_wr = o->rx_depth;
+	ia->cap.max_send_sge = 1;
+	ia->cap.max_recv_sge = 1;
+	ia->cap.max_inline_data = o->inline_size > 0 ?
+		(uint32_t)o->inline_size : 0;
+	ia->qp_type = DROCE_QPT_RC;
+}
+
+void
+perf_ctx_set_dest(struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+
+	c->my.qpn = c->qp->qp_num;
+	c->my.psn = (uint32_t)(lrand48() & 0xffffff);
+	c->my.rkey = c->mr->rkey;
+	c->my.vaddr = (uintptr_t)perf_rx_half(c);
+	/* perftest: the device's maximum for reads and atomics, else 1 */
+	c->my.out_reads = o->verb == PERF_READ || o->verb == PERF_ATOMIC ?
+		DROCE_MAX_RD_ATOMIC : 1;
+}
+
+static int
+create_qp(struct perf_ctx *c)
+{
+	struct droce_qp_init_attr ia;
+	struct droce_qp_attr attr;
+	int rc;
+
+	perf_ctx_qp_attr(c, &ia);
+	c->qp = droce_create_qp(c->pd, &ia);
+	if (c->qp == NULL) {
+		fprintf(stderr, "Couldn't create QP: %s\n", strerror(errno));
+		return 1;
+	}
+	c->max_inline = ia.cap.max_inline_data;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = DROCE_QPS_INIT;
+	attr.port_num = (uint8_t)c->o->ib_port;
+	attr.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE |
+		DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC;
+	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE |
+			     DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			     DROCE_QP_ACCESS_FLAGS);
+	if (rc != 0) {
+		fprintf(stderr, "Failed to modify QP to INIT: %s\n",
+			strerror(rc));
+		return 1;
+	}
+	perf_ctx_set_dest(c);
+	return 0;
+}
+
 int
 perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
 {
@@ -97,8 +159,6 @@ perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
 	const int access = DROCE_ACCESS_LOCAL_WRITE |
 		DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
 		DROCE_ACCESS_REMOTE_ATOMIC;
-	struct droce_qp_init_attr ia;
-	struct droce_qp_attr attr;
 	void *buf = NULL;
 	int rc;
 
@@ -111,7 +171,8 @@ perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
 	c->buf = buf;
 	c->buf_size = buf_size;
 	memset(c->buf, 0, buf_size);
-	c->pd = droce_alloc_pd(c->context);
+	if (c->pd == NULL)
+		c->pd = droce_alloc_pd(c->context);
 	if (c->pd == NULL) {
 		fprintf(stderr, "Couldn't allocate PD: %s\n", strerror(errno));
 		return 1;
@@ -129,43 +190,7 @@ perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
 		fprintf(stderr, "Couldn't create CQ: %s\n", strerror(errno));
 		return 1;
 	}
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = c->scq;
-	ia.recv_cq = c->rcq;
-	ia.cap.max_send_wr = o->tx_depth;
-	ia.cap.max_recv_wr = o->rx_depth;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.cap.max_inline_data = o->inline_size > 0 ?
-		(uint32_t)o->inline_size : 0;
-	ia.qp_type = DROCE_QPT_RC;
-	c->qp = droce_create_qp(c->pd, &ia);
-	if (c->qp == NULL) {
-		fprintf(stderr, "Couldn't create QP: %s\n", strerror(errno));
-		return 1;
-	}
-	c->max_inline = ia.cap.max_inline_data;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = DROCE_QPS_INIT;
-	attr.port_num = (uint8_t)o->ib_port;
-	attr.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE |
-		DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC;
-	rc = droce_modify_qp(c->qp, &attr, DROCE_QP_STATE |
-			     DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-			     DROCE_QP_ACCESS_FLAGS);
-	if (rc != 0) {
-		fprintf(stderr, "Failed to modify QP to INIT: %s\n",
-			strerror(rc));
-		return 1;
-	}
-	c->my.qpn = c->qp->qp_num;
-	c->my.psn = (uint32_t)(lrand48() & 0xffffff);
-	c->my.rkey = c->mr->rkey;
-	c->my.vaddr = (uintptr_t)perf_rx_half(c);
-	/* perftest: the device's maximum for reads and atomics, else 1 */
-	c->my.out_reads = o->verb == PERF_READ || o->verb == PERF_ATOMIC ?
-		DROCE_MAX_RD_ATOMIC : 1;
-	return 0;
+	return o->rdma_cm ? 0 : create_qp(c);
 }
 
 int
@@ -265,8 +290,9 @@ void
 perf_ctx_close(struct perf_ctx *c)
 {
 	print_counters(c->context);
-	if (c->sock >= 0)
-		close(c->sock);
+	if (c->chan.fd >= 0)
+		close(c->chan.fd);
+	perf_cm_close(c);
 	if (c->qp != NULL)
 		droce_destroy_qp(c->qp);
 	if (c->scq != NULL)
@@ -281,7 +307,7 @@ perf_ctx_close(struct perf_ctx *c)
 		droce_close_device(c->context);
 	free(c->buf);
 	memset(c, 0, sizeof(*c));
-	c->sock = -1;
+	c->chan.fd = -1;
 }
 
 uint8_t *

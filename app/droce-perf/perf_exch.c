@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * perf_exch.c - droce-perf's TCP side channel: the out-of-band exchange of
- * perftest 4.5-0.17 (Debian 12; it calls itself version 6.06) without -R,
- * recorded byte for byte from the real tools (test/integration/perf/
- * perftest-4.5-0.17/).  Every perftest message is an "exchange": the
- * client writes its message and then reads the server's; the server reads
- * first and then writes.  In order:
+ * perf_exch.c - droce-perf's side channel: the out-of-band exchange of
+ * perftest 4.5-0.17 (Debian 12; it calls itself version 6.06), recorded
+ * byte for byte from the real tools (test/integration/perf/
+ * perftest-4.5-0.17/).  Without -R it runs over TCP (here); with -R over
+ * an RDMA CM connection (perf_cm.c), where every write below is one
+ * SEND, the key message is binary (perf_cm_key_format, 56 bytes), one of
+ * zeros is exchanged before the test QP's connection and one after it
+ * (then the keys), and there is no "done".  Every perftest message is an "exchange": the client
+ * writes its message and then reads the server's; the server reads first
+ * and then writes.  In order:
  *
  *   version      16 bytes: "6.06", NUL padded
  *   cycle buffer 4 bytes, big endian (the page size; both take the larger)
@@ -56,26 +60,66 @@ perf_exch_set_idle(void (*fn)(void *arg), void *arg)
 	app_sock_set_idle(fn, arg);
 }
 
+/* ---- the TCP channel ---------------------------------------------------- */
+static int
+tcp_write(struct perf_chan *ch, const void *buf, size_t n)
+{
+	return app_sock_write_full(ch->fd, buf, n);
+}
+
 /* Exactly n bytes, or an error (the end of the stream is one). */
 static int
-read_full(int fd, void *buf, size_t n)
+tcp_read(struct perf_chan *ch, void *buf, size_t n)
 {
-	ssize_t r = app_sock_read_full(fd, buf, n);
+	ssize_t r = app_sock_read_full(ch->fd, buf, n);
 
 	return r < 0 ? (int)r : (size_t)r == n ? 0 : -ECONNRESET;
 }
 
+static int
+tcp_ready(struct perf_chan *ch)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0 && pfd.revents != 0;
+}
+
+void
+perf_chan_tcp(struct perf_chan *ch, int fd)
+{
+	static const struct perf_chan_ops ops = {
+		.write = tcp_write, .read = tcp_read, .ready = tcp_ready,
+	};
+
+	ch->ops = &ops;
+	ch->fd = fd;
+	ch->cm = NULL;
+}
+
 int
-perf_xchg(int fd, int client, const void *mine, void *theirs, size_t n)
+perf_chan_write(struct perf_chan *ch, const void *buf, size_t n)
+{
+	return ch->ops->write(ch, buf, n);
+}
+
+int
+perf_chan_read(struct perf_chan *ch, void *buf, size_t n)
+{
+	return ch->ops->read(ch, buf, n);
+}
+
+int
+perf_xchg(struct perf_chan *ch, int client, const void *mine, void *theirs,
+	  size_t n)
 {
 	int rc;
 
 	if (client) {
-		rc = app_sock_write_full(fd, mine, n);
-		return rc != 0 ? rc : read_full(fd, theirs, n);
+		rc = perf_chan_write(ch, mine, n);
+		return rc != 0 ? rc : perf_chan_read(ch, theirs, n);
 	}
-	rc = read_full(fd, theirs, n);
-	return rc != 0 ? rc : app_sock_write_full(fd, mine, n);
+	rc = perf_chan_read(ch, theirs, n);
+	return rc != 0 ? rc : perf_chan_write(ch, mine, n);
 }
 
 /* ---- big-endian helpers ------------------------------------------------ */
@@ -241,6 +285,47 @@ perf_key_parse(const char msg[PERF_KEY_MSG_SIZE], struct perf_dest *d)
 	return 0;
 }
 
+/*
+ * -R: perftest's struct pingpong_dest as it lies in memory (x86-64), its
+ * integers big endian: LID, out_reads, QPN, PSN, rkey at 0..19, 4 bytes
+ * of padding, the buffer address at 24, the GID at 32, the SRQ number at
+ * 48, the GID index at 52.
+ */
+void
+perf_cm_key_format(const struct perf_dest *d, uint8_t msg[PERF_CM_MSG_SIZE])
+{
+	memset(msg, 0, PERF_CM_MSG_SIZE);
+	put_be(msg, d->lid, 4);
+	put_be(msg + 4, d->out_reads, 4);
+	put_be(msg + 8, d->qpn, 4);
+	put_be(msg + 12, d->psn, 4);
+	put_be(msg + 16, d->rkey, 4);
+	put_be(msg + 24, d->vaddr, 8);
+	memcpy(msg + 32, d->gid.raw, 16);
+	put_be(msg + 48, d->srqn, 4);
+}
+
+int
+perf_cm_key_parse(const uint8_t msg[PERF_CM_MSG_SIZE], struct perf_dest *d)
+{
+	struct perf_dest r;
+
+	memset(&r, 0, sizeof(r));
+	r.lid = (uint32_t)get_be(msg, 4);
+	r.out_reads = (uint32_t)get_be(msg + 4, 4);
+	r.qpn = (uint32_t)get_be(msg + 8, 4);
+	r.psn = (uint32_t)get_be(msg + 12, 4);
+	r.rkey = (uint32_t)get_be(msg + 16, 4);
+	r.vaddr = get_be(msg + 24, 8);
+	memcpy(r.gid.raw, msg + 32, 16);
+	r.srqn = (uint32_t)get_be(msg + 48, 4);
+	/* 24-bit fields as the BTH carries them */
+	if (r.qpn > 0xffffffu || r.psn > 0xffffffu)
+		return -EINVAL;
+	*d = r;
+	return 0;
+}
+
 /* ---- bw report ---------------------------------------------------------- */
 static uint64_t
 dbl_bits(double d)
@@ -283,7 +368,7 @@ perf_report_decode(const uint8_t in[PERF_REPORT_FIELDS][8],
 }
 
 int
-perf_report_xchg(int fd, int client, const struct perf_report *mine,
+perf_report_xchg(struct perf_chan *ch, int client, const struct perf_report *mine,
 		 struct perf_report *theirs)
 {
 	uint8_t out[PERF_REPORT_FIELDS][8], in[PERF_REPORT_FIELDS][8];
@@ -291,7 +376,7 @@ perf_report_xchg(int fd, int client, const struct perf_report *mine,
 
 	perf_report_encode(mine, out);
 	for (i = 0; i < PERF_REPORT_FIELDS; i++) {
-		rc = perf_xchg(fd, client, out[i], in[i], 8);
+		rc = perf_xchg(ch, client, out[i], in[i], 8);
 		if (rc != 0)
 			return rc;
 	}
@@ -301,46 +386,55 @@ perf_report_xchg(int fd, int client, const struct perf_report *mine,
 
 /* ---- the rest of perftest's sequence ------------------------------------ */
 int
-perf_handshake(int fd, int client, const char key[PERF_KEY_MSG_SIZE])
+perf_handshake(struct perf_chan *ch, int client, const void *key, size_t len)
 {
 	char theirs[PERF_KEY_MSG_SIZE];
 
-	return perf_xchg(fd, client, key, theirs, sizeof(theirs));
+	if (len > sizeof(theirs))
+		return -EINVAL;
+	return perf_xchg(ch, client, key, theirs, len);
 }
 
 int
-perf_done(int fd)
+perf_done(struct perf_chan *ch)
 {
 	static const char done[PERF_DONE_SIZE] = "done";
 	char theirs[PERF_DONE_SIZE];
-	int rc = app_sock_write_full(fd, done, sizeof(done));
+	int rc = perf_chan_write(ch, done, sizeof(done));
 
 	if (rc != 0)
 		return rc;
 	/* the peer may already have closed: its "done" is enough, or none */
-	(void)app_sock_read_full(fd, theirs, sizeof(theirs));
+	(void)perf_chan_read(ch, theirs, sizeof(theirs));
 	return 0;
 }
 
 /* ---- which barriers each test has -------------------------------------- */
 void
-perf_sequence(enum perf_verb verb, enum perf_tst tst, struct perf_seq *s)
+perf_sequence(enum perf_verb verb, enum perf_tst tst, int rdma_cm,
+	      struct perf_seq *s)
 {
 	memset(s, 0, sizeof(*s));
+	/* -R: a barrier of zeroed key messages before the test QP's
+	 * connection and one after it, then the keys; the CM connection
+	 * closes the channel, no "done" */
+	s->cm_sync_before = rdma_cm ? 1 : 0;
+	s->cm_sync_after = rdma_cm ? 1 : 0;
+	s->done = !rdma_cm;
 	if (tst == PERF_BW && verb != PERF_SEND) {
 		/* write/read/atomic_bw: the server waits in the 4th */
 		s->pre_handshakes = 2;
 		s->handshakes_before_report = 1;
 		s->reports = 1;
 		s->handshakes_after = 1;
-		s->done = 1;
 		return;
 	}
 	s->pre_handshakes = 3;
-	if (tst == PERF_LAT && verb == PERF_WRITE)
-		return;			/* write_lat just closes */
+	if (tst == PERF_LAT && verb == PERF_WRITE) {
+		s->done = 0;		/* write_lat just closes */
+		return;
+	}
 	s->handshakes_after = 1;
-	s->done = 1;
 }
 
 /* ---- droce-perf's own parameters (droce-perf peers only) --------------- */
@@ -379,7 +473,7 @@ perf_params_parse(const char msg[PERF_PARAMS_MSG_SIZE], struct perf_params *p)
 }
 
 int
-perf_params_xchg(int fd, int client, const struct perf_params *mine,
+perf_params_xchg(struct perf_chan *ch, int client, const struct perf_params *mine,
 		 struct perf_params *theirs)
 {
 	char out[PERF_PARAMS_MSG_SIZE], in[PERF_PARAMS_MSG_SIZE];
@@ -387,7 +481,7 @@ perf_params_xchg(int fd, int client, const struct perf_params *mine,
 
 	if (perf_params_format(mine, out) < 0)
 		return -EINVAL;
-	rc = perf_xchg(fd, client, out, in, sizeof(in));
+	rc = perf_xchg(ch, client, out, in, sizeof(in));
 	if (rc != 0)
 		return rc;
 	if (perf_params_parse(in, theirs) != 0) {
@@ -399,22 +493,22 @@ perf_params_xchg(int fd, int client, const struct perf_params *mine,
 
 /* ---- framed droce-perf messages ----------------------------------------- */
 int
-perf_send_msg(int fd, const char tag[4], uint64_t val)
+perf_send_msg(struct perf_chan *ch, const char tag[4], uint64_t val)
 {
 	uint8_t m[PERF_MSG_LEN] = { 0 };
 
 	memcpy(m, tag, 4);
 	put_be(m + 8, val, 8);
-	return app_sock_write_full(fd, m, sizeof(m));
+	return perf_chan_write(ch, m, sizeof(m));
 }
 
 int
-perf_recv_msg(int fd, const char tag[4], uint64_t *val)
+perf_recv_msg(struct perf_chan *ch, const char tag[4], uint64_t *val)
 {
 	uint8_t m[PERF_MSG_LEN];
 	int rc;
 
-	rc = read_full(fd, m, sizeof(m));
+	rc = perf_chan_read(ch, m, sizeof(m));
 	if (rc != 0)
 		return rc;
 	if (memcmp(m, tag, 4) != 0) {
@@ -428,19 +522,17 @@ perf_recv_msg(int fd, const char tag[4], uint64_t *val)
 }
 
 int
-perf_msg_ready(int fd)
+perf_msg_ready(struct perf_chan *ch)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) > 0 && pfd.revents != 0;
+	return ch->ops->ready(ch);
 }
 
 int
-perf_barrier(int fd)
+perf_barrier(struct perf_chan *ch)
 {
-	int rc = perf_send_msg(fd, "SYNC", 0);
+	int rc = perf_send_msg(ch, "SYNC", 0);
 
-	return rc != 0 ? rc : perf_recv_msg(fd, "SYNC", NULL);
+	return rc != 0 ? rc : perf_recv_msg(ch, "SYNC", NULL);
 }
 
 /* ---- TCP ---------------------------------------------------------------- */

@@ -5,7 +5,8 @@
  *
  * perftest's ib_<test> on droce (see perf.h for the files).  The server is
  * the side without a host name.  The side channel is perftest 4.5-0.17's
- * (perf_exch.c), so either side may be the real perftest; a droce-perf
+ * (perf_exch.c; over RDMA CM with -R, perf_cm.c), so either side may be
+ * the real perftest; a droce-perf
  * server with a droce-perf client adopts the client's size, iteration,
  * duration, -a and -A values.  Exit status 0 on success, 1 on any failure
  * (including wrong data), with everything released and EAL stopped.
@@ -95,11 +96,12 @@ prints_table(const struct perf_opts *o, int client)
 		o->verb == PERF_SEND;
 }
 
+/* n perftest barriers of msg (our key message, or -R's zeroed one) */
 static int
-handshakes(struct perf_ctx *c, int n)
+barriers(struct perf_ctx *c, const void *msg, size_t len, int n)
 {
 	while (n-- > 0)
-		if (perf_handshake(c->sock, c->client, c->key) != 0) {
+		if (perf_handshake(&c->chan, c->client, msg, len) != 0) {
 			fprintf(stderr, " Failed to exchange data between "
 				"server and clients\n");
 			return 1;
@@ -127,7 +129,7 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 	uint32_t rcycle;
 
 	perf_version_format(mine);
-	if (perf_xchg(c->sock, c->client, mine, theirs, sizeof(theirs)) ||
+	if (perf_xchg(&c->chan, c->client, mine, theirs, sizeof(theirs)) ||
 	    perf_version_parse(theirs, &version, &c->peer_droce) != 0) {
 		fprintf(stderr, "Couldn't exchange versions with the peer\n");
 		return 1;
@@ -146,7 +148,7 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 		p.all_sizes = (uint32_t)o->all_sizes;
 		p.atomic = o->atomic == PERF_FETCH_AND_ADD;
 		p.seed = c->client ? pattern_seed() : 0;
-		if (perf_params_xchg(c->sock, c->client, &p, &rp) != 0)
+		if (perf_params_xchg(&c->chan, c->client, &p, &rp) != 0)
 			return 1;
 		if (!c->client && adopt(o, &rp) != 0)
 			return 1;
@@ -165,8 +167,8 @@ negotiate(struct perf_ctx *c, struct perf_opts *o)
 	}
 	perf_be32_put(sys[0], PERF_CYCLE_BUFFER);
 	perf_be32_put(sys[1], PERF_CACHE_LINE);
-	if (perf_xchg(c->sock, c->client, sys[0], rsys[0], 4) != 0 ||
-	    perf_xchg(c->sock, c->client, sys[1], rsys[1], 4) != 0) {
+	if (perf_xchg(&c->chan, c->client, sys[0], rsys[0], 4) != 0 ||
+	    perf_xchg(&c->chan, c->client, sys[1], rsys[1], 4) != 0) {
 		fprintf(stderr, "Couldn't exchange page sizes\n");
 		return 1;
 	}
@@ -185,7 +187,7 @@ negotiate_mtu(struct perf_ctx *c)
 
 	c->mtu = c->o->mtu != 0 ? c->o->mtu : c->active_mtu;
 	perf_mtu_format(c->mtu, mine);
-	if (perf_xchg(c->sock, c->client, mine, theirs, sizeof(theirs))) {
+	if (perf_xchg(&c->chan, c->client, mine, theirs, sizeof(theirs))) {
 		fprintf(stderr, "Couldn't exchange the MTU\n");
 		return 1;
 	}
@@ -194,21 +196,41 @@ negotiate_mtu(struct perf_ctx *c)
 	return 0;
 }
 
+/* The key message: perftest's text, or with -R its binary struct. */
 static int
 exchange_keys(struct perf_ctx *c)
 {
 	char theirs[PERF_KEY_MSG_SIZE];
+	int rc;
 
-	if (perf_key_format(&c->my, c->key) < 0 ||
-	    perf_xchg(c->sock, c->client, c->key, theirs, sizeof(theirs))) {
+	c->key_len = c->o->rdma_cm ? PERF_CM_MSG_SIZE : PERF_KEY_MSG_SIZE;
+	if (c->o->rdma_cm)
+		perf_cm_key_format(&c->my, (uint8_t *)c->key);
+	if ((!c->o->rdma_cm && perf_key_format(&c->my, c->key) < 0) ||
+	    perf_xchg(&c->chan, c->client, c->key, theirs, c->key_len)) {
 		fprintf(stderr, "Couldn't exchange addresses\n");
 		return 1;
 	}
-	if (perf_key_parse(theirs, &c->rem) != 0) {
+	rc = c->o->rdma_cm ? perf_cm_key_parse((uint8_t *)theirs, &c->rem) :
+		perf_key_parse(theirs, &c->rem);
+	if (rc != 0) {
 		fprintf(stderr, "Couldn't parse the peer's address message\n");
 		return 1;
 	}
 	return 0;
+}
+
+/* -R: the test QP's CM connection between zeroed barriers. */
+static int
+connect_cm(struct perf_ctx *c)
+{
+	static const uint8_t zeros[PERF_CM_MSG_SIZE];
+	struct perf_seq seq;
+
+	perf_sequence(c->o->verb, c->o->tst, 1, &seq);
+	return barriers(c, zeros, sizeof(zeros), seq.cm_sync_before) != 0 ||
+		perf_cm_connect_test(c) != 0 ||
+		barriers(c, zeros, sizeof(zeros), seq.cm_sync_after) != 0;
 }
 
 /* After the last size: perftest's closing sequence. */
@@ -220,8 +242,8 @@ finish(struct perf_ctx *c, uint32_t size)
 	struct perf_bw_result res;
 	struct perf_seq seq;
 
-	perf_sequence(o->verb, o->tst, &seq);
-	if (handshakes(c, seq.handshakes_before_report) != 0)
+	perf_sequence(o->verb, o->tst, o->rdma_cm, &seq);
+	if (barriers(c, c->key, c->key_len, seq.handshakes_before_report) != 0)
 		return 1;
 	if (seq.reports) {
 		memset(&mine, 0, sizeof(mine));
@@ -229,7 +251,7 @@ finish(struct perf_ctx *c, uint32_t size)
 			mine = c->report;
 		else
 			mine.size = size;
-		if (perf_report_xchg(c->sock, c->client, &mine, &theirs)) {
+		if (perf_report_xchg(&c->chan, c->client, &mine, &theirs)) {
 			fprintf(stderr, " Failed to exchange reports\n");
 			return 1;
 		}
@@ -242,14 +264,14 @@ finish(struct perf_ctx *c, uint32_t size)
 				return 1;
 		}
 	}
-	if (handshakes(c, seq.handshakes_after) != 0)
+	if (barriers(c, c->key, c->key_len, seq.handshakes_after) != 0)
 		return 1;
 	/* read_lat/atomic_lat: perftest's client is done, -n operations */
 	if (!c->client && !c->peer_droce && o->tst == PERF_LAT &&
 	    (o->verb == PERF_ATOMIC || o->verb == PERF_READ) &&
 	    perf_server_verify(c, size, o->iters))
 		return 1;
-	return seq.done && perf_done(c->sock) != 0;
+	return seq.done && perf_done(&c->chan) != 0;
 }
 
 static int
@@ -262,7 +284,7 @@ run_sizes(struct perf_ctx *c, uint32_t first, uint32_t max)
 		if (size != first)
 			perf_prepare(c, size);
 		/* droce-perf only: a barrier per size (perftest has none) */
-		if (c->peer_droce && perf_barrier(c->sock) != 0) {
+		if (c->peer_droce && perf_barrier(&c->chan) != 0) {
 			fprintf(stderr, "lost the peer (side channel)\n");
 			return 1;
 		}
@@ -274,6 +296,40 @@ run_sizes(struct perf_ctx *c, uint32_t first, uint32_t max)
 			break;
 	}
 	return finish(c, last);
+}
+
+static void
+print_waiting(void)
+{
+	printf("\n************************************\n"
+	       "* Waiting for client to connect... *\n"
+	       "************************************\n");
+}
+
+/* The side channel: perftest's TCP connection, or with -R its RDMA CM
+ * connection (a server says it waits once its CM listener is up).  0 or
+ * 1. */
+static int
+open_chan(struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+	int fd;
+
+	if (o->rdma_cm) {
+		if (perf_cm_open(c) != 0)
+			return 1;
+		if (!c->client)
+			print_waiting();
+		return perf_cm_connect_chan(c);
+	}
+	if (!c->client)
+		print_waiting();
+	fd = c->client ? perf_tcp_connect(o->servername, o->port) :
+		perf_tcp_accept(o->port);
+	if (fd < 0)
+		return 1;
+	perf_chan_tcp(&c->chan, fd);
+	return 0;
 }
 
 static int
@@ -289,22 +345,17 @@ run(struct perf_opts *o, struct droce_device *dev)
 		goto out;
 	c.client = o->servername != NULL;
 	perf_exch_set_idle(app_progress_idle, c.context);
-	if (c.client) {
-		c.sock = perf_tcp_connect(o->servername, o->port);
-	} else {
-		printf("\n************************************\n"
-		       "* Waiting for client to connect... *\n"
-		       "************************************\n");
-		c.sock = perf_tcp_accept(o->port);
-	}
-	if (c.sock < 0 || negotiate(&c, o) != 0 || negotiate_mtu(&c) != 0)
+	if (open_chan(&c) != 0 || negotiate(&c, o) != 0 ||
+	    negotiate_mtu(&c) != 0)
 		goto out;
 	first = o->all_sizes ? 2 : o->size;
 	max = o->all_sizes ? PERF_MAX_SIZE : o->size;
 	half = max > c.cycle_buffer ? max : c.cycle_buffer;
-	if (perf_ctx_alloc(&c, 2 * half) != 0 || exchange_keys(&c) != 0)
+	if (perf_ctx_alloc(&c, 2 * half) != 0)
 		goto out;
-	if (perf_ctx_wait_port(&c) != 0 || perf_ctx_connect(&c) != 0)
+	if (o->rdma_cm ? connect_cm(&c) != 0 || exchange_keys(&c) != 0 :
+	    exchange_keys(&c) != 0 || perf_ctx_wait_port(&c) != 0 ||
+	    perf_ctx_connect(&c) != 0)
 		goto out;
 
 	if (o->output == PERF_OUT_FULL)
@@ -320,8 +371,8 @@ run(struct perf_opts *o, struct droce_device *dev)
 	if (o->verb == PERF_SEND && (o->tst == PERF_LAT || !c.client) &&
 	    perf_fill_recv(&c) != 0)
 		goto out;
-	perf_sequence(o->verb, o->tst, &seq);
-	if (handshakes(&c, seq.pre_handshakes) != 0 ||
+	perf_sequence(o->verb, o->tst, o->rdma_cm, &seq);
+	if (barriers(&c, c.key, c.key_len, seq.pre_handshakes) != 0 ||
 	    run_sizes(&c, first, max) != 0)
 		goto out;
 	if (prints_table(o, c.client) || o->output == PERF_OUT_FULL)

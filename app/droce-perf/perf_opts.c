@@ -115,7 +115,7 @@ perf_usage(const char *p, FILE *out)
 		"  --droce-config=FILE --droce-port=NAME --droce-ipv4=A.B.C.D/N\n"
 		"  --droce-ipv6=ADDR/N --droce-mtu=N\n\n");
 	fprintf(out, "Options (perftest's):\n"
-		"  -p, --port=<port>        TCP port of the side channel (default 18515)\n"
+		"  -p, --port=<port>        the side channel's TCP port, RDMA CM's with -R (18515)\n"
 		"  -d, --ib-dev=<dev>       droce device (default: the first)\n"
 		"  -i, --ib-port=<port>     device port (default 1)\n"
 		"  -s, --size=<size>        message size (bw 65536, lat 2, atomic 8)\n"
@@ -132,6 +132,7 @@ perf_usage(const char *p, FILE *out)
 		"  -A, --atomic_type=<t>    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -F, --CPU-freq           accepted (no cpufreq check in droce-perf)\n"
 		"  -H, --report-histogram   latency tests: also every sample, sorted (usec)\n"
+		"  -R, --rdma_cm            connect through RDMA CM (side channel and test QP)\n"
 		"  --report_gbits           bandwidth in Gb/sec\n"
 		"  --output=<what>          bandwidth | message_rate | latency: only that number\n"
 		"  --json                   also one JSON object per result line\n"
@@ -202,6 +203,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		{ "report_gbits", 0, NULL, OPT_REPORT_GBITS },
 		{ "output", 1, NULL, OPT_OUTPUT }, { "json", 0, NULL, OPT_JSON },
 		{ "report-histogram", 0, NULL, 'H' },
+		{ "rdma_cm", 0, NULL, 'R' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	unsigned long u;
@@ -235,7 +237,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		return PERF_OPTS_USAGE;
 	}
 	for (;;) {
-		int c = getopt_long(argc, argv, "p:d:i:s:n:D:am:x:q:t:r:Q:I:A:FHh",
+		int c = getopt_long(argc, argv, "p:d:i:s:n:D:am:x:q:t:r:Q:I:A:FHRh",
 				    longopts, NULL);
 
 		if (c == -1)
@@ -289,6 +291,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 			}
 			break;
 		case 'F': o->ignore_cpufreq = 1; break;
+		case 'R': o->rdma_cm = 1; break;
 		case OPT_REPORT_GBITS: o->report_gbits = 1; break;
 		case OPT_JSON: o->json = 1; break;
 		case OPT_OUTPUT:

@@ -18,6 +18,10 @@ waits for both (with a timeout) and checks:
     test: the client's rows, or its own for send_bw; write_lat, send_lat);
   - --json objects, --output's single number, -a's sizes 2..2^23.
 Plus: --help without EAL, an unknown test, -q 2 refused.
+--cm: instead, the -R (perftest's rdma_cm mode) cases: no TCP, the client
+connects to the server's droce address through RDMA CM (lib/cm), the side
+channel and the test QP each a CM connection; the server is ready once it
+prints perftest's "Waiting for client to connect" (its CM listener is up).
 droce uses 198.18.6.1/2, the kernel veth ends 198.18.8.1/2 (TCP; memif: 127.0.0.1).
 Only processes this script started are ever killed (by their Popen handle).
 """
@@ -67,6 +71,18 @@ def listening(pid, port):
         except (OSError, StopIteration):
             pass
     return False
+
+
+# -R: the client connects to the server's droce address
+CM_SERVER_ADDR = "198.18.6.1"
+WAITING = "* Waiting for client to connect... *"
+
+
+def waiting(out_path):
+    try:
+        return WAITING in read(out_path).splitlines()
+    except OSError:
+        return False
 
 
 class Veth:
@@ -146,8 +162,9 @@ def run_pair(veth, tmp, case, case_id, binary, sargs, cargs, port):
     try:
         for side in (0, 1):
             args = (sargs if side == 0 else cargs) + ["-p", str(port)]
+            cm = "-R" in args
             if side == 1:
-                args.append(veth.server_addr)
+                args.append(CM_SERVER_ADDR if cm else veth.server_addr)
             fo, fe = open(outs[side], "w"), open(errs[side], "w")
             files += [fo, fe]
             procs[side] = subprocess.Popen(veth.cmd(binary, side, prefix, args), stdout=fo,
@@ -155,7 +172,7 @@ def run_pair(veth, tmp, case, case_id, binary, sargs, cargs, port):
             if side == 1:
                 break
             deadline = time.monotonic() + START_TIMEOUT
-            while not listening(procs[0].pid, port):
+            while not (waiting(outs[0]) if cm else listening(procs[0].pid, port)):
                 if procs[0].poll() is not None:
                     fail(case, f"server exited early ({procs[0].returncode}): "
                          f"{read(errs[0]).strip()[-400:]}")
@@ -279,6 +296,7 @@ def main():
     ap.add_argument("--link", help="a droce_<test> symlink to droce-perf (argv[0] dispatch)")
     ap.add_argument("--pmd", choices=("af_packet", "memif"), default="af_packet")
     ap.add_argument("--repeat", type=int, default=1, help="run the pair cases N times")
+    ap.add_argument("--cm", action="store_true", help="the -R (RDMA CM) cases instead")
     a = ap.parse_args()
     perf = os.path.abspath(a.perf)
     if a.pmd == "af_packet" and (os.geteuid() != 0 or shutil.which("ip") is None):
@@ -321,6 +339,21 @@ def main():
         ("read_bw --output=bandwidth", perf, ["read_bw"], ["read_bw", "-n", "200", "--output=bandwidth"],
          ("number",), False),
     ]
+    cm_cases = [
+        ("write_bw -R", perf, ["write_bw", "-R"], ["write_bw", "-R", "-s", "4096", "-n", "2000"],
+         bw([4096], 2000), True),
+        ("read_lat -R", perf, ["read_lat", "-R"], ["read_lat", "-R", "-s", "3000", "-n", "300"],
+         lat([3000], 300), False),
+        ("send_bw -R", perf, ["send_bw", "-R"], ["send_bw", "-R", "-s", "1024", "-n", "2000", "-r", "64"],
+         bw([1024], 2000), True),
+        ("read_bw -R", perf, ["read_bw", "-R"], ["read_bw", "-R", "-s", "8192", "-n", "500", "-t", "32"],
+         bw([8192], 500), True),
+        ("write_lat -R", perf, ["write_lat", "-R"], ["write_lat", "-R", "-s", "64", "-n", "500"],
+         lat([64], 500), True),
+        ("atomic_bw -R", perf, ["atomic_bw", "-R"], ["atomic_bw", "-R", "-n", "1000"], bw([8], 1000), True),
+    ]
+    if a.cm:
+        cases = cm_cases
     try:
         if not a.link:
             for t in ("read_bw",):
@@ -359,6 +392,10 @@ def main():
                     if not ok:
                         fail(name, f"expected one number, got {out.strip()[-300:]!r}")
             ok &= check_data(name, errs, check)
+            for who, e in zip(("server", "client"), errs):
+                if "did not complete the disconnect" in e:
+                    fail(name, f"{who}: the CM disconnect did not complete")
+                    ok = False
             if "--json" in cargs:
                 objs = [json.loads(x) for x in outs[1].splitlines() if x.startswith("{")]
                 if len(objs) != 1 or objs[0].get("iterations") != 1000 or objs[0].get("msg_rate", 0) <= 0:
@@ -377,9 +414,10 @@ def main():
                 print(f"ok - {name}", flush=True)
         eal = lambda k: ["--no-pci", "--no-huge", "-m", "256", "-l", "0",
                          f"--file-prefix=pfn{tag}x{k}", "--log-level=lib.eal:error", "--"]
-        expect("--help without EAL", ["--help"], 0, "write_bw write_lat")
-        expect("unknown test", eal(1) + ["bogus_bw"], 1, "unknown test 'bogus_bw'")
-        expect("-q 2 refused", eal(2) + ["write_bw", "-q", "2"], 1, "Number of QPs")
+        if not a.cm:
+            expect("--help without EAL", ["--help"], 0, "write_bw write_lat")
+            expect("unknown test", eal(1) + ["bogus_bw"], 1, "unknown test 'bogus_bw'")
+            expect("-q 2 refused", eal(2) + ["write_bw", "-q", "2"], 1, "Number of QPs")
     finally:
         if veth is not None:
             veth.close()

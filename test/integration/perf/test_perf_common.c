@@ -127,6 +127,12 @@ test_options(void **state)
 	assert_int_equal(parse(&o, NULL, "send_bw", "-D", "2", NULL),
 			 PERF_OPTS_RUN);
 	assert_int_equal(o.duration, 2);
+	assert_false(o.rdma_cm);
+	assert_int_equal(parse(&o, NULL, "read_lat", "-R", NULL), PERF_OPTS_RUN);
+	assert_true(o.rdma_cm);
+	assert_int_equal(parse(&o, NULL, "write_bw", "--rdma_cm", NULL),
+			 PERF_OPTS_RUN);
+	assert_true(o.rdma_cm);
 }
 
 static void
@@ -226,27 +232,80 @@ test_dest_roundtrip(void **state)
 	assert_int_equal(perf_params_parse(pmsg, &q), -EINVAL);
 }
 
+/* -R's key message: perftest's struct pingpong_dest, big endian */
+static void
+test_cm_key(void **state)
+{
+	static const uint8_t want[PERF_CM_MSG_SIZE] = {
+		0, 0, 0, 0, 0, 0, 0, 16, 0, 0xab, 0xcd, 0xef, 0, 0x12, 0x34,
+		0x56, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0,
+		0, 0, 0x7f, 0, 0x12, 0x34, 0x50, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 0, 3,
+		0, 0, 0, 7, 0, 0, 0, 0,
+	};
+	struct perf_dest d, r;
+	uint8_t msg[PERF_CM_MSG_SIZE];
+	struct perf_seq seq;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	memcpy(d.gid.raw, want + 32, 16);
+	d.out_reads = 16;
+	d.qpn = 0xabcdef;
+	d.psn = 0x123456;
+	d.rkey = 0xdeadbeef;
+	d.vaddr = 0x7f0012345000ull;
+	d.srqn = 7;
+	perf_cm_key_format(&d, msg);
+	assert_memory_equal(msg, want, sizeof(want));
+	assert_int_equal(perf_cm_key_parse(msg, &r), 0);
+	assert_memory_equal(&r, &d, sizeof(d));
+	/* a QPN wider than 24 bits did not come from a QP */
+	msg[8] = 1;
+	assert_int_equal(perf_cm_key_parse(msg, &r), -EINVAL);
+	/* -R: zeroed barriers before and after the test QP's connection;
+	 * it closes with the CM, not with "done" */
+	perf_sequence(PERF_WRITE, PERF_BW, 1, &seq);
+	assert_int_equal(seq.cm_sync_before, 1);
+	assert_int_equal(seq.cm_sync_after, 1);
+	assert_int_equal(seq.pre_handshakes, 2);
+	assert_int_equal(seq.reports, 1);
+	assert_int_equal(seq.handshakes_after, 1);
+	assert_int_equal(seq.done, 0);
+	perf_sequence(PERF_WRITE, PERF_BW, 0, &seq);
+	assert_int_equal(seq.cm_sync_before, 0);
+	assert_int_equal(seq.cm_sync_after, 0);
+	assert_int_equal(seq.done, 1);
+	perf_sequence(PERF_READ, PERF_LAT, 1, &seq);
+	assert_int_equal(seq.pre_handshakes, 3);
+	assert_int_equal(seq.handshakes_after, 1);
+	assert_int_equal(seq.done, 0);
+}
+
 static void
 test_messages(void **state)
 {
+	struct perf_chan ch[2];
 	int sv[2];
 	uint64_t v = 0;
 
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_false(perf_msg_ready(sv[1]));
-	assert_int_equal(perf_send_msg(sv[0], "END ", 0x0102030405060708ull),
+	perf_chan_tcp(&ch[0], sv[0]);
+	perf_chan_tcp(&ch[1], sv[1]);
+	assert_false(perf_msg_ready(&ch[1]));
+	assert_int_equal(perf_send_msg(&ch[0], "END ", 0x0102030405060708ull),
 			 0);
-	assert_true(perf_msg_ready(sv[1]));
-	assert_int_equal(perf_recv_msg(sv[1], "END ", &v), 0);
+	assert_true(perf_msg_ready(&ch[1]));
+	assert_int_equal(perf_recv_msg(&ch[1], "END ", &v), 0);
 	assert_int_equal(v, 0x0102030405060708ull);
-	assert_int_equal(perf_send_msg(sv[1], "SYNC", 0), 0);
-	assert_int_equal(perf_barrier(sv[0]), 0);
-	assert_int_equal(perf_recv_msg(sv[1], "SYNC", NULL), 0);
-	assert_int_equal(perf_send_msg(sv[0], "VERI", 1), 0);
-	assert_int_equal(perf_recv_msg(sv[1], "END ", &v), -EPROTO);
+	assert_int_equal(perf_send_msg(&ch[1], "SYNC", 0), 0);
+	assert_int_equal(perf_barrier(&ch[0]), 0);
+	assert_int_equal(perf_recv_msg(&ch[1], "SYNC", NULL), 0);
+	assert_int_equal(perf_send_msg(&ch[0], "VERI", 1), 0);
+	assert_int_equal(perf_recv_msg(&ch[1], "END ", &v), -EPROTO);
 	close(sv[0]);
-	assert_int_equal(perf_recv_msg(sv[1], "END ", &v), -ECONNRESET);
+	assert_int_equal(perf_recv_msg(&ch[1], "END ", &v), -ECONNRESET);
 	close(sv[1]);
 }
 
@@ -434,6 +493,7 @@ main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_wants_help),
 		cmocka_unit_test(test_dest_roundtrip),
+		cmocka_unit_test(test_cm_key),
 		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_tables),

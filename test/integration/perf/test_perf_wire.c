@@ -206,7 +206,7 @@ walk(const struct recorded *r)
 	int side, i;
 
 	load(r->file, &t);
-	perf_sequence(r->verb, r->tst, &seq);
+	perf_sequence(r->verb, r->tst, 0, &seq);
 	for (side = 0; side < 2; side++) {
 		struct stream *s = &t.dir[side];
 		uint8_t ip_last = side == 0 ? 12 : 11;	/* client .12 */
