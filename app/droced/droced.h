@@ -2,7 +2,8 @@
 /*
  * droced: the memory-owner daemon (README.md).  droced_main.c: options,
  * the socket, the loop, --ctl; droced_apps.c: the applications, their
- * handle tables, the requests and the reclaim of a dead application.
+ * handle tables, the requests and the reclaim of a dead application;
+ * droced_files.c: the files a daemon's EAL leaves.
  */
 #ifndef DROCED_H
 #define DROCED_H
@@ -26,5 +27,12 @@ int droced_app_fd(const struct droced_app *app);
 
 /* The daemon's device and EAL prefix (set once, before any application). */
 void droced_apps_init(struct droce_context *ctx, const char *prefix);
+
+/*
+ * droced_files.c: remove the hugepage files and runtime directories of
+ * dead droced-<pid> prefixes (at start), of ours (after EAL's clean-up).
+ */
+void droced_sweep_dead(void);
+void droced_remove_own(const char *prefix);
 
 #endif /* DROCED_H */

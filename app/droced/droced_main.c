@@ -224,6 +224,7 @@ main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "list") == 0)
 		return ctl_list(argv[2]);
 	unsetenv("DROCE_DAEMON");	/* droced is the daemon, not its client */
+	droced_sweep_dead();
 	args = eal_args(argc, argv, &nargs, prefix, sizeof(prefix));
 	if (args == NULL)
 		return 1;
@@ -255,6 +256,7 @@ main(int argc, char **argv)
 	unlink(path);
 	droce_close_device(ctx);
 	droce_cleanup();
+	droced_remove_own(prefix);
 	free(args);
 	return 0;
 }

@@ -131,9 +131,8 @@ sweep_dir(const char *dir, time_t now)
 	(void)rmdir(dir);
 }
 
-/* EAL's runtime base: /var/run/dpdk as root, else XDG_RUNTIME_DIR or /tmp. */
-static int
-runtime_base(char *buf, size_t len)
+int
+device_runtime_base(char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	int n;
@@ -153,7 +152,7 @@ device_sweep_runtime_dirs(void)
 	struct dirent *d;
 	DIR *dp;
 
-	if (runtime_base(base, sizeof(base)) != 0 || (dp = opendir(base)) == NULL)
+	if (device_runtime_base(base, sizeof(base)) != 0 || (dp = opendir(base)) == NULL)
 		return;
 	while ((d = readdir(dp)) != NULL) {
 		if (d->d_name[0] == '.' ||

@@ -109,6 +109,9 @@ int device_eal_init(int argc, char **argv);
 /* rte_eal_init with n options added after argv[0] (the same contract). */
 int device_eal_init_with(int argc, char **argv, const char *const *opts, int n);
 void device_sweep_runtime_dirs(void);
+/* EAL's runtime base: /var/run/dpdk as root, else XDG_RUNTIME_DIR or /tmp
+ * (+ /dpdk); 0 or -ENAMETOOLONG. */
+int device_runtime_base(char *buf, size_t len);
 
 /*
  * device_daemon.c: daemon mode.  The socket path (--droce-daemon=, the

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Applications on droced (app/droced), over net_memif to an in-process
+peer (daemon_app peer), each case with its own droced, peer and tmp dir:
+
+  traffic        two applications at once, each WRITE / READ back / SEND-echo
+                 rounds with bytes compared; droced --ctl list shows each
+                 with exactly its objects while they run, none after
+  forge          B names A's PD, CQ, QP, MR, buffer and lkey (daemon_app
+                 forge checks each exact refusal); A's traffic goes on
+  crash          the peer WRITEs and READs A's buffer in a loop (READs
+                 checked against a shadow); A is SIGKILLed; the peer's first
+                 failed completion must be REM_ACCESS_ERR within BOUND_MS of
+                 the kill, nothing succeeds after it, droced reaps A to the
+                 baseline (list and its log line)
+  kill_in_verb   an application creating and destroying objects in a loop
+                 is SIGKILLed KILLS times; droced reaps it and serves B
+  daemon_killed  droced is SIGKILLed under two idle applications: their
+                 next control verbs fail with ENOTCONN, posting and polling
+                 do not crash (post 0: room in the ring, poll 0); the next
+                 droced removes the dead one's hugepage files and runtime
+                 directory
+
+Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
+started are killed (by their Popen handle).  Needs hugepages: DPDK
+multi-process cannot run with --no-huge (exit 77 when DROCE_NO_HUGE=1).
+"""
+import glob
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+RETRY_MS = 4.096e-3 * 2 ** 17	# the peer QP's local ACK timeout (timeout=17)
+BOUND_MS = 100			# the crash's first failure after the kill
+KILLS = 3
+GIDS = ("198.18.20.1/24", "198.18.20.2/24")
+
+
+class Proc:
+    """A child whose output lines are collected by a thread."""
+
+    def __init__(self, name, argv, stdin=None):
+        self.name = name
+        self.lines = []
+        self.cv = threading.Condition()
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  stdin=stdin, text=True, bufsize=1)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cv:
+                self.lines.append(line.rstrip("\n"))
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def wait_line(self, pattern, timeout=30):
+        rx = re.compile(pattern)
+        end = time.monotonic() + timeout
+        with self.cv:
+            i = 0
+            while True:
+                while i < len(self.lines):
+                    m = rx.search(self.lines[i])
+                    i += 1
+                    if m:
+                        return m
+                left = end - time.monotonic()
+                if left <= 0 or (self.p.poll() is not None and i == len(self.lines)):
+                    fail(f"{self.name}: no line /{pattern}/ (exit {self.p.poll()})",
+                         self)
+                self.cv.wait(min(left, 0.2))
+
+    def wait(self, timeout=60):
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            fail(f"{self.name}: still running after {timeout} s", self)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+    def output(self):
+        with self.cv:
+            return "\n".join(self.lines)
+
+
+def fail(msg, proc=None):
+    if proc is not None:
+        print(f"--- {proc.name}:\n{proc.output()}")
+    raise SystemExit(f"FAIL: {msg}")
+
+
+class Setup:
+    def __init__(self, droced, app):
+        self.droced_bin, self.app = droced, app
+        self.tmp = tempfile.mkdtemp(prefix="droce-dmn-")
+        self.sock = f"{self.tmp}/d.sock"
+        self.peer_sock = f"{self.tmp}/peer.sock"
+        self.procs = []
+        self.droced = None
+        self.prefix = None
+
+    def start_droced(self):
+        memif = f"net_memif0,role=server,socket={self.tmp}/memif.sock,socket-abstract=no"
+        self.droced = self.spawn("droced", [self.droced_bin, "-l", "0,1", "--no-pci",
+                                            f"--vdev={memif}", "--",
+                                            f"--droce-ipv4={GIDS[0]}",
+                                            "--droce-transport-lcores=1",
+                                            f"--socket={self.sock}"])
+        self.prefix = self.droced.wait_line(r"droced: ready on .*, EAL file prefix (\S+)").group(1)
+
+    def start(self):
+        self.start_droced()
+        memif = f"net_memif0,role=client,socket={self.tmp}/memif.sock,socket-abstract=no"
+        self.peer = self.spawn("peer", [self.app, "-l", "0", "--no-pci", f"--vdev={memif}",
+                                        "--", f"--droce-ipv4={GIDS[1]}", "peer",
+                                        self.peer_sock])
+        self.peer.wait_line(r"^peer: ready")
+
+    def spawn(self, name, argv, stdin=None):
+        p = Proc(name, argv, stdin)
+        self.procs.append(p)
+        return p
+
+    def app_proc(self, name, *args, stdin=None):
+        return self.spawn(name, [self.app, "-l", "0", "--no-pci", "--",
+                                 f"--droce-daemon={self.sock}", *args], stdin)
+
+    def apps(self):
+        """droced --ctl list: {pid: (pd, mr, cq, qp, buf, buf_bytes)}."""
+        out = subprocess.run([self.droced_bin, "--ctl", self.sock, "list"], text=True,
+                             capture_output=True, timeout=10)
+        if out.returncode != 0:
+            fail(f"droced --ctl list: {out.stderr}")
+        n = int(re.search(r"applications: (\d+)", out.stdout).group(1))
+        rows = {}
+        for m in re.finditer(r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) "
+                             r"buf_bytes (\d+)", out.stdout):
+            rows[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
+        if len(rows) != n:
+            fail(f"droced --ctl list: {out.stdout}")
+        return rows
+
+    def wait_apps(self, want, timeout=10):
+        end = time.monotonic() + timeout
+        while True:
+            got = self.apps()
+            if got == want or time.monotonic() > end:
+                return got
+            time.sleep(0.05)
+
+    def expect_apps(self, want, what):
+        got = self.wait_apps(want)
+        print(f"{what}: droced --ctl list: {got}")
+        if got != want:
+            fail(f"{what}: applications {got}, expected {want}", self.droced)
+
+    def cleanup(self):
+        for p in reversed(self.procs):
+            if p.p.poll() is None:
+                p.p.kill() if p.name not in ("droced", "peer") else p.stop()
+                p.p.wait()
+        remove_leftovers(self.prefix)
+        for f in glob.glob(f"{self.tmp}/*"):
+            os.unlink(f)
+        os.rmdir(self.tmp)
+
+
+def hugepage_files(prefix):
+    files = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "hugetlbfs":
+                files += glob.glob(f"{mnt}/{prefix}map_*")
+    return files
+
+
+def runtime_dir(prefix):
+    return f"/var/run/dpdk/{prefix}" if os.getuid() == 0 else None
+
+
+def remove_leftovers(prefix):
+    """What a droced killed by this script left (none after a clean exit)."""
+    if prefix is None:
+        return
+    for f in hugepage_files(prefix):
+        os.unlink(f)
+    d = runtime_dir(prefix)
+    if d and os.path.isdir(d):
+        for f in os.listdir(d):
+            os.unlink(f"{d}/{f}")
+        os.rmdir(d)
+
+
+OBJS_64K = (1, 1, 1, 1, 1, 65536)	# pd mr cq qp buf buf_bytes of a daemon_app
+
+
+def case_traffic(s):
+    s.expect_apps({}, "baseline")
+    a = [s.app_proc(f"app{i}", "traffic", s.peer_sock, "500", f"{s.tmp}/h{i}",
+                    f"{s.tmp}/stop") for i in range(2)]
+    for i in range(2):
+        while not os.path.exists(f"{s.tmp}/h{i}"):
+            if a[i].p.poll() is not None:
+                fail("application died", a[i])
+            time.sleep(0.02)
+    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
+    open(f"{s.tmp}/stop", "w").close()
+    for p in a:
+        m = p.wait_line(r"traffic: (\d+) rounds ok", 120)
+        if p.wait() != 0:
+            fail("traffic failed", p)
+        print(f"{p.name}: {m.group(0)} (at once with the other)")
+    s.expect_apps({}, "after")
+
+
+def case_forge(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "traffic", s.peer_sock, "500", f"{s.tmp}/hA", f"{s.tmp}/stop")
+    while not os.path.exists(f"{s.tmp}/hA"):
+        if a.p.poll() is not None:
+            fail("A died", a)
+        time.sleep(0.02)
+    b = s.app_proc("B", "forge", s.peer_sock, f"{s.tmp}/hA")
+    rc = b.wait()
+    print(b.output())
+    if rc != 0:
+        fail(f"forge exited {rc}")
+    if a.p.poll() is not None:
+        fail("A died during the forgery", a)
+    open(f"{s.tmp}/stop", "w").close()
+    m = a.wait_line(r"traffic: (\d+) rounds ok", 120)
+    if a.wait() != 0:
+        fail("A's traffic failed", a)
+    print(f"A: {m.group(0)} (B's attempts during them)")
+    s.expect_apps({}, "after")
+
+
+def case_crash(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "target", s.peer_sock, "65536")
+    a.wait_line(r"^target: ready")
+    s.peer.wait_line(r"^peer: hammer running")
+    s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
+    t_kill = time.clock_gettime(time.CLOCK_MONOTONIC)
+    a.p.kill()
+    m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
+    after_ms = int(m.group(3)) / 1000 - t_kill * 1000
+    print(f"crash: the peer's first failure: {m.group(1)}, {after_ms:.2f} ms after the "
+          f"SIGKILL (one retry timeout: {RETRY_MS:.1f} ms), after {m.group(4)} good "
+          f"WRITE+READ rounds")
+    if m.group(1) != "remote access error":
+        fail(f"first failure {m.group(1)}, expected remote access error", s.peer)
+    if not 0 <= after_ms < BOUND_MS:
+        fail(f"first failure {after_ms:.2f} ms after the kill (bound {BOUND_MS} ms)")
+    n = s.peer.wait_line(r"peer: successes after the failure: (\d+)")
+    print(f"crash: {n.group(0)}")
+    if n.group(1) != "0":
+        fail("a WRITE or READ succeeded after the revocation")
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*)")
+    print(f"crash: droced: {r.group(0)}")
+    if not re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed, "
+                        r"0 objects left", r.group(1)):
+        fail("droced's reclaim", s.droced)
+    s.expect_apps({}, "after the kill")
+
+
+def case_kill_in_verb(s):
+    s.expect_apps({}, "baseline")
+    rnd = random.Random(os.getpid())
+    for k in range(KILLS):
+        c = s.app_proc(f"churn{k}", "churn")
+        c.wait_line(r"^churn: running")
+        delay = rnd.uniform(0.05, 0.3)
+        time.sleep(delay)
+        c.p.kill()
+        r = s.droced.wait_line(rf"droced: pid {c.p.pid} gone: (.*)")
+        print(f"kill_in_verb: killed {delay * 1000:.0f} ms into its create/destroy loop; "
+              f"{r.group(0)}")
+        if not r.group(1).endswith(" 0 objects left"):
+            fail("objects left behind", s.droced)
+        if s.droced.p.poll() is not None:
+            fail("droced died", s.droced)
+        s.expect_apps({}, f"after kill {k + 1}")
+    b = s.app_proc("B", "traffic", s.peer_sock, "200")
+    m = b.wait_line(r"traffic: 200 rounds ok", 60)
+    if b.wait() != 0:
+        fail("B failed", b)
+    print(f"B: {m.group(0)}")
+    s.expect_apps({}, "after B")
+
+
+def case_daemon_killed(s):
+    a = [s.app_proc(f"app{i}", "idle", s.peer_sock, stdin=subprocess.PIPE)
+         for i in range(2)]
+    for p in a:
+        p.wait_line(r"^idle: ready")
+    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both ready")
+    s.droced.p.kill()
+    s.droced.p.wait()
+    for p in a:
+        p.p.stdin.write("go\n")
+        p.p.stdin.flush()
+    for p in a:
+        m = p.wait_line(r"idle: post_send (.*)")
+        rc = p.wait()
+        print(f"{p.name} after the daemon's SIGKILL: {m.group(0)} (exit {rc})")
+        want = ("0, poll_cq 0, alloc_pd Transport endpoint is not connected, create_cq "
+                "Transport endpoint is not connected, destroy_qp Transport endpoint is "
+                "not connected")
+        if m.group(1) != want or rc != 0:
+            fail(f"expected: idle: post_send {want}", p)
+    dead = s.prefix
+    left = hugepage_files(dead)
+    print(f"daemon_killed: the killed droced left {len(left)} hugepage files")
+    os.unlink(f"{s.tmp}/memif.sock")	# net_memif's server socket, not droced's
+    s.start_droced()
+    gone = not hugepage_files(dead) and not (runtime_dir(dead) and
+                                             os.path.exists(runtime_dir(dead)))
+    print(f"daemon_killed: the next droced removed them and its runtime directory: {gone}")
+    if not gone:
+        remove_leftovers(dead)
+        fail("the next droced left the dead one's files")
+    s.expect_apps({}, "the next droced")
+
+
+CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
+         "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed}
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
+        raise SystemExit(__doc__)
+    if os.environ.get("DROCE_NO_HUGE") == "1":
+        print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
+        return 77
+    s = Setup(sys.argv[2], sys.argv[3])
+    try:
+        s.start()
+        CASES[sys.argv[1]](s)
+    finally:
+        s.cleanup()
+    print(f"daemon {sys.argv[1]}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
