@@ -532,8 +532,8 @@ droced_app_reap(struct droced_app *a)
 	}
 	if (a->hello)
 		printf("droced: pid %d gone: %u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
-		       " buffer bytes freed, %u objects left\n", (int)a->pid, mr, t1 - t0,
-		       qp, bytes, a->nobj);
+		       " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)\n",
+		       (int)a->pid, mr, t1 - t0, qp, bytes, a->nobj, t0);
 	fflush(stdout);
 	close(a->fd);
 	for (struct droced_app **pp = &dmn.apps; *pp != NULL; pp = &(*pp)->next)

@@ -151,28 +151,53 @@ serve(int lfd, struct droce_context *ctx)
 		droced_app_reap(apps[--napps]);
 }
 
-/* EAL's arguments with --proc-type=primary and a file prefix of our own. */
+/*
+ * Where the shared memory starts, unless --base-virtaddr is given: every
+ * application maps it at the same address, so it must be free in all of
+ * them.  EAL's default (4 GiB) is inside ASan's shadow, so under ASan the
+ * primary got whatever mmap chose, near the libraries, which an
+ * application's own mappings then overlapped now and then ("Cannot
+ * reserve ... at requested address").  32 TiB is above ASan's shadow and
+ * far below its allocator, the libraries and the stacks.
+ */
+#define DROCED_BASE_VIRTADDR "--base-virtaddr=0x200000000000"
+
+static bool
+has_eal_opt(int argc, char **argv, const char *opt, const char **value)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=') {
+			*value = argv[i] + n + 1;
+			return true;
+		}
+	return false;
+}
+
+/* EAL's arguments with --proc-type=primary, a file prefix of our own and
+ * the base address. */
 static char **
 eal_args(int argc, char **argv, int *nargc, char *prefix, size_t len)
 {
 	static char prefix_opt[DMN_PREFIX_LEN + 16];
-	char **v = calloc((size_t)argc + 3, sizeof(*v));
-	bool given = false;
+	char **v = calloc((size_t)argc + 4, sizeof(*v));
+	const char *given;
 	int j = 0;
 
 	if (v == NULL)
 		return NULL;
-	snprintf(prefix, len, "droced-%d", (int)getpid());
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strncmp(argv[i], "--file-prefix=", 14) == 0) {
-			snprintf(prefix, len, "%s", argv[i] + 14);
-			given = true;
-		}
+	if (has_eal_opt(argc, argv, "--file-prefix", &given))
+		snprintf(prefix, len, "%s", given);
+	else
+		snprintf(prefix, len, "droced-%d", (int)getpid());
 	snprintf(prefix_opt, sizeof(prefix_opt), "--file-prefix=%s", prefix);
 	v[j++] = argv[0];
 	v[j++] = "--proc-type=primary";	/* shared: the applications join it */
-	if (!given)
+	if (!has_eal_opt(argc, argv, "--file-prefix", &given))
 		v[j++] = prefix_opt;
+	if (!has_eal_opt(argc, argv, "--base-virtaddr", &given))
+		v[j++] = DROCED_BASE_VIRTADDR;
 	for (int i = 1; i < argc; i++)
 		v[j++] = argv[i];
 	*nargc = j;

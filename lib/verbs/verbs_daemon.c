@@ -81,12 +81,6 @@ verbs_daemon_connect(const char *path, char *prefix, size_t len)
 	return 0;
 }
 
-bool
-verbs_daemon_connected(void)
-{
-	return daemon_conn.owner != NULL;
-}
-
 struct droce_context *
 verbs_daemon_open(struct droce_device *device)
 {

@@ -124,7 +124,6 @@ struct verbs_daemon {
  * ENOTCONN, as does every later one.
  */
 int verbs_daemon_connect(const char *path, char *prefix, size_t len);
-bool verbs_daemon_connected(void);
 /* A context on the daemon's device: NULL with errno. */
 struct droce_context *verbs_daemon_open(struct droce_device *device);
 int verbs_daemon_close(struct droce_context *ctx);

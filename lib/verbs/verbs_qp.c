@@ -184,11 +184,13 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 	struct droce_cq *pub;
 	struct tp_cq *cq;
 
-	if (context != NULL && context->daemon != NULL && comp_vector == 0)
+	if (context != NULL && context->daemon != NULL && comp_vector == 0 &&
+	    (channel == NULL || channel->context == context))
 		return verbs_dmn_create_cq(context, cqe, cq_context, channel);
-	if (context == NULL || context->tp == NULL ||
+	if (context == NULL || context->tp == NULL || context->daemon != NULL ||
 	    (channel != NULL && channel->context != context) || comp_vector != 0) {
-		errno = context != NULL && context->tp == NULL ? ENODEV : EINVAL;
+		errno = context != NULL && context->tp == NULL && context->daemon == NULL ?
+			ENODEV : EINVAL;
 		return NULL;
 	}
 	{
@@ -331,6 +333,10 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	if (ctx->daemon != NULL && init->send_cq->context == ctx &&
 	    init->recv_cq->context == ctx)
 		return verbs_dmn_create_qp(pd, init);
+	if (ctx->daemon != NULL) {
+		errno = EINVAL;		/* a CQ of another context */
+		return NULL;
+	}
 	if (ctx->tp == NULL || init->send_cq->context != ctx ||
 	    init->recv_cq->context != ctx ||
 	    (init->srq != NULL && init->srq->context != ctx)) {

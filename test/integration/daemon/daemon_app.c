@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -213,11 +214,14 @@ wait_wc(struct end *e)
 	struct droce_wc wc;
 	int n;
 
-	while ((n = droce_poll_cq(e->cq, 1, &wc)) == 0)
+	/* yielding: the peer and droced's engine share this machine's 2 cores */
+	while ((n = droce_poll_cq(e->cq, 1, &wc)) == 0) {
 		if (now_us() - t0 > 5000000) {
 			fprintf(stderr, "daemon_app: no completion within 5 s\n");
 			exit(2);
 		}
+		sched_yield();
+	}
 	if (n < 0)
 		die("poll_cq");
 	return wc;
@@ -399,6 +403,7 @@ run_peer(struct droce_context *ctx, const char *path)
 			}
 		}
 		droce_progress(ctx);
+		sched_yield();	/* as wait_wc */
 	}
 	for (int i = 0; i < PEER_MAX; i++)
 		if (ss[i].e.qp != NULL)

@@ -10,8 +10,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  forge checks each exact refusal); A's traffic goes on
   crash          the peer WRITEs and READs A's buffer in a loop (READs
                  checked against a shadow); A is SIGKILLed; the peer's first
-                 failed completion must be REM_ACCESS_ERR within BOUND_MS of
-                 the kill, nothing succeeds after it, droced reaps A to the
+                 failed completion must be REM_ACCESS_ERR, within BOUND_MS
+                 of droced's seeing the EOF and within one retry timeout of
+                 the kill (the EOF comes after the kernel tore the process
+                 down); nothing succeeds after it; droced reaps A to the
                  baseline (list and its log line)
   kill_in_verb   an application creating and destroying objects in a loop
                  is SIGKILLed KILLS times; droced reaps it and serves B
@@ -37,7 +39,7 @@ import threading
 import time
 
 RETRY_MS = 4.096e-3 * 2 ** 17	# the peer QP's local ACK timeout (timeout=17)
-BOUND_MS = 100			# the crash's first failure after the kill
+BOUND_MS = 100			# the crash's first failure after droced saw the EOF
 KILLS = 3
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
 
@@ -207,18 +209,24 @@ def remove_leftovers(prefix):
         os.rmdir(d)
 
 
+def wait_file(path, proc, timeout=30):
+    """The handle file an application writes once it is set up."""
+    end = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if proc.p.poll() is not None or time.monotonic() > end:
+            fail(f"{proc.name}: no {path}", proc)
+        time.sleep(0.02)
+
+
 OBJS_64K = (1, 1, 1, 1, 1, 65536)	# pd mr cq qp buf buf_bytes of a daemon_app
 
 
 def case_traffic(s):
     s.expect_apps({}, "baseline")
-    a = [s.app_proc(f"app{i}", "traffic", s.peer_sock, "500", f"{s.tmp}/h{i}",
+    a = [s.app_proc(f"app{i}", "traffic", s.peer_sock, "200", f"{s.tmp}/h{i}",
                     f"{s.tmp}/stop") for i in range(2)]
     for i in range(2):
-        while not os.path.exists(f"{s.tmp}/h{i}"):
-            if a[i].p.poll() is not None:
-                fail("application died", a[i])
-            time.sleep(0.02)
+        wait_file(f"{s.tmp}/h{i}", a[i])
     s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
     open(f"{s.tmp}/stop", "w").close()
     for p in a:
@@ -231,11 +239,8 @@ def case_traffic(s):
 
 def case_forge(s):
     s.expect_apps({}, "baseline")
-    a = s.app_proc("A", "traffic", s.peer_sock, "500", f"{s.tmp}/hA", f"{s.tmp}/stop")
-    while not os.path.exists(f"{s.tmp}/hA"):
-        if a.p.poll() is not None:
-            fail("A died", a)
-        time.sleep(0.02)
+    a = s.app_proc("A", "traffic", s.peer_sock, "200", f"{s.tmp}/hA", f"{s.tmp}/stop")
+    wait_file(f"{s.tmp}/hA", a)
     b = s.app_proc("B", "forge", s.peer_sock, f"{s.tmp}/hA")
     rc = b.wait()
     print(b.output())
@@ -257,23 +262,29 @@ def case_crash(s):
     a.wait_line(r"^target: ready")
     s.peer.wait_line(r"^peer: hammer running")
     s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
-    t_kill = time.clock_gettime(time.CLOCK_MONOTONIC)
+    t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
     a.p.kill()
     m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
-    after_ms = int(m.group(3)) / 1000 - t_kill * 1000
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at (\d+) us\)")
+    t_fail, t_seen = int(m.group(3)) / 1000, int(r.group(2)) / 1000
+    after_ms = t_fail - t_kill
     print(f"crash: the peer's first failure: {m.group(1)}, {after_ms:.2f} ms after the "
-          f"SIGKILL (one retry timeout: {RETRY_MS:.1f} ms), after {m.group(4)} good "
-          f"WRITE+READ rounds")
+          f"SIGKILL (the peer's retry timeout: {RETRY_MS:.1f} ms), after {m.group(4)} good "
+          f"WRITE+READ rounds; droced saw the EOF {t_seen - t_kill:.2f} ms after the kill "
+          f"(the kernel's exit of the process), the failure came "
+          f"{t_fail - t_seen:.2f} ms after that")
+    print(f"crash: droced: {r.group(0)}")
+    print(f"lifetime: daemon REM_ACCESS_ERR {after_ms:.1f}" if m.group(1) ==
+          "remote access error" else f"lifetime: daemon {m.group(1)} {after_ms:.1f}")
     if m.group(1) != "remote access error":
         fail(f"first failure {m.group(1)}, expected remote access error", s.peer)
-    if not 0 <= after_ms < BOUND_MS:
-        fail(f"first failure {after_ms:.2f} ms after the kill (bound {BOUND_MS} ms)")
+    if not 0 <= t_fail - t_seen < BOUND_MS or not after_ms < RETRY_MS:
+        fail(f"first failure {t_fail - t_seen:.2f} ms after droced saw the death (bound "
+             f"{BOUND_MS} ms), {after_ms:.2f} ms after the kill (bound {RETRY_MS:.0f} ms)")
     n = s.peer.wait_line(r"peer: successes after the failure: (\d+)")
     print(f"crash: {n.group(0)}")
     if n.group(1) != "0":
         fail("a WRITE or READ succeeded after the revocation")
-    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*)")
-    print(f"crash: droced: {r.group(0)}")
     if not re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed, "
                         r"0 objects left", r.group(1)):
         fail("droced's reclaim", s.droced)
@@ -292,7 +303,7 @@ def case_kill_in_verb(s):
         r = s.droced.wait_line(rf"droced: pid {c.p.pid} gone: (.*)")
         print(f"kill_in_verb: killed {delay * 1000:.0f} ms into its create/destroy loop; "
               f"{r.group(0)}")
-        if not r.group(1).endswith(" 0 objects left"):
+        if " 0 objects left " not in r.group(1):
             fail("objects left behind", s.droced)
         if s.droced.p.poll() is not None:
             fail("droced died", s.droced)
@@ -349,6 +360,9 @@ def main():
     if os.environ.get("DROCE_NO_HUGE") == "1":
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    os.environ["LSAN_OPTIONS"] = ":".join(
+        x for x in (os.environ.get("LSAN_OPTIONS"), f"suppressions={supp}") if x)
     s = Setup(sys.argv[2], sys.argv[3])
     try:
         s.start()
