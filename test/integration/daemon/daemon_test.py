@@ -3,9 +3,11 @@
 """Applications on droced (app/droced), over net_memif to an in-process
 peer (daemon_app peer), each case with its own droced, peer and tmp dir:
 
-  traffic        two applications at once, each WRITE / READ back / SEND-echo
-                 rounds with bytes compared; droced --ctl list shows each
-                 with exactly its objects while they run, none after
+  traffic        two applications at once (one given the daemon by
+                 DROCE_DAEMON, one by its INI file's [droce] daemon =), each
+                 WRITE / READ back / SEND-echo rounds with bytes compared;
+                 droced --ctl list shows each with exactly its objects while
+                 they run, none after
   forge          B names A's PD, CQ, QP, MR, buffer and lkey (daemon_app
                  forge checks each exact refusal); A's traffic goes on
   crash          the peer WRITEs and READs A's buffer in a loop (READs
@@ -138,9 +140,22 @@ class Setup:
         self.procs.append(p)
         return p
 
-    def app_proc(self, name, *args, stdin=None):
-        return self.spawn(name, [self.app, "-l", "0", "--no-pci", "--",
-                                 f"--droce-daemon={self.sock}", *args], stdin)
+    def app_proc(self, name, *args, stdin=None, select="option"):
+        """An application on droced, selected by --droce-daemon (option),
+        DROCE_DAEMON (env) or the [droce] section of --droce-config (ini)."""
+        opts = [f"--droce-daemon={self.sock}"]
+        if select == "env":
+            os.environ["DROCE_DAEMON"] = self.sock
+            opts = []
+        elif select == "ini":
+            with open(f"{self.tmp}/droce.ini", "w") as f:
+                f.write(f"[droce]\ndaemon = {self.sock}\n")
+            opts = [f"--droce-config={self.tmp}/droce.ini"]
+        try:
+            return self.spawn(name, [self.app, "-l", "0", "--no-pci", "--", *opts, *args],
+                              stdin)
+        finally:
+            os.environ.pop("DROCE_DAEMON", None)
 
     def apps(self):
         """droced --ctl list: {pid: (pd, mr, cq, qp, buf, buf_bytes)}."""
@@ -223,8 +238,9 @@ OBJS_64K = (1, 1, 1, 1, 1, 65536)	# pd mr cq qp buf buf_bytes of a daemon_app
 
 def case_traffic(s):
     s.expect_apps({}, "baseline")
+    # the two other ways to name the daemon (the rest of the cases: the option)
     a = [s.app_proc(f"app{i}", "traffic", s.peer_sock, "200", f"{s.tmp}/h{i}",
-                    f"{s.tmp}/stop") for i in range(2)]
+                    f"{s.tmp}/stop", select=how) for i, how in enumerate(("env", "ini"))]
     for i in range(2):
         wait_file(f"{s.tmp}/h{i}", a[i])
     s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
