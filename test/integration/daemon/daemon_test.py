@@ -236,6 +236,17 @@ def wait_file(path, proc, timeout=30):
 OBJS_64K = (1, 1, 1, 1, 1, 65536)	# pd mr cq qp buf buf_bytes of a daemon_app
 
 
+def finish_traffic(s, procs, note):
+    """Stop traffic applications (their last rounds, checked) and reap them."""
+    open(f"{s.tmp}/stop", "w").close()
+    for p in procs:
+        m = p.wait_line(r"traffic: (\d+) rounds ok", 120)
+        if p.wait() != 0:
+            fail("traffic failed", p)
+        print(f"{p.name}: {m.group(0)} ({note})")
+    s.expect_apps({}, "after")
+
+
 def case_traffic(s):
     s.expect_apps({}, "baseline")
     # the two other ways to name the daemon (the rest of the cases: the option)
@@ -244,13 +255,7 @@ def case_traffic(s):
     for i in range(2):
         wait_file(f"{s.tmp}/h{i}", a[i])
     s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
-    open(f"{s.tmp}/stop", "w").close()
-    for p in a:
-        m = p.wait_line(r"traffic: (\d+) rounds ok", 120)
-        if p.wait() != 0:
-            fail("traffic failed", p)
-        print(f"{p.name}: {m.group(0)} (at once with the other)")
-    s.expect_apps({}, "after")
+    finish_traffic(s, a, "at once with the other")
 
 
 def case_forge(s):
@@ -264,12 +269,7 @@ def case_forge(s):
         fail(f"forge exited {rc}")
     if a.p.poll() is not None:
         fail("A died during the forgery", a)
-    open(f"{s.tmp}/stop", "w").close()
-    m = a.wait_line(r"traffic: (\d+) rounds ok", 120)
-    if a.wait() != 0:
-        fail("A's traffic failed", a)
-    print(f"A: {m.group(0)} (B's attempts during them)")
-    s.expect_apps({}, "after")
+    finish_traffic(s, [a], "B's attempts during them")
 
 
 def case_crash(s):
