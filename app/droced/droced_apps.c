@@ -7,7 +7,8 @@
  * only cover the caller's own buffers (EFAULT).  The objects are the
  * daemon's, created with the droce_* verbs on its own context; a CQ's and
  * QP's cq_context / qp_context hold the owner id the application's data
- * path checks (verbs_daemon.h).
+ * path checks (verbs_daemon.h).  droced --ctl list and telemetry's
+ * /droced/apps show the tables' counts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <rte_malloc.h>
+#include <rte_telemetry.h>
 
 #include "droced.h"
 
@@ -53,12 +57,26 @@ static struct {
 	struct droced_app *apps;
 } dmn;
 
+/*
+ * What telemetry's thread reads (/droced/apps): a copy of on_list's
+ * answer, taken after every request and reap on the main thread.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct dmn_app_info apps[DMN_LIST_MAX];
+	int n;
+} tel = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int tel_apps(const char *cmd, const char *params, struct rte_tel_data *d);
+
 void
 droced_apps_init(struct droce_context *ctx, const char *prefix)
 {
 	dmn.ctx = ctx;
 	snprintf(dmn.prefix, sizeof(dmn.prefix), "%s", prefix);
 	dmn.next_owner = 1;
+	rte_telemetry_register_cmd("/droced/apps", tel_apps,
+				   "droced's applications: objects and buffer bytes by pid");
 }
 
 struct droced_app *
@@ -401,23 +419,68 @@ on_query_gid(struct droced_app *a, struct dmn_msg *m)
 	return droce_query_gid(dmn.ctx, 1, m->arg, &m->u.gid);
 }
 
-/* The applications that said HELLO (droced --ctl PATH list). */
+/* The applications that said HELLO (at most DMN_LIST_MAX): how many. */
 static int
-on_list(struct droced_app *a, struct dmn_msg *m)
+list_apps(struct dmn_app_info *out)
 {
 	int n = 0;
 
-	(void)a;
 	for (struct droced_app *p = dmn.apps; p != NULL && n < DMN_LIST_MAX; p = p->next) {
 		if (!p->hello)
 			continue;
-		m->u.apps[n++] = (struct dmn_app_info){
+		out[n++] = (struct dmn_app_info){
 			.pid = p->pid, .pd = p->count[OBJ_PD], .mr = p->count[OBJ_MR],
 			.cq = p->count[OBJ_CQ], .qp = p->count[OBJ_QP],
 			.buf = p->count[OBJ_BUF], .buf_bytes = p->buf_bytes,
 		};
 	}
-	m->arg = n;
+	return n;
+}
+
+/* droced --ctl PATH list */
+static int
+on_list(struct droced_app *a, struct dmn_msg *m)
+{
+	(void)a;
+	m->arg = list_apps(m->u.apps);
+	return 0;
+}
+
+static void
+tel_snapshot(void)
+{
+	pthread_mutex_lock(&tel.lock);
+	tel.n = list_apps(tel.apps);
+	pthread_mutex_unlock(&tel.lock);
+}
+
+/* /droced/apps: {"<pid>": {"pd": n, "mr": n, "cq": n, "qp": n, "buf": n,
+ * "buf_bytes": n}, ...} */
+static int
+tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&tel.lock);
+	for (int i = 0; i < tel.n; i++) {
+		const struct dmn_app_info *p = &tel.apps[i];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		char pid[16];
+
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "pd", p->pd);
+		rte_tel_data_add_dict_u64(c, "mr", p->mr);
+		rte_tel_data_add_dict_u64(c, "cq", p->cq);
+		rte_tel_data_add_dict_u64(c, "qp", p->qp);
+		rte_tel_data_add_dict_u64(c, "buf", p->buf);
+		rte_tel_data_add_dict_u64(c, "buf_bytes", p->buf_bytes);
+		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
+		rte_tel_data_add_dict_container(d, pid, c, 0);
+	}
+	pthread_mutex_unlock(&tel.lock);
 	return 0;
 }
 
@@ -456,6 +519,7 @@ droced_app_serve(struct droced_app *a)
 		m.err = EPROTO;
 	else
 		m.err = handlers[m.type](a, &m);
+	tel_snapshot();
 	/* the object is in the table already: a caller dead by now is reaped */
 	return send(a->fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m);
 }
@@ -543,4 +607,5 @@ droced_app_reap(struct droced_app *a)
 		}
 	free(a->obj);
 	free(a);
+	tel_snapshot();
 }

@@ -7,7 +7,8 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  DROCE_DAEMON, one by its INI file's [droce] daemon =), each
                  WRITE / READ back / SEND-echo rounds with bytes compared;
                  droced --ctl list shows each with exactly its objects while
-                 they run, none after
+                 they run, none after (every case checks telemetry's
+                 /droced/apps against the list)
   forge          B names A's PD, CQ, QP, MR, buffer and lkey (daemon_app
                  forge checks each exact refusal); A's traffic goes on
   crash          the peer WRITEs and READs A's buffer in a loop (READs
@@ -30,10 +31,12 @@ started are killed (by their Popen handle).  Needs hugepages: DPDK
 multi-process cannot run with --no-huge (exit 77 when DROCE_NO_HUGE=1).
 """
 import glob
+import json
 import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -180,11 +183,24 @@ class Setup:
                 return got
             time.sleep(0.05)
 
+    def telemetry_apps(self):
+        """/droced/apps from droced's telemetry socket, as apps() gives it."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.connect(f"{runtime_dir(self.prefix)}/dpdk_telemetry.v2")
+            t.recv(4096)			# the greeting
+            t.send(b"/droced/apps")
+            apps = json.loads(t.recv(1 << 16))["/droced/apps"]
+        keys = ("pd", "mr", "cq", "qp", "buf", "buf_bytes")
+        return {int(pid): tuple(v[k] for k in keys) for pid, v in apps.items()}
+
     def expect_apps(self, want, what):
         got = self.wait_apps(want)
-        print(f"{what}: droced --ctl list: {got}")
-        if got != want:
-            fail(f"{what}: applications {got}, expected {want}", self.droced)
+        tel = self.telemetry_apps()
+        print(f"{what}: droced --ctl list: {got}, telemetry /droced/apps the same: "
+              f"{tel == got}")
+        if got != want or tel != want:
+            fail(f"{what}: applications {got} (telemetry {tel}), expected {want}",
+                 self.droced)
 
     def cleanup(self):
         for p in reversed(self.procs):
@@ -208,7 +224,10 @@ def hugepage_files(prefix):
 
 
 def runtime_dir(prefix):
-    return f"/var/run/dpdk/{prefix}" if os.getuid() == 0 else None
+    """EAL's (lib/device device_runtime_base)."""
+    if os.getuid() == 0:
+        return f"/var/run/dpdk/{prefix}"
+    return f"{os.environ.get('XDG_RUNTIME_DIR', '/tmp')}/dpdk/{prefix}"
 
 
 def remove_leftovers(prefix):
@@ -218,7 +237,7 @@ def remove_leftovers(prefix):
     for f in hugepage_files(prefix):
         os.unlink(f)
     d = runtime_dir(prefix)
-    if d and os.path.isdir(d):
+    if os.path.isdir(d):
         for f in os.listdir(d):
             os.unlink(f"{d}/{f}")
         os.rmdir(d)
@@ -357,8 +376,7 @@ def case_daemon_killed(s):
     print(f"daemon_killed: the killed droced left {len(left)} hugepage files")
     os.unlink(f"{s.tmp}/memif.sock")	# net_memif's server socket, not droced's
     s.start_droced()
-    gone = not hugepage_files(dead) and not (runtime_dir(dead) and
-                                             os.path.exists(runtime_dir(dead)))
+    gone = not hugepage_files(dead) and not os.path.exists(runtime_dir(dead))
     print(f"daemon_killed: the next droced removed them and its runtime directory: {gone}")
     if not gone:
         remove_leftovers(dead)
