@@ -256,32 +256,30 @@ main(int argc, char **argv)
 	consumed = droce_init(nargs, args);
 	if (consumed < 0) {
 		fprintf(stderr, "droced: droce_init: %s\n", strerror(errno));
+		droced_remove_own(prefix);	/* EAL may have started */
 		return 1;
 	}
 	path = socket_path(nargs - consumed, args + consumed);
-	if (path == NULL) {
+	if (path == NULL)
 		fprintf(stderr, "droced: --socket=PATH is missing\n");
-		return 1;
+	ctx = path != NULL ? open_device() : NULL;
+	lfd = ctx != NULL ? listen_on(path) : -1;
+	if (lfd >= 0) {
+		signal(SIGPIPE, SIG_IGN);
+		signal(SIGTERM, on_signal);
+		signal(SIGINT, on_signal);
+		droced_apps_init(ctx, prefix);
+		(void)fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
+		printf("droced: ready on %s, EAL file prefix %s\n", path, prefix);
+		fflush(stdout);
+		serve(lfd, ctx);
+		close(lfd);
+		unlink(path);
 	}
-	ctx = open_device();
-	if (ctx == NULL)
-		return 1;
-	lfd = listen_on(path);
-	if (lfd < 0)
-		return 1;
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	droced_apps_init(ctx, prefix);
-	(void)fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
-	printf("droced: ready on %s, EAL file prefix %s\n", path, prefix);
-	fflush(stdout);
-	serve(lfd, ctx);
-	close(lfd);
-	unlink(path);
-	droce_close_device(ctx);
+	if (ctx != NULL)
+		droce_close_device(ctx);
 	droce_cleanup();
-	droced_remove_own(prefix);
+	droced_remove_own(prefix);	/* also after a failed start */
 	free(args);
-	return 0;
+	return lfd >= 0 ? 0 : 1;
 }

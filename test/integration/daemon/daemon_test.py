@@ -24,7 +24,7 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  next control verbs fail with ENOTCONN, posting and polling
                  do not crash (post 0: room in the ring, poll 0); the next
                  droced removes the dead one's hugepage files and runtime
-                 directory
+                 directory; a droced that fails to start leaves none
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
@@ -382,6 +382,24 @@ def case_daemon_killed(s):
         remove_leftovers(dead)
         fail("the next droced left the dead one's files")
     s.expect_apps({}, "the next droced")
+    # a droced that cannot start (no transport lcore) leaves nothing either
+    bad = subprocess.run([s.droced_bin, "-l", "0", "--no-pci",
+                          f"--vdev=net_memif1,role=server,socket={s.tmp}/memif1.sock,"
+                          "socket-abstract=no", "--", f"--droce-ipv4={GIDS[0]}",
+                          f"--socket={s.tmp}/bad.sock"], capture_output=True, text=True,
+                         timeout=60)
+    # its prefix, from EAL's "Multi-process socket .../droced-<pid>/mp_socket"
+    m = re.search(r"/(droced-\d+)/mp_socket", bad.stdout + bad.stderr)
+    if m is None:
+        fail(f"no EAL prefix in droced's output: {bad.stdout}{bad.stderr}")
+    dead = m.group(1)
+    files = hugepage_files(dead) + ([runtime_dir(dead)] if os.path.exists(runtime_dir(dead))
+                                   else [])
+    print(f"daemon_killed: droced without a transport lcore: exit {bad.returncode}, "
+          f"{len(files)} files of {dead} left")
+    if bad.returncode != 1 or "needs --droce-transport-lcores" not in bad.stderr or files:
+        remove_leftovers(dead)
+        fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
 
 
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
