@@ -51,6 +51,7 @@ struct droce_context {
 	struct verbs_events *events;	/* events taken from the engine */
 	int socket_id;
 	bool dedicated;			/* tp runs on a transport lcore */
+	struct verbs_daemon *daemon;	/* daemon mode (app/droced), or NULL */
 };
 
 /* ---- Protection domains, memory regions, memory windows ------------------ */
@@ -905,6 +906,11 @@ const char *droce_event_type_str(enum droce_event_type event);
  *   --droce-ipv4=A.B.C.D/N  address of the last named port (or port 0)
  *   --droce-ipv6=ADDR/N     likewise
  *   --droce-mtu=N           link MTU (default: what the port reports)
+ *   --droce-daemon=PATH     daemon mode: the device is droced's at socket
+ *                           PATH (also "daemon = PATH" in the file's [droce]
+ *                           section, or DROCE_DAEMON=PATH); EAL then runs
+ *                           as a secondary process of droced's, and device
+ *                           options are droced's (app/droced/README.md)
  * Command-line options override the file.  Without any, every ethdev port
  * becomes a device without addresses.  Returns -1 with errno on failure.
  */
@@ -922,6 +928,16 @@ const char *droce_get_device_name(struct droce_device *device);
  */
 struct droce_context *droce_open_device(struct droce_device *device);
 int droce_close_device(struct droce_context *context);
+
+/*
+ * Memory any mode can register (droce extension): rte_malloc memory in
+ * process, the daemon's shared memory in daemon mode (where droce_reg_mr
+ * accepts nothing else: EFAULT).  Zeroed, 64-byte aligned.  NULL with
+ * errno (EINVAL: len 0, ENOMEM, ENOTCONN: the daemon is gone).
+ */
+void *droce_alloc_buf(struct droce_context *context, size_t len);
+/* 0, EINVAL (not a buffer of this context), EBUSY (an MR on it), ENOTCONN. */
+int droce_free_buf(struct droce_context *context, void *buf);
 
 enum droce_port_state {
 	DROCE_PORT_NOP = 0,

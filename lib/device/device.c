@@ -28,6 +28,7 @@
 #include "net_host.h"
 #include "tp_counters.h"
 #include "transport.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
 #include "device_private.h"
 
@@ -39,6 +40,7 @@ struct device_table device_table;
 int
 droce_init(int argc, char **argv)
 {
+	const char *daemon;
 	int eal, taken, rc;
 
 	if (device_table.initialized) {
@@ -46,7 +48,9 @@ droce_init(int argc, char **argv)
 		return -1;
 	}
 	device_sweep_runtime_dirs();
-	eal = device_eal_init(argc, argv);
+	daemon = device_daemon_path(argc, argv);
+	eal = daemon != NULL ? device_daemon_eal_init(daemon, argc, argv) :
+			       device_eal_init(argc, argv);
 	if (eal < 0)
 		return -1;			/* rte_errno / errno set by EAL */
 	/* droce's own options follow EAL's; they are moved in front of the
@@ -56,7 +60,7 @@ droce_init(int argc, char **argv)
 		errno = -taken;
 		return -1;
 	}
-	rc = device_table_build();
+	rc = daemon != NULL ? device_daemon_table() : device_table_build();
 	if (rc < 0) {
 		errno = -rc;
 		return -1;
@@ -209,6 +213,8 @@ droce_open_device(struct droce_device *d)
 		errno = EBUSY;		/* one context per device, one owner lcore */
 		return NULL;
 	}
+	if (d->daemon)
+		return verbs_daemon_open(d);
 	o = calloc(1, sizeof(*o));
 	if (o == NULL) {
 		errno = ENOMEM;
@@ -263,6 +269,8 @@ droce_close_device(struct droce_context *context)
 
 	if (context == NULL || context->device == NULL)
 		return EINVAL;
+	if (context->daemon != NULL)
+		return verbs_daemon_close(context);
 	d = context->device;
 	device_telemetry_withdraw(d);		/* before anything is freed */
 	rc = verbs_detach_link(context);	/* EBUSY while QPs exist */
@@ -336,6 +344,8 @@ droce_query_port(struct droce_context *context, uint8_t port_num,
 		return EINVAL;
 	if (port_num != 1)
 		return EINVAL;
+	if (context->daemon != NULL)
+		return verbs_dmn_query_port(context, attr);
 	o = context->device->open;
 	tp = verbs_tp(context);
 	memset(attr, 0, sizeof(*attr));
@@ -363,8 +373,11 @@ int
 droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
 		union droce_gid *gid)
 {
-	if (context == NULL || gid == NULL || port_num != 1 || index < 0 ||
-	    verbs_tp(context) == NULL)
+	if (context == NULL || gid == NULL || port_num != 1 || index < 0)
+		return EINVAL;
+	if (context->daemon != NULL)
+		return verbs_dmn_query_gid(context, index, gid);
+	if (verbs_tp(context) == NULL)
 		return EINVAL;
 	return -tp_dev_query_gid(verbs_tp(context), (unsigned int)index, gid->raw);
 }

@@ -333,6 +333,8 @@ apply_option(const char *arg)
 
 	if ((v = droce_option(arg, "config")) != NULL)
 		return load_file(v);
+	if (droce_option(arg, "daemon") != NULL)
+		return 0;	/* taken before EAL started (device_daemon.c) */
 	if ((v = droce_option(arg, "port")) != NULL) {
 		d = device_by_port(v);
 		if (d == NULL)

@@ -131,9 +131,8 @@ sweep_dir(const char *dir, time_t now)
 	(void)rmdir(dir);
 }
 
-/* EAL's runtime base: /var/run/dpdk as root, else XDG_RUNTIME_DIR or /tmp. */
-static int
-runtime_base(char *buf, size_t len)
+int
+device_runtime_base(char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	int n;
@@ -153,7 +152,7 @@ device_sweep_runtime_dirs(void)
 	struct dirent *d;
 	DIR *dp;
 
-	if (runtime_base(base, sizeof(base)) != 0 || (dp = opendir(base)) == NULL)
+	if (device_runtime_base(base, sizeof(base)) != 0 || (dp = opendir(base)) == NULL)
 		return;
 	while ((d = readdir(dp)) != NULL) {
 		if (d->d_name[0] == '.' ||
@@ -164,30 +163,47 @@ device_sweep_runtime_dirs(void)
 	closedir(dp);
 }
 
+/*
+ * rte_eal_init with the options opts (n of them) after argv[0]; the
+ * application's argv gets EAL's result without them.
+ */
 int
-device_eal_init(int argc, char **argv)
+device_eal_init_with(int argc, char **argv, const char *const *opts, int n)
 {
-	const char *opt = default_opt(argc, argv);
 	char **args;
 	int ret, j = 0;
 
-	if (opt == NULL)
-		return rte_eal_init(argc, argv);
-	/* argv[0], the option, the rest: EAL may permute and rewrites
-	 * args[ret - 1]; the application's argv gets the result without it */
-	args = calloc((size_t)argc + 2, sizeof(*args));
+	/* argv[0], the options, the rest: EAL may permute and rewrites
+	 * args[ret - 1] */
+	args = calloc((size_t)argc + (size_t)n + 1, sizeof(*args));
 	if (args == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
 	args[0] = argv[0];
-	args[1] = (char *)(uintptr_t)opt;
-	memcpy(&args[2], &argv[1], (size_t)(argc - 1) * sizeof(*args));
-	ret = rte_eal_init(argc + 1, args);
-	/* (when EAL's program name replaced the option, argc entries remain) */
-	for (int i = 0; i < argc + 1 && j < argc; i++)
-		if (args[i] != opt)
+	for (int i = 0; i < n; i++)
+		args[1 + i] = (char *)(uintptr_t)opts[i];
+	memcpy(&args[1 + n], &argv[1], (size_t)(argc - 1) * sizeof(*args));
+	ret = rte_eal_init(argc + n, args);
+	/* (when EAL's program name replaced an option, argc entries remain) */
+	for (int i = 0; i < argc + n && j < argc; i++) {
+		bool added = false;
+
+		for (int k = 0; k < n; k++)
+			added |= args[i] == opts[k];
+		if (!added)
 			argv[j++] = args[i];
+	}
 	free(args);
-	return ret < 0 ? ret : ret - 1;
+	return ret < 0 ? ret : ret - n;
+}
+
+int
+device_eal_init(int argc, char **argv)
+{
+	const char *opt = default_opt(argc, argv);
+
+	if (opt == NULL)
+		return rte_eal_init(argc, argv);
+	return device_eal_init_with(argc, argv, &opt, 1);
 }

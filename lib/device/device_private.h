@@ -44,7 +44,8 @@ struct droce_device {
 	double drop;			/* test knob: frames lost each way */
 	uint64_t drop_seed;		/* its seed ("drop_seed =", DROCE_SEED) */
 	bool drop_seed_given;		/* else a fresh one per open */
-	bool rxe_retry_compat;		/* retry_cnt 7 = forever, as Linux rxe */
+	bool rxe_retry_compat;
+	bool daemon;			/* droced's device (daemon mode) */		/* retry_cnt 7 = forever, as Linux rxe */
 	/* transport_lcores: the engine's dedicated lcore(s); false: the
 	 * opener's.  Several: QPs sharded over them, one port queue each */
 	bool dedicated;
@@ -105,6 +106,21 @@ void device_telemetry_withdraw(struct droce_device *d);
  * directories that crashed processes left (only dead sockets in them).
  */
 int device_eal_init(int argc, char **argv);
+/* rte_eal_init with n options added after argv[0] (the same contract). */
+int device_eal_init_with(int argc, char **argv, const char *const *opts, int n);
 void device_sweep_runtime_dirs(void);
+/* EAL's runtime base: /var/run/dpdk as root, else XDG_RUNTIME_DIR or /tmp
+ * (+ /dpdk); 0 or -ENAMETOOLONG. */
+int device_runtime_base(char *buf, size_t len);
+
+/*
+ * device_daemon.c: daemon mode.  The socket path (--droce-daemon=, the
+ * [droce] section's daemon = of --droce-config's file, DROCE_DAEMON), or
+ * NULL; EAL as a secondary of that daemon (the device_eal_init contract);
+ * the one device, droced's.
+ */
+const char *device_daemon_path(int argc, char **argv);
+int device_daemon_eal_init(const char *path, int argc, char **argv);
+int device_daemon_table(void);
 
 #endif /* DROCE_DEVICE_PRIVATE_H */

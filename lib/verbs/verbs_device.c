@@ -14,6 +14,7 @@
 #include "droce_link.h"
 #include "prot.h"
 #include "transport.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 /* Device capabilities the transport implements (lib/transport/README.md). */
@@ -74,6 +75,8 @@ droce_query_device(struct droce_context *context, struct droce_device_attr *a)
 
 	if (context == NULL || a == NULL)
 		return EINVAL;
+	if (context->daemon != NULL)
+		return verbs_dmn_query_device(context, a);
 	memset(a, 0, sizeof(*a));
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "%d.%d.0", DROCE_VERSION_MAJOR,
 		 DROCE_VERSION_MINOR);

@@ -58,6 +58,8 @@ query(struct droce_context *ctx, bool mw, uint32_t id,
 
 	if (ctx == NULL || attr == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (ctx->prot == NULL)
+		return verbs_ret_errno(-EOPNOTSUPP);	/* daemon mode */
 	ret = prot_lease_query(ctx->prot, mw, id, prot_lease_clock(), &info);
 	if (ret != 0)
 		return verbs_ret_errno(ret);

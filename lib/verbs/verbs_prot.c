@@ -11,6 +11,7 @@
 
 #include "droce.h"
 #include "prot.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 struct droce_pd *
@@ -23,6 +24,8 @@ droce_alloc_pd(struct droce_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (context->daemon != NULL)
+		return verbs_dmn_alloc_pd(context);
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL) {
 		errno = ENOMEM;
@@ -45,6 +48,8 @@ droce_dealloc_pd(struct droce_pd *pd)
 
 	if (pd == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (pd->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_dealloc_pd(pd));
 	ret = prot_pd_dealloc(pd->context->prot, pd->handle);
 	if (ret != 0)
 		return verbs_ret_errno(ret);
@@ -63,6 +68,8 @@ droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (pd->context->daemon != NULL)
+		return verbs_dmn_reg_mr(pd, addr, length, access);
 	ret = prot_mr_reg(pd->context->prot, pd->handle, addr, length,
 			  (unsigned int)access, &key);
 	if (ret != 0) {
@@ -92,6 +99,8 @@ droce_dereg_mr(struct droce_mr *mr)
 
 	if (mr == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mr->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_dereg_mr(mr));
 	ret = prot_mr_dereg(mr->context->prot, mr->lkey);
 	if (ret != 0)
 		return verbs_ret_errno(ret);
@@ -115,6 +124,10 @@ droce_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd,
 	uint32_t key;
 	int ret;
 
+	if (mr != NULL && mr->context->daemon != NULL) {
+		errno = EOPNOTSUPP;	/* not in daemon mode yet */
+		return DROCE_REREG_MR_ERR_INPUT;
+	}
 	if (mr == NULL || flags <= 0 ||
 	    (flags & ~DROCE_REREG_MR_FLAGS_SUPPORTED)) {
 		errno = EINVAL;
@@ -154,6 +167,10 @@ droce_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
 	if (pd == NULL ||
 	    (type != DROCE_MW_TYPE_1 && type != DROCE_MW_TYPE_2)) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (pd->context->daemon != NULL) {
+		errno = EOPNOTSUPP;	/* windows: not in daemon mode yet */
 		return NULL;
 	}
 	mw = calloc(1, sizeof(*mw));

@@ -20,7 +20,30 @@
 
 #include "droce.h"
 #include "transport.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
+
+/*
+ * The engine's CQ/QP behind a public one: the object itself in process;
+ * in daemon mode the daemon's, if it is this process's (else NULL).
+ */
+static inline struct tp_cq *
+cq_engine(struct droce_cq *cq)
+{
+	if (likely(cq->context->daemon == NULL))
+		return tp_cq_from_pub(cq);
+	cq = verbs_dmn_cq_remote(cq);
+	return cq != NULL ? tp_cq_from_pub(cq) : NULL;
+}
+
+static inline struct tp_qp *
+qp_engine(struct droce_qp *qp)
+{
+	if (likely(qp->context->daemon == NULL))
+		return tp_qp_from_pub(qp);
+	qp = verbs_dmn_qp_remote(qp);
+	return qp != NULL ? tp_qp_from_pub(qp) : NULL;
+}
 
 int
 verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
@@ -161,9 +184,13 @@ droce_create_cq(struct droce_context *context, int cqe, void *cq_context,
 	struct droce_cq *pub;
 	struct tp_cq *cq;
 
-	if (context == NULL || context->tp == NULL ||
+	if (context != NULL && context->daemon != NULL && comp_vector == 0 &&
+	    (channel == NULL || channel->context == context))
+		return verbs_dmn_create_cq(context, cqe, cq_context, channel);
+	if (context == NULL || context->tp == NULL || context->daemon != NULL ||
 	    (channel != NULL && channel->context != context) || comp_vector != 0) {
-		errno = context != NULL && context->tp == NULL ? ENODEV : EINVAL;
+		errno = context != NULL && context->tp == NULL && context->daemon == NULL ?
+			ENODEV : EINVAL;
 		return NULL;
 	}
 	{
@@ -200,6 +227,8 @@ droce_destroy_cq(struct droce_cq *cq)
 
 	if (cq == NULL)
 		return EINVAL;
+	if (cq->context->daemon != NULL)
+		return verbs_dmn_destroy_cq(cq);
 	rc = -tp_cq_mute_events(tp_cq_from_pub(cq));	/* EBUSY while QPs use it */
 	if (rc != 0)
 		return rc;
@@ -212,13 +241,15 @@ droce_destroy_cq(struct droce_cq *cq)
 int
 droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
 {
+	struct tp_cq *t;
 	int n;
 
-	if (cq == NULL || (num_entries > 0 && wc == NULL)) {
+	if (cq == NULL || (num_entries > 0 && wc == NULL) ||
+	    unlikely((t = cq_engine(cq)) == NULL)) {
 		errno = EINVAL;
 		return -1;
 	}
-	n = tp_cq_poll(tp_cq_from_pub(cq), num_entries, wc);
+	n = tp_cq_poll(t, num_entries, wc);
 	if (unlikely(n < 0)) {
 		errno = -n;
 		return -1;
@@ -229,9 +260,11 @@ droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
 int
 droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 {
-	if (cq == NULL)
+	struct tp_cq *t;
+
+	if (cq == NULL || (t = cq_engine(cq)) == NULL)
 		return EINVAL;
-	tp_cq_arm(tp_cq_from_pub(cq), solicited_only != 0);
+	tp_cq_arm(t, solicited_only != 0);
 	return 0;
 }
 
@@ -297,6 +330,13 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 		return NULL;
 	}
 	ctx = pd->context;
+	if (ctx->daemon != NULL && init->send_cq->context == ctx &&
+	    init->recv_cq->context == ctx)
+		return verbs_dmn_create_qp(pd, init);
+	if (ctx->daemon != NULL) {
+		errno = EINVAL;		/* a CQ of another context */
+		return NULL;
+	}
 	if (ctx->tp == NULL || init->send_cq->context != ctx ||
 	    init->recv_cq->context != ctx ||
 	    (init->srq != NULL && init->srq->context != ctx)) {
@@ -342,6 +382,8 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
+	if (qp->context->daemon != NULL)
+		return verbs_dmn_modify_qp(qp, attr, attr_mask);
 	a.qp = tp_qp_from_pub(qp);
 	return -tp_qp_call(a.qp, qp_modify_fn, &a);
 }
@@ -355,6 +397,8 @@ droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
 	(void)attr_mask;		/* everything is always returned */
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
+	if (qp->context->daemon != NULL)
+		return verbs_dmn_query_qp(qp, attr, init_attr);
 	a.qp = tp_qp_from_pub(qp);
 	return -tp_qp_call(a.qp, qp_query_fn, &a);
 }
@@ -369,6 +413,8 @@ droce_destroy_qp(struct droce_qp *qp)
 	if (qp == NULL)
 		return EINVAL;
 	ctx = qp->context;
+	if (ctx->daemon != NULL)
+		return verbs_dmn_destroy_qp(qp);
 	pd = qp->pd->handle;
 	/* as ibverbs: wait until every event got for it was acked */
 	rc = -tp_qp_mute_events(tp_qp_from_pub(qp));
@@ -386,9 +432,11 @@ int
 droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 		struct droce_send_wr **bad_wr)
 {
-	if (qp == NULL || bad_wr == NULL)
+	struct tp_qp *t;
+
+	if (qp == NULL || bad_wr == NULL || unlikely((t = qp_engine(qp)) == NULL))
 		return EINVAL;
-	return -tp_post_send(tp_qp_from_pub(qp), wr, bad_wr);
+	return -tp_post_send(t, wr, bad_wr);
 }
 
 /*
@@ -431,9 +479,11 @@ int
 droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		struct droce_recv_wr **bad_wr)
 {
-	if (qp == NULL || bad_wr == NULL)
+	struct tp_qp *t;
+
+	if (qp == NULL || bad_wr == NULL || unlikely((t = qp_engine(qp)) == NULL))
 		return EINVAL;
-	return -tp_post_recv(tp_qp_from_pub(qp), wr, bad_wr);
+	return -tp_post_recv(t, wr, bad_wr);
 }
 
 /* ---- shared receive queues ------------------------------------------------------- */

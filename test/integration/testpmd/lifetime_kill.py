@@ -19,7 +19,8 @@ in flight) into the server's MR.
                (transport_lease bounds it exactly).
 
 Prints one line per model ("lifetime: MODEL ...", read by droce-demo
---lifetime); --table prints the README's table of them.  Usage:
+--lifetime); --table prints the README's table of them, with droced's row
+from DROCE_LIFETIME_DAEMON="STATUS MS" (test/integration/daemon).  Usage:
 lifetime_kill.py DROCE_TESTPMD [--table] [MODEL...]
 Only processes this script started are killed (by their Popen handle).
 """
@@ -207,7 +208,15 @@ def print_table(r):
     s, t = cell("lease-hang")
     print(f"| lease, owner hung (no renewal) | {s} | {t} after the deadline | no | "
           "keys at the deadline, the rest at dereg |")
-    print("| memory-owner daemon | not yet | - | not yet | not yet |")
+    # droce-demo measures droced's row first (daemon_test.py crash)
+    d = os.environ.get("DROCE_LIFETIME_DAEMON", "").split()
+    if len(d) == 2:
+        print(f"| in droced, owner = process | {d[0]} (keys revoked at the death) | "
+              f"{float(d[1]):.0f} ms | no | at the death: keys first, then all (droced) |")
+    else:
+        print("| in droced, owner = process | not measured | - | no | - |")
+    print("| memory-owner daemon, owner = daemon (persistent) | not yet | - | not yet | "
+          "not yet |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droced: the memory-owner daemon (README.md).  droced_main.c: options,
+ * the socket, the loop, --ctl; droced_apps.c: the applications, their
+ * handle tables, the requests and the reclaim of a dead application;
+ * droced_files.c: the files a daemon's EAL leaves.
+ */
+#ifndef DROCED_H
+#define DROCED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "droce.h"
+#include "verbs_daemon.h"
+
+struct droced_app;
+
+/* The application on a new connection fd (pid from SO_PEERCRED), or NULL. */
+struct droced_app *droced_app_new(int fd, pid_t pid);
+/* One request of app answered: false when the connection is to be closed. */
+bool droced_app_serve(struct droced_app *app);
+/* The application is gone: revoke its keys, then free all it held. */
+void droced_app_reap(struct droced_app *app);
+int droced_app_fd(const struct droced_app *app);
+
+/* The daemon's device and EAL prefix (set once, before any application). */
+void droced_apps_init(struct droce_context *ctx, const char *prefix);
+
+/*
+ * droced_files.c: remove the hugepage files and runtime directories of
+ * dead droced-<pid> prefixes (at start), of ours (after EAL's clean-up).
+ */
+void droced_sweep_dead(void);
+void droced_remove_own(const char *prefix);
+
+#endif /* DROCED_H */

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droced - the memory-owner daemon (README.md).
+ *
+ *   droced [EAL options] -- --droce-... --droce-transport-lcores=N --socket=PATH
+ *   droced --ctl PATH list
+ *
+ * droced is the EAL primary of its own file prefix (droced-<pid> unless
+ * --file-prefix is given), opens the first device with its engine on a
+ * dedicated transport lcore, and serves applications on the unix socket
+ * PATH (SOCK_SEQPACKET, one connection per application).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "droced.h"
+
+#define DROCED_MAX_APPS 64
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int
+unix_addr(const char *path, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(a->sun_path))
+		return -ENAMETOOLONG;
+	memcpy(a->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+/* droced --ctl PATH list: one line per application. */
+static int
+ctl_list(const char *path)
+{
+	struct dmn_msg m = { .type = DMN_LIST };
+	struct sockaddr_un a;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || unix_addr(path, &a) != 0 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m) ||
+	    recv(fd, &m, sizeof(m), 0) != (ssize_t)sizeof(m) || m.err != 0 ||
+	    m.arg < 0 || m.arg > DMN_LIST_MAX) {
+		fprintf(stderr, "droced --ctl %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	printf("applications: %d\n", m.arg);
+	for (int i = 0; i < m.arg; i++) {
+		const struct dmn_app_info *p = &m.u.apps[i];
+
+		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64 "\n",
+		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes);
+	}
+	return 0;
+}
+
+static int
+listen_on(const char *path)
+{
+	struct sockaddr_un a;
+	int fd;
+
+	if (unix_addr(path, &a) != 0)
+		return -1;
+	(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(fd, 16) != 0) {
+		perror("droced: socket");
+		return -1;
+	}
+	return fd;
+}
+
+static void
+accept_app(int lfd, struct droced_app **apps, unsigned int *napps)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct droced_app *a;
+
+	if (fd < 0)
+		return;
+	if (*napps == DROCED_MAX_APPS ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    (a = droced_app_new(fd, cred.pid)) == NULL) {
+		close(fd);
+		return;
+	}
+	apps[(*napps)++] = a;
+}
+
+/* Events nobody waits for: taken and acked so that none piles up. */
+static void
+drain_events(struct droce_context *ctx)
+{
+	struct droce_async_event ev;
+
+	while (droce_get_async_event(ctx, &ev) == 0)
+		droce_ack_async_event(&ev);
+}
+
+static void
+serve(int lfd, struct droce_context *ctx)
+{
+	struct droced_app *apps[DROCED_MAX_APPS];
+	struct pollfd pfd[DROCED_MAX_APPS + 2];
+	unsigned int napps = 0;
+
+	while (!stop) {
+		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
+		for (unsigned int i = 0; i < napps; i++)
+			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(apps[i]),
+						      .events = POLLIN };
+		if (poll(pfd, napps + 2, 200) <= 0)
+			continue;
+		/* a dead application first: its keys are revoked at once */
+		for (unsigned int i = napps; i-- > 0;) {
+			if (pfd[2 + i].revents == 0 || droced_app_serve(apps[i]))
+				continue;
+			droced_app_reap(apps[i]);
+			apps[i] = apps[--napps];
+		}
+		if (pfd[1].revents & POLLIN)
+			drain_events(ctx);
+		if (pfd[0].revents & POLLIN)
+			accept_app(lfd, apps, &napps);
+	}
+	while (napps > 0)
+		droced_app_reap(apps[--napps]);
+}
+
+/*
+ * Where the shared memory starts, unless --base-virtaddr is given: every
+ * application maps it at the same address, so it must be free in all of
+ * them.  EAL's default (4 GiB) is inside ASan's shadow, so under ASan the
+ * primary got whatever mmap chose, near the libraries, which an
+ * application's own mappings then overlapped now and then ("Cannot
+ * reserve ... at requested address").  32 TiB is above ASan's shadow and
+ * far below its allocator, the libraries and the stacks.
+ */
+#define DROCED_BASE_VIRTADDR "--base-virtaddr=0x200000000000"
+
+static bool
+has_eal_opt(int argc, char **argv, const char *opt, const char **value)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=') {
+			*value = argv[i] + n + 1;
+			return true;
+		}
+	return false;
+}
+
+/* EAL's arguments with --proc-type=primary, a file prefix of our own and
+ * the base address. */
+static char **
+eal_args(int argc, char **argv, int *nargc, char *prefix, size_t len)
+{
+	static char prefix_opt[DMN_PREFIX_LEN + 16];
+	char **v = calloc((size_t)argc + 4, sizeof(*v));
+	const char *given;
+	int j = 0;
+
+	if (v == NULL)
+		return NULL;
+	if (has_eal_opt(argc, argv, "--file-prefix", &given))
+		snprintf(prefix, len, "%s", given);
+	else
+		snprintf(prefix, len, "droced-%d", (int)getpid());
+	snprintf(prefix_opt, sizeof(prefix_opt), "--file-prefix=%s", prefix);
+	v[j++] = argv[0];
+	v[j++] = "--proc-type=primary";	/* shared: the applications join it */
+	if (!has_eal_opt(argc, argv, "--file-prefix", &given))
+		v[j++] = prefix_opt;
+	if (!has_eal_opt(argc, argv, "--base-virtaddr", &given))
+		v[j++] = DROCED_BASE_VIRTADDR;
+	for (int i = 1; i < argc; i++)
+		v[j++] = argv[i];
+	*nargc = j;
+	return v;
+}
+
+static const char *
+socket_path(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strncmp(argv[i], "--socket=", 9) == 0)
+			return argv[i] + 9;
+	return NULL;
+}
+
+static struct droce_context *
+open_device(void)
+{
+	struct droce_device **list = droce_get_device_list(NULL);
+	struct droce_context *ctx = NULL;
+
+	if (list == NULL || list[0] == NULL) {
+		fprintf(stderr, "droced: no device (give EAL a port and droce an address)\n");
+	} else {
+		ctx = droce_open_device(list[0]);
+		if (ctx == NULL)
+			fprintf(stderr, "droced: cannot open %s: %s\n",
+				droce_get_device_name(list[0]), strerror(errno));
+	}
+	droce_free_device_list(list);
+	/* the applications post and poll on the engine's rings themselves */
+	if (ctx != NULL && !ctx->dedicated) {
+		fprintf(stderr, "droced: needs --droce-transport-lcores=N (an EAL worker lcore)\n");
+		droce_close_device(ctx);
+		ctx = NULL;
+	}
+	return ctx;
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[DMN_PREFIX_LEN];
+	struct droce_context *ctx;
+	const char *path;
+	char **args;
+	int nargs, consumed, lfd;
+
+	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "list") == 0)
+		return ctl_list(argv[2]);
+	unsetenv("DROCE_DAEMON");	/* droced is the daemon, not its client */
+	droced_sweep_dead();
+	args = eal_args(argc, argv, &nargs, prefix, sizeof(prefix));
+	if (args == NULL)
+		return 1;
+	consumed = droce_init(nargs, args);
+	if (consumed < 0) {
+		fprintf(stderr, "droced: droce_init: %s\n", strerror(errno));
+		droced_remove_own(prefix);	/* EAL may have started */
+		return 1;
+	}
+	path = socket_path(nargs - consumed, args + consumed);
+	if (path == NULL)
+		fprintf(stderr, "droced: --socket=PATH is missing\n");
+	ctx = path != NULL ? open_device() : NULL;
+	lfd = ctx != NULL ? listen_on(path) : -1;
+	if (lfd >= 0) {
+		signal(SIGPIPE, SIG_IGN);
+		signal(SIGTERM, on_signal);
+		signal(SIGINT, on_signal);
+		droced_apps_init(ctx, prefix);
+		(void)fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
+		printf("droced: ready on %s, EAL file prefix %s\n", path, prefix);
+		fflush(stdout);
+		serve(lfd, ctx);
+		close(lfd);
+		unlink(path);
+	}
+	if (ctx != NULL)
+		droce_close_device(ctx);
+	droce_cleanup();
+	droced_remove_own(prefix);	/* also after a failed start */
+	free(args);
+	return lfd >= 0 ? 0 : 1;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Daemon mode's start-up (app/droced/README.md): find the daemon's socket,
+ * connect (its HELLO names the EAL file prefix to join), start EAL as a
+ * secondary process of that prefix, and list droced's device as the only
+ * one.  The connection itself is lib/verbs' (verbs_daemon.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+#include <rte_common.h>
+
+#include "verbs_daemon.h"
+#include "device_private.h"
+
+static char daemon_path[PATH_MAX];
+
+/* The value of --droce-KEY=value among the options after EAL's "--". */
+static const char *
+droce_arg(int argc, char **argv, const char *key)
+{
+	size_t n = strlen(key);
+	int i = 1;
+
+	while (i < argc && strcmp(argv[i], "--") != 0)
+		i++;
+	for (; i < argc; i++)
+		if (strncmp(argv[i], key, n) == 0 && argv[i][n] == '=')
+			return argv[i] + n + 1;
+	return NULL;
+}
+
+/* daemon = PATH in the [droce] section of the configuration file. */
+static const char *
+file_daemon(const char *file)
+{
+	struct rte_cfgfile *cfg = rte_cfgfile_load(file, 0);
+	const char *v;
+
+	if (cfg == NULL)
+		return NULL;	/* device_config_parse reports it */
+	v = rte_cfgfile_get_entry(cfg, "droce", "daemon");
+	if (v != NULL)
+		snprintf(daemon_path, sizeof(daemon_path), "%s", v);
+	rte_cfgfile_close(cfg);
+	return v != NULL ? daemon_path : NULL;
+}
+
+const char *
+device_daemon_path(int argc, char **argv)
+{
+	const char *v = droce_arg(argc, argv, "--droce-daemon");
+	const char *file = droce_arg(argc, argv, "--droce-config");
+
+	if (v == NULL && file != NULL)
+		v = file_daemon(file);
+	if (v == NULL)
+		v = getenv("DROCE_DAEMON");
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+int
+device_daemon_eal_init(const char *path, int argc, char **argv)
+{
+	static char prefix_opt[DMN_PREFIX_LEN + 16];
+	char prefix[DMN_PREFIX_LEN];
+	const char *opts[] = { "--proc-type=secondary", prefix_opt,
+			       /* droced's is the telemetry socket of the prefix */
+			       "--no-telemetry" };
+	int rc = verbs_daemon_connect(path, prefix, sizeof(prefix));
+
+	if (rc != 0) {
+		fprintf(stderr, "droce: daemon %s: %s\n", path, strerror(-rc));
+		errno = -rc;
+		return -1;
+	}
+	snprintf(prefix_opt, sizeof(prefix_opt), "--file-prefix=%s", prefix);
+	return device_eal_init_with(argc, argv, opts, (int)RTE_DIM(opts));
+}
+
+int
+device_daemon_table(void)
+{
+	struct droce_device *d = &device_table.dev[0];
+
+	if (device_table.ndev > 0)
+		fprintf(stderr, "droce: daemon mode: the device options are droced's; "
+			"the application's are ignored\n");
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "droce0");
+	d->daemon = true;
+	device_table.ndev = 1;
+	return 0;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_daemon.h - daemon mode (app/droced/README.md): the request
+ * protocol between an application and droced, and the application's side
+ * of the objects the daemon owns.
+ *
+ * One AF_UNIX SOCK_SEQPACKET connection per application; one struct
+ * dmn_msg each way per request.  Handles are the daemon's object
+ * addresses, valid in both processes (DPDK multi-process: the application
+ * is a secondary of the daemon's file prefix); the daemon looks every
+ * handle of a request up in the caller's own table.
+ */
+#ifndef DROCE_VERBS_DAEMON_H
+#define DROCE_VERBS_DAEMON_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "droce.h"
+
+/* The request types, once: enum dmn_req and their names. */
+#define DMN_REQUESTS(X)	\
+	X(HELLO)	\
+	X(ALLOC_BUF)	\
+	X(FREE_BUF)	\
+	X(ALLOC_PD)	\
+	X(DEALLOC_PD)	\
+	X(REG_MR)	\
+	X(DEREG_MR)	\
+	X(CREATE_CQ)	\
+	X(DESTROY_CQ)	\
+	X(CREATE_QP)	\
+	X(MODIFY_QP)	\
+	X(QUERY_QP)	\
+	X(DESTROY_QP)	\
+	X(QUERY_DEVICE)	\
+	X(QUERY_PORT)	\
+	X(QUERY_GID)	\
+	X(LIST)
+
+enum dmn_req {
+#define DMN_ENUM(n) DMN_##n,
+	DMN_REQUESTS(DMN_ENUM)
+#undef DMN_ENUM
+	DMN_NREQ
+};
+
+#define DMN_PREFIX_LEN 64
+#define DMN_LIST_MAX 32
+
+/* One application as droced --ctl list shows it. */
+struct dmn_app_info {
+	int32_t pid;
+	uint32_t pd, mr, cq, qp, buf;
+	uint64_t buf_bytes;
+};
+
+struct dmn_msg {
+	uint32_t type;			/* enum dmn_req */
+	int32_t err;			/* reply: 0 or a positive errno */
+	uint64_t h[3];			/* handles */
+	uint64_t addr, len;
+	uint32_t key;			/* lkey == rkey */
+	int32_t arg;			/* access, cqe, attr mask, GID index, count */
+	union {
+		struct {		/* HELLO's reply */
+			char prefix[DMN_PREFIX_LEN];	/* EAL --file-prefix */
+			uint64_t owner;	/* the owner id of this application */
+		} hello;
+		/* pointers zeroed on the socket: their handles are in h[] */
+		struct droce_qp_init_attr qp_init;
+		struct {
+			struct droce_qp_attr attr;
+			struct droce_qp_init_attr init;
+		} qp;
+		struct droce_device_attr dev;
+		struct droce_port_attr port;
+		union droce_gid gid;
+		struct dmn_app_info apps[DMN_LIST_MAX];
+	} u;
+};
+
+/* The application's objects: the public struct, then the daemon's handle. */
+struct verbs_dmn_pd {
+	struct droce_pd pub;
+	uint64_t h;
+};
+
+struct verbs_dmn_mr {
+	struct droce_mr pub;
+	uint64_t h;
+};
+
+/*
+ * CQs and QPs: remote is the daemon's object (in shared memory), whose
+ * cq_context / qp_context the daemon set to the caller's owner id; the
+ * data path compares it with this process's before it touches the rings.
+ */
+struct verbs_dmn_cq {
+	struct droce_cq pub;
+	uint64_t h;
+	struct droce_cq *remote;
+};
+
+struct verbs_dmn_qp {
+	struct droce_qp pub;
+	uint64_t h;
+	struct droce_qp *remote;
+};
+
+/* The process's connection (context->daemon). */
+struct verbs_daemon {
+	void *owner;			/* HELLO's owner id */
+	int fd;				/* -1 once the daemon is gone */
+	pthread_mutex_t lock;		/* one request at a time */
+};
+
+/*
+ * The application's side (verbs_daemon.c).  Connect before EAL starts
+ * (HELLO tells the file prefix to join): 0 or -errno.  The connection is
+ * the process's; the first control verb that finds it closed fails with
+ * ENOTCONN, as does every later one.
+ */
+int verbs_daemon_connect(const char *path, char *prefix, size_t len);
+/* A context on the daemon's device: NULL with errno. */
+struct droce_context *verbs_daemon_open(struct droce_device *device);
+int verbs_daemon_close(struct droce_context *ctx);
+/* One request and its reply: 0 or a positive errno (ENOTCONN: daemon gone). */
+int verbs_daemon_call(struct dmn_msg *m);
+
+/* The daemon-mode verbs behind droce_* (positive errno / NULL + errno). */
+struct droce_pd *verbs_dmn_alloc_pd(struct droce_context *ctx);
+int verbs_dmn_dealloc_pd(struct droce_pd *pd);
+struct droce_mr *verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len,
+				  int access);
+int verbs_dmn_dereg_mr(struct droce_mr *mr);
+struct droce_cq *verbs_dmn_create_cq(struct droce_context *ctx, int cqe,
+				     void *cq_context,
+				     struct droce_comp_channel *channel);
+int verbs_dmn_destroy_cq(struct droce_cq *cq);
+struct droce_qp *verbs_dmn_create_qp(struct droce_pd *pd,
+				     struct droce_qp_init_attr *init);
+int verbs_dmn_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
+int verbs_dmn_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
+		       struct droce_qp_init_attr *init);
+int verbs_dmn_destroy_qp(struct droce_qp *qp);
+int verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a);
+int verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a);
+int verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid);
+void *verbs_dmn_alloc_buf(struct droce_context *ctx, size_t len);
+int verbs_dmn_free_buf(struct droce_context *ctx, void *p);
+
+/* The daemon's object behind an application's CQ/QP, or NULL if not its own. */
+static inline struct droce_cq *
+verbs_dmn_cq_remote(struct droce_cq *cq)
+{
+	const struct verbs_dmn_cq *d = (const struct verbs_dmn_cq *)cq;
+
+	return d->remote->cq_context == cq->context->daemon->owner ? d->remote : NULL;
+}
+
+static inline struct droce_qp *
+verbs_dmn_qp_remote(struct droce_qp *qp)
+{
+	const struct verbs_dmn_qp *d = (const struct verbs_dmn_qp *)qp;
+
+	return d->remote->qp_context == qp->context->daemon->owner ? d->remote : NULL;
+}
+
+#endif /* DROCE_VERBS_DAEMON_H */

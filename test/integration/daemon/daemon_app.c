@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * daemon_app - the processes of the daemon tests (daemon_test.py):
+ *
+ *   daemon_app [EAL] -- [--droce-...] peer PEERSOCK
+ *       in-process droce on the other end of the memif: per connection one
+ *       RC QP and a buffer; "echo" sessions send back every SEND, "hammer"
+ *       sessions WRITE then READ back the application's buffer in a loop
+ *       (a shadow of what was written checks every READ) and print the
+ *       first failed completion with its CLOCK_MONOTONIC time
+ *   daemon_app [EAL] -- --droce-daemon=PATH MODE PEERSOCK ...
+ *       applications on droced:
+ *       traffic PEERSOCK ROUNDS [HANDLEFILE STOPFILE]
+ *           WRITE, READ back, SEND/echo; bytes checked every round;
+ *           with HANDLEFILE: its handles written there, rounds go on
+ *           until STOPFILE exists, then ROUNDS more
+ *       forge PEERSOCK HANDLEFILE   names another application's objects
+ *       target PEERSOCK LEN          a buffer the peer hammers; waits
+ *       churn                       create/destroy objects in a loop
+ *       idle PEERSOCK               ready, then (a line on stdin) data and
+ *                                   control verbs after the daemon died
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "droce.h"
+#include "verbs_daemon.h"
+
+#define BUF_LEN 65536
+#define XFER 4096		/* WRITE / READ size */
+#define MSG 256			/* SEND size */
+#define RECV_OFF 32768		/* where SENDs land */
+#define READ_OFF 16384		/* where READs land */
+#define PEER_MAX 8
+
+enum session { S_ECHO = 1, S_HAMMER = 2 };
+
+/* What the two ends exchange on the peer's socket. */
+struct xchg {
+	uint32_t mode;
+	uint32_t qpn;
+	uint32_t rkey;
+	uint32_t pad;
+	uint64_t addr;
+	uint64_t len;
+	uint8_t gid[16];
+};
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "daemon_app: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int
+unix_socket(const char *path, bool listening)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof(a.sun_path))
+		die("socket");
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	if (listening) {
+		(void)unlink(path);
+		if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 8) != 0)
+			die("bind");
+	} else if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		die("connect to the peer");
+	}
+	return fd;
+}
+
+/* ---- one end's objects ---------------------------------------------------------- */
+
+struct end {
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	uint8_t *buf;
+	struct droce_mr *mr;
+	size_t len;
+};
+
+static void
+end_create(struct end *e, struct droce_context *ctx, size_t len)
+{
+	struct droce_qp_init_attr init = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	e->ctx = ctx;
+	e->len = len;
+	e->pd = droce_alloc_pd(ctx);
+	if (e->pd == NULL)
+		die("alloc_pd");
+	e->buf = droce_alloc_buf(ctx, len);
+	if (e->buf == NULL)
+		die("alloc_buf");
+	e->mr = droce_reg_mr(e->pd, e->buf, len, DROCE_ACCESS_LOCAL_WRITE |
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+	if (e->mr == NULL)
+		die("reg_mr");
+	e->cq = droce_create_cq(ctx, 256, NULL, NULL, 0);
+	if (e->cq == NULL)
+		die("create_cq");
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	e->qp = droce_create_qp(e->pd, &init);
+	if (e->qp == NULL)
+		die("create_qp");
+}
+
+static void
+end_destroy(struct end *e)
+{
+	if (droce_destroy_qp(e->qp) != 0 || droce_destroy_cq(e->cq) != 0 ||
+	    droce_dereg_mr(e->mr) != 0 || droce_free_buf(e->ctx, e->buf) != 0 ||
+	    droce_dealloc_pd(e->pd) != 0)
+		die("destroy");
+}
+
+/* RESET -> INIT -> RTR -> RTS towards the other end's QP number and GID. */
+static void
+end_connect(struct end *e, uint32_t qpn, const uint8_t gid[16])
+{
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ };
+
+	if (droce_modify_qp(e->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+			    DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0)
+		die("INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_RTR;
+	a.path_mtu = DROCE_MTU_1024;
+	a.dest_qp_num = qpn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	memcpy(a.ah_attr.grh.dgid.raw, gid, 16);
+	if (droce_modify_qp(e->qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+			    DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+			    DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER) != 0)
+		die("RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_RTS;
+	a.timeout = 17;		/* 537 ms: the crash test's bound is well under it */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	if (droce_modify_qp(e->qp, &a, DROCE_QP_STATE | DROCE_QP_TIMEOUT |
+			    DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY | DROCE_QP_SQ_PSN |
+			    DROCE_QP_MAX_QP_RD_ATOMIC) != 0)
+		die("RTS");
+}
+
+static int
+post_rdma(struct end *e, enum droce_wr_opcode op, uint64_t wr_id, uint32_t off,
+	  uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t lkey)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(e->buf + off), len, lkey };
+	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				    .opcode = op, .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return droce_post_send(e->qp, &wr, &bad);
+}
+
+static void
+post_recv_at(struct end *e, uint64_t wr_id, uint32_t off)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(e->buf + off), MSG, e->mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct droce_recv_wr *bad;
+
+	if (droce_post_recv(e->qp, &wr, &bad) != 0)
+		die("post_recv");
+}
+
+/* The next completion (spins); exits if none comes within 5 s. */
+static struct droce_wc
+wait_wc(struct end *e)
+{
+	uint64_t t0 = now_us();
+	struct droce_wc wc;
+	int n;
+
+	/* yielding: the peer and droced's engine share this machine's 2 cores */
+	while ((n = droce_poll_cq(e->cq, 1, &wc)) == 0) {
+		if (now_us() - t0 > 5000000) {
+			fprintf(stderr, "daemon_app: no completion within 5 s\n");
+			exit(2);
+		}
+		sched_yield();
+	}
+	if (n < 0)
+		die("poll_cq");
+	return wc;
+}
+
+static void
+fill(uint8_t *p, size_t len, uint64_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+/* ---- the peer --------------------------------------------------------------------- */
+
+struct peer_session {
+	int fd;
+	enum session mode;
+	struct end e;
+	struct xchg app;
+	uint64_t iter, good, after_fail;
+	bool failed, busy;
+	unsigned int pending;
+};
+
+static volatile sig_atomic_t stop;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* WRITE pattern(iter) into the application's buffer, then READ it back. */
+static void
+hammer_post(struct peer_session *s)
+{
+	fill(s->e.buf, XFER, s->iter);
+	memset(s->e.buf + READ_OFF, 0, XFER);
+	if (post_rdma(&s->e, DROCE_WR_RDMA_WRITE, 1, 0, XFER, s->app.addr, s->app.rkey,
+		      s->e.mr->lkey) != 0 ||
+	    post_rdma(&s->e, DROCE_WR_RDMA_READ, 2, READ_OFF, XFER, s->app.addr,
+		      s->app.rkey, s->e.mr->lkey) != 0)
+		die("hammer post");
+	s->pending = 2;
+}
+
+static void
+hammer_wc(struct peer_session *s, const struct droce_wc *wc)
+{
+	s->pending--;
+	if (wc->status != DROCE_WC_SUCCESS && !s->failed) {
+		s->failed = true;
+		printf("peer: first failure %s (%d) at %" PRIu64 " us, after %" PRIu64
+		       " good rounds\n", droce_wc_status_str(wc->status), (int)wc->status,
+		       now_us(), s->good);
+	} else if (wc->status == DROCE_WC_SUCCESS && s->failed) {
+		s->after_fail++;
+	} else if (wc->status == DROCE_WC_SUCCESS && wc->wr_id == 2) {
+		uint8_t shadow[XFER];
+
+		fill(shadow, XFER, s->iter);
+		if (memcmp(shadow, s->e.buf + READ_OFF, XFER) != 0) {
+			printf("peer: READ %" PRIu64 " differs from the shadow\n", s->iter);
+			exit(1);
+		}
+		s->good++;
+		if (s->good == 100) {
+			printf("peer: hammer running\n");
+			fflush(stdout);
+		}
+	}
+	if (s->pending > 0)
+		return;
+	if (s->failed) {
+		printf("peer: successes after the failure: %" PRIu64 "\n", s->after_fail);
+		fflush(stdout);
+		s->mode = 0;	/* done; its QP stays in the error state */
+		return;
+	}
+	s->iter++;
+	hammer_post(s);
+}
+
+static void
+echo_wc(struct peer_session *s, const struct droce_wc *wc)
+{
+	struct droce_sge sge;
+	struct droce_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = DROCE_WR_SEND,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	if (wc->status != DROCE_WC_SUCCESS) {
+		printf("peer: echo session: %s\n", droce_wc_status_str(wc->status));
+		fflush(stdout);
+		s->mode = 0;
+		return;
+	}
+	if (wc->opcode != DROCE_WC_RECV)
+		return;
+	/* the message back, from where it landed; then a new receive there */
+	memcpy(s->e.buf + MSG * (wc->wr_id + 64), s->e.buf + MSG * wc->wr_id, wc->byte_len);
+	sge = (struct droce_sge){ (uint64_t)(uintptr_t)(s->e.buf + MSG * (wc->wr_id + 64)),
+				  wc->byte_len, s->e.mr->lkey };
+	if (droce_post_send(s->e.qp, &wr, &bad) != 0)
+		die("echo send");
+	post_recv_at(&s->e, wc->wr_id, (uint32_t)(MSG * wc->wr_id));
+}
+
+static void
+peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct peer_session *s = NULL;
+	struct xchg me = { 0 };
+
+	if (fd < 0)
+		return;
+	for (int i = 0; i < PEER_MAX; i++)
+		if (ss[i].fd < 0 && s == NULL)
+			s = &ss[i];
+	if (s == NULL || recv(fd, &s->app, sizeof(s->app), 0) != (ssize_t)sizeof(s->app))
+		die("peer: session");
+	if (s->e.qp != NULL)
+		end_destroy(&s->e);
+	end_create(&s->e, ctx, BUF_LEN);
+	end_connect(&s->e, s->app.qpn, s->app.gid);
+	s->fd = fd;
+	s->mode = s->app.mode;
+	s->iter = s->good = s->after_fail = 0;
+	s->failed = false;
+	me.qpn = s->e.qp->qp_num;
+	me.rkey = s->e.mr->rkey;
+	me.addr = (uint64_t)(uintptr_t)s->e.buf;
+	me.len = BUF_LEN;
+	if (droce_query_gid(ctx, 1, 0, (union droce_gid *)me.gid) != 0)
+		die("query_gid");
+	if (s->mode == S_ECHO)
+		for (uint64_t i = 0; i < 32; i++)
+			post_recv_at(&s->e, i, (uint32_t)(MSG * i));
+	if (send(fd, &me, sizeof(me), MSG_NOSIGNAL) != (ssize_t)sizeof(me))
+		die("peer: reply");
+	if (s->mode == S_HAMMER)
+		hammer_post(s);
+}
+
+static int
+run_peer(struct droce_context *ctx, const char *path)
+{
+	struct peer_session ss[PEER_MAX];
+	int lfd = unix_socket(path, true);
+
+	memset(ss, 0, sizeof(ss));
+	for (int i = 0; i < PEER_MAX; i++)
+		ss[i].fd = -1;
+	(void)fcntl(lfd, F_SETFL, O_NONBLOCK);
+	signal(SIGTERM, on_term);
+	printf("peer: ready\n");
+	fflush(stdout);
+	while (!stop) {
+		peer_accept(ctx, lfd, ss);
+		for (int i = 0; i < PEER_MAX; i++) {
+			struct peer_session *s = &ss[i];
+			struct droce_wc wc;
+
+			if (s->fd < 0)
+				continue;
+			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
+				if (s->mode == S_HAMMER)
+					hammer_wc(s, &wc);
+				else
+					echo_wc(s, &wc);
+			}
+			/* a hammer goes on after the application's death: that is the test */
+			if (s->mode == 0 ||
+			    (s->mode == S_ECHO && recv(s->fd, &wc, 1, MSG_DONTWAIT) == 0)) {
+				close(s->fd);	/* done, or the application went */
+				s->fd = -1;
+			}
+		}
+		droce_progress(ctx);
+		sched_yield();	/* as wait_wc */
+	}
+	for (int i = 0; i < PEER_MAX; i++)
+		if (ss[i].e.qp != NULL)
+			end_destroy(&ss[i].e);
+	close(lfd);
+	return 0;
+}
+
+/* ---- applications on droced -------------------------------------------------------- */
+
+/* The session with the peer: mode, our QP, buffer and GID for its. */
+static struct xchg
+app_session(struct end *e, const char *peer, enum session mode, int *pfd)
+{
+	struct xchg me = { .mode = mode, .qpn = e->qp->qp_num, .rkey = e->mr->rkey,
+			   .addr = (uint64_t)(uintptr_t)e->buf, .len = e->len };
+	struct xchg them;
+	int fd = unix_socket(peer, false);
+
+	if (droce_query_gid(e->ctx, 1, 0, (union droce_gid *)me.gid) != 0)
+		die("query_gid");
+	if (send(fd, &me, sizeof(me), MSG_NOSIGNAL) != (ssize_t)sizeof(me) ||
+	    recv(fd, &them, sizeof(them), 0) != (ssize_t)sizeof(them))
+		die("peer exchange");
+	end_connect(e, them.qpn, them.gid);
+	*pfd = fd;
+	return them;
+}
+
+static void
+expect_wc(struct end *e, uint64_t wr_id, enum droce_wc_status status, const char *what)
+{
+	struct droce_wc wc = wait_wc(e);
+
+	if (wc.wr_id != wr_id || wc.status != status) {
+		fprintf(stderr, "daemon_app: %s: wr %" PRIu64 " %s, expected wr %" PRIu64 " %s\n",
+			what, wc.wr_id, droce_wc_status_str(wc.status), wr_id,
+			droce_wc_status_str(status));
+		exit(1);
+	}
+}
+
+/* One round: WRITE, READ back, SEND and its echo; every byte compared. */
+static void
+traffic_round(struct end *e, const struct xchg *p, uint64_t r)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(e->buf + MSG), MSG, e->mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+	struct droce_wc a, b;
+
+	fill(e->buf, XFER, r);
+	memset(e->buf + READ_OFF, 0, XFER);
+	if (post_rdma(e, DROCE_WR_RDMA_WRITE, 1, 0, XFER, p->addr + 8192, p->rkey,
+		      e->mr->lkey) != 0 ||
+	    post_rdma(e, DROCE_WR_RDMA_READ, 2, READ_OFF, XFER, p->addr + 8192, p->rkey,
+		      e->mr->lkey) != 0)
+		die("post WRITE/READ");
+	expect_wc(e, 1, DROCE_WC_SUCCESS, "WRITE");
+	expect_wc(e, 2, DROCE_WC_SUCCESS, "READ");
+	if (memcmp(e->buf, e->buf + READ_OFF, XFER) != 0) {
+		fprintf(stderr, "daemon_app: round %" PRIu64 ": READ differs\n", r);
+		exit(1);
+	}
+	fill(e->buf + MSG, MSG, r + 1000000);
+	memset(e->buf + RECV_OFF, 0, MSG);
+	post_recv_at(e, 4, RECV_OFF);
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post SEND");
+	a = wait_wc(e);
+	b = wait_wc(e);
+	if (a.status != DROCE_WC_SUCCESS || b.status != DROCE_WC_SUCCESS ||
+	    a.wr_id + b.wr_id != 7 || memcmp(e->buf + MSG, e->buf + RECV_OFF, MSG) != 0) {
+		fprintf(stderr, "daemon_app: round %" PRIu64 ": SEND echo wrong (%s, %s)\n", r,
+			droce_wc_status_str(a.status), droce_wc_status_str(b.status));
+		exit(1);
+	}
+}
+
+static void
+write_handles(const char *file, const struct end *e)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		die(tmp);
+	fprintf(f, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %" PRIu64 "\n",
+		((const struct verbs_dmn_pd *)e->pd)->h,
+		((const struct verbs_dmn_cq *)e->cq)->h,
+		((const struct verbs_dmn_qp *)e->qp)->h,
+		((const struct verbs_dmn_mr *)e->mr)->h, e->mr->lkey,
+		(uint64_t)(uintptr_t)e->buf);
+	fclose(f);
+	if (rename(tmp, file) != 0)
+		die("rename");
+}
+
+static int
+run_traffic(struct droce_context *ctx, int argc, char **argv)
+{
+	const char *handles = argc >= 4 ? argv[2] : NULL, *stopf = argc >= 4 ? argv[3] : NULL;
+	uint64_t rounds = strtoull(argv[1], NULL, 0), r = 0, more = 0;
+	struct end e;
+	struct xchg p;
+	int fd;
+
+	end_create(&e, ctx, BUF_LEN);
+	p = app_session(&e, argv[0], S_ECHO, &fd);
+	if (handles != NULL)
+		write_handles(handles, &e);
+	for (;; r++) {
+		if (stopf == NULL ? r == rounds : access(stopf, F_OK) == 0 && more++ == rounds)
+			break;
+		traffic_round(&e, &p, r);
+	}
+	printf("traffic: %" PRIu64 " rounds ok\n", r);
+	end_destroy(&e);
+	close(fd);
+	return 0;
+}
+
+/* One refusal: rc (positive errno, or -1 / NULL with errno) must be want. */
+static int
+refused(const char *what, int got, int want)
+{
+	printf("forge: %s: %s%s\n", what, strerror(got), got == want ? "" : " (WRONG)");
+	return got == want ? 0 : 1;
+}
+
+static int
+run_forge(struct droce_context *ctx, int argc, char **argv)
+{
+	uint64_t pd, cq, qp, mr, addr;
+	uint32_t lkey;
+	struct end e;
+	struct xchg p;
+	int fd, bad = 0;
+	FILE *f = argc >= 2 ? fopen(argv[1], "r") : NULL;
+
+	if (f == NULL || fscanf(f, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu32
+				" %" SCNu64, &pd, &cq, &qp, &mr, &lkey, &addr) != 6)
+		die("handle file");
+	fclose(f);
+	end_create(&e, ctx, BUF_LEN);
+	{
+		/* A's objects named with B's own context */
+		struct verbs_dmn_pd fpd = { .pub = { .context = ctx }, .h = pd };
+		struct verbs_dmn_cq fcq = { .pub = { .context = ctx }, .h = cq,
+					    .remote = (struct droce_cq *)(uintptr_t)cq };
+		struct verbs_dmn_qp fqp = { .pub = { .context = ctx, .pd = e.pd }, .h = qp,
+					    .remote = (struct droce_qp *)(uintptr_t)qp };
+		struct verbs_dmn_mr fmr = { .pub = { .context = ctx, .pd = e.pd }, .h = mr };
+		struct droce_qp_init_attr init = { .qp_type = DROCE_QPT_RC, .send_cq = e.cq,
+			.recv_cq = e.cq, .cap = { 4, 4, 1, 1, 0 } };
+		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+		struct droce_send_wr wr = { .opcode = DROCE_WR_SEND }, *badwr;
+		struct droce_wc wc;
+
+		errno = 0;
+		bad += refused("reg_mr on A's PD",
+			       droce_reg_mr(&fpd.pub, e.buf, 64, 0) == NULL ? errno : 0, ENOENT);
+		errno = 0;
+		bad += refused("create_qp on A's PD",
+			       droce_create_qp(&fpd.pub, &init) == NULL ? errno : 0, ENOENT);
+		bad += refused("dealloc_pd of A's PD", droce_dealloc_pd(&fpd.pub), ENOENT);
+		init.send_cq = &fcq.pub;
+		errno = 0;
+		bad += refused("create_qp with A's CQ",
+			       droce_create_qp(e.pd, &init) == NULL ? errno : 0, ENOENT);
+		bad += refused("destroy_cq of A's CQ", droce_destroy_cq(&fcq.pub), ENOENT);
+		errno = 0;
+		bad += refused("poll_cq of A's CQ",
+			       droce_poll_cq(&fcq.pub, 1, &wc) == -1 ? errno : 0, EINVAL);
+		bad += refused("modify_qp of A's QP",
+			       droce_modify_qp(&fqp.pub, &attr, DROCE_QP_STATE), ENOENT);
+		bad += refused("query_qp of A's QP",
+			       droce_query_qp(&fqp.pub, &attr, 0, NULL), ENOENT);
+		bad += refused("post_send on A's QP",
+			       droce_post_send(&fqp.pub, &wr, &badwr), EINVAL);
+		bad += refused("destroy_qp of A's QP", droce_destroy_qp(&fqp.pub), ENOENT);
+		bad += refused("dereg_mr of A's MR", droce_dereg_mr(&fmr.pub), ENOENT);
+		errno = 0;
+		bad += refused("reg_mr of A's buffer",
+			       droce_reg_mr(e.pd, (void *)(uintptr_t)addr, 64, 0) == NULL ?
+			       errno : 0, EFAULT);
+		bad += refused("free_buf of A's buffer",
+			       droce_free_buf(ctx, (void *)(uintptr_t)addr), EINVAL);
+	}
+	/* A's lkey in B's own WR: the engine's local protection error */
+	p = app_session(&e, argv[0], S_ECHO, &fd);
+	if (post_rdma(&e, DROCE_WR_RDMA_WRITE, 9, 0, 64, p.addr, p.rkey, lkey) != 0)
+		die("post with A's lkey");
+	{
+		struct droce_wc wc = wait_wc(&e);
+
+		printf("forge: WRITE with A's lkey: %s\n", droce_wc_status_str(wc.status));
+		bad += wc.wr_id != 9 || wc.status != DROCE_WC_LOC_PROT_ERR;
+	}
+	end_destroy(&e);
+	close(fd);
+	printf("forge: %s\n", bad == 0 ? "every attempt refused" : "WRONG");
+	return bad == 0 ? 0 : 1;
+}
+
+static _Noreturn void
+run_target(struct droce_context *ctx, int argc, char **argv)
+{
+	struct end e;
+	int fd;
+
+	end_create(&e, ctx, argc >= 2 ? strtoull(argv[1], NULL, 0) : BUF_LEN);
+	(void)app_session(&e, argv[0], S_HAMMER, &fd);
+	printf("target: ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/* Control verbs in a loop, to be killed inside one of them. */
+static _Noreturn void
+run_churn(struct droce_context *ctx)
+{
+	for (uint64_t i = 0;; i++) {
+		struct end e;
+
+		end_create(&e, ctx, 4096 + (i % 8) * 4096);
+		end_destroy(&e);
+		if (i == 0) {
+			printf("churn: running\n");
+			fflush(stdout);
+		}
+	}
+}
+
+static int
+run_idle(struct droce_context *ctx, int argc, char **argv)
+{
+	struct end e;
+	struct xchg p;
+	struct droce_wc wc;
+	char line[16];
+	int fd, post, poll_n, pd_err, cq_err;
+
+	(void)argc;
+	end_create(&e, ctx, BUF_LEN);
+	p = app_session(&e, argv[0], S_ECHO, &fd);
+	for (int r = 0; r < 10; r++)
+		traffic_round(&e, &p, (uint64_t)r);
+	printf("idle: ready\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 2;
+	post = post_rdma(&e, DROCE_WR_RDMA_WRITE, 1, 0, 64, p.addr, p.rkey, e.mr->lkey);
+	poll_n = droce_poll_cq(e.cq, 1, &wc);
+	pd_err = droce_alloc_pd(ctx) == NULL ? errno : 0;
+	cq_err = droce_create_cq(ctx, 16, NULL, NULL, 0) == NULL ? errno : 0;
+	printf("idle: post_send %d, poll_cq %d, alloc_pd %s, create_cq %s, destroy_qp %s\n",
+	       post, poll_n, strerror(pd_err), strerror(cq_err),
+	       strerror(droce_destroy_qp(e.qp)));
+	fflush(stdout);
+	_exit(0);	/* EAL's clean-up would wait for the dead primary */
+}
+
+int
+main(int argc, char **argv)
+{
+	struct droce_device **list;
+	struct droce_context *ctx;
+	char *prog = argv[0];
+	int n = droce_init(argc, argv), rc;
+
+	if (n < 0)
+		die("droce_init");
+	argc -= n;
+	argv += n;
+	/* what is left may start with EAL's "--" or the program name */
+	if (argc >= 1 && (strcmp(argv[0], "--") == 0 || strcmp(argv[0], prog) == 0)) {
+		argc--;
+		argv++;
+	}
+	if (argc < 1)
+		return 2;
+
+	list = droce_get_device_list(NULL);
+	if (list == NULL || list[0] == NULL)
+		die("no device");
+	ctx = droce_open_device(list[0]);
+	if (ctx == NULL)
+		die("open_device");
+	droce_free_device_list(list);
+	if (strcmp(argv[0], "peer") == 0 && argc == 2)
+		rc = run_peer(ctx, argv[1]);
+	else if (strcmp(argv[0], "traffic") == 0 && argc >= 3)
+		rc = run_traffic(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "forge") == 0 && argc == 3)
+		rc = run_forge(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "target") == 0 && argc >= 2)
+		run_target(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "churn") == 0)
+		run_churn(ctx);
+	else if (strcmp(argv[0], "idle") == 0 && argc == 2)
+		rc = run_idle(ctx, argc - 1, argv + 1);
+	else
+		rc = 2;
+	fflush(stdout);
+	if (droce_close_device(ctx) != 0)
+		die("close_device");
+	droce_cleanup();
+	return rc;
+}

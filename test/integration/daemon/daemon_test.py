@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Applications on droced (app/droced), over net_memif to an in-process
+peer (daemon_app peer), each case with its own droced, peer and tmp dir:
+
+  traffic        two applications at once (one given the daemon by
+                 DROCE_DAEMON, one by its INI file's [droce] daemon =), each
+                 WRITE / READ back / SEND-echo rounds with bytes compared;
+                 droced --ctl list shows each with exactly its objects while
+                 they run, none after (every case checks telemetry's
+                 /droced/apps against the list)
+  forge          B names A's PD, CQ, QP, MR, buffer and lkey (daemon_app
+                 forge checks each exact refusal); A's traffic goes on
+  crash          the peer WRITEs and READs A's buffer in a loop (READs
+                 checked against a shadow); A is SIGKILLed; the peer's first
+                 failed completion must be REM_ACCESS_ERR, within BOUND_MS
+                 of droced's seeing the EOF and within one retry timeout of
+                 the kill (the EOF comes after the kernel tore the process
+                 down); nothing succeeds after it; droced reaps A to the
+                 baseline (list and its log line)
+  kill_in_verb   an application creating and destroying objects in a loop
+                 is SIGKILLed KILLS times; droced reaps it and serves B
+  daemon_killed  droced is SIGKILLed under two idle applications: their
+                 next control verbs fail with ENOTCONN, posting and polling
+                 do not crash (post 0: room in the ring, poll 0); the next
+                 droced removes the dead one's hugepage files and runtime
+                 directory; a droced that fails to start leaves none
+
+Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
+started are killed (by their Popen handle).  Needs hugepages: DPDK
+multi-process cannot run with --no-huge (exit 77 when DROCE_NO_HUGE=1).
+"""
+import glob
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+RETRY_MS = 4.096e-3 * 2 ** 17	# the peer QP's local ACK timeout (timeout=17)
+BOUND_MS = 100			# the crash's first failure after droced saw the EOF
+KILLS = 3
+GIDS = ("198.18.20.1/24", "198.18.20.2/24")
+
+
+class Proc:
+    """A child whose output lines are collected by a thread."""
+
+    def __init__(self, name, argv, stdin=None):
+        self.name = name
+        self.lines = []
+        self.cv = threading.Condition()
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  stdin=stdin, text=True, bufsize=1)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cv:
+                self.lines.append(line.rstrip("\n"))
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def wait_line(self, pattern, timeout=30):
+        rx = re.compile(pattern)
+        end = time.monotonic() + timeout
+        with self.cv:
+            i = 0
+            while True:
+                while i < len(self.lines):
+                    m = rx.search(self.lines[i])
+                    i += 1
+                    if m:
+                        return m
+                left = end - time.monotonic()
+                if left <= 0 or (self.p.poll() is not None and i == len(self.lines)):
+                    fail(f"{self.name}: no line /{pattern}/ (exit {self.p.poll()})",
+                         self)
+                self.cv.wait(min(left, 0.2))
+
+    def wait(self, timeout=60):
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            fail(f"{self.name}: still running after {timeout} s", self)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+    def output(self):
+        with self.cv:
+            return "\n".join(self.lines)
+
+
+def fail(msg, proc=None):
+    if proc is not None:
+        print(f"--- {proc.name}:\n{proc.output()}")
+    raise SystemExit(f"FAIL: {msg}")
+
+
+class Setup:
+    def __init__(self, droced, app):
+        self.droced_bin, self.app = droced, app
+        self.tmp = tempfile.mkdtemp(prefix="droce-dmn-")
+        self.sock = f"{self.tmp}/d.sock"
+        self.peer_sock = f"{self.tmp}/peer.sock"
+        self.procs = []
+        self.droced = None
+        self.prefix = None
+
+    def start_droced(self):
+        memif = f"net_memif0,role=server,socket={self.tmp}/memif.sock,socket-abstract=no"
+        self.droced = self.spawn("droced", [self.droced_bin, "-l", "0,1", "--no-pci",
+                                            f"--vdev={memif}", "--",
+                                            f"--droce-ipv4={GIDS[0]}",
+                                            "--droce-transport-lcores=1",
+                                            f"--socket={self.sock}"])
+        self.prefix = self.droced.wait_line(r"droced: ready on .*, EAL file prefix (\S+)").group(1)
+
+    def start(self):
+        self.start_droced()
+        memif = f"net_memif0,role=client,socket={self.tmp}/memif.sock,socket-abstract=no"
+        self.peer = self.spawn("peer", [self.app, "-l", "0", "--no-pci", f"--vdev={memif}",
+                                        "--", f"--droce-ipv4={GIDS[1]}", "peer",
+                                        self.peer_sock])
+        self.peer.wait_line(r"^peer: ready")
+
+    def spawn(self, name, argv, stdin=None):
+        p = Proc(name, argv, stdin)
+        self.procs.append(p)
+        return p
+
+    def app_proc(self, name, *args, stdin=None, select="option"):
+        """An application on droced, selected by --droce-daemon (option),
+        DROCE_DAEMON (env) or the [droce] section of --droce-config (ini)."""
+        opts = [f"--droce-daemon={self.sock}"]
+        if select == "env":
+            os.environ["DROCE_DAEMON"] = self.sock
+            opts = []
+        elif select == "ini":
+            with open(f"{self.tmp}/droce.ini", "w") as f:
+                f.write(f"[droce]\ndaemon = {self.sock}\n")
+            opts = [f"--droce-config={self.tmp}/droce.ini"]
+        try:
+            return self.spawn(name, [self.app, "-l", "0", "--no-pci", "--", *opts, *args],
+                              stdin)
+        finally:
+            os.environ.pop("DROCE_DAEMON", None)
+
+    def apps(self):
+        """droced --ctl list: {pid: (pd, mr, cq, qp, buf, buf_bytes)}."""
+        out = subprocess.run([self.droced_bin, "--ctl", self.sock, "list"], text=True,
+                             capture_output=True, timeout=10)
+        if out.returncode != 0:
+            fail(f"droced --ctl list: {out.stderr}")
+        n = int(re.search(r"applications: (\d+)", out.stdout).group(1))
+        rows = {}
+        for m in re.finditer(r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) "
+                             r"buf_bytes (\d+)", out.stdout):
+            rows[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
+        if len(rows) != n:
+            fail(f"droced --ctl list: {out.stdout}")
+        return rows
+
+    def wait_apps(self, want, timeout=10):
+        end = time.monotonic() + timeout
+        while True:
+            got = self.apps()
+            if got == want or time.monotonic() > end:
+                return got
+            time.sleep(0.05)
+
+    def telemetry_apps(self):
+        """/droced/apps from droced's telemetry socket, as apps() gives it."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.connect(f"{runtime_dir(self.prefix)}/dpdk_telemetry.v2")
+            t.recv(4096)			# the greeting
+            t.send(b"/droced/apps")
+            apps = json.loads(t.recv(1 << 16))["/droced/apps"]
+        keys = ("pd", "mr", "cq", "qp", "buf", "buf_bytes")
+        return {int(pid): tuple(v[k] for k in keys) for pid, v in apps.items()}
+
+    def expect_apps(self, want, what):
+        got = self.wait_apps(want)
+        tel = self.telemetry_apps()
+        print(f"{what}: droced --ctl list: {got}, telemetry /droced/apps the same: "
+              f"{tel == got}")
+        if got != want or tel != want:
+            fail(f"{what}: applications {got} (telemetry {tel}), expected {want}",
+                 self.droced)
+
+    def cleanup(self):
+        for p in reversed(self.procs):
+            if p.p.poll() is None:
+                p.p.kill() if p.name not in ("droced", "peer") else p.stop()
+                p.p.wait()
+        remove_leftovers(self.prefix)
+        for f in glob.glob(f"{self.tmp}/*"):
+            os.unlink(f)
+        os.rmdir(self.tmp)
+
+
+def hugepage_files(prefix):
+    files = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "hugetlbfs":
+                files += glob.glob(f"{mnt}/{prefix}map_*")
+    return files
+
+
+def runtime_dir(prefix):
+    """EAL's (lib/device device_runtime_base)."""
+    if os.getuid() == 0:
+        return f"/var/run/dpdk/{prefix}"
+    return f"{os.environ.get('XDG_RUNTIME_DIR', '/tmp')}/dpdk/{prefix}"
+
+
+def remove_leftovers(prefix):
+    """What a droced killed by this script left (none after a clean exit)."""
+    if prefix is None:
+        return
+    for f in hugepage_files(prefix):
+        os.unlink(f)
+    d = runtime_dir(prefix)
+    if os.path.isdir(d):
+        for f in os.listdir(d):
+            os.unlink(f"{d}/{f}")
+        os.rmdir(d)
+
+
+def wait_file(path, proc, timeout=30):
+    """The handle file an application writes once it is set up."""
+    end = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if proc.p.poll() is not None or time.monotonic() > end:
+            fail(f"{proc.name}: no {path}", proc)
+        time.sleep(0.02)
+
+
+OBJS_64K = (1, 1, 1, 1, 1, 65536)	# pd mr cq qp buf buf_bytes of a daemon_app
+
+
+def finish_traffic(s, procs, note):
+    """Stop traffic applications (their last rounds, checked) and reap them."""
+    open(f"{s.tmp}/stop", "w").close()
+    for p in procs:
+        m = p.wait_line(r"traffic: (\d+) rounds ok", 120)
+        if p.wait() != 0:
+            fail("traffic failed", p)
+        print(f"{p.name}: {m.group(0)} ({note})")
+    s.expect_apps({}, "after")
+
+
+def case_traffic(s):
+    s.expect_apps({}, "baseline")
+    # the two other ways to name the daemon (the rest of the cases: the option)
+    a = [s.app_proc(f"app{i}", "traffic", s.peer_sock, "200", f"{s.tmp}/h{i}",
+                    f"{s.tmp}/stop", select=how) for i, how in enumerate(("env", "ini"))]
+    for i in range(2):
+        wait_file(f"{s.tmp}/h{i}", a[i])
+    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
+    finish_traffic(s, a, "at once with the other")
+
+
+def case_forge(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "traffic", s.peer_sock, "200", f"{s.tmp}/hA", f"{s.tmp}/stop")
+    wait_file(f"{s.tmp}/hA", a)
+    b = s.app_proc("B", "forge", s.peer_sock, f"{s.tmp}/hA")
+    rc = b.wait()
+    print(b.output())
+    if rc != 0:
+        fail(f"forge exited {rc}")
+    if a.p.poll() is not None:
+        fail("A died during the forgery", a)
+    finish_traffic(s, [a], "B's attempts during them")
+
+
+def case_crash(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "target", s.peer_sock, "65536")
+    a.wait_line(r"^target: ready")
+    s.peer.wait_line(r"^peer: hammer running")
+    s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
+    t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
+    a.p.kill()
+    m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at (\d+) us\)")
+    t_fail, t_seen = int(m.group(3)) / 1000, int(r.group(2)) / 1000
+    after_ms = t_fail - t_kill
+    print(f"crash: the peer's first failure: {m.group(1)}, {after_ms:.2f} ms after the "
+          f"SIGKILL (the peer's retry timeout: {RETRY_MS:.1f} ms), after {m.group(4)} good "
+          f"WRITE+READ rounds; droced saw the EOF {t_seen - t_kill:.2f} ms after the kill "
+          f"(the kernel's exit of the process), the failure came "
+          f"{t_fail - t_seen:.2f} ms after that")
+    print(f"crash: droced: {r.group(0)}")
+    print(f"lifetime: daemon REM_ACCESS_ERR {after_ms:.1f}" if m.group(1) ==
+          "remote access error" else f"lifetime: daemon {m.group(1)} {after_ms:.1f}")
+    if m.group(1) != "remote access error":
+        fail(f"first failure {m.group(1)}, expected remote access error", s.peer)
+    if not 0 <= t_fail - t_seen < BOUND_MS or not after_ms < RETRY_MS:
+        fail(f"first failure {t_fail - t_seen:.2f} ms after droced saw the death (bound "
+             f"{BOUND_MS} ms), {after_ms:.2f} ms after the kill (bound {RETRY_MS:.0f} ms)")
+    n = s.peer.wait_line(r"peer: successes after the failure: (\d+)")
+    print(f"crash: {n.group(0)}")
+    if n.group(1) != "0":
+        fail("a WRITE or READ succeeded after the revocation")
+    if not re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed, "
+                        r"0 objects left", r.group(1)):
+        fail("droced's reclaim", s.droced)
+    s.expect_apps({}, "after the kill")
+
+
+def case_kill_in_verb(s):
+    s.expect_apps({}, "baseline")
+    rnd = random.Random(os.getpid())
+    for k in range(KILLS):
+        c = s.app_proc(f"churn{k}", "churn")
+        c.wait_line(r"^churn: running")
+        delay = rnd.uniform(0.05, 0.3)
+        time.sleep(delay)
+        c.p.kill()
+        r = s.droced.wait_line(rf"droced: pid {c.p.pid} gone: (.*)")
+        print(f"kill_in_verb: killed {delay * 1000:.0f} ms into its create/destroy loop; "
+              f"{r.group(0)}")
+        if " 0 objects left " not in r.group(1):
+            fail("objects left behind", s.droced)
+        if s.droced.p.poll() is not None:
+            fail("droced died", s.droced)
+        s.expect_apps({}, f"after kill {k + 1}")
+    b = s.app_proc("B", "traffic", s.peer_sock, "200")
+    m = b.wait_line(r"traffic: 200 rounds ok", 60)
+    if b.wait() != 0:
+        fail("B failed", b)
+    print(f"B: {m.group(0)}")
+    s.expect_apps({}, "after B")
+
+
+def case_daemon_killed(s):
+    a = [s.app_proc(f"app{i}", "idle", s.peer_sock, stdin=subprocess.PIPE)
+         for i in range(2)]
+    for p in a:
+        p.wait_line(r"^idle: ready")
+    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both ready")
+    s.droced.p.kill()
+    s.droced.p.wait()
+    for p in a:
+        p.p.stdin.write("go\n")
+        p.p.stdin.flush()
+    for p in a:
+        m = p.wait_line(r"idle: post_send (.*)")
+        rc = p.wait()
+        print(f"{p.name} after the daemon's SIGKILL: {m.group(0)} (exit {rc})")
+        want = ("0, poll_cq 0, alloc_pd Transport endpoint is not connected, create_cq "
+                "Transport endpoint is not connected, destroy_qp Transport endpoint is "
+                "not connected")
+        if m.group(1) != want or rc != 0:
+            fail(f"expected: idle: post_send {want}", p)
+    dead = s.prefix
+    left = hugepage_files(dead)
+    print(f"daemon_killed: the killed droced left {len(left)} hugepage files")
+    os.unlink(f"{s.tmp}/memif.sock")	# net_memif's server socket, not droced's
+    s.start_droced()
+    gone = not hugepage_files(dead) and not os.path.exists(runtime_dir(dead))
+    print(f"daemon_killed: the next droced removed them and its runtime directory: {gone}")
+    if not gone:
+        remove_leftovers(dead)
+        fail("the next droced left the dead one's files")
+    s.expect_apps({}, "the next droced")
+    # a droced that cannot start (no transport lcore) leaves nothing either
+    bad = subprocess.run([s.droced_bin, "-l", "0", "--no-pci",
+                          f"--vdev=net_memif1,role=server,socket={s.tmp}/memif1.sock,"
+                          "socket-abstract=no", "--", f"--droce-ipv4={GIDS[0]}",
+                          f"--socket={s.tmp}/bad.sock"], capture_output=True, text=True,
+                         timeout=60)
+    # its prefix, from EAL's "Multi-process socket .../droced-<pid>/mp_socket"
+    m = re.search(r"/(droced-\d+)/mp_socket", bad.stdout + bad.stderr)
+    if m is None:
+        fail(f"no EAL prefix in droced's output: {bad.stdout}{bad.stderr}")
+    dead = m.group(1)
+    files = hugepage_files(dead) + ([runtime_dir(dead)] if os.path.exists(runtime_dir(dead))
+                                   else [])
+    print(f"daemon_killed: droced without a transport lcore: exit {bad.returncode}, "
+          f"{len(files)} files of {dead} left")
+    if bad.returncode != 1 or "needs --droce-transport-lcores" not in bad.stderr or files:
+        remove_leftovers(dead)
+        fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
+
+
+CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
+         "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed}
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
+        raise SystemExit(__doc__)
+    if os.environ.get("DROCE_NO_HUGE") == "1":
+        print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
+        return 77
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    os.environ["LSAN_OPTIONS"] = ":".join(
+        x for x in (os.environ.get("LSAN_OPTIONS"), f"suppressions={supp}") if x)
+    s = Setup(sys.argv[2], sys.argv[3])
+    try:
+        s.start()
+        CASES[sys.argv[1]](s)
+    finally:
+        s.cleanup()
+    print(f"daemon {sys.argv[1]}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
