@@ -237,6 +237,25 @@ open_device(void)
 	return ctx;
 }
 
+static void
+usage(void)
+{
+	printf("Usage:\n"
+	       "  droced [EAL options] -- [droce options] --droce-transport-lcores=N --socket=PATH\n"
+	       "  droced --ctl PATH list\n"
+	       "  droced -h | --help\n"
+	       "\n"
+	       "The memory-owner daemon: owns the DPDK port and droce's engine (on a\n"
+	       "transport lcore) and serves the applications that attach to PATH\n"
+	       "(DROCE_DAEMON=PATH, daemon = PATH in [droce]; droce(7)).\n"
+	       "\n"
+	       "Options:\n"
+	       "  --socket=PATH     the unix socket the applications connect to\n"
+	       "  --ctl PATH list   the applications attached to the droced on PATH,\n"
+	       "                    their pids and object counts, then exit\n"
+	       "  -h, --help        this text\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -248,6 +267,10 @@ main(int argc, char **argv)
 
 	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "list") == 0)
 		return ctl_list(argv[2]);
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		usage();	/* before EAL, which would print its own */
+		return 0;
+	}
 	unsetenv("DROCE_DAEMON");	/* droced is the daemon, not its client */
 	droced_sweep_dead();
 	args = eal_args(argc, argv, &nargs, prefix, sizeof(prefix));
