@@ -23,19 +23,16 @@ LIFETIME_GUEST=${DROCE_GUEST_ACCESS:-$BUILD/test/interop/guest/guest-access}
 # lifetime_case MODEL EXPECTED_STATUS
 lifetime_case() {
 	local model=$1 want=$2 gl=$LOGDIR/lifetime.$1.guest dl=$LOGDIR/lifetime.$1.droce
-	local dpid gpid end line eal extra='' nocap=''
+	local dpid gpid end line lcore='' nocap=''
 
-	eal=$(eal_args)
 	if [ "$model" = lease ]; then
-		# a transport lcore runs the engine while the application hangs
-		eal=${eal/-l 0 /-l 0,1 }
-		extra=--droce-transport-lcores=1
+		lcore=1		# a transport lcore runs the engine while the application hangs
 	else
 		nocap=1		# SIGKILLed: its capture file would be cut off
 	fi
-	# shellcheck disable=SC2086,SC2046
-	timeout 300 ip netns exec "$NETNS" "$LIFETIME_ACCESS" $eal -- \
-		$(NO_CAPTURE=$nocap droce_args) $extra -g 0 -L "$model" >"$dl" 2>&1 &
+	# shellcheck disable=SC2046
+	timeout 300 ip netns exec "$NETNS" "$LIFETIME_ACCESS" $(LCORE=$lcore eal_args) -- \
+		$(LCORE=$lcore NO_CAPTURE=$nocap droce_args) -g 0 -L "$model" >"$dl" 2>&1 &
 	dpid=$!
 	droce_listening 60 || true
 	gexec 280 "/tmp/guest-access -L $model -g $G_GID4 $H_IP" >"$gl" 2>&1 &
