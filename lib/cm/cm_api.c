@@ -479,6 +479,25 @@ set_port(union droce_rdma_sockaddr *ss, uint16_t port)
 	memcpy((uint8_t *)ss + offsetof(struct sockaddr_in, sin_port), &be, sizeof(be));
 }
 
+/* An ephemeral port no other id holds where a (NULL: any address) is; 0 if none. */
+static uint16_t
+free_ephemeral_port(const struct cm_agent *a)
+{
+	for (unsigned int tries = 0; tries <= CM_PORT_LAST - CM_PORT_FIRST; tries++) {
+		uint16_t port = ephemeral_port();
+		const struct cm_id *id;
+		bool taken = false;
+
+		TAILQ_FOREACH(id, &reg.ids, link)
+			if (id->state != CM_IDLE && id->state != CM_CLOSED && id->port == port &&
+			    (a == NULL || id->agent == NULL || id->agent == a))
+				taken = true;
+		if (!taken)
+			return port;
+	}
+	return 0;
+}
+
 int
 droce_rdma_bind_addr(struct droce_rdma_cm_id *pub, struct sockaddr *addr)
 {
@@ -497,9 +516,16 @@ droce_rdma_bind_addr(struct droce_rdma_cm_id *pub, struct sockaddr *addr)
 		id->agent = agent_for(gid, id->local_gid);
 		rc = id->agent == NULL ? EADDRNOTAVAIL : 0;
 	}
+	/* port 0: a free ephemeral one, as the kernel's rdma_bind_addr picks
+	 * (qperf -cm1 binds so, then sends rdma_get_src_port's to its peer) */
+	if (rc == 0 && port == 0) {
+		port = free_ephemeral_port(id->agent);
+		rc = port == 0 ? EADDRINUSE : 0;
+	}
 	if (rc == 0) {
 		id->pub.verbs = id->agent != NULL ? id->agent->ctx : NULL;
 		memcpy(&id->pub.route.addr.src_addr, addr, sockaddr_len(addr));
+		set_port(&id->pub.route.addr.src_addr, port);
 		id->port = port;
 		id->state = CM_ADDR_BOUND;
 	}

@@ -332,6 +332,54 @@ one_connection(struct cm_fx *c)
 	destroy(sid);
 }
 
+/* A listener bound to port 0 gets a free ephemeral port (as the kernel's
+ * rdma_bind_addr: qperf -cm1 binds so and sends the port to its peer), a
+ * second one another, and a client connects to the port the first got. */
+static uint16_t
+bind_listen_any_port(struct cm_fx *c, struct droce_rdma_cm_id **id, uint8_t host)
+{
+	struct sockaddr_in sin;
+
+	assert_int_equal(droce_rdma_create_id(c->ch_b, id, NULL, DROCE_RDMA_PS_TCP), 0);
+	sin_of(&sin, host, 0);
+	if (host == 0)
+		sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	assert_int_equal(droce_rdma_bind_addr(*id, (struct sockaddr *)&sin), 0);
+	assert_int_equal(droce_rdma_listen(*id, 8), 0);
+	memcpy(&sin, (*id)->route.addr.src_addr.raw, sizeof(sin));
+	assert_int_equal(sin.sin_family, AF_INET);
+	return ntohs(sin.sin_port);
+}
+
+static void
+test_bind_port_zero(void **state)
+{
+	struct droce_rdma_cm_id *cid, *sid, *other;
+	uint16_t port, port2;
+	struct cm_fx c;
+
+	(void)state;
+	cm_open(&c);
+	assert_int_equal(droce_rdma_destroy_id(c.listener), 0);
+	port = bind_listen_any_port(&c, &c.listener, 2);
+	port2 = bind_listen_any_port(&c, &other, 0);
+	assert_true(port >= 32768 && port <= 60999);
+	assert_true(port2 >= 32768 && port2 <= 60999);
+	assert_int_not_equal(port, port2);
+	assert_int_not_equal(port, PORT);
+
+	cid = client(&c, port, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+	cm_disconnect(&c, cid, sid);
+	destroy(cid);
+	destroy(sid);
+	assert_int_equal(droce_rdma_destroy_id(other), 0);
+	cm_close(&c);
+}
+
 /* 100 connections, one after the other: after the first (the AH cache,
  * slabs and allocator warmed up) the heap ends each at the same size. */
 static void
@@ -619,6 +667,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_reject_reasons),
 		cmocka_unit_test(test_lost_req_rep_rtu),
 		cmocka_unit_test(test_use_qp_poll_event),
+		cmocka_unit_test(test_bind_port_zero),
 	};
 
 	/* "lcore": both contexts' engines on transport lcore 1, the CM and
