@@ -54,8 +54,12 @@ libibverbs.so.1 and usertools/droce-run.
       namespaces as perftest, transport lcores): without -cm1 qperf addresses its peer by
       LID alone (ah_attr.is_global 0), which a RoCE port refuses (EINVAL, as
       the kernel's rdma_check_ah_attr): each client exits 1 with "failed to
-      modify QP to RTR", the server (a child per test) keeps serving.
-      (-cm1 needs librdmacm on droce.)
+      modify QP to RTR", the server (a child per test) keeps serving.  With
+      -cm1 (RDMA CM through the drop-in librdmacm; droce on the kernel's
+      addresses of the veth, since qperf connects its CM to the address of
+      its TCP channel) all four run: exit 0, a bandwidth or latency above
+      zero, a latency test's messages all received (less the one in flight
+      at the end), a bandwidth test's receiver at most what was sent.
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
@@ -497,52 +501,99 @@ def perftest_options(a, tmp, nets):
 
 
 QPERF_TESTS = ("rc_bw", "rc_lat", "rc_rdma_write_bw", "rc_rdma_read_lat")
+QPERF_STAT_RE = re.compile(r"^ +(\w+) += +([\d.,]+) ?(\S*)", re.M)
 
 
-def af_packet_args(nets, side):
-    """droce on net_af_packet at side's veth end, with a transport lcore."""
-    return " ".join(EAL + ["-l", "0,1", f"--file-prefix=dropinq{side}",
-                           f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
-                           f"--droce-ipv4=198.18.5.{side + 1}/24",
-                           "--droce-transport-lcores=1"])
+def af_packet_args(nets, side, kernel_ip=False):
+    """droce on net_af_packet at side's veth end, with a transport lcore
+    (the server's on lcore 1, the client's on lcore 0: two polling engines
+    pinned to one core take turns of the scheduler's slice, milliseconds).
+    kernel_ip: droce takes the address of the kernel's end of the veth,
+    which answers ARP and carries qperf's TCP channel with the same MAC,
+    while droce answers RoCEv2: qperf -cm1 connects its RDMA CM to the
+    address its TCP channel uses."""
+    ip = nets.server_addr[:-1] + str(side + 1) if kernel_ip else f"198.18.5.{side + 1}"
+    lcores = ["-l", "0,1"] if side == 0 else ["-l", "0,1", "--main-lcore", "1"]
+    return " ".join(EAL + lcores + [f"--file-prefix=dropinq{side}",
+                                    f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
+                                    f"--droce-ipv4={ip}/24",
+                                    f"--droce-transport-lcores={1 - side}"])
+
+
+def qperf_stats(out):
+    """qperf -vvs's statistics of one test: name -> (number, unit)."""
+    return {m.group(1): (float(m.group(2).replace(",", "")), m.group(3))
+            for m in QPERF_STAT_RE.finditer(out)}
+
+
+def qperf_cm_ok(case, out, rc, test):
+    """qperf -cm1 -vvs TEST: exit 0, its figure above zero, and the messages
+    counted: a latency test's peer received what it sent (rc_lat's remote
+    receives, rc_rdma_read_lat's completions), less at most the one message
+    in flight when its time ran out; a bandwidth test's receiver at most
+    what was sent (each side counts its own interval)."""
+    st = qperf_stats(out)
+    key = "latency" if test.endswith("_lat") else "bw"
+    sent = st.get("send_msgs", st.get("loc_send_msgs", (0,)))[0]
+    recvd = st.get("recv_msgs", st.get("rem_recv_msgs", (0,)))[0]
+    ok = check(case, rc == 0, f"exit {rc}: {out[-300:]}")
+    ok = ok and check(case, st.get(key, (0,))[0] > 0, f"no {key}: {out[-300:]}")
+    if ok and key == "latency":
+        ok = check(case, sent > 0 and sent - recvd in (0, 1), f"sent {sent}, received {recvd}")
+    elif ok:
+        ok = check(case, 0 < recvd <= sent, f"received {recvd}, sent {sent}")
+    if ok:
+        print(f"ok - {case}: {key} {st[key][0]:g} {st[key][1]}, "
+              f"{int(sent)} messages sent, {int(recvd)} received", flush=True)
 
 
 def case_qperf(a, tmp, nets):
-    """qperf's RC tests: a LID-only address vector, refused cleanly.  The
-    qperf server forks a child for each test, each a droce of its own (so
+    """qperf's RC tests.  Without -cm1 qperf gives a LID-only address
+    vector, which droce refuses cleanly (as the kernel does for RoCE); with
+    -cm1 (RDMA CM through the drop-in librdmacm) all four run.  The qperf
+    server forks a child for each test, each a droce of its own (so
     net_af_packet: a memif socket file the first child leaves behind would
     refuse the next)."""
-    port = free_port()
-    env = dict(os.environ, DROCE_ARGS=af_packet_args(nets, 0))
-    with open(os.path.join(tmp, "q.server.out"), "w+") as sout:
-        server = subprocess.Popen(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib,
-                                   "--", "qperf", "-lp", str(port)],
-                                  stdout=sout, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env=env, cwd=tmp)
-        try:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and server.poll() is None and \
-                    not listening_in(nets.ns[0], port):
-                time.sleep(0.05)
-            for test in QPERF_TESTS:
-                case = f"qperf {test} (no -cm1)"
-                p = run_one(["ip", "netns", "exec", nets.ns[1], a.run, "--lib", a.lib, "--",
-                             "qperf", "-lp", str(port), nets.server_addr, "-t", "1", test],
-                            case, None, None, af_packet_args(nets, 1), tmp)
-                if p is None:
-                    continue
-                out = p.stdout + p.stderr
-                if check(case, p.returncode == 1, f"exit {p.returncode}: {out[-300:]}") and \
-                   check(case, "failed to modify QP to RTR" in out, out[-300:]):
-                    print(f"ok - {case}: exit 1, 'failed to modify QP to RTR'", flush=True)
-            # (which side reports the refusal first varies: the clients'
-            # outcome is what counts, and the server must still serve)
-            with open(sout.name) as f:
-                text = f.read()
-            if check("qperf server", server.poll() is None, f"exited: {text[-300:]}"):
-                print("ok - qperf server: still serving after the four", flush=True)
-        finally:
-            stop(server)
+    for use_cm in (False, True):
+        port = free_port()
+        env = dict(os.environ, DROCE_ARGS=af_packet_args(nets, 0, use_cm))
+        with open(os.path.join(tmp, f"q{int(use_cm)}.server.out"), "w+") as sout:
+            server = subprocess.Popen(["ip", "netns", "exec", nets.ns[0], a.run, "--lib",
+                                       a.lib, "--", "qperf", "-lp", str(port)],
+                                      stdout=sout, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and server.poll() is None and \
+                        not listening_in(nets.ns[0], port):
+                    time.sleep(0.05)
+                qperf_tests(a, tmp, nets, port, use_cm)
+                # (which side reports a refusal first varies: the clients'
+                # outcome is what counts, and the server must still serve)
+                with open(sout.name) as f:
+                    text = f.read()
+                if check("qperf server", server.poll() is None, f"exited: {text[-300:]}"):
+                    print(f"ok - qperf server{' (-cm1)' if use_cm else ''}: still serving "
+                          "after the four", flush=True)
+            finally:
+                stop(server)
+
+
+def qperf_tests(a, tmp, nets, port, use_cm):
+    for test in QPERF_TESTS:
+        case = f"qperf {'-cm1 ' if use_cm else ''}{test}" + ("" if use_cm else " (no -cm1)")
+        opts = ["-cm1", "-vvs"] if use_cm else []
+        p = run_one(["ip", "netns", "exec", nets.ns[1], a.run, "--lib", a.lib, "--",
+                     "qperf", "-lp", str(port)] + opts + [nets.server_addr, "-t", "1", test],
+                    case, None, None, af_packet_args(nets, 1, use_cm), tmp)
+        if p is None:
+            continue
+        out = p.stdout + p.stderr
+        if use_cm:
+            qperf_cm_ok(case, out, p.returncode, test)
+        elif check(case, p.returncode == 1, f"exit {p.returncode}: {out[-300:]}") and \
+                check(case, "failed to modify QP to RTR" in out, out[-300:]):
+            print(f"ok - {case}: exit 1, 'failed to modify QP to RTR'", flush=True)
 
 
 def main():
