@@ -236,9 +236,8 @@ ibv_close_device(struct ibv_context *context)
 
 /*
  * droce's attributes (droce_query_device: the limits where they are
- * enforced), field by field into rdma-core's struct, less what the drop-in
- * does not offer: memory windows are droce's, not the drop-in's (no
- * ops.alloc_mw), so neither their flags nor a count.
+ * enforced), field by field into rdma-core's struct: memory windows of
+ * type 1 and 2B (a type-2 window is tied to the QP that bound it).
  */
 int
 ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
@@ -259,13 +258,13 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->hw_ver = d.hw_ver;
 	a->max_qp = d.max_qp;
 	a->max_qp_wr = d.max_qp_wr;
-	a->device_cap_flags = d.device_cap_flags &
-			      ~(unsigned int)(IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	a->device_cap_flags = d.device_cap_flags;
 	a->max_sge = d.max_sge;
 	a->max_sge_rd = d.max_sge_rd;
 	a->max_cq = d.max_cq;
 	a->max_cqe = d.max_cqe;
 	a->max_mr = d.max_mr;
+	a->max_mw = d.max_mw;
 	a->max_pd = d.max_pd;
 	a->max_qp_rd_atom = d.max_qp_rd_atom;
 	a->max_res_rd_atom = d.max_res_rd_atom;

@@ -45,6 +45,11 @@ struct dropin_mr {
 	struct droce_mr *d;
 };
 
+struct dropin_mw {
+	struct ibv_mw ibv;
+	struct droce_mw *d;
+};
+
 struct dropin_cq {
 	struct ibv_cq ibv;
 	struct droce_cq *d;
@@ -106,6 +111,13 @@ dropin_dctx(struct ibv_context *c)
 }
 
 #define DROPIN_OBJ_OF(type, p) DROPIN_CONTAINER_OF(p, struct type, ibv)
+
+/* droce's MR of an ibv_mr (NULL: none, as an unbinding BIND_MW names). */
+static inline struct droce_mr *
+droce_mr_of(struct ibv_mr *mr)
+{
+	return mr != NULL ? DROPIN_OBJ_OF(dropin_mr, mr)->d : NULL;
+}
 
 /* A creator's failure after its allocation: free it, keep errno, NULL. */
 static inline void *

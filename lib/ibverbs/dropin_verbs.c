@@ -33,6 +33,11 @@ SAME_SIZE(ibv_qp_cap, droce_qp_cap);
 SAME_SIZE(ibv_srq_attr, droce_srq_attr);
 _Static_assert(offsetof(struct ibv_srq_attr, srq_limit) ==
 	       offsetof(struct droce_srq_attr, srq_limit), "srq_limit");
+SAME_SIZE(ibv_mw_bind_info, droce_mw_bind_info);
+_Static_assert(offsetof(struct ibv_send_wr, bind_mw) ==
+	       offsetof(struct droce_send_wr, bind_mw), "bind_mw");
+_Static_assert(IBV_MW_TYPE_1 == (int)DROCE_MW_TYPE_1 &&
+	       IBV_MW_TYPE_2 == (int)DROCE_MW_TYPE_2, "mw types");
 _Static_assert(IBV_SRQ_MAX_WR == (int)DROCE_SRQ_MAX_WR &&
 	       IBV_SRQ_LIMIT == (int)DROCE_SRQ_LIMIT, "srq attr mask");
 
@@ -128,6 +133,61 @@ ibv_dereg_mr(struct ibv_mr *mr)
 
 	if (rc == 0)
 		free(m);
+	return rc;
+}
+
+/* ---- memory windows (ops.alloc_mw, dealloc_mw, bind_mw: verbs.h's inlines) ---- */
+
+static struct ibv_mw *
+dropin_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct dropin_mw *mw = calloc(1, sizeof(*mw));
+
+	if (mw == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	mw->d = droce_alloc_mw(DROPIN_OBJ_OF(dropin_pd, pd)->d, (enum droce_mw_type)type);
+	if (mw->d == NULL)
+		return dropin_undo_alloc(mw);
+	mw->ibv.context = pd->context;
+	mw->ibv.pd = pd;
+	mw->ibv.rkey = mw->d->rkey;
+	mw->ibv.handle = mw->d->handle;
+	mw->ibv.type = type;
+	return &mw->ibv;
+}
+
+/* A bound window is unbound (its rkey revoked) first. */
+static int
+dropin_dealloc_mw(struct ibv_mw *mw)
+{
+	struct dropin_mw *m = DROPIN_OBJ_OF(dropin_mw, mw);
+	int rc = droce_dealloc_mw(m->d);
+
+	if (rc == 0)
+		free(m);
+	return rc;
+}
+
+/* verbs.h's ibv_bind_mw checked the type and the MR's context and PD;
+ * the new rkey (ibv_inc_rkey of the old) is the window's once posted. */
+static int
+dropin_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct dropin_mw *m = DROPIN_OBJ_OF(dropin_mw, mw);
+	struct droce_mw_bind bind = {
+		.wr_id = mw_bind->wr_id,
+		.send_flags = mw_bind->send_flags,
+		.bind_info = {
+			.mr = droce_mr_of(mw_bind->bind_info.mr),
+			.addr = mw_bind->bind_info.addr,
+			.length = mw_bind->bind_info.length,
+			.mw_access_flags = mw_bind->bind_info.mw_access_flags,
+		},
+	};
+	int rc = droce_bind_mw(DROPIN_OBJ_OF(dropin_qp, qp)->d, m->d, &bind);
+
+	if (rc == 0)
+		mw->rkey = m->d->rkey;
 	return rc;
 }
 
@@ -522,9 +582,9 @@ ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 /* ---- the data path ------------------------------------------------------------------ */
 
 /*
- * A UD work request names an ibv_ah: copied with droce's AH in its place,
- * DROPIN_WR_BATCH at a time.  Memory windows are not offered
- * (ops.alloc_mw is NULL), so a BIND_MW request has no valid window.
+ * A UD work request names an ibv_ah, a BIND_MW request an ibv_mw and an
+ * ibv_mr: copied with droce's objects in their place, DROPIN_WR_BATCH at a
+ * time.
  */
 static int
 dropin_post_send_copy(struct dropin_qp *qp, struct ibv_send_wr *wr,
@@ -539,7 +599,7 @@ dropin_post_send_copy(struct dropin_qp *qp, struct ibv_send_wr *wr,
 		int rc;
 
 		for (; wr != NULL && n < DROPIN_WR_BATCH; wr = wr->next, n++) {
-			if (wr->opcode == IBV_WR_BIND_MW ||
+			if ((wr->opcode == IBV_WR_BIND_MW && wr->bind_mw.mw == NULL) ||
 			    (qp->ibv.qp_type == IBV_QPT_UD && wr->wr.ud.ah == NULL)) {
 				*bad_wr = wr;
 				return EINVAL;
@@ -547,6 +607,10 @@ dropin_post_send_copy(struct dropin_qp *qp, struct ibv_send_wr *wr,
 			memcpy(&copy[n], wr, sizeof(copy[n]));
 			if (qp->ibv.qp_type == IBV_QPT_UD)
 				copy[n].wr.ud.ah = DROPIN_OBJ_OF(dropin_ah, wr->wr.ud.ah)->d;
+			if (wr->opcode == IBV_WR_BIND_MW) {
+				copy[n].bind_mw.mw = DROPIN_OBJ_OF(dropin_mw, wr->bind_mw.mw)->d;
+				copy[n].bind_mw.bind_info.mr = droce_mr_of(wr->bind_mw.bind_info.mr);
+			}
 			copy[n].next = NULL;
 			if (n > 0)
 				copy[n - 1].next = &copy[n];
@@ -598,6 +662,9 @@ dropin_set_ops(struct dropin_context *ctx)
 	ops->post_send = dropin_post_send;
 	ops->post_recv = dropin_post_recv;
 	ops->post_srq_recv = dropin_post_srq_recv;
+	ops->alloc_mw = dropin_alloc_mw;
+	ops->dealloc_mw = dropin_dealloc_mw;
+	ops->bind_mw = dropin_bind_mw;
 	ctx->vctx.create_qp_ex = dropin_create_qp_ex;
 	ctx->vctx.create_cq_ex = dropin_create_cq_ex;
 }

@@ -18,7 +18,8 @@
 		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND | \
 		       IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW | \
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static struct dropin_qp *
 wr_qp(struct ibv_qp_ex *qpx)
@@ -145,6 +146,37 @@ wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
 	w->wr.atomic.compare_add = add;
 }
 
+/* rkey: the window's new key (a type-2 bind; ibv_inc_rkey of the last) */
+static void
+wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+	   const struct ibv_mw_bind_info *bind_info)
+{
+	struct droce_send_wr *w = wr_new(qpx, DROCE_WR_BIND_MW);
+
+	if (mw == NULL) {
+		wr_error(wr_qp(qpx)->batch, EINVAL);
+		return;
+	}
+	w->bind_mw.mw = DROPIN_OBJ_OF(dropin_mw, mw)->d;
+	w->bind_mw.rkey = rkey;
+	w->bind_mw.bind_info.mr = droce_mr_of(bind_info->mr);
+	w->bind_mw.bind_info.addr = bind_info->addr;
+	w->bind_mw.bind_info.length = bind_info->length;
+	w->bind_mw.bind_info.mw_access_flags = bind_info->mw_access_flags;
+}
+
+static void
+wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	wr_new(qpx, DROCE_WR_LOCAL_INV)->invalidate_rkey = invalidate_rkey;
+}
+
+static void
+wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	wr_new(qpx, DROCE_WR_SEND_WITH_INV)->invalidate_rkey = invalidate_rkey;
+}
+
 static void
 wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn,
 	       uint32_t remote_qkey)
@@ -255,6 +287,9 @@ dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags)
 	x->wr_send_imm = wr_send_imm;
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_send_inv = wr_send_inv;
 	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;

@@ -20,19 +20,16 @@
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "dropin_die.h"
+#include "dropin_rc.h"
 
 #define MSG 64
 
@@ -44,7 +41,6 @@ static struct {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	union ibv_gid gid;
-	int sock;			/* TCP to the peer */
 	bool sender;
 	unsigned char buf[MSG];
 } t;
@@ -59,95 +55,6 @@ fd_readable(int timeout_ms)
 	return n == 1 && (p.revents & POLLIN) ? 1 : n < 0 ? -1 : 0;
 }
 
-/* RESET -> INIT -> RTR -> RTS towards dest_qpn at dgid. */
-static void
-connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS) != 0)
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = 0;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER) != 0)
-		die("RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
-		die("RTS");
-}
-
-/* The TCP connection: accept one on port, or connect to host:port. */
-static void
-tcp_open(const char *host, int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
-
-	if (s < 0)
-		die("socket");
-	if (host != NULL) {
-		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-			die("address %s", host);
-		for (int i = 0; connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0; i++) {
-			if (i == 200)
-				die("connect");
-			usleep(50 * 1000);
-		}
-		t.sock = s;
-		return;
-	}
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s, 1) != 0)
-		die("bind/listen");
-	t.sock = accept(s, NULL, NULL);
-	close(s);
-	if (t.sock < 0)
-		die("accept");
-}
-
-static void
-tcp_send(const void *p, size_t n)
-{
-	if (write(t.sock, p, n) != (ssize_t)n)
-		die("tcp write");
-}
-
-static void
-tcp_recv(void *p, size_t n)
-{
-	for (size_t got = 0; got < n; ) {
-		ssize_t k = read(t.sock, (char *)p + got, n - got);
-
-		if (k <= 0)
-			die("tcp read");
-		got += (size_t)k;
-	}
-}
-
 static void
 setup(void)
 {
@@ -157,15 +64,8 @@ setup(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_cq_init_attr_ex ax = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
 
-	if (list == NULL || n < 1)
-		die("no device");
-	t.ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (t.ctx == NULL || ibv_query_gid(t.ctx, 1, 0, &t.gid) != 0)
-		die("open/query_gid");
+	t.ctx = rc_open_device(&t.gid);
 	t.pd = ibv_alloc_pd(t.ctx);
 	t.mr = t.pd != NULL ? ibv_reg_mr(t.pd, t.buf, sizeof(t.buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	t.ch = t.sender ? NULL : ibv_create_comp_channel(t.ctx);
@@ -195,16 +95,7 @@ exchange(void)
 	me.gid = t.gid;
 	tcp_send(&me, sizeof(me));
 	tcp_recv(&peer, sizeof(peer));
-	connect_qp(t.qp, peer.qpn, &peer.gid);
-}
-
-static long
-ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+	connect_qp(t.qp, peer.qpn, &peer.gid, IBV_ACCESS_LOCAL_WRITE);
 }
 
 /* The CQ's one completion within timeout_ms: its opcode, wr_id, status. */
@@ -336,15 +227,12 @@ receiver(void)
 int
 main(int argc, char **argv)
 {
-	int port = 0;
+	int port;
+	const char *host = rc_args(argc, argv, &port);
 
-	if (argc >= 3 && strcmp(argv[1], "-p") == 0)
-		port = atoi(argv[2]);
-	if (port <= 0 || argc > 4)
-		die("usage: dropin_poll_fd -p PORT [HOST]");
-	t.sender = argc == 4;
+	t.sender = host != NULL;
 	setup();
-	tcp_open(t.sender ? argv[3] : NULL, port);
+	tcp_open(host, port);
 	exchange();
 	if (t.sender)
 		sender();
@@ -354,7 +242,7 @@ main(int argc, char **argv)
 	    (t.ch != NULL && ibv_destroy_comp_channel(t.ch)) || ibv_dereg_mr(t.mr) ||
 	    ibv_dealloc_pd(t.pd) || ibv_close_device(t.ctx))
 		die("teardown");
-	close(t.sock);
+	close(rc_sock);
 	puts("ok");
 	return 0;
 }

@@ -21,6 +21,9 @@ libibverbs.so.1 and usertools/droce-run.
       receiver and sender over net_memif as above, droce with a transport
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_MW mw
+      test/dropin/dropin_mw.c the same way: type-1 and type-2 memory
+      windows bound, used and revoked (the exact statuses in its header).
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
@@ -164,12 +167,15 @@ def case_tools(a, tmp):
         "hca_id": "droce0", "transport": "InfiniBand (0)", "fw_ver": "0.1.0",
         "phys_port_cnt": "1", "max_qp_wr": "16384", "max_sge": "16",
         "max_cqe": "1048576", "max_qp_rd_atom": "16", "max_qp_init_rd_atom": "128", "atomic_cap": "ATOMIC_GLOB (2)",
-        "max_srq": "2147483647", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "0", "max_pkeys": "16", "num_comp_vectors": "1",
+        "max_srq": "2147483647", "max_srq_wr": "16384", "max_srq_sge": "16", "max_mw": "65536", "max_pkeys": "16", "num_comp_vectors": "1",
         "port": "1", "max_mtu": "4096 (5)", "active_mtu": "1024 (3)",
         "link_layer": "Ethernet", "max_msg_sz": "0x80000000", "port_lid": "0",
         "gid_tbl_len": "1", "pkey_tbl_len": "16",
     }
     got = dict(re.findall(r"^\s*(\w+):\s+(.*?)\s*$", p.stdout, re.M))
+    # memory windows: type 1 and 2B (a type-2 window tied to its QP), not 2A
+    flags = set(re.findall(r"^\s+(MEM_WINDOW\w*)\s*$", p.stdout, re.M))
+    check("ibv_devinfo", flags == {"MEM_WINDOW", "MEM_WINDOW_TYPE_2B"}, f"window flags {flags}")
     # (the EUI-64 of this process's port MAC: memif's is random per process)
     check("ibv_devinfo", re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}ff:fe[0-9a-f]{2}:[0-9a-f]{4}",
                                       got.get("node_guid", "")) is not None,
@@ -276,16 +282,16 @@ def case_pair(a, tmp, tag, tool, opts, size, iters):
         print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
 
 
-def case_poll_fd(a, tmp, tag):
-    """dropin_poll_fd.c: the receiver waits with poll() on channel->fd."""
-    case = "dropin_poll_fd (transport lcore)"
+def case_prog(a, tmp, tag, case, names, summary):
+    """A test program of test/dropin (a.prog, its two sides named names),
+    droce with a transport lcore: both print "ok" and exit 0."""
     rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
     ok = True
-    for side, name in ((0, "receiver"), (1, "sender")):
+    for side, name in enumerate(names):
         ok &= check(case, rcs[side] == 0 and outs[side].splitlines()[-1:] == ["ok"],
                     f"{name} exit {rcs[side]}: {outs[side][-400:]}")
     if ok:
-        print(f"ok - {case}: woken by poll(), solicited_only honoured", flush=True)
+        print(f"ok - {case}: {summary}", flush=True)
 
 
 def rping_text(ping, size):
@@ -600,13 +606,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--prog", help="pollfd, rdmacm_calls: the test program")
+    ap.add_argument("--prog", help="pollfd, mw, rdmacm_calls: the test program")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
                     "(the drop-ins of a sanitizer build); its leak check off: the "
                     "programs leave their objects to exit")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf"])
+                                     "qperf", "mw"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -618,7 +624,12 @@ def main():
         if a.what == "tools":
             case_tools(a, tmp)
         elif a.what == "pollfd":
-            case_poll_fd(a, tmp, "e0")
+            # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
+            case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),
+                      "woken by poll(), solicited_only honoured")
+        elif a.what == "mw":
+            case_prog(a, tmp, "m0", "dropin_mw (transport lcore)", ("owner", "peer"),
+                      "type 1 and 2 windows bound, used, revoked")
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rping":

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dropin_rc.h - what test/dropin's RC programs share: the TCP side channel
+ * to the peer (rc_sock), the connection of an RC QP, the command line
+ * "-p PORT [HOST]", the device, the time since a moment.
+ */
+#ifndef DROCE_DROPIN_RC_H
+#define DROCE_DROPIN_RC_H
+
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dropin_die.h"
+
+static int rc_sock;
+
+/* RESET -> INIT (access: the QP's remote rights) -> RTR -> RTS towards
+ * dest_qpn at dgid. */
+static void
+connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+	   unsigned int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = access,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0)
+		die("INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *dgid;
+	a.ah_attr.grh.sgid_index = 0;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER) != 0)
+		die("RTR: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+		die("RTS");
+}
+
+/* The TCP connection (rc_sock): accept one on port, or connect to host:port. */
+static void
+tcp_open(const char *host, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (s < 0)
+		die("socket");
+	if (host != NULL) {
+		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+			die("address %s", host);
+		for (int i = 0; connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0; i++) {
+			if (i == 200)
+				die("connect");
+			usleep(50 * 1000);
+		}
+		rc_sock = s;
+		return;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s, 1) != 0)
+		die("bind/listen");
+	rc_sock = accept(s, NULL, NULL);
+	close(s);
+	if (rc_sock < 0)
+		die("accept");
+}
+
+static void
+tcp_send(const void *p, size_t n)
+{
+	if (write(rc_sock, p, n) != (ssize_t)n)
+		die("tcp write");
+}
+
+static void
+tcp_recv(void *p, size_t n)
+{
+	for (size_t got = 0; got < n; ) {
+		ssize_t k = read(rc_sock, (char *)p + got, n - got);
+
+		if (k <= 0)
+			die("tcp read");
+		got += (size_t)k;
+	}
+}
+
+/* "-p PORT" (the server: NULL) or "-p PORT HOST" (the client: HOST). */
+static const char *
+rc_args(int argc, char **argv, int *port)
+{
+	*port = argc >= 3 && strcmp(argv[1], "-p") == 0 ? atoi(argv[2]) : 0;
+	if (*port <= 0 || argc > 4)
+		die("usage: %s -p PORT [HOST]", argv[0]);
+	return argc == 4 ? argv[3] : NULL;
+}
+
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* The first device, opened; its GID 0 in *gid. */
+static struct ibv_context *
+rc_open_device(union ibv_gid *gid)
+{
+	int n;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *ctx;
+
+	if (list == NULL || n < 1)
+		die("no device");
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (ctx == NULL || ibv_query_gid(ctx, 1, 0, gid) != 0)
+		die("open/query_gid");
+	return ctx;
+}
+
+#endif /* DROCE_DROPIN_RC_H */
