@@ -36,6 +36,7 @@ PP=$BUILD/app/droce-pingpong/droce-pingpong
 UDPP=$BUILD/app/droce-pingpong/droce-ud-pingpong
 SRQPP=$BUILD/app/droce-pingpong/droce-srq-pingpong
 DUMP=$BUILD/app/droce-dump/droce-dump
+DROCE_RUN=$(cd "$(dirname "$0")/../.." && pwd)/usertools/droce-run
 IMM=${DROCE_IMM:-$BUILD/test/interop/droce-imm}
 VECTORS=${DROCE_VECTORS:-$(dirname "$RXEVM")/../vectors}
 TCPDUMP_PID=
@@ -99,6 +100,62 @@ droce_listening() {
 
 # LCORE=1 before a case: droce gets a transport lcore (EAL lcore 1), which
 # answers the peer while the program calls no verb (a passive perftest side).
+# log_ready LOG PATTERN SECS: until LOG has a line matching PATTERN (a
+# server's "waiting" line: with RDMA CM the listener exists only then, and
+# perftest's client gives up at a REJ), at most SECS s.
+log_ready() {
+	local end=$((SECONDS + $3))
+	while ((SECONDS < end)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	log "no '$2' in $(basename "$1") after $3 s"
+	return 1
+}
+
+# tcp_ready LOG: droce_listening's wait, as on_both_sides' READY.
+tcp_ready() { droce_listening 60; }
+
+# on_both_sides ROLE TMO READY GLOG DLOG "GUEST CMD" RUNNER ARGS...: one
+# case's two programs.  droce's side is `RUNNER TMO ARGS...` (droce_run,
+# dropin_run, ...; output in DLOG), the guest's GUEST CMD (gexec, output in
+# GLOG); droce as ROLE: as the server it starts first, the guest's client
+# once `READY DLOG` returns (a TCP or CM listener, a log line); as the
+# client it starts 4 s after the guest's server.  Sets rc_g and rc_d.
+on_both_sides() {
+	local role=$1 tmo=$2 ready=$3 gl=$4 dl=$5 gcmd=$6 runner=$7
+	shift 7
+	if [ "$role" = server ]; then
+		"$runner" $((tmo + 10)) "$@" >"$dl" 2>&1 &
+		local dpid=$!
+		"$ready" "$dl" || true
+		gexec "$tmo" "$gcmd" >"$gl" 2>&1
+		rc_g=$?
+		wait "$dpid"
+		rc_d=$?
+	else
+		gexec "$tmo" "$gcmd" >"$gl" 2>&1 &
+		local gpid=$!
+		sleep 4
+		"$runner" "$tmo" "$@" >"$dl" 2>&1
+		rc_d=$?
+		wait "$gpid"
+		rc_g=$?
+	fi
+}
+
+# dropin_run TMO PROG ARGS...: Debian's PROG on droce through the drop-ins
+# (usertools/droce-run) in $NETNS for at most TMO s, with a transport
+# lcore: these programs block outside the verbs (their TCP exchange, a
+# passive perftest side while the peer works; rping's CM, CQ and main
+# threads all call droce), where run-to-completion answers nothing.
+dropin_run() {
+	local tmo=$1
+	shift
+	LCORE=1 DROCE_ARGS="$(LCORE=1 eal_args) -- $(LCORE=1 droce_args)" \
+		droce_run "$tmo" "$DROCE_RUN" --lib "$BUILD/lib/ibverbs" -- "$@"
+}
+
 eal_args() {
 	echo "--no-pci -l ${LCORE:+0,}${LCORE:-0} --in-memory --file-prefix=interop$$ --log-level=lib.eal:error" \
 	     "--vdev=net_af_packet0,iface=$VETH,framesz=8192,blocksz=8192"
@@ -216,26 +273,15 @@ pingpong_case() {
 		prog=$SRQPP
 		gprog=ibv_srq_pingpong
 	fi
-	local opts="$*" gl=$LOGDIR/$T.guest dl=$LOGDIR/$T.droce rc_g rc_d
+	local opts="$*" gl=$LOGDIR/$T.guest dl=$LOGDIR/$T.droce rc_g rc_d gcmd
+	gcmd="$gprog -d rxe0 -g $gg $opts"
+	# shellcheck disable=SC2046,SC2086
 	if [ "$role" = server ]; then
-		# shellcheck disable=SC2046,SC2086
-		timeout 120 ip netns exec "$NETNS" "$prog" $(eal_args) -- $(droce_args) \
-			-g "$dg" $opts >"$dl" 2>&1 &
-		local dpid=$!
-		droce_listening 60 || true
-		gexec 110 "$gprog -d rxe0 -g $gg $opts $H_IP" >"$gl" 2>&1
-		rc_g=$?
-		wait "$dpid"
-		rc_d=$?
+		on_both_sides server 110 tcp_ready "$gl" "$dl" "$gcmd $H_IP" \
+			droce_run "$prog" $(eal_args) -- $(droce_args) -g "$dg" $opts
 	else
-		gexec 110 "$gprog -d rxe0 -g $gg $opts" >"$gl" 2>&1 &
-		local gpid=$!
-		sleep 3
-		# shellcheck disable=SC2046,SC2086
-		droce_run 110 "$prog" $(eal_args) -- $(droce_args) -g "$dg" $opts "$G_IP" >"$dl" 2>&1
-		rc_d=$?
-		wait "$gpid"
-		rc_g=$?
+		on_both_sides client 110 tcp_ready "$gl" "$dl" "$gcmd" \
+			droce_run "$prog" $(eal_args) -- $(droce_args) -g "$dg" $opts "$G_IP"
 	fi
 	local why
 	why=$(pingpong_failure "$kind" "$gl" "$dl" "$@")

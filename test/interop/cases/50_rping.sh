@@ -12,7 +12,6 @@
 # Sourced by interop.sh (helpers and variables: cases/README.md).
 
 RPING=$BUILD/app/droce-rping/droce-rping
-DROCE_RUN=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/usertools/droce-run
 # rping ends by cancelling its CM thread, for which glibc loads libgcc_s;
 # the guest image has none (rping aborts after its last ping: "libgcc_s.so.1
 # must be installed for pthread_exit to work"): the host's (the same Debian
@@ -24,18 +23,6 @@ rping_guest_libgcc() {
 	"$RXEVM" exec "$GUEST" -t 60 -i -- \
 		'mkdir -p /tmp/rping-lib && cat > /tmp/rping-lib/libgcc_s.so.1' \
 		<"$GUEST_LIBGCC" >"$LOGDIR/rping-libgcc" 2>&1
-}
-
-# dropin_run TMO PROG ARGS...: Debian's PROG on droce through the drop-ins
-# (droce-run) in $NETNS for at most TMO s, with a transport lcore: rping's
-# CM, CQ and main threads all call droce, and perftest's passive side
-# calls no verb while the peer works.
-dropin_run() {
-	local tmo=$1 eal
-	shift
-	eal=$(eal_args)
-	DROCE_ARGS="${eal/ -l 0 / -l 0,1 } -- $(droce_args) --droce-transport-lcores=1" \
-		droce_run "$tmo" "$DROCE_RUN" --lib "$BUILD/lib/ibverbs" -- "$@"
 }
 
 # rping_droce TMO PROG ARGS...: droce's side: PROG droce-rping, or rping
@@ -50,6 +37,10 @@ rping_droce() {
 		dropin_run "$tmo" rping "$@"
 	fi
 }
+
+# rping_ready LOG: droce's rping server prints nothing before its client
+# comes: give it 3 s to listen.
+rping_ready() { sleep 3; }
 
 # rping_case ROLE FAMILY COUNT SIZE [PROG]: droce's rping (PROG:
 # droce-rping, the default, or rping through the drop-ins) as ROLE (server
@@ -66,24 +57,13 @@ rping_case() {
 		not_ok "$what: $need not built"
 		return
 	fi
+	# shellcheck disable=SC2086
 	if [ "$role" = server ]; then
-		# shellcheck disable=SC2086
-		rping_droce 90 "$prog" -s -a "$d_ip" $opts >"$dl" 2>&1 &
-		local dpid=$!
-		sleep 3
-		gexec 80 "$G_RPING -c -a $d_ip $opts" >"$gl" 2>&1
-		rc_g=$?
-		wait "$dpid"
-		rc_d=$?
+		on_both_sides server 80 rping_ready "$gl" "$dl" "$G_RPING -c -a $d_ip $opts" \
+			rping_droce "$prog" -s -a "$d_ip" $opts
 	else
-		gexec 80 "$G_RPING -s -a $g_ip $opts" >"$gl" 2>&1 &
-		local gpid=$!
-		sleep 4
-		# shellcheck disable=SC2086
-		rping_droce 80 "$prog" -c -a "$g_ip" $opts >"$dl" 2>&1
-		rc_d=$?
-		wait "$gpid"
-		rc_g=$?
+		on_both_sides client 80 rping_ready "$gl" "$dl" "$G_RPING -s -a $g_ip $opts" \
+			rping_droce "$prog" -c -a "$g_ip" $opts
 	fi
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
 	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
@@ -103,6 +83,9 @@ rping_case() {
 	fi
 }
 
+# perftest_dropin_cm_ready LOG: ib_write_bw -R's server listens once it says so.
+perftest_dropin_cm_ready() { log_ready "$1" 'Waiting for client rdma_cm QP' 60; }
+
 # perftest_cm_case ROLE SIZE ITERS: Debian's ib_write_bw -R through the
 # drop-ins as ROLE (server or client) against the guest's ib_write_bw -R
 # (the kernel's rdma_cm), IPv4: both exit 0 and print the row of SIZE and
@@ -115,27 +98,13 @@ perftest_cm_case() {
 		not_ok "$what: the drop-in librdmacm not built"
 		return
 	fi
+	# shellcheck disable=SC2086
 	if [ "$role" = server ]; then
-		# shellcheck disable=SC2086
-		dropin_run 150 stdbuf -oL ib_write_bw -x 0 $opts >"$dl" 2>&1 &
-		local dpid=$! i
-		for ((i = 0; i < 300; i++)); do
-			grep -q 'Waiting for client rdma_cm QP' "$dl" 2>/dev/null && break
-			sleep 0.2
-		done
-		gexec 140 "ib_write_bw -d rxe0 -x $G_GID4 $opts $D_IP" >"$gl" 2>&1
-		rc_g=$?
-		wait "$dpid"
-		rc_d=$?
+		on_both_sides server 140 perftest_dropin_cm_ready "$gl" "$dl" \
+			"ib_write_bw -d rxe0 -x $G_GID4 $opts $D_IP" dropin_run stdbuf -oL ib_write_bw -x 0 $opts
 	else
-		gexec 140 "ib_write_bw -d rxe0 -x $G_GID4 $opts" >"$gl" 2>&1 &
-		local gpid=$!
-		sleep 4
-		# shellcheck disable=SC2086
-		dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
-		rc_d=$?
-		wait "$gpid"
-		rc_g=$?
+		on_both_sides client 140 perftest_dropin_cm_ready "$gl" "$dl" \
+			"ib_write_bw -d rxe0 -x $G_GID4 $opts" dropin_run ib_write_bw -x 0 $opts "$G_IP"
 	fi
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
 	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"

@@ -10,41 +10,23 @@
 # -s 65536 / 8192 -n 10): both exit 0, every side that prints a table
 # (perftest_prints) has the row of that size and iteration count, and
 # droce's side ran on droce0.  droce has a transport lcore in every case
-# (LCORE=1): these programs block outside the verbs (in their TCP exchange,
+# (dropin_run, LCORE=1): these programs block outside the verbs (in their TCP exchange,
 # or as a passive perftest side while the peer READs or WRITEs), where
 # run-to-completion answers nothing, not even the guest's ARP request when
 # its modify to RTR resolves droce's address (an ibv_rc_pingpong -e server
 # in the guest failed "Failed to modify QP to RTR" that way).
 # Sourced by interop.sh (helpers and variables: cases/README.md).
 
-DROCE_RUN="$(dirname "$0")/../../usertools/droce-run"
-
 # dropin_pair ROLE GLOG DLOG "GUEST CMD" PROG ARGS...: PROG on droce
 # through the drop-in as ROLE (server|client; a client gets $G_IP last),
-# GUEST CMD in the guest; sets rc_g and rc_d.
+# GUEST CMD in the guest (a client gets $H_IP last); sets rc_g and rc_d.
 dropin_pair() {
 	local role=$1 gl=$2 dl=$3 gcmd=$4
 	shift 4
-	local dargs
-	dargs="$(eal_args) -- $(droce_args)"
 	if [ "$role" = server ]; then
-		DROCE_ARGS=$dargs timeout 120 ip netns exec "$NETNS" \
-			"$DROCE_RUN" --lib "$BUILD/lib/ibverbs" -- "$@" >"$dl" 2>&1 &
-		local dpid=$!
-		droce_listening 60 || true
-		gexec 110 "$gcmd $H_IP" >"$gl" 2>&1
-		rc_g=$?
-		wait "$dpid"
-		rc_d=$?
+		on_both_sides server 110 tcp_ready "$gl" "$dl" "$gcmd $H_IP" dropin_run "$@"
 	else
-		gexec 110 "$gcmd" >"$gl" 2>&1 &
-		local gpid=$!
-		sleep 4
-		DROCE_ARGS=$dargs droce_run 110 \
-			"$DROCE_RUN" --lib "$BUILD/lib/ibverbs" -- "$@" "$G_IP" >"$dl" 2>&1
-		rc_d=$?
-		wait "$gpid"
-		rc_g=$?
+		on_both_sides client 110 tcp_ready "$gl" "$dl" "$gcmd" dropin_run "$@" "$G_IP"
 	fi
 }
 
@@ -91,11 +73,10 @@ dropin_perftest() {
 	dropin_report "$what" "$why" "$gl" "$dl"
 }
 
-export LCORE=1
 for _role in server client; do
 	dropin_pingpong "$_role" -m 1024 -s 4096 -n 20 -c
 	dropin_pingpong "$_role" -m 1024 -s 4096 -n 20 -c -e
 	dropin_perftest write_bw "$_role" -m 1024 -s 65536 -n 10
 	dropin_perftest read_lat "$_role" -m 1024 -s 8192 -n 10
 done
-unset _role LCORE
+unset _role

@@ -25,17 +25,14 @@ perftest_uncheckable() {
 	return 1
 }
 
-# Until the droce-perf server's log $1 says it waits for its client (with
-# -R once its CM listener is up: perftest's client gives up at a REJ), at
-# most $2 s.
-droce_waiting() {
-	local end=$((SECONDS + $2))
-	while ((SECONDS < end)); do
-		grep -q '^\* Waiting for client to connect' "$1" 2>/dev/null && return 0
-		sleep 0.2
-	done
-	log "droce-perf did not say it waits after $2 s"
-	return 1
+# perftest_ready LOG: the droce-perf server waits for its client (with -R
+# its CM listener is up only then: perftest's client gives up at a REJ).
+perftest_ready() {
+	if [ -n "${PERFTEST_CM:-}" ]; then
+		log_ready "$1" '^\* Waiting for client to connect' 60
+	else
+		droce_listening 60
+	fi
 }
 
 # perftest_case TEST ROLE OPTS...: ib_TEST in the guest, droce-perf TEST
@@ -58,29 +55,15 @@ perftest_case() {
 		d_addr=$D_IP
 	fi
 	what="ib_$test${PERFTEST_CM:+ -R} vs droce-perf $test${PERFTEST_CM:+ -R} (droce $role; $opts)"
+	# shellcheck disable=SC2046,SC2086
 	if [ "$role" = server ]; then
-		# shellcheck disable=SC2046,SC2086
-		timeout $((tmo + 10)) ip netns exec "$NETNS" "$PERF" $(eal_args) -- $(droce_args) \
-			$test $dopts $opts >"$dl" 2>&1 &
-		local dpid=$!
-		if [ -n "${PERFTEST_CM:-}" ]; then
-			droce_waiting "$dl" 60 || true
-		else
-			droce_listening 60 || true
-		fi
-		gexec "$tmo" "ib_$test -d rxe0 -F $gopts $opts $d_addr" >"$gl" 2>&1
-		rc_g=$?
-		wait "$dpid"
-		rc_d=$?
+		on_both_sides server "$tmo" perftest_ready "$gl" "$dl" \
+			"ib_$test -d rxe0 -F $gopts $opts $d_addr" \
+			droce_run "$PERF" $(eal_args) -- $(droce_args) $test $dopts $opts
 	else
-		gexec "$tmo" "ib_$test -d rxe0 -F $gopts $opts" >"$gl" 2>&1 &
-		local gpid=$!
-		sleep 4
-		# shellcheck disable=SC2046,SC2086
-		droce_run "$tmo" "$PERF" $(eal_args) -- $(droce_args) $test $dopts $opts "$G_IP" >"$dl" 2>&1
-		rc_d=$?
-		wait "$gpid"
-		rc_g=$?
+		on_both_sides client "$tmo" perftest_ready "$gl" "$dl" \
+			"ib_$test -d rxe0 -F $gopts $opts" \
+			droce_run "$PERF" $(eal_args) -- $(droce_args) $test $dopts $opts "$G_IP"
 	fi
 	local why=
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
