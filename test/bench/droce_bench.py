@@ -1009,9 +1009,11 @@ DAEMON_TESTS = (
     ("write_bw", ["-s", "65536", "-n", "5000"]),
     ("write_lat", ["-s", "8", "-n", "2000"]),
 )
-# the server side's lcores in every mode: its application on 0 (droced's
-# main lcore, asleep in poll(), too), the engine on 1; the client on 1
-DAEMON_MODES = ("in-process", "in-process, engine on lcore 1", "droced")
+# the server side's application on lcore 0 in every mode (droced's main
+# lcore, asleep in poll(), too), the client on 1; the engine, where it has
+# a lcore of its own, on 2, or on a 2-core machine on 1 (the client's core)
+DAEMON_ENGINE = "2" if (os.cpu_count() or 1) >= 3 else "1"
+DAEMON_MODES = ("in-process", f"in-process, engine on lcore {DAEMON_ENGINE}", "droced")
 
 
 def daemon_perf(pmd, perf, droced, mode, test, args):
@@ -1022,8 +1024,8 @@ def daemon_perf(pmd, perf, droced, mode, test, args):
     dmn = None
     if mode != "in-process":
         i = srv.index("-l")
-        srv[i + 1] = "0,1"
-        opts.append("--droce-transport-lcores=1")
+        srv[i + 1] = f"0,{DAEMON_ENGINE}"
+        opts.append(f"--droce-transport-lcores={DAEMON_ENGINE}")
     if mode == "droced":
         sock = os.path.join(pmd.tmp, f"d{pmd.n}.sock")
         dmn = subprocess.Popen([droced] + srv[1:] + ["--"] + opts + [f"--socket={sock}"],
@@ -1058,7 +1060,7 @@ def daemon_compare(a, nruns):
     pmd = Pmd("memif", tmp, os.getpid() % 100000)
     meter = Meter(a.load_max)
     lines = ["| test | " + " | ".join(DAEMON_MODES) + " | droced / in-process | "
-             "droced / in-process, engine on lcore 1 |", "|---" * (len(DAEMON_MODES) + 3) + "|"]
+             f"droced / {DAEMON_MODES[1]} |", "|---" * (len(DAEMON_MODES) + 3) + "|"]
     failed = 0
     try:
         for test, args in DAEMON_TESTS:
