@@ -159,18 +159,16 @@ perf_ctx_alloc(struct perf_ctx *c, size_t buf_size)
 	const int access = DROCE_ACCESS_LOCAL_WRITE |
 		DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
 		DROCE_ACCESS_REMOTE_ATOMIC;
-	void *buf = NULL;
-	int rc;
 
-	rc = posix_memalign(&buf, 4096, buf_size);
-	if (rc != 0) {
+	/* memory the daemon can reach in daemon mode (droced registers only
+	 * its own buffers); rte_malloc in process; zeroed in both */
+	c->buf = droce_alloc_buf(c->context, buf_size);
+	if (c->buf == NULL) {
 		fprintf(stderr, "Couldn't allocate %zu bytes: %s\n", buf_size,
-			strerror(rc));
+			strerror(errno));
 		return 1;
 	}
-	c->buf = buf;
 	c->buf_size = buf_size;
-	memset(c->buf, 0, buf_size);
 	if (c->pd == NULL)
 		c->pd = droce_alloc_pd(c->context);
 	if (c->pd == NULL) {
@@ -303,9 +301,10 @@ perf_ctx_close(struct perf_ctx *c)
 		droce_dereg_mr(c->mr);
 	if (c->pd != NULL)
 		droce_dealloc_pd(c->pd);
+	if (c->buf != NULL)
+		droce_free_buf(c->context, c->buf);
 	if (c->context != NULL)
 		droce_close_device(c->context);
-	free(c->buf);
 	memset(c, 0, sizeof(*c));
 	c->chan.fd = -1;
 }

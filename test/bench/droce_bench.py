@@ -952,6 +952,20 @@ def dropin_perf(pmd, run, lib, test, args, passive):
     return perf_result(test, res[3], res[2])
 
 
+def medians(got, nruns):
+    """{key: [perf_result or None] * nruns} -> ({key: median or None}, failed runs)."""
+    vals, failed = {}, 0
+    for k, xs in got.items():
+        xs = [x[0] if isinstance(x, tuple) else x for x in xs if x is not None]
+        failed += nruns - len(xs)
+        vals[k] = statistics.median(xs) if xs else None
+    return vals, failed
+
+
+def perf_unit(test):
+    return "MB/s" if test.endswith("_bw") else "us (t_typical)"
+
+
 def dropin_compare(a, nruns):
     """--dropin: each test through droce-perf and through the drop-in, in turn,
     nruns times over net_af_packet (perftest gives up on a port that is not
@@ -972,12 +986,9 @@ def dropin_compare(a, nruns):
                 got["perf"].append(droce_perf(pmd, a.perf, test, args, server_args=args))
                 got["dropin"].append(dropin_perf(pmd, a.dropin, a.dropin_lib, test, args,
                                                  passive))
-            vals = {}
-            for k, xs in got.items():
-                xs = [x[0] if isinstance(x, tuple) else x for x in xs if x is not None]
-                failed += nruns - len(xs)
-                vals[k] = statistics.median(xs) if xs else None
-            unit = "MB/s" if test.endswith("_bw") else "us (t_typical)"
+            vals, missing = medians(got, nruns)
+            failed += missing
+            unit = perf_unit(test)
             ratio = div(vals["dropin"], vals["perf"])
             lines.append(f"| {test} {' '.join(args)} | {fmt(vals['perf'], '.2f')} {unit} | "
                          f"{fmt(vals['dropin'], '.2f')} {unit} | {fmt(ratio, '.3f')} |")
@@ -985,6 +996,92 @@ def dropin_compare(a, nruns):
     finally:
         pmd.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    print("\n".join(lines))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+# ---- droce-perf's server on droced against in process (--daemon) --------------
+
+DAEMON_TESTS = (
+    ("write_bw", ["-s", "65536", "-n", "5000"]),
+    ("write_lat", ["-s", "8", "-n", "2000"]),
+)
+# the server side's application on lcore 0 in every mode (droced's main
+# lcore, asleep in poll(), too), the client on 1; the engine, where it has
+# a lcore of its own, on 2, or on a 2-core machine on 1 (the client's core)
+DAEMON_ENGINE = "2" if (os.cpu_count() or 1) >= 3 else "1"
+DAEMON_MODES = ("in-process", f"in-process, engine on lcore {DAEMON_ENGINE}", "droced")
+
+
+def daemon_perf(pmd, perf, droced, mode, test, args):
+    """One droce-perf pair, the server in mode: bw -> (MB/s, Mpps), lat -> t_typical."""
+    srv, cli = pmd.pair_argv(perf)
+    port = 20000 + (os.getpid() * 7 + pmd.n * 131) % 40000
+    opts = ["--droce-ipv4=198.18.13.1/24"]
+    dmn = None
+    if mode != "in-process":
+        i = srv.index("-l")
+        srv[i + 1] = f"0,{DAEMON_ENGINE}"
+        opts.append(f"--droce-transport-lcores={DAEMON_ENGINE}")
+    if mode == "droced":
+        sock = os.path.join(pmd.tmp, f"d{pmd.n}.sock")
+        dmn = subprocess.Popen([droced] + srv[1:] + ["--"] + opts + [f"--socket={sock}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = dmn.stdout.readline()
+        while line and "droced: ready on" not in line:
+            line = dmn.stdout.readline()
+        srv, opts = [perf, "--no-pci", "-l", "0"], [f"--droce-daemon={sock}"]
+    try:
+        res = run_two(srv + ["--"] + opts + [test] + args + ["-p", str(port)],
+                      cli + ["--", "--droce-ipv4=198.18.13.2/24", test] + args +
+                      ["-p", str(port), pmd.server_addr],
+                      lambda proc, out: listening(proc.pid, port), 120)
+    finally:
+        if dmn is not None:
+            dmn.terminate()
+            try:
+                dmn.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                stop(dmn)
+    if res is None or res[0] != 0 or res[1] != 0:
+        log(f"  {mode} {test}: exit {res[:2] if res else 'no start'}")
+        return None
+    return perf_result(test, res[3], res[2])
+
+
+def daemon_compare(a, nruns):
+    """--daemon: write_bw -s 65536 and write_lat -s 8 over net_memif with the
+    server in each of DAEMON_MODES, in turn, nruns times; the medians, the
+    ratio droced / each in-process mode, and the load while they ran."""
+    tmp = tempfile.mkdtemp(prefix="droce-bench-")
+    pmd = Pmd("memif", tmp, os.getpid() % 100000)
+    meter = Meter(a.load_max)
+    lines = ["| test | " + " | ".join(DAEMON_MODES) + " | droced / in-process | "
+             f"droced / {DAEMON_MODES[1]} |", "|---" * (len(DAEMON_MODES) + 3) + "|"]
+    failed = 0
+    try:
+        for test, args in DAEMON_TESTS:
+            got = {m: [] for m in DAEMON_MODES}
+            for r in range(nruns):
+                log(f"daemon: {test} run {r + 1}/{nruns}")
+                for m in DAEMON_MODES:
+                    got[m].append(meter.take(daemon_perf, pmd, a.perf, a.daemon, m, test,
+                                             args).value)
+            vals, missing = medians(got, nruns)
+            failed += missing
+            unit = perf_unit(test)
+            lines.append(f"| {test} {' '.join(args)} | " +
+                         " | ".join(f"{fmt(vals[m], '.2f')} {unit}" for m in DAEMON_MODES) +
+                         f" | {fmt(div(vals['droced'], vals[DAEMON_MODES[0]]), '.3f')} | "
+                         f"{fmt(div(vals['droced'], vals[DAEMON_MODES[1]]), '.3f')} |")
+            log(lines[-1])
+    finally:
+        pmd.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    lines.append(f"\n{meter.line()}; medians of {nruns} runs")
     print("\n".join(lines))
     if a.markdown:
         with open(a.markdown, "w") as f:
@@ -1048,6 +1145,9 @@ def main():
                     "(usertools/droce-run) against droce-perf, in turn, over af_packet")
     ap.add_argument("--dropin-lib", help="--dropin: the folder of the drop-in libibverbs.so.1")
     ap.add_argument("--dropin-tests", help="--dropin: only these tests (comma-separated)")
+    ap.add_argument("--daemon", metavar="DROCED",
+                    help="only: droce-perf's server on droced (app/droced) against in "
+                    "process, in turn, over memif (write_bw -s 65536, write_lat -s 8)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     verbose = a.verbose
@@ -1067,6 +1167,11 @@ def main():
             ap.error("--dropin needs --perf and --dropin-lib")
         a.perf = os.path.abspath(a.perf)
         return dropin_compare(a, a.runs)
+    if a.daemon:
+        if not a.perf:
+            ap.error("--daemon needs --perf")
+        a.perf, a.daemon = os.path.abspath(a.perf), os.path.abspath(a.daemon)
+        return daemon_compare(a, a.runs)
     if not a.perf or not a.raw:
         ap.error("--perf and --raw are required")
     if a.plot:

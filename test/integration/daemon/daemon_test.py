@@ -406,15 +406,20 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed}
 
 
+def use_lsan_supp():
+    """lsan.supp for every child (ASan builds)."""
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    os.environ["LSAN_OPTIONS"] = ":".join(
+        x for x in (os.environ.get("LSAN_OPTIONS"), f"suppressions={supp}") if x)
+
+
 def main():
     if len(sys.argv) != 4 or sys.argv[1] not in CASES:
         raise SystemExit(__doc__)
     if os.environ.get("DROCE_NO_HUGE") == "1":
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
-    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
-    os.environ["LSAN_OPTIONS"] = ":".join(
-        x for x in (os.environ.get("LSAN_OPTIONS"), f"suppressions={supp}") if x)
+    use_lsan_supp()
     s = Setup(sys.argv[2], sys.argv[3])
     try:
         s.start()

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""droce-perf as a droced application (app/droced): droced owns one end of
+net_memif, the droce-perf server runs on it (--droce-daemon), an in-process
+droce-perf client is on the other end; a droced of its own for each case.  For write_bw -s 65536 -n ITERS and
+write_lat -s 8 -n ITERS, checks:
+  - exit status 0 on both sides;
+  - one table row on each side with exactly those #bytes and #iterations
+    (write_bw: the client's row on both; write_lat: each side's own);
+  - write_bw: the server's data check passed over all 65536 bytes (the
+    client's pattern is in the server's droce_alloc_buf buffer);
+  - droced's reap line for the server: 0 MRs revoked, 0 QPs, 0 buffer bytes
+    freed, 0 objects left (droce-perf released all of it itself, the buffer
+    with droce_free_buf), and droced --ctl list empty again.
+No speed is asserted (test/bench/droce_bench.py --daemon measures it).
+
+Usage: daemon_perf.py DROCED DROCE_PERF.  Only processes this script
+started are stopped (by their Popen handle).  Needs hugepages (exit 77 when
+DROCE_NO_HUGE=1).
+"""
+import os
+import re
+import socket
+import sys
+
+from daemon_test import GIDS, Setup, fail, use_lsan_supp
+
+ITERS = 1000
+CASES = (("write_bw", 65536), ("write_lat", 8))
+NUM = r"\d+(?:\.\d+)?"
+ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + NUM + r"(?:\s+" + NUM + r"){2,6}\s*$", re.M)
+PASSED = "droce-perf: data check passed: all 65536 bytes written are the client's pattern"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_case(s, perf, test, size):
+    port = free_port()
+    args = [test, "-s", str(size), "-n", str(ITERS), "-p", str(port)]
+    srv = s.spawn(f"{test} server", [perf, "-l", "0", "--no-pci", "--",
+                                     f"--droce-daemon={s.sock}", *args])
+    srv.wait_line(r"Waiting for client to connect")
+    memif = f"net_memif0,role=client,socket={s.tmp}/memif.sock,socket-abstract=no"
+    cli = s.spawn(f"{test} client", [perf, "-l", "1", "--no-pci", f"--vdev={memif}",
+                                     "--", f"--droce-ipv4={GIDS[1]}", *args, "127.0.0.1"])
+    rc_c, rc_s = cli.wait(120), srv.wait(30)
+    if rc_c != 0 or rc_s != 0:
+        print(f"--- {cli.name}:\n{cli.output()}")
+        fail(f"{test}: exit server {rc_s} client {rc_c}", srv)
+    for p in (srv, cli):
+        rows = [(int(m.group(1)), int(m.group(2))) for m in ROW.finditer(p.output())]
+        if rows != [(size, ITERS)]:
+            fail(f"{p.name}: rows (#bytes, #iterations) {rows}, expected "
+                 f"[({size}, {ITERS})]", p)
+    if test == "write_bw" and PASSED not in srv.output():
+        fail(f"{test}: no data check on the server", srv)
+    reap = s.droced.wait_line(rf"droced: pid {srv.p.pid} gone: (.*)")
+    if not re.match(r"0 MRs revoked in \d+ us, 0 QPs, 0 buffer bytes freed, 0 objects left",
+                    reap.group(1)):
+        fail(f"{test}: droced reaped {reap.group(1)}", s.droced)
+    s.expect_apps({}, f"after {test}")
+    print(f"{test} -s {size} -n {ITERS}: server on droced, client in process: "
+          f"rows exact, {reap.group(1)}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    if os.environ.get("DROCE_NO_HUGE") == "1":
+        print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
+        return 77
+    use_lsan_supp()
+    for test, size in CASES:
+        # a droced per case: its memif server side does not take a second
+        # client after the first one left
+        s = Setup(sys.argv[1], None)
+        try:
+            s.start_droced()
+            run_case(s, sys.argv[2], test, size)
+        finally:
+            s.cleanup()
+    print("daemon perf: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
