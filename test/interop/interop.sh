@@ -144,6 +144,22 @@ on_both_sides() {
 	fi
 }
 
+# case_report WHAT WHY GLOG DLOG [DETAIL]: a case's TAP line from rc_g and
+# rc_d (on_both_sides) and WHY (its own checks' complaints, empty if none):
+# ok "WHAT[: DETAIL]", or not ok with both logs.
+case_report() {
+	local what=$1 why=$2 gl=$3 dl=$4 detail=${5:-}
+	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
+	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
+	if [ -z "$why" ]; then
+		ok "$what${detail:+: $detail}"
+	else
+		log "$why"
+		cat "$gl" "$dl" >"$LOGDIR/$T.both"
+		not_ok "$what" "$LOGDIR/$T.both"
+	fi
+}
+
 # dropin_run TMO PROG ARGS...: Debian's PROG on droce through the drop-ins
 # (usertools/droce-run) in $NETNS for at most TMO s, with a transport
 # lcore: these programs block outside the verbs (their TCP exchange, a

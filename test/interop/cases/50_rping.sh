@@ -106,17 +106,9 @@ perftest_cm_case() {
 		on_both_sides client 140 perftest_dropin_cm_ready "$gl" "$dl" \
 			"ib_write_bw -d rxe0 -x $G_GID4 $opts" dropin_run ib_write_bw -x 0 $opts "$G_IP"
 	fi
-	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
-	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
 	grep -qE "^ $size +$iters " "$gl" || why="$why no guest result row;"
 	grep -qE "^ $size +$iters " "$dl" || why="$why no droce result row;"
-	if [ -z "$why" ]; then
-		ok "$what"
-	else
-		log "$why"
-		cat "$gl" "$dl" >"$LOGDIR/$T.both"
-		not_ok "$what" "$LOGDIR/$T.both"
-	fi
+	case_report "$what" "$why" "$gl" "$dl"
 }
 
 if rping_guest_libgcc; then

@@ -30,21 +30,6 @@ dropin_pair() {
 	fi
 }
 
-# dropin_report WHAT WHY GLOG DLOG: the TAP line of a case (rc_g and rc_d
-# from dropin_pair).
-dropin_report() {
-	local what=$1 why=$2 gl=$3 dl=$4
-	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
-	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
-	if [ -z "$why" ]; then
-		ok "$what"
-	else
-		log "$why"
-		cat "$gl" "$dl" >"$LOGDIR/$T.both"
-		not_ok "$what" "$LOGDIR/$T.both"
-	fi
-}
-
 # dropin_pingpong ROLE OPTS...: ibv_rc_pingpong on both sides.
 dropin_pingpong() {
 	local role=$1
@@ -54,7 +39,7 @@ dropin_pingpong() {
 	dropin_pair "$role" "$gl" "$dl" "ibv_rc_pingpong -d rxe0 -g $G_GID4 $*" \
 		ibv_rc_pingpong -g 0 "$@"
 	why=$(pingpong_failure ibv "$gl" "$dl" "$@")
-	dropin_report "$what" "$why" "$gl" "$dl"
+	case_report "$what" "$why" "$gl" "$dl"
 }
 
 # dropin_perftest TEST ROLE OPTS...: ib_TEST on both sides.
@@ -70,7 +55,7 @@ dropin_perftest() {
 		"ib_$test" -d droce0 -F -x 0 "$@"
 	why=$(perftest_missing_rows "$test" "$role" "$gl" "$dl" "$kind" "$size" "$iters")
 	grep -Eq 'Device +: droce0\b' "$dl" || why="$why droce's side not on droce0;"
-	dropin_report "$what" "$why" "$gl" "$dl"
+	case_report "$what" "$why" "$gl" "$dl"
 }
 
 for _role in server client; do

@@ -65,10 +65,8 @@ perftest_case() {
 			"ib_$test -d rxe0 -F $gopts $opts" \
 			droce_run "$PERF" $(eal_args) -- $(droce_args) $test $dopts $opts "$G_IP"
 	fi
-	local why=
-	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
-	[ "$rc_d" = 0 ] || why="$why droce exit $rc_d;"
-	why="$why$(perftest_missing_rows "$test" "$role" "$gl" "$dl" "$kind" "$size" "$iters")"
+	local why
+	why="$(perftest_missing_rows "$test" "$role" "$gl" "$dl" "$kind" "$size" "$iters")"
 	grep -q '^ Peer            : perftest' "$dl" || why="$why droce did not see perftest;"
 	if grep -q '^droce-perf: no data check' "$dl"; then
 		perftest_uncheckable "$test" "$role" ||
@@ -81,11 +79,5 @@ perftest_case() {
 	fi
 	local checked
 	checked=$(sed -n 's/^droce-perf: \(data check passed\|no data check\): //p' "$dl" | head -n 1)
-	if [ -z "$why" ]; then
-		ok "$what: $checked${LOSS:+; $(grep '^droce counters' "$dl")}"
-	else
-		log "$why"
-		cat "$gl" "$dl" >"$LOGDIR/$T.both"
-		not_ok "$what" "$LOGDIR/$T.both"
-	fi
+	case_report "$what" "$why" "$gl" "$dl" "$checked${LOSS:+; $(grep '^droce counters' "$dl")}"
 }
