@@ -170,6 +170,59 @@ buf_in_use(struct droced_app *a, const struct obj *buf)
 	return false;
 }
 
+/* The one place that knows how each type is destroyed: 0 or an errno. */
+static int
+obj_free(enum obj_type type, void *p)
+{
+	switch (type) {
+	case OBJ_MR:
+		return droce_dereg_mr(p);
+	case OBJ_QP:
+		return droce_destroy_qp(p);
+	case OBJ_CQ:
+		return droce_destroy_cq(p);
+	case OBJ_PD:
+		return droce_dealloc_pd(p);
+	case OBJ_BUF:
+		rte_free(p);
+		return 0;
+	case OBJ_NTYPES:
+		break;
+	}
+	return EINVAL;
+}
+
+/* A new object into the caller's table; destroyed again if it cannot be. */
+static int
+adopt(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
+{
+	int rc = obj_add(a, type, p, len);
+
+	if (rc != 0)
+		(void)obj_free(type, p);
+	return rc;
+}
+
+/* Destroy one of the caller's objects and forget it (kept if that fails). */
+static int
+release(struct droced_app *a, struct obj *o)
+{
+	int rc = obj_free(o->type, o->p);
+
+	if (rc == 0)
+		obj_remove(a, o);
+	return rc;
+}
+
+/* A dealloc/dereg/destroy request: ENOENT for a handle not the caller's. */
+static int
+release_handle(struct droced_app *a, enum obj_type type, uint64_t h)
+{
+	struct obj *o = obj_find(a, type, h);
+
+	return o != NULL ? release(a, o) : ENOENT;
+}
+
 /* ---- the requests ------------------------------------------------------------ */
 
 static int
@@ -192,11 +245,9 @@ on_alloc_buf(struct droced_app *a, struct dmn_msg *m)
 	p = rte_zmalloc("droced_buf", m->len, BUF_ALIGN);
 	if (p == NULL)
 		return ENOMEM;
-	rc = obj_add(a, OBJ_BUF, p, m->len);
-	if (rc != 0) {
-		rte_free(p);
+	rc = adopt(a, OBJ_BUF, p, m->len);
+	if (rc != 0)
 		return rc;
-	}
 	m->h[0] = (uint64_t)(uintptr_t)p;
 	return 0;
 }
@@ -210,9 +261,7 @@ on_free_buf(struct droced_app *a, struct dmn_msg *m)
 		return EINVAL;
 	if (buf_in_use(a, o))
 		return EBUSY;
-	rte_free(o->p);
-	obj_remove(a, o);
-	return 0;
+	return release(a, o);
 }
 
 static int
@@ -223,11 +272,9 @@ on_alloc_pd(struct droced_app *a, struct dmn_msg *m)
 
 	if (pd == NULL)
 		return errno;
-	rc = obj_add(a, OBJ_PD, pd, 0);
-	if (rc != 0) {
-		droce_dealloc_pd(pd);
+	rc = adopt(a, OBJ_PD, pd, 0);
+	if (rc != 0)
 		return rc;
-	}
 	m->h[0] = (uint64_t)(uintptr_t)pd;
 	m->key = pd->handle;
 	return 0;
@@ -236,15 +283,7 @@ on_alloc_pd(struct droced_app *a, struct dmn_msg *m)
 static int
 on_dealloc_pd(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_PD, m->h[0]);
-	int rc;
-
-	if (o == NULL)
-		return ENOENT;
-	rc = droce_dealloc_pd(o->p);
-	if (rc == 0)
-		obj_remove(a, o);
-	return rc;
+	return release_handle(a, OBJ_PD, m->h[0]);
 }
 
 static int
@@ -261,11 +300,9 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 	mr = droce_reg_mr(pd->p, (void *)(uintptr_t)m->addr, m->len, m->arg);
 	if (mr == NULL)
 		return errno;
-	rc = obj_add(a, OBJ_MR, mr, 0);
-	if (rc != 0) {
-		droce_dereg_mr(mr);
+	rc = adopt(a, OBJ_MR, mr, 0);
+	if (rc != 0)
 		return rc;
-	}
 	m->h[0] = (uint64_t)(uintptr_t)mr;
 	m->key = mr->lkey;
 	return 0;
@@ -274,15 +311,7 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
-	int rc;
-
-	if (o == NULL)
-		return ENOENT;
-	rc = droce_dereg_mr(o->p);
-	if (rc == 0)
-		obj_remove(a, o);
-	return rc;
+	return release_handle(a, OBJ_MR, m->h[0]);
 }
 
 static int
@@ -293,11 +322,9 @@ on_create_cq(struct droced_app *a, struct dmn_msg *m)
 
 	if (cq == NULL)
 		return errno;
-	rc = obj_add(a, OBJ_CQ, cq, 0);
-	if (rc != 0) {
-		droce_destroy_cq(cq);
+	rc = adopt(a, OBJ_CQ, cq, 0);
+	if (rc != 0)
 		return rc;
-	}
 	m->h[0] = (uint64_t)(uintptr_t)cq;
 	m->arg = cq->cqe;
 	return 0;
@@ -306,15 +333,7 @@ on_create_cq(struct droced_app *a, struct dmn_msg *m)
 static int
 on_destroy_cq(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_CQ, m->h[0]);
-	int rc;
-
-	if (o == NULL)
-		return ENOENT;
-	rc = droce_destroy_cq(o->p);
-	if (rc == 0)
-		obj_remove(a, o);
-	return rc;
+	return release_handle(a, OBJ_CQ, m->h[0]);
 }
 
 /* What goes back on the socket: no pointer of the daemon's but handles. */
@@ -349,11 +368,9 @@ on_create_qp(struct droced_app *a, struct dmn_msg *m)
 	qp = droce_create_qp(pd->p, &init);
 	if (qp == NULL)
 		return errno;
-	rc = obj_add(a, OBJ_QP, qp, 0);
-	if (rc != 0) {
-		droce_destroy_qp(qp);
+	rc = adopt(a, OBJ_QP, qp, 0);
+	if (rc != 0)
 		return rc;
-	}
 	init_wire(&init);
 	m->u.qp_init = init;
 	m->h[0] = (uint64_t)(uintptr_t)qp;
@@ -387,15 +404,7 @@ on_query_qp(struct droced_app *a, struct dmn_msg *m)
 static int
 on_destroy_qp(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_QP, m->h[0]);
-	int rc;
-
-	if (o == NULL)
-		return ENOENT;
-	rc = droce_destroy_qp(o->p);
-	if (rc == 0)
-		obj_remove(a, o);
-	return rc;
+	return release_handle(a, OBJ_QP, m->h[0]);
 }
 
 static int
@@ -532,38 +541,19 @@ reap_type(struct droced_app *a, enum obj_type type)
 {
 	for (uint32_t i = a->nobj; i-- > 0;) {
 		struct obj *o = &a->obj[i];
-		int rc = 0;
+		int rc;
 
 		if (o->type != type)
 			continue;
-		switch (type) {
-		case OBJ_MR:
-			rc = droce_dereg_mr(o->p);
-			break;
-		case OBJ_QP: {
+		if (type == OBJ_QP) {
 			struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
 
 			(void)droce_modify_qp(o->p, &attr, DROCE_QP_STATE);
-			rc = droce_destroy_qp(o->p);
-			break;
 		}
-		case OBJ_CQ:
-			rc = droce_destroy_cq(o->p);
-			break;
-		case OBJ_PD:
-			rc = droce_dealloc_pd(o->p);
-			break;
-		case OBJ_BUF:
-			rte_free(o->p);
-			break;
-		case OBJ_NTYPES:
-			break;
-		}
+		rc = release(a, o);
 		if (rc != 0)
 			fprintf(stderr, "droced: pid %d: reclaim failed (%s): kept\n",
 				(int)a->pid, strerror(rc));
-		else
-			obj_remove(a, o);
 	}
 }
 
