@@ -24,6 +24,7 @@ ethdev_driver_open(const struct droce_link_params *params, struct droce_link **o
 		.nb_txq = params->nb_queues,
 		.drop = params->drop,
 		.seed = params->seed,
+		.drop_limit = params->drop_limit,
 	};
 
 	return ethdev_link_open(&cfg, out);

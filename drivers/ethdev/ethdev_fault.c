@@ -27,6 +27,10 @@ fault_draw(struct ethdev_queue *eq)
 {
 	uint64_t z = (eq->rng += 0x9e3779b97f4a7c15ull);
 
+	if (eq->drop_limit != 0 &&
+	    __atomic_load_n(&eq->fault_drops, __ATOMIC_RELAXED) >= eq->drop_limit)
+		return false;
+
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	if ((z ^ (z >> 31)) >= eq->drop_below)
@@ -71,7 +75,8 @@ fault_tx(uint16_t port __rte_unused, uint16_t queue __rte_unused,
 }
 
 int
-ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed)
+ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed,
+		     uint64_t limit)
 {
 	/* the draw is a 64-bit number below drop * 2^64 */
 	uint64_t below = drop >= 1 ? UINT64_MAX :
@@ -83,6 +88,7 @@ ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed)
 		struct ethdev_queue *eq = &p->q[q];
 
 		eq->drop_below = below;
+		eq->drop_limit = limit;
 		eq->rng = seed + q;
 		eq->rx_cb = rte_eth_add_rx_callback(p->port_id, q, fault_rx, eq);
 		eq->tx_cb = rte_eth_add_tx_callback(p->port_id, q, fault_tx, eq);
@@ -90,7 +96,8 @@ ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed)
 			return -rte_errno;
 	}
 	ETHDEV_LOG(WARNING, "fault injection: losing %.4f of the frames each way, "
-		   "seed %" PRIu64, drop, seed);
+		   "seed %" PRIu64 ", at most %" PRIu64 " per queue (0: no limit)",
+		   drop, seed, limit);
 	return 0;
 }
 

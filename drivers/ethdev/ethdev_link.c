@@ -455,7 +455,8 @@ ethdev_link_open(const struct ethdev_link_config *cfg, struct droce_link **out)
 	}
 	ret = ethdev_port_setup(p, cfg, &info, mtu, socket, fits);
 	if (ret == 0 && cfg->drop > 0)
-		ret = ethdev_fault_install(p, cfg->drop, cfg->seed);
+		ret = ethdev_fault_install(p, cfg->drop, cfg->seed,
+					   cfg->drop_limit);
 	if (ret == 0)
 		ret = ethdev_rx_modes(p, cfg);
 	if (ret == 0)

@@ -119,6 +119,12 @@ struct ethdev_link_config {
 	 */
 	double drop;
 	uint64_t seed;
+	/*
+	 * At most this many frames lost per queue pair, then none: a run's
+	 * last frames (an unmodified peer's last ACK, which nothing
+	 * retransmits once that peer has exited) arrive.  0: no limit.
+	 */
+	uint64_t drop_limit;
 };
 
 struct ethdev_link_stats {

@@ -41,6 +41,7 @@ struct ethdev_queue {
 	/* the loss knob (ethdev_fault.c): per queue, so no lock */
 	uint64_t rng;
 	uint64_t drop_below;		/* a draw below this loses the frame */
+	uint64_t drop_limit;		/* fault_drops stop there; 0: never */
 	uint64_t fault_drops;
 	const struct rte_eth_rxtx_callback *rx_cb;	/* NULL: knob off */
 	const struct rte_eth_rxtx_callback *tx_cb;
@@ -89,7 +90,8 @@ uint16_t ethdev_tx_burst_q(struct droce_link *link, uint16_t q,
 			   struct rte_mbuf **pkts, uint16_t n);
 
 /* ethdev_fault.c: the loss knob as rx/tx callbacks on each queue pair */
-int ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed);
+int ethdev_fault_install(struct ethdev_priv *p, double drop, uint64_t seed,
+			 uint64_t limit);
 void ethdev_fault_remove(struct ethdev_priv *p);
 void ethdev_fault_free(struct ethdev_priv *p);
 

@@ -181,6 +181,7 @@ device_link_open(const struct droce_device *d, struct device_open *o)
 		.mtu = d->mtu,
 		.mtu_assume = d->mtu != 0,
 		.drop = d->drop,
+		.drop_limit = d->drop_limit,
 	};
 
 	if (drv == NULL)
@@ -189,7 +190,8 @@ device_link_open(const struct droce_device *d, struct device_open *o)
 		lp.seed = drop_seed(d);
 		printf("droce: %s: losing %.4f of the frames each way, seed %" PRIu64
 		       " (--droce-drop-seed=%" PRIu64 " or DROCE_SEED=%" PRIu64
-		       " replays it)\n", d->name, d->drop, lp.seed, lp.seed, lp.seed);
+		       " replays it), at most %" PRIu32 " (0: no limit)\n", d->name,
+		       d->drop, lp.seed, lp.seed, lp.seed, d->drop_limit);
 	}
 	/* several transport lcores: a queue pair for each */
 	if (d->dedicated && d->ntransport_lcores > 1)

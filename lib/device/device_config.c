@@ -235,6 +235,8 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		return *value != '\0' && *value != '-' && *end == '\0' && errno == 0 ?
 		       0 : -EINVAL;
 	}
+	if (strcmp(key, "drop_limit") == 0)
+		return parse_u32(value, UINT32_MAX, &d->drop_limit);
 	if (strcmp(key, "max_qp") == 0)
 		return parse_u32(value, 1u << 20, &d->max_qp);
 	if (strcmp(key, "max_pd") == 0)
@@ -325,7 +327,7 @@ static int
 apply_option(const char *arg)
 {
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
-					  "capture", "drop", "drop_seed",
+					  "capture", "drop", "drop_seed", "drop_limit",
 					  "rxe_retry_compat",
 					  "transport_lcores", "pkeys" };
 	struct droce_device *d;

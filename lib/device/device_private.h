@@ -44,6 +44,7 @@ struct droce_device {
 	double drop;			/* test knob: frames lost each way */
 	uint64_t drop_seed;		/* its seed ("drop_seed =", DROCE_SEED) */
 	bool drop_seed_given;		/* else a fresh one per open */
+	uint32_t drop_limit;		/* frames lost per queue at most; 0: no limit */
 	bool rxe_retry_compat;
 	bool daemon;			/* droced's device (daemon mode) */		/* retry_cnt 7 = forever, as Linux rxe */
 	/* transport_lcores: the engine's dedicated lcore(s); false: the

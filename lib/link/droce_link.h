@@ -145,6 +145,7 @@ struct droce_link_params {
 	uint16_t nb_queues;		/* rx/tx queue pairs; 0: 1 */
 	double drop;			/* test knob: fraction lost each way; 0: off */
 	uint64_t seed;			/* the knob's PRNG seed */
+	uint64_t drop_limit;		/* frames it loses per queue at most; 0: no limit */
 };
 
 /* Called once per counter by droce_link_driver.stats. */

@@ -178,7 +178,8 @@ eal_args() {
 }
 
 # LOSS=P: droce's port loses that fraction of frames each way (no tc netem
-# here): both stacks must recover, the counters must show it.  Under loss
+# here), LOSS_LIMIT=N at most N of them: both stacks must recover, the
+# counters must show it.  Under loss
 # droce retries as its peer does (rxe: retry_cnt 7 = retry forever, the
 # rxe_retry_compat switch): the TCG guest sometimes goes silent for more
 # than the 7 x 67 ms IBTA's 7 retries last (see the loss cases).  Every droce
@@ -189,6 +190,7 @@ eal_args() {
 droce_args() {
 	echo "--droce-ipv4=$D_IP/24 --droce-ipv6=$D_IP6/64 --droce-mtu=4200" \
 	     ${LOSS:+--droce-drop=$LOSS --droce-rxe_retry_compat=1} \
+	     ${LOSS_LIMIT:+--droce-drop-limit=$LOSS_LIMIT} \
 	     ${LCORE:+--droce-transport-lcores=1}
 	[ -n "${NO_CAPTURE:-}" ] || echo "--droce-capture=$LOGDIR/droce.$T.$BASHPID.pcapng"
 }
@@ -577,11 +579,17 @@ main() {
 	# still fail here, by timeout.  Linux rxe retries forever at
 	# retry_cnt 7, so under loss droce does too (droce_args): 26 of 26
 	# client runs passed that way (23 of 24 without it).
+	# The loss stops after 30 frames (LOSS_LIMIT, about the first third of
+	# the run): ibv_rc_pingpong exits once its own last SEND is ACKed, so
+	# when the ACK of the other side's last SEND is lost, nothing answers
+	# that side's retries any more (seen about once in 100 runs, either
+	# role: droce retried into the timeout against a guest that had
+	# exited).  Lost frames before the end are recovered by both stacks.
 	export DROCE_COUNTERS=1
-	LOSS=0.01 pingpong_case rc "IPv4 with 1% loss each way" server 0 "$G_GID4" \
-		-m 1024 -s 65536 -n 50 -c
-	LOSS=0.01 pingpong_case rc "IPv4 with 1% loss each way" client 0 "$G_GID4" \
-		-m 1024 -s 65536 -n 50 -c
+	LOSS=0.01 LOSS_LIMIT=30 pingpong_case rc "IPv4 with 1% loss each way, first 30 frames" \
+		server 0 "$G_GID4" -m 1024 -s 65536 -n 50 -c
+	LOSS=0.01 LOSS_LIMIT=30 pingpong_case rc "IPv4 with 1% loss each way, first 30 frames" \
+		client 0 "$G_GID4" -m 1024 -s 65536 -n 50 -c
 	unset DROCE_COUNTERS
 	check_capture
 	check_droce_captures

@@ -1477,7 +1477,8 @@ struct fault_run {
 
 /* FAULT_FRAMES frames through a loopback port with the knob at drop. */
 static void
-fault_run(const char *name, double drop, uint64_t seed, struct fault_run *out)
+fault_run(const char *name, double drop, uint64_t seed, uint64_t limit,
+	  struct fault_run *out)
 {
 	struct ethdev_link_config cfg = small_link;
 	struct droce_link *link = NULL;
@@ -1489,6 +1490,7 @@ fault_run(const char *name, double drop, uint64_t seed, struct fault_run *out)
 	cfg.port_id = (uint16_t)rp.port;
 	cfg.drop = drop;
 	cfg.seed = seed;
+	cfg.drop_limit = limit;
 	assert_int_equal(ethdev_link_open(&cfg, &link), 0);
 	for (unsigned int i = 0; i < FAULT_FRAMES; i++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(link->pool);
@@ -1530,7 +1532,7 @@ test_fault_knob(void **state)
 	unsigned int lost_on_wire = 0;
 
 	(void)state;
-	fault_run("net_tfault0", 0, 1, &off);
+	fault_run("net_tfault0", 0, 1, 0, &off);
 	assert_int_equal(off.got, FAULT_FRAMES);
 	assert_int_equal(off.st.fault_drops, 0);
 	for (unsigned int i = 0; i < FAULT_FRAMES; i++) {
@@ -1538,13 +1540,13 @@ test_fault_knob(void **state)
 		assert_int_equal(off.type[i], RTE_ETHER_TYPE_IPV4);
 	}
 	/* drop 1: each frame lost when sent and again when received */
-	fault_run("net_tfault1", 1, 1, &all);
+	fault_run("net_tfault1", 1, 1, 0, &all);
 	assert_int_equal(all.got, 0);
 	assert_int_equal(all.st.fault_drops, 2 * FAULT_FRAMES);
 	assert_int_equal(all.st.rx_pkts, 0);
 	/* the same seed loses the same frames */
-	fault_run("net_tfault2", 0.5, 0x5eed, &a);
-	fault_run("net_tfault3", 0.5, 0x5eed, &b);
+	fault_run("net_tfault2", 0.5, 0x5eed, 0, &a);
+	fault_run("net_tfault3", 0.5, 0x5eed, 0, &b);
 	assert_int_equal(a.got, b.got);
 	assert_memory_equal(a.index, b.index, sizeof(a.index));
 	assert_memory_equal(a.type, b.type, sizeof(a.type));
@@ -1558,6 +1560,24 @@ test_fault_knob(void **state)
 	/* at least every frame not received, plus those lost on send */
 	assert_true(a.st.fault_drops >= FAULT_FRAMES - a.got + lost_on_wire);
 	assert_int_equal(a.st.rx_pkts, a.got);
+}
+
+/* drop 1 with a limit of 5: the first five frames sent are lost (they
+ * arrive with the lost EtherType), then none, on send or on receive. */
+static void
+test_fault_limit(void **state)
+{
+	struct fault_run r;
+
+	(void)state;
+	fault_run("net_tfault4", 1, 1, 5, &r);
+	assert_int_equal(r.st.fault_drops, 5);
+	assert_int_equal(r.got, FAULT_FRAMES);
+	assert_int_equal(r.st.rx_pkts, FAULT_FRAMES);
+	for (unsigned int i = 0; i < FAULT_FRAMES; i++) {
+		assert_int_equal(r.index[i], i);
+		assert_int_equal(r.type[i], i < 5 ? 0x88B5 : RTE_ETHER_TYPE_IPV4);
+	}
 }
 
 /* ---- main --------------------------------------------------------------------- */
@@ -1610,6 +1630,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_flow_isolate_unsupported),
 		cmocka_unit_test(test_multiseg),
 		cmocka_unit_test(test_fault_knob),
+		cmocka_unit_test(test_fault_limit),
 	};
 	int ret;
 
