@@ -258,6 +258,14 @@ int droce_dealloc_pd(struct droce_pd *pd);
  */
 struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length,
 			      int access);
+/*
+ * droce_reg_mr under the I/O virtual address iova (ibv_reg_mr_iova2): SGEs
+ * and peers name addr + k as iova + k.  Also EINVAL when [iova,
+ * iova+length) wraps, or for an iova other than 0 with ZERO_BASED.
+ * droce_reg_mr is this with iova = addr (0 with ZERO_BASED).
+ */
+struct droce_mr *droce_reg_mr_iova(struct droce_pd *pd, void *addr,
+				   size_t length, uint64_t iova, int access);
 /* Returns 0, EINVAL (NULL mr) or EBUSY while memory windows are bound to it. */
 int droce_dereg_mr(struct droce_mr *mr);
 /*

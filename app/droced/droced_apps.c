@@ -297,7 +297,8 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 		return ENOENT;
 	if (!in_own_buf(a, m->addr, m->len))
 		return EFAULT;	/* only the caller's droce_alloc_buf memory */
-	mr = droce_reg_mr(pd->p, (void *)(uintptr_t)m->addr, m->len, m->arg);
+	mr = droce_reg_mr_iova(pd->p, (void *)(uintptr_t)m->addr, m->len, m->h[1],
+			       m->arg);
 	if (mr == NULL)
 		return errno;
 	rc = adopt(a, OBJ_MR, mr, 0);

@@ -186,9 +186,10 @@ verbs_dmn_dealloc_pd(struct droce_pd *pd)
 }
 
 struct droce_mr *
-verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, int access)
+verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
+		 int access)
 {
-	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd) },
+	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd), iova },
 			     .addr = (uint64_t)(uintptr_t)addr, .len = len,
 			     .arg = access };
 	struct verbs_dmn_mr *mr = calloc(1, sizeof(*mr));

@@ -134,7 +134,7 @@ int verbs_daemon_call(struct dmn_msg *m);
 struct droce_pd *verbs_dmn_alloc_pd(struct droce_context *ctx);
 int verbs_dmn_dealloc_pd(struct droce_pd *pd);
 struct droce_mr *verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len,
-				  int access);
+				  uint64_t iova, int access);
 int verbs_dmn_dereg_mr(struct droce_mr *mr);
 struct droce_cq *verbs_dmn_create_cq(struct droce_context *ctx, int cqe,
 				     void *cq_context,

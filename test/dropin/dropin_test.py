@@ -23,7 +23,9 @@ libibverbs.so.1 and usertools/droce-run.
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_MW mw
       test/dropin/dropin_mw.c the same way: type-1 and type-2 memory
-      windows bound, used and revoked (the exact statuses in its header).
+      windows bound, used and revoked, and MRs under an iova
+      (ibv_reg_mr_iova2, ibv_reg_mr_iova) written by the peer (the exact
+      statuses and bytes in its header).
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
