@@ -940,7 +940,8 @@ int droce_close_device(struct droce_context *context);
 /*
  * Memory any mode can register (droce extension): rte_malloc memory in
  * process, the daemon's shared memory in daemon mode (where droce_reg_mr
- * accepts nothing else: EFAULT).  Zeroed, 64-byte aligned.  NULL with
+ * of other memory moves the application's pages onto memfds the daemon
+ * maps: app/droced/README.md, "Memory").  Zeroed, 64-byte aligned.  NULL with
  * errno (EINVAL: len 0, ENOMEM, ENOTCONN: the daemon is gone).
  */
 void *droce_alloc_buf(struct droce_context *context, size_t len);
