@@ -308,27 +308,31 @@ on_dealloc_pd(struct droced_app *a, struct dmn_msg *m)
 	return release_handle(a, OBJ_PD, m->h[0]);
 }
 
+/* REG_MR's and REG_MEM's registration of host (m: len, iova in h[1],
+ * access in arg) into the caller's table, and the reply. */
 static int
-on_reg_mr(struct droced_app *a, struct dmn_msg *m)
+reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, void *host)
 {
-	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
-	struct droce_mr *mr;
-	int rc;
+	struct droce_mr *mr = droce_reg_mr_iova(pd, host, m->len, m->h[1], m->arg);
+	int rc = mr != NULL ? adopt(a, OBJ_MR, mr, 0) : errno;
 
-	if (pd == NULL)
-		return ENOENT;
-	if (!in_own_buf(a, m->addr, m->len))
-		return EFAULT;	/* only the caller's droce_alloc_buf memory */
-	mr = droce_reg_mr_iova(pd->p, (void *)(uintptr_t)m->addr, m->len, m->h[1],
-			       m->arg);
-	if (mr == NULL)
-		return errno;
-	rc = adopt(a, OBJ_MR, mr, 0);
 	if (rc != 0)
 		return rc;
 	m->h[0] = (uint64_t)(uintptr_t)mr;
 	m->key = mr->lkey;
 	return 0;
+}
+
+static int
+on_reg_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+
+	if (pd == NULL)
+		return ENOENT;
+	if (!in_own_buf(a, m->addr, m->len))
+		return EFAULT;	/* only the caller's droce_alloc_buf memory */
+	return reg_reply(a, m, pd->p, (void *)(uintptr_t)m->addr);
 }
 
 /* The mapping an MR of the application's own pages lies in, or NULL. */
@@ -452,7 +456,6 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
 	const struct mem_piece *first = &a->piece[0], *last = &a->piece[a->npiece - 1];
 	uint64_t span = last->addr + last->len - first->addr;
-	struct droce_mr *mr;
 	uint8_t *base;
 	int rc;
 
@@ -465,18 +468,11 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 	if (base == NULL)
 		return ENOMEM;
 	rc = adopt(a, OBJ_MAP, base, span);
+	if (rc == 0)
+		rc = reg_reply(a, m, pd->p, base + (m->addr - first->addr));
 	if (rc != 0)
-		return rc;
-	mr = droce_reg_mr_iova(pd->p, base + (m->addr - first->addr), m->len, m->h[1],
-			       m->arg);
-	rc = mr != NULL ? adopt(a, OBJ_MR, mr, 0) : errno;
-	if (rc != 0) {
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
-		return rc;
-	}
-	m->h[0] = (uint64_t)(uintptr_t)mr;
-	m->key = mr->lkey;
-	return 0;
+	return rc;
 }
 
 static int
