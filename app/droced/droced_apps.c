@@ -772,7 +772,9 @@ now_us(void)
 
 /*
  * Keys first (dereg: no access after it returns, peers get a NAK), then
- * the QPs to the error state and away, then CQs, PDs, buffers.  The WQE
+ * the QPs to the error state and away, then CQs, PDs, the mappings of the
+ * application's own pages (nothing reaches them once their keys are
+ * gone), buffers.  The WQE
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
