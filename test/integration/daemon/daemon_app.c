@@ -812,8 +812,12 @@ own_refusals(struct droce_pd *pd)
 	return bad;
 }
 
+/* The eight-page MR's iova: SGEs name its bytes from here. */
+#define OWN_IOVA UINT64_C(0x500000000)
+#define IOVA_AT 5000
+
 /* Nine pages moved one by one: the nine pieces of one MR are refused (E2BIG),
- * eight are one MR, kept in *mr. */
+ * eight are one MR under OWN_IOVA, kept in *mr. */
 static int
 own_pieces(struct droce_pd *pd, struct droce_mr **mr)
 {
@@ -824,6 +828,7 @@ own_pieces(struct droce_pd *pd, struct droce_mr **mr)
 
 	if (p == MAP_FAILED)
 		die("mmap");
+	fill(p, 9 * pg, 7);
 	for (size_t i = 0; i < 9; i++) {
 		struct droce_mr *one = droce_reg_mr(pd, p + i * pg, pg, OWN_ACC);
 
@@ -831,9 +836,34 @@ own_pieces(struct droce_pd *pd, struct droce_mr **mr)
 			die("reg_mr of one page");
 	}
 	bad += expect_refused("nine pieces", pd, p, 9 * pg, E2BIG);
-	*mr = droce_reg_mr(pd, p, 8 * pg, OWN_ACC);
+	*mr = droce_reg_mr_iova(pd, p, 8 * pg, OWN_IOVA, OWN_ACC);
 	printf("own: eight pieces: %s\n", *mr != NULL ? "registered" : strerror(errno));
 	return bad + (*mr == NULL);
+}
+
+/* A WRITE from the eight-page MR's OWN_IOVA + IOVA_AT (its lkey) to the peer,
+ * READ back into MR 1: the bytes at addr + IOVA_AT. */
+static int
+own_iova_write(struct end *e, const struct xchg *p, const struct droce_mr *mr)
+{
+	struct droce_sge sge = { OWN_IOVA + IOVA_AT, XFER, mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_RDMA_WRITE,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = p->addr + 8192;
+	wr.wr.rdma.rkey = p->rkey;
+	memset(e->buf + READ_OFF, 0, XFER);
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post WRITE from the iova");
+	expect_wc(e, 5, DROCE_WC_SUCCESS, "WRITE from the iova");
+	if (post_rdma(e, DROCE_WR_RDMA_READ, 6, READ_OFF, XFER, p->addr + 8192, p->rkey,
+		      e->mr->lkey) != 0)
+		die("post READ");
+	expect_wc(e, 6, DROCE_WC_SUCCESS, "READ");
+	return expect_same("a WRITE from iova + k: the bytes at addr + k",
+			   e->buf + READ_OFF, (const uint8_t *)mr->addr + IOVA_AT, XFER);
 }
 
 static _Noreturn void
@@ -870,9 +900,11 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 	printf("own: 20 traffic rounds on MR 1 ok\n");
 	bad += own_refusals(e.pd);
 	bad += own_pieces(e.pd, &mr3);
+	if (mr3 != NULL)
+		bad += own_iova_write(&e, &p, mr3);
 	printf("own: %s, mem_bytes %" PRIu64 "\n", bad == 0 ? "ready" : "WRONG",
 	       span_of(r + OWN1, OWN1_LEN) + span_of(r + OWN2, OWN2_LEN) +
-	       span_of(mr3->addr, mr3->length));
+	       (mr3 != NULL ? span_of(mr3->addr, mr3->length) : 0));
 	fflush(stdout);
 	for (;;)
 		pause();

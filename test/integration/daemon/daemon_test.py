@@ -28,7 +28,8 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  the peer and in the application), then WRITE / READ /
                  SEND-echo rounds from the first; file mappings and shared
                  anonymous memory are refused (EOPNOTSUPP), nine pieces
-                 (E2BIG), eight registered; droced --ctl list counts exactly
+                 (E2BIG), eight registered under an iova (a WRITE from
+                 iova + k sends the bytes at addr + k); droced --ctl list counts exactly
                  the mapped bytes, droced maps exactly the 11 pieces; after
                  a SIGKILL droced has unmapped them all, its list is empty
   daemon_killed  droced is SIGKILLed under two idle applications: their
