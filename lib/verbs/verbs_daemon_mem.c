@@ -46,6 +46,8 @@ struct mem_piece {
 	int fd;
 };
 
+/* The process's moved ranges: one table per address space, as there is one
+ * daemon connection per process (verbs_daemon.c). */
 static struct {
 	pthread_mutex_t lock;	/* one registration at a time */
 	struct mem_seg seg[SEG_MAX];
