@@ -693,7 +693,7 @@ def daemon_pair(a, tmp, socks, cases):
     one's client on droced 1; cases: (name, argv, port, checker)."""
     servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
                for c in cases]
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 40	# three secondaries' EAL start at once
     while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
         time.sleep(0.05)
     pids = droced_pids(a, socks[0])
