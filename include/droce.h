@@ -258,6 +258,14 @@ int droce_dealloc_pd(struct droce_pd *pd);
  */
 struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length,
 			      int access);
+/*
+ * droce_reg_mr under the I/O virtual address iova (ibv_reg_mr_iova2): SGEs
+ * and peers name addr + k as iova + k.  Also EINVAL when [iova,
+ * iova+length) wraps, or for an iova other than 0 with ZERO_BASED.
+ * droce_reg_mr is this with iova = addr (0 with ZERO_BASED).
+ */
+struct droce_mr *droce_reg_mr_iova(struct droce_pd *pd, void *addr,
+				   size_t length, uint64_t iova, int access);
 /* Returns 0, EINVAL (NULL mr) or EBUSY while memory windows are bound to it. */
 int droce_dereg_mr(struct droce_mr *mr);
 /*
@@ -932,7 +940,8 @@ int droce_close_device(struct droce_context *context);
 /*
  * Memory any mode can register (droce extension): rte_malloc memory in
  * process, the daemon's shared memory in daemon mode (where droce_reg_mr
- * accepts nothing else: EFAULT).  Zeroed, 64-byte aligned.  NULL with
+ * of other memory moves the application's pages onto memfds the daemon
+ * maps: app/droced/README.md, "Memory").  Zeroed, 64-byte aligned.  NULL with
  * errno (EINVAL: len 0, ENOMEM, ENOTCONN: the daemon is gone).
  */
 void *droce_alloc_buf(struct droce_context *context, size_t len);

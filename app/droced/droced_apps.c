@@ -4,7 +4,8 @@
  * the objects it created (the handle is the object's address); every
  * handle in a request is looked up in the caller's table, so another
  * application's PD, MR, CQ, QP or buffer is ENOENT, and a PD's MRs can
- * only cover the caller's own buffers (EFAULT).  The objects are the
+ * only cover the caller's own buffers (EFAULT) or the caller's own pages,
+ * passed as memfds (REG_MEM, README "Memory").  The objects are the
  * daemon's, created with the droce_* verbs on its own context; a CQ's and
  * QP's cq_context / qp_context hold the owner id the application's data
  * path checks (verbs_daemon.h).  droced --ctl list and telemetry's
@@ -15,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,12 +34,19 @@
 #define DROCED_MAX_BUF (UINT64_C(1) << 30)
 #define BUF_ALIGN 64
 
-enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_NTYPES };
+/* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
+enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_NTYPES };
 
 struct obj {
 	enum obj_type type;
 	void *p;
-	uint64_t len;		/* a buffer's */
+	uint64_t len;		/* a buffer's, a mapping's */
+};
+
+/* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
+struct mem_piece {
+	uint64_t addr, len, off;
+	int fd;
 };
 
 struct droced_app {
@@ -47,6 +58,10 @@ struct droced_app {
 	uint32_t nobj, cap;
 	uint32_t count[OBJ_NTYPES];
 	uint64_t buf_bytes;
+	uint64_t map_bytes;
+	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
+	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
+	uint32_t npiece;
 	struct droced_app *next;
 };
 
@@ -87,6 +102,7 @@ droced_app_new(int fd, pid_t pid)
 	if (a == NULL)
 		return NULL;
 	a->fd = fd;
+	a->rx_fd = -1;
 	a->pid = pid;
 	a->owner = (void *)(uintptr_t)dmn.next_owner++;
 	a->next = dmn.apps;
@@ -118,6 +134,8 @@ obj_add(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 	a->count[type]++;
 	if (type == OBJ_BUF)
 		a->buf_bytes += len;
+	if (type == OBJ_MAP)
+		a->map_bytes += len;
 	return 0;
 }
 
@@ -137,6 +155,8 @@ obj_remove(struct droced_app *a, struct obj *o)
 	a->count[o->type]--;
 	if (o->type == OBJ_BUF)
 		a->buf_bytes -= o->len;
+	if (o->type == OBJ_MAP)
+		a->map_bytes -= o->len;
 	*o = a->obj[--a->nobj];
 }
 
@@ -172,7 +192,7 @@ buf_in_use(struct droced_app *a, const struct obj *buf)
 
 /* The one place that knows how each type is destroyed: 0 or an errno. */
 static int
-obj_free(enum obj_type type, void *p)
+obj_free(enum obj_type type, void *p, uint64_t len)
 {
 	switch (type) {
 	case OBJ_MR:
@@ -186,6 +206,8 @@ obj_free(enum obj_type type, void *p)
 	case OBJ_BUF:
 		rte_free(p);
 		return 0;
+	case OBJ_MAP:
+		return munmap(p, len) == 0 ? 0 : errno;
 	case OBJ_NTYPES:
 		break;
 	}
@@ -199,7 +221,7 @@ adopt(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 	int rc = obj_add(a, type, p, len);
 
 	if (rc != 0)
-		(void)obj_free(type, p);
+		(void)obj_free(type, p, len);
 	return rc;
 }
 
@@ -207,7 +229,7 @@ adopt(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 static int
 release(struct droced_app *a, struct obj *o)
 {
-	int rc = obj_free(o->type, o->p);
+	int rc = obj_free(o->type, o->p, o->len);
 
 	if (rc == 0)
 		obj_remove(a, o);
@@ -286,21 +308,14 @@ on_dealloc_pd(struct droced_app *a, struct dmn_msg *m)
 	return release_handle(a, OBJ_PD, m->h[0]);
 }
 
+/* REG_MR's and REG_MEM's registration of host (m: len, iova in h[1],
+ * access in arg) into the caller's table, and the reply. */
 static int
-on_reg_mr(struct droced_app *a, struct dmn_msg *m)
+reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, void *host)
 {
-	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
-	struct droce_mr *mr;
-	int rc;
+	struct droce_mr *mr = droce_reg_mr_iova(pd, host, m->len, m->h[1], m->arg);
+	int rc = mr != NULL ? adopt(a, OBJ_MR, mr, 0) : errno;
 
-	if (pd == NULL)
-		return ENOENT;
-	if (!in_own_buf(a, m->addr, m->len))
-		return EFAULT;	/* only the caller's droce_alloc_buf memory */
-	mr = droce_reg_mr(pd->p, (void *)(uintptr_t)m->addr, m->len, m->arg);
-	if (mr == NULL)
-		return errno;
-	rc = adopt(a, OBJ_MR, mr, 0);
 	if (rc != 0)
 		return rc;
 	m->h[0] = (uint64_t)(uintptr_t)mr;
@@ -309,9 +324,164 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 }
 
 static int
+on_reg_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+
+	if (pd == NULL)
+		return ENOENT;
+	if (!in_own_buf(a, m->addr, m->len))
+		return EFAULT;	/* only the caller's droce_alloc_buf memory */
+	return reg_reply(a, m, pd->p, (void *)(uintptr_t)m->addr);
+}
+
+/* The mapping an MR of the application's own pages lies in, or NULL. */
+static struct obj *
+map_of(struct droced_app *a, const struct droce_mr *mr)
+{
+	uint64_t p = (uint64_t)(uintptr_t)mr->addr;
+
+	for (uint32_t i = 0; i < a->nobj; i++) {
+		uint64_t b = (uint64_t)(uintptr_t)a->obj[i].p;
+
+		if (a->obj[i].type == OBJ_MAP && p >= b && p - b < a->obj[i].len)
+			return &a->obj[i];
+	}
+	return NULL;
+}
+
+/*
+ * An MR of the application's pages is unmapped once dereg returned:
+ * lib/protection's grace period means no engine access with its key is
+ * running or can start then, and its mapping is its own.
+ */
+static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
-	return release_handle(a, OBJ_MR, m->h[0]);
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct obj *map;
+	void *base;
+	int rc;
+
+	if (o == NULL)
+		return ENOENT;
+	map = map_of(a, o->p);
+	base = map != NULL ? map->p : NULL;
+	rc = release(a, o);
+	if (rc == 0 && base != NULL)
+		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
+	return rc;
+}
+
+/* ---- the application's own pages (REG_MEM) ----------------------------------- */
+
+static void
+pieces_drop(struct droced_app *a)
+{
+	for (uint32_t i = 0; i < a->npiece; i++)
+		close(a->piece[i].fd);
+	a->npiece = 0;
+}
+
+/* A memfd that cannot shrink (a shrink would fault the engine), holding
+ * [off, off + len). */
+static int
+check_piece_fd(int fd, uint64_t off, uint64_t len)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return EPERM;
+	if (fstat(fd, &st) != 0 || off > UINT64_MAX - len ||
+	    (uint64_t)st.st_size < off + len)
+		return EINVAL;
+	return 0;
+}
+
+/* One piece of the next REG_MEM, with its fd; any error drops them all. */
+static int
+on_mem_piece(struct droced_app *a, struct dmn_msg *m)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	int rc = 0;
+
+	if (a->rx_fd < 0 || m->len == 0 || ((m->addr | m->len | m->h[0]) & (pg - 1)) ||
+	    m->addr > UINT64_MAX - m->len)
+		rc = EINVAL;
+	else if (a->npiece == DMN_MEM_PIECES)
+		rc = E2BIG;
+	else if (a->npiece > 0 && m->addr != a->piece[a->npiece - 1].addr +
+					     a->piece[a->npiece - 1].len)
+		rc = EINVAL;	/* pieces come in order, without gaps */
+	else
+		rc = check_piece_fd(a->rx_fd, m->h[0], m->len);
+	if (rc != 0) {
+		pieces_drop(a);
+		return rc;
+	}
+	a->piece[a->npiece++] = (struct mem_piece){ m->addr, m->len, m->h[0], a->rx_fd };
+	a->rx_fd = -1;
+	return 0;
+}
+
+/* The pieces mapped side by side in one reserved range: its base, or NULL. */
+static void *
+pieces_map(const struct droced_app *a, uint64_t span)
+{
+	uint8_t *base = mmap(NULL, span, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (base == MAP_FAILED)
+		return NULL;
+	for (uint32_t i = 0; i < a->npiece; i++) {
+		const struct mem_piece *p = &a->piece[i];
+
+		if (mmap(base + (p->addr - a->piece[0].addr), p->len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, p->fd, (off_t)p->off) == MAP_FAILED) {
+			munmap(base, span);
+			return NULL;
+		}
+	}
+	return base;
+}
+
+/*
+ * REG_MR of the application's own pages, the pieces before it: droced's
+ * mapping of them registered with the application's address as iova.
+ */
+static int
+reg_mem(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+	const struct mem_piece *first = &a->piece[0], *last = &a->piece[a->npiece - 1];
+	uint64_t span = last->addr + last->len - first->addr;
+	uint8_t *base;
+	int rc;
+
+	if (pd == NULL)
+		return ENOENT;
+	if (m->addr < first->addr || m->len == 0 || m->len > span ||
+	    m->addr - first->addr > span - m->len)
+		return EFAULT;	/* not what the pieces cover */
+	base = pieces_map(a, span);
+	if (base == NULL)
+		return ENOMEM;
+	rc = adopt(a, OBJ_MAP, base, span);
+	if (rc == 0)
+		rc = reg_reply(a, m, pd->p, base + (m->addr - first->addr));
+	if (rc != 0)
+		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
+	return rc;
+}
+
+static int
+on_reg_mem(struct droced_app *a, struct dmn_msg *m)
+{
+	int rc = a->npiece > 0 ? reg_mem(a, m) : EINVAL;
+
+	pieces_drop(a);	/* mapped (the mappings hold the files) or refused */
+	return rc;
 }
 
 static int
@@ -441,6 +611,7 @@ list_apps(struct dmn_app_info *out)
 			.pid = p->pid, .pd = p->count[OBJ_PD], .mr = p->count[OBJ_MR],
 			.cq = p->count[OBJ_CQ], .qp = p->count[OBJ_QP],
 			.buf = p->count[OBJ_BUF], .buf_bytes = p->buf_bytes,
+			.mem = p->count[OBJ_MAP], .mem_bytes = p->map_bytes,
 		};
 	}
 	return n;
@@ -464,7 +635,7 @@ tel_snapshot(void)
 }
 
 /* /droced/apps: {"<pid>": {"pd": n, "mr": n, "cq": n, "qp": n, "buf": n,
- * "buf_bytes": n}, ...} */
+ * "buf_bytes": n, "mem": n, "mem_bytes": n}, ...} */
 static int
 tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -486,6 +657,8 @@ tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "qp", p->qp);
 		rte_tel_data_add_dict_u64(c, "buf", p->buf);
 		rte_tel_data_add_dict_u64(c, "buf_bytes", p->buf_bytes);
+		rte_tel_data_add_dict_u64(c, "mem", p->mem);
+		rte_tel_data_add_dict_u64(c, "mem_bytes", p->mem_bytes);
 		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
 		rte_tel_data_add_dict_container(d, pid, c, 0);
 	}
@@ -512,22 +685,53 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_QUERY_PORT] = on_query_port,
 	[DMN_QUERY_GID] = on_query_gid,
 	[DMN_LIST] = on_list,
+	[DMN_MEM_PIECE] = on_mem_piece,
+	[DMN_REG_MEM] = on_reg_mem,
 };
+
+/* One request, and the fd it carries as SCM_RIGHTS (-1: none). */
+static ssize_t
+recv_request(int sock, struct dmn_msg *m, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+
+	*fd = -1;
+	if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return n;
+}
 
 bool
 droced_app_serve(struct droced_app *a)
 {
 	struct dmn_msg m;
-	ssize_t n = recv(a->fd, &m, sizeof(m), 0);
+	ssize_t n = recv_request(a->fd, &m, &a->rx_fd);
 
-	if (n != (ssize_t)sizeof(m))
+	if (n != (ssize_t)sizeof(m)) {
+		if (a->rx_fd >= 0)
+			close(a->rx_fd);
+		a->rx_fd = -1;
 		return false;	/* EOF (death) or not our protocol */
+	}
 	if (m.type >= DMN_NREQ || handlers[m.type] == NULL)
 		m.err = EINVAL;
 	else if (m.type != DMN_HELLO && m.type != DMN_LIST && !a->hello)
 		m.err = EPROTO;
 	else
 		m.err = handlers[m.type](a, &m);
+	if (a->rx_fd >= 0) {	/* not taken by the request */
+		close(a->rx_fd);
+		a->rx_fd = -1;
+	}
 	tel_snapshot();
 	/* the object is in the table already: a caller dead by now is reaped */
 	return send(a->fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m);
@@ -568,14 +772,17 @@ now_us(void)
 
 /*
  * Keys first (dereg: no access after it returns, peers get a NAK), then
- * the QPs to the error state and away, then CQs, PDs, buffers.  The WQE
+ * the QPs to the error state and away, then CQs, PDs, the mappings of the
+ * application's own pages (nothing reaches them once their keys are
+ * gone), buffers.  The WQE
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
 void
 droced_app_reap(struct droced_app *a)
 {
-	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_PD, OBJ_BUF };
+	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_PD, OBJ_MAP,
+					       OBJ_BUF };
 	uint32_t mr = a->count[OBJ_MR], qp = a->count[OBJ_QP];
 	uint64_t bytes = a->buf_bytes, t0 = now_us(), t1 = t0;
 
@@ -589,6 +796,7 @@ droced_app_reap(struct droced_app *a)
 		       " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)\n",
 		       (int)a->pid, mr, t1 - t0, qp, bytes, a->nobj, t0);
 	fflush(stdout);
+	pieces_drop(a);
 	close(a->fd);
 	for (struct droced_app **pp = &dmn.apps; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == a) {

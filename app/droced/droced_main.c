@@ -67,8 +67,10 @@ ctl_list(const char *path)
 	for (int i = 0; i < m.arg; i++) {
 		const struct dmn_app_info *p = &m.u.apps[i];
 
-		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64 "\n",
-		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes);
+		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
+		       " mem %u mem_bytes %" PRIu64 "\n",
+		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
+		       p->mem, p->mem_bytes);
 	}
 	return 0;
 }

@@ -73,7 +73,8 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 }
 
 static struct ibv_mr *
-dropin_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+dropin_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+	      int access)
 {
 	struct dropin_mr *mr;
 
@@ -84,7 +85,8 @@ dropin_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
-	mr->d = droce_reg_mr(DROPIN_OBJ_OF(dropin_pd, pd)->d, addr, length, access);
+	mr->d = droce_reg_mr_iova(DROPIN_OBJ_OF(dropin_pd, pd)->d, addr, length,
+				  iova, access);
 	if (mr->d == NULL)
 		return dropin_undo_alloc(mr);
 	mr->ibv.context = pd->context;
@@ -101,20 +103,16 @@ dropin_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 struct ibv_mr *
 ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-	return dropin_reg_mr(pd, addr, length, access);
+	uint64_t iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : (uintptr_t)addr;
+
+	return dropin_reg_mr(pd, addr, length, iova, access);
 }
 
-/* droce's regions are addressed by virtual address (or from 0 with its
- * ZERO_BASED extension): an iova other than addr cannot be honoured. */
 struct ibv_mr *
 ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 		 unsigned int access)
 {
-	if (iova != (uintptr_t)addr) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	return dropin_reg_mr(pd, addr, length, (int)access);
+	return dropin_reg_mr(pd, addr, length, iova, (int)access);
 }
 
 #undef ibv_reg_mr_iova

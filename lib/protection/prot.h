@@ -215,6 +215,14 @@ int prot_pd_put(struct prot_tables *t, uint32_t pd);
  */
 int prot_mr_reg(struct prot_tables *t, uint32_t pd, void *addr,
 		uint64_t length, unsigned int access, uint32_t *key);
+/*
+ * prot_mr_reg with the iova peers and SGEs name the region by: an address
+ * iova + k resolves to addr + k (ibv_reg_mr_iova2).  Also -EINVAL when
+ * [iova, iova+length) wraps, or iova != 0 with PROT_ACC_ZERO_BASED.
+ */
+int prot_mr_reg_iova(struct prot_tables *t, uint32_t pd, void *addr,
+		     uint64_t length, uint64_t iova, unsigned int access,
+		     uint32_t *key);
 /* -EINVAL unknown key, -EBUSY while windows are bound.  Revokes first. */
 int prot_mr_dereg(struct prot_tables *t, uint32_t key);
 /*

@@ -39,12 +39,31 @@ check_mr_range(const void *addr, uint64_t length)
 	return 0;
 }
 
+/* The peer's range [iova, iova+length) must not wrap either; a ZERO_BASED
+ * region starts at 0. */
+static int
+check_mr_iova(uint64_t iova, uint64_t length, unsigned int access)
+{
+	if ((access & PROT_ACC_ZERO_BASED) && iova != 0)
+		return -EINVAL;
+	if (length > UINT64_MAX - iova)
+		return -EINVAL;
+	return 0;
+}
+
+/* The iova a region of host memory has when none is given. */
+static uint64_t
+mr_default_iova(const void *addr, unsigned int access)
+{
+	return (access & PROT_ACC_ZERO_BASED) ? 0 : (uint64_t)(uintptr_t)addr;
+}
+
 static void
-do_mr_fill(struct prot_entry *e, uint32_t pd, void *addr, uint64_t length,
-	   unsigned int access)
+do_mr_fill(struct prot_entry *e, uint32_t pd, void *addr, uint64_t iova,
+	   uint64_t length, unsigned int access)
 {
 	e->host = (uint64_t)(uintptr_t)addr;
-	e->iova = (access & PROT_ACC_ZERO_BASED) ? 0 : e->host;
+	e->iova = iova;
 	e->length = length;
 	e->pd = pd;
 	e->access = access;
@@ -54,6 +73,15 @@ do_mr_fill(struct prot_entry *e, uint32_t pd, void *addr, uint64_t length,
 int
 prot_mr_reg(struct prot_tables *t, uint32_t pd, void *addr, uint64_t length,
 	    unsigned int access, uint32_t *key)
+{
+	return prot_mr_reg_iova(t, pd, addr, length, mr_default_iova(addr, access),
+				access, key);
+}
+
+int
+prot_mr_reg_iova(struct prot_tables *t, uint32_t pd, void *addr,
+		 uint64_t length, uint64_t iova, unsigned int access,
+		 uint32_t *key)
 {
 	struct prot_pd_slot *s;
 	struct prot_entry *e;
@@ -66,6 +94,8 @@ prot_mr_reg(struct prot_tables *t, uint32_t pd, void *addr, uint64_t length,
 	ret = check_mr_access(access);
 	if (ret == 0)
 		ret = check_mr_range(addr, length);
+	if (ret == 0)
+		ret = check_mr_iova(iova, length, access);
 	if (ret != 0)
 		return ret;
 
@@ -74,7 +104,7 @@ prot_mr_reg(struct prot_tables *t, uint32_t pd, void *addr, uint64_t length,
 	if (ret != 0)
 		goto out;
 	e = &t->entries[idx];
-	do_mr_fill(e, pd, addr, length, access);
+	do_mr_fill(e, pd, addr, iova, length, access);
 	e->type = PROT_OBJ_MR;
 	e->mw_count = 0;
 	e->bound = 0;
@@ -121,7 +151,7 @@ prot_mr_rereg(struct prot_tables *t, uint32_t *key, unsigned int flags,
 {
 	struct prot_entry *e;
 	uint32_t new_pd;
-	uint64_t new_len;
+	uint64_t new_len, new_iova;
 	void *new_addr;
 	unsigned int new_access;
 	int ret = 0;
@@ -163,6 +193,16 @@ prot_mr_rereg(struct prot_tables *t, uint32_t *key, unsigned int flags,
 	new_addr = (flags & PROT_REREG_TRANSLATION) ?
 		addr : (void *)(uintptr_t)e->host;
 	new_len = (flags & PROT_REREG_TRANSLATION) ? length : e->length;
+	/* a region registered with an iova keeps it while its translation
+	 * and its base (ZERO_BASED or not) stay */
+	new_iova = e->iova;
+	if ((flags & PROT_REREG_TRANSLATION) ||
+	    ((new_access ^ e->access) & PROT_ACC_ZERO_BASED))
+		new_iova = mr_default_iova(new_addr, new_access);
+	if (check_mr_iova(new_iova, new_len, new_access) != 0) {
+		ret = -EINVAL;
+		goto out;
+	}
 
 	/* Validated: revoke the old key, wait out readers, then apply. */
 	prot_revoke(t, e);
@@ -170,7 +210,7 @@ prot_mr_rereg(struct prot_tables *t, uint32_t *key, unsigned int flags,
 		t->ctl->pds[e->pd].refs--;
 		t->ctl->pds[new_pd].refs++;
 	}
-	do_mr_fill(e, new_pd, new_addr, new_len, new_access);
+	do_mr_fill(e, new_pd, new_addr, new_iova, new_len, new_access);
 	e->variant++;
 	*key = prot_key_make(prot_key_index(*key), e->variant);
 	prot_publish(e, *key);

@@ -13,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_memory.h>
+
 #include "verbs_daemon.h"
 #include "verbs_private.h"
 
@@ -20,16 +22,41 @@ static struct verbs_daemon daemon_conn = {
 	.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
+/* The request, with fd (not -1) as SCM_RIGHTS. */
+static ssize_t
+send_request(const struct dmn_msg *m, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(daemon_conn.fd, &mh, MSG_NOSIGNAL);
+}
+
 /* Under the lock.  ENOTCONN once the daemon is gone (then forever). */
 static int
-call_locked(struct dmn_msg *m)
+call_locked(struct dmn_msg *m, int fd)
 {
 	uint32_t type = m->type;
 	ssize_t n;
 
 	if (daemon_conn.fd < 0)
 		return ENOTCONN;
-	n = send(daemon_conn.fd, m, sizeof(*m), MSG_NOSIGNAL);
+	n = send_request(m, fd);
 	if (n == (ssize_t)sizeof(*m))
 		n = recv(daemon_conn.fd, m, sizeof(*m), 0);
 	if (n != (ssize_t)sizeof(*m) || m->type != type) {
@@ -41,14 +68,20 @@ call_locked(struct dmn_msg *m)
 }
 
 int
-verbs_daemon_call(struct dmn_msg *m)
+verbs_daemon_call_fd(struct dmn_msg *m, int fd)
 {
 	int rc;
 
 	pthread_mutex_lock(&daemon_conn.lock);
-	rc = call_locked(m);
+	rc = call_locked(m, fd);
 	pthread_mutex_unlock(&daemon_conn.lock);
 	return rc;
+}
+
+int
+verbs_daemon_call(struct dmn_msg *m)
+{
+	return verbs_daemon_call_fd(m, -1);
 }
 
 int
@@ -186,9 +219,10 @@ verbs_dmn_dealloc_pd(struct droce_pd *pd)
 }
 
 struct droce_mr *
-verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, int access)
+verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
+		 int access)
 {
-	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd) },
+	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd), iova },
 			     .addr = (uint64_t)(uintptr_t)addr, .len = len,
 			     .arg = access };
 	struct verbs_dmn_mr *mr = calloc(1, sizeof(*mr));
@@ -198,7 +232,11 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, int access)
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = verbs_daemon_call(&m);
+	/* droce's hugepages are droced's too; other memory is moved to it */
+	if (rte_mem_virt2memseg_list(addr) != NULL)
+		rc = verbs_daemon_call(&m);
+	else
+		rc = verbs_dmn_mem_reg(&m);
 	if (rc != 0) {
 		free(mr);
 		errno = rc;

@@ -38,7 +38,9 @@
 	X(QUERY_DEVICE)	\
 	X(QUERY_PORT)	\
 	X(QUERY_GID)	\
-	X(LIST)
+	X(LIST)		\
+	X(MEM_PIECE)	\
+	X(REG_MEM)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -49,12 +51,16 @@ enum dmn_req {
 
 #define DMN_PREFIX_LEN 64
 #define DMN_LIST_MAX 32
+/* Pieces of one registration of the application's own memory (E2BIG). */
+#define DMN_MEM_PIECES 8
 
 /* One application as droced --ctl list shows it. */
 struct dmn_app_info {
 	int32_t pid;
 	uint32_t pd, mr, cq, qp, buf;
 	uint64_t buf_bytes;
+	uint32_t mem;			/* mappings of the application's pages */
+	uint64_t mem_bytes;		/* their bytes */
 };
 
 struct dmn_msg {
@@ -129,12 +135,22 @@ struct droce_context *verbs_daemon_open(struct droce_device *device);
 int verbs_daemon_close(struct droce_context *ctx);
 /* One request and its reply: 0 or a positive errno (ENOTCONN: daemon gone). */
 int verbs_daemon_call(struct dmn_msg *m);
+/* The same with fd (not -1) passed to the daemon as SCM_RIGHTS. */
+int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
+/*
+ * REG_MR of memory outside droce's hugepages (verbs_daemon_mem.c): the
+ * pages are moved onto memfds and passed as pieces.  m as for REG_MR;
+ * 0 (m holds the reply) or a positive errno: EOPNOTSUPP (not anonymous
+ * private memory), E2BIG (more than DMN_MEM_PIECES pieces), ENOMEM,
+ * EFAULT (not mapped).
+ */
+int verbs_dmn_mem_reg(struct dmn_msg *m);
 
 /* The daemon-mode verbs behind droce_* (positive errno / NULL + errno). */
 struct droce_pd *verbs_dmn_alloc_pd(struct droce_context *ctx);
 int verbs_dmn_dealloc_pd(struct droce_pd *pd);
 struct droce_mr *verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len,
-				  int access);
+				  uint64_t iova, int access);
 int verbs_dmn_dereg_mr(struct droce_mr *mr);
 struct droce_cq *verbs_dmn_create_cq(struct droce_context *ctx, int cqe,
 				     void *cq_context,

@@ -60,6 +60,15 @@ droce_dealloc_pd(struct droce_pd *pd)
 struct droce_mr *
 droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
 {
+	uint64_t iova = (access & DROCE_ACCESS_ZERO_BASED) ? 0 : (uintptr_t)addr;
+
+	return droce_reg_mr_iova(pd, addr, length, iova, access);
+}
+
+struct droce_mr *
+droce_reg_mr_iova(struct droce_pd *pd, void *addr, size_t length,
+		  uint64_t iova, int access)
+{
 	struct droce_mr *mr;
 	uint32_t key;
 	int ret;
@@ -69,9 +78,9 @@ droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
 		return NULL;
 	}
 	if (pd->context->daemon != NULL)
-		return verbs_dmn_reg_mr(pd, addr, length, access);
-	ret = prot_mr_reg(pd->context->prot, pd->handle, addr, length,
-			  (unsigned int)access, &key);
+		return verbs_dmn_reg_mr(pd, addr, length, iova, access);
+	ret = prot_mr_reg_iova(pd->context->prot, pd->handle, addr, length, iova,
+			       (unsigned int)access, &key);
 	if (ret != 0) {
 		errno = -ret;
 		return NULL;

@@ -19,8 +19,11 @@
  * QP): a WRITE lands, the peer's SEND_WITH_INV completes the owner's
  * receive with IBV_WC_WITH_INV and invalidated_rkey, the next WRITE gets
  * IBV_WC_REM_ACCESS_ERR; type 2 through ibv_wr_bind_mw / ibv_wr_local_inv
- * (IBV_WC_LOCAL_INV) and the peer's ibv_wr_send_inv likewise.  Prints
- * "ok" and exits 0, else names the failed check, exit 1.
+ * (IBV_WC_LOCAL_INV) and the peer's ibv_wr_send_inv likewise.  Then an
+ * MR under an iova (ibv_reg_mr_iova2, ibv_reg_mr_iova): the peer's WRITE
+ * to iova + k lands at addr + k (bytes, and none beside it), one to the
+ * MR's host address gets IBV_WC_REM_ACCESS_ERR.  Prints "ok" and exits
+ * 0, else names the failed check, exit 1.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -62,6 +65,8 @@ static struct {
 
 /* The QP pair that uses the ibv_wr_* API (both sides). */
 #define QI_WR 5
+/* The QP pair of the MRs under an iova. */
+#define QI_IOVA 6
 
 /* The CQ's next completion (one, within WAIT_MS). */
 static struct ibv_wc
@@ -404,6 +409,34 @@ type2_wr(void)
 		die("ibv_dealloc_mw(TYPE_2, wr API)");
 }
 
+/* MRs on buf[6144, 6656) named from IOVA, then buf[6656, 6912) from IOVA2. */
+#define IOVA UINT64_C(0x10000000000)
+#define IOVA2 UINT64_C(0x20000)
+
+static void
+iova(void)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_mr *mr = ibv_reg_mr_iova2(t.pd, &t.buf[6144], 512, IOVA, acc);
+	struct ibv_mr *mr2 = ibv_reg_mr_iova(t.pd, &t.buf[6656], 256, IOVA2, acc);
+
+	if (mr == NULL || mr2 == NULL)
+		die("ibv_reg_mr_iova2/ibv_reg_mr_iova: %s", strerror(errno));
+	if (mr->addr != &t.buf[6144] || mr->length != 512)
+		die("iova MR: addr %p length %zu", mr->addr, mr->length);
+	ask(OP_WRITE, QI_IOVA, mr->rkey, IOVA + 128, 64, 0x61, IBV_WC_SUCCESS);
+	expect_bytes(6144 + 128, 64, 0x61);
+	ask(OP_WRITE, QI_IOVA, mr->rkey, IOVA + 448, 64, 0x62, IBV_WC_SUCCESS);
+	expect_bytes(6144 + 448, 64, 0x62);
+	ask(OP_WRITE, QI_IOVA, mr2->rkey, IOVA2 + 16, 32, 0x63, IBV_WC_SUCCESS);
+	expect_bytes(6656 + 16, 32, 0x63);
+	/* the host address names nothing of the MR (ends the QP pair) */
+	ask(OP_WRITE, QI_IOVA, mr->rkey, at(6144 + 128), 64, 0x64, IBV_WC_REM_ACCESS_ERR);
+	expect_bytes(6144 + 128, 64, 0x61);
+	if (ibv_dereg_mr(mr) != 0 || ibv_dereg_mr(mr2) != 0)
+		die("ibv_dereg_mr (iova)");
+}
+
 static void
 owner(void)
 {
@@ -413,6 +446,7 @@ owner(void)
 	type1();
 	type2_post();
 	type2_wr();
+	iova();
 	tcp_send(&end, sizeof(end));
 }
 

@@ -23,7 +23,19 @@ libibverbs.so.1 and usertools/droce-run.
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_MW mw
       test/dropin/dropin_mw.c the same way: type-1 and type-2 memory
-      windows bound, used and revoked (the exact statuses in its header).
+      windows bound, used and revoked, and MRs under an iova
+      (ibv_reg_mr_iova2, ibv_reg_mr_iova) written by the peer (the exact
+      statuses and bytes in its header).
+  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon
+      the drop-in on droced (droce-run --daemon): one droced at the memif's
+      server end (198.18.5.1), another at its client end (.2), engines on
+      lcores 1 and 0.  ibv_rc_pingpong -c, ib_write_bw and ib_read_lat
+      servers on the first at once (its list shows exactly their three
+      pids), their clients on the second: the pingpong checks above,
+      perftest's result rows of the exact size and iteration count (the
+      READ latency server prints none); both droceds' lists empty after.  Their
+      buffers are the programs' own (posix_memalign'd, malloc'd): moved
+      onto memfds for droced.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
@@ -257,13 +269,20 @@ def case_pair(a, tmp, tag, tool, opts, size, iters):
     case = " ".join([tool] + opts)
     args = [tool, "-g", "0", "-s", str(size), "-n", str(iters)] + opts
     rcs, outs = run_pair(a, tmp, tag, *tcp_pair(args))
+    if pingpong_ok(case, rcs, outs, size, iters):
+        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+
+
+def pingpong_ok(case, rcs, outs, size, iters):
+    """An ibv_*_pingpong's two sides (server 198.18.5.1, client .2): exit 0,
+    each one's local address the other's remote, the exact counts."""
     ok = True
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
     loc = [LOCAL_RE.search(o) for o in outs]
     rem = [REMOTE_RE.search(o) for o in outs]
     if not check(case, all(loc) and all(rem), "address lines missing: " + outs[0][-300:]):
-        return
+        return False
     for side in (0, 1):
         ok &= check(case, loc[side].groups() == rem[1 - side].groups(),
                     f"side {side} local {loc[side].groups()} != peer's remote "
@@ -278,8 +297,7 @@ def case_pair(a, tmp, tag, tool, opts, size, iters):
                     f"side {side}: {b.group(1)} bytes, expected {size * iters * 2}")
         ok &= check(case, int(it.group(1)) == iters, f"side {side}: {it.group(1)} iters")
         ok &= check(case, "invalid data" not in outs[side], f"side {side}: invalid data")
-    if ok:
-        print(f"ok - {case}: both sides, {iters} iterations of {size} bytes", flush=True)
+    return ok
 
 
 def case_prog(a, tmp, tag, case, names, summary):
@@ -602,17 +620,140 @@ def qperf_tests(a, tmp, nets, port, use_cm):
             print(f"ok - {case}: exit 1, 'failed to modify QP to RTR'", flush=True)
 
 
+# ---- the drop-in on droced ------------------------------------------------------------
+
+def droced_start(a, tmp, side):
+    """droced on side 0 (memif server, 198.18.5.1, its engine on lcore 1) or 1
+    (client, .2, its engine on lcore 0): its Popen and socket, once ready."""
+    sock = os.path.join(tmp, f"droced{side}.sock")
+    memif = (f"net_memif0,role={'server' if side == 0 else 'client'},"
+             f"socket={tmp}/dm.sock,socket-abstract=no")
+    out = open(os.path.join(tmp, f"droced{side}.out"), "w+")
+    p = subprocess.Popen([a.droced, "-l", "0,1", "--main-lcore", str(side), "--no-pci",
+                          "--log-level=lib.eal:error", f"--vdev={memif}", "--",
+                          f"--droce-ipv4=198.18.5.{side + 1}/24",
+                          f"--droce-transport-lcores={1 - side}", f"--socket={sock}"],
+                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None:
+        out.seek(0)
+        if "droced: ready on" in out.read():
+            return p, sock, out
+        time.sleep(0.05)
+    out.seek(0)
+    raise SystemExit(f"FAIL: droced {side} did not start: {out.read()[-500:]}")
+
+
+def droced_pids(a, sock):
+    """The pids droced --ctl list shows."""
+    out = subprocess.run([a.droced, "--ctl", sock, "list"], capture_output=True, text=True,
+                         timeout=10).stdout
+    return sorted(int(x) for x in re.findall(r"^pid (\d+):", out, re.M))
+
+
+def on_droced(a, tmp, side, sock, name, argv):
+    """argv through droce-run on droced side at sock (on the lcore its
+    engine does not use), output to tmp/name.out."""
+    env = dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error")
+    out = open(os.path.join(tmp, f"{name}.out"), "w+")
+    return subprocess.Popen([a.run, "--lib", a.lib, "--daemon", sock, "--"] + argv,
+                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=env, cwd=tmp), out
+
+
+def wait_text(files):
+    """Each program's exit status and output (TIMEOUT in all)."""
+    deadline = time.monotonic() + TIMEOUT
+    rcs, outs = [], []
+    for p, f in files:
+        try:
+            p.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            stop(p)
+        rcs.append(p.returncode)
+        f.seek(0)
+        outs.append(f.read())
+    return rcs, outs
+
+
+def perf_rows_ok(case, rcs, outs, rows):
+    """perftest's two sides: exit 0 on droce0, rows[side] their result rows."""
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-300:]}")
+        got = [(int(r[0]), int(r[1])) for r in PERF_ROW_RE.findall(outs[side])]
+        ok &= check(case, got == rows[side], f"{name}: rows {got}, expected {rows[side]}")
+        ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
+                    f"{name}: not on droce0")
+    return ok
+
+
+def daemon_pair(a, tmp, socks, cases):
+    """Every case's server on droced 0 at once (all in its list), then each
+    one's client on droced 1; cases: (name, argv, port, checker)."""
+    servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
+               for c in cases]
+    deadline = time.monotonic() + 40	# three secondaries' EAL start at once
+    while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
+        time.sleep(0.05)
+    pids = droced_pids(a, socks[0])
+    check("droced", pids == sorted(p.pid for p, _ in servers),
+          f"droced 0's applications {pids}, expected the servers' "
+          f"{sorted(p.pid for p, _ in servers)}")
+    t0 = time.monotonic()
+    clients = [on_droced(a, tmp, 1, socks[1], f"{c[0]}.c",
+                         c[1] + ["-p", str(c[2]), "127.0.0.1"]) for c in cases]
+    for i, c in enumerate(cases):
+        rcs, outs = wait_text([servers[i], clients[i]])
+        if c[3](c[0], rcs, outs):
+            print(f"ok - {c[0]} on droced (server and client on two droceds, "
+                  f"{len(cases)} at once; {time.monotonic() - t0:.1f} s)", flush=True)
+
+
+def case_daemon(a, tmp):
+    """ibv_rc_pingpong, ib_write_bw and ib_read_lat servers on one droced at
+    once, their clients on a second droced at the other memif end.  Both
+    droceds' lists are empty after."""
+    procs = []
+    try:
+        procs = [droced_start(a, tmp, side) for side in (0, 1)]
+        socks = [p[1] for p in procs]
+        pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
+        wbw = ["ib_write_bw", "-d", "droce0", "-x", "0", "-s", "65536", "-n", "50"]
+        rlat = ["ib_read_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "50"]
+        daemon_pair(a, tmp, socks, [
+            ("ibv_rc_pingpong -c", pp, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20)),
+            ("ib_write_bw -s 65536", wbw, free_port(),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(65536, 50)], [(65536, 50)]))),
+            # (perftest's READ latency server prints no row)
+            ("ib_read_lat -s 8", rlat, free_port(),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([], [(8, 50)])))])
+        left = [droced_pids(a, s) for s in socks]
+        if check("droced", left == [[], []], f"applications left {left}"):
+            print("ok - droced: no application left on either", flush=True)
+    finally:
+        for p, _, out in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                stop(p)
+            out.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", help="pollfd, mw, rdmacm_calls: the test program")
+    ap.add_argument("--droced", help="daemon: app/droced's binary")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
                     "(the drop-ins of a sanitizer build); its leak check off: the "
                     "programs leave their objects to exit")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw"])
+                                     "qperf", "mw", "daemon"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -620,6 +761,9 @@ def main():
                           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     if a.prog is not None:
         a.prog = os.path.abspath(a.prog)
+    if a.what == "daemon" and os.environ.get("DROCE_NO_HUGE") == "1":
+        print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
+        return 77
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
         if a.what == "tools":
             case_tools(a, tmp)
@@ -630,6 +774,8 @@ def main():
         elif a.what == "mw":
             case_prog(a, tmp, "m0", "dropin_mw (transport lcore)", ("owner", "peer"),
                       "type 1 and 2 windows bound, used, revoked")
+        elif a.what == "daemon":
+            case_daemon(a, tmp)
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rping":

@@ -19,6 +19,8 @@
  *       churn                       create/destroy objects in a loop
  *       idle PEERSOCK               ready, then (a line on stdin) data and
  *                                   control verbs after the daemon died
+ *       own PEERSOCK                the application's own (malloc'd) memory
+ *                                   registered, used by both ends; waits
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -45,7 +48,12 @@
 #define READ_OFF 16384		/* where READs land */
 #define PEER_MAX 8
 
-enum session { S_ECHO = 1, S_HAMMER = 2 };
+/* S_RW: an echo session that first WRITEs (rkey) and READs back (pad as the
+ * rkey) XFER bytes at addr, then sends one byte: 1 if the READ matched. */
+enum session { S_ECHO = 1, S_HAMMER = 2, S_RW = 3 };
+#define RW_SEED 99
+#define RW_WRITE 1000
+#define RW_READ 1001
 
 /* What the two ends exchange on the peer's socket. */
 struct xchg {
@@ -103,10 +111,12 @@ struct end {
 	uint8_t *buf;
 	struct droce_mr *mr;
 	size_t len;
+	bool own;		/* buf is the application's, not droce_alloc_buf's */
 };
 
+/* The objects of an end on buf (NULL: a droce_alloc_buf buffer of len). */
 static void
-end_create(struct end *e, struct droce_context *ctx, size_t len)
+end_create_on(struct end *e, struct droce_context *ctx, uint8_t *buf, size_t len)
 {
 	struct droce_qp_init_attr init = {
 		.qp_type = DROCE_QPT_RC,
@@ -119,7 +129,8 @@ end_create(struct end *e, struct droce_context *ctx, size_t len)
 	e->pd = droce_alloc_pd(ctx);
 	if (e->pd == NULL)
 		die("alloc_pd");
-	e->buf = droce_alloc_buf(ctx, len);
+	e->own = buf != NULL;
+	e->buf = e->own ? buf : droce_alloc_buf(ctx, len);
 	if (e->buf == NULL)
 		die("alloc_buf");
 	e->mr = droce_reg_mr(e->pd, e->buf, len, DROCE_ACCESS_LOCAL_WRITE |
@@ -137,10 +148,16 @@ end_create(struct end *e, struct droce_context *ctx, size_t len)
 }
 
 static void
+end_create(struct end *e, struct droce_context *ctx, size_t len)
+{
+	end_create_on(e, ctx, NULL, len);
+}
+
+static void
 end_destroy(struct end *e)
 {
 	if (droce_destroy_qp(e->qp) != 0 || droce_destroy_cq(e->cq) != 0 ||
-	    droce_dereg_mr(e->mr) != 0 || droce_free_buf(e->ctx, e->buf) != 0 ||
+	    droce_dereg_mr(e->mr) != 0 || (!e->own && droce_free_buf(e->ctx, e->buf) != 0) ||
 	    droce_dealloc_pd(e->pd) != 0)
 		die("destroy");
 }
@@ -306,6 +323,21 @@ hammer_wc(struct peer_session *s, const struct droce_wc *wc)
 	hammer_post(s);
 }
 
+/* S_RW's READ back: the WRITE's pattern, told to the application. */
+static void
+rw_done(struct peer_session *s)
+{
+	uint8_t shadow[XFER], ok;
+
+	fill(shadow, XFER, RW_SEED);
+	ok = memcmp(shadow, s->e.buf + READ_OFF, XFER) == 0;
+	printf("peer: WRITE and READ back of the application's memory: %s\n",
+	       ok ? "same bytes" : "DIFFER");
+	fflush(stdout);
+	if (send(s->fd, &ok, 1, MSG_NOSIGNAL) != 1)
+		die("peer: rw result");
+}
+
 static void
 echo_wc(struct peer_session *s, const struct droce_wc *wc)
 {
@@ -320,6 +352,8 @@ echo_wc(struct peer_session *s, const struct droce_wc *wc)
 		s->mode = 0;
 		return;
 	}
+	if (wc->wr_id == RW_READ && wc->opcode == DROCE_WC_RDMA_READ)
+		rw_done(s);
 	if (wc->opcode != DROCE_WC_RECV)
 		return;
 	/* the message back, from where it landed; then a new receive there */
@@ -359,13 +393,31 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 	me.len = BUF_LEN;
 	if (droce_query_gid(ctx, 1, 0, (union droce_gid *)me.gid) != 0)
 		die("query_gid");
-	if (s->mode == S_ECHO)
+	if (s->mode == S_ECHO || s->mode == S_RW)
 		for (uint64_t i = 0; i < 32; i++)
 			post_recv_at(&s->e, i, (uint32_t)(MSG * i));
 	if (send(fd, &me, sizeof(me), MSG_NOSIGNAL) != (ssize_t)sizeof(me))
 		die("peer: reply");
 	if (s->mode == S_HAMMER)
 		hammer_post(s);
+}
+
+/* S_RW: once the application's QP is connected (its byte), WRITE and READ. */
+static void
+rw_post(struct peer_session *s)
+{
+	uint8_t go;
+
+	if (recv(s->fd, &go, 1, MSG_DONTWAIT) != 1)
+		return;
+	fill(s->e.buf, XFER, RW_SEED);
+	memset(s->e.buf + READ_OFF, 0, XFER);
+	if (post_rdma(&s->e, DROCE_WR_RDMA_WRITE, RW_WRITE, 0, XFER, s->app.addr,
+		      s->app.rkey, s->e.mr->lkey) != 0 ||
+	    post_rdma(&s->e, DROCE_WR_RDMA_READ, RW_READ, READ_OFF, XFER, s->app.addr,
+		      s->app.pad, s->e.mr->lkey) != 0)
+		die("peer: rw post");
+	s->mode = S_ECHO;
 }
 
 static int
@@ -389,6 +441,8 @@ run_peer(struct droce_context *ctx, const char *path)
 
 			if (s->fd < 0)
 				continue;
+			if (s->mode == S_RW)
+				rw_post(s);
 			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
 				if (s->mode == S_HAMMER)
 					hammer_wc(s, &wc);
@@ -414,15 +468,14 @@ run_peer(struct droce_context *ctx, const char *path)
 
 /* ---- applications on droced -------------------------------------------------------- */
 
-/* The session with the peer: mode, our QP, buffer and GID for its. */
+/* The session with the peer: me (mode, rkey, addr, len) and our QP and GID. */
 static struct xchg
-app_session(struct end *e, const char *peer, enum session mode, int *pfd)
+app_session_x(struct end *e, const char *peer, struct xchg me, int *pfd)
 {
-	struct xchg me = { .mode = mode, .qpn = e->qp->qp_num, .rkey = e->mr->rkey,
-			   .addr = (uint64_t)(uintptr_t)e->buf, .len = e->len };
 	struct xchg them;
 	int fd = unix_socket(peer, false);
 
+	me.qpn = e->qp->qp_num;
 	if (droce_query_gid(e->ctx, 1, 0, (union droce_gid *)me.gid) != 0)
 		die("query_gid");
 	if (send(fd, &me, sizeof(me), MSG_NOSIGNAL) != (ssize_t)sizeof(me) ||
@@ -431,6 +484,16 @@ app_session(struct end *e, const char *peer, enum session mode, int *pfd)
 	end_connect(e, them.qpn, them.gid);
 	*pfd = fd;
 	return them;
+}
+
+/* The session with the peer on our buffer and MR. */
+static struct xchg
+app_session(struct end *e, const char *peer, enum session mode, int *pfd)
+{
+	struct xchg me = { .mode = mode, .rkey = e->mr->rkey,
+			   .addr = (uint64_t)(uintptr_t)e->buf, .len = e->len };
+
+	return app_session_x(e, peer, me, pfd);
 }
 
 static void
@@ -671,6 +734,182 @@ run_idle(struct droce_context *ctx, int argc, char **argv)
 	_exit(0);	/* EAL's clean-up would wait for the dead primary */
 }
 
+/* ---- the application's own memory ------------------------------------------------ */
+
+/* One malloc'd block: MR 1 on [OWN1, OWN1 + OWN1_LEN), not page aligned;
+ * MR 2 on [OWN2, OWN2 + OWN2_LEN) over MR 1's last pages and new ones; the
+ * peer WRITEs (MR 2's rkey) and READs back (MR 1's) at RW_AT. */
+#define OWN_LEN 98304
+#define OWN1 5000
+#define OWN1_LEN 36864		/* traffic_round's buffer */
+#define OWN2 30000
+#define OWN2_LEN 30000
+#define RW_AT 31000
+#define OWN_ACC (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE | \
+		 DROCE_ACCESS_REMOTE_READ)
+
+static uintptr_t
+page_lo(uintptr_t a)
+{
+	return a & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+}
+
+static uintptr_t
+page_hi(uintptr_t a)
+{
+	return page_lo(a + (uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+}
+
+/* The pages under [p, p + len): what droced maps for an MR on them. */
+static uint64_t
+span_of(const uint8_t *p, size_t len)
+{
+	return page_hi((uintptr_t)(p + len)) - page_lo((uintptr_t)p);
+}
+
+static int
+expect_same(const char *what, const uint8_t *p, const uint8_t *want, size_t len)
+{
+	bool same = memcmp(p, want, len) == 0;
+
+	printf("own: %s: %s\n", what, same ? "same bytes" : "DIFFER");
+	return same ? 0 : 1;
+}
+
+static int
+expect_refused(const char *what, struct droce_pd *pd, void *p, size_t len, int want)
+{
+	struct droce_mr *mr;
+
+	errno = 0;
+	mr = droce_reg_mr(pd, p, len, DROCE_ACCESS_LOCAL_WRITE);
+	printf("own: %s: %s\n", what, mr == NULL ? strerror(errno) : "registered (WRONG)");
+	return mr == NULL && errno == want ? 0 : 1;
+}
+
+/* A file mapping, shared or private, and shared anonymous memory: refused. */
+static int
+own_refusals(struct droce_pd *pd)
+{
+	FILE *f = tmpfile();
+	uint8_t *sh, *pr, *an;
+	int bad = 0;
+
+	if (f == NULL || ftruncate(fileno(f), 8192) != 0)
+		die("tmpfile");
+	sh = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
+	pr = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(f), 0);
+	an = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED || pr == MAP_FAILED || an == MAP_FAILED)
+		die("mmap");
+	bad += expect_refused("a shared file mapping", pd, sh + 100, 1000, EOPNOTSUPP);
+	bad += expect_refused("a private file mapping", pd, pr + 100, 1000, EOPNOTSUPP);
+	bad += expect_refused("shared anonymous memory", pd, an + 100, 1000, EOPNOTSUPP);
+	munmap(sh, 8192);
+	munmap(pr, 8192);
+	munmap(an, 8192);
+	fclose(f);
+	return bad;
+}
+
+/* The eight-page MR's iova: SGEs name its bytes from here. */
+#define OWN_IOVA UINT64_C(0x500000000)
+#define IOVA_AT 5000
+
+/* Nine pages moved one by one: the nine pieces of one MR are refused (E2BIG),
+ * eight are one MR under OWN_IOVA, kept in *mr. */
+static int
+own_pieces(struct droce_pd *pd, struct droce_mr **mr)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, 9 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	int bad = 0;
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	fill(p, 9 * pg, 7);
+	for (size_t i = 0; i < 9; i++) {
+		struct droce_mr *one = droce_reg_mr(pd, p + i * pg, pg, OWN_ACC);
+
+		if (one == NULL || droce_dereg_mr(one) != 0)
+			die("reg_mr of one page");
+	}
+	bad += expect_refused("nine pieces", pd, p, 9 * pg, E2BIG);
+	*mr = droce_reg_mr_iova(pd, p, 8 * pg, OWN_IOVA, OWN_ACC);
+	printf("own: eight pieces: %s\n", *mr != NULL ? "registered" : strerror(errno));
+	return bad + (*mr == NULL);
+}
+
+/* A WRITE from the eight-page MR's OWN_IOVA + IOVA_AT (its lkey) to the peer,
+ * READ back into MR 1: the bytes at addr + IOVA_AT. */
+static int
+own_iova_write(struct end *e, const struct xchg *p, const struct droce_mr *mr)
+{
+	struct droce_sge sge = { OWN_IOVA + IOVA_AT, XFER, mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_RDMA_WRITE,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = p->addr + 8192;
+	wr.wr.rdma.rkey = p->rkey;
+	memset(e->buf + READ_OFF, 0, XFER);
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post WRITE from the iova");
+	expect_wc(e, 5, DROCE_WC_SUCCESS, "WRITE from the iova");
+	if (post_rdma(e, DROCE_WR_RDMA_READ, 6, READ_OFF, XFER, p->addr + 8192, p->rkey,
+		      e->mr->lkey) != 0)
+		die("post READ");
+	expect_wc(e, 6, DROCE_WC_SUCCESS, "READ");
+	return expect_same("a WRITE from iova + k: the bytes at addr + k",
+			   e->buf + READ_OFF, (const uint8_t *)mr->addr + IOVA_AT, XFER);
+}
+
+static _Noreturn void
+run_own(struct droce_context *ctx, int argc, char **argv)
+{
+	uint8_t *r = malloc(OWN_LEN), *snap = malloc(OWN_LEN), pattern[XFER], go = 1, ok = 0;
+	struct droce_mr *mr2, *mr3;
+	struct end e;
+	struct xchg me, p;
+	int fd, bad = 0;
+
+	(void)argc;
+	if (r == NULL || snap == NULL)
+		die("malloc");
+	fill(r, OWN_LEN, 5);
+	memcpy(snap, r, OWN_LEN);
+	end_create_on(&e, ctx, r + OWN1, OWN1_LEN);
+	bad += expect_same("the pages of MR 1 after the move", r, snap, OWN_LEN);
+	mr2 = droce_reg_mr(e.pd, r + OWN2, OWN2_LEN, OWN_ACC);
+	if (mr2 == NULL)
+		die("reg_mr 2");
+	bad += expect_same("the pages of both after MR 2", r, snap, OWN_LEN);
+	me = (struct xchg){ .mode = S_RW, .rkey = mr2->rkey, .pad = e.mr->rkey,
+			    .addr = (uint64_t)(uintptr_t)(r + RW_AT), .len = XFER };
+	p = app_session_x(&e, argv[0], me, &fd);
+	if (send(fd, &go, 1, MSG_NOSIGNAL) != 1 || recv(fd, &ok, 1, 0) != 1 || ok != 1)
+		die("the peer's WRITE and READ");
+	fill(pattern, XFER, RW_SEED);
+	bad += expect_same("the peer's WRITE through MR 2", r + RW_AT, pattern, XFER);
+	memcpy(snap + RW_AT, pattern, XFER);
+	bad += expect_same("the rest of the block", r, snap, OWN_LEN);
+	for (uint64_t i = 0; i < 20; i++)
+		traffic_round(&e, &p, i);
+	printf("own: 20 traffic rounds on MR 1 ok\n");
+	bad += own_refusals(e.pd);
+	bad += own_pieces(e.pd, &mr3);
+	if (mr3 != NULL)
+		bad += own_iova_write(&e, &p, mr3);
+	printf("own: %s, mem_bytes %" PRIu64 "\n", bad == 0 ? "ready" : "WRONG",
+	       span_of(r + OWN1, OWN1_LEN) + span_of(r + OWN2, OWN2_LEN) +
+	       (mr3 != NULL ? span_of(mr3->addr, mr3->length) : 0));
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -708,6 +947,8 @@ main(int argc, char **argv)
 		run_target(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "churn") == 0)
 		run_churn(ctx);
+	else if (strcmp(argv[0], "own") == 0 && argc == 2)
+		run_own(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "idle") == 0 && argc == 2)
 		rc = run_idle(ctx, argc - 1, argv + 1);
 	else

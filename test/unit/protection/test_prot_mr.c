@@ -425,6 +425,100 @@ test_rereg_mr_bad_flow(void **state)
 	assert_int_equal(rd(f, key, va_of(f->buf), 64), PROT_OK);
 }
 
+/* ---- registration under an iova ------------------------------------------------ */
+
+#define IOVA UINT64_C(0x7000000000001000)
+
+static void
+test_reg_mr_iova(void **state)
+{
+	struct fx *f = *state;
+	void *host = NULL;
+	uint32_t key;
+
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf + 16, 1024, IOVA,
+					  PROT_ACC_LOCAL_WRITE | PROT_ACC_REMOTE_WRITE,
+					  &key), 0);
+	/* iova + k is host + k, at both ends of the range */
+	assert_int_equal(prot_check_remote(f->t, key, f->pd, 1, PROT_OP_WRITE,
+					   IOVA, 8, &host), PROT_OK);
+	assert_ptr_equal(host, f->buf + 16);
+	assert_int_equal(prot_check_remote(f->t, key, f->pd, 1, PROT_OP_WRITE,
+					   IOVA + 1016, 8, &host), PROT_OK);
+	assert_ptr_equal(host, f->buf + 16 + 1016);
+	assert_int_equal(prot_check_local(f->t, key, f->pd, IOVA + 100, 24, true,
+					  &host), PROT_OK);
+	assert_ptr_equal(host, f->buf + 116);
+	assert_int_equal(prot_mr_dereg(f->t, key), 0);
+}
+
+static void
+test_reg_mr_iova_bounds_bad_flow(void **state)
+{
+	struct fx *f = *state;
+	void *host = f->other;
+	uint32_t key;
+
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf, 1024, IOVA,
+					  PROT_ACC_REMOTE_READ, &key), 0);
+	/* one byte before the start, one past the end */
+	assert_int_equal(prot_check_remote(f->t, key, f->pd, 1, PROT_OP_READ,
+					   IOVA - 1, 8, &host), PROT_RANGE);
+	assert_int_equal(prot_check_remote(f->t, key, f->pd, 1, PROT_OP_READ,
+					   IOVA + 1017, 8, &host), PROT_RANGE);
+	assert_int_equal(prot_check_local(f->t, key, f->pd, IOVA + 1024, 1, false,
+					  &host), PROT_RANGE);
+	/* the host address is no name of the region */
+	assert_int_equal(rd(f, key, va_of(f->buf), 8), PROT_RANGE);
+	assert_ptr_equal(host, f->other);
+	assert_int_equal(prot_mr_dereg(f->t, key), 0);
+}
+
+static void
+test_reg_mr_iova_args_bad_flow(void **state)
+{
+	struct fx *f = *state;
+	uint32_t key;
+
+	/* iova + length must be representable, as addr + length is */
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf, 1024,
+					  UINT64_MAX - 1022, 0, &key), -EINVAL);
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf, 1024,
+					  UINT64_MAX - 1023, 0, &key), -EINVAL);
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf, 1024,
+					  UINT64_MAX - 1024, 0, &key), 0);
+	assert_int_equal(prot_mr_dereg(f->t, key), 0);
+	/* ZERO_BASED names the region from 0 */
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf, 1024, IOVA,
+					  PROT_ACC_ZERO_BASED, &key), -EINVAL);
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, NULL, 1024, IOVA, 0, &key),
+			 -EINVAL);
+	assert_int_equal(prot_mr_count(f->t), 0);
+}
+
+static void
+test_rereg_mr_iova_kept(void **state)
+{
+	struct fx *f = *state;
+	void *host = NULL;
+	uint32_t key;
+
+	assert_int_equal(prot_mr_reg_iova(f->t, f->pd, f->buf, 1024, IOVA,
+					  PROT_ACC_REMOTE_READ, &key), 0);
+	assert_int_equal(prot_mr_rereg(f->t, &key, PROT_REREG_PD, f->pd2, NULL,
+				       0, 0), 0);
+	assert_int_equal(prot_check_remote(f->t, key, f->pd2, 1, PROT_OP_READ,
+					   IOVA + 8, 8, &host), PROT_OK);
+	assert_ptr_equal(host, f->buf + 8);
+	/* a new translation is named by its address again */
+	assert_int_equal(prot_mr_rereg(f->t, &key, PROT_REREG_TRANSLATION, 0,
+				       f->buf + 64, 64, 0), 0);
+	assert_int_equal(prot_check_remote(f->t, key, f->pd2, 1, PROT_OP_READ,
+					   va_of(f->buf + 64), 8, &host), PROT_OK);
+	assert_ptr_equal(host, f->buf + 64);
+	assert_int_equal(prot_mr_dereg(f->t, key), 0);
+}
+
 int
 main(void)
 {
@@ -463,6 +557,14 @@ main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reused_index_new_variant,
 						setup_tiny, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_reg_mr_iova, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_reg_mr_iova_bounds_bad_flow,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_reg_mr_iova_args_bad_flow,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_rereg_mr_iova_kept, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_rereg_mr_access,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_rereg_mr_translation_pd,

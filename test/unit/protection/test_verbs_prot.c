@@ -177,6 +177,33 @@ test_reg_mr_bad_flow(void **state)
 }
 
 static void
+test_reg_mr_iova(void **state)
+{
+	const uint64_t iova = UINT64_C(0x4000000000);
+	struct vfx *v = *state;
+	struct droce_mr *mr;
+	void *host = NULL;
+
+	mr = droce_reg_mr_iova(v->pd, v->buf + 8, 256, iova,
+			       DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE);
+	assert_non_null(mr);
+	assert_ptr_equal(mr->addr, v->buf + 8);
+	assert_int_equal(mr->length, 256);
+	assert_int_equal(prot_check_remote(v->ctx->prot, mr->rkey, v->pd->handle, 1,
+					   PROT_OP_WRITE, iova + 248, 8, &host),
+			 PROT_OK);
+	assert_ptr_equal(host, v->buf + 8 + 248);
+	assert_int_equal(droce_dereg_mr(mr), 0);
+	errno = 0;
+	assert_null(droce_reg_mr_iova(v->pd, v->buf, 64, UINT64_MAX - 62, 0));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(droce_reg_mr_iova(v->pd, v->buf, 64, iova, DROCE_ACCESS_ZERO_BASED));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(prot_mr_count(v->ctx->prot), 0);
+}
+
+static void
 test_rereg_mr(void **state)
 {
 	struct vfx *v = *state;
@@ -319,6 +346,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_context),
 		cmocka_unit_test(test_open_context_bad_flow),
+		T(test_reg_mr_iova),
 		T(test_pd),
 		T(test_pd_bad_flow),
 		T(test_reg_mr),
