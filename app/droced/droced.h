@@ -24,6 +24,13 @@ bool droced_app_serve(struct droced_app *app);
 /* The application is gone: revoke its keys, then free all it held. */
 void droced_app_reap(struct droced_app *app);
 int droced_app_fd(const struct droced_app *app);
+/* A lease of droced's expired (its event acked): a persistent region's is released. */
+void droced_lease_expired(struct droce_mr *mr);
+/* Released regions whose linger is over torn down: how long poll may wait
+ * (at most wait_ms) for the next. */
+int droced_persist_tick(int wait_ms);
+/* droced exits: every region released and torn down now. */
+void droced_persist_shutdown(void);
 
 /* The daemon's device and EAL prefix (set once, before any application). */
 void droced_apps_init(struct droce_context *ctx, const char *prefix);

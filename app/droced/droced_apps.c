@@ -50,24 +50,62 @@ struct droced_app {
 	struct droced_app *next;
 };
 
+/*
+ * A persistent region (droce_persist_mr): while its owner lives, its
+ * group (the MR, its buffer, its PD, the QPs on that PD and their CQs)
+ * stays in the owner's table; when nobody owns it, in held.
+ */
+struct persist {
+	char name[DROCE_PERSIST_NAME_MAX];
+	struct droce_mr *mr;
+	struct droced_app *owner;	/* NULL: nobody's */
+	struct droced_app held;		/* the group while nobody owns it */
+	uint32_t lease_ms;
+	/* released: its key revoked at seen_us (in revoke_us), the rest at teardown_us */
+	uint64_t seen_us, revoke_us, teardown_us;
+	const char *why;
+	struct persist *next;
+};
+
+/*
+ * After a release revokes a region's key, its QPs stay connected this long
+ * before they go to ERR and away: a peer's access in that time is NAKed
+ * (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone (IBTA
+ * 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all retries).
+ */
+#define DROCED_RELEASE_LINGER_US 100000
+
 static struct {
 	struct droce_context *ctx;
 	char prefix[DMN_PREFIX_LEN];
 	uint64_t next_owner;
 	struct droced_app *apps;
+	struct persist *persist;
+	struct persist *released;	/* revoked, their QPs lingering */
 } dmn;
 
 /*
- * What telemetry's thread reads (/droced/apps): a copy of on_list's
- * answer, taken after every request and reap on the main thread.
+ * What telemetry's thread reads (/droced/apps, /droced/persistent): a
+ * copy of on_list's and on_list_persist's answers, taken after every
+ * request, reap and release on the main thread.
  */
 static struct {
 	pthread_mutex_t lock;
 	struct dmn_app_info apps[DMN_LIST_MAX];
 	int n;
+	struct dmn_persist_info persist[DMN_LIST_MAX];
+	int npersist;
 } tel = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int tel_apps(const char *cmd, const char *params, struct rte_tel_data *d);
+static int tel_persist(const char *cmd, const char *params, struct rte_tel_data *d);
+static struct persist *persist_of_mr(const void *mr);
+static void persist_drop(struct persist *p);
+static void persist_orphan(struct droced_app *a);
+static int list_persist(struct dmn_persist_info *out);
+static void reap_objects(struct droced_app *a, char *line, size_t len);
+static void reap_type(struct droced_app *a, enum obj_type type);
+static uint64_t now_us(void);
 
 void
 droced_apps_init(struct droce_context *ctx, const char *prefix)
@@ -77,6 +115,8 @@ droced_apps_init(struct droce_context *ctx, const char *prefix)
 	dmn.next_owner = 1;
 	rte_telemetry_register_cmd("/droced/apps", tel_apps,
 				   "droced's applications: objects and buffer bytes by pid");
+	rte_telemetry_register_cmd("/droced/persistent", tel_persist,
+				   "droced's persistent regions: owner, bytes, key, lease by name");
 }
 
 struct droced_app *
@@ -311,7 +351,12 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
-	return release_handle(a, OBJ_MR, m->h[0]);
+	struct persist *p = persist_of_mr((void *)(uintptr_t)m->h[0]);
+	int rc = release_handle(a, OBJ_MR, m->h[0]);
+
+	if (rc == 0 && p != NULL)
+		persist_drop(p);	/* the caller's own MR: release_handle found it */
+	return rc;
 }
 
 static int
@@ -460,6 +505,7 @@ tel_snapshot(void)
 {
 	pthread_mutex_lock(&tel.lock);
 	tel.n = list_apps(tel.apps);
+	tel.npersist = list_persist(tel.persist);
 	pthread_mutex_unlock(&tel.lock);
 }
 
@@ -493,6 +539,404 @@ tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* ---- persistent regions (droce_persist_mr; README.md "Persistent regions") ---- */
+
+static struct persist *
+persist_find(const char *name)
+{
+	for (struct persist *p = dmn.persist; p != NULL; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+static struct persist *
+persist_of_mr(const void *mr)
+{
+	for (struct persist *p = dmn.persist; p != NULL; p = p->next)
+		if (p->mr == mr)
+			return p;
+	return NULL;
+}
+
+/* The request's name: NUL-terminated, not empty (0 or EINVAL). */
+static int
+msg_name(const struct dmn_msg *m)
+{
+	return m->u.name[0] != '\0' &&
+	       memchr(m->u.name, '\0', sizeof(m->u.name)) != NULL ? 0 : EINVAL;
+}
+
+static bool
+in_buf(const struct obj *buf, const void *addr)
+{
+	uintptr_t b = (uintptr_t)buf->p, x = (uintptr_t)addr;
+
+	return x >= b && x - b < buf->len;
+}
+
+/* A QP of table a on the region's PD (a QP of its group). */
+static bool
+group_qp(const struct persist *p, const struct obj *o)
+{
+	return o->type == OBJ_QP && ((const struct droce_qp *)o->p)->pd == p->mr->pd;
+}
+
+/* o is of p's group, whose QPs are in table a. */
+static bool
+region_member(const struct persist *p, const struct droced_app *a, const struct obj *o)
+{
+	switch (o->type) {
+	case OBJ_MR:
+		return o->p == p->mr;
+	case OBJ_BUF:
+		return in_buf(o, p->mr->addr);
+	case OBJ_PD:
+		return o->p == p->mr->pd;
+	case OBJ_QP:
+		return group_qp(p, o);
+	case OBJ_CQ:
+		for (uint32_t i = 0; i < a->nobj; i++) {
+			const struct droce_qp *qp = a->obj[i].p;
+
+			if (group_qp(p, &a->obj[i]) &&
+			    (qp->send_cq == o->p || qp->recv_cq == o->p))
+				return true;
+		}
+		return false;
+	case OBJ_NTYPES:
+		break;
+	}
+	return false;
+}
+
+/* p's group (all of from's objects if all) from one table to the other. */
+static void
+move_group(struct persist *p, struct droced_app *from, struct droced_app *to, bool all)
+{
+	/* the CQs while their QPs are still in from */
+	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_MR, OBJ_PD, OBJ_BUF };
+
+	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]); t++)
+		for (uint32_t i = from->nobj; i-- > 0;) {
+			struct obj *o = &from->obj[i];
+
+			if (o->type != order[t] || (!all && !region_member(p, from, o)))
+				continue;
+			if (obj_add(to, o->type, o->p, o->len) != 0) {
+				fprintf(stderr, "droced: region %s: no memory to move an object: "
+					"left with pid %d\n", p->name, (int)from->pid);
+				continue;
+			}
+			obj_remove(from, o);
+		}
+}
+
+/* The application is gone: its regions' groups to their held tables. */
+static void
+persist_orphan(struct droced_app *a)
+{
+	for (struct persist *p = dmn.persist; p != NULL; p = p->next) {
+		if (p->owner != a)
+			continue;
+		move_group(p, a, &p->held, false);
+		p->owner = NULL;
+		printf("droced: pid %d gone: region %s kept: %u QPs, %" PRIu64
+		       " buffer bytes, key 0x%x\n", (int)a->pid, p->name,
+		       p->held.count[OBJ_QP], p->held.buf_bytes, p->mr->lkey);
+	}
+}
+
+/* p out of the named list (into the released one if to), or freed. */
+static void
+persist_unlink(struct persist *p, struct persist **to)
+{
+	for (struct persist **pp = &dmn.persist; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	if (to != NULL) {
+		p->next = *to;
+		*to = p;
+	} else {
+		free(p->held.obj);
+		free(p);
+	}
+}
+
+static void
+persist_drop(struct persist *p)
+{
+	persist_unlink(p, NULL);
+}
+
+/*
+ * The key first (dereg: no access succeeds after it returns); the QPs to
+ * ERR and away, then CQs, PD and buffer, DROCED_RELEASE_LINGER_US later
+ * (droced_persist_tick).  The name is free at once.
+ */
+static void
+persist_release(struct persist *p, const char *why)
+{
+	if (p->owner != NULL)
+		move_group(p, p->owner, &p->held, false);
+	p->owner = NULL;
+	p->why = why;
+	p->seen_us = now_us();
+	reap_type(&p->held, OBJ_MR);
+	p->revoke_us = now_us() - p->seen_us;
+	p->teardown_us = p->seen_us + p->revoke_us + DROCED_RELEASE_LINGER_US;
+	persist_unlink(p, &dmn.released);
+	tel_snapshot();
+}
+
+/* The rest of a released region's group freed: its log line. */
+static void
+persist_teardown(struct persist *p)
+{
+	uint32_t qp = p->held.count[OBJ_QP];
+	uint64_t bytes = p->held.buf_bytes, lingered = now_us() - p->seen_us - p->revoke_us;
+	char line[256];
+
+	reap_objects(&p->held, line, sizeof(line));
+	printf("droced: region %s released (%s): 1 MRs revoked in %" PRIu64 " us, %u QPs, %"
+	       PRIu64 " buffer bytes freed %" PRIu64 " us later, %u objects left (seen at %"
+	       PRIu64 " us)\n", p->name, p->why, p->revoke_us, qp, bytes, lingered,
+	       p->held.nobj, p->seen_us);
+	fflush(stdout);
+	free(p->held.obj);
+	free(p);
+}
+
+int
+droced_persist_tick(int wait_ms)
+{
+	uint64_t now = now_us(), next = UINT64_MAX;
+
+	for (struct persist **pp = &dmn.released; *pp != NULL;) {
+		struct persist *p = *pp;
+
+		if (p->teardown_us > now) {
+			next = p->teardown_us < next ? p->teardown_us : next;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		persist_teardown(p);
+	}
+	if (next == UINT64_MAX)
+		return wait_ms;
+	return (int)((next - now) / 1000 + 1) < wait_ms ? (int)((next - now) / 1000 + 1) : wait_ms;
+}
+
+void
+droced_persist_shutdown(void)
+{
+	while (dmn.persist != NULL)
+		persist_release(dmn.persist, "droced exits");
+	while (dmn.released != NULL) {
+		struct persist *p = dmn.released;
+
+		dmn.released = p->next;
+		persist_teardown(p);
+	}
+}
+
+void
+droced_lease_expired(struct droce_mr *mr)
+{
+	struct persist *p = persist_of_mr(mr);
+
+	if (p != NULL)
+		persist_release(p, "lease expired");
+}
+
+/* The MR's buffer or PD is another region's already. */
+static bool
+group_taken(const struct droced_app *a, const struct droce_mr *mr)
+{
+	for (struct persist *p = dmn.persist; p != NULL; p = p->next) {
+		if (p->mr->pd == mr->pd)
+			return true;
+		for (uint32_t i = 0; i < a->nobj; i++)
+			if (a->obj[i].type == OBJ_BUF && in_buf(&a->obj[i], mr->addr) &&
+			    in_buf(&a->obj[i], p->mr->addr))
+				return true;
+	}
+	return false;
+}
+
+static int
+on_persist_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct persist *p;
+	int rc = msg_name(m);
+
+	if (rc != 0)
+		return rc;
+	if (o == NULL)
+		return ENOENT;
+	if (persist_find(m->u.name) != NULL)
+		return EEXIST;
+	if (persist_of_mr(o->p) != NULL || group_taken(a, o->p))
+		return EBUSY;
+	if (m->arg < 0)
+		return EINVAL;
+	rc = m->arg > 0 ? droce_set_mr_lease(o->p, (uint32_t)m->arg) : 0;
+	if (rc != 0)
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return ENOMEM;
+	memcpy(p->name, m->u.name, sizeof(p->name));
+	p->mr = o->p;
+	p->owner = a;
+	p->held.fd = -1;
+	p->lease_ms = (uint32_t)m->arg;
+	p->next = dmn.persist;
+	dmn.persist = p;
+	return 0;
+}
+
+static int
+on_attach_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct persist *p;
+	int rc = msg_name(m);
+
+	if (rc != 0)
+		return rc;
+	p = persist_find(m->u.name);
+	if (p == NULL)
+		return ENOENT;
+	if (p->owner != NULL)
+		return EBUSY;	/* its owner lives */
+	/* ETIME: expired, its release on the way (the event) */
+	rc = p->lease_ms != 0 ? droce_renew_mr(p->mr) : 0;
+	if (rc != 0)
+		return rc;
+	move_group(p, &p->held, a, true);
+	p->owner = a;
+	m->h[0] = (uint64_t)(uintptr_t)p->mr;
+	m->addr = (uint64_t)(uintptr_t)p->mr->addr;
+	m->len = p->mr->length;
+	m->key = p->mr->lkey;
+	return 0;
+}
+
+static int
+on_release(struct droced_app *a, struct dmn_msg *m)
+{
+	struct persist *p;
+	int rc = msg_name(m);
+
+	if (rc != 0)
+		return rc;
+	p = persist_find(m->u.name);
+	if (p == NULL)
+		return ENOENT;
+	if (p->owner != NULL && p->owner != a)
+		return EBUSY;	/* another application's, alive */
+	persist_release(p, a->hello ? "droce_release" : "droced --ctl release");
+	return 0;
+}
+
+static int
+on_set_mr_lease(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct persist *p;
+	int rc;
+
+	if (o == NULL)
+		return ENOENT;
+	if (m->arg < 0)
+		return EINVAL;
+	rc = droce_set_mr_lease(o->p, (uint32_t)m->arg);
+	if (rc != 0)
+		return rc;
+	p = persist_of_mr(o->p);
+	if (p != NULL)
+		p->lease_ms = (uint32_t)m->arg;
+	return 0;
+}
+
+static int
+on_renew_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+
+	if (o == NULL)
+		return ENOENT;
+	return droce_renew_mr(o->p);
+}
+
+/* The regions (at most DMN_LIST_MAX): how many. */
+static int
+list_persist(struct dmn_persist_info *out)
+{
+	int n = 0;
+
+	for (struct persist *p = dmn.persist; p != NULL && n < DMN_LIST_MAX; p = p->next) {
+		const struct droced_app *t = p->owner != NULL ? p->owner : &p->held;
+		struct droce_lease_attr lease = { 0 };
+		struct dmn_persist_info *i = &out[n++];
+
+		if (p->lease_ms != 0)
+			(void)droce_query_mr_lease(p->mr, &lease);
+		*i = (struct dmn_persist_info){
+			.owner = p->owner != NULL ? p->owner->pid : 0, .key = p->mr->lkey,
+			.addr = (uint64_t)(uintptr_t)p->mr->addr, .bytes = p->mr->length,
+			.lease_ms = p->lease_ms, .remaining_us = lease.remaining_us,
+		};
+		memcpy(i->name, p->name, sizeof(i->name));
+		/* the QPs on its PD: those that persist with it */
+		for (uint32_t k = 0; k < t->nobj; k++)
+			i->qp += group_qp(p, &t->obj[k]);
+	}
+	return n;
+}
+
+/* droced --ctl PATH list (its second half) */
+static int
+on_list_persist(struct droced_app *a, struct dmn_msg *m)
+{
+	(void)a;
+	m->arg = list_persist(m->u.persist);
+	return 0;
+}
+
+/* /droced/persistent: {"<name>": {"owner": pid, "bytes": n, "key": n,
+ * "lease_ms": n, "remaining_us": n, "qp": n}, ...}; remaining_us as of
+ * the last request or expiry */
+static int
+tel_persist(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&tel.lock);
+	for (int i = 0; i < tel.npersist; i++) {
+		const struct dmn_persist_info *p = &tel.persist[i];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "owner", (uint64_t)p->owner);
+		rte_tel_data_add_dict_u64(c, "bytes", p->bytes);
+		rte_tel_data_add_dict_u64(c, "key", p->key);
+		rte_tel_data_add_dict_u64(c, "lease_ms", p->lease_ms);
+		rte_tel_data_add_dict_u64(c, "remaining_us", p->remaining_us);
+		rte_tel_data_add_dict_u64(c, "qp", p->qp);
+		rte_tel_data_add_dict_container(d, p->name, c, 0);
+	}
+	pthread_mutex_unlock(&tel.lock);
+	return 0;
+}
+
 /* Indexed by enum dmn_req (verbs_daemon.h's one list of requests). */
 static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = {
 	[DMN_HELLO] = on_hello,
@@ -512,7 +956,21 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_QUERY_PORT] = on_query_port,
 	[DMN_QUERY_GID] = on_query_gid,
 	[DMN_LIST] = on_list,
+	[DMN_PERSIST_MR] = on_persist_mr,
+	[DMN_ATTACH_MR] = on_attach_mr,
+	[DMN_RELEASE] = on_release,
+	[DMN_SET_MR_LEASE] = on_set_mr_lease,
+	[DMN_RENEW_MR] = on_renew_mr,
+	[DMN_LIST_PERSIST] = on_list_persist,
 };
+
+/* What droced --ctl asks without a HELLO (an administrator, no objects). */
+static bool
+hello_less(uint32_t type)
+{
+	return type == DMN_HELLO || type == DMN_LIST || type == DMN_LIST_PERSIST ||
+	       type == DMN_RELEASE;
+}
 
 bool
 droced_app_serve(struct droced_app *a)
@@ -524,7 +982,7 @@ droced_app_serve(struct droced_app *a)
 		return false;	/* EOF (death) or not our protocol */
 	if (m.type >= DMN_NREQ || handlers[m.type] == NULL)
 		m.err = EINVAL;
-	else if (m.type != DMN_HELLO && m.type != DMN_LIST && !a->hello)
+	else if (!a->hello && !hello_less(m.type))
 		m.err = EPROTO;
 	else
 		m.err = handlers[m.type](a, &m);
@@ -572,8 +1030,9 @@ now_us(void)
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
-void
-droced_app_reap(struct droced_app *a)
+/* "N MRs revoked in T us, ..." of freeing every object of a's table, into line. */
+static void
+reap_objects(struct droced_app *a, char *line, size_t len)
 {
 	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_PD, OBJ_BUF };
 	uint32_t mr = a->count[OBJ_MR], qp = a->count[OBJ_QP];
@@ -584,10 +1043,20 @@ droced_app_reap(struct droced_app *a)
 		if (order[i] == OBJ_MR)
 			t1 = now_us();
 	}
+	snprintf(line, len, "%u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
+		 " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)",
+		 mr, t1 - t0, qp, bytes, a->nobj, t0);
+}
+
+void
+droced_app_reap(struct droced_app *a)
+{
+	char line[256];
+
+	persist_orphan(a);	/* its persistent regions' groups out of its table */
+	reap_objects(a, line, sizeof(line));
 	if (a->hello)
-		printf("droced: pid %d gone: %u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
-		       " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)\n",
-		       (int)a->pid, mr, t1 - t0, qp, bytes, a->nobj, t0);
+		printf("droced: pid %d gone: %s\n", (int)a->pid, line);
 	fflush(stdout);
 	close(a->fd);
 	for (struct droced_app **pp = &dmn.apps; *pp != NULL; pp = &(*pp)->next)

@@ -38,7 +38,13 @@
 	X(QUERY_DEVICE)	\
 	X(QUERY_PORT)	\
 	X(QUERY_GID)	\
-	X(LIST)
+	X(LIST)		\
+	X(PERSIST_MR)	\
+	X(ATTACH_MR)	\
+	X(RELEASE)	\
+	X(SET_MR_LEASE)	\
+	X(RENEW_MR)	\
+	X(LIST_PERSIST)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -55,6 +61,17 @@ struct dmn_app_info {
 	int32_t pid;
 	uint32_t pd, mr, cq, qp, buf;
 	uint64_t buf_bytes;
+};
+
+/* One persistent region as droced --ctl list shows it. */
+struct dmn_persist_info {
+	char name[DROCE_PERSIST_NAME_MAX];
+	int32_t owner;			/* the owner's pid; 0: nobody's */
+	uint32_t key;			/* lkey == rkey */
+	uint64_t addr, bytes;
+	uint32_t lease_ms;		/* 0: no lease */
+	uint32_t qp;			/* the QPs kept with it */
+	uint64_t remaining_us;		/* of the lease */
 };
 
 struct dmn_msg {
@@ -79,6 +96,8 @@ struct dmn_msg {
 		struct droce_port_attr port;
 		union droce_gid gid;
 		struct dmn_app_info apps[DMN_LIST_MAX];
+		char name[DROCE_PERSIST_NAME_MAX];	/* a persistent region's */
+		struct dmn_persist_info persist[DMN_LIST_MAX];
 	} u;
 };
 
@@ -149,6 +168,10 @@ int verbs_dmn_destroy_qp(struct droce_qp *qp);
 int verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a);
 int verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a);
 int verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid);
+int verbs_dmn_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
+int verbs_dmn_renew_mr(struct droce_mr *mr);
+/* verbs_persist.c: a persistent MR's proxy deregistered (its name forgotten). */
+void verbs_dmn_forget_named(struct droce_mr *mr);
 void *verbs_dmn_alloc_buf(struct droce_context *ctx, size_t len);
 int verbs_dmn_free_buf(struct droce_context *ctx, void *p);
 
