@@ -139,7 +139,11 @@ struct droce_mw_bind {
  * droce_poll_cq; a transport lcore otherwise), checked every
  * DROCE_LEASE_TICK_US: a lease expires within one tick of its deadline
  * (plus the revocation's grace period).  A context without a device
- * (droce_open_context alone) has no engine: EOPNOTSUPP.
+ * (droce_open_context alone) has no engine: EOPNOTSUPP.  In daemon mode
+ * droce_reg_mr_lease, droce_set_mr_lease and droce_renew_mr on an MR are
+ * requests to droced, whose engine expires the lease (the event is not
+ * forwarded to the application; droce_query_mr_lease: EOPNOTSUPP); a
+ * persistent region's expiry releases it (droce_persist_mr).
  */
 #define DROCE_LEASE_TICK_US 1000
 
