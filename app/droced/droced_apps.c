@@ -86,8 +86,8 @@ static struct {
 
 /*
  * What telemetry's thread reads (/droced/apps, /droced/persistent): a
- * copy of on_list's and on_list_persist's answers, taken after every
- * request, reap and release on the main thread.
+ * copy of on_list's answer, taken after every request, reap and release
+ * on the main thread.
  */
 static struct {
 	pthread_mutex_t lock;
@@ -496,7 +496,8 @@ static int
 on_list(struct droced_app *a, struct dmn_msg *m)
 {
 	(void)a;
-	m->arg = list_apps(m->u.apps);
+	m->arg = list_apps(m->u.list.apps);
+	m->len = (uint64_t)list_persist(m->u.list.persist);
 	return 0;
 }
 
@@ -509,31 +510,41 @@ tel_snapshot(void)
 	pthread_mutex_unlock(&tel.lock);
 }
 
+/* d[name] = {keys[i]: v[i]}: 0 or -ENOMEM. */
+static int
+tel_row(struct rte_tel_data *d, const char *name, const char *const *keys,
+	const uint64_t *v, size_t n)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+
+	if (c == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(c);
+	for (size_t i = 0; i < n; i++)
+		rte_tel_data_add_dict_u64(c, keys[i], v[i]);
+	rte_tel_data_add_dict_container(d, name, c, 0);
+	return 0;
+}
+
 /* /droced/apps: {"<pid>": {"pd": n, "mr": n, "cq": n, "qp": n, "buf": n,
  * "buf_bytes": n}, ...} */
 static int
 tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+	static const char *const keys[] = { "pd", "mr", "cq", "qp", "buf", "buf_bytes" };
+
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&tel.lock);
 	for (int i = 0; i < tel.n; i++) {
 		const struct dmn_app_info *p = &tel.apps[i];
-		struct rte_tel_data *c = rte_tel_data_alloc();
+		const uint64_t v[] = { p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes };
 		char pid[16];
 
-		if (c == NULL)
-			break;
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "pd", p->pd);
-		rte_tel_data_add_dict_u64(c, "mr", p->mr);
-		rte_tel_data_add_dict_u64(c, "cq", p->cq);
-		rte_tel_data_add_dict_u64(c, "qp", p->qp);
-		rte_tel_data_add_dict_u64(c, "buf", p->buf);
-		rte_tel_data_add_dict_u64(c, "buf_bytes", p->buf_bytes);
 		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
-		rte_tel_data_add_dict_container(d, pid, c, 0);
+		if (tel_row(d, pid, keys, v, sizeof(v) / sizeof(v[0])) != 0)
+			break;
 	}
 	pthread_mutex_unlock(&tel.lock);
 	return 0;
@@ -800,17 +811,26 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
+/* The region the request names: 0, EINVAL (no name) or ENOENT. */
 static int
-on_attach_mr(struct droced_app *a, struct dmn_msg *m)
+named_region(const struct dmn_msg *m, struct persist **p)
 {
-	struct persist *p;
 	int rc = msg_name(m);
 
 	if (rc != 0)
 		return rc;
-	p = persist_find(m->u.name);
-	if (p == NULL)
-		return ENOENT;
+	*p = persist_find(m->u.name);
+	return *p != NULL ? 0 : ENOENT;
+}
+
+static int
+on_attach_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct persist *p;
+	int rc = named_region(m, &p);
+
+	if (rc != 0)
+		return rc;
 	if (p->owner != NULL)
 		return EBUSY;	/* its owner lives */
 	/* ETIME: expired, its release on the way (the event) */
@@ -830,13 +850,10 @@ static int
 on_release(struct droced_app *a, struct dmn_msg *m)
 {
 	struct persist *p;
-	int rc = msg_name(m);
+	int rc = named_region(m, &p);
 
 	if (rc != 0)
 		return rc;
-	p = persist_find(m->u.name);
-	if (p == NULL)
-		return ENOENT;
 	if (p->owner != NULL && p->owner != a)
 		return EBUSY;	/* another application's, alive */
 	persist_release(p, a->hello ? "droce_release" : "droced --ctl release");
@@ -899,39 +916,26 @@ list_persist(struct dmn_persist_info *out)
 	return n;
 }
 
-/* droced --ctl PATH list (its second half) */
-static int
-on_list_persist(struct droced_app *a, struct dmn_msg *m)
-{
-	(void)a;
-	m->arg = list_persist(m->u.persist);
-	return 0;
-}
-
 /* /droced/persistent: {"<name>": {"owner": pid, "bytes": n, "key": n,
  * "lease_ms": n, "remaining_us": n, "qp": n}, ...}; remaining_us as of
  * the last request or expiry */
 static int
 tel_persist(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+	static const char *const keys[] = { "owner", "bytes", "key", "lease_ms",
+					    "remaining_us", "qp" };
+
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&tel.lock);
 	for (int i = 0; i < tel.npersist; i++) {
 		const struct dmn_persist_info *p = &tel.persist[i];
-		struct rte_tel_data *c = rte_tel_data_alloc();
+		const uint64_t v[] = { (uint64_t)p->owner, p->bytes, p->key, p->lease_ms,
+				       p->remaining_us, p->qp };
 
-		if (c == NULL)
+		if (tel_row(d, p->name, keys, v, sizeof(v) / sizeof(v[0])) != 0)
 			break;
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "owner", (uint64_t)p->owner);
-		rte_tel_data_add_dict_u64(c, "bytes", p->bytes);
-		rte_tel_data_add_dict_u64(c, "key", p->key);
-		rte_tel_data_add_dict_u64(c, "lease_ms", p->lease_ms);
-		rte_tel_data_add_dict_u64(c, "remaining_us", p->remaining_us);
-		rte_tel_data_add_dict_u64(c, "qp", p->qp);
-		rte_tel_data_add_dict_container(d, p->name, c, 0);
 	}
 	pthread_mutex_unlock(&tel.lock);
 	return 0;
@@ -961,15 +965,13 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_RELEASE] = on_release,
 	[DMN_SET_MR_LEASE] = on_set_mr_lease,
 	[DMN_RENEW_MR] = on_renew_mr,
-	[DMN_LIST_PERSIST] = on_list_persist,
 };
 
 /* What droced --ctl asks without a HELLO (an administrator, no objects). */
 static bool
 hello_less(uint32_t type)
 {
-	return type == DMN_HELLO || type == DMN_LIST || type == DMN_LIST_PERSIST ||
-	       type == DMN_RELEASE;
+	return type == DMN_HELLO || type == DMN_LIST || type == DMN_RELEASE;
 }
 
 bool

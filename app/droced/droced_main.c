@@ -63,7 +63,7 @@ ctl_call(const char *path, struct dmn_msg *m)
 		rc = errno != 0 ? errno : EPROTO;
 	else if (m->err != 0)
 		rc = m->err;
-	else if (m->arg < 0 || m->arg > DMN_LIST_MAX)
+	else if (m->arg < 0 || m->arg > DMN_LIST_MAX || m->len > DMN_LIST_MAX)
 		rc = EPROTO;
 	if (fd >= 0)
 		close(fd);
@@ -82,17 +82,14 @@ ctl_list(const char *path)
 		return 1;
 	printf("applications: %d\n", m.arg);
 	for (int i = 0; i < m.arg; i++) {
-		const struct dmn_app_info *p = &m.u.apps[i];
+		const struct dmn_app_info *p = &m.u.list.apps[i];
 
 		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64 "\n",
 		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes);
 	}
-	m = (struct dmn_msg){ .type = DMN_LIST_PERSIST };
-	if (ctl_call(path, &m) != 0)
-		return 1;
-	printf("persistent regions: %d\n", m.arg);
-	for (int i = 0; i < m.arg; i++) {
-		const struct dmn_persist_info *p = &m.u.persist[i];
+	printf("persistent regions: %d\n", (int)m.len);
+	for (int i = 0; i < (int)m.len; i++) {
+		const struct dmn_persist_info *p = &m.u.list.persist[i];
 
 		printf("region %.*s: owner %d bytes %" PRIu64 " key 0x%x addr 0x%" PRIx64
 		       " qp %u lease_ms %u remaining_us %" PRIu64 "\n",

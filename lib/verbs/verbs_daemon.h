@@ -43,8 +43,7 @@
 	X(ATTACH_MR)	\
 	X(RELEASE)	\
 	X(SET_MR_LEASE)	\
-	X(RENEW_MR)	\
-	X(LIST_PERSIST)
+	X(RENEW_MR)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -95,9 +94,11 @@ struct dmn_msg {
 		struct droce_device_attr dev;
 		struct droce_port_attr port;
 		union droce_gid gid;
-		struct dmn_app_info apps[DMN_LIST_MAX];
+		struct {		/* LIST's reply: arg apps, len regions */
+			struct dmn_app_info apps[DMN_LIST_MAX];
+			struct dmn_persist_info persist[DMN_LIST_MAX];
+		} list;
 		char name[DROCE_PERSIST_NAME_MAX];	/* a persistent region's */
-		struct dmn_persist_info persist[DMN_LIST_MAX];
 	} u;
 };
 

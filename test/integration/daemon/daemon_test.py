@@ -186,38 +186,36 @@ class Setup:
         finally:
             os.environ.pop("DROCE_DAEMON", None)
 
-    def apps(self):
-        """droced --ctl list: {pid: (pd, mr, cq, qp, buf, buf_bytes)}."""
+    def ctl_list(self):
+        """droced --ctl list: ({pid: (pd, mr, cq, qp, buf, buf_bytes)},
+        {name: (owner, bytes, key, addr, qp, lease_ms)}), remaining_us left
+        out (it changes)."""
         out = subprocess.run([self.droced_bin, "--ctl", self.sock, "list"], text=True,
                              capture_output=True, timeout=10)
         if out.returncode != 0:
             fail(f"droced --ctl list: {out.stderr}")
-        n = int(re.search(r"applications: (\d+)", out.stdout).group(1))
-        rows = {}
-        for m in re.finditer(r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) "
-                             r"buf_bytes (\d+)", out.stdout):
-            rows[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
-        if len(rows) != n:
-            fail(f"droced --ctl list: {out.stdout}")
-        return rows
+        tables = []
+        for head, row, conv in (
+                (r"applications: (\d+)", r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) "
+                 r"buf (\d+) buf_bytes (\d+)", (int,) * 6),
+                (r"persistent regions: (\d+)", r"region (\S+): owner (\d+) bytes (\d+) key "
+                 r"(0x[0-9a-f]+) addr (0x[0-9a-f]+) qp (\d+) lease_ms (\d+) remaining_us \d+",
+                 (int, int, hex_int, hex_int, int, int))):
+            n = int(re.search(head, out.stdout).group(1))
+            rows = {}
+            for m in re.finditer(row, out.stdout):
+                key = int(m.group(1)) if m.group(1).isdigit() else m.group(1)
+                rows[key] = tuple(f(x) for f, x in zip(conv, m.groups()[1:]))
+            if len(rows) != n:
+                fail(f"droced --ctl list: {out.stdout}")
+            tables.append(rows)
+        return tables
+
+    def apps(self):
+        return self.ctl_list()[0]
 
     def regions(self):
-        """droced --ctl list's persistent regions: {name: (owner, bytes, key, addr,
-        qp, lease_ms)} (remaining_us left out: it changes)."""
-        out = subprocess.run([self.droced_bin, "--ctl", self.sock, "list"], text=True,
-                             capture_output=True, timeout=10)
-        if out.returncode != 0:
-            fail(f"droced --ctl list: {out.stderr}")
-        n = int(re.search(r"persistent regions: (\d+)", out.stdout).group(1))
-        rows = {}
-        for m in re.finditer(r"region (\S+): owner (\d+) bytes (\d+) key (0x[0-9a-f]+) "
-                             r"addr (0x[0-9a-f]+) qp (\d+) lease_ms (\d+) remaining_us \d+",
-                             out.stdout):
-            rows[m.group(1)] = (int(m.group(2)), int(m.group(3)), int(m.group(4), 16),
-                                int(m.group(5), 16), int(m.group(6)), int(m.group(7)))
-        if len(rows) != n:
-            fail(f"droced --ctl list: {out.stdout}")
-        return rows
+        return self.ctl_list()[1]
 
     def telemetry_regions(self):
         """/droced/persistent, as regions() gives it."""
@@ -275,6 +273,10 @@ class Setup:
         for f in glob.glob(f"{self.tmp}/*"):
             os.unlink(f)
         os.rmdir(self.tmp)
+
+
+def hex_int(x):
+    return int(x, 16)
 
 
 def hugepage_files(prefix):
