@@ -952,16 +952,18 @@ int droce_free_buf(struct droce_context *context, void *buf);
  * to those QPs go on WRITING and READING it); everything else of the
  * application is reclaimed as usual.  One persistent MR per PD and per
  * buffer.  droce_attach_mr gives a restarted application the region (same
- * addr, length, lkey and rkey; mr->pd is NULL: the PD is the daemon's) and
- * makes it the owner again (its lease renewed); it persists again at the
- * owner's next death.  droce_release ends it: the key is revoked first
- * (dereg), then the QPs go to ERR and are destroyed, then the CQs, the PD
- * and the buffer are freed; the caller's MRs of that name (from
+ * addr, length, lkey and rkey; mr->pd is NULL: the group stays the
+ * daemon's) and makes it the owner (its lease renewed); the region is kept
+ * again at the owner's next death.  droce_release ends it: the key is
+ * revoked first (dereg); then, if its maker is gone, the QPs go to ERR and
+ * are destroyed (100 ms later, so that connected peers are NAKed), then
+ * the CQs, the PD and the buffer are freed (a living maker keeps those:
+ * they are its handles).  The caller's MRs of that name (from
  * droce_persist_mr or droce_attach_mr) then only free their proxy on
- * droce_dereg_mr.  A lease (given here, or droce_set_mr_lease; renewed by
- * droce_renew_mr) runs in droced: at expiry the region is released as by
- * droce_release.  droce_dereg_mr of a persistent MR by its owner ends the
- * persistence with the registration.  droced --ctl PATH list shows the
+ * droce_dereg_mr, as does the dereg of one released meanwhile.  A lease
+ * (given here, or droce_set_mr_lease; renewed by droce_renew_mr) runs in
+ * droced: at expiry the region is released as by droce_release, as it is
+ * by its owner's droce_dereg_mr.  droced --ctl PATH list shows the
  * regions, droced --ctl PATH release NAME releases one.
  */
 #define DROCE_PERSIST_NAME_MAX 32	/* bytes of a name, its NUL included */

@@ -51,15 +51,18 @@ struct droced_app {
 };
 
 /*
- * A persistent region (droce_persist_mr): while its owner lives, its
- * group (the MR, its buffer, its PD, the QPs on that PD and their CQs)
- * stays in the owner's table; when nobody owns it, in held.
+ * A persistent region (droce_persist_mr): while the application that made
+ * it lives, its group (the MR, its buffer, its PD, the QPs on that PD and
+ * their CQs) stays in that application's table, whose handles they are;
+ * from its death on (kept), in held, also while an application that
+ * attached it owns it (it holds no handle but the MR's).
  */
 struct persist {
 	char name[DROCE_PERSIST_NAME_MAX];
 	struct droce_mr *mr;
 	struct droced_app *owner;	/* NULL: nobody's */
-	struct droced_app held;		/* the group while nobody owns it */
+	bool kept;			/* the group is in held */
+	struct droced_app held;
 	uint32_t lease_ms;
 	/* released: its key revoked at seen_us (in revoke_us), the rest at teardown_us */
 	uint64_t seen_us, revoke_us, teardown_us;
@@ -101,6 +104,7 @@ static int tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 static int tel_persist(const char *cmd, const char *params, struct rte_tel_data *d);
 static struct persist *persist_of_mr(const void *mr);
 static void persist_drop(struct persist *p);
+static void persist_release(struct persist *p, const char *why);
 static void persist_orphan(struct droced_app *a);
 static int list_persist(struct dmn_persist_info *out);
 static void reap_objects(struct droced_app *a, char *line, size_t len);
@@ -348,15 +352,16 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
+/* A persistent region's MR deregistered by its owner: released. */
 static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
 	struct persist *p = persist_of_mr((void *)(uintptr_t)m->h[0]);
-	int rc = release_handle(a, OBJ_MR, m->h[0]);
 
-	if (rc == 0 && p != NULL)
-		persist_drop(p);	/* the caller's own MR: release_handle found it */
-	return rc;
+	if (p == NULL || p->owner != a)
+		return release_handle(a, OBJ_MR, m->h[0]);
+	persist_release(p, "dereg by its owner");
+	return 0;
 }
 
 static int
@@ -621,9 +626,9 @@ region_member(const struct persist *p, const struct droced_app *a, const struct 
 	return false;
 }
 
-/* p's group (all of from's objects if all) from one table to the other. */
+/* p's group from one table to the other. */
 static void
-move_group(struct persist *p, struct droced_app *from, struct droced_app *to, bool all)
+move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
 {
 	/* the CQs while their QPs are still in from */
 	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_MR, OBJ_PD, OBJ_BUF };
@@ -632,7 +637,7 @@ move_group(struct persist *p, struct droced_app *from, struct droced_app *to, bo
 		for (uint32_t i = from->nobj; i-- > 0;) {
 			struct obj *o = &from->obj[i];
 
-			if (o->type != order[t] || (!all && !region_member(p, from, o)))
+			if (o->type != order[t] || !region_member(p, from, o))
 				continue;
 			if (obj_add(to, o->type, o->p, o->len) != 0) {
 				fprintf(stderr, "droced: region %s: no memory to move an object: "
@@ -650,7 +655,9 @@ persist_orphan(struct droced_app *a)
 	for (struct persist *p = dmn.persist; p != NULL; p = p->next) {
 		if (p->owner != a)
 			continue;
-		move_group(p, a, &p->held, false);
+		if (!p->kept)
+			move_group(p, a, &p->held);
+		p->kept = true;
 		p->owner = NULL;
 		printf("droced: pid %d gone: region %s kept: %u QPs, %" PRIu64
 		       " buffer bytes, key 0x%x\n", (int)a->pid, p->name,
@@ -683,15 +690,37 @@ persist_drop(struct persist *p)
 }
 
 /*
- * The key first (dereg: no access succeeds after it returns); the QPs to
- * ERR and away, then CQs, PD and buffer, DROCED_RELEASE_LINGER_US later
- * (droced_persist_tick).  The name is free at once.
+ * The region's application made it and lives: its MR is deregistered
+ * (the key revoked), the rest of the group stays its own (its handles).
+ */
+static void
+persist_release_made(struct persist *p, const char *why)
+{
+	struct droced_app *a = p->owner;
+	uint64_t t0 = now_us();
+	int rc = release_handle(a, OBJ_MR, (uint64_t)(uintptr_t)p->mr);
+
+	printf("droced: region %s released (%s): %s in %" PRIu64 " us; its QPs, CQs, PD and "
+	       "buffer stay pid %d's\n", p->name, why, rc == 0 ? "1 MRs revoked" :
+	       strerror(rc), now_us() - t0, (int)a->pid);
+	fflush(stdout);
+	persist_drop(p);
+	tel_snapshot();
+}
+
+/*
+ * A kept group: the key first (dereg: no access succeeds after it
+ * returns); the QPs to ERR and away, then CQs, PD and buffer,
+ * DROCED_RELEASE_LINGER_US later (droced_persist_tick).  The name is free
+ * at once.
  */
 static void
 persist_release(struct persist *p, const char *why)
 {
-	if (p->owner != NULL)
-		move_group(p, p->owner, &p->held, false);
+	if (!p->kept) {
+		persist_release_made(p, why);
+		return;
+	}
 	p->owner = NULL;
 	p->why = why;
 	p->seen_us = now_us();
@@ -837,8 +866,7 @@ on_attach_mr(struct droced_app *a, struct dmn_msg *m)
 	rc = p->lease_ms != 0 ? droce_renew_mr(p->mr) : 0;
 	if (rc != 0)
 		return rc;
-	move_group(p, &p->held, a, true);
-	p->owner = a;
+	p->owner = a;	/* the group stays in held: a has no handle of it */
 	m->h[0] = (uint64_t)(uintptr_t)p->mr;
 	m->addr = (uint64_t)(uintptr_t)p->mr->addr;
 	m->len = p->mr->length;
@@ -897,7 +925,7 @@ list_persist(struct dmn_persist_info *out)
 	int n = 0;
 
 	for (struct persist *p = dmn.persist; p != NULL && n < DMN_LIST_MAX; p = p->next) {
-		const struct droced_app *t = p->owner != NULL ? p->owner : &p->held;
+		const struct droced_app *t = p->kept ? &p->held : p->owner;
 		struct droce_lease_attr lease = { 0 };
 		struct dmn_persist_info *i = &out[n++];
 

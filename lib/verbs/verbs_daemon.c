@@ -220,12 +220,10 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 {
 	uint64_t h = ((struct verbs_dmn_mr *)mr)->h;
 	/* handle 0: a persistent region released (droce_release), only the proxy left */
-	int rc = h != 0 ? call2(DMN_DEREG_MR, h, 0) : 0;
+	int rc = verbs_dmn_named_dereg(mr, h != 0 ? call2(DMN_DEREG_MR, h, 0) : 0);
 
-	if (rc == 0) {
-		verbs_dmn_forget_named(mr);
+	if (rc == 0)
 		free(mr);
-	}
 	return rc;
 }
 

@@ -171,8 +171,13 @@ int verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a);
 int verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid);
 int verbs_dmn_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
 int verbs_dmn_renew_mr(struct droce_mr *mr);
-/* verbs_persist.c: a persistent MR's proxy deregistered (its name forgotten). */
-void verbs_dmn_forget_named(struct droce_mr *mr);
+/*
+ * verbs_persist.c: the daemon answered rc to the dereg of mr.  For the
+ * proxy of a persistent region (its name remembered), ENOENT means the
+ * region was released meanwhile (its lease, a release by droced --ctl):
+ * 0, the proxy is to be freed; the name is forgotten when that is 0.
+ */
+int verbs_dmn_named_dereg(struct droce_mr *mr, int rc);
 void *verbs_dmn_alloc_buf(struct droce_context *ctx, size_t len);
 int verbs_dmn_free_buf(struct droce_context *ctx, void *p);
 

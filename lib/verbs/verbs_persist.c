@@ -4,7 +4,8 @@
  * app/droced/README.md "Persistent regions"): the requests, and the
  * process's list of the MR proxies that carry a name, so that
  * droce_release can mark them released (handle 0: droce_dereg_mr then
- * only frees the proxy, the daemon's MR being gone).
+ * only frees the proxy, the daemon's MR being gone), and so that the
+ * dereg of one whose region went meanwhile (ENOENT) frees it too.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -67,30 +68,44 @@ link_node(struct named *n, struct verbs_dmn_mr *mr)
 	pthread_mutex_unlock(&named.lock);
 }
 
-/* Every node matching (name, or else mr) unlinked; released: handle 0. */
+/* Every node of name unlinked, its proxy marked released (handle 0). */
 static void
-forget(const char *name, const struct verbs_dmn_mr *mr)
+forget(const char *name)
 {
 	pthread_mutex_lock(&named.lock);
 	for (struct named **pp = &named.list; *pp != NULL;) {
 		struct named *n = *pp;
 
-		if (name != NULL ? strcmp(n->name, name) != 0 : n->mr != mr) {
+		if (strcmp(n->name, name) != 0) {
 			pp = &n->next;
 			continue;
 		}
-		if (name != NULL)
-			n->mr->h = 0;
+		n->mr->h = 0;
 		*pp = n->next;
 		free(n);
 	}
 	pthread_mutex_unlock(&named.lock);
 }
 
-void
-verbs_dmn_forget_named(struct droce_mr *mr)
+int
+verbs_dmn_named_dereg(struct droce_mr *mr, int rc)
 {
-	forget(NULL, (struct verbs_dmn_mr *)mr);
+	pthread_mutex_lock(&named.lock);
+	for (struct named **pp = &named.list; *pp != NULL; pp = &(*pp)->next) {
+		struct named *n = *pp;
+
+		if (&n->mr->pub != mr)
+			continue;
+		if (rc == ENOENT)
+			rc = 0;
+		if (rc == 0) {
+			*pp = n->next;
+			free(n);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&named.lock);
+	return rc;
 }
 
 int
@@ -169,7 +184,7 @@ droce_release(struct droce_context *context, const char *name)
 		return verbs_ret_errno(-EOPNOTSUPP);
 	rc = call_named(&m, name);
 	if (rc == 0)
-		forget(name, NULL);
+		forget(name);
 	return verbs_ret_errno(-rc);
 }
 

@@ -850,6 +850,21 @@ run_refuse(struct droce_context *ctx, char **argv)
 	/* its dereg ends the persistence: the name is free again */
 	end_destroy(&e);
 	bad += refused("release after its dereg", droce_release(ctx, "refuse-own"), ENOENT);
+	/* released by its maker, alive: the key goes, the proxy's dereg only frees it */
+	end_create(&e, ctx, 4096);
+	bad += refused("persist of a second MR", droce_persist_mr(e.mr, "refuse-rel", 0), 0);
+	bad += refused("its release by its maker", droce_release(ctx, "refuse-rel"), 0);
+	end_destroy(&e);
+	/* its lease runs out while its maker lives: released the same way */
+	end_create(&e, ctx, 4096);
+	bad += refused("persist with a lease of 50 ms",
+		       droce_persist_mr(e.mr, "refuse-lease", 50), 0);
+	usleep(200000);
+	bad += refused("renew after the expiry", droce_renew_mr(e.mr), ENOENT);
+	errno = 0;
+	bad += refused("attach after the expiry",
+		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ENOENT);
+	end_destroy(&e);
 	printf("refuse: %s\n", bad == 0 ? "every answer as expected" : "WRONG");
 	return bad == 0 ? 0 : 1;
 }

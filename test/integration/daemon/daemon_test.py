@@ -28,7 +28,8 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
   persist        A marks its buffer persistent, the peer WRITEs and READs it
                  (shadow); A is SIGKILLed: droced keeps the region (log, list,
                  telemetry) and exactly AFTER more rounds all succeed; B
-                 attaches it (same addr, len, keys), finds exactly the last
+                 attaches it (same addr, len, keys; B owns it, the objects
+                 stay droced's), finds exactly the last
                  WRITE's bytes; the peer hammers again and B releases: the
                  peer's first failure is REM_ACCESS_ERR, nothing succeeds
                  after it; baseline after
@@ -40,7 +41,9 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  baseline after
   persist_ctl    B may not attach or release A's live region (EBUSY), unknown
                  names are ENOENT, B's own MR's rules (EEXIST, ENAMETOOLONG,
-                 EINVAL, EBUSY; dereg ends the persistence); in process the
+                 EINVAL, EBUSY; dereg ends the persistence; a release and a
+                 lease's expiry while the maker lives revoke the key and
+                 leave it the rest, its dereg then frees the proxy); in process the
                  verbs are EOPNOTSUPP; A is SIGKILLed; C attaches (the owner
                  again) and is SIGKILLed: the region persists again;
                  droced --ctl release
@@ -552,7 +555,8 @@ def attach(s, name, region, last, mr, stdin=None, keep=()):
     print(f"{name}: {m.group(0)}; {a.group(0)}")
     if m.group(1) != "yes" or a.group(1) != "Device or resource busy":
         fail(f"{name}: the attached region", b)
-    s.expect_apps({b.p.pid: OBJS_64K}, f"{name} attached")
+    # the group stays droced's (b holds no handle of it but the MR's)
+    s.expect_apps({b.p.pid: (0, 0, 0, 0, 0, 0)}, f"{name} attached")
     s.expect_regions({region: (b.p.pid, length, key, addr, 1, 0)}, f"{name} attached")
     return b
 
@@ -638,6 +642,12 @@ def case_persist_ctl(s):
     print(b.output())
     if rc != 0:
         fail("B's refusals", b)
+    for region, why in (("refuse-rel", "droce_release"), ("refuse-lease", "lease expired")):
+        r = s.droced.wait_line(rf"droced: region {region} released \({why}\): (.*)")
+        print(f"droced: {r.group(0)}")
+        if not re.fullmatch(rf"1 MRs revoked in \d+ us; its QPs, CQs, PD and buffer stay "
+                            rf"pid {b.p.pid}'s", r.group(1)):
+            fail("the release of a region whose maker lives", s.droced)
     rc, out = ctl_release(s, "ctl")
     print(f"droced --ctl release ctl while A lives: exit {rc}: {out}")
     if rc != 1 or not out.endswith("Device or resource busy"):
