@@ -48,7 +48,9 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  again) and is SIGKILLed: the region persists again;
                  droced --ctl release
                  ends the region under the peer's hammer (REM_ACCESS_ERR, no
-                 success after), a second release is refused; baseline after
+                 success after), a second release is refused; baseline
+                 after; then D's region kept at D's SIGKILL is released by
+                 droced's own exit (SIGTERM: exit 0, its log line)
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
@@ -471,10 +473,11 @@ def case_daemon_killed(s):
         fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
 
 
-def persist_owner(s, name, lease_ms, mode):
-    """A on droced with its buffer persistent as name, the peer hammering it:
-    (A, its region's (addr, len, key), its lease's earliest deadline in ms)."""
-    a = s.app_proc("A", "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER))
+def persist_owner(s, proc, name, lease_ms, mode):
+    """proc on droced with its buffer persistent as name, the peer hammering it:
+    (proc, its region's (addr, len, key), its lease's (earliest, latest) deadline
+    in ms)."""
+    a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER))
     r = a.wait_line(r"^persist: ready addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
                     r"rkey (0x[0-9a-f]+)")
     s.peer.wait_line(r"^peer: hammer running")
@@ -564,7 +567,7 @@ def attach(s, name, region, last, mr, stdin=None, keep=()):
 def case_persist(s):
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
-    a, (addr, length, key), _ = persist_owner(s, "pers", 0, "persist")
+    a, (addr, length, key), _ = persist_owner(s, "A", "pers", 0, "persist")
     s.expect_regions({"pers": (a.p.pid, length, key, addr, 1, 0)}, "A alive")
     kill_owner(s, a, "pers")
     last = peer_kept_writing(s)
@@ -590,7 +593,8 @@ def case_persist(s):
 def case_persist_lease(s):
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
-    a, (addr, length, key), (early, late) = persist_owner(s, "leased", LEASE_MS, "hammer")
+    a, (addr, length, key), (early, late) = persist_owner(s, "A", "leased", LEASE_MS,
+                                                          "hammer")
     s.expect_regions({"leased": (a.p.pid, length, key, addr, 1, LEASE_MS)}, "A alive")
     t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
     if t_kill >= early - 100:
@@ -636,7 +640,7 @@ def case_persist_ctl(s):
         fail("in process, the persistent-region verbs", s.peer)
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
-    a, (addr, length, key), _ = persist_owner(s, "ctl", 0, "persist")
+    a, (addr, length, key), _ = persist_owner(s, "A", "ctl", 0, "persist")
     b = s.app_proc("B", "refuse", "ctl")
     rc = b.wait()
     print(b.output())
@@ -675,6 +679,16 @@ def case_persist_ctl(s):
         fail("a second ctl release")
     s.expect_apps({}, "after")
     s.expect_regions({}, "after")
+    # droced's own exit releases a kept region (its engine closes with no QP left)
+    d, _, _ = persist_owner(s, "D", "at-exit", 0, "persist")
+    kill_owner(s, d, "at-exit")
+    s.droced.stop()
+    r = s.droced.wait_line(r"droced: region at-exit released \(droced exits\): (.*)")
+    print(f"droced's SIGTERM: exit {s.droced.p.returncode}; {r.group(0)}")
+    if s.droced.p.returncode != 0 or not re.fullmatch(
+            r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed \d+ us later, "
+            r"0 objects left \(seen at \d+ us\)", r.group(1)):
+        fail("droced's exit with a kept region", s.droced)
 
 
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
