@@ -3,7 +3,8 @@
  * droced: the memory-owner daemon (README.md).  droced_main.c: options,
  * the socket, the loop, --ctl; droced_apps.c: the applications, their
  * handle tables, the requests and the reclaim of a dead application;
- * droced_files.c: the files a daemon's EAL leaves.
+ * droced_persist.c: the persistent regions (droced_table.h is what the
+ * two share); droced_files.c: the files a daemon's EAL leaves.
  */
 #ifndef DROCED_H
 #define DROCED_H
