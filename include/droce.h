@@ -956,7 +956,7 @@ int droce_free_buf(struct droce_context *context, void *buf);
  * daemon's) and makes it the owner (its lease renewed); the region is kept
  * again at the owner's next death.  droce_release ends it: the key is
  * revoked first (dereg); then, if its maker is gone, the QPs go to ERR and
- * are destroyed (100 ms later, so that connected peers are NAKed), then
+ * are destroyed (250 ms later, so that connected peers are NAKed), then
  * the CQs, the PD and the buffer are freed (a living maker keeps those:
  * they are its handles).  The caller's MRs of that name (from
  * droce_persist_mr or droce_attach_mr) then only free their proxy on

@@ -39,8 +39,10 @@ struct persist {
  * before they go to ERR and away: a peer's access in that time is NAKed
  * (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone (IBTA
  * 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all retries).
+ * A quarter of a second: a loaded host delays the engine's lcore and the
+ * peer by that much (262 ms seen on a 2-core VM at load average 5).
  */
-#define DROCED_RELEASE_LINGER_US 100000
+#define DROCED_RELEASE_LINGER_US 250000
 
 static struct {
 	struct persist *list;		/* by name */

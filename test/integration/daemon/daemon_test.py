@@ -75,8 +75,8 @@ KILLS = 3
 AFTER = 200			# the peer's rounds on a persistent region after its owner died
 LEASE_MS = 1000
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
-EXPIRY_SLACK_MS = BOUND_MS	# the engine's and the peer's scheduling on a loaded 2-core VM
-RELEASE_LINGER_US = 100000	# droced_apps.c DROCED_RELEASE_LINGER_US
+EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
+RELEASE_LINGER_US = 250000	# droced_persist.c DROCED_RELEASE_LINGER_US
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
 
 
