@@ -176,7 +176,7 @@ serve(int lfd, struct droce_context *ctx)
 	struct droced_app *apps[DROCED_MAX_APPS];
 	struct pollfd pfd[DROCED_MAX_APPS + 2];
 	unsigned int napps = 0;
-	int wait_ms = 200;
+	int wait_ms = 200, n;
 
 	while (!stop) {
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
@@ -184,8 +184,8 @@ serve(int lfd, struct droce_context *ctx)
 		for (unsigned int i = 0; i < napps; i++)
 			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(apps[i]),
 						      .events = POLLIN };
-		int n = poll(pfd, napps + 2, wait_ms);
-
+		n = poll(pfd, napps + 2, wait_ms);
+		/* released regions whose linger is over */
 		wait_ms = droced_persist_tick(200);
 		if (n <= 0)
 			continue;

@@ -257,9 +257,10 @@ droced_persist_tick(int wait_ms)
 		*pp = p->next;
 		persist_teardown(p);
 	}
-	if (next == UINT64_MAX)
-		return wait_ms;
-	return (int)((next - now) / 1000 + 1) < wait_ms ? (int)((next - now) / 1000 + 1) : wait_ms;
+	/* rounded up: poll's timeout is in ms */
+	if (next != UINT64_MAX && (next - now) / 1000 + 1 < (uint64_t)wait_ms)
+		return (int)((next - now) / 1000 + 1);
+	return wait_ms;
 }
 
 void
