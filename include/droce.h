@@ -970,8 +970,9 @@ int droce_free_buf(struct droce_context *context, void *buf);
 
 /*
  * 0; EEXIST (name in use), EBUSY (the MR, its PD or buffer already
- * persistent), EINVAL (empty name), ENAMETOOLONG, ENOENT (not the caller's
- * MR), EOPNOTSUPP (in process), ENOTCONN.
+ * persistent), EFAULT (not all in one droce_alloc_buf buffer), EINVAL
+ * (empty name), ENAMETOOLONG, ENOENT (not the caller's MR), EOPNOTSUPP (in
+ * process), ENOTCONN.
  */
 int droce_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
 /* NULL with errno: ENOENT (no such region), EBUSY (its owner lives),

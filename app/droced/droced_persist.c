@@ -296,18 +296,27 @@ droced_lease_expired(struct droce_mr *mr)
 		persist_release(p, "lease expired");
 }
 
-/* The MR's buffer or PD is another region's already. */
-static bool
-group_taken(const struct droced_app *a, const struct droce_mr *mr)
+/* The caller's droce_alloc_buf buffer that holds all of mr, or NULL. */
+static const struct obj *
+mr_buffer(const struct droced_app *a, const struct droce_mr *mr)
 {
-	for (struct persist *p = regions.list; p != NULL; p = p->next) {
-		if (p->mr->pd == mr->pd)
-			return true;
-		for (uint32_t i = 0; i < a->nobj; i++)
-			if (a->obj[i].type == OBJ_BUF && in_buf(&a->obj[i], mr->addr) &&
-			    in_buf(&a->obj[i], p->mr->addr))
-				return true;
+	for (uint32_t i = 0; i < a->nobj; i++) {
+		const struct obj *b = &a->obj[i];
+
+		if (b->type == OBJ_BUF && in_buf(b, mr->addr) &&
+		    mr->length <= b->len - ((uintptr_t)mr->addr - (uintptr_t)b->p))
+			return b;
 	}
+	return NULL;
+}
+
+/* The MR's PD or buffer is another region's already. */
+static bool
+group_taken(const struct obj *buf, const struct droce_mr *mr)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next)
+		if (p->mr->pd == mr->pd || in_buf(buf, p->mr->addr))
+			return true;
 	return false;
 }
 
@@ -315,6 +324,7 @@ int
 on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 {
 	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	const struct obj *buf;
 	struct persist *p;
 	int rc = msg_name(m);
 
@@ -324,7 +334,11 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 		return ENOENT;
 	if (persist_find(m->u.name) != NULL)
 		return EEXIST;
-	if (persist_of_mr(o->p) != NULL || group_taken(a, o->p))
+	/* memory that outlives the application: droced's buffers only */
+	buf = mr_buffer(a, o->p);
+	if (buf == NULL)
+		return EFAULT;
+	if (persist_of_mr(o->p) != NULL || group_taken(buf, o->p))
 		return EBUSY;
 	if (m->arg < 0)
 		return EINVAL;
