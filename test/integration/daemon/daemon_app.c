@@ -25,10 +25,10 @@
  *           "persist" the peer goes on for exactly AFTER rounds once this
  *           process's socket closed, then waits for PEERSOCK.resume and
  *           hammers again
- *       attach NAME PATTERN [keep]  attaches NAME, checks that it holds the
- *                                   peer's WRITE of PATTERN, releases it
- *                                   after a line on stdin (keep: waits to
- *                                   be killed instead)
+ *       attach NAME PATTERN [keep|dereg]
+ *           attaches NAME, checks that it holds the peer's WRITE of PATTERN
+ *           ("-": not checked), releases it after a line on stdin; keep:
+ *           waits to be killed instead; dereg: releases it by its dereg
  *       refuse NAME                 what may not be done to another's live
  *                                   region NAME, and to its own
  */
@@ -801,17 +801,24 @@ run_attach(struct droce_context *ctx, int argc, char **argv)
 	       (uint64_t)(uintptr_t)mr->addr, mr->length, mr->lkey, mr->rkey,
 	       mr->pd == NULL ? "null" : "set");
 	p = mr->addr;
-	fill(shadow, XFER, strtoull(argv[1], NULL, 0));
-	bad += memcmp(p, shadow, XFER) != 0;
-	for (size_t i = XFER; i < mr->length; i++)
-		bad += p[i] != 0;
-	printf("attach: the region holds the last WRITE and zeros after it: %s\n",
-	       bad == 0 ? "yes" : "NO");
+	if (strcmp(argv[1], "-") != 0) {
+		fill(shadow, XFER, strtoull(argv[1], NULL, 0));
+		bad += memcmp(p, shadow, XFER) != 0;
+		for (size_t i = XFER; i < mr->length; i++)
+			bad += p[i] != 0;
+		printf("attach: the region holds the last WRITE and zeros after it: %s\n",
+		       bad == 0 ? "yes" : "NO");
+	}
 	again = droce_attach_mr(ctx, argv[0]) == NULL ? errno : 0;
 	printf("attach: attach again %s\n", strerror(again));
 	fflush(stdout);
 	while (argc == 3 && strcmp(argv[2], "keep") == 0)
 		pause();
+	if (argc == 3 && strcmp(argv[2], "dereg") == 0) {
+		rc = droce_dereg_mr(mr);
+		printf("attach: dereg %s\n", strerror(rc));
+		return rc == 0 && again == EBUSY ? 0 : 1;
+	}
 	if (fgets(line, sizeof(line), stdin) == NULL)	/* the peer hammers again */
 		return 2;
 	rc = droce_release(ctx, argv[0]);

@@ -49,7 +49,8 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  droced --ctl release
                  ends the region under the peer's hammer (REM_ACCESS_ERR, no
                  success after), a second release is refused; baseline
-                 after; then D's region kept at D's SIGKILL is released by
+                 after; D's region kept at D's SIGKILL is released by E's
+                 dereg after E attached it (the peer: REM_ACCESS_ERR); F's by
                  droced's own exit (SIGTERM: exit 0, its log line)
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
@@ -99,11 +100,16 @@ class Proc:
         with self.cv:
             self.cv.notify_all()
 
-    def wait_line(self, pattern, timeout=30):
+    def mark(self):
+        """Where the next line will be: wait_line(..., since=mark()) skips the older."""
+        with self.cv:
+            return len(self.lines)
+
+    def wait_line(self, pattern, timeout=30, since=0):
         rx = re.compile(pattern)
         end = time.monotonic() + timeout
         with self.cv:
-            i = 0
+            i = since
             while True:
                 while i < len(self.lines):
                     m = rx.search(self.lines[i])
@@ -477,10 +483,11 @@ def persist_owner(s, proc, name, lease_ms, mode):
     """proc on droced with its buffer persistent as name, the peer hammering it:
     (proc, its region's (addr, len, key), its lease's (earliest, latest) deadline
     in ms)."""
+    since = s.peer.mark()
     a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER))
     r = a.wait_line(r"^persist: ready addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
                     r"rkey (0x[0-9a-f]+)")
-    s.peer.wait_line(r"^peer: hammer running")
+    s.peer.wait_line(r"^peer: hammer running", since=since)
     region = (int(r.group(1), 16), int(r.group(2)), int(r.group(3), 16))
     if r.group(3) != r.group(4):
         fail(f"lkey {r.group(3)} != rkey {r.group(4)}", a)
@@ -518,11 +525,12 @@ def resume_peer(s):
     s.peer.wait_line(r"^peer: persist: hammering again")
 
 
-def revoked_at_peer(s, what):
+def revoked_at_peer(s, what, since=0):
     """The release while the peer hammers: its first failure REM_ACCESS_ERR
     (the key is revoked before the QP goes), nothing succeeds after it."""
-    m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
-    n = s.peer.wait_line(r"peer: successes after the failure: (\d+)")
+    m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good",
+                         since=since)
+    n = s.peer.wait_line(r"peer: successes after the failure: (\d+)", since=since)
     print(f"{what}: the peer's first failure: {m.group(1)}; {n.group(0)}")
     if m.group(1) != "remote access error" or n.group(1) != "0":
         fail(f"{what}: the peer's accesses", s.peer)
@@ -679,8 +687,21 @@ def case_persist_ctl(s):
         fail("a second ctl release")
     s.expect_apps({}, "after")
     s.expect_regions({}, "after")
+    # an attached owner's dereg releases the region as droce_release does
+    since = s.peer.mark()
+    d, _, _ = persist_owner(s, "D", "by-dereg", 0, "hammer")
+    kill_owner(s, d, "by-dereg")
+    e = s.app_proc("E", "attach", "by-dereg", "-", "dereg")
+    rc = e.wait()
+    print(e.output())
+    if rc != 0 or "attach: dereg Success" not in e.output():
+        fail("E's attach and dereg", e)
+    expect_released(s, "by-dereg", "dereg by its owner")
+    revoked_at_peer(s, "persist_ctl: E's dereg", since)
+    s.expect_apps({}, "after E")
+    s.expect_regions({}, "after E")
     # droced's own exit releases a kept region (its engine closes with no QP left)
-    d, _, _ = persist_owner(s, "D", "at-exit", 0, "persist")
+    d, _, _ = persist_owner(s, "F", "at-exit", 0, "persist")
     kill_owner(s, d, "at-exit")
     s.droced.stop()
     r = s.droced.wait_line(r"droced: region at-exit released \(droced exits\): (.*)")
