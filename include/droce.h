@@ -139,7 +139,11 @@ struct droce_mw_bind {
  * droce_poll_cq; a transport lcore otherwise), checked every
  * DROCE_LEASE_TICK_US: a lease expires within one tick of its deadline
  * (plus the revocation's grace period).  A context without a device
- * (droce_open_context alone) has no engine: EOPNOTSUPP.
+ * (droce_open_context alone) has no engine: EOPNOTSUPP.  In daemon mode
+ * droce_reg_mr_lease, droce_set_mr_lease and droce_renew_mr on an MR are
+ * requests to droced, whose engine expires the lease (the event is not
+ * forwarded to the application; droce_query_mr_lease: EOPNOTSUPP); a
+ * persistent region's expiry releases it (droce_persist_mr).
  */
 #define DROCE_LEASE_TICK_US 1000
 
@@ -947,6 +951,45 @@ int droce_close_device(struct droce_context *context);
 void *droce_alloc_buf(struct droce_context *context, size_t len);
 /* 0, EINVAL (not a buffer of this context), EBUSY (an MR on it), ENOTCONN. */
 int droce_free_buf(struct droce_context *context, void *buf);
+
+/*
+ * ---- Persistent named regions (droce extension, daemon mode only) ----
+ * droce_persist_mr marks an MR (in one of the caller's droce_alloc_buf
+ * buffers) persistent under name, with a lease of lease_ms (0: none).
+ * When the application dies, droced keeps its group: the MR, the buffer
+ * it lies in, its PD, the QPs on that PD and their CQs (peers connected
+ * to those QPs go on WRITING and READING it); everything else of the
+ * application is reclaimed as usual.  One persistent MR per PD and per
+ * buffer.  droce_attach_mr gives a restarted application the region (same
+ * addr, length, lkey and rkey; mr->pd is NULL: the group stays the
+ * daemon's) and makes it the owner (its lease renewed); the region is kept
+ * again at the owner's next death.  droce_release ends it: the key is
+ * revoked first (dereg); then, if its maker is gone, the QPs go to ERR and
+ * are destroyed (250 ms later, so that connected peers are NAKed), then
+ * the CQs, the PD and the buffer are freed (a living maker keeps those:
+ * they are its handles).  The caller's MRs of that name (from
+ * droce_persist_mr or droce_attach_mr) then only free their proxy on
+ * droce_dereg_mr, as does the dereg of one released meanwhile.  A lease
+ * (given here, or droce_set_mr_lease; renewed by droce_renew_mr) runs in
+ * droced: at expiry the region is released as by droce_release, as it is
+ * by its owner's droce_dereg_mr.  droced --ctl PATH list shows the
+ * regions, droced --ctl PATH release NAME releases one.
+ */
+#define DROCE_PERSIST_NAME_MAX 32	/* bytes of a name, its NUL included */
+
+/*
+ * 0; EEXIST (name in use), EBUSY (the MR, its PD or buffer already
+ * persistent), EFAULT (not all in one droce_alloc_buf buffer), EINVAL
+ * (empty name), ENAMETOOLONG, ENOENT (not the caller's MR), EOPNOTSUPP (in
+ * process), ENOTCONN.
+ */
+int droce_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
+/* NULL with errno: ENOENT (no such region), EBUSY (its owner lives),
+ * ETIME (its lease ran out), EINVAL, ENAMETOOLONG, EOPNOTSUPP, ENOTCONN. */
+struct droce_mr *droce_attach_mr(struct droce_context *context, const char *name);
+/* 0; ENOENT, EBUSY (owned by another live application), EINVAL,
+ * ENAMETOOLONG, EOPNOTSUPP (in process), ENOTCONN. */
+int droce_release(struct droce_context *context, const char *name);
 
 enum droce_port_state {
 	DROCE_PORT_NOP = 0,

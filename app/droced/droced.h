@@ -3,7 +3,8 @@
  * droced: the memory-owner daemon (README.md).  droced_main.c: options,
  * the socket, the loop, --ctl; droced_apps.c: the applications, their
  * handle tables, the requests and the reclaim of a dead application;
- * droced_files.c: the files a daemon's EAL leaves.
+ * droced_persist.c: the persistent regions (droced_table.h is what the
+ * two share); droced_files.c: the files a daemon's EAL leaves.
  */
 #ifndef DROCED_H
 #define DROCED_H
@@ -24,6 +25,13 @@ bool droced_app_serve(struct droced_app *app);
 /* The application is gone: revoke its keys, then free all it held. */
 void droced_app_reap(struct droced_app *app);
 int droced_app_fd(const struct droced_app *app);
+/* A lease of droced's expired (its event acked): a persistent region's is released. */
+void droced_lease_expired(struct droce_mr *mr);
+/* Released regions whose linger is over torn down: how long poll may wait
+ * (at most wait_ms) for the next. */
+int droced_persist_tick(int wait_ms);
+/* droced exits: every region released and torn down now. */
+void droced_persist_shutdown(void);
 
 /* The daemon's device and EAL prefix (set once, before any application). */
 void droced_apps_init(struct droce_context *ctx, const char *prefix);

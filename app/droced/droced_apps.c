@@ -29,41 +29,11 @@
 #include <rte_telemetry.h>
 
 #include "droced.h"
+#include "droced_table.h"
 
 /* A buffer larger than this is refused (EINVAL): hugepage memory is shared */
 #define DROCED_MAX_BUF (UINT64_C(1) << 30)
 #define BUF_ALIGN 64
-
-/* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
-enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_NTYPES };
-
-struct obj {
-	enum obj_type type;
-	void *p;
-	uint64_t len;		/* a buffer's, a mapping's */
-};
-
-/* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
-struct mem_piece {
-	uint64_t addr, len, off;
-	int fd;
-};
-
-struct droced_app {
-	int fd;
-	pid_t pid;
-	bool hello;
-	void *owner;		/* owner id: never reused */
-	struct obj *obj;
-	uint32_t nobj, cap;
-	uint32_t count[OBJ_NTYPES];
-	uint64_t buf_bytes;
-	uint64_t map_bytes;
-	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
-	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
-	uint32_t npiece;
-	struct droced_app *next;
-};
 
 static struct {
 	struct droce_context *ctx;
@@ -73,16 +43,20 @@ static struct {
 } dmn;
 
 /*
- * What telemetry's thread reads (/droced/apps): a copy of on_list's
- * answer, taken after every request and reap on the main thread.
+ * What telemetry's thread reads (/droced/apps, /droced/persistent): a
+ * copy of on_list's answer, taken after every request, reap and release
+ * on the main thread.
  */
 static struct {
 	pthread_mutex_t lock;
 	struct dmn_app_info apps[DMN_LIST_MAX];
 	int n;
+	struct dmn_persist_info persist[DMN_LIST_MAX];
+	int npersist;
 } tel = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int tel_apps(const char *cmd, const char *params, struct rte_tel_data *d);
+static int tel_persist(const char *cmd, const char *params, struct rte_tel_data *d);
 
 void
 droced_apps_init(struct droce_context *ctx, const char *prefix)
@@ -92,6 +66,8 @@ droced_apps_init(struct droce_context *ctx, const char *prefix)
 	dmn.next_owner = 1;
 	rte_telemetry_register_cmd("/droced/apps", tel_apps,
 				   "droced's applications: objects and buffer bytes by pid");
+	rte_telemetry_register_cmd("/droced/persistent", tel_persist,
+				   "droced's persistent regions: owner, bytes, key, lease by name");
 }
 
 struct droced_app *
@@ -118,7 +94,7 @@ droced_app_fd(const struct droced_app *app)
 
 /* ---- the handle table ------------------------------------------------------- */
 
-static int
+int
 obj_add(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 {
 	if (a->nobj == a->cap) {
@@ -140,7 +116,7 @@ obj_add(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 }
 
 /* The caller's object of that type with handle h, or NULL. */
-static struct obj *
+struct obj *
 obj_find(struct droced_app *a, enum obj_type type, uint64_t h)
 {
 	for (uint32_t i = 0; i < a->nobj; i++)
@@ -149,7 +125,7 @@ obj_find(struct droced_app *a, enum obj_type type, uint64_t h)
 	return NULL;
 }
 
-static void
+void
 obj_remove(struct droced_app *a, struct obj *o)
 {
 	a->count[o->type]--;
@@ -237,7 +213,7 @@ release(struct droced_app *a, struct obj *o)
 }
 
 /* A dealloc/dereg/destroy request: ENOENT for a handle not the caller's. */
-static int
+int
 release_handle(struct droced_app *a, enum obj_type type, uint64_t h)
 {
 	struct obj *o = obj_find(a, type, h);
@@ -358,11 +334,13 @@ map_of(struct droced_app *a, const struct droce_mr *mr)
 static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
-	struct obj *map;
+	struct obj *o, *map;
 	void *base;
 	int rc;
 
+	if (persist_dereg(a, m->h[0]))
+		return 0;	/* its persistent region's: released */
+	o = obj_find(a, OBJ_MR, m->h[0]);
 	if (o == NULL)
 		return ENOENT;
 	map = map_of(a, o->p);
@@ -622,16 +600,34 @@ static int
 on_list(struct droced_app *a, struct dmn_msg *m)
 {
 	(void)a;
-	m->arg = list_apps(m->u.apps);
+	m->arg = list_apps(m->u.list.apps);
+	m->len = (uint64_t)list_persist(m->u.list.persist);
 	return 0;
 }
 
-static void
+void
 tel_snapshot(void)
 {
 	pthread_mutex_lock(&tel.lock);
 	tel.n = list_apps(tel.apps);
+	tel.npersist = list_persist(tel.persist);
 	pthread_mutex_unlock(&tel.lock);
+}
+
+/* d[name] = {keys[i]: v[i]}: 0 or -ENOMEM. */
+static int
+tel_row(struct rte_tel_data *d, const char *name, const char *const *keys,
+	const uint64_t *v, size_t n)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+
+	if (c == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(c);
+	for (size_t i = 0; i < n; i++)
+		rte_tel_data_add_dict_u64(c, keys[i], v[i]);
+	rte_tel_data_add_dict_container(d, name, c, 0);
+	return 0;
 }
 
 /* /droced/apps: {"<pid>": {"pd": n, "mr": n, "cq": n, "qp": n, "buf": n,
@@ -639,28 +635,47 @@ tel_snapshot(void)
 static int
 tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+	static const char *const keys[] = { "pd", "mr", "cq", "qp", "buf", "buf_bytes",
+					    "mem", "mem_bytes" };
+
 	(void)cmd;
 	(void)params;
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&tel.lock);
 	for (int i = 0; i < tel.n; i++) {
 		const struct dmn_app_info *p = &tel.apps[i];
-		struct rte_tel_data *c = rte_tel_data_alloc();
+		const uint64_t v[] = { p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
+				       p->mem, p->mem_bytes };
 		char pid[16];
 
-		if (c == NULL)
-			break;
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "pd", p->pd);
-		rte_tel_data_add_dict_u64(c, "mr", p->mr);
-		rte_tel_data_add_dict_u64(c, "cq", p->cq);
-		rte_tel_data_add_dict_u64(c, "qp", p->qp);
-		rte_tel_data_add_dict_u64(c, "buf", p->buf);
-		rte_tel_data_add_dict_u64(c, "buf_bytes", p->buf_bytes);
-		rte_tel_data_add_dict_u64(c, "mem", p->mem);
-		rte_tel_data_add_dict_u64(c, "mem_bytes", p->mem_bytes);
 		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
-		rte_tel_data_add_dict_container(d, pid, c, 0);
+		if (tel_row(d, pid, keys, v, sizeof(v) / sizeof(v[0])) != 0)
+			break;
+	}
+	pthread_mutex_unlock(&tel.lock);
+	return 0;
+}
+
+/* /droced/persistent: {"<name>": {"owner": pid, "bytes": n, "key": n,
+ * "lease_ms": n, "remaining_us": n, "qp": n}, ...}; remaining_us as of
+ * the last request or expiry */
+static int
+tel_persist(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static const char *const keys[] = { "owner", "bytes", "key", "lease_ms",
+					    "remaining_us", "qp" };
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&tel.lock);
+	for (int i = 0; i < tel.npersist; i++) {
+		const struct dmn_persist_info *p = &tel.persist[i];
+		const uint64_t v[] = { (uint64_t)p->owner, p->bytes, p->key, p->lease_ms,
+				       p->remaining_us, p->qp };
+
+		if (tel_row(d, p->name, keys, v, sizeof(v) / sizeof(v[0])) != 0)
+			break;
 	}
 	pthread_mutex_unlock(&tel.lock);
 	return 0;
@@ -687,6 +702,11 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_LIST] = on_list,
 	[DMN_MEM_PIECE] = on_mem_piece,
 	[DMN_REG_MEM] = on_reg_mem,
+	[DMN_PERSIST_MR] = on_persist_mr,
+	[DMN_ATTACH_MR] = on_attach_mr,
+	[DMN_RELEASE] = on_release,
+	[DMN_SET_MR_LEASE] = on_set_mr_lease,
+	[DMN_RENEW_MR] = on_renew_mr,
 };
 
 /* One request, and the fd it carries as SCM_RIGHTS (-1: none). */
@@ -710,6 +730,13 @@ recv_request(int sock, struct dmn_msg *m, int *fd)
 	return n;
 }
 
+/* What droced --ctl asks without a HELLO (an administrator, no objects). */
+static bool
+hello_less(uint32_t type)
+{
+	return type == DMN_HELLO || type == DMN_LIST || type == DMN_RELEASE;
+}
+
 bool
 droced_app_serve(struct droced_app *a)
 {
@@ -724,7 +751,7 @@ droced_app_serve(struct droced_app *a)
 	}
 	if (m.type >= DMN_NREQ || handlers[m.type] == NULL)
 		m.err = EINVAL;
-	else if (m.type != DMN_HELLO && m.type != DMN_LIST && !a->hello)
+	else if (!a->hello && !hello_less(m.type))
 		m.err = EPROTO;
 	else
 		m.err = handlers[m.type](a, &m);
@@ -740,7 +767,7 @@ droced_app_serve(struct droced_app *a)
 /* ---- death -------------------------------------------------------------------- */
 
 /* Every object of that type, the newest first. */
-static void
+void
 reap_type(struct droced_app *a, enum obj_type type)
 {
 	for (uint32_t i = a->nobj; i-- > 0;) {
@@ -761,7 +788,7 @@ reap_type(struct droced_app *a, enum obj_type type)
 	}
 }
 
-static uint64_t
+uint64_t
 now_us(void)
 {
 	struct timespec ts;
@@ -778,8 +805,9 @@ now_us(void)
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
+/* "N MRs revoked in T us, ..." of freeing every object of a's table, into line. */
 void
-droced_app_reap(struct droced_app *a)
+reap_objects(struct droced_app *a, char *line, size_t len)
 {
 	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_PD, OBJ_MAP,
 					       OBJ_BUF };
@@ -791,10 +819,20 @@ droced_app_reap(struct droced_app *a)
 		if (order[i] == OBJ_MR)
 			t1 = now_us();
 	}
+	snprintf(line, len, "%u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
+		 " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)",
+		 mr, t1 - t0, qp, bytes, a->nobj, t0);
+}
+
+void
+droced_app_reap(struct droced_app *a)
+{
+	char line[256];
+
+	persist_orphan(a);	/* its persistent regions' groups out of its table */
+	reap_objects(a, line, sizeof(line));
 	if (a->hello)
-		printf("droced: pid %d gone: %u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
-		       " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)\n",
-		       (int)a->pid, mr, t1 - t0, qp, bytes, a->nobj, t0);
+		printf("droced: pid %d gone: %s\n", (int)a->pid, line);
 	fflush(stdout);
 	pieces_drop(a);
 	close(a->fd);

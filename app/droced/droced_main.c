@@ -4,6 +4,7 @@
  *
  *   droced [EAL options] -- --droce-... --droce-transport-lcores=N --socket=PATH
  *   droced --ctl PATH list
+ *   droced --ctl PATH release NAME
  *
  * droced is the EAL primary of its own file prefix (droced-<pid> unless
  * --file-prefix is given), opens the first device with its engine on a
@@ -46,32 +47,74 @@ unix_addr(const char *path, struct sockaddr_un *a)
 	return 0;
 }
 
-/* droced --ctl PATH list: one line per application. */
+/* One request of droced --ctl on its own connection: 0 or -1 (said why). */
+static int
+ctl_call(const char *path, struct dmn_msg *m)
+{
+	struct sockaddr_un a;
+	int fd, rc = 0;
+
+	errno = 0;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || unix_addr(path, &a) != 0 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    send(fd, m, sizeof(*m), MSG_NOSIGNAL) != (ssize_t)sizeof(*m) ||
+	    recv(fd, m, sizeof(*m), 0) != (ssize_t)sizeof(*m))
+		rc = errno != 0 ? errno : EPROTO;
+	else if (m->err != 0)
+		rc = m->err;
+	else if (m->arg < 0 || m->arg > DMN_LIST_MAX || m->len > DMN_LIST_MAX)
+		rc = EPROTO;
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0)
+		fprintf(stderr, "droced --ctl %s: %s\n", path, strerror(rc));
+	return rc != 0 ? -1 : 0;
+}
+
+/* droced --ctl PATH list: one line per application, then per region. */
 static int
 ctl_list(const char *path)
 {
 	struct dmn_msg m = { .type = DMN_LIST };
-	struct sockaddr_un a;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
-	if (fd < 0 || unix_addr(path, &a) != 0 ||
-	    connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m) ||
-	    recv(fd, &m, sizeof(m), 0) != (ssize_t)sizeof(m) || m.err != 0 ||
-	    m.arg < 0 || m.arg > DMN_LIST_MAX) {
-		fprintf(stderr, "droced --ctl %s: %s\n", path, strerror(errno));
+	if (ctl_call(path, &m) != 0)
 		return 1;
-	}
-	close(fd);
 	printf("applications: %d\n", m.arg);
 	for (int i = 0; i < m.arg; i++) {
-		const struct dmn_app_info *p = &m.u.apps[i];
+		const struct dmn_app_info *p = &m.u.list.apps[i];
 
 		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
 		       " mem %u mem_bytes %" PRIu64 "\n",
 		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
 		       p->mem, p->mem_bytes);
 	}
+	printf("persistent regions: %d\n", (int)m.len);
+	for (int i = 0; i < (int)m.len; i++) {
+		const struct dmn_persist_info *p = &m.u.list.persist[i];
+
+		printf("region %.*s: owner %d bytes %" PRIu64 " key 0x%x addr 0x%" PRIx64
+		       " qp %u lease_ms %u remaining_us %" PRIu64 "\n",
+		       (int)sizeof(p->name), p->name, (int)p->owner, p->bytes, p->key, p->addr,
+		       p->qp, p->lease_ms, p->remaining_us);
+	}
+	return 0;
+}
+
+/* droced --ctl PATH release NAME */
+static int
+ctl_release(const char *path, const char *name)
+{
+	struct dmn_msg m = { .type = DMN_RELEASE };
+
+	if (strlen(name) >= sizeof(m.u.name)) {
+		fprintf(stderr, "droced --ctl %s release: %s\n", path, strerror(ENAMETOOLONG));
+		return 1;
+	}
+	strcpy(m.u.name, name);
+	if (ctl_call(path, &m) != 0)
+		return 1;
+	printf("released %s\n", name);
 	return 0;
 }
 
@@ -112,14 +155,21 @@ accept_app(int lfd, struct droced_app **apps, unsigned int *napps)
 	apps[(*napps)++] = a;
 }
 
-/* Events nobody waits for: taken and acked so that none piles up. */
+/* Events nobody waits for: taken and acked so that none piles up; a
+ * persistent region's lease expiry releases it. */
 static void
 drain_events(struct droce_context *ctx)
 {
 	struct droce_async_event ev;
 
-	while (droce_get_async_event(ctx, &ev) == 0)
-		droce_ack_async_event(&ev);
+	while (droce_get_async_event(ctx, &ev) == 0) {
+		struct droce_mr *mr = ev.event_type == DROCE_EVENT_MR_LEASE_EXPIRED ?
+				      ev.element.mr : NULL;
+
+		droce_ack_async_event(&ev);	/* before the dereg of the MR it names */
+		if (mr != NULL)
+			droced_lease_expired(mr);
+	}
 }
 
 static void
@@ -128,6 +178,7 @@ serve(int lfd, struct droce_context *ctx)
 	struct droced_app *apps[DROCED_MAX_APPS];
 	struct pollfd pfd[DROCED_MAX_APPS + 2];
 	unsigned int napps = 0;
+	int wait_ms = 200, n;
 
 	while (!stop) {
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
@@ -135,7 +186,10 @@ serve(int lfd, struct droce_context *ctx)
 		for (unsigned int i = 0; i < napps; i++)
 			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(apps[i]),
 						      .events = POLLIN };
-		if (poll(pfd, napps + 2, 200) <= 0)
+		n = poll(pfd, napps + 2, wait_ms);
+		/* released regions whose linger is over */
+		wait_ms = droced_persist_tick(200);
+		if (n <= 0)
 			continue;
 		/* a dead application first: its keys are revoked at once */
 		for (unsigned int i = napps; i-- > 0;) {
@@ -151,6 +205,7 @@ serve(int lfd, struct droce_context *ctx)
 	}
 	while (napps > 0)
 		droced_app_reap(apps[--napps]);
+	droced_persist_shutdown();
 }
 
 /*
@@ -245,6 +300,7 @@ usage(void)
 	printf("Usage:\n"
 	       "  droced [EAL options] -- [droce options] --droce-transport-lcores=N --socket=PATH\n"
 	       "  droced --ctl PATH list\n"
+	       "  droced --ctl PATH release NAME\n"
 	       "  droced -h | --help\n"
 	       "\n"
 	       "The memory-owner daemon: owns the DPDK port and droce's engine (on a\n"
@@ -254,7 +310,10 @@ usage(void)
 	       "Options:\n"
 	       "  --socket=PATH     the unix socket the applications connect to\n"
 	       "  --ctl PATH list   the applications attached to the droced on PATH,\n"
-	       "                    their pids and object counts, then exit\n"
+	       "                    their pids and object counts, and the persistent\n"
+	       "                    regions (name, owner, bytes, key, lease), then exit\n"
+	       "  --ctl PATH release NAME  release the persistent region NAME (not one\n"
+	       "                    whose owner lives)\n"
 	       "  -h, --help        this text\n");
 }
 
@@ -269,6 +328,8 @@ main(int argc, char **argv)
 
 	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "list") == 0)
 		return ctl_list(argv[2]);
+	if (argc == 5 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "release") == 0)
+		return ctl_release(argv[2], argv[4]);
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage();	/* before EAL, which would print its own */
 		return 0;

@@ -256,7 +256,9 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 int
 verbs_dmn_dereg_mr(struct droce_mr *mr)
 {
-	int rc = call2(DMN_DEREG_MR, ((struct verbs_dmn_mr *)mr)->h, 0);
+	uint64_t h = ((struct verbs_dmn_mr *)mr)->h;
+	/* handle 0: a persistent region released (droce_release), only the proxy left */
+	int rc = verbs_dmn_named_dereg(mr, h != 0 ? call2(DMN_DEREG_MR, h, 0) : 0);
 
 	if (rc == 0)
 		free(mr);

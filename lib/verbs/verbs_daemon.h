@@ -40,7 +40,12 @@
 	X(QUERY_GID)	\
 	X(LIST)		\
 	X(MEM_PIECE)	\
-	X(REG_MEM)
+	X(REG_MEM)	\
+	X(PERSIST_MR)	\
+	X(ATTACH_MR)	\
+	X(RELEASE)	\
+	X(SET_MR_LEASE)	\
+	X(RENEW_MR)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -61,6 +66,17 @@ struct dmn_app_info {
 	uint64_t buf_bytes;
 	uint32_t mem;			/* mappings of the application's pages */
 	uint64_t mem_bytes;		/* their bytes */
+};
+
+/* One persistent region as droced --ctl list shows it. */
+struct dmn_persist_info {
+	char name[DROCE_PERSIST_NAME_MAX];
+	int32_t owner;			/* the owner's pid; 0: nobody's */
+	uint32_t key;			/* lkey == rkey */
+	uint64_t addr, bytes;
+	uint32_t lease_ms;		/* 0: no lease */
+	uint32_t qp;			/* the QPs kept with it */
+	uint64_t remaining_us;		/* of the lease */
 };
 
 struct dmn_msg {
@@ -84,7 +100,11 @@ struct dmn_msg {
 		struct droce_device_attr dev;
 		struct droce_port_attr port;
 		union droce_gid gid;
-		struct dmn_app_info apps[DMN_LIST_MAX];
+		struct {		/* LIST's reply: arg apps, len regions */
+			struct dmn_app_info apps[DMN_LIST_MAX];
+			struct dmn_persist_info persist[DMN_LIST_MAX];
+		} list;
+		char name[DROCE_PERSIST_NAME_MAX];	/* a persistent region's */
 	} u;
 };
 
@@ -165,6 +185,15 @@ int verbs_dmn_destroy_qp(struct droce_qp *qp);
 int verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a);
 int verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a);
 int verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid);
+int verbs_dmn_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
+int verbs_dmn_renew_mr(struct droce_mr *mr);
+/*
+ * verbs_persist.c: the daemon answered rc to the dereg of mr.  For the
+ * proxy of a persistent region (its name remembered), ENOENT means the
+ * region was released meanwhile (its lease, a release by droced --ctl):
+ * 0, the proxy is to be freed; the name is forgotten when that is 0.
+ */
+int verbs_dmn_named_dereg(struct droce_mr *mr, int rc);
 void *verbs_dmn_alloc_buf(struct droce_context *ctx, size_t len);
 int verbs_dmn_free_buf(struct droce_context *ctx, void *p);
 

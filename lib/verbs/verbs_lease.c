@@ -3,7 +3,9 @@
  * verbs_lease.c - leases on MRs and MWs (droce extension, droce.h): the
  * lease itself lives in lib/protection (prot_lease_*), expiry runs on the
  * device's engine 0 (lib/transport tp_lease.c), which raises the event
- * naming the handle passed here as the lease's cookie.
+ * naming the handle passed here as the lease's cookie.  In daemon mode
+ * setting and renewing an MR's lease are requests: it runs in droced
+ * (verbs_persist.c, app/droced/README.md).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 
 #include "droce.h"
 #include "prot.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 #define NS_PER_MS UINT64_C(1000000)
@@ -80,7 +83,8 @@ droce_reg_mr_lease(struct droce_pd *pd, void *addr, size_t length, int access,
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = check_ctx(pd->context);
+	/* daemon mode: the lease runs in droced's engine */
+	ret = pd->context->daemon != NULL ? 0 : check_ctx(pd->context);
 	if (ret != 0) {
 		errno = ret;
 		return NULL;
@@ -102,6 +106,8 @@ droce_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms)
 {
 	if (mr == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mr->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_set_mr_lease(mr, lease_ms));
 	return set_lease(mr->context, false, mr->lkey, mr, lease_ms);
 }
 
@@ -118,6 +124,8 @@ droce_renew_mr(struct droce_mr *mr)
 {
 	if (mr == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mr->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_renew_mr(mr));
 	return renew(mr->context, false, mr->lkey);
 }
 

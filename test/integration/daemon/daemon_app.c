@@ -21,6 +21,18 @@
  *                                   control verbs after the daemon died
  *       own PEERSOCK                the application's own (malloc'd) memory
  *                                   registered, used by both ends; waits
+ *       persist PEERSOCK NAME LEASE_MS hammer|persist AFTER
+ *           a buffer marked persistent as NAME (lease LEASE_MS, 0: none,
+ *           renewed once 50 ms later), hammered by the peer; waits.  With
+ *           "persist" the peer goes on for exactly AFTER rounds once this
+ *           process's socket closed, then waits for PEERSOCK.resume and
+ *           hammers again
+ *       attach NAME PATTERN [keep|dereg]
+ *           attaches NAME, checks that it holds the peer's WRITE of PATTERN
+ *           ("-": not checked), releases it after a line on stdin; keep:
+ *           waits to be killed instead; dereg: releases it by its dereg
+ *       refuse NAME                 what may not be done to another's live
+ *                                   region NAME, and to its own
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,9 +60,9 @@
 #define READ_OFF 16384		/* where READs land */
 #define PEER_MAX 8
 
-/* S_RW: an echo session that first WRITEs (rkey) and READs back (pad as the
- * rkey) XFER bytes at addr, then sends one byte: 1 if the READ matched. */
-enum session { S_ECHO = 1, S_HAMMER = 2, S_RW = 3 };
+/* S_RW: an echo session that first WRITEs (rkey) and READs back (read_rkey) XFER bytes at addr, then sends one byte: 1 if the READ matched. */
+enum session { S_ECHO = 1, S_HAMMER = 2, S_RW = 3,
+	       S_PERSIST = 4 };
 #define RW_SEED 99
 #define RW_WRITE 1000
 #define RW_READ 1001
@@ -60,6 +72,8 @@ struct xchg {
 	uint32_t mode;
 	uint32_t qpn;
 	uint32_t rkey;
+	uint32_t after;		/* S_PERSIST: rounds after the application's death */
+	uint32_t read_rkey;	/* S_RW: the READ's rkey */
 	uint32_t pad;
 	uint64_t addr;
 	uint64_t len;
@@ -261,7 +275,13 @@ struct peer_session {
 	uint64_t iter, good, after_fail;
 	bool failed, busy;
 	unsigned int pending;
+	/* S_PERSIST */
+	bool gone, waiting;
+	uint64_t after;
 };
+
+/* S_PERSIST: the file whose existence makes a waiting session hammer again */
+static char resume_file[4096];
 
 static volatile sig_atomic_t stop;
 
@@ -270,6 +290,19 @@ on_term(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* The READ of round iter brought back the WRITE's bytes (the shadow). */
+static void
+check_read(const struct peer_session *s)
+{
+	uint8_t shadow[XFER];
+
+	fill(shadow, XFER, s->iter);
+	if (memcmp(shadow, s->e.buf + READ_OFF, XFER) != 0) {
+		printf("peer: READ %" PRIu64 " differs from the shadow\n", s->iter);
+		exit(1);
+	}
 }
 
 /* WRITE pattern(iter) into the application's buffer, then READ it back. */
@@ -298,13 +331,7 @@ hammer_wc(struct peer_session *s, const struct droce_wc *wc)
 	} else if (wc->status == DROCE_WC_SUCCESS && s->failed) {
 		s->after_fail++;
 	} else if (wc->status == DROCE_WC_SUCCESS && wc->wr_id == 2) {
-		uint8_t shadow[XFER];
-
-		fill(shadow, XFER, s->iter);
-		if (memcmp(shadow, s->e.buf + READ_OFF, XFER) != 0) {
-			printf("peer: READ %" PRIu64 " differs from the shadow\n", s->iter);
-			exit(1);
-		}
+		check_read(s);
 		s->good++;
 		if (s->good == 100) {
 			printf("peer: hammer running\n");
@@ -336,6 +363,68 @@ rw_done(struct peer_session *s)
 	fflush(stdout);
 	if (send(s->fd, &ok, 1, MSG_NOSIGNAL) != 1)
 		die("peer: rw result");
+}
+
+/*
+ * S_PERSIST: rounds as hammer's until AFTER rounds after the application's
+ * socket closed (every one must succeed), then nothing (the region holds
+ * the last round's pattern) until the resume file exists, then a hammer
+ * session's rounds until the first failure (the release's revocation).
+ */
+static void
+persist_wc(struct peer_session *s, const struct droce_wc *wc)
+{
+	s->pending--;
+	if (wc->status != DROCE_WC_SUCCESS) {
+		printf("peer: persist: failure %s after %" PRIu64 " good rounds, %" PRIu64
+		       " after the owner's death\n", droce_wc_status_str(wc->status),
+		       s->good, s->after);
+		fflush(stdout);
+		s->mode = 0;
+		return;
+	}
+	if (wc->wr_id == 2) {
+		check_read(s);
+		s->good++;
+		s->after += s->gone;
+		if (s->good == 100) {
+			printf("peer: hammer running\n");
+			fflush(stdout);
+		}
+	}
+	if (s->pending > 0)
+		return;
+	if (s->gone && s->after == s->app.after) {
+		printf("peer: persist: %" PRIu64 " rounds after the owner's death, all ok, "
+		       "last pattern %" PRIu64 "\n", s->after, s->iter);
+		fflush(stdout);
+		s->waiting = true;
+		return;
+	}
+	s->iter++;
+	hammer_post(s);
+}
+
+/* S_PERSIST between completions: the owner's death, the resume file. */
+static void
+persist_poll(struct peer_session *s)
+{
+	char c;
+
+	if (!s->gone && recv(s->fd, &c, 1, MSG_DONTWAIT) == 0) {
+		s->gone = true;
+		printf("peer: persist: the owner's socket closed after %" PRIu64 " good rounds\n",
+		       s->good);
+		fflush(stdout);
+	}
+	if (s->waiting && access(resume_file, F_OK) == 0) {
+		s->waiting = false;
+		s->mode = S_HAMMER;
+		s->iter++;
+		hammer_post(s);
+		printf("peer: persist: hammering again\n");
+		fflush(stdout);
+	}
 }
 
 static void
@@ -385,8 +474,8 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 	end_connect(&s->e, s->app.qpn, s->app.gid);
 	s->fd = fd;
 	s->mode = s->app.mode;
-	s->iter = s->good = s->after_fail = 0;
-	s->failed = false;
+	s->iter = s->good = s->after_fail = s->after = 0;
+	s->failed = s->gone = s->waiting = false;
 	me.qpn = s->e.qp->qp_num;
 	me.rkey = s->e.mr->rkey;
 	me.addr = (uint64_t)(uintptr_t)s->e.buf;
@@ -398,7 +487,7 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 			post_recv_at(&s->e, i, (uint32_t)(MSG * i));
 	if (send(fd, &me, sizeof(me), MSG_NOSIGNAL) != (ssize_t)sizeof(me))
 		die("peer: reply");
-	if (s->mode == S_HAMMER)
+	if (s->mode == S_HAMMER || s->mode == S_PERSIST)
 		hammer_post(s);
 }
 
@@ -415,9 +504,25 @@ rw_post(struct peer_session *s)
 	if (post_rdma(&s->e, DROCE_WR_RDMA_WRITE, RW_WRITE, 0, XFER, s->app.addr,
 		      s->app.rkey, s->e.mr->lkey) != 0 ||
 	    post_rdma(&s->e, DROCE_WR_RDMA_READ, RW_READ, READ_OFF, XFER, s->app.addr,
-		      s->app.pad, s->e.mr->lkey) != 0)
+		      s->app.read_rkey, s->e.mr->lkey) != 0)
 		die("peer: rw post");
 	s->mode = S_ECHO;
+}
+
+/* The persistent-region verbs are daemon mode's: EOPNOTSUPP in process. */
+static void
+in_process_refusals(struct droce_context *ctx)
+{
+	struct end e;
+	int persist, attach, release;
+
+	end_create(&e, ctx, 4096);
+	persist = droce_persist_mr(e.mr, "in-process", 0);
+	attach = droce_attach_mr(ctx, "in-process") == NULL ? errno : 0;
+	release = droce_release(ctx, "in-process");
+	printf("peer: in process: persist_mr %s, attach_mr %s, release %s\n",
+	       strerror(persist), strerror(attach), strerror(release));
+	end_destroy(&e);
 }
 
 static int
@@ -429,6 +534,8 @@ run_peer(struct droce_context *ctx, const char *path)
 	memset(ss, 0, sizeof(ss));
 	for (int i = 0; i < PEER_MAX; i++)
 		ss[i].fd = -1;
+	snprintf(resume_file, sizeof(resume_file), "%s.resume", path);
+	in_process_refusals(ctx);
 	(void)fcntl(lfd, F_SETFL, O_NONBLOCK);
 	signal(SIGTERM, on_term);
 	printf("peer: ready\n");
@@ -446,9 +553,13 @@ run_peer(struct droce_context *ctx, const char *path)
 			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
 				if (s->mode == S_HAMMER)
 					hammer_wc(s, &wc);
+				else if (s->mode == S_PERSIST)
+					persist_wc(s, &wc);
 				else
 					echo_wc(s, &wc);
 			}
+			if (s->mode == S_PERSIST)
+				persist_poll(s);
 			/* a hammer goes on after the application's death: that is the test */
 			if (s->mode == 0 ||
 			    (s->mode == S_ECHO && recv(s->fd, &wc, 1, MSG_DONTWAIT) == 0)) {
@@ -486,14 +597,21 @@ app_session_x(struct end *e, const char *peer, struct xchg me, int *pfd)
 	return them;
 }
 
-/* The session with the peer on our buffer and MR. */
+/* The session with the peer on our buffer and MR (S_PERSIST: after rounds). */
 static struct xchg
-app_session(struct end *e, const char *peer, enum session mode, int *pfd)
+app_session_after(struct end *e, const char *peer, enum session mode, uint32_t after,
+		  int *pfd)
 {
-	struct xchg me = { .mode = mode, .rkey = e->mr->rkey,
+	struct xchg me = { .mode = mode, .rkey = e->mr->rkey, .after = after,
 			   .addr = (uint64_t)(uintptr_t)e->buf, .len = e->len };
 
 	return app_session_x(e, peer, me, pfd);
+}
+
+static struct xchg
+app_session(struct end *e, const char *peer, enum session mode, int *pfd)
+{
+	return app_session_after(e, peer, mode, 0, pfd);
 }
 
 static void
@@ -592,11 +710,14 @@ run_traffic(struct droce_context *ctx, int argc, char **argv)
 	return 0;
 }
 
+/* The mode this process runs (its output lines' prefix). */
+static const char *mode_name = "";
+
 /* One refusal: rc (positive errno, or -1 / NULL with errno) must be want. */
 static int
 refused(const char *what, int got, int want)
 {
-	printf("forge: %s: %s%s\n", what, strerror(got), got == want ? "" : " (WRONG)");
+	printf("%s: %s: %s%s\n", mode_name, what, strerror(got), got == want ? "" : " (WRONG)");
 	return got == want ? 0 : 1;
 }
 
@@ -687,6 +808,136 @@ run_target(struct droce_context *ctx, int argc, char **argv)
 	fflush(stdout);
 	for (;;)
 		pause();
+}
+
+/* persist PEERSOCK NAME LEASE_MS hammer|persist AFTER: killed while it waits. */
+static _Noreturn void
+run_persist(struct droce_context *ctx, char **argv)
+{
+	uint32_t lease = (uint32_t)strtoul(argv[2], NULL, 0);
+	enum session mode = strcmp(argv[3], "persist") == 0 ? S_PERSIST : S_HAMMER;
+	struct end e;
+	int fd, rc;
+
+	end_create(&e, ctx, BUF_LEN);
+	rc = droce_persist_mr(e.mr, argv[1], lease);
+	if (rc != 0) {
+		printf("persist: droce_persist_mr: %s\n", strerror(rc));
+		exit(1);
+	}
+	(void)app_session_after(&e, argv[0], mode, (uint32_t)strtoul(argv[4], NULL, 0), &fd);
+	if (lease != 0) {
+		uint64_t t0, t1;
+
+		usleep(50000);	/* the deadline is then the renewal's, not the first */
+		t0 = now_us();
+		rc = droce_renew_mr(e.mr);
+		t1 = now_us();
+		if (rc != 0) {
+			printf("persist: droce_renew_mr: %s\n", strerror(rc));
+			exit(1);
+		}
+		printf("persist: renewed between %" PRIu64 " and %" PRIu64 " us\n", t0, t1);
+	}
+	printf("persist: ready addr 0x%" PRIx64 " len %zu lkey 0x%x rkey 0x%x\n",
+	       (uint64_t)(uintptr_t)e.mr->addr, e.mr->length, e.mr->lkey, e.mr->rkey);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/* attach NAME PATTERN [keep]: the region holds exactly the peer's last WRITE. */
+static int
+run_attach(struct droce_context *ctx, int argc, char **argv)
+{
+	struct droce_mr *mr = droce_attach_mr(ctx, argv[0]);
+	uint8_t shadow[XFER];
+	const uint8_t *p;
+	char line[16];
+	size_t bad = 0;
+	int again, rc;
+
+	if (mr == NULL) {
+		printf("attach: droce_attach_mr: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("attach: addr 0x%" PRIx64 " len %zu lkey 0x%x rkey 0x%x pd %s\n",
+	       (uint64_t)(uintptr_t)mr->addr, mr->length, mr->lkey, mr->rkey,
+	       mr->pd == NULL ? "null" : "set");
+	p = mr->addr;
+	if (strcmp(argv[1], "-") != 0) {
+		fill(shadow, XFER, strtoull(argv[1], NULL, 0));
+		bad += memcmp(p, shadow, XFER) != 0;
+		for (size_t i = XFER; i < mr->length; i++)
+			bad += p[i] != 0;
+		printf("attach: the region holds the last WRITE and zeros after it: %s\n",
+		       bad == 0 ? "yes" : "NO");
+	}
+	again = droce_attach_mr(ctx, argv[0]) == NULL ? errno : 0;
+	printf("attach: attach again %s\n", strerror(again));
+	fflush(stdout);
+	while (argc == 3 && strcmp(argv[2], "keep") == 0)
+		pause();
+	if (argc == 3 && strcmp(argv[2], "dereg") == 0) {
+		rc = droce_dereg_mr(mr);
+		printf("attach: dereg %s\n", strerror(rc));
+		return rc == 0 && again == EBUSY ? 0 : 1;
+	}
+	if (fgets(line, sizeof(line), stdin) == NULL)	/* the peer hammers again */
+		return 2;
+	rc = droce_release(ctx, argv[0]);
+	printf("attach: release %s, release again %s, dereg %s\n", strerror(rc),
+	       strerror(droce_release(ctx, argv[0])), strerror(droce_dereg_mr(mr)));
+	return bad == 0 && again == EBUSY && rc == 0 ? 0 : 1;
+}
+
+/* refuse NAME: another's live region is not ours; our own MR's rules. */
+static int
+run_refuse(struct droce_context *ctx, char **argv)
+{
+	char longname[DROCE_PERSIST_NAME_MAX + 1];
+	struct end e;
+	int bad = 0;
+
+	memset(longname, 'n', DROCE_PERSIST_NAME_MAX);
+	longname[DROCE_PERSIST_NAME_MAX] = '\0';
+	errno = 0;
+	bad += refused("attach of the live region",
+		       droce_attach_mr(ctx, argv[0]) == NULL ? errno : 0, EBUSY);
+	errno = 0;
+	bad += refused("attach of an unknown name",
+		       droce_attach_mr(ctx, "no-such-region") == NULL ? errno : 0, ENOENT);
+	bad += refused("release of the live region", droce_release(ctx, argv[0]), EBUSY);
+	bad += refused("release of an unknown name", droce_release(ctx, "no-such-region"),
+		       ENOENT);
+	end_create(&e, ctx, 4096);
+	bad += refused("persist under the name in use", droce_persist_mr(e.mr, argv[0], 0),
+		       EEXIST);
+	bad += refused("persist under a 32-byte name", droce_persist_mr(e.mr, longname, 0),
+		       ENAMETOOLONG);
+	bad += refused("persist under an empty name", droce_persist_mr(e.mr, "", 0), EINVAL);
+	bad += refused("persist of its own MR", droce_persist_mr(e.mr, "refuse-own", 0), 0);
+	bad += refused("persist of it again", droce_persist_mr(e.mr, "refuse-own2", 0), EBUSY);
+	/* its dereg ends the persistence: the name is free again */
+	end_destroy(&e);
+	bad += refused("release after its dereg", droce_release(ctx, "refuse-own"), ENOENT);
+	/* released by its maker, alive: the key goes, the proxy's dereg only frees it */
+	end_create(&e, ctx, 4096);
+	bad += refused("persist of a second MR", droce_persist_mr(e.mr, "refuse-rel", 0), 0);
+	bad += refused("its release by its maker", droce_release(ctx, "refuse-rel"), 0);
+	end_destroy(&e);
+	/* its lease runs out while its maker lives: released the same way */
+	end_create(&e, ctx, 4096);
+	bad += refused("persist with a lease of 50 ms",
+		       droce_persist_mr(e.mr, "refuse-lease", 50), 0);
+	usleep(200000);
+	bad += refused("renew after the expiry", droce_renew_mr(e.mr), ENOENT);
+	errno = 0;
+	bad += refused("attach after the expiry",
+		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ENOENT);
+	end_destroy(&e);
+	printf("refuse: %s\n", bad == 0 ? "every answer as expected" : "WRONG");
+	return bad == 0 ? 0 : 1;
 }
 
 /* Control verbs in a loop, to be killed inside one of them. */
@@ -886,7 +1137,7 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 	if (mr2 == NULL)
 		die("reg_mr 2");
 	bad += expect_same("the pages of both after MR 2", r, snap, OWN_LEN);
-	me = (struct xchg){ .mode = S_RW, .rkey = mr2->rkey, .pad = e.mr->rkey,
+	me = (struct xchg){ .mode = S_RW, .rkey = mr2->rkey, .read_rkey = e.mr->rkey,
 			    .addr = (uint64_t)(uintptr_t)(r + RW_AT), .len = XFER };
 	p = app_session_x(&e, argv[0], me, &fd);
 	if (send(fd, &go, 1, MSG_NOSIGNAL) != 1 || recv(fd, &ok, 1, 0) != 1 || ok != 1)
@@ -930,6 +1181,7 @@ main(int argc, char **argv)
 	if (argc < 1)
 		return 2;
 
+	mode_name = argv[0];
 	list = droce_get_device_list(NULL);
 	if (list == NULL || list[0] == NULL)
 		die("no device");
@@ -951,6 +1203,12 @@ main(int argc, char **argv)
 		run_own(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "idle") == 0 && argc == 2)
 		rc = run_idle(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "persist") == 0 && argc == 6)
+		run_persist(ctx, argv + 1);
+	else if (strcmp(argv[0], "attach") == 0 && (argc == 3 || argc == 4))
+		rc = run_attach(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "refuse") == 0 && argc == 2)
+		rc = run_refuse(ctx, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

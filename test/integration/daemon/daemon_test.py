@@ -37,6 +37,33 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  do not crash (post 0: room in the ring, poll 0); the next
                  droced removes the dead one's hugepage files and runtime
                  directory; a droced that fails to start leaves none
+  persist        A marks its buffer persistent, the peer WRITEs and READs it
+                 (shadow); A is SIGKILLed: droced keeps the region (log, list,
+                 telemetry) and exactly AFTER more rounds all succeed; B
+                 attaches it (same addr, len, keys; B owns it, the objects
+                 stay droced's), finds exactly the last
+                 WRITE's bytes; the peer hammers again and B releases: the
+                 peer's first failure is REM_ACCESS_ERR, nothing succeeds
+                 after it; baseline after
+  persist_lease  A's region has a lease of LEASE_MS (renewed once); A is
+                 SIGKILLed; the peer's first failure is REM_ACCESS_ERR, not
+                 before the deadline and within one lease tick (plus
+                 EXPIRY_SLACK_MS: the engine's lcore and the peer share a
+                 loaded machine's cores) after it; nothing succeeds after;
+                 baseline after
+  persist_ctl    B may not attach or release A's live region (EBUSY), unknown
+                 names are ENOENT, B's own MR's rules (EEXIST, ENAMETOOLONG,
+                 EINVAL, EBUSY; dereg ends the persistence; a release and a
+                 lease's expiry while the maker lives revoke the key and
+                 leave it the rest, its dereg then frees the proxy); in process the
+                 verbs are EOPNOTSUPP; A is SIGKILLed; C attaches (the owner
+                 again) and is SIGKILLed: the region persists again;
+                 droced --ctl release
+                 ends the region under the peer's hammer (REM_ACCESS_ERR, no
+                 success after), a second release is refused; baseline
+                 after; D's region kept at D's SIGKILL is released by E's
+                 dereg after E attached it (the peer: REM_ACCESS_ERR); F's by
+                 droced's own exit (SIGTERM: exit 0, its log line)
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
@@ -58,6 +85,11 @@ import time
 RETRY_MS = 4.096e-3 * 2 ** 17	# the peer QP's local ACK timeout (timeout=17)
 BOUND_MS = 100			# the crash's first failure after droced saw the EOF
 KILLS = 3
+AFTER = 200			# the peer's rounds on a persistent region after its owner died
+LEASE_MS = 1000
+LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
+EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
+RELEASE_LINGER_US = 250000	# droced_persist.c DROCED_RELEASE_LINGER_US
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
 
 
@@ -80,11 +112,16 @@ class Proc:
         with self.cv:
             self.cv.notify_all()
 
-    def wait_line(self, pattern, timeout=30):
+    def mark(self):
+        """Where the next line will be: wait_line(..., since=mark()) skips the older."""
+        with self.cv:
+            return len(self.lines)
+
+    def wait_line(self, pattern, timeout=30, since=0):
         rx = re.compile(pattern)
         end = time.monotonic() + timeout
         with self.cv:
-            i = 0
+            i = since
             while True:
                 while i < len(self.lines):
                     m = rx.search(self.lines[i])
@@ -172,20 +209,56 @@ class Setup:
         finally:
             os.environ.pop("DROCE_DAEMON", None)
 
-    def apps(self):
-        """droced --ctl list: {pid: (pd, mr, cq, qp, buf, buf_bytes, mem, mem_bytes)}."""
+    def ctl_list(self):
+        """droced --ctl list: ({pid: (pd, mr, cq, qp, buf, buf_bytes, mem, mem_bytes)},
+        {name: (owner, bytes, key, addr, qp, lease_ms)}), remaining_us left
+        out (it changes)."""
         out = subprocess.run([self.droced_bin, "--ctl", self.sock, "list"], text=True,
                              capture_output=True, timeout=10)
         if out.returncode != 0:
             fail(f"droced --ctl list: {out.stderr}")
-        n = int(re.search(r"applications: (\d+)", out.stdout).group(1))
-        rows = {}
-        for m in re.finditer(r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) "
-                             r"buf_bytes (\d+) mem (\d+) mem_bytes (\d+)", out.stdout):
-            rows[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
-        if len(rows) != n:
-            fail(f"droced --ctl list: {out.stdout}")
-        return rows
+        tables = []
+        for head, row, conv in (
+                (r"applications: (\d+)", r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) "
+                 r"buf (\d+) buf_bytes (\d+) mem (\d+) mem_bytes (\d+)", (int,) * 8),
+                (r"persistent regions: (\d+)", r"region (\S+): owner (\d+) bytes (\d+) key "
+                 r"(0x[0-9a-f]+) addr (0x[0-9a-f]+) qp (\d+) lease_ms (\d+) remaining_us \d+",
+                 (int, int, hex_int, hex_int, int, int))):
+            n = int(re.search(head, out.stdout).group(1))
+            rows = {}
+            for m in re.finditer(row, out.stdout):
+                key = int(m.group(1)) if m.group(1).isdigit() else m.group(1)
+                rows[key] = tuple(f(x) for f, x in zip(conv, m.groups()[1:]))
+            if len(rows) != n:
+                fail(f"droced --ctl list: {out.stdout}")
+            tables.append(rows)
+        return tables
+
+    def apps(self):
+        return self.ctl_list()[0]
+
+    def regions(self):
+        return self.ctl_list()[1]
+
+    def telemetry_regions(self):
+        """/droced/persistent, as regions() gives it."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.connect(f"{runtime_dir(self.prefix)}/dpdk_telemetry.v2")
+            t.recv(4096)
+            t.send(b"/droced/persistent")
+            regs = json.loads(t.recv(1 << 16))["/droced/persistent"]
+        return {name: (v["owner"], v["bytes"], v["key"], v["qp"], v["lease_ms"])
+                for name, v in regs.items()}
+
+    def expect_regions(self, want, what):
+        """want: {name: (owner, bytes, key, addr, qp, lease_ms)}, list and telemetry."""
+        got = self.regions()
+        tel = self.telemetry_regions()
+        tel_want = {n: (o, b, k, q, l) for n, (o, b, k, a, q, l) in want.items()}
+        print(f"{what}: persistent regions: {got}, telemetry /droced/persistent the same: "
+              f"{tel == tel_want}")
+        if got != want or tel != tel_want:
+            fail(f"{what}: regions {got} (telemetry {tel}), expected {want}", self.droced)
 
     def wait_apps(self, want, timeout=10):
         end = time.monotonic() + timeout
@@ -223,6 +296,10 @@ class Setup:
         for f in glob.glob(f"{self.tmp}/*"):
             os.unlink(f)
         os.rmdir(self.tmp)
+
+
+def hex_int(x):
+    return int(x, 16)
 
 
 def hugepage_files(prefix):
@@ -447,9 +524,244 @@ def case_daemon_killed(s):
         fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
 
 
+def persist_owner(s, proc, name, lease_ms, mode):
+    """proc on droced with its buffer persistent as name, the peer hammering it:
+    (proc, its region's (addr, len, key), its lease's (earliest, latest) deadline
+    in ms)."""
+    since = s.peer.mark()
+    a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER))
+    r = a.wait_line(r"^persist: ready addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
+                    r"rkey (0x[0-9a-f]+)")
+    s.peer.wait_line(r"^peer: hammer running", since=since)
+    region = (int(r.group(1), 16), int(r.group(2)), int(r.group(3), 16))
+    if r.group(3) != r.group(4):
+        fail(f"lkey {r.group(3)} != rkey {r.group(4)}", a)
+    deadline = None
+    if lease_ms:
+        t = a.wait_line(r"^persist: renewed between (\d+) and (\d+) us")
+        deadline = (int(t.group(1)) / 1000 + lease_ms, int(t.group(2)) / 1000 + lease_ms)
+    return a, region, deadline
+
+
+def kill_owner(s, a, name):
+    """SIGKILL A; droced keeps name's region and reaps the rest of A."""
+    a.p.kill()
+    kept = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: region {name} kept: (.*)")
+    gone = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (\d+ MRs.*)")
+    print(f"{a.name} killed: droced: {kept.group(0)}; the rest: {gone.group(1)}")
+    if not re.fullmatch(r"1 QPs, 65536 buffer bytes, key 0x[0-9a-f]+", kept.group(1)) or \
+            not re.fullmatch(r"0 MRs revoked in \d+ us, 0 QPs, 0 buffer bytes freed, "
+                             r"0 objects left \(seen at \d+ us\)", gone.group(1)):
+        fail("droced's reap of a persistent region's owner", s.droced)
+
+
+def expect_released(s, name, why):
+    r = s.droced.wait_line(rf"droced: region {name} released \({why}\): (.*)")
+    print(f"droced: {r.group(0)}")
+    m = re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed (\d+) us "
+                     r"later, 0 objects left \(seen at \d+ us\)", r.group(1))
+    if m is None or int(m.group(1)) < RELEASE_LINGER_US:
+        fail("droced's release", s.droced)
+
+
+def resume_peer(s):
+    """The peer, idle since its AFTER rounds, hammers the region again."""
+    open(f"{s.peer_sock}.resume", "w").close()
+    s.peer.wait_line(r"^peer: persist: hammering again")
+
+
+def revoked_at_peer(s, what, since=0):
+    """The release while the peer hammers: its first failure REM_ACCESS_ERR
+    (the key is revoked before the QP goes), nothing succeeds after it."""
+    m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good",
+                         since=since)
+    n = s.peer.wait_line(r"peer: successes after the failure: (\d+)", since=since)
+    print(f"{what}: the peer's first failure: {m.group(1)}; {n.group(0)}")
+    if m.group(1) != "remote access error" or n.group(1) != "0":
+        fail(f"{what}: the peer's accesses", s.peer)
+    return int(m.group(3)) / 1000
+
+
+def peer_kept_writing(s):
+    """Exactly AFTER rounds after the owner's death, all successful: the last pattern."""
+    c = s.peer.wait_line(r"peer: persist: the owner's socket closed after (\d+)")
+    m = s.peer.wait_line(r"peer: persist: (\d+ rounds after the owner's death.*|failure.*)",
+                         60)
+    print(f"{c.group(0)}; {m.group(0)}")
+    r = re.fullmatch(rf"{AFTER} rounds after the owner's death, all ok, last pattern (\d+)",
+                     m.group(1))
+    if r is None:
+        fail("the peer's WRITEs and READs after the owner's death", s.peer)
+    return int(r.group(1))
+
+
+def attach(s, name, region, last, mr, stdin=None, keep=()):
+    """An application attaching region: the same MR (addr, len, keys), the
+    last WRITE's bytes in it, its owner now (its objects in its table)."""
+    addr, length, key = mr
+    b = s.app_proc(name, "attach", region, str(last), *keep, stdin=stdin)
+    r = b.wait_line(r"^attach: addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
+                    r"rkey (0x[0-9a-f]+) pd (\S+)")
+    got = (int(r.group(1), 16), int(r.group(2)), int(r.group(3), 16), int(r.group(4), 16))
+    print(f"{name} attached: {r.group(0)}")
+    if got != (addr, length, key, key) or r.group(5) != "null":
+        fail(f"attached {got}, pd {r.group(5)}; the owner had {(addr, length, key, key)}", b)
+    m = b.wait_line(r"^attach: the region holds the last WRITE and zeros after it: (\S+)")
+    a = b.wait_line(r"^attach: attach again (.*)")
+    print(f"{name}: {m.group(0)}; {a.group(0)}")
+    if m.group(1) != "yes" or a.group(1) != "Device or resource busy":
+        fail(f"{name}: the attached region", b)
+    # the group stays droced's (b holds no handle of it but the MR's)
+    s.expect_apps({b.p.pid: (0, 0, 0, 0, 0, 0, 0, 0)}, f"{name} attached")
+    s.expect_regions({region: (b.p.pid, length, key, addr, 1, 0)}, f"{name} attached")
+    return b
+
+
+def case_persist(s):
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a, (addr, length, key), _ = persist_owner(s, "A", "pers", 0, "persist")
+    s.expect_regions({"pers": (a.p.pid, length, key, addr, 1, 0)}, "A alive")
+    kill_owner(s, a, "pers")
+    last = peer_kept_writing(s)
+    s.expect_apps({}, "A gone")
+    s.expect_regions({"pers": (0, length, key, addr, 1, 0)}, "A gone")
+    b = attach(s, "B", "pers", last, (addr, length, key), stdin=subprocess.PIPE)
+    resume_peer(s)
+    b.p.stdin.write("go\n")
+    b.p.stdin.flush()
+    rc = b.wait()
+    print(b.output())
+    if rc != 0 or "attach: release Success, release again No such file or directory, " \
+            "dereg Success" not in b.output():
+        fail("B's release", b)
+    expect_released(s, "pers", "droce_release")
+    revoked_at_peer(s, "persist: B's release")
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
+    # droce-demo --lifetime: rounds ok after the kill, of how many; read back after attach
+    print(f"lifetime: persistent {AFTER} {AFTER} yes")
+
+
+def case_persist_lease(s):
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a, (addr, length, key), (early, late) = persist_owner(s, "A", "leased", LEASE_MS,
+                                                          "hammer")
+    s.expect_regions({"leased": (a.p.pid, length, key, addr, 1, LEASE_MS)}, "A alive")
+    t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
+    if t_kill >= early - 100:
+        fail(f"A killed {t_kill - early:.0f} ms after its lease's deadline: too slow a start")
+    kill_owner(s, a, "leased")
+    s.expect_regions({"leased": (0, length, key, addr, 1, LEASE_MS)}, "A gone")
+    m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good",
+                         LEASE_MS / 1000 + 30)
+    t_fail = int(m.group(3)) / 1000
+    expect_released(s, "leased", "lease expired")
+    print(f"persist_lease: the peer's first failure: {m.group(1)}, "
+          f"{t_fail - late:.2f} ms after the lease's deadline (renewal between "
+          f"{early - LEASE_MS:.1f} and {late - LEASE_MS:.1f} ms + {LEASE_MS} ms; bound: "
+          f"{LEASE_TICK_MS} ms tick + {EXPIRY_SLACK_MS} ms scheduling), "
+          f"{t_fail - t_kill:.1f} ms after the SIGKILL, after {m.group(4)} good rounds")
+    status = "REM_ACCESS_ERR" if m.group(1) == "remote access error" else m.group(1)
+    print(f"lifetime: persistent-lease {status.replace(' ', '_')} {t_fail - late:.2f}")
+    if m.group(1) != "remote access error":
+        fail(f"first failure {m.group(1)}, expected remote access error", s.peer)
+    if t_fail < early:
+        fail(f"revoked {early - t_fail:.2f} ms before the lease's deadline")
+    if t_fail - late > LEASE_TICK_MS + EXPIRY_SLACK_MS:
+        fail(f"revoked {t_fail - late:.2f} ms after the lease's deadline")
+    n = s.peer.wait_line(r"peer: successes after the failure: (\d+)")
+    print(f"persist_lease: {n.group(0)}")
+    if n.group(1) != "0":
+        fail("a WRITE or READ succeeded after the expiry")
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
+
+
+def ctl_release(s, name):
+    out = subprocess.run([s.droced_bin, "--ctl", s.sock, "release", name], text=True,
+                         capture_output=True, timeout=10)
+    return out.returncode, (out.stdout + out.stderr).strip()
+
+
+def case_persist_ctl(s):
+    m = s.peer.wait_line(r"^peer: in process: (.*)")
+    print(m.group(0))
+    if m.group(1) != ("persist_mr Operation not supported, attach_mr Operation not supported, "
+                      "release Operation not supported"):
+        fail("in process, the persistent-region verbs", s.peer)
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a, (addr, length, key), _ = persist_owner(s, "A", "ctl", 0, "persist")
+    b = s.app_proc("B", "refuse", "ctl")
+    rc = b.wait()
+    print(b.output())
+    if rc != 0:
+        fail("B's refusals", b)
+    for region, why in (("refuse-rel", "droce_release"), ("refuse-lease", "lease expired")):
+        r = s.droced.wait_line(rf"droced: region {region} released \({why}\): (.*)")
+        print(f"droced: {r.group(0)}")
+        if not re.fullmatch(rf"1 MRs revoked in \d+ us; its QPs, CQs, PD and buffer stay "
+                            rf"pid {b.p.pid}'s", r.group(1)):
+            fail("the release of a region whose maker lives", s.droced)
+    rc, out = ctl_release(s, "ctl")
+    print(f"droced --ctl release ctl while A lives: exit {rc}: {out}")
+    if rc != 1 or not out.endswith("Device or resource busy"):
+        fail("ctl release of a live owner's region")
+    s.expect_apps({a.p.pid: OBJS_64K}, "B gone, A alive")
+    s.expect_regions({"ctl": (a.p.pid, length, key, addr, 1, 0)}, "B gone, A alive")
+    kill_owner(s, a, "ctl")
+    last = peer_kept_writing(s)
+    s.expect_regions({"ctl": (0, length, key, addr, 1, 0)}, "A gone")
+    # the owner again, and at its death persistent again
+    c = attach(s, "C", "ctl", last, (addr, length, key), keep=("keep",))
+    kill_owner(s, c, "ctl")
+    s.expect_apps({}, "C gone")
+    s.expect_regions({"ctl": (0, length, key, addr, 1, 0)}, "C gone")
+    resume_peer(s)
+    rc, out = ctl_release(s, "ctl")
+    print(f"droced --ctl release ctl: exit {rc}: {out}")
+    if rc != 0 or out != "released ctl":
+        fail("droced --ctl release")
+    expect_released(s, "ctl", "droced --ctl release")
+    revoked_at_peer(s, "persist_ctl: droced --ctl release")
+    rc, out = ctl_release(s, "ctl")
+    print(f"droced --ctl release ctl again: exit {rc}: {out}")
+    if rc != 1 or not out.endswith("No such file or directory"):
+        fail("a second ctl release")
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
+    # an attached owner's dereg releases the region as droce_release does
+    since = s.peer.mark()
+    d, _, _ = persist_owner(s, "D", "by-dereg", 0, "hammer")
+    kill_owner(s, d, "by-dereg")
+    e = s.app_proc("E", "attach", "by-dereg", "-", "dereg")
+    rc = e.wait()
+    print(e.output())
+    if rc != 0 or "attach: dereg Success" not in e.output():
+        fail("E's attach and dereg", e)
+    expect_released(s, "by-dereg", "dereg by its owner")
+    revoked_at_peer(s, "persist_ctl: E's dereg", since)
+    s.expect_apps({}, "after E")
+    s.expect_regions({}, "after E")
+    # droced's own exit releases a kept region (its engine closes with no QP left)
+    d, _, _ = persist_owner(s, "F", "at-exit", 0, "persist")
+    kill_owner(s, d, "at-exit")
+    s.droced.stop()
+    r = s.droced.wait_line(r"droced: region at-exit released \(droced exits\): (.*)")
+    print(f"droced's SIGTERM: exit {s.droced.p.returncode}; {r.group(0)}")
+    if s.droced.p.returncode != 0 or not re.fullmatch(
+            r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed \d+ us later, "
+            r"0 objects left \(seen at \d+ us\)", r.group(1)):
+        fail("droced's exit with a kept region", s.droced)
+
+
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
-         "own": case_own}
+         "own": case_own,
+         "persist": case_persist, "persist_lease": case_persist_lease,
+         "persist_ctl": case_persist_ctl}
 
 
 def use_lsan_supp():

@@ -20,7 +20,9 @@ in flight) into the server's MR.
 
 Prints one line per model ("lifetime: MODEL ...", read by droce-demo
 --lifetime); --table prints the README's table of them, with droced's row
-from DROCE_LIFETIME_DAEMON="STATUS MS" (test/integration/daemon).  Usage:
+from DROCE_LIFETIME_DAEMON="STATUS MS" and the persistent region's from
+DROCE_LIFETIME_PERSIST="OK_ROUNDS ROUNDS READABLE STATUS MS"
+(test/integration/daemon).  Usage:
 lifetime_kill.py DROCE_TESTPMD [--table] [MODEL...]
 Only processes this script started are killed (by their Popen handle).
 """
@@ -215,8 +217,17 @@ def print_table(r):
               f"{float(d[1]):.0f} ms | no | at the death: keys first, then all (droced) |")
     else:
         print("| in droced, owner = process | not measured | - | no | - |")
-    print("| memory-owner daemon, owner = daemon (persistent) | not yet | - | not yet | "
-          "not yet |")
+    # and the persistent region's (daemon_test.py persist, persist_lease):
+    # "OK_ROUNDS ROUNDS READABLE STATUS MS"
+    p = os.environ.get("DROCE_LIFETIME_PERSIST", "").split()
+    if len(p) == 5:
+        print(f"| memory-owner daemon, owner = daemon (persistent) | success: {p[0]} of {p[1]} "
+              f"WRITE+READ rounds after the kill (droced keeps the region) | at release or "
+              f"lease expiry: {p[3]}, {float(p[4]):.2f} ms after the lease's deadline | "
+              f"{p[2]} (reattach by name: the last WRITE's bytes) | at release / expiry, by "
+              f"droced: the key, then QPs, CQs, PD, buffer |")
+    else:
+        print("| memory-owner daemon, owner = daemon (persistent) | not measured | - | - | - |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droced_persist.c - persistent named regions (droce_persist_mr; README.md
+ * "Persistent regions"): which objects a region keeps (its group), the
+ * move of the group out of its dead maker's table, reattach, release
+ * (the key first, the rest after a linger) and leases.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "droced.h"
+#include "droced_table.h"
+
+/*
+ * A persistent region (droce_persist_mr): while the application that made
+ * it lives, its group (the MR, its buffer, its PD, the QPs on that PD and
+ * their CQs) stays in that application's table, whose handles they are;
+ * from its death on (kept), in held, also while an application that
+ * attached it owns it (it holds no handle but the MR's).
+ */
+struct persist {
+	char name[DROCE_PERSIST_NAME_MAX];
+	struct droce_mr *mr;
+	struct droced_app *owner;	/* NULL: nobody's */
+	bool kept;			/* the group is in held */
+	struct droced_app held;
+	uint32_t lease_ms;
+	/* released: its key revoked at seen_us (in revoke_us), the rest at teardown_us */
+	uint64_t seen_us, revoke_us, teardown_us;
+	const char *why;
+	struct persist *next;
+};
+
+/*
+ * After a release revokes a region's key, its QPs stay connected this long
+ * before they go to ERR and away: a peer's access in that time is NAKed
+ * (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone (IBTA
+ * 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all retries).
+ * A quarter of a second: a loaded host delays the engine's lcore and the
+ * peer by that much (262 ms seen on a 2-core VM at load average 5).
+ */
+#define DROCED_RELEASE_LINGER_US 250000
+
+static struct {
+	struct persist *list;		/* by name */
+	struct persist *released;	/* revoked, their QPs lingering */
+} regions;
+
+static struct persist *
+persist_find(const char *name)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+static struct persist *
+persist_of_mr(const void *mr)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next)
+		if (p->mr == mr)
+			return p;
+	return NULL;
+}
+
+/* The request's name: NUL-terminated, not empty (0 or EINVAL). */
+static int
+msg_name(const struct dmn_msg *m)
+{
+	return m->u.name[0] != '\0' &&
+	       memchr(m->u.name, '\0', sizeof(m->u.name)) != NULL ? 0 : EINVAL;
+}
+
+static bool
+in_buf(const struct obj *buf, const void *addr)
+{
+	uintptr_t b = (uintptr_t)buf->p, x = (uintptr_t)addr;
+
+	return x >= b && x - b < buf->len;
+}
+
+/* A QP of table a on the region's PD (a QP of its group). */
+static bool
+group_qp(const struct persist *p, const struct obj *o)
+{
+	return o->type == OBJ_QP && ((const struct droce_qp *)o->p)->pd == p->mr->pd;
+}
+
+/* o is of p's group, whose QPs are in table a. */
+static bool
+region_member(const struct persist *p, const struct droced_app *a, const struct obj *o)
+{
+	switch (o->type) {
+	case OBJ_MR:
+		return o->p == p->mr;
+	case OBJ_BUF:
+		return in_buf(o, p->mr->addr);
+	case OBJ_PD:
+		return o->p == p->mr->pd;
+	case OBJ_QP:
+		return group_qp(p, o);
+	case OBJ_CQ:
+		for (uint32_t i = 0; i < a->nobj; i++) {
+			const struct droce_qp *qp = a->obj[i].p;
+
+			if (group_qp(p, &a->obj[i]) &&
+			    (qp->send_cq == o->p || qp->recv_cq == o->p))
+				return true;
+		}
+		return false;
+	case OBJ_MAP:		/* a persistent MR lies in a droce_alloc_buf buffer */
+	case OBJ_NTYPES:
+		break;
+	}
+	return false;
+}
+
+/* p's group from one table to the other. */
+static void
+move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
+{
+	/* the CQs while their QPs are still in from */
+	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_MR, OBJ_PD, OBJ_BUF };
+
+	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]); t++)
+		for (uint32_t i = from->nobj; i-- > 0;) {
+			struct obj *o = &from->obj[i];
+
+			if (o->type != order[t] || !region_member(p, from, o))
+				continue;
+			if (obj_add(to, o->type, o->p, o->len) != 0) {
+				fprintf(stderr, "droced: region %s: no memory to move an object: "
+					"left with pid %d\n", p->name, (int)from->pid);
+				continue;
+			}
+			obj_remove(from, o);
+		}
+}
+
+/* The application is gone: its regions' groups to their held tables. */
+void
+persist_orphan(struct droced_app *a)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next) {
+		if (p->owner != a)
+			continue;
+		if (!p->kept)
+			move_group(p, a, &p->held);
+		p->kept = true;
+		p->owner = NULL;
+		printf("droced: pid %d gone: region %s kept: %u QPs, %" PRIu64
+		       " buffer bytes, key 0x%x\n", (int)a->pid, p->name,
+		       p->held.count[OBJ_QP], p->held.buf_bytes, p->mr->lkey);
+	}
+}
+
+/* p out of the named list (into the released one if to), or freed. */
+static void
+persist_unlink(struct persist *p, struct persist **to)
+{
+	for (struct persist **pp = &regions.list; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	if (to != NULL) {
+		p->next = *to;
+		*to = p;
+	} else {
+		free(p->held.obj);
+		free(p);
+	}
+}
+
+static void
+persist_drop(struct persist *p)
+{
+	persist_unlink(p, NULL);
+}
+
+/*
+ * The region's application made it and lives: its MR is deregistered
+ * (the key revoked), the rest of the group stays its own (its handles).
+ */
+static void
+persist_release_made(struct persist *p, const char *why)
+{
+	struct droced_app *a = p->owner;
+	uint64_t t0 = now_us();
+	int rc = release_handle(a, OBJ_MR, (uint64_t)(uintptr_t)p->mr);
+
+	printf("droced: region %s released (%s): %s in %" PRIu64 " us; its QPs, CQs, PD and "
+	       "buffer stay pid %d's\n", p->name, why, rc == 0 ? "1 MRs revoked" :
+	       strerror(rc), now_us() - t0, (int)a->pid);
+	fflush(stdout);
+	persist_drop(p);
+	tel_snapshot();
+}
+
+/*
+ * A kept group: the key first (dereg: no access succeeds after it
+ * returns); the QPs to ERR and away, then CQs, PD and buffer,
+ * DROCED_RELEASE_LINGER_US later (droced_persist_tick).  The name is free
+ * at once.
+ */
+static void
+persist_release(struct persist *p, const char *why)
+{
+	if (!p->kept) {
+		persist_release_made(p, why);
+		return;
+	}
+	p->owner = NULL;
+	p->why = why;
+	p->seen_us = now_us();
+	reap_type(&p->held, OBJ_MR);
+	p->revoke_us = now_us() - p->seen_us;
+	p->teardown_us = p->seen_us + p->revoke_us + DROCED_RELEASE_LINGER_US;
+	persist_unlink(p, &regions.released);
+	tel_snapshot();
+}
+
+/* The rest of a released region's group freed: its log line. */
+static void
+persist_teardown(struct persist *p)
+{
+	uint32_t qp = p->held.count[OBJ_QP];
+	uint64_t bytes = p->held.buf_bytes, lingered = now_us() - p->seen_us - p->revoke_us;
+	char line[256];
+
+	reap_objects(&p->held, line, sizeof(line));
+	printf("droced: region %s released (%s): 1 MRs revoked in %" PRIu64 " us, %u QPs, %"
+	       PRIu64 " buffer bytes freed %" PRIu64 " us later, %u objects left (seen at %"
+	       PRIu64 " us)\n", p->name, p->why, p->revoke_us, qp, bytes, lingered,
+	       p->held.nobj, p->seen_us);
+	fflush(stdout);
+	free(p->held.obj);
+	free(p);
+}
+
+int
+droced_persist_tick(int wait_ms)
+{
+	uint64_t now = now_us(), next = UINT64_MAX;
+
+	for (struct persist **pp = &regions.released; *pp != NULL;) {
+		struct persist *p = *pp;
+
+		if (p->teardown_us > now) {
+			next = p->teardown_us < next ? p->teardown_us : next;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		persist_teardown(p);
+	}
+	/* rounded up: poll's timeout is in ms */
+	if (next != UINT64_MAX && (next - now) / 1000 + 1 < (uint64_t)wait_ms)
+		return (int)((next - now) / 1000 + 1);
+	return wait_ms;
+}
+
+void
+droced_persist_shutdown(void)
+{
+	while (regions.list != NULL)
+		persist_release(regions.list, "droced exits");
+	while (regions.released != NULL) {
+		struct persist *p = regions.released;
+
+		regions.released = p->next;
+		persist_teardown(p);
+	}
+}
+
+bool
+persist_dereg(struct droced_app *a, uint64_t h)
+{
+	struct persist *p = persist_of_mr((void *)(uintptr_t)h);
+
+	if (p == NULL || p->owner != a)
+		return false;
+	persist_release(p, "dereg by its owner");
+	return true;
+}
+
+void
+droced_lease_expired(struct droce_mr *mr)
+{
+	struct persist *p = persist_of_mr(mr);
+
+	if (p != NULL)
+		persist_release(p, "lease expired");
+}
+
+/* The caller's droce_alloc_buf buffer that holds all of mr, or NULL. */
+static const struct obj *
+mr_buffer(const struct droced_app *a, const struct droce_mr *mr)
+{
+	for (uint32_t i = 0; i < a->nobj; i++) {
+		const struct obj *b = &a->obj[i];
+
+		if (b->type == OBJ_BUF && in_buf(b, mr->addr) &&
+		    mr->length <= b->len - ((uintptr_t)mr->addr - (uintptr_t)b->p))
+			return b;
+	}
+	return NULL;
+}
+
+/* The MR's PD or buffer is another region's already. */
+static bool
+group_taken(const struct obj *buf, const struct droce_mr *mr)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next)
+		if (p->mr->pd == mr->pd || in_buf(buf, p->mr->addr))
+			return true;
+	return false;
+}
+
+int
+on_persist_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	const struct obj *buf;
+	struct persist *p;
+	int rc = msg_name(m);
+
+	if (rc != 0)
+		return rc;
+	if (o == NULL)
+		return ENOENT;
+	if (persist_find(m->u.name) != NULL)
+		return EEXIST;
+	/* memory that outlives the application: droced's buffers only */
+	buf = mr_buffer(a, o->p);
+	if (buf == NULL)
+		return EFAULT;
+	if (persist_of_mr(o->p) != NULL || group_taken(buf, o->p))
+		return EBUSY;
+	if (m->arg < 0)
+		return EINVAL;
+	rc = m->arg > 0 ? droce_set_mr_lease(o->p, (uint32_t)m->arg) : 0;
+	if (rc != 0)
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return ENOMEM;
+	memcpy(p->name, m->u.name, sizeof(p->name));
+	p->mr = o->p;
+	p->owner = a;
+	p->held.fd = -1;
+	p->lease_ms = (uint32_t)m->arg;
+	p->next = regions.list;
+	regions.list = p;
+	return 0;
+}
+
+/* The region the request names: 0, EINVAL (no name) or ENOENT. */
+static int
+named_region(const struct dmn_msg *m, struct persist **p)
+{
+	int rc = msg_name(m);
+
+	if (rc != 0)
+		return rc;
+	*p = persist_find(m->u.name);
+	return *p != NULL ? 0 : ENOENT;
+}
+
+int
+on_attach_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct persist *p;
+	int rc = named_region(m, &p);
+
+	if (rc != 0)
+		return rc;
+	if (p->owner != NULL)
+		return EBUSY;	/* its owner lives */
+	/* ETIME: expired, its release on the way (the event) */
+	rc = p->lease_ms != 0 ? droce_renew_mr(p->mr) : 0;
+	if (rc != 0)
+		return rc;
+	p->owner = a;	/* the group stays in held: a has no handle of it */
+	m->h[0] = (uint64_t)(uintptr_t)p->mr;
+	m->addr = (uint64_t)(uintptr_t)p->mr->addr;
+	m->len = p->mr->length;
+	m->key = p->mr->lkey;
+	return 0;
+}
+
+int
+on_release(struct droced_app *a, struct dmn_msg *m)
+{
+	struct persist *p;
+	int rc = named_region(m, &p);
+
+	if (rc != 0)
+		return rc;
+	if (p->owner != NULL && p->owner != a)
+		return EBUSY;	/* another application's, alive */
+	persist_release(p, a->hello ? "droce_release" : "droced --ctl release");
+	return 0;
+}
+
+int
+on_set_mr_lease(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct persist *p;
+	int rc;
+
+	if (o == NULL)
+		return ENOENT;
+	if (m->arg < 0)
+		return EINVAL;
+	rc = droce_set_mr_lease(o->p, (uint32_t)m->arg);
+	if (rc != 0)
+		return rc;
+	p = persist_of_mr(o->p);
+	if (p != NULL)
+		p->lease_ms = (uint32_t)m->arg;
+	return 0;
+}
+
+int
+on_renew_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+
+	if (o == NULL)
+		return ENOENT;
+	return droce_renew_mr(o->p);
+}
+
+/* The regions (at most DMN_LIST_MAX): how many. */
+int
+list_persist(struct dmn_persist_info *out)
+{
+	int n = 0;
+
+	for (struct persist *p = regions.list; p != NULL && n < DMN_LIST_MAX; p = p->next) {
+		const struct droced_app *t = p->kept ? &p->held : p->owner;
+		struct droce_lease_attr lease = { 0 };
+		struct dmn_persist_info *i = &out[n++];
+
+		if (p->lease_ms != 0)
+			(void)droce_query_mr_lease(p->mr, &lease);
+		*i = (struct dmn_persist_info){
+			.owner = p->owner != NULL ? p->owner->pid : 0, .key = p->mr->lkey,
+			.addr = (uint64_t)(uintptr_t)p->mr->addr, .bytes = p->mr->length,
+			.lease_ms = p->lease_ms, .remaining_us = lease.remaining_us,
+		};
+		memcpy(i->name, p->name, sizeof(i->name));
+		/* the QPs on its PD: those that persist with it */
+		for (uint32_t k = 0; k < t->nobj; k++)
+			i->qp += group_qp(p, &t->obj[k]);
+	}
+	return n;
+}
+

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droced_table.h - inside droced: the applications' handle tables
+ * (droced_apps.c) and the persistent regions built on them
+ * (droced_persist.c, README.md "Persistent regions").
+ */
+#ifndef DROCED_TABLE_H
+#define DROCED_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "verbs_daemon.h"
+
+/* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
+enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_NTYPES };
+
+struct obj {
+	enum obj_type type;
+	void *p;
+	uint64_t len;		/* a buffer's, a mapping's */
+};
+
+/* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
+struct mem_piece {
+	uint64_t addr, len, off;
+	int fd;
+};
+
+/* An application: its connection and its table (a region's table: fd -1). */
+struct droced_app {
+	int fd;
+	pid_t pid;
+	bool hello;
+	void *owner;		/* owner id: never reused */
+	struct obj *obj;
+	uint32_t nobj, cap;
+	uint32_t count[OBJ_NTYPES];
+	uint64_t buf_bytes;
+	uint64_t map_bytes;
+	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
+	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
+	uint32_t npiece;
+	struct droced_app *next;
+};
+
+/* ---- droced_apps.c ---- */
+
+/* 0 or ENOMEM. */
+int obj_add(struct droced_app *a, enum obj_type type, void *p, uint64_t len);
+/* The caller's object of that type with handle h, or NULL. */
+struct obj *obj_find(struct droced_app *a, enum obj_type type, uint64_t h);
+void obj_remove(struct droced_app *a, struct obj *o);
+/* A dealloc/dereg/destroy request: 0, ENOENT for a handle not a's, or the verb's errno. */
+int release_handle(struct droced_app *a, enum obj_type type, uint64_t h);
+/* Every object of that type in a's table freed, the newest first (QPs to ERR first). */
+void reap_type(struct droced_app *a, enum obj_type type);
+/* Every object of a's table freed (keys first): "N MRs revoked in T us, ..." into line. */
+void reap_objects(struct droced_app *a, char *line, size_t len);
+/* Telemetry's copy of the lists, after a change. */
+void tel_snapshot(void);
+uint64_t now_us(void);
+
+/* ---- droced_persist.c ---- */
+
+/* a's dereg of handle h, its persistent region's MR: released (true). */
+bool persist_dereg(struct droced_app *a, uint64_t h);
+/* a is gone: the groups of the regions it made go to their own tables. */
+void persist_orphan(struct droced_app *a);
+/* The regions as --ctl list shows them (at most DMN_LIST_MAX): how many. */
+int list_persist(struct dmn_persist_info *out);
+/* The requests (DMN_PERSIST_MR ... DMN_RENEW_MR): 0 or a positive errno. */
+int on_persist_mr(struct droced_app *a, struct dmn_msg *m);
+int on_attach_mr(struct droced_app *a, struct dmn_msg *m);
+int on_release(struct droced_app *a, struct dmn_msg *m);
+int on_set_mr_lease(struct droced_app *a, struct dmn_msg *m);
+int on_renew_mr(struct droced_app *a, struct dmn_msg *m);
+
+#endif /* DROCED_TABLE_H */

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_persist.c - persistent named regions (droce.h; daemon mode only,
+ * app/droced/README.md "Persistent regions"): the requests, and the
+ * process's list of the MR proxies that carry a name, so that
+ * droce_release can mark them released (handle 0: droce_dereg_mr then
+ * only frees the proxy, the daemon's MR being gone), and so that the
+ * dereg of one whose region went meanwhile (ENOENT) frees it too.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_daemon.h"
+#include "verbs_private.h"
+
+struct named {
+	char name[DROCE_PERSIST_NAME_MAX];
+	struct verbs_dmn_mr *mr;
+	struct named *next;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct named *list;
+} named = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* 0, EINVAL (NULL or empty) or ENAMETOOLONG. */
+static int
+check_name(const char *name)
+{
+	if (name == NULL || name[0] == '\0')
+		return EINVAL;
+	return strnlen(name, DROCE_PERSIST_NAME_MAX) < DROCE_PERSIST_NAME_MAX ? 0 : ENAMETOOLONG;
+}
+
+/* The request about name; 0 or a positive errno. */
+static int
+call_named(struct dmn_msg *m, const char *name)
+{
+	int rc = check_name(name);
+
+	if (rc != 0)
+		return rc;
+	strcpy(m->u.name, name);
+	return verbs_daemon_call(m);
+}
+
+/* The node for name's proxy mr, linked once the daemon said yes (link). */
+static struct named *
+node_new(const char *name)
+{
+	struct named *n = calloc(1, sizeof(*n));
+
+	if (n != NULL)
+		strcpy(n->name, name);
+	return n;
+}
+
+static void
+link_node(struct named *n, struct verbs_dmn_mr *mr)
+{
+	n->mr = mr;
+	pthread_mutex_lock(&named.lock);
+	n->next = named.list;
+	named.list = n;
+	pthread_mutex_unlock(&named.lock);
+}
+
+/* Every node of name unlinked, its proxy marked released (handle 0). */
+static void
+forget(const char *name)
+{
+	pthread_mutex_lock(&named.lock);
+	for (struct named **pp = &named.list; *pp != NULL;) {
+		struct named *n = *pp;
+
+		if (strcmp(n->name, name) != 0) {
+			pp = &n->next;
+			continue;
+		}
+		n->mr->h = 0;
+		*pp = n->next;
+		free(n);
+	}
+	pthread_mutex_unlock(&named.lock);
+}
+
+int
+verbs_dmn_named_dereg(struct droce_mr *mr, int rc)
+{
+	pthread_mutex_lock(&named.lock);
+	for (struct named **pp = &named.list; *pp != NULL; pp = &(*pp)->next) {
+		struct named *n = *pp;
+
+		if (&n->mr->pub != mr)
+			continue;
+		if (rc == ENOENT)
+			rc = 0;
+		if (rc == 0) {
+			*pp = n->next;
+			free(n);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&named.lock);
+	return rc;
+}
+
+int
+droce_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
+{
+	struct dmn_msg m = { .type = DMN_PERSIST_MR, .arg = (int32_t)lease_ms };
+	struct named *n;
+	int rc;
+
+	if (mr == NULL || lease_ms > INT32_MAX)
+		return verbs_ret_errno(-EINVAL);
+	if (mr->context->daemon == NULL)
+		return verbs_ret_errno(-EOPNOTSUPP);
+	rc = check_name(name);
+	if (rc != 0)
+		return verbs_ret_errno(-rc);
+	n = node_new(name);
+	if (n == NULL)
+		return verbs_ret_errno(-ENOMEM);
+	m.h[0] = ((struct verbs_dmn_mr *)mr)->h;
+	rc = call_named(&m, name);
+	if (rc != 0) {
+		free(n);
+		return verbs_ret_errno(-rc);
+	}
+	link_node(n, (struct verbs_dmn_mr *)mr);
+	return 0;
+}
+
+struct droce_mr *
+droce_attach_mr(struct droce_context *context, const char *name)
+{
+	struct dmn_msg m = { .type = DMN_ATTACH_MR };
+	struct verbs_dmn_mr *mr;
+	struct named *n;
+	int rc;
+
+	if (context == NULL || context->daemon == NULL) {
+		errno = context == NULL ? EINVAL : EOPNOTSUPP;
+		return NULL;
+	}
+	rc = check_name(name);
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	n = node_new(name);
+	rc = mr == NULL || n == NULL ? ENOMEM : call_named(&m, name);
+	if (rc != 0) {
+		free(mr);
+		free(n);
+		errno = rc;
+		return NULL;
+	}
+	mr->pub.context = context;
+	mr->pub.addr = (void *)(uintptr_t)m.addr;
+	mr->pub.length = m.len;
+	mr->pub.lkey = m.key;
+	mr->pub.rkey = m.key;
+	mr->pub.handle = prot_key_index(m.key);
+	mr->h = m.h[0];
+	link_node(n, mr);
+	return &mr->pub;
+}
+
+int
+droce_release(struct droce_context *context, const char *name)
+{
+	struct dmn_msg m = { .type = DMN_RELEASE };
+	int rc;
+
+	if (context == NULL)
+		return verbs_ret_errno(-EINVAL);
+	if (context->daemon == NULL)
+		return verbs_ret_errno(-EOPNOTSUPP);
+	rc = call_named(&m, name);
+	if (rc == 0)
+		forget(name);
+	return verbs_ret_errno(-rc);
+}
+
+/* ---- leases of the daemon's MRs (verbs_lease.c's daemon mode) ---------------- */
+
+int
+verbs_dmn_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms)
+{
+	struct dmn_msg m = { .type = DMN_SET_MR_LEASE, .h = { ((struct verbs_dmn_mr *)mr)->h },
+			     .arg = (int32_t)lease_ms };
+
+	return lease_ms > INT32_MAX ? EINVAL : verbs_daemon_call(&m);
+}
+
+int
+verbs_dmn_renew_mr(struct droce_mr *mr)
+{
+	struct dmn_msg m = { .type = DMN_RENEW_MR, .h = { ((struct verbs_dmn_mr *)mr)->h } };
+
+	return verbs_daemon_call(&m);
+}
