@@ -30,7 +30,7 @@
 #define DROCED_MAX_BUF (UINT64_C(1) << 30)
 #define BUF_ALIGN 64
 
-enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_NTYPES };
+enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL, OBJ_NTYPES };
 
 struct obj {
 	enum obj_type type;
@@ -40,6 +40,7 @@ struct obj {
 
 struct droced_app {
 	int fd;
+	int rx_fd;		/* passed with the request being served, or -1 */
 	pid_t pid;
 	bool hello;
 	void *owner;		/* owner id: never reused */
@@ -87,6 +88,7 @@ droced_app_new(int fd, pid_t pid)
 	if (a == NULL)
 		return NULL;
 	a->fd = fd;
+	a->rx_fd = -1;
 	a->pid = pid;
 	a->owner = (void *)(uintptr_t)dmn.next_owner++;
 	a->next = dmn.apps;
@@ -183,6 +185,8 @@ obj_free(enum obj_type type, void *p)
 		return droce_destroy_cq(p);
 	case OBJ_PD:
 		return droce_dealloc_pd(p);
+	case OBJ_CHANNEL:
+		return droce_destroy_comp_channel(p);	/* closes our copy of its fd */
 	case OBJ_BUF:
 		rte_free(p);
 		return 0;
@@ -317,9 +321,13 @@ on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 static int
 on_create_cq(struct droced_app *a, struct dmn_msg *m)
 {
-	struct droce_cq *cq = droce_create_cq(dmn.ctx, m->arg, a->owner, NULL, 0);
+	struct obj *ch = m->h[1] != 0 ? obj_find(a, OBJ_CHANNEL, m->h[1]) : NULL;
+	struct droce_cq *cq;
 	int rc;
 
+	if (m->h[1] != 0 && ch == NULL)
+		return ENOENT;
+	cq = droce_create_cq(dmn.ctx, m->arg, a->owner, ch != NULL ? ch->p : NULL, 0);
 	if (cq == NULL)
 		return errno;
 	rc = adopt(a, OBJ_CQ, cq, 0);
@@ -493,6 +501,32 @@ tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The application's eventfd (passed with the request) in a channel of ours. */
+static int
+on_create_channel(struct droced_app *a, struct dmn_msg *m)
+{
+	struct droce_comp_channel *ch;
+	int rc;
+
+	if (a->rx_fd < 0)
+		return EBADF;
+	ch = verbs_channel_adopt(dmn.ctx, a->rx_fd);
+	if (ch == NULL)
+		return errno;
+	a->rx_fd = -1;		/* the channel's now */
+	rc = adopt(a, OBJ_CHANNEL, ch, 0);
+	if (rc != 0)
+		return rc;
+	m->h[0] = (uint64_t)(uintptr_t)ch;
+	return 0;
+}
+
+static int
+on_destroy_channel(struct droced_app *a, struct dmn_msg *m)
+{
+	return release_handle(a, OBJ_CHANNEL, m->h[0]);
+}
+
 /* Indexed by enum dmn_req (verbs_daemon.h's one list of requests). */
 static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = {
 	[DMN_HELLO] = on_hello,
@@ -512,22 +546,67 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_QUERY_PORT] = on_query_port,
 	[DMN_QUERY_GID] = on_query_gid,
 	[DMN_LIST] = on_list,
+	[DMN_CREATE_CHANNEL] = on_create_channel,
+	[DMN_DESTROY_CHANNEL] = on_destroy_channel,
 };
+
+/*
+ * One message, and the fd passed with it (SCM_RIGHTS, close-on-exec) in
+ * *fd, or -1; any more fds, or a truncated control message, are closed.
+ */
+static ssize_t
+recv_with_fd(int sock, struct dmn_msg *m, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&h) : NULL; c != NULL;
+	     c = CMSG_NXTHDR(&h, c)) {
+		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < nfd; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(f));
+			if (*fd < 0 && !(h.msg_flags & MSG_CTRUNC))
+				*fd = f;
+			else
+				close(f);
+		}
+	}
+	return n;
+}
 
 bool
 droced_app_serve(struct droced_app *a)
 {
 	struct dmn_msg m;
-	ssize_t n = recv(a->fd, &m, sizeof(m), 0);
+	ssize_t n = recv_with_fd(a->fd, &m, &a->rx_fd);
 
-	if (n != (ssize_t)sizeof(m))
+	if (n != (ssize_t)sizeof(m)) {
+		if (a->rx_fd >= 0)
+			close(a->rx_fd);
+		a->rx_fd = -1;
 		return false;	/* EOF (death) or not our protocol */
+	}
 	if (m.type >= DMN_NREQ || handlers[m.type] == NULL)
 		m.err = EINVAL;
 	else if (m.type != DMN_HELLO && m.type != DMN_LIST && !a->hello)
 		m.err = EPROTO;
 	else
 		m.err = handlers[m.type](a, &m);
+	if (a->rx_fd >= 0)	/* not taken by the request */
+		close(a->rx_fd);
+	a->rx_fd = -1;
 	tel_snapshot();
 	/* the object is in the table already: a caller dead by now is reaped */
 	return send(a->fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m);
@@ -568,14 +647,16 @@ now_us(void)
 
 /*
  * Keys first (dereg: no access after it returns, peers get a NAK), then
- * the QPs to the error state and away, then CQs, PDs, buffers.  The WQE
+ * the QPs to the error state and away, then CQs, completion channels
+ * (our copies of their fds closed), PDs, buffers.  The WQE
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
 void
 droced_app_reap(struct droced_app *a)
 {
-	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_PD, OBJ_BUF };
+	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_CHANNEL, OBJ_PD,
+					       OBJ_BUF };
 	uint32_t mr = a->count[OBJ_MR], qp = a->count[OBJ_QP];
 	uint64_t bytes = a->buf_bytes, t0 = now_us(), t1 = t0;
 

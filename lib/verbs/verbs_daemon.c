@@ -20,33 +20,63 @@ static struct verbs_daemon daemon_conn = {
 	.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* Under the lock.  ENOTCONN once the daemon is gone (then forever). */
+/* Under the lock: the connection is lost (then forever). */
 static int
-call_locked(struct dmn_msg *m)
+lost_locked(void)
+{
+	close(daemon_conn.fd);
+	daemon_conn.fd = -1;
+	return ENOTCONN;
+}
+
+/* Under the lock, m sent: its reply.  ENOTCONN once the daemon is gone. */
+static int
+reply_locked(struct dmn_msg *m)
 {
 	uint32_t type = m->type;
-	ssize_t n;
 
-	if (daemon_conn.fd < 0)
-		return ENOTCONN;
-	n = send(daemon_conn.fd, m, sizeof(*m), MSG_NOSIGNAL);
-	if (n == (ssize_t)sizeof(*m))
-		n = recv(daemon_conn.fd, m, sizeof(*m), 0);
-	if (n != (ssize_t)sizeof(*m) || m->type != type) {
-		close(daemon_conn.fd);
-		daemon_conn.fd = -1;
-		return ENOTCONN;
-	}
+	if (recv(daemon_conn.fd, m, sizeof(*m), 0) != (ssize_t)sizeof(*m) ||
+	    m->type != type)
+		return lost_locked();
 	return m->err;
 }
 
 int
 verbs_daemon_call(struct dmn_msg *m)
 {
-	int rc;
+	int rc = ENOTCONN;
 
 	pthread_mutex_lock(&daemon_conn.lock);
-	rc = call_locked(m);
+	if (daemon_conn.fd >= 0)
+		rc = send(daemon_conn.fd, m, sizeof(*m), MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ?
+		     reply_locked(m) : lost_locked();
+	pthread_mutex_unlock(&daemon_conn.lock);
+	return rc;
+}
+
+int
+verbs_daemon_call_fd(struct dmn_msg *m, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	int rc = ENOTCONN;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&h);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	pthread_mutex_lock(&daemon_conn.lock);
+	if (daemon_conn.fd >= 0)
+		rc = sendmsg(daemon_conn.fd, &h, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ?
+		     reply_locked(m) : lost_locked();
 	pthread_mutex_unlock(&daemon_conn.lock);
 	return rc;
 }
@@ -227,18 +257,34 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 
 /* ---- CQs and QPs ---------------------------------------------------------------- */
 
+/* ---- completion channels --------------------------------------------------------- */
+
+int
+verbs_dmn_create_channel(int fd, uint64_t *h)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_CHANNEL };
+	int rc = verbs_daemon_call_fd(&m, fd);
+
+	if (rc == 0)
+		*h = m.h[0];
+	return rc;
+}
+
+int
+verbs_dmn_destroy_channel(uint64_t h)
+{
+	return call2(DMN_DESTROY_CHANNEL, h, 0);
+}
+
 struct droce_cq *
 verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		    struct droce_comp_channel *channel)
 {
-	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe };
+	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe,
+			     .h = { 0, verbs_channel_handle(channel) } };
 	struct verbs_dmn_cq *cq;
 	int rc;
 
-	if (channel != NULL) {
-		errno = EOPNOTSUPP;	/* completion events: not in daemon mode */
-		return NULL;
-	}
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL) {
 		errno = ENOMEM;
@@ -255,14 +301,31 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 	cq->pub.context = ctx;
 	cq->pub.cq_context = cq_context;
 	cq->pub.cqe = m.arg;
+	cq->pub.channel = channel;
+	if (channel != NULL && (rc = verbs_channel_add(channel, &cq->pub)) != 0) {
+		(void)call2(DMN_DESTROY_CQ, cq->h, 0);
+		free(cq);
+		errno = rc;
+		return NULL;
+	}
 	return &cq->pub;
 }
 
+/*
+ * As in process: off its channel once its events were acked, before the
+ * daemon frees the CQ whose ready events the channel reads.  Back on it
+ * if the daemon refuses (room: the slot it left).
+ */
 int
 verbs_dmn_destroy_cq(struct droce_cq *cq)
 {
-	int rc = call2(DMN_DESTROY_CQ, ((struct verbs_dmn_cq *)cq)->h, 0);
+	int rc;
 
+	if (cq->channel != NULL)
+		verbs_channel_leave(cq);
+	rc = call2(DMN_DESTROY_CQ, ((struct verbs_dmn_cq *)cq)->h, 0);
+	if (rc != 0 && cq->channel != NULL)
+		(void)verbs_channel_add(cq->channel, cq);
 	if (rc == 0)
 		free(cq);
 	return rc;

@@ -38,7 +38,9 @@
 	X(QUERY_DEVICE)	\
 	X(QUERY_PORT)	\
 	X(QUERY_GID)	\
-	X(LIST)
+	X(LIST)		\
+	X(CREATE_CHANNEL)	\
+	X(DESTROY_CHANNEL)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -129,6 +131,18 @@ struct droce_context *verbs_daemon_open(struct droce_device *device);
 int verbs_daemon_close(struct droce_context *ctx);
 /* One request and its reply: 0 or a positive errno (ENOTCONN: daemon gone). */
 int verbs_daemon_call(struct dmn_msg *m);
+/* The same with fd passed along (SCM_RIGHTS): droced gets its own copy. */
+int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
+
+/*
+ * Completion channels (verbs_channel.c): the application's eventfd to
+ * droced, which wraps its copy in a channel of its own (0 or a positive
+ * errno, the handle in *h); droced's side of that is verbs_channel_adopt
+ * (NULL with errno; the channel owns fd).
+ */
+int verbs_dmn_create_channel(int fd, uint64_t *h);
+int verbs_dmn_destroy_channel(uint64_t h);
+struct droce_comp_channel *verbs_channel_adopt(struct droce_context *ctx, int fd);
 
 /* The daemon-mode verbs behind droce_* (positive errno / NULL + errno). */
 struct droce_pd *verbs_dmn_alloc_pd(struct droce_context *ctx);

@@ -19,7 +19,15 @@
  *       churn                       create/destroy objects in a loop
  *       idle PEERSOCK               ready, then (a line on stdin) data and
  *                                   control verbs after the daemon died
+ *       channel PEERSOCK ack|keep   completion events on a channel: woken
+ *                                   by the peer's echo (armed for the next
+ *                                   completion), an unsolicited echo skipped
+ *                                   and a solicited one woken on (armed
+ *                                   solicited-only); ack: all acked, then
+ *                                   destroyed; keep: the last one unacked,
+ *                                   waits to be killed
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -105,8 +113,10 @@ struct end {
 	size_t len;
 };
 
+/* The objects, the CQ on channel ch (NULL: none) with e as its cq_context. */
 static void
-end_create(struct end *e, struct droce_context *ctx, size_t len)
+end_create_on(struct end *e, struct droce_context *ctx, size_t len,
+	      struct droce_comp_channel *ch)
 {
 	struct droce_qp_init_attr init = {
 		.qp_type = DROCE_QPT_RC,
@@ -126,7 +136,7 @@ end_create(struct end *e, struct droce_context *ctx, size_t len)
 			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
 	if (e->mr == NULL)
 		die("reg_mr");
-	e->cq = droce_create_cq(ctx, 256, NULL, NULL, 0);
+	e->cq = droce_create_cq(ctx, 256, ch != NULL ? e : NULL, ch, 0);
 	if (e->cq == NULL)
 		die("create_cq");
 	init.send_cq = e->cq;
@@ -134,6 +144,12 @@ end_create(struct end *e, struct droce_context *ctx, size_t len)
 	e->qp = droce_create_qp(e->pd, &init);
 	if (e->qp == NULL)
 		die("create_qp");
+}
+
+static void
+end_create(struct end *e, struct droce_context *ctx, size_t len)
+{
+	end_create_on(e, ctx, len, NULL);
 }
 
 static void
@@ -314,6 +330,9 @@ echo_wc(struct peer_session *s, const struct droce_wc *wc)
 				    .send_flags = DROCE_SEND_SIGNALED };
 	struct droce_send_wr *bad;
 
+	/* immediate 1: the echo is solicited (the channel case) */
+	if ((wc->wc_flags & DROCE_WC_WITH_IMM) && wc->imm_data == htonl(1))
+		wr.send_flags |= DROCE_SEND_SOLICITED;
 	if (wc->status != DROCE_WC_SUCCESS) {
 		printf("peer: echo session: %s\n", droce_wc_status_str(wc->status));
 		fflush(stdout);
@@ -671,6 +690,126 @@ run_idle(struct droce_context *ctx, int argc, char **argv)
 	_exit(0);	/* EAL's clean-up would wait for the dead primary */
 }
 
+/* ---- completion channels ------------------------------------------------------- */
+
+/* An unsignaled SEND (its echo is the only CQE); imm 1: echoed solicited. */
+static void
+send_for_echo(struct end *e, bool solicited)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(e->buf + MSG), MSG, e->mr->lkey };
+	struct droce_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				    .opcode = solicited ? DROCE_WR_SEND_WITH_IMM : DROCE_WR_SEND };
+	struct droce_send_wr *bad;
+
+	wr.imm_data = htonl(1);
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post SEND");
+}
+
+/* The channel's fd readable within ms. */
+static bool
+readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+static void
+check(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "daemon_app: channel: %s\n", what);
+		exit(1);
+	}
+}
+
+/* One event of ch for e's CQ, then exactly the echo wr_id's CQE, no more. */
+static void
+channel_event(struct droce_comp_channel *ch, struct end *e, uint64_t wr_id)
+{
+	struct droce_cq *cq = NULL;
+	void *cq_ctx = NULL;
+	struct droce_wc wc;
+
+	check(droce_get_cq_event(ch, &cq, &cq_ctx) == 0, "get_cq_event failed");
+	check(cq == e->cq && cq_ctx == e, "the event names another CQ");
+	check(droce_poll_cq(e->cq, 1, &wc) == 1 && wc.wr_id == wr_id &&
+	      wc.status == DROCE_WC_SUCCESS && wc.opcode == DROCE_WC_RECV &&
+	      memcmp(e->buf + MSG, e->buf + RECV_OFF, MSG) == 0, "the echo's CQE");
+	check(droce_poll_cq(e->cq, 1, &wc) == 0, "a second CQE");
+	check(!readable(ch->fd, 0), "a second event");
+}
+
+/* The kernel's id of the eventfd fd (its fdinfo), to find droced's copy. */
+static unsigned long
+eventfd_id(int fd)
+{
+	char path[64], line[128];
+	unsigned long id = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (f == NULL)
+		die(path);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "eventfd-id: %lu", &id) == 1)
+			break;
+	fclose(f);
+	return id;
+}
+
+static int
+run_channel(struct droce_context *ctx, int argc, char **argv)
+{
+	struct droce_comp_channel *ch = droce_create_comp_channel(ctx);
+	bool keep = argc >= 2 && strcmp(argv[1], "keep") == 0;
+	struct droce_wc wc;
+	struct end e;
+	int fd;
+
+	if (ch == NULL)
+		die("create_comp_channel");
+	end_create_on(&e, ctx, BUF_LEN, ch);
+	printf("channel: eventfd-id %lu\n", eventfd_id(ch->fd));
+	fflush(stdout);
+	(void)app_session(&e, argv[0], S_ECHO, &fd);
+	fill(e.buf + MSG, MSG, 1);
+	/* armed for the next completion: blocks in read(2) until the echo */
+	post_recv_at(&e, 4, RECV_OFF);
+	check(droce_req_notify_cq(e.cq, 0) == 0, "req_notify_cq");
+	send_for_echo(&e, false);
+	alarm(5);
+	channel_event(ch, &e, 4);
+	alarm(0);
+	droce_ack_cq_events(e.cq, 1);
+	/* solicited only: the unsolicited echo completes without an event */
+	check(droce_req_notify_cq(e.cq, 1) == 0, "req_notify_cq solicited");
+	post_recv_at(&e, 5, RECV_OFF);
+	send_for_echo(&e, false);
+	wc = wait_wc(&e);
+	check(wc.wr_id == 5 && wc.status == DROCE_WC_SUCCESS, "the unsolicited echo");
+	check(!readable(ch->fd, 200), "an event for an unsolicited SEND");
+	post_recv_at(&e, 6, RECV_OFF);
+	send_for_echo(&e, true);
+	check(readable(ch->fd, 5000), "no event for the solicited SEND");
+	channel_event(ch, &e, 6);
+	if (keep) {
+		printf("channel: 2 events, the last unacked\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	droce_ack_cq_events(e.cq, 1);
+	end_destroy(&e);
+	check(droce_destroy_comp_channel(ch) == 0, "destroy_comp_channel");
+	printf("channel: 2 events (next completion, solicited), none for the unsolicited "
+	       "SEND, acked, destroyed\n");
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -710,6 +849,8 @@ main(int argc, char **argv)
 		run_churn(ctx);
 	else if (strcmp(argv[0], "idle") == 0 && argc == 2)
 		rc = run_idle(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "channel") == 0 && argc == 3)
+		rc = run_channel(ctx, argc - 1, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

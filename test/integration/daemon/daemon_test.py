@@ -20,6 +20,15 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  baseline (list and its log line)
   kill_in_verb   an application creating and destroying objects in a loop
                  is SIGKILLed KILLS times; droced reaps it and serves B
+  channel        a completion channel: the application blocks in read(2)
+                 (droce_get_cq_event) and in poll(2) on its fd and wakes on
+                 the peer's echo; armed solicited-only, an unsolicited echo
+                 gives no event, a solicited one exactly one; both acked,
+                 everything destroyed; droced's copy of the channel's
+                 eventfd closed
+  channel_kill   the same application SIGKILLed with its last event
+                 unacked: reaped (0 objects left), droced's copy of its
+                 eventfd (held while it ran) closed
   daemon_killed  droced is SIGKILLed under two idle applications: their
                  next control verbs fail with ENOTCONN, posting and polling
                  do not crash (post 0: room in the ring, poll 0); the next
@@ -402,7 +411,63 @@ def case_daemon_killed(s):
         fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
 
 
-CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
+def droced_eventfds(s):
+    """The kernel ids of droced's eventfds (fdinfo's eventfd-id)."""
+    ids = set()
+    d = f"/proc/{s.droced.p.pid}/fdinfo"
+    for fd in os.listdir(d):
+        try:
+            with open(f"{d}/{fd}") as f:
+                m = re.search(r"^eventfd-id:\s*(\d+)", f.read(), re.M)
+        except FileNotFoundError:
+            continue
+        if m:
+            ids.add(int(m.group(1)))
+    return ids
+
+
+def expect_held(s, ev_id, held, what):
+    """droced holds (or, once reaped, no longer holds) the application's eventfd."""
+    end = time.monotonic() + 10
+    while (ev_id in droced_eventfds(s)) != held and time.monotonic() < end:
+        time.sleep(0.05)
+    got = ev_id in droced_eventfds(s)
+    print(f"{what}: droced holds the application's eventfd {ev_id}: {got}")
+    if got != held:
+        fail(f"{what}: droced holds eventfd {ev_id}: {got}, expected {held}", s.droced)
+
+
+def channel_app(s, how):
+    """A channel application and its channel's eventfd id."""
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "channel", s.peer_sock, how)
+    return a, int(a.wait_line(r"^channel: eventfd-id (\d+)").group(1))
+
+
+def case_channel(s):
+    a, ev_id = channel_app(s, "ack")
+    m = a.wait_line(r"^channel: \d+ events.*")
+    if a.wait() != 0:
+        fail("the channel application failed", a)
+    print(f"A: {m.group(0)}")
+    s.expect_apps({}, "after")
+    expect_held(s, ev_id, False, "after the destroy")
+
+
+def case_channel_kill(s):
+    a, ev_id = channel_app(s, "keep")
+    a.wait_line(r"^channel: 2 events, the last unacked")
+    expect_held(s, ev_id, True, "A with its channel, an event unacked")
+    a.p.kill()
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
+    print(f"channel_kill: {r.group(0)}")
+    if not r.group(1).endswith(", 0 objects left"):
+        fail("objects left behind", s.droced)
+    s.expect_apps({}, "after the kill")
+    expect_held(s, ev_id, False, "after the kill")
+
+
+CASES = {"channel": case_channel, "channel_kill": case_channel_kill, "traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed}
 
 
