@@ -24,6 +24,12 @@ bool droced_app_serve(struct droced_app *app);
 /* The application is gone: revoke its keys, then free all it held. */
 void droced_app_reap(struct droced_app *app);
 int droced_app_fd(const struct droced_app *app);
+/*
+ * An event of droced's engine to the application whose object it names
+ * (that object's name in the application), a port or device event to
+ * every application; an event of no application's object is dropped.
+ */
+void droced_route_event(const struct droce_async_event *ev);
 
 /* The daemon's device and EAL prefix (set once, before any application). */
 void droced_apps_init(struct droce_context *ctx, const char *prefix);

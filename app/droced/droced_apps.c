@@ -22,6 +22,7 @@
 #include <pthread.h>
 
 #include <rte_malloc.h>
+#include <rte_ring_elem.h>
 #include <rte_telemetry.h>
 
 #include "droced.h"
@@ -29,6 +30,8 @@
 /* A buffer larger than this is refused (EINVAL): hugepage memory is shared */
 #define DROCED_MAX_BUF (UINT64_C(1) << 30)
 #define BUF_ALIGN 64
+/* Events an application's ring holds; beyond it they are dropped, counted */
+#define DROCED_EVENT_RING 1024
 
 enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL, OBJ_NTYPES };
 
@@ -36,6 +39,7 @@ struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's */
+	uint64_t app_ptr;	/* a CQ's, QP's: the application's, its events name it */
 };
 
 struct droced_app {
@@ -44,6 +48,11 @@ struct droced_app {
 	pid_t pid;
 	bool hello;
 	void *owner;		/* owner id: never reused */
+	/* its asynchronous events (OPEN_EVENTS): the ring they go into and a
+	 * copy of the application's async_fd, which counts them */
+	struct rte_ring *ev_ring;
+	int ev_fd;
+	uint64_t ev_dropped;
 	struct obj *obj;
 	uint32_t nobj, cap;
 	uint32_t count[OBJ_NTYPES];
@@ -89,6 +98,7 @@ droced_app_new(int fd, pid_t pid)
 		return NULL;
 	a->fd = fd;
 	a->rx_fd = -1;
+	a->ev_fd = -1;
 	a->pid = pid;
 	a->owner = (void *)(uintptr_t)dmn.next_owner++;
 	a->next = dmn.apps;
@@ -333,6 +343,7 @@ on_create_cq(struct droced_app *a, struct dmn_msg *m)
 	rc = adopt(a, OBJ_CQ, cq, 0);
 	if (rc != 0)
 		return rc;
+	obj_find(a, OBJ_CQ, (uint64_t)(uintptr_t)cq)->app_ptr = m->addr;
 	m->h[0] = (uint64_t)(uintptr_t)cq;
 	m->arg = cq->cqe;
 	return 0;
@@ -379,6 +390,7 @@ on_create_qp(struct droced_app *a, struct dmn_msg *m)
 	rc = adopt(a, OBJ_QP, qp, 0);
 	if (rc != 0)
 		return rc;
+	obj_find(a, OBJ_QP, (uint64_t)(uintptr_t)qp)->app_ptr = m->addr;
 	init_wire(&init);
 	m->u.qp_init = init;
 	m->h[0] = (uint64_t)(uintptr_t)qp;
@@ -527,6 +539,107 @@ on_destroy_channel(struct droced_app *a, struct dmn_msg *m)
 	return release_handle(a, OBJ_CHANNEL, m->h[0]);
 }
 
+/* ---- asynchronous events --------------------------------------------------------- */
+
+/*
+ * The application's async_fd (passed with the request) and a ring of its
+ * own for its events, in shared memory: the application takes them there
+ * with verbs_event.c's code, as from the engine's ring in process.
+ */
+static int
+on_open_events(struct droced_app *a, struct dmn_msg *m)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	if (a->rx_fd < 0)
+		return EBADF;
+	if (a->ev_ring != NULL)
+		return EBUSY;
+	snprintf(name, sizeof(name), "droced_ev_%" PRIu64, (uint64_t)(uintptr_t)a->owner);
+	a->ev_ring = rte_ring_create_elem(name, sizeof(struct droce_async_event),
+					  DROCED_EVENT_RING, SOCKET_ID_ANY,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (a->ev_ring == NULL)
+		return ENOMEM;
+	a->ev_fd = a->rx_fd;
+	a->rx_fd = -1;
+	m->h[0] = (uint64_t)(uintptr_t)a->ev_ring;
+	return 0;
+}
+
+/* No more events for the application; what its ring held goes with it. */
+static void
+events_close(struct droced_app *a)
+{
+	rte_ring_free(a->ev_ring);
+	a->ev_ring = NULL;
+	if (a->ev_fd >= 0)
+		close(a->ev_fd);
+	a->ev_fd = -1;
+}
+
+static int
+on_close_events(struct droced_app *a, struct dmn_msg *m)
+{
+	(void)m;
+	events_close(a);
+	return 0;
+}
+
+/* One event into the application's ring, then its count (as the engine). */
+static void
+deliver(struct droced_app *a, struct droce_async_event *ev)
+{
+	const uint64_t one = 1;
+
+	if (a->ev_ring == NULL)
+		return;
+	if (rte_ring_sp_enqueue_elem(a->ev_ring, ev, sizeof(*ev)) != 0) {
+		if (a->ev_dropped++ == 0)
+			fprintf(stderr, "droced: pid %d takes no events: dropped\n", (int)a->pid);
+		return;
+	}
+	if (write(a->ev_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		fprintf(stderr, "droced: pid %d: event count: %s\n", (int)a->pid,
+			strerror(errno));
+}
+
+/* The caller's object at address p (of any type), or NULL. */
+static struct obj *
+obj_at(struct droced_app *a, const void *p)
+{
+	for (uint32_t i = 0; i < a->nobj; i++)
+		if (a->obj[i].p == p)
+			return &a->obj[i];
+	return NULL;
+}
+
+void
+droced_route_event(const struct droce_async_event *ev)
+{
+	void *obj = verbs_event_object(ev);
+
+	for (struct droced_app *a = dmn.apps; a != NULL; a = a->next) {
+		struct droce_async_event mine = *ev;
+		struct obj *o;
+
+		if (obj == NULL) {		/* port, device: everyone's */
+			deliver(a, &mine);
+			continue;
+		}
+		o = obj_at(a, obj);
+		if (o == NULL)
+			continue;
+		if (o->app_ptr != 0) {
+			/* the members are pointers to structures: one
+			 * representation (C11 6.2.5p28), any names it */
+			mine.element.qp = (struct droce_qp *)(uintptr_t)o->app_ptr;
+			deliver(a, &mine);
+		}
+		return;
+	}
+}
+
 /* Indexed by enum dmn_req (verbs_daemon.h's one list of requests). */
 static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = {
 	[DMN_HELLO] = on_hello,
@@ -548,6 +661,8 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_LIST] = on_list,
 	[DMN_CREATE_CHANNEL] = on_create_channel,
 	[DMN_DESTROY_CHANNEL] = on_destroy_channel,
+	[DMN_OPEN_EVENTS] = on_open_events,
+	[DMN_CLOSE_EVENTS] = on_close_events,
 };
 
 /*
@@ -665,6 +780,7 @@ droced_app_reap(struct droced_app *a)
 		if (order[i] == OBJ_MR)
 			t1 = now_us();
 	}
+	events_close(a);
 	if (a->hello)
 		printf("droced: pid %d gone: %u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
 		       " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)\n",

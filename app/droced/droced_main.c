@@ -110,14 +110,16 @@ accept_app(int lfd, struct droced_app **apps, unsigned int *napps)
 	apps[(*napps)++] = a;
 }
 
-/* Events nobody waits for: taken and acked so that none piles up. */
+/* The engine's events: each to its application's ring, then acked here. */
 static void
 drain_events(struct droce_context *ctx)
 {
 	struct droce_async_event ev;
 
-	while (droce_get_async_event(ctx, &ev) == 0)
+	while (droce_get_async_event(ctx, &ev) == 0) {
+		droced_route_event(&ev);
 		droce_ack_async_event(&ev);
+	}
 }
 
 static void

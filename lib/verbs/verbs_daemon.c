@@ -13,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_ring_elem.h>
+
 #include "verbs_daemon.h"
 #include "verbs_private.h"
 
@@ -111,6 +113,47 @@ verbs_daemon_connect(const char *path, char *prefix, size_t len)
 	return 0;
 }
 
+/*
+ * The first context takes the application's events: its async_fd goes to
+ * droced (OPEN_EVENTS), which answers with the ring it routes them into.
+ * Later contexts of the process get none.
+ */
+static int
+events_open(struct droce_context *ctx)
+{
+	struct dmn_msg m = { .type = DMN_OPEN_EVENTS };
+	int rc;
+
+	if (daemon_conn.events_ctx != NULL)
+		return 0;
+	rc = verbs_daemon_call_fd(&m, ctx->async_fd);
+	if (rc != 0)
+		return rc;
+	daemon_conn.events = (struct rte_ring *)(uintptr_t)m.h[0];
+	daemon_conn.events_ctx = ctx;
+	return 0;
+}
+
+static void
+events_close(struct droce_context *ctx)
+{
+	struct dmn_msg m = { .type = DMN_CLOSE_EVENTS };
+
+	if (daemon_conn.events_ctx != ctx)
+		return;
+	(void)verbs_daemon_call(&m);	/* droced gone: nothing to close */
+	daemon_conn.events_ctx = NULL;
+	daemon_conn.events = NULL;
+}
+
+int
+verbs_dmn_event_take(struct droce_context *ctx, struct droce_async_event *ev)
+{
+	if (ctx != daemon_conn.events_ctx)
+		return -EAGAIN;
+	return rte_ring_sc_dequeue_elem(daemon_conn.events, ev, sizeof(*ev)) == 0 ? 0 : -EAGAIN;
+}
+
 struct droce_context *
 verbs_daemon_open(struct droce_device *device)
 {
@@ -122,7 +165,7 @@ verbs_daemon_open(struct droce_device *device)
 		return NULL;
 	}
 	ctx->socket_id = DROCE_SOCKET_ID_ANY;
-	rc = verbs_events_open(ctx);	/* an async_fd that no event reaches */
+	rc = verbs_events_open(ctx);
 	if (rc != 0) {
 		free(ctx);
 		errno = rc;
@@ -130,12 +173,20 @@ verbs_daemon_open(struct droce_device *device)
 	}
 	ctx->device = device;
 	ctx->daemon = &daemon_conn;
+	rc = events_open(ctx);
+	if (rc != 0) {
+		verbs_events_close(ctx);
+		free(ctx);
+		errno = rc;
+		return NULL;
+	}
 	return ctx;
 }
 
 int
 verbs_daemon_close(struct droce_context *ctx)
 {
+	events_close(ctx);
 	verbs_events_close(ctx);
 	free(ctx);
 	return 0;
@@ -290,6 +341,7 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		errno = ENOMEM;
 		return NULL;
 	}
+	m.addr = (uint64_t)(uintptr_t)&cq->pub;	/* what its events name */
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(cq);
@@ -326,9 +378,11 @@ verbs_dmn_destroy_cq(struct droce_cq *cq)
 	rc = call2(DMN_DESTROY_CQ, ((struct verbs_dmn_cq *)cq)->h, 0);
 	if (rc != 0 && cq->channel != NULL)
 		(void)verbs_channel_add(cq->channel, cq);
-	if (rc == 0)
-		free(cq);
-	return rc;
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(cq->context, cq);	/* droced routes no more for it */
+	free(cq);
+	return 0;
 }
 
 static uint64_t
@@ -374,6 +428,7 @@ verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	m.h[0] = pd_handle(pd);
 	m.h[1] = cq_handle(init->send_cq);
 	m.h[2] = cq_handle(init->recv_cq);
+	m.addr = (uint64_t)(uintptr_t)&qp->pub;	/* what its events name */
 	init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
@@ -429,14 +484,17 @@ verbs_dmn_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 	return 0;
 }
 
+/* As in process: its events not taken dropped, those taken acked first. */
 int
 verbs_dmn_destroy_qp(struct droce_qp *qp)
 {
 	int rc = call2(DMN_DESTROY_QP, qp_handle(qp), 0);
 
-	if (rc == 0)
-		free(qp);
-	return rc;
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(qp->context, qp);	/* droced routes no more for it */
+	free(qp);
+	return 0;
 }
 
 /* ---- queries ------------------------------------------------------------------- */

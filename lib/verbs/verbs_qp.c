@@ -119,6 +119,8 @@ verbs_tp(struct droce_context *ctx)
 int
 verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
 {
+	if (ctx->daemon != NULL)
+		return verbs_dmn_event_take(ctx, ev);
 	return ctx->tp != NULL ? tp_dev_event_take(ctx->tp, ev) : -EAGAIN;
 }
 

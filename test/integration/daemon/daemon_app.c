@@ -7,7 +7,9 @@
  *       RC QP and a buffer; "echo" sessions send back every SEND, "hammer"
  *       sessions WRITE then READ back the application's buffer in a loop
  *       (a shadow of what was written checks every READ) and print the
- *       first failed completion with its CLOCK_MONOTONIC time
+ *       first failed completion with its CLOCK_MONOTONIC time; "badwrite"
+ *       sessions, at the application's byte on the socket, WRITE with a
+ *       wrong rkey
  *   daemon_app [EAL] -- --droce-daemon=PATH MODE PEERSOCK ...
  *       applications on droced:
  *       traffic PEERSOCK ROUNDS [HANDLEFILE STOPFILE]
@@ -26,6 +28,12 @@
  *                                   solicited-only); ack: all acked, then
  *                                   destroyed; keep: the last one unacked,
  *                                   waits to be killed
+ *       async PEERSOCK ack|keep     connected, then (a line on stdin) the
+ *                                   peer's bad WRITE: exactly one
+ *                                   QP_ACCESS_ERR event for its QP; ack: acked,
+ *                                   destroyed; keep: unacked, waits to be killed
+ *       quiet PEERSOCK              traffic, ready, then (a line on stdin):
+ *                                   no event
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,7 +61,7 @@
 #define READ_OFF 16384		/* where READs land */
 #define PEER_MAX 8
 
-enum session { S_ECHO = 1, S_HAMMER = 2 };
+enum session { S_ECHO = 1, S_HAMMER = 2, S_BADWRITE = 3 };
 
 /* What the two ends exchange on the peer's socket. */
 struct xchg {
@@ -350,6 +358,28 @@ echo_wc(struct peer_session *s, const struct droce_wc *wc)
 	post_recv_at(&s->e, wc->wr_id, (uint32_t)(MSG * wc->wr_id));
 }
 
+/* At the application's byte: one WRITE with a key it does not have. */
+static void
+badwrite_post(struct peer_session *s)
+{
+	char c;
+
+	if (s->pending != 0 || recv(s->fd, &c, 1, MSG_DONTWAIT) != 1)
+		return;
+	if (post_rdma(&s->e, DROCE_WR_RDMA_WRITE, 7, 0, 64, s->app.addr,
+		      s->app.rkey ^ 0x80, s->e.mr->lkey) != 0)
+		die("bad write post");
+	s->pending = 1;
+}
+
+static void
+badwrite_wc(struct peer_session *s, const struct droce_wc *wc)
+{
+	printf("peer: bad write: %s\n", droce_wc_status_str(wc->status));
+	fflush(stdout);
+	s->mode = 0;
+}
+
 static void
 peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 {
@@ -371,6 +401,7 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 	s->fd = fd;
 	s->mode = s->app.mode;
 	s->iter = s->good = s->after_fail = 0;
+	s->pending = 0;
 	s->failed = false;
 	me.qpn = s->e.qp->qp_num;
 	me.rkey = s->e.mr->rkey;
@@ -408,9 +439,13 @@ run_peer(struct droce_context *ctx, const char *path)
 
 			if (s->fd < 0)
 				continue;
+			if (s->mode == S_BADWRITE)
+				badwrite_post(s);
 			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
 				if (s->mode == S_HAMMER)
 					hammer_wc(s, &wc);
+				else if (s->mode == S_BADWRITE)
+					badwrite_wc(s, &wc);
 				else
 					echo_wc(s, &wc);
 			}
@@ -690,7 +725,7 @@ run_idle(struct droce_context *ctx, int argc, char **argv)
 	_exit(0);	/* EAL's clean-up would wait for the dead primary */
 }
 
-/* ---- completion channels ------------------------------------------------------- */
+/* ---- completion channels and asynchronous events ------------------------------------------------------- */
 
 /* An unsignaled SEND (its echo is the only CQE); imm 1: echoed solicited. */
 static void
@@ -719,7 +754,7 @@ static void
 check(bool ok, const char *what)
 {
 	if (!ok) {
-		fprintf(stderr, "daemon_app: channel: %s\n", what);
+		fprintf(stderr, "daemon_app: %s\n", what);
 		exit(1);
 	}
 }
@@ -810,6 +845,81 @@ run_channel(struct droce_context *ctx, int argc, char **argv)
 	return 0;
 }
 
+/* None within ms, and droce_get_async_event finds none (EAGAIN). */
+static void
+no_async_event(struct droce_context *ctx, int ms, const char *what)
+{
+	struct droce_async_event ev;
+
+	check(!readable(ctx->async_fd, ms), what);
+	check(fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	check(droce_get_async_event(ctx, &ev) == -1 && errno == EAGAIN, what);
+	check(fcntl(ctx->async_fd, F_SETFL, 0) == 0, "blocking again");
+}
+
+static int
+run_async(struct droce_context *ctx, int argc, char **argv)
+{
+	bool keep = argc >= 2 && strcmp(argv[1], "keep") == 0;
+	struct droce_async_event ev;
+	struct droce_qp_attr attr;
+	char line[16];
+	struct end e;
+	int fd;
+
+	end_create(&e, ctx, BUF_LEN);
+	printf("async: eventfd-id %lu\n", eventfd_id(ctx->async_fd));
+	fflush(stdout);
+	(void)app_session(&e, argv[0], S_BADWRITE, &fd);
+	printf("async: connected\n");
+	fflush(stdout);
+	check(fgets(line, sizeof(line), stdin) != NULL, "no line on stdin");
+	check(send(fd, "w", 1, MSG_NOSIGNAL) == 1, "the peer's go");
+	/* blocks in poll(2) on async_fd, then in droce_get_async_event */
+	check(readable(ctx->async_fd, 5000), "no event for the peer's bad WRITE");
+	check(droce_get_async_event(ctx, &ev) == 0, "get_async_event");
+	check(ev.event_type == DROCE_EVENT_QP_ACCESS_ERR && ev.element.qp == e.qp,
+	      "not QP_ACCESS_ERR of its QP");
+	no_async_event(ctx, 200, "a second event");
+	check(droce_query_qp(e.qp, &attr, DROCE_QP_STATE, NULL) == 0 &&
+	      attr.qp_state == DROCE_QPS_ERR, "its QP not in ERR");
+	if (keep) {
+		printf("async: %s, unacked\n", droce_event_type_str(ev.event_type));
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	droce_ack_async_event(&ev);
+	end_destroy(&e);
+	printf("async: exactly one event, %s of its QP, acked; the QP in ERR, destroyed\n",
+	       droce_event_type_str(ev.event_type));
+	close(fd);
+	return 0;
+}
+
+static int
+run_quiet(struct droce_context *ctx, int argc, char **argv)
+{
+	struct end e;
+	struct xchg p;
+	char line[16];
+	int fd;
+
+	(void)argc;
+	end_create(&e, ctx, BUF_LEN);
+	p = app_session(&e, argv[0], S_ECHO, &fd);
+	traffic_round(&e, &p, 0);
+	printf("quiet: ready\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 2;
+	no_async_event(ctx, 0, "an event of another application's QP");
+	end_destroy(&e);
+	printf("quiet: no event\n");
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -851,6 +961,10 @@ main(int argc, char **argv)
 		rc = run_idle(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "channel") == 0 && argc == 3)
 		rc = run_channel(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "async") == 0 && argc == 3)
+		rc = run_async(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "quiet") == 0 && argc == 2)
+		rc = run_quiet(ctx, argc - 1, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

@@ -29,6 +29,14 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
   channel_kill   the same application SIGKILLed with its last event
                  unacked: reaped (0 objects left), droced's copy of its
                  eventfd (held while it ran) closed
+  async          the peer WRITEs to A's QP with a wrong rkey: A blocks in
+                 poll(2) on its async_fd and gets exactly one event,
+                 QP_ACCESS_ERR naming its QP (its QP in ERR), acks it,
+                 destroys everything; B0 and B1 on the same droced (started
+                 before and after A; traffic, their own events open) get
+                 none; droced's copy of A's async_fd closed
+  async_kill     the same A SIGKILLed with the event unacked: reaped (0
+                 objects left), droced's copy of its async_fd closed
   daemon_killed  droced is SIGKILLed under two idle applications: their
                  next control verbs fail with ENOTCONN, posting and polling
                  do not crash (post 0: room in the ring, poll 0); the next
@@ -467,8 +475,58 @@ def case_channel_kill(s):
     expect_held(s, ev_id, False, "after the kill")
 
 
-CASES = {"channel": case_channel, "channel_kill": case_channel_kill, "traffic": case_traffic, "forge": case_forge, "crash": case_crash,
-         "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed}
+def go(p):
+    p.p.stdin.write("go\n")
+    p.p.stdin.flush()
+
+
+def case_async(s):
+    """B0 before A and B1 after it: droced's list of applications in both orders."""
+    s.expect_apps({}, "baseline")
+    b = [s.app_proc("B0", "quiet", s.peer_sock, stdin=subprocess.PIPE)]
+    b[0].wait_line(r"^quiet: ready")
+    a = s.app_proc("A", "async", s.peer_sock, "ack", stdin=subprocess.PIPE)
+    ev_id = int(a.wait_line(r"^async: eventfd-id (\d+)").group(1))
+    a.wait_line(r"^async: connected")
+    b.append(s.app_proc("B1", "quiet", s.peer_sock, stdin=subprocess.PIPE))
+    b[1].wait_line(r"^quiet: ready")
+    go(a)
+    m = a.wait_line(r"^async: exactly one event.*")
+    if a.wait() != 0:
+        fail("A failed", a)
+    print(f"A: {m.group(0)}")
+    print(s.peer.wait_line(r"^peer: bad write: .*").group(0))
+    for p in b:
+        go(p)
+        m = p.wait_line(r"^quiet: no event")
+        if p.wait() != 0:
+            fail(f"{p.name} failed", p)
+        print(f"{p.name} (on the same droced): {m.group(0)}")
+    s.expect_apps({}, "after")
+    expect_held(s, ev_id, False, "after A's exit")
+
+
+def case_async_kill(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "async", s.peer_sock, "keep", stdin=subprocess.PIPE)
+    ev_id = int(a.wait_line(r"^async: eventfd-id (\d+)").group(1))
+    a.wait_line(r"^async: connected")
+    go(a)
+    a.wait_line(r"^async: .*, unacked")
+    expect_held(s, ev_id, True, "A, its event unacked")
+    a.p.kill()
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
+    print(f"async_kill: {r.group(0)}")
+    if not r.group(1).endswith(", 0 objects left"):
+        fail("objects left behind", s.droced)
+    s.expect_apps({}, "after the kill")
+    expect_held(s, ev_id, False, "after the kill")
+
+
+CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
+         "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
+         "channel": case_channel, "channel_kill": case_channel_kill,
+         "async": case_async, "async_kill": case_async_kill}
 
 
 def use_lsan_supp():
