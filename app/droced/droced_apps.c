@@ -39,7 +39,7 @@ struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's */
-	uint64_t app_ptr;	/* a CQ's, QP's: the application's, its events name it */
+	uint64_t app_ptr;	/* a CQ's, QP's name in its events (0: none) */
 };
 
 struct droced_app {

@@ -306,8 +306,6 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 	return rc;
 }
 
-/* ---- CQs and QPs ---------------------------------------------------------------- */
-
 /* ---- completion channels --------------------------------------------------------- */
 
 int
@@ -327,6 +325,16 @@ verbs_dmn_destroy_channel(uint64_t h)
 	return call2(DMN_DESTROY_CHANNEL, h, 0);
 }
 
+/* ---- CQs and QPs ---------------------------------------------------------------- */
+
+/* The name droced gives obj's events: obj itself, 0 (none) in a context
+ * that takes no events. */
+static uint64_t
+event_name(const struct droce_context *ctx, const void *obj)
+{
+	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
+}
+
 struct droce_cq *
 verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		    struct droce_comp_channel *channel)
@@ -341,7 +349,7 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	m.addr = (uint64_t)(uintptr_t)&cq->pub;	/* what its events name */
+	m.addr = event_name(ctx, &cq->pub);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(cq);
@@ -428,7 +436,7 @@ verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	m.h[0] = pd_handle(pd);
 	m.h[1] = cq_handle(init->send_cq);
 	m.h[2] = cq_handle(init->recv_cq);
-	m.addr = (uint64_t)(uintptr_t)&qp->pub;	/* what its events name */
+	m.addr = event_name(pd->context, &qp->pub);
 	init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {

@@ -445,6 +445,18 @@ def expect_held(s, ev_id, held, what):
         fail(f"{what}: droced holds eventfd {ev_id}: {got}, expected {held}", s.droced)
 
 
+def kill_unacked(s, a, ev_id, what):
+    """SIGKILL a holding an unacked event: reaped, droced's copy of its eventfd closed."""
+    expect_held(s, ev_id, True, what)
+    a.p.kill()
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
+    print(f"{what}, SIGKILLed: {r.group(0)}")
+    if not r.group(1).endswith(", 0 objects left"):
+        fail("objects left behind", s.droced)
+    s.expect_apps({}, "after the kill")
+    expect_held(s, ev_id, False, "after the kill")
+
+
 def channel_app(s, how):
     """A channel application and its channel's eventfd id."""
     s.expect_apps({}, "baseline")
@@ -465,14 +477,7 @@ def case_channel(s):
 def case_channel_kill(s):
     a, ev_id = channel_app(s, "keep")
     a.wait_line(r"^channel: 2 events, the last unacked")
-    expect_held(s, ev_id, True, "A with its channel, an event unacked")
-    a.p.kill()
-    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
-    print(f"channel_kill: {r.group(0)}")
-    if not r.group(1).endswith(", 0 objects left"):
-        fail("objects left behind", s.droced)
-    s.expect_apps({}, "after the kill")
-    expect_held(s, ev_id, False, "after the kill")
+    kill_unacked(s, a, ev_id, "A with its channel, an event unacked")
 
 
 def go(p):
@@ -513,14 +518,7 @@ def case_async_kill(s):
     a.wait_line(r"^async: connected")
     go(a)
     a.wait_line(r"^async: .*, unacked")
-    expect_held(s, ev_id, True, "A, its event unacked")
-    a.p.kill()
-    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
-    print(f"async_kill: {r.group(0)}")
-    if not r.group(1).endswith(", 0 objects left"):
-        fail("objects left behind", s.droced)
-    s.expect_apps({}, "after the kill")
-    expect_held(s, ev_id, False, "after the kill")
+    kill_unacked(s, a, ev_id, "A, its event unacked")
 
 
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
