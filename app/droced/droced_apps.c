@@ -513,15 +513,37 @@ tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/*
+ * The fd passed with the request is an eventfd: the engine's write to a
+ * channel's fd must not block (a full pipe) or fail (RTE_VERIFY in
+ * lib/transport cq_fire), nor may droced's to an async_fd block.
+ * 0, EBADF (none passed) or EINVAL.
+ */
+static int
+passed_eventfd(const struct droced_app *a)
+{
+	char path[32], target[32];
+	ssize_t n;
+
+	if (a->rx_fd < 0)
+		return EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", a->rx_fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return EINVAL;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0 ? 0 : EINVAL;
+}
+
 /* The application's eventfd (passed with the request) in a channel of ours. */
 static int
 on_create_channel(struct droced_app *a, struct dmn_msg *m)
 {
 	struct droce_comp_channel *ch;
-	int rc;
+	int rc = passed_eventfd(a);
 
-	if (a->rx_fd < 0)
-		return EBADF;
+	if (rc != 0)
+		return rc;
 	ch = verbs_channel_adopt(dmn.ctx, a->rx_fd);
 	if (ch == NULL)
 		return errno;
@@ -550,9 +572,10 @@ static int
 on_open_events(struct droced_app *a, struct dmn_msg *m)
 {
 	char name[RTE_RING_NAMESIZE];
+	int rc = passed_eventfd(a);
 
-	if (a->rx_fd < 0)
-		return EBADF;
+	if (rc != 0)
+		return rc;
 	if (a->ev_ring != NULL)
 		return EBUSY;
 	snprintf(name, sizeof(name), "droced_ev_%" PRIu64, (uint64_t)(uintptr_t)a->owner);

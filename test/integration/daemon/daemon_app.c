@@ -591,6 +591,25 @@ refused(const char *what, int got, int want)
 	return got == want ? 0 : 1;
 }
 
+/* A channel's or async_fd's fd that is no eventfd; a CQ on a channel not its own. */
+static int
+forge_channels(uint64_t a_cq)
+{
+	struct dmn_msg ch = { .type = DMN_CREATE_CHANNEL };
+	struct dmn_msg ev = { .type = DMN_OPEN_EVENTS };
+	struct dmn_msg cq = { .type = DMN_CREATE_CQ, .arg = 16, .h = { 0, a_cq } };
+	int p[2], bad = 0;
+
+	if (pipe(p) != 0)
+		die("pipe");
+	bad += refused("a channel on a pipe", verbs_daemon_call_fd(&ch, p[1]), EINVAL);
+	bad += refused("events on a pipe", verbs_daemon_call_fd(&ev, p[1]), EINVAL);
+	bad += refused("create_cq on a channel not its own", verbs_daemon_call(&cq), ENOENT);
+	close(p[0]);
+	close(p[1]);
+	return bad;
+}
+
 static int
 run_forge(struct droce_context *ctx, int argc, char **argv)
 {
@@ -649,6 +668,7 @@ run_forge(struct droce_context *ctx, int argc, char **argv)
 			       errno : 0, EFAULT);
 		bad += refused("free_buf of A's buffer",
 			       droce_free_buf(ctx, (void *)(uintptr_t)addr), EINVAL);
+		bad += forge_channels(cq);
 	}
 	/* A's lkey in B's own WR: the engine's local protection error */
 	p = app_session(&e, argv[0], S_ECHO, &fd);

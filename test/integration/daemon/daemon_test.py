@@ -9,7 +9,9 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  droced --ctl list shows each with exactly its objects while
                  they run, none after (every case checks telemetry's
                  /droced/apps against the list)
-  forge          B names A's PD, CQ, QP, MR, buffer and lkey (daemon_app
+  forge          B names A's PD, CQ, QP, MR, buffer and lkey, passes a
+                 pipe as a channel's and as its events' fd (EINVAL), names
+                 a handle not its own as a CQ's channel (ENOENT) (daemon_app
                  forge checks each exact refusal); A's traffic goes on
   crash          the peer WRITEs and READs A's buffer in a loop (READs
                  checked against a shadow); A is SIGKILLed; the peer's first
