@@ -43,7 +43,7 @@ struct verbs_channel {
 	unsigned int ncq;
 	unsigned int cap;
 	unsigned int next;		/* first CQ looked at by the next take */
-	uint64_t dmn;			/* daemon mode: droced's channel on fd */
+	uint64_t dmn;			/* daemon mode: droced's channel on fd (else 0) */
 };
 
 static struct verbs_channel *
@@ -126,7 +126,8 @@ droce_destroy_comp_channel(struct droce_comp_channel *channel)
 	ch = channel_of(channel);
 	if (channel->refcnt != 0)
 		return EBUSY;
-	if (channel->context->daemon != NULL) {
+	/* not channel->context: it may be closed already */
+	if (ch->dmn != 0) {
 		rc = verbs_dmn_destroy_channel(ch->dmn);
 		if (rc != 0)
 			return rc;
