@@ -32,6 +32,12 @@ void droced_lease_expired(struct droce_mr *mr);
 int droced_persist_tick(int wait_ms);
 /* droced exits: every region released and torn down now. */
 void droced_persist_shutdown(void);
+/*
+ * An event of droced's engine to the application whose object it names
+ * (that object's name in the application), a port or device event to
+ * every application; an event of no application's object is dropped.
+ */
+void droced_route_event(const struct droce_async_event *ev);
 
 /* The daemon's device and EAL prefix (set once, before any application). */
 void droced_apps_init(struct droce_context *ctx, const char *prefix);

@@ -26,6 +26,7 @@
 #include <pthread.h>
 
 #include <rte_malloc.h>
+#include <rte_ring_elem.h>
 #include <rte_telemetry.h>
 
 #include "droced.h"
@@ -34,6 +35,8 @@
 /* A buffer larger than this is refused (EINVAL): hugepage memory is shared */
 #define DROCED_MAX_BUF (UINT64_C(1) << 30)
 #define BUF_ALIGN 64
+/* Events an application's ring holds; beyond it they are dropped, counted */
+#define DROCED_EVENT_RING 1024
 
 static struct {
 	struct droce_context *ctx;
@@ -79,6 +82,7 @@ droced_app_new(int fd, pid_t pid)
 		return NULL;
 	a->fd = fd;
 	a->rx_fd = -1;
+	a->ev_fd = -1;
 	a->pid = pid;
 	a->owner = (void *)(uintptr_t)dmn.next_owner++;
 	a->next = dmn.apps;
@@ -179,6 +183,8 @@ obj_free(enum obj_type type, void *p, uint64_t len)
 		return droce_destroy_cq(p);
 	case OBJ_PD:
 		return droce_dealloc_pd(p);
+	case OBJ_CHANNEL:
+		return droce_destroy_comp_channel(p);	/* closes our copy of its fd */
 	case OBJ_BUF:
 		rte_free(p);
 		return 0;
@@ -465,14 +471,19 @@ on_reg_mem(struct droced_app *a, struct dmn_msg *m)
 static int
 on_create_cq(struct droced_app *a, struct dmn_msg *m)
 {
-	struct droce_cq *cq = droce_create_cq(dmn.ctx, m->arg, a->owner, NULL, 0);
+	struct obj *ch = m->h[1] != 0 ? obj_find(a, OBJ_CHANNEL, m->h[1]) : NULL;
+	struct droce_cq *cq;
 	int rc;
 
+	if (m->h[1] != 0 && ch == NULL)
+		return ENOENT;
+	cq = droce_create_cq(dmn.ctx, m->arg, a->owner, ch != NULL ? ch->p : NULL, 0);
 	if (cq == NULL)
 		return errno;
 	rc = adopt(a, OBJ_CQ, cq, 0);
 	if (rc != 0)
 		return rc;
+	obj_find(a, OBJ_CQ, (uint64_t)(uintptr_t)cq)->app_ptr = m->addr;
 	m->h[0] = (uint64_t)(uintptr_t)cq;
 	m->arg = cq->cqe;
 	return 0;
@@ -519,6 +530,7 @@ on_create_qp(struct droced_app *a, struct dmn_msg *m)
 	rc = adopt(a, OBJ_QP, qp, 0);
 	if (rc != 0)
 		return rc;
+	obj_find(a, OBJ_QP, (uint64_t)(uintptr_t)qp)->app_ptr = m->addr;
 	init_wire(&init);
 	m->u.qp_init = init;
 	m->h[0] = (uint64_t)(uintptr_t)qp;
@@ -681,6 +693,156 @@ tel_persist(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/*
+ * The fd passed with the request is an eventfd: the engine's write to a
+ * channel's fd must not block (a full pipe) or fail (RTE_VERIFY in
+ * lib/transport cq_fire), nor may droced's to an async_fd block.
+ * 0, EBADF (none passed) or EINVAL.
+ */
+static int
+passed_eventfd(const struct droced_app *a)
+{
+	char path[32], target[32];
+	ssize_t n;
+
+	if (a->rx_fd < 0)
+		return EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", a->rx_fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return EINVAL;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0 ? 0 : EINVAL;
+}
+
+/* The application's eventfd (passed with the request) in a channel of ours. */
+static int
+on_create_channel(struct droced_app *a, struct dmn_msg *m)
+{
+	struct droce_comp_channel *ch;
+	int rc = passed_eventfd(a);
+
+	if (rc != 0)
+		return rc;
+	ch = verbs_channel_adopt(dmn.ctx, a->rx_fd);
+	if (ch == NULL)
+		return errno;
+	a->rx_fd = -1;		/* the channel's now */
+	rc = adopt(a, OBJ_CHANNEL, ch, 0);
+	if (rc != 0)
+		return rc;
+	m->h[0] = (uint64_t)(uintptr_t)ch;
+	return 0;
+}
+
+static int
+on_destroy_channel(struct droced_app *a, struct dmn_msg *m)
+{
+	return release_handle(a, OBJ_CHANNEL, m->h[0]);
+}
+
+/* ---- asynchronous events --------------------------------------------------------- */
+
+/*
+ * The application's async_fd (passed with the request) and a ring of its
+ * own for its events, in shared memory: the application takes them there
+ * with verbs_event.c's code, as from the engine's ring in process.
+ */
+static int
+on_open_events(struct droced_app *a, struct dmn_msg *m)
+{
+	char name[RTE_RING_NAMESIZE];
+	int rc = passed_eventfd(a);
+
+	if (rc != 0)
+		return rc;
+	if (a->ev_ring != NULL)
+		return EBUSY;
+	snprintf(name, sizeof(name), "droced_ev_%" PRIu64, (uint64_t)(uintptr_t)a->owner);
+	a->ev_ring = rte_ring_create_elem(name, sizeof(struct droce_async_event),
+					  DROCED_EVENT_RING, SOCKET_ID_ANY,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (a->ev_ring == NULL)
+		return ENOMEM;
+	a->ev_fd = a->rx_fd;
+	a->rx_fd = -1;
+	m->h[0] = (uint64_t)(uintptr_t)a->ev_ring;
+	return 0;
+}
+
+/* No more events for the application; what its ring held goes with it. */
+static void
+events_close(struct droced_app *a)
+{
+	rte_ring_free(a->ev_ring);
+	a->ev_ring = NULL;
+	if (a->ev_fd >= 0)
+		close(a->ev_fd);
+	a->ev_fd = -1;
+}
+
+static int
+on_close_events(struct droced_app *a, struct dmn_msg *m)
+{
+	(void)m;
+	events_close(a);
+	return 0;
+}
+
+/* One event into the application's ring, then its count (as the engine). */
+static void
+deliver(struct droced_app *a, struct droce_async_event *ev)
+{
+	const uint64_t one = 1;
+
+	if (a->ev_ring == NULL)
+		return;
+	if (rte_ring_sp_enqueue_elem(a->ev_ring, ev, sizeof(*ev)) != 0) {
+		if (a->ev_dropped++ == 0)
+			fprintf(stderr, "droced: pid %d takes no events: dropped\n", (int)a->pid);
+		return;
+	}
+	if (write(a->ev_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		fprintf(stderr, "droced: pid %d: event count: %s\n", (int)a->pid,
+			strerror(errno));
+}
+
+/* The caller's object at address p (of any type), or NULL. */
+static struct obj *
+obj_at(struct droced_app *a, const void *p)
+{
+	for (uint32_t i = 0; i < a->nobj; i++)
+		if (a->obj[i].p == p)
+			return &a->obj[i];
+	return NULL;
+}
+
+void
+droced_route_event(const struct droce_async_event *ev)
+{
+	void *obj = verbs_event_object(ev);
+
+	for (struct droced_app *a = dmn.apps; a != NULL; a = a->next) {
+		struct droce_async_event mine = *ev;
+		struct obj *o;
+
+		if (obj == NULL) {		/* port, device: everyone's */
+			deliver(a, &mine);
+			continue;
+		}
+		o = obj_at(a, obj);
+		if (o == NULL)
+			continue;
+		if (o->app_ptr != 0) {
+			/* the members are pointers to structures: one
+			 * representation (C11 6.2.5p28), any names it */
+			mine.element.qp = (struct droce_qp *)(uintptr_t)o->app_ptr;
+			deliver(a, &mine);
+		}
+		return;
+	}
+}
+
 /* Indexed by enum dmn_req (verbs_daemon.h's one list of requests). */
 static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = {
 	[DMN_HELLO] = on_hello,
@@ -707,26 +869,45 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_RELEASE] = on_release,
 	[DMN_SET_MR_LEASE] = on_set_mr_lease,
 	[DMN_RENEW_MR] = on_renew_mr,
+	[DMN_CREATE_CHANNEL] = on_create_channel,
+	[DMN_DESTROY_CHANNEL] = on_destroy_channel,
+	[DMN_OPEN_EVENTS] = on_open_events,
+	[DMN_CLOSE_EVENTS] = on_close_events,
 };
 
-/* One request, and the fd it carries as SCM_RIGHTS (-1: none). */
+/*
+ * One message, and the fd passed with it (SCM_RIGHTS, close-on-exec) in
+ * *fd, or -1; any more fds, or a truncated control message, are closed.
+ */
 static ssize_t
-recv_request(int sock, struct dmn_msg *m, int *fd)
+recv_with_fd(int sock, struct dmn_msg *m, int *fd)
 {
 	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
 
 	*fd = -1;
-	if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&h) : NULL; c != NULL;
+	     c = CMSG_NXTHDR(&h, c)) {
+		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < nfd; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(f));
+			if (*fd < 0 && !(h.msg_flags & MSG_CTRUNC))
+				*fd = f;
+			else
+				close(f);
+		}
+	}
 	return n;
 }
 
@@ -741,7 +922,7 @@ bool
 droced_app_serve(struct droced_app *a)
 {
 	struct dmn_msg m;
-	ssize_t n = recv_request(a->fd, &m, &a->rx_fd);
+	ssize_t n = recv_with_fd(a->fd, &m, &a->rx_fd);
 
 	if (n != (ssize_t)sizeof(m)) {
 		if (a->rx_fd >= 0)
@@ -755,10 +936,9 @@ droced_app_serve(struct droced_app *a)
 		m.err = EPROTO;
 	else
 		m.err = handlers[m.type](a, &m);
-	if (a->rx_fd >= 0) {	/* not taken by the request */
+	if (a->rx_fd >= 0)	/* not taken by the request */
 		close(a->rx_fd);
-		a->rx_fd = -1;
-	}
+	a->rx_fd = -1;
 	tel_snapshot();
 	/* the object is in the table already: a caller dead by now is reaped */
 	return send(a->fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m);
@@ -799,9 +979,9 @@ now_us(void)
 
 /*
  * Keys first (dereg: no access after it returns, peers get a NAK), then
- * the QPs to the error state and away, then CQs, PDs, the mappings of the
- * application's own pages (nothing reaches them once their keys are
- * gone), buffers.  The WQE
+ * the QPs to the error state and away, then CQs, completion channels
+ * (our copies of their fds closed), PDs, the mappings of the application's
+ * own pages (nothing reaches them once their keys are gone), buffers.  The WQE
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
@@ -809,7 +989,8 @@ now_us(void)
 void
 reap_objects(struct droced_app *a, char *line, size_t len)
 {
-	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_PD, OBJ_MAP,
+	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_CHANNEL, OBJ_PD,
+					       OBJ_MAP,
 					       OBJ_BUF };
 	uint32_t mr = a->count[OBJ_MR], qp = a->count[OBJ_QP];
 	uint64_t bytes = a->buf_bytes, t0 = now_us(), t1 = t0;
@@ -831,6 +1012,7 @@ droced_app_reap(struct droced_app *a)
 
 	persist_orphan(a);	/* its persistent regions' groups out of its table */
 	reap_objects(a, line, sizeof(line));
+	events_close(a);
 	if (a->hello)
 		printf("droced: pid %d gone: %s\n", (int)a->pid, line);
 	fflush(stdout);

@@ -155,7 +155,7 @@ accept_app(int lfd, struct droced_app **apps, unsigned int *napps)
 	apps[(*napps)++] = a;
 }
 
-/* Events nobody waits for: taken and acked so that none piles up; a
+/* The engine's events: each to its application's ring, then acked here; a
  * persistent region's lease expiry releases it. */
 static void
 drain_events(struct droce_context *ctx)
@@ -166,6 +166,7 @@ drain_events(struct droce_context *ctx)
 		struct droce_mr *mr = ev.event_type == DROCE_EVENT_MR_LEASE_EXPIRED ?
 				      ev.element.mr : NULL;
 
+		droced_route_event(&ev);
 		droce_ack_async_event(&ev);	/* before the dereg of the MR it names */
 		if (mr != NULL)
 			droced_lease_expired(mr);

@@ -113,6 +113,7 @@ region_member(const struct persist *p, const struct droced_app *a, const struct 
 		}
 		return false;
 	case OBJ_MAP:		/* a persistent MR lies in a droce_alloc_buf buffer */
+	case OBJ_CHANNEL:	/* the application's: its fd goes with it */
 	case OBJ_NTYPES:
 		break;
 	}

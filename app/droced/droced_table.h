@@ -14,13 +14,17 @@
 
 #include "verbs_daemon.h"
 
+struct rte_ring;
+
 /* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
-enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_NTYPES };
+enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_CHANNEL,
+		OBJ_NTYPES };
 
 struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's, a mapping's */
+	uint64_t app_ptr;	/* a CQ's, QP's name in its events (0: none) */
 };
 
 /* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
@@ -35,6 +39,11 @@ struct droced_app {
 	pid_t pid;
 	bool hello;
 	void *owner;		/* owner id: never reused */
+	/* its asynchronous events (OPEN_EVENTS): the ring they go into and a
+	 * copy of the application's async_fd, which counts them */
+	struct rte_ring *ev_ring;
+	int ev_fd;
+	uint64_t ev_dropped;
 	struct obj *obj;
 	uint32_t nobj, cap;
 	uint32_t count[OBJ_NTYPES];

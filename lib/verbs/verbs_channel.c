@@ -10,6 +10,12 @@
  * the CQs on it with the events taken and acked for each, which
  * droce_destroy_cq waits to be equal (as ibverbs).  None of this is on the
  * data path: the engine's side is one eventfd write per arm.
+ *
+ * Daemon mode (app/droced/README.md): the application creates the eventfd
+ * and passes it to droced (verbs_dmn_create_channel), which wraps its copy
+ * in a channel of its own (verbs_channel_adopt) for its CQs, so that its
+ * engine writes the count.  The CQ's ready events are in shared memory:
+ * the application's channel is this same code on the daemon's CQs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +26,7 @@
 
 #include "droce.h"
 #include "transport.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 struct channel_cq {
@@ -36,6 +43,7 @@ struct verbs_channel {
 	unsigned int ncq;
 	unsigned int cap;
 	unsigned int next;		/* first CQ looked at by the next take */
+	uint64_t dmn;			/* daemon mode: droced's channel on fd (else 0) */
 };
 
 static struct verbs_channel *
@@ -44,29 +52,66 @@ channel_of(struct droce_comp_channel *pub)
 	return (struct verbs_channel *)pub;	/* pub is the first member */
 }
 
+/* A channel around the eventfd fd (which it then owns); NULL with errno. */
+static struct verbs_channel *
+channel_new(struct droce_context *context, int fd)
+{
+	struct verbs_channel *ch = calloc(1, sizeof(*ch));
+
+	if (ch == NULL)
+		return NULL;
+	ch->pub.fd = fd;
+	ch->pub.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	pthread_cond_init(&ch->acked, NULL);
+	return ch;
+}
+
+static void
+channel_free(struct verbs_channel *ch)
+{
+	close(ch->pub.fd);
+	pthread_cond_destroy(&ch->acked);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch->cqs);
+	free(ch);
+}
+
+struct droce_comp_channel *
+verbs_channel_adopt(struct droce_context *context, int fd)
+{
+	struct verbs_channel *ch = channel_new(context, fd);
+
+	return ch != NULL ? &ch->pub : NULL;
+}
+
 struct droce_comp_channel *
 droce_create_comp_channel(struct droce_context *context)
 {
 	struct verbs_channel *ch;
+	int fd, rc;
 
-	if (context == NULL || context->tp == NULL) {
+	if (context == NULL || (context->tp == NULL && context->daemon == NULL)) {
 		errno = context == NULL ? EINVAL : ENODEV;
 		return NULL;
 	}
-	ch = calloc(1, sizeof(*ch));
-	if (ch == NULL)
+	fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (fd < 0)
 		return NULL;
-	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (ch->pub.fd < 0) {
-		int e = errno;
-
-		free(ch);
-		errno = e;
+	ch = channel_new(context, fd);
+	if (ch == NULL) {
+		close(fd);
+		errno = ENOMEM;
 		return NULL;
 	}
-	ch->pub.context = context;
-	pthread_mutex_init(&ch->lock, NULL);
-	pthread_cond_init(&ch->acked, NULL);
+	if (context->daemon != NULL) {
+		rc = verbs_dmn_create_channel(fd, &ch->dmn);
+		if (rc != 0) {
+			channel_free(ch);
+			errno = rc;
+			return NULL;
+		}
+	}
 	return &ch->pub;
 }
 
@@ -74,18 +119,27 @@ int
 droce_destroy_comp_channel(struct droce_comp_channel *channel)
 {
 	struct verbs_channel *ch;
+	int rc;
 
 	if (channel == NULL)
 		return EINVAL;
 	ch = channel_of(channel);
 	if (channel->refcnt != 0)
 		return EBUSY;
-	close(channel->fd);
-	pthread_cond_destroy(&ch->acked);
-	pthread_mutex_destroy(&ch->lock);
-	free(ch->cqs);
-	free(ch);
+	/* not channel->context: it may be closed already */
+	if (ch->dmn != 0) {
+		rc = verbs_dmn_destroy_channel(ch->dmn);
+		if (rc != 0)
+			return rc;
+	}
+	channel_free(ch);
 	return 0;
+}
+
+uint64_t
+verbs_channel_handle(const struct droce_comp_channel *channel)
+{
+	return channel != NULL ? ((const struct verbs_channel *)channel)->dmn : 0;
 }
 
 int
@@ -108,7 +162,9 @@ verbs_channel_add(struct droce_comp_channel *channel, struct droce_cq *cq)
 	}
 	ch->cqs[ch->ncq++] = (struct channel_cq){ .cq = cq };
 	channel->refcnt++;
-	tp_cq_set_event_fd(tp_cq_from_pub(cq), channel->fd);
+	/* where the engine runs (in daemon mode, droced's channel does this) */
+	if (cq->context->daemon == NULL)
+		tp_cq_set_event_fd(tp_cq_from_pub(cq), channel->fd);
 out:
 	pthread_mutex_unlock(&ch->lock);
 	return rc;
@@ -168,7 +224,7 @@ channel_take(struct verbs_channel *ch)
 	for (unsigned int k = 0; k < ch->ncq && got == NULL; k++) {
 		unsigned int i = (ch->next + k) % ch->ncq;
 
-		if (tp_cq_take_event(tp_cq_from_pub(ch->cqs[i].cq))) {
+		if (tp_cq_take_event(verbs_cq_engine(ch->cqs[i].cq))) {
 			got = ch->cqs[i].cq;
 			ch->cqs[i].taken++;
 			ch->next = i + 1;
@@ -211,7 +267,7 @@ droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 		errno = EINVAL;
 		return -1;
 	}
-	if (channel->context->dedicated) {
+	if (channel->context->dedicated || channel->context->daemon != NULL) {
 		if (read(channel->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
 			return -1;	/* errno: EAGAIN (O_NONBLOCK), EINTR */
 		/* the engine made the event ready before it wrote the count */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <rte_memory.h>
+#include <rte_ring_elem.h>
 
 #include "verbs_daemon.h"
 #include "verbs_private.h"
@@ -70,7 +71,7 @@ call_locked(struct dmn_msg *m, int fd)
 int
 verbs_daemon_call_fd(struct dmn_msg *m, int fd)
 {
-	int rc;
+	int rc = ENOTCONN;
 
 	pthread_mutex_lock(&daemon_conn.lock);
 	rc = call_locked(m, fd);
@@ -114,6 +115,47 @@ verbs_daemon_connect(const char *path, char *prefix, size_t len)
 	return 0;
 }
 
+/*
+ * The first context takes the application's events: its async_fd goes to
+ * droced (OPEN_EVENTS), which answers with the ring it routes them into.
+ * Later contexts of the process get none.
+ */
+static int
+events_open(struct droce_context *ctx)
+{
+	struct dmn_msg m = { .type = DMN_OPEN_EVENTS };
+	int rc;
+
+	if (daemon_conn.events_ctx != NULL)
+		return 0;
+	rc = verbs_daemon_call_fd(&m, ctx->async_fd);
+	if (rc != 0)
+		return rc;
+	daemon_conn.events = (struct rte_ring *)(uintptr_t)m.h[0];
+	daemon_conn.events_ctx = ctx;
+	return 0;
+}
+
+static void
+events_close(struct droce_context *ctx)
+{
+	struct dmn_msg m = { .type = DMN_CLOSE_EVENTS };
+
+	if (daemon_conn.events_ctx != ctx)
+		return;
+	(void)verbs_daemon_call(&m);	/* droced gone: nothing to close */
+	daemon_conn.events_ctx = NULL;
+	daemon_conn.events = NULL;
+}
+
+int
+verbs_dmn_event_take(struct droce_context *ctx, struct droce_async_event *ev)
+{
+	if (ctx != daemon_conn.events_ctx)
+		return -EAGAIN;
+	return rte_ring_sc_dequeue_elem(daemon_conn.events, ev, sizeof(*ev)) == 0 ? 0 : -EAGAIN;
+}
+
 struct droce_context *
 verbs_daemon_open(struct droce_device *device)
 {
@@ -125,7 +167,7 @@ verbs_daemon_open(struct droce_device *device)
 		return NULL;
 	}
 	ctx->socket_id = DROCE_SOCKET_ID_ANY;
-	rc = verbs_events_open(ctx);	/* an async_fd that no event reaches */
+	rc = verbs_events_open(ctx);
 	if (rc != 0) {
 		free(ctx);
 		errno = rc;
@@ -133,12 +175,20 @@ verbs_daemon_open(struct droce_device *device)
 	}
 	ctx->device = device;
 	ctx->daemon = &daemon_conn;
+	rc = events_open(ctx);
+	if (rc != 0) {
+		verbs_events_close(ctx);
+		free(ctx);
+		errno = rc;
+		return NULL;
+	}
 	return ctx;
 }
 
 int
 verbs_daemon_close(struct droce_context *ctx)
 {
+	events_close(ctx);
 	verbs_events_close(ctx);
 	free(ctx);
 	return 0;
@@ -265,25 +315,50 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 	return rc;
 }
 
+/* ---- completion channels --------------------------------------------------------- */
+
+int
+verbs_dmn_create_channel(int fd, uint64_t *h)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_CHANNEL };
+	int rc = verbs_daemon_call_fd(&m, fd);
+
+	if (rc == 0)
+		*h = m.h[0];
+	return rc;
+}
+
+int
+verbs_dmn_destroy_channel(uint64_t h)
+{
+	return call2(DMN_DESTROY_CHANNEL, h, 0);
+}
+
 /* ---- CQs and QPs ---------------------------------------------------------------- */
+
+/* The name droced gives obj's events: obj itself, 0 (none) in a context
+ * that takes no events. */
+static uint64_t
+event_name(const struct droce_context *ctx, const void *obj)
+{
+	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
+}
 
 struct droce_cq *
 verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		    struct droce_comp_channel *channel)
 {
-	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe };
+	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe,
+			     .h = { 0, verbs_channel_handle(channel) } };
 	struct verbs_dmn_cq *cq;
 	int rc;
 
-	if (channel != NULL) {
-		errno = EOPNOTSUPP;	/* completion events: not in daemon mode */
-		return NULL;
-	}
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	m.addr = event_name(ctx, &cq->pub);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(cq);
@@ -295,17 +370,36 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 	cq->pub.context = ctx;
 	cq->pub.cq_context = cq_context;
 	cq->pub.cqe = m.arg;
+	cq->pub.channel = channel;
+	if (channel != NULL && (rc = verbs_channel_add(channel, &cq->pub)) != 0) {
+		(void)call2(DMN_DESTROY_CQ, cq->h, 0);
+		free(cq);
+		errno = rc;
+		return NULL;
+	}
 	return &cq->pub;
 }
 
+/*
+ * As in process: off its channel once its events were acked, before the
+ * daemon frees the CQ whose ready events the channel reads.  Back on it
+ * if the daemon refuses (room: the slot it left).
+ */
 int
 verbs_dmn_destroy_cq(struct droce_cq *cq)
 {
-	int rc = call2(DMN_DESTROY_CQ, ((struct verbs_dmn_cq *)cq)->h, 0);
+	int rc;
 
-	if (rc == 0)
-		free(cq);
-	return rc;
+	if (cq->channel != NULL)
+		verbs_channel_leave(cq);
+	rc = call2(DMN_DESTROY_CQ, ((struct verbs_dmn_cq *)cq)->h, 0);
+	if (rc != 0 && cq->channel != NULL)
+		(void)verbs_channel_add(cq->channel, cq);
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(cq->context, cq);	/* droced routes no more for it */
+	free(cq);
+	return 0;
 }
 
 static uint64_t
@@ -351,6 +445,7 @@ verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	m.h[0] = pd_handle(pd);
 	m.h[1] = cq_handle(init->send_cq);
 	m.h[2] = cq_handle(init->recv_cq);
+	m.addr = event_name(pd->context, &qp->pub);
 	init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
@@ -406,14 +501,17 @@ verbs_dmn_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 	return 0;
 }
 
+/* As in process: its events not taken dropped, those taken acked first. */
 int
 verbs_dmn_destroy_qp(struct droce_qp *qp)
 {
 	int rc = call2(DMN_DESTROY_QP, qp_handle(qp), 0);
 
-	if (rc == 0)
-		free(qp);
-	return rc;
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(qp->context, qp);	/* droced routes no more for it */
+	free(qp);
+	return 0;
 }
 
 /* ---- queries ------------------------------------------------------------------- */

@@ -20,6 +20,8 @@
 
 #include "droce.h"
 
+struct rte_ring;
+
 /* The request types, once: enum dmn_req and their names. */
 #define DMN_REQUESTS(X)	\
 	X(HELLO)	\
@@ -45,7 +47,11 @@
 	X(ATTACH_MR)	\
 	X(RELEASE)	\
 	X(SET_MR_LEASE)	\
-	X(RENEW_MR)
+	X(RENEW_MR)	\
+	X(CREATE_CHANNEL)	\
+	X(DESTROY_CHANNEL)	\
+	X(OPEN_EVENTS)	\
+	X(CLOSE_EVENTS)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -141,6 +147,10 @@ struct verbs_daemon {
 	void *owner;			/* HELLO's owner id */
 	int fd;				/* -1 once the daemon is gone */
 	pthread_mutex_t lock;		/* one request at a time */
+	/* asynchronous events: droced's ring of them for this application
+	 * and the context whose async_fd counts them (the first opened) */
+	struct rte_ring *events;
+	struct droce_context *events_ctx;
 };
 
 /*
@@ -165,6 +175,24 @@ int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
  * EFAULT (not mapped).
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
+
+/*
+ * Completion channels (verbs_channel.c): the application's eventfd to
+ * droced, which wraps its copy in a channel of its own (0 or a positive
+ * errno, the handle in *h); droced's side of that is verbs_channel_adopt
+ * (NULL with errno; the channel owns fd).
+ */
+int verbs_dmn_create_channel(int fd, uint64_t *h);
+int verbs_dmn_destroy_channel(uint64_t h);
+struct droce_comp_channel *verbs_channel_adopt(struct droce_context *ctx, int fd);
+
+/*
+ * Asynchronous events (verbs_event.c): the object an event names (NULL:
+ * a port or device event), and in the application the next event droced
+ * routed to it: 0, or -EAGAIN (none; not the context that takes them).
+ */
+void *verbs_event_object(const struct droce_async_event *ev);
+int verbs_dmn_event_take(struct droce_context *ctx, struct droce_async_event *ev);
 
 /* The daemon-mode verbs behind droce_* (positive errno / NULL + errno). */
 struct droce_pd *verbs_dmn_alloc_pd(struct droce_context *ctx);

@@ -15,6 +15,12 @@
  * raiser had enqueued an earlier event and not written its count yet, and
  * a reader took the count of the discarded one for it), the count owed is
  * remembered (debt) and read when it arrives.
+ *
+ * Daemon mode: droced is the raiser: it puts each event of this
+ * application's objects (and every port event) into the application's own
+ * ring, naming the application's object, and counts it on async_fd, which
+ * droced holds a copy of (verbs_daemon.c verbs_dmn_event_take; droced
+ * droced_route_event).  Everything here is the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #include "droce.h"
+#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 /* Events taken from the engine and held here at most (collect). */
@@ -81,8 +88,8 @@ ev_remove(struct ev_list *l, size_t i)
 }
 
 /* The object an event is affiliated with, or NULL (port, device events). */
-static void *
-ev_object(const struct droce_async_event *ev)
+void *
+verbs_event_object(const struct droce_async_event *ev)
 {
 	switch (ev->event_type) {
 	case DROCE_EVENT_CQ_ERR:
@@ -204,13 +211,13 @@ take_event(struct droce_context *ctx, struct droce_async_event *out)
 	collect(ctx, false);
 	if (e->pending.n == 0)
 		return 0;
-	if (ev_object(&e->pending.ev[0]) != NULL && !ev_reserve(&e->taken))
+	if (verbs_event_object(&e->pending.ev[0]) != NULL && !ev_reserve(&e->taken))
 		return -ENOMEM;
 	if (!take_count(ctx->async_fd))
 		return 0;	/* its raiser has not counted it yet */
 	*out = e->pending.ev[0];
 	ev_remove(&e->pending, 0);
-	if (ev_object(out) != NULL)
+	if (verbs_event_object(out) != NULL)
 		(void)ev_push(&e->taken, out);	/* room reserved above */
 	return 1;
 }
@@ -253,12 +260,12 @@ droce_ack_async_event(struct droce_async_event *event)
 	struct verbs_events *e;
 	void *obj;
 
-	if (event == NULL || (obj = ev_object(event)) == NULL)
+	if (event == NULL || (obj = verbs_event_object(event)) == NULL)
 		return;		/* port and device events need no ack */
 	e = ev_context(event)->events;
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->taken.n; i++) {
-		if (ev_object(&e->taken.ev[i]) == obj &&
+		if (verbs_event_object(&e->taken.ev[i]) == obj &&
 		    e->taken.ev[i].event_type == event->event_type) {
 			ev_remove(&e->taken, i);
 			break;
@@ -272,7 +279,7 @@ static bool
 names(const struct ev_list *l, const void *obj)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (ev_object(&l->ev[i]) == obj)
+		if (verbs_event_object(&l->ev[i]) == obj)
 			return true;
 	return false;
 }
@@ -289,7 +296,7 @@ verbs_events_forget(struct droce_context *ctx, const void *obj)
 	pthread_mutex_lock(&e->lock);
 	collect(ctx, true);
 	for (size_t i = e->pending.n; i-- > 0;) {
-		if (ev_object(&e->pending.ev[i]) != obj)
+		if (verbs_event_object(&e->pending.ev[i]) != obj)
 			continue;
 		ev_remove(&e->pending, i);
 		if (!take_count(ctx->async_fd))

@@ -6,6 +6,7 @@
 #define DROCE_VERBS_PRIVATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "droce.h"
 #include "prot.h"
@@ -14,6 +15,7 @@
 
 struct tp_dev_config;
 struct droce_link;
+struct tp_cq;
 
 /*
  * Bind the context to a link and start its transport engine on the calling
@@ -58,6 +60,10 @@ int verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev);
  */
 int verbs_channel_add(struct droce_comp_channel *channel, struct droce_cq *cq);
 void verbs_channel_leave(struct droce_cq *cq);
+/* Daemon mode: droced's handle of the channel (0: none). */
+uint64_t verbs_channel_handle(const struct droce_comp_channel *channel);
+/* The engine's CQ behind cq (daemon mode: the daemon's, NULL if not ours). */
+struct tp_cq *verbs_cq_engine(struct droce_cq *cq);
 
 /*
  * The one allocator hook: rte_zmalloc_socket when EAL is initialised

@@ -45,6 +45,12 @@ qp_engine(struct droce_qp *qp)
 	return qp != NULL ? tp_qp_from_pub(qp) : NULL;
 }
 
+struct tp_cq *
+verbs_cq_engine(struct droce_cq *cq)
+{
+	return cq_engine(cq);
+}
+
 int
 verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
 		  const struct tp_dev_config *cfg)
@@ -113,6 +119,8 @@ verbs_tp(struct droce_context *ctx)
 int
 verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
 {
+	if (ctx->daemon != NULL)
+		return verbs_dmn_event_take(ctx, ev);
 	return ctx->tp != NULL ? tp_dev_event_take(ctx->tp, ev) : -EAGAIN;
 }
 

@@ -7,7 +7,9 @@
  *       RC QP and a buffer; "echo" sessions send back every SEND, "hammer"
  *       sessions WRITE then READ back the application's buffer in a loop
  *       (a shadow of what was written checks every READ) and print the
- *       first failed completion with its CLOCK_MONOTONIC time
+ *       first failed completion with its CLOCK_MONOTONIC time; "badwrite"
+ *       sessions, at the application's byte on the socket, WRITE with a
+ *       wrong rkey
  *   daemon_app [EAL] -- --droce-daemon=PATH MODE PEERSOCK ...
  *       applications on droced:
  *       traffic PEERSOCK ROUNDS [HANDLEFILE STOPFILE]
@@ -33,7 +35,21 @@
  *           waits to be killed instead; dereg: releases it by its dereg
  *       refuse NAME                 what may not be done to another's live
  *                                   region NAME, and to its own
+ *       channel PEERSOCK ack|keep   completion events on a channel: woken
+ *                                   by the peer's echo (armed for the next
+ *                                   completion), an unsolicited echo skipped
+ *                                   and a solicited one woken on (armed
+ *                                   solicited-only); ack: all acked, then
+ *                                   destroyed; keep: the last one unacked,
+ *                                   waits to be killed
+ *       async PEERSOCK ack|keep     connected, then (a line on stdin) the
+ *                                   peer's bad WRITE: exactly one
+ *                                   QP_ACCESS_ERR event for its QP; ack: acked,
+ *                                   destroyed; keep: unacked, waits to be killed
+ *       quiet PEERSOCK              traffic, ready, then (a line on stdin):
+ *                                   no event
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -62,7 +78,7 @@
 
 /* S_RW: an echo session that first WRITEs (rkey) and READs back (read_rkey) XFER bytes at addr, then sends one byte: 1 if the READ matched. */
 enum session { S_ECHO = 1, S_HAMMER = 2, S_RW = 3,
-	       S_PERSIST = 4 };
+	       S_PERSIST = 4, S_BADWRITE = 5 };
 #define RW_SEED 99
 #define RW_WRITE 1000
 #define RW_READ 1001
@@ -128,9 +144,11 @@ struct end {
 	bool own;		/* buf is the application's, not droce_alloc_buf's */
 };
 
-/* The objects of an end on buf (NULL: a droce_alloc_buf buffer of len). */
+/* The objects of an end on buf (NULL: a droce_alloc_buf buffer of len), the CQ
+ * on channel ch (NULL: none) with e as its cq_context. */
 static void
-end_create_on(struct end *e, struct droce_context *ctx, uint8_t *buf, size_t len)
+end_create_on(struct end *e, struct droce_context *ctx, uint8_t *buf, size_t len,
+	      struct droce_comp_channel *ch)
 {
 	struct droce_qp_init_attr init = {
 		.qp_type = DROCE_QPT_RC,
@@ -151,7 +169,7 @@ end_create_on(struct end *e, struct droce_context *ctx, uint8_t *buf, size_t len
 			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
 	if (e->mr == NULL)
 		die("reg_mr");
-	e->cq = droce_create_cq(ctx, 256, NULL, NULL, 0);
+	e->cq = droce_create_cq(ctx, 256, ch != NULL ? e : NULL, ch, 0);
 	if (e->cq == NULL)
 		die("create_cq");
 	init.send_cq = e->cq;
@@ -164,7 +182,7 @@ end_create_on(struct end *e, struct droce_context *ctx, uint8_t *buf, size_t len
 static void
 end_create(struct end *e, struct droce_context *ctx, size_t len)
 {
-	end_create_on(e, ctx, NULL, len);
+	end_create_on(e, ctx, NULL, len, NULL);
 }
 
 static void
@@ -435,6 +453,9 @@ echo_wc(struct peer_session *s, const struct droce_wc *wc)
 				    .send_flags = DROCE_SEND_SIGNALED };
 	struct droce_send_wr *bad;
 
+	/* immediate 1: the echo is solicited (the channel case) */
+	if ((wc->wc_flags & DROCE_WC_WITH_IMM) && wc->imm_data == htonl(1))
+		wr.send_flags |= DROCE_SEND_SOLICITED;
 	if (wc->status != DROCE_WC_SUCCESS) {
 		printf("peer: echo session: %s\n", droce_wc_status_str(wc->status));
 		fflush(stdout);
@@ -452,6 +473,28 @@ echo_wc(struct peer_session *s, const struct droce_wc *wc)
 	if (droce_post_send(s->e.qp, &wr, &bad) != 0)
 		die("echo send");
 	post_recv_at(&s->e, wc->wr_id, (uint32_t)(MSG * wc->wr_id));
+}
+
+/* At the application's byte: one WRITE with a key it does not have. */
+static void
+badwrite_post(struct peer_session *s)
+{
+	char c;
+
+	if (s->pending != 0 || recv(s->fd, &c, 1, MSG_DONTWAIT) != 1)
+		return;
+	if (post_rdma(&s->e, DROCE_WR_RDMA_WRITE, 7, 0, 64, s->app.addr,
+		      s->app.rkey ^ 0x80, s->e.mr->lkey) != 0)
+		die("bad write post");
+	s->pending = 1;
+}
+
+static void
+badwrite_wc(struct peer_session *s, const struct droce_wc *wc)
+{
+	printf("peer: bad write: %s\n", droce_wc_status_str(wc->status));
+	fflush(stdout);
+	s->mode = 0;
 }
 
 static void
@@ -475,6 +518,7 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 	s->fd = fd;
 	s->mode = s->app.mode;
 	s->iter = s->good = s->after_fail = s->after = 0;
+	s->pending = 0;
 	s->failed = s->gone = s->waiting = false;
 	me.qpn = s->e.qp->qp_num;
 	me.rkey = s->e.mr->rkey;
@@ -550,11 +594,15 @@ run_peer(struct droce_context *ctx, const char *path)
 				continue;
 			if (s->mode == S_RW)
 				rw_post(s);
+			if (s->mode == S_BADWRITE)
+				badwrite_post(s);
 			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
 				if (s->mode == S_HAMMER)
 					hammer_wc(s, &wc);
 				else if (s->mode == S_PERSIST)
 					persist_wc(s, &wc);
+				else if (s->mode == S_BADWRITE)
+					badwrite_wc(s, &wc);
 				else
 					echo_wc(s, &wc);
 			}
@@ -721,6 +769,25 @@ refused(const char *what, int got, int want)
 	return got == want ? 0 : 1;
 }
 
+/* A channel's or async_fd's fd that is no eventfd; a CQ on a channel not its own. */
+static int
+forge_channels(uint64_t a_cq)
+{
+	struct dmn_msg ch = { .type = DMN_CREATE_CHANNEL };
+	struct dmn_msg ev = { .type = DMN_OPEN_EVENTS };
+	struct dmn_msg cq = { .type = DMN_CREATE_CQ, .arg = 16, .h = { 0, a_cq } };
+	int p[2], bad = 0;
+
+	if (pipe(p) != 0)
+		die("pipe");
+	bad += refused("a channel on a pipe", verbs_daemon_call_fd(&ch, p[1]), EINVAL);
+	bad += refused("events on a pipe", verbs_daemon_call_fd(&ev, p[1]), EINVAL);
+	bad += refused("create_cq on a channel not its own", verbs_daemon_call(&cq), ENOENT);
+	close(p[0]);
+	close(p[1]);
+	return bad;
+}
+
 static int
 run_forge(struct droce_context *ctx, int argc, char **argv)
 {
@@ -779,6 +846,7 @@ run_forge(struct droce_context *ctx, int argc, char **argv)
 			       errno : 0, EFAULT);
 		bad += refused("free_buf of A's buffer",
 			       droce_free_buf(ctx, (void *)(uintptr_t)addr), EINVAL);
+		bad += forge_channels(cq);
 	}
 	/* A's lkey in B's own WR: the engine's local protection error */
 	p = app_session(&e, argv[0], S_ECHO, &fd);
@@ -1131,7 +1199,7 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 		die("malloc");
 	fill(r, OWN_LEN, 5);
 	memcpy(snap, r, OWN_LEN);
-	end_create_on(&e, ctx, r + OWN1, OWN1_LEN);
+	end_create_on(&e, ctx, r + OWN1, OWN1_LEN, NULL);
 	bad += expect_same("the pages of MR 1 after the move", r, snap, OWN_LEN);
 	mr2 = droce_reg_mr(e.pd, r + OWN2, OWN2_LEN, OWN_ACC);
 	if (mr2 == NULL)
@@ -1159,6 +1227,201 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 	fflush(stdout);
 	for (;;)
 		pause();
+}
+
+/* ---- completion channels and asynchronous events ------------------------------------------------------- */
+
+/* An unsignaled SEND (its echo is the only CQE); imm 1: echoed solicited. */
+static void
+send_for_echo(struct end *e, bool solicited)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(e->buf + MSG), MSG, e->mr->lkey };
+	struct droce_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				    .opcode = solicited ? DROCE_WR_SEND_WITH_IMM : DROCE_WR_SEND };
+	struct droce_send_wr *bad;
+
+	wr.imm_data = htonl(1);
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post SEND");
+}
+
+/* The channel's fd readable within ms. */
+static bool
+readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+static void
+check(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "daemon_app: %s\n", what);
+		exit(1);
+	}
+}
+
+/* One event of ch for e's CQ, then exactly the echo wr_id's CQE, no more. */
+static void
+channel_event(struct droce_comp_channel *ch, struct end *e, uint64_t wr_id)
+{
+	struct droce_cq *cq = NULL;
+	void *cq_ctx = NULL;
+	struct droce_wc wc;
+
+	check(droce_get_cq_event(ch, &cq, &cq_ctx) == 0, "get_cq_event failed");
+	check(cq == e->cq && cq_ctx == e, "the event names another CQ");
+	check(droce_poll_cq(e->cq, 1, &wc) == 1 && wc.wr_id == wr_id &&
+	      wc.status == DROCE_WC_SUCCESS && wc.opcode == DROCE_WC_RECV &&
+	      memcmp(e->buf + MSG, e->buf + RECV_OFF, MSG) == 0, "the echo's CQE");
+	check(droce_poll_cq(e->cq, 1, &wc) == 0, "a second CQE");
+	check(!readable(ch->fd, 0), "a second event");
+}
+
+/* The kernel's id of the eventfd fd (its fdinfo), to find droced's copy. */
+static unsigned long
+eventfd_id(int fd)
+{
+	char path[64], line[128];
+	unsigned long id = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (f == NULL)
+		die(path);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "eventfd-id: %lu", &id) == 1)
+			break;
+	fclose(f);
+	return id;
+}
+
+static int
+run_channel(struct droce_context *ctx, int argc, char **argv)
+{
+	struct droce_comp_channel *ch = droce_create_comp_channel(ctx);
+	bool keep = argc >= 2 && strcmp(argv[1], "keep") == 0;
+	struct droce_wc wc;
+	struct end e;
+	int fd;
+
+	if (ch == NULL)
+		die("create_comp_channel");
+	end_create_on(&e, ctx, NULL, BUF_LEN, ch);
+	printf("channel: eventfd-id %lu\n", eventfd_id(ch->fd));
+	fflush(stdout);
+	(void)app_session(&e, argv[0], S_ECHO, &fd);
+	fill(e.buf + MSG, MSG, 1);
+	/* armed for the next completion: blocks in read(2) until the echo */
+	post_recv_at(&e, 4, RECV_OFF);
+	check(droce_req_notify_cq(e.cq, 0) == 0, "req_notify_cq");
+	send_for_echo(&e, false);
+	alarm(5);
+	channel_event(ch, &e, 4);
+	alarm(0);
+	droce_ack_cq_events(e.cq, 1);
+	/* solicited only: the unsolicited echo completes without an event */
+	check(droce_req_notify_cq(e.cq, 1) == 0, "req_notify_cq solicited");
+	post_recv_at(&e, 5, RECV_OFF);
+	send_for_echo(&e, false);
+	wc = wait_wc(&e);
+	check(wc.wr_id == 5 && wc.status == DROCE_WC_SUCCESS, "the unsolicited echo");
+	check(!readable(ch->fd, 200), "an event for an unsolicited SEND");
+	post_recv_at(&e, 6, RECV_OFF);
+	send_for_echo(&e, true);
+	check(readable(ch->fd, 5000), "no event for the solicited SEND");
+	channel_event(ch, &e, 6);
+	if (keep) {
+		printf("channel: 2 events, the last unacked\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	droce_ack_cq_events(e.cq, 1);
+	end_destroy(&e);
+	check(droce_destroy_comp_channel(ch) == 0, "destroy_comp_channel");
+	printf("channel: 2 events (next completion, solicited), none for the unsolicited "
+	       "SEND, acked, destroyed\n");
+	close(fd);
+	return 0;
+}
+
+/* None within ms, and droce_get_async_event finds none (EAGAIN). */
+static void
+no_async_event(struct droce_context *ctx, int ms, const char *what)
+{
+	struct droce_async_event ev;
+
+	check(!readable(ctx->async_fd, ms), what);
+	check(fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	check(droce_get_async_event(ctx, &ev) == -1 && errno == EAGAIN, what);
+	check(fcntl(ctx->async_fd, F_SETFL, 0) == 0, "blocking again");
+}
+
+static int
+run_async(struct droce_context *ctx, int argc, char **argv)
+{
+	bool keep = argc >= 2 && strcmp(argv[1], "keep") == 0;
+	struct droce_async_event ev;
+	struct droce_qp_attr attr;
+	char line[16];
+	struct end e;
+	int fd;
+
+	end_create(&e, ctx, BUF_LEN);
+	printf("async: eventfd-id %lu\n", eventfd_id(ctx->async_fd));
+	fflush(stdout);
+	(void)app_session(&e, argv[0], S_BADWRITE, &fd);
+	printf("async: connected\n");
+	fflush(stdout);
+	check(fgets(line, sizeof(line), stdin) != NULL, "no line on stdin");
+	check(send(fd, "w", 1, MSG_NOSIGNAL) == 1, "the peer's go");
+	/* blocks in poll(2) on async_fd, then in droce_get_async_event */
+	check(readable(ctx->async_fd, 5000), "no event for the peer's bad WRITE");
+	check(droce_get_async_event(ctx, &ev) == 0, "get_async_event");
+	check(ev.event_type == DROCE_EVENT_QP_ACCESS_ERR && ev.element.qp == e.qp,
+	      "not QP_ACCESS_ERR of its QP");
+	no_async_event(ctx, 200, "a second event");
+	check(droce_query_qp(e.qp, &attr, DROCE_QP_STATE, NULL) == 0 &&
+	      attr.qp_state == DROCE_QPS_ERR, "its QP not in ERR");
+	if (keep) {
+		printf("async: %s, unacked\n", droce_event_type_str(ev.event_type));
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	droce_ack_async_event(&ev);
+	end_destroy(&e);
+	printf("async: exactly one event, %s of its QP, acked; the QP in ERR, destroyed\n",
+	       droce_event_type_str(ev.event_type));
+	close(fd);
+	return 0;
+}
+
+static int
+run_quiet(struct droce_context *ctx, int argc, char **argv)
+{
+	struct end e;
+	struct xchg p;
+	char line[16];
+	int fd;
+
+	(void)argc;
+	end_create(&e, ctx, BUF_LEN);
+	p = app_session(&e, argv[0], S_ECHO, &fd);
+	traffic_round(&e, &p, 0);
+	printf("quiet: ready\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 2;
+	no_async_event(ctx, 0, "an event of another application's QP");
+	end_destroy(&e);
+	printf("quiet: no event\n");
+	close(fd);
+	return 0;
 }
 
 int
@@ -1209,6 +1472,12 @@ main(int argc, char **argv)
 		rc = run_attach(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "refuse") == 0 && argc == 2)
 		rc = run_refuse(ctx, argv + 1);
+	else if (strcmp(argv[0], "channel") == 0 && argc == 3)
+		rc = run_channel(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "async") == 0 && argc == 3)
+		rc = run_async(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "quiet") == 0 && argc == 2)
+		rc = run_quiet(ctx, argc - 1, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

@@ -9,7 +9,9 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  droced --ctl list shows each with exactly its objects while
                  they run, none after (every case checks telemetry's
                  /droced/apps against the list)
-  forge          B names A's PD, CQ, QP, MR, buffer and lkey (daemon_app
+  forge          B names A's PD, CQ, QP, MR, buffer and lkey, passes a
+                 pipe as a channel's and as its events' fd (EINVAL), names
+                 a handle not its own as a CQ's channel (ENOENT) (daemon_app
                  forge checks each exact refusal); A's traffic goes on
   crash          the peer WRITEs and READs A's buffer in a loop (READs
                  checked against a shadow); A is SIGKILLed; the peer's first
@@ -32,6 +34,23 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  iova + k sends the bytes at addr + k); droced --ctl list counts exactly
                  the mapped bytes, droced maps exactly the 11 pieces; after
                  a SIGKILL droced has unmapped them all, its list is empty
+  channel        a completion channel: the application blocks in read(2)
+                 (droce_get_cq_event) and in poll(2) on its fd and wakes on
+                 the peer's echo; armed solicited-only, an unsolicited echo
+                 gives no event, a solicited one exactly one; both acked,
+                 everything destroyed; droced's copy of the channel's
+                 eventfd closed
+  channel_kill   the same application SIGKILLed with its last event
+                 unacked: reaped (0 objects left), droced's copy of its
+                 eventfd (held while it ran) closed
+  async          the peer WRITEs to A's QP with a wrong rkey: A blocks in
+                 poll(2) on its async_fd and gets exactly one event,
+                 QP_ACCESS_ERR naming its QP (its QP in ERR), acks it,
+                 destroys everything; B0 and B1 on the same droced (started
+                 before and after A; traffic, their own events open) get
+                 none; droced's copy of A's async_fd closed
+  async_kill     the same A SIGKILLed with the event unacked: reaped (0
+                 objects left), droced's copy of its async_fd closed
   daemon_killed  droced is SIGKILLed under two idle applications: their
                  next control verbs fail with ENOTCONN, posting and polling
                  do not crash (post 0: room in the ring, poll 0); the next
@@ -757,11 +776,115 @@ def case_persist_ctl(s):
         fail("droced's exit with a kept region", s.droced)
 
 
+def droced_eventfds(s):
+    """The kernel ids of droced's eventfds (fdinfo's eventfd-id)."""
+    ids = set()
+    d = f"/proc/{s.droced.p.pid}/fdinfo"
+    for fd in os.listdir(d):
+        try:
+            with open(f"{d}/{fd}") as f:
+                m = re.search(r"^eventfd-id:\s*(\d+)", f.read(), re.M)
+        except FileNotFoundError:
+            continue
+        if m:
+            ids.add(int(m.group(1)))
+    return ids
+
+
+def expect_held(s, ev_id, held, what):
+    """droced holds (or, once reaped, no longer holds) the application's eventfd."""
+    end = time.monotonic() + 10
+    while (ev_id in droced_eventfds(s)) != held and time.monotonic() < end:
+        time.sleep(0.05)
+    got = ev_id in droced_eventfds(s)
+    print(f"{what}: droced holds the application's eventfd {ev_id}: {got}")
+    if got != held:
+        fail(f"{what}: droced holds eventfd {ev_id}: {got}, expected {held}", s.droced)
+
+
+def kill_unacked(s, a, ev_id, what):
+    """SIGKILL a holding an unacked event: reaped, droced's copy of its eventfd closed."""
+    expect_held(s, ev_id, True, what)
+    a.p.kill()
+    r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
+    print(f"{what}, SIGKILLed: {r.group(0)}")
+    if not r.group(1).endswith(", 0 objects left"):
+        fail("objects left behind", s.droced)
+    s.expect_apps({}, "after the kill")
+    expect_held(s, ev_id, False, "after the kill")
+
+
+def channel_app(s, how):
+    """A channel application and its channel's eventfd id."""
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "channel", s.peer_sock, how)
+    return a, int(a.wait_line(r"^channel: eventfd-id (\d+)").group(1))
+
+
+def case_channel(s):
+    a, ev_id = channel_app(s, "ack")
+    m = a.wait_line(r"^channel: \d+ events.*")
+    if a.wait() != 0:
+        fail("the channel application failed", a)
+    print(f"A: {m.group(0)}")
+    s.expect_apps({}, "after")
+    expect_held(s, ev_id, False, "after the destroy")
+
+
+def case_channel_kill(s):
+    a, ev_id = channel_app(s, "keep")
+    a.wait_line(r"^channel: 2 events, the last unacked")
+    kill_unacked(s, a, ev_id, "A with its channel, an event unacked")
+
+
+def go(p):
+    p.p.stdin.write("go\n")
+    p.p.stdin.flush()
+
+
+def case_async(s):
+    """B0 before A and B1 after it: droced's list of applications in both orders."""
+    s.expect_apps({}, "baseline")
+    b = [s.app_proc("B0", "quiet", s.peer_sock, stdin=subprocess.PIPE)]
+    b[0].wait_line(r"^quiet: ready")
+    a = s.app_proc("A", "async", s.peer_sock, "ack", stdin=subprocess.PIPE)
+    ev_id = int(a.wait_line(r"^async: eventfd-id (\d+)").group(1))
+    a.wait_line(r"^async: connected")
+    b.append(s.app_proc("B1", "quiet", s.peer_sock, stdin=subprocess.PIPE))
+    b[1].wait_line(r"^quiet: ready")
+    go(a)
+    m = a.wait_line(r"^async: exactly one event.*")
+    if a.wait() != 0:
+        fail("A failed", a)
+    print(f"A: {m.group(0)}")
+    print(s.peer.wait_line(r"^peer: bad write: .*").group(0))
+    for p in b:
+        go(p)
+        m = p.wait_line(r"^quiet: no event")
+        if p.wait() != 0:
+            fail(f"{p.name} failed", p)
+        print(f"{p.name} (on the same droced): {m.group(0)}")
+    s.expect_apps({}, "after")
+    expect_held(s, ev_id, False, "after A's exit")
+
+
+def case_async_kill(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "async", s.peer_sock, "keep", stdin=subprocess.PIPE)
+    ev_id = int(a.wait_line(r"^async: eventfd-id (\d+)").group(1))
+    a.wait_line(r"^async: connected")
+    go(a)
+    a.wait_line(r"^async: .*, unacked")
+    kill_unacked(s, a, ev_id, "A, its event unacked")
+
+
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
          "own": case_own,
          "persist": case_persist, "persist_lease": case_persist_lease,
-         "persist_ctl": case_persist_ctl}
+         "persist_ctl": case_persist_ctl,
+         "channel": case_channel, "channel_kill": case_channel_kill,
+         "async": case_async, "async_kill": case_async_kill}
 
 
 def use_lsan_supp():
