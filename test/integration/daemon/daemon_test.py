@@ -118,6 +118,7 @@ class Proc:
     def __init__(self, name, argv, stdin=None):
         self.name = name
         self.lines = []
+        self.eof = False	# every line of its output collected
         self.cv = threading.Condition()
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   stdin=stdin, text=True, bufsize=1)
@@ -129,6 +130,7 @@ class Proc:
                 self.lines.append(line.rstrip("\n"))
                 self.cv.notify_all()
         with self.cv:
+            self.eof = True
             self.cv.notify_all()
 
     def mark(self):
@@ -148,7 +150,8 @@ class Proc:
                     if m:
                         return m
                 left = end - time.monotonic()
-                if left <= 0 or (self.p.poll() is not None and i == len(self.lines)):
+                # its exit alone is not the end: the reader may have lines to add
+                if left <= 0 or (self.eof and i == len(self.lines)):
                     fail(f"{self.name}: no line /{pattern}/ (exit {self.p.poll()})",
                          self)
                 self.cv.wait(min(left, 0.2))
