@@ -985,45 +985,116 @@ now_us(void)
  * rings go with their QPs; the mbufs in flight are the engine's (freed
  * as it sends or drops them), none were the application's.
  */
-/* "N MRs revoked in T us, ..." of freeing every object of a's table, into line. */
 void
-reap_objects(struct droced_app *a, char *line, size_t len)
+reap_objects(struct droced_app *a)
 {
 	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_CHANNEL, OBJ_PD,
-					       OBJ_MAP,
-					       OBJ_BUF };
-	uint32_t mr = a->count[OBJ_MR], qp = a->count[OBJ_QP];
-	uint64_t bytes = a->buf_bytes, t0 = now_us(), t1 = t0;
+					       OBJ_MAP, OBJ_BUF };
 
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		reap_type(a, order[i]);
-		if (order[i] == OBJ_MR)
-			t1 = now_us();
-	}
-	snprintf(line, len, "%u MRs revoked in %" PRIu64 " us, %u QPs, %" PRIu64
-		 " buffer bytes freed, %u objects left (seen at %" PRIu64 " us)",
-		 mr, t1 - t0, qp, bytes, a->nobj, t0);
 }
 
+/* ---- an application's death --------------------------------------------------- */
+
+/* Dead applications' tables whose QPs linger (droced_apps_tick frees them). */
+static struct droced_app *dying;
+
+/*
+ * Its QPs in RTS to SQD: no request of its own starts any more, while
+ * their responders go on answering (IBTA 10.3.1), with NAKs now that the
+ * keys are revoked.  A QP in another state refuses the change: as it is.
+ */
+static void
+drain_qps(struct droced_app *a)
+{
+	for (uint32_t i = 0; i < a->nobj; i++) {
+		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_SQD };
+
+		if (a->obj[i].type == OBJ_QP)
+			(void)droce_modify_qp(a->obj[i].p, &attr, DROCE_QP_STATE);
+	}
+}
+
+/* The rest of a dead application's table freed: its log line. */
+static void
+app_teardown(struct droced_app *a)
+{
+	uint32_t qp = a->count[OBJ_QP];
+	uint64_t bytes = a->buf_bytes, lingered = now_us() - a->seen_us - a->revoke_us;
+
+	reap_objects(a);
+	if (a->hello)
+		printf("droced: pid %d gone: %u MRs revoked in %" PRIu64 " us, %u QPs, %"
+		       PRIu64 " buffer bytes freed %" PRIu64 " us later, %u objects left "
+		       "(seen at %" PRIu64 " us)\n", (int)a->pid, a->revoked, a->revoke_us, qp,
+		       bytes, lingered, a->nobj, a->seen_us);
+	fflush(stdout);
+	free(a->obj);
+	free(a);
+}
+
+/*
+ * Its keys at once; with QPs, the rest DROCED_LINGER_US later, so that a
+ * peer's next access is NAKed rather than lost (droced_table.h).
+ */
 void
 droced_app_reap(struct droced_app *a)
 {
-	char line[256];
-
 	persist_orphan(a);	/* its persistent regions' groups out of its table */
-	reap_objects(a, line, sizeof(line));
+	a->seen_us = now_us();
+	a->revoked = a->count[OBJ_MR];
+	reap_type(a, OBJ_MR);
+	a->revoke_us = now_us() - a->seen_us;
+	drain_qps(a);
 	events_close(a);
-	if (a->hello)
-		printf("droced: pid %d gone: %s\n", (int)a->pid, line);
-	fflush(stdout);
 	pieces_drop(a);
 	close(a->fd);
+	a->fd = -1;
 	for (struct droced_app **pp = &dmn.apps; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == a) {
 			*pp = a->next;
 			break;
 		}
-	free(a->obj);
-	free(a);
+	if (a->count[OBJ_QP] == 0) {
+		app_teardown(a);
+	} else {
+		a->teardown_us = a->seen_us + a->revoke_us + DROCED_LINGER_US;
+		a->next = dying;
+		dying = a;
+	}
 	tel_snapshot();
+}
+
+int
+droced_apps_tick(int wait_ms)
+{
+	uint64_t now = now_us(), next = UINT64_MAX;
+
+	for (struct droced_app **pp = &dying; *pp != NULL;) {
+		struct droced_app *a = *pp;
+
+		if (a->teardown_us > now) {
+			next = a->teardown_us < next ? a->teardown_us : next;
+			pp = &a->next;
+			continue;
+		}
+		*pp = a->next;
+		app_teardown(a);
+	}
+	/* rounded up: poll's timeout is in ms */
+	if (next != UINT64_MAX && (next - now) / 1000 + 1 < (uint64_t)wait_ms)
+		return (int)((next - now) / 1000 + 1);
+	return wait_ms;
+}
+
+void
+droced_apps_shutdown(void)
+{
+	while (dying != NULL) {
+		struct droced_app *a = dying;
+
+		dying = a->next;
+		app_teardown(a);
+	}
 }

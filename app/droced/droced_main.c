@@ -188,8 +188,8 @@ serve(int lfd, struct droce_context *ctx)
 			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(apps[i]),
 						      .events = POLLIN };
 		n = poll(pfd, napps + 2, wait_ms);
-		/* released regions whose linger is over */
-		wait_ms = droced_persist_tick(200);
+		/* released regions and dead applications whose linger is over */
+		wait_ms = droced_apps_tick(droced_persist_tick(200));
 		if (n <= 0)
 			continue;
 		/* a dead application first: its keys are revoked at once */
@@ -206,6 +206,7 @@ serve(int lfd, struct droce_context *ctx)
 	}
 	while (napps > 0)
 		droced_app_reap(apps[--napps]);
+	droced_apps_shutdown();
 	droced_persist_shutdown();
 }
 

@@ -34,16 +34,6 @@ struct persist {
 	struct persist *next;
 };
 
-/*
- * After a release revokes a region's key, its QPs stay connected this long
- * before they go to ERR and away: a peer's access in that time is NAKed
- * (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone (IBTA
- * 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all retries).
- * A quarter of a second: a loaded host delays the engine's lcore and the
- * peer by that much (262 ms seen on a 2-core VM at load average 5).
- */
-#define DROCED_RELEASE_LINGER_US 250000
-
 static struct {
 	struct persist *list;		/* by name */
 	struct persist *released;	/* revoked, their QPs lingering */
@@ -205,7 +195,7 @@ persist_release_made(struct persist *p, const char *why)
 /*
  * A kept group: the key first (dereg: no access succeeds after it
  * returns); the QPs to ERR and away, then CQs, PD and buffer,
- * DROCED_RELEASE_LINGER_US later (droced_persist_tick).  The name is free
+ * DROCED_LINGER_US later (droced_persist_tick).  The name is free
  * at once.
  */
 static void
@@ -220,7 +210,7 @@ persist_release(struct persist *p, const char *why)
 	p->seen_us = now_us();
 	reap_type(&p->held, OBJ_MR);
 	p->revoke_us = now_us() - p->seen_us;
-	p->teardown_us = p->seen_us + p->revoke_us + DROCED_RELEASE_LINGER_US;
+	p->teardown_us = p->seen_us + p->revoke_us + DROCED_LINGER_US;
 	persist_unlink(p, &regions.released);
 	tel_snapshot();
 }
@@ -231,9 +221,8 @@ persist_teardown(struct persist *p)
 {
 	uint32_t qp = p->held.count[OBJ_QP];
 	uint64_t bytes = p->held.buf_bytes, lingered = now_us() - p->seen_us - p->revoke_us;
-	char line[256];
 
-	reap_objects(&p->held, line, sizeof(line));
+	reap_objects(&p->held);
 	printf("droced: region %s released (%s): 1 MRs revoked in %" PRIu64 " us, %u QPs, %"
 	       PRIu64 " buffer bytes freed %" PRIu64 " us later, %u objects left (seen at %"
 	       PRIu64 " us)\n", p->name, p->why, p->revoke_us, qp, bytes, lingered,

@@ -49,11 +49,26 @@ struct droced_app {
 	uint32_t count[OBJ_NTYPES];
 	uint64_t buf_bytes;
 	uint64_t map_bytes;
+	/* dead: seen at seen_us, its keys revoked in revoke_us, the rest freed
+	 * at teardown_us */
+	uint64_t seen_us, revoke_us, teardown_us;
+	uint32_t revoked;	/* MRs */
 	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
 	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
 	uint32_t npiece;
 	struct droced_app *next;
 };
+
+/*
+ * After a release or a death revokes the keys, the QPs stay connected this
+ * long before they go to ERR and away: a peer's access in that time is
+ * NAKed (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone
+ * (IBTA 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all
+ * retries).  A quarter of a second: a loaded host delays the engine's
+ * lcore and the peer by that much (262 ms seen on a 2-core VM at load
+ * average 5).
+ */
+#define DROCED_LINGER_US 250000
 
 /* ---- droced_apps.c ---- */
 
@@ -66,8 +81,8 @@ void obj_remove(struct droced_app *a, struct obj *o);
 int release_handle(struct droced_app *a, enum obj_type type, uint64_t h);
 /* Every object of that type in a's table freed, the newest first (QPs to ERR first). */
 void reap_type(struct droced_app *a, enum obj_type type);
-/* Every object of a's table freed (keys first): "N MRs revoked in T us, ..." into line. */
-void reap_objects(struct droced_app *a, char *line, size_t len);
+/* Every object of a's table freed (keys first). */
+void reap_objects(struct droced_app *a);
 /* Telemetry's copy of the lists, after a change. */
 void tel_snapshot(void);
 uint64_t now_us(void);

@@ -17,7 +17,10 @@
  *           with HANDLEFILE: its handles written there, rounds go on
  *           until STOPFILE exists, then ROUNDS more
  *       forge PEERSOCK HANDLEFILE   names another application's objects
- *       target PEERSOCK LEN          a buffer the peer hammers; waits
+ *       target PEERSOCK LEN [paced]  a buffer the peer hammers; waits.
+ *                                   paced: once this process's socket
+ *                                   closed, the peer's rounds are PACE_US
+ *                                   apart (none in flight at the reap)
  *       churn                       create/destroy objects in a loop
  *       idle PEERSOCK               ready, then (a line on stdin) data and
  *                                   control verbs after the daemon died
@@ -78,7 +81,8 @@
 
 /* S_RW: an echo session that first WRITEs (rkey) and READs back (read_rkey) XFER bytes at addr, then sends one byte: 1 if the READ matched. */
 enum session { S_ECHO = 1, S_HAMMER = 2, S_RW = 3,
-	       S_PERSIST = 4, S_BADWRITE = 5 };
+	       S_PERSIST = 4, S_BADWRITE = 5, S_PACED = 6 };
+#define PACE_US 20000
 #define RW_SEED 99
 #define RW_WRITE 1000
 #define RW_READ 1001
@@ -293,9 +297,10 @@ struct peer_session {
 	uint64_t iter, good, after_fail;
 	bool failed, busy;
 	unsigned int pending;
-	/* S_PERSIST */
+	/* S_PERSIST, S_PACED */
 	bool gone, waiting;
 	uint64_t after;
+	uint64_t next_us;	/* S_PACED: the next round once gone */
 };
 
 /* S_PERSIST: the file whose existence makes a waiting session hammer again */
@@ -364,8 +369,31 @@ hammer_wc(struct peer_session *s, const struct droce_wc *wc)
 		s->mode = 0;	/* done; its QP stays in the error state */
 		return;
 	}
+	if (s->mode == S_PACED && s->gone) {
+		s->next_us = now_us() + PACE_US;	/* paced_poll posts it */
+		return;
+	}
 	s->iter++;
 	hammer_post(s);
+}
+
+/* S_PACED between completions: the owner's death, then a round each PACE_US. */
+static void
+paced_poll(struct peer_session *s)
+{
+	char c;
+
+	if (!s->gone && recv(s->fd, &c, 1, MSG_DONTWAIT) == 0) {
+		s->gone = true;
+		printf("peer: paced: the owner's socket closed after %" PRIu64 " good rounds\n",
+		       s->good);
+		fflush(stdout);
+	}
+	if (s->gone && s->pending == 0 && s->next_us != 0 && now_us() >= s->next_us) {
+		s->next_us = 0;
+		s->iter++;
+		hammer_post(s);
+	}
 }
 
 /* S_RW's READ back: the WRITE's pattern, told to the application. */
@@ -517,7 +545,7 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 	end_connect(&s->e, s->app.qpn, s->app.gid);
 	s->fd = fd;
 	s->mode = s->app.mode;
-	s->iter = s->good = s->after_fail = s->after = 0;
+	s->iter = s->good = s->after_fail = s->after = s->next_us = 0;
 	s->pending = 0;
 	s->failed = s->gone = s->waiting = false;
 	me.qpn = s->e.qp->qp_num;
@@ -531,7 +559,7 @@ peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 			post_recv_at(&s->e, i, (uint32_t)(MSG * i));
 	if (send(fd, &me, sizeof(me), MSG_NOSIGNAL) != (ssize_t)sizeof(me))
 		die("peer: reply");
-	if (s->mode == S_HAMMER || s->mode == S_PERSIST)
+	if (s->mode == S_HAMMER || s->mode == S_PERSIST || s->mode == S_PACED)
 		hammer_post(s);
 }
 
@@ -597,7 +625,7 @@ run_peer(struct droce_context *ctx, const char *path)
 			if (s->mode == S_BADWRITE)
 				badwrite_post(s);
 			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
-				if (s->mode == S_HAMMER)
+				if (s->mode == S_HAMMER || s->mode == S_PACED)
 					hammer_wc(s, &wc);
 				else if (s->mode == S_PERSIST)
 					persist_wc(s, &wc);
@@ -608,6 +636,8 @@ run_peer(struct droce_context *ctx, const char *path)
 			}
 			if (s->mode == S_PERSIST)
 				persist_poll(s);
+			if (s->mode == S_PACED)
+				paced_poll(s);
 			/* a hammer goes on after the application's death: that is the test */
 			if (s->mode == 0 ||
 			    (s->mode == S_ECHO && recv(s->fd, &wc, 1, MSG_DONTWAIT) == 0)) {
@@ -871,7 +901,8 @@ run_target(struct droce_context *ctx, int argc, char **argv)
 	int fd;
 
 	end_create(&e, ctx, argc >= 2 ? strtoull(argv[1], NULL, 0) : BUF_LEN);
-	(void)app_session(&e, argv[0], S_HAMMER, &fd);
+	(void)app_session(&e, argv[0],
+			  argc >= 3 && strcmp(argv[2], "paced") == 0 ? S_PACED : S_HAMMER, &fd);
 	printf("target: ready\n");
 	fflush(stdout);
 	for (;;)

@@ -59,7 +59,8 @@ def run_case(s, perf, test, size):
     if test == "write_bw" and PASSED not in srv.output():
         fail(f"{test}: no data check on the server", srv)
     reap = s.droced.wait_line(rf"droced: pid {srv.p.pid} gone: (.*)")
-    if not re.match(r"0 MRs revoked in \d+ us, 0 QPs, 0 buffer bytes freed, 0 objects left",
+    if not re.match(r"0 MRs revoked in \d+ us, 0 QPs, 0 buffer bytes freed \d+ us later, "
+                    r"0 objects left",
                     reap.group(1)):
         fail(f"{test}: droced reaped {reap.group(1)}", s.droced)
     s.expect_apps({}, f"after {test}")

@@ -20,6 +20,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  the kill (the EOF comes after the kernel tore the process
                  down); nothing succeeds after it; droced reaps A to the
                  baseline (list and its log line)
+  crash_paced    the same, but once A's socket closed the peer's rounds are
+                 20 ms apart, so that none is in flight when droced reaps A:
+                 its next access must still be NAKed (A's QPs linger after
+                 the revocation), not dropped by a QP that is gone
   kill_in_verb   an application creating and destroying objects in a loop
                  is SIGKILLed KILLS times; droced reaps it and serves B
   own            an application registers its own malloc'd memory (not
@@ -108,7 +112,7 @@ AFTER = 200			# the peer's rounds on a persistent region after its owner died
 LEASE_MS = 1000
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
-RELEASE_LINGER_US = 250000	# droced_persist.c DROCED_RELEASE_LINGER_US
+LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
 
 
@@ -403,9 +407,9 @@ def case_forge(s):
     finish_traffic(s, [a], "B's attempts during them")
 
 
-def case_crash(s):
+def case_crash(s, paced=False):
     s.expect_apps({}, "baseline")
-    a = s.app_proc("A", "target", s.peer_sock, "65536")
+    a = s.app_proc("A", "target", s.peer_sock, "65536", *(["paced"] if paced else []))
     a.wait_line(r"^target: ready")
     s.peer.wait_line(r"^peer: hammer running")
     s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
@@ -432,10 +436,16 @@ def case_crash(s):
     print(f"crash: {n.group(0)}")
     if n.group(1) != "0":
         fail("a WRITE or READ succeeded after the revocation")
-    if not re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed, "
-                        r"0 objects left", r.group(1)):
-        fail("droced's reclaim", s.droced)
+    lingered(s, r.group(1), r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes")
     s.expect_apps({}, "after the kill")
+
+
+def lingered(s, got, head):
+    """A dead application's reap line (less its "(seen at"): head, then its QPs
+    freed no earlier than LINGER_US after its keys (droced_table.h)."""
+    m = re.fullmatch(head + r" freed (\d+) us later, 0 objects left", got)
+    if m is None or int(m.group(1)) < LINGER_US:
+        fail(f"droced's reclaim: {got}", s.droced)
 
 
 def case_kill_in_verb(s):
@@ -485,9 +495,7 @@ def case_own(s):
     a.p.kill()
     r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at")
     print(f"own: {r.group(0)}")
-    if not re.fullmatch(r"3 MRs revoked in \d+ us, 1 QPs, 0 buffer bytes freed, "
-                        r"0 objects left", r.group(1)):
-        fail("droced's reclaim", s.droced)
+    lingered(s, r.group(1), r"3 MRs revoked in \d+ us, 1 QPs, 0 buffer bytes")
     s.expect_apps({}, "after the kill")
     n = droced_memfd_maps(s)
     print(f"own: after the kill droced maps {n} pieces")
@@ -572,8 +580,8 @@ def kill_owner(s, a, name):
     gone = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (\d+ MRs.*)")
     print(f"{a.name} killed: droced: {kept.group(0)}; the rest: {gone.group(1)}")
     if not re.fullmatch(r"1 QPs, 65536 buffer bytes, key 0x[0-9a-f]+", kept.group(1)) or \
-            not re.fullmatch(r"0 MRs revoked in \d+ us, 0 QPs, 0 buffer bytes freed, "
-                             r"0 objects left \(seen at \d+ us\)", gone.group(1)):
+            not re.fullmatch(r"0 MRs revoked in \d+ us, 0 QPs, 0 buffer bytes freed \d+ us "
+                             r"later, 0 objects left \(seen at \d+ us\)", gone.group(1)):
         fail("droced's reap of a persistent region's owner", s.droced)
 
 
@@ -582,7 +590,7 @@ def expect_released(s, name, why):
     print(f"droced: {r.group(0)}")
     m = re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed (\d+) us "
                      r"later, 0 objects left \(seen at \d+ us\)", r.group(1))
-    if m is None or int(m.group(1)) < RELEASE_LINGER_US:
+    if m is None or int(m.group(1)) < LINGER_US:
         fail("droced's release", s.droced)
 
 
@@ -882,6 +890,7 @@ def case_async_kill(s):
 
 
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
+         "crash_paced": lambda s: case_crash(s, paced=True),
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
          "own": case_own,
          "persist": case_persist, "persist_lease": case_persist_lease,
