@@ -161,7 +161,9 @@ struct acc_result {
  * the first failed completion.  droce's server is SIGKILLed (plain) or lets
  * the region's lease of ACC_LEASE_MS run out while its application thread
  * hangs (lease); in the lease model droce then reads the sequence number in
- * its memory, and the guest sends it this result.
+ * its memory, and the guest sends it this result.  In the daemon model
+ * droce's server is an application on droced whose region outlives it
+ * (persistent): the guest WRITEs on until another application releases it.
  */
 #define ACC_LEASE_MS 1000
 

@@ -8,9 +8,11 @@
  * for what the valid operations do.
  *
  *   droce-access --list                      the case names, one a line
- *   droce-access [EAL] -- [--droce-*] [-g GID_INDEX] [-L plain|lease] [-m MTU] [-p PORT]
+ *   droce-access [EAL] -- [--droce-*] [-g GID_INDEX] [-L MODEL] [-m MTU] [-p PORT]
  *
- * -L: lifetime mode instead of the cases (access_cases.h; 75_lifetime.sh).
+ * -L plain|lease|daemon|reattach: lifetime mode instead of the cases
+ * (access_cases.h; 75_lifetime.sh).  daemon and reattach run on droced
+ * (--droce-daemon=PATH).
  *
  * It listens on PORT (TCP), then runs every case with the guest (the
  * handshake is in access_cases.h).  For each case it prints
@@ -23,6 +25,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,9 @@
 #define WAIT_NS (60ull * 1000000000ull)	/* TCG guest: generous */
 
 #define DIE(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+
+/* The daemon model's persistent region: MR_ALL under this name. */
+#define LIFETIME_REGION "droce-access"
 
 static struct droce_context *ctx;
 static struct droce_pd *pd;
@@ -400,7 +406,9 @@ load_seq(const uint8_t *p)
  * while this thread hangs (lease: the engine runs on a transport lcore and
  * revokes the key by itself).  0 when (lease) the memory holds exactly the
  * guest's last successful WRITE, the key is expired and droce sent exactly
- * one Remote Access Error NAK.
+ * one Remote Access Error NAK.  daemon: as plain, but MR_ALL is first made
+ * a persistent region of droced's (droce_persist_mr), which outlives this
+ * process: -L reattach then finds it.
  */
 static int
 run_lifetime(int fd, const char *model)
@@ -418,6 +426,9 @@ run_lifetime(int fd, const char *model)
 	char go = 'g', verdict;
 	int fail;
 
+	if (strcmp(model, "daemon") == 0 &&
+	    (errno = droce_persist_mr(mrs[ACC_MR_ALL], LIFETIME_REGION, 0)) != 0)
+		DIE("droce_persist_mr: %s", strerror(errno));
 	send_all(fd, &t, sizeof(t));
 	send_all(fd, &go, 1);
 	while (load_seq(seqp) == initial) {
@@ -425,7 +436,8 @@ run_lifetime(int fd, const char *model)
 		if (now_ns() > end)
 			DIE("lifetime: no WRITE from the guest");
 	}
-	printf("lifetime %s: the guest's WRITEs arrive\n", model);
+	printf("lifetime %s: the guest's WRITEs arrive (memory holds WRITE %llu)\n", model,
+	       (unsigned long long)load_seq(seqp));
 	fflush(stdout);
 	if (strcmp(model, "lease") != 0) {
 		while (now_ns() < end + WAIT_NS)	/* until the SIGKILL */
@@ -455,8 +467,37 @@ run_lifetime(int fd, const char *model)
 	return fail;
 }
 
+static bool daemon_buf;		/* buf from droce_alloc_buf */
+
+/*
+ * The daemon model's second application: attach the region the killed one
+ * left (same address: droced's memory), see the guest's WRITEs still
+ * landing in it, release it.  The guest's next WRITE then fails.
+ */
+static int
+run_reattach(void)
+{
+	struct droce_mr *mr = droce_attach_mr(ctx, LIFETIME_REGION);
+	uint64_t first, later, end = now_ns() + WAIT_NS;
+
+	if (mr == NULL)
+		DIE("droce_attach_mr: %s", strerror(errno));
+	first = load_seq(mr->addr);
+	printf("lifetime reattach: attached %s (%zu bytes), memory holds WRITE %llu\n",
+	       LIFETIME_REGION, mr->length, (unsigned long long)first);
+	while ((later = load_seq(mr->addr)) == first)
+		if (now_ns() > end)
+			DIE("lifetime reattach: no WRITE after the attach");
+	printf("lifetime reattach: then WRITE %llu\n", (unsigned long long)later);
+	if ((errno = droce_release(ctx, LIFETIME_REGION)) != 0)
+		DIE("droce_release: %s", strerror(errno));
+	printf("lifetime reattach: released\n");
+	(void)droce_dereg_mr(mr);	/* frees the proxy of a released region */
+	return 0;
+}
+
 static void
-setup(void)
+open_device(void)
 {
 	struct droce_device **list = droce_get_device_list(NULL);
 
@@ -466,7 +507,14 @@ setup(void)
 	droce_free_device_list(list);
 	if (ctx == NULL)
 		DIE("droce_open_device failed");
-	buf = aligned_alloc(4096, BUF_LEN);
+}
+
+static void
+setup(void)
+{
+	open_device();
+	/* a persistent region must be droced's memory (droce_persist_mr) */
+	buf = daemon_buf ? droce_alloc_buf(ctx, BUF_LEN) : aligned_alloc(4096, BUF_LEN);
 	shadow = malloc(BUF_LEN);
 	pd = droce_alloc_pd(ctx);
 	cq = droce_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
@@ -494,9 +542,12 @@ teardown(void)
 			droce_dereg_mr(mrs[r]);
 	droce_destroy_cq(cq);
 	droce_dealloc_pd(pd);
+	if (daemon_buf)
+		droce_free_buf(ctx, buf);
+	else
+		free(buf);
 	droce_close_device(ctx);
 	droce_cleanup();
-	free(buf);
 	free(shadow);
 }
 
@@ -522,12 +573,21 @@ main(int argc, char **argv)
 		case 'L': lifetime = optarg; break;
 		case 'm': mtu = atoi(optarg); break;
 		case 'p': port = atoi(optarg); break;
-		default: DIE("usage: droce-access --list | [EAL] -- [--droce-*] [-g gid] [-L plain|lease] [-m mtu] [-p port]");
+		default: DIE("usage: droce-access --list | [EAL] -- [--droce-*] [-g gid] [-L plain|lease|daemon|reattach] [-m mtu] [-p port]");
 		}
 	}
 	path_mtu = mtu == 4096 ? DROCE_MTU_4096 : mtu == 2048 ? DROCE_MTU_2048 :
 		   mtu == 512 ? DROCE_MTU_512 : mtu == 256 ? DROCE_MTU_256 : DROCE_MTU_1024;
 	srand((unsigned int)getpid());
+	if (lifetime != NULL && strcmp(lifetime, "reattach") == 0) {
+		open_device();	/* the region is the daemon's: nothing to set up */
+		fails = run_reattach();
+		droce_close_device(ctx);
+		droce_cleanup();
+		printf("%s\n", fails ? "FAIL" : "OK");
+		return fails;
+	}
+	daemon_buf = lifetime != NULL && strcmp(lifetime, "daemon") == 0;
 	setup();
 	fd = tcp_accept(port);
 	if (lifetime != NULL)

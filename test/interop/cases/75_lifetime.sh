@@ -14,11 +14,20 @@
 #          the guest's first failure is REM_ACCESS_ERR, droce's memory
 #          holds exactly the guest's last successful WRITE, the key is
 #          expired and droce sent exactly one Remote Access Error NAK.
+#   daemon droce's server is an application on droced (the memory-owner
+#          daemon, app/droced) that makes the region persistent
+#          (droce_persist_mr) and is killed with SIGKILL: the guest's WRITEs
+#          go on landing; a second application attaches the region by name,
+#          sees them (the sequence number grows past the one at the kill)
+#          and releases it: the guest's first failure is REM_ACCESS_ERR,
+#          after at least as many WRITEs as the attached one saw; droced
+#          then holds no application and no region.
 # The times the guest prints are reported, never asserted (TCG guest).
 # Sourced by interop.sh (its helpers, $LOGDIR...).
 
 LIFETIME_ACCESS=${DROCE_ACCESS:-$BUILD/test/interop/droce-access}
 LIFETIME_GUEST=${DROCE_GUEST_ACCESS:-$BUILD/test/interop/guest/guest-access}
+LIFETIME_DROCED=${DROCED:-$BUILD/app/droced/droced}
 
 # lifetime_case MODEL EXPECTED_STATUS
 lifetime_case() {
@@ -69,6 +78,82 @@ lifetime_case() {
 	fi
 }
 
+# first_number TEXT PATTERN: the first number after PATTERN in TEXT
+first_number() {
+	local rest=${1#*"$2"}
+	[ "$rest" != "$1" ] || return 1
+	rest=${rest%%[!0-9]*}
+	[ -n "$rest" ] && echo "$rest"
+}
+
+# The daemon model: droced in the namespace (its engine on a transport
+# lcore), droce-access -L daemon as its application, then -L reattach.
+lifetime_daemon_case() {
+	local gl=$LOGDIR/lifetime.daemon.guest dl=$LOGDIR/lifetime.daemon.droce
+	local rl=$LOGDIR/lifetime.daemon.reattach cl=$LOGDIR/lifetime.daemon.droced
+	local sock=$LOGDIR/droced.sock dpid apid gpid victim end at_kill first later guest_n
+	local line list why=''
+
+	rm -f "$sock"
+	# shellcheck disable=SC2046
+	timeout 300 ip netns exec "$NETNS" "$LIFETIME_DROCED" --no-pci -l 0,1 \
+		--file-prefix=interopd$$ --log-level=lib.eal:error \
+		"--vdev=net_af_packet0,iface=$VETH,framesz=8192,blocksz=8192" -- \
+		$(LCORE=1 NO_CAPTURE=1 droce_args) --socket="$sock" >"$cl" 2>&1 &
+	dpid=$!
+	if ! log_ready "$cl" '^droced: ready on' 60; then
+		kill "$(pgrep -P "$dpid")" 2>/dev/null
+		wait "$dpid"
+		not_ok "lifetime daemon: droced started" "$cl"
+		return
+	fi
+	timeout 300 ip netns exec "$NETNS" "$LIFETIME_ACCESS" -l 0 --no-pci -- \
+		--droce-daemon="$sock" -g 0 -L daemon >"$dl" 2>&1 &
+	apid=$!
+	droce_listening 60 || true
+	gexec 280 "/tmp/guest-access -L daemon -g $G_GID4 $H_IP" >"$gl" 2>&1 &
+	gpid=$!
+	end=$((SECONDS + 120))
+	until grep -q "^lifetime daemon: the guest's WRITEs arrive" "$dl" || ((SECONDS > end)); do
+		sleep 0.1
+	done
+	victim=$(pgrep -P "$apid")
+	kill -KILL "$victim" 2>/dev/null
+	log "lifetime daemon: droce-access (PID $victim) killed with SIGKILL"
+	wait "$apid"
+	at_kill=$(first_number "$(cat "$dl")" "(memory holds WRITE ") || at_kill=''
+	sleep 1		# the guest's WRITEs go on into the persistent region
+	timeout 120 ip netns exec "$NETNS" "$LIFETIME_ACCESS" -l 0 --no-pci -- \
+		--droce-daemon="$sock" -L reattach >"$rl" 2>&1
+	wait "$gpid"
+	first=$(first_number "$(cat "$rl")" "memory holds WRITE ") || first=''
+	later=$(first_number "$(cat "$rl")" "then WRITE ") || later=''
+	line=$(grep -m1 "^lifetime daemon: guest's first failure" "$gl")
+	guest_n=$(first_number "$line" ") after ") || guest_n=''
+	list=$(timeout 30 "$LIFETIME_DROCED" --ctl "$sock" list 2>&1)
+	kill -TERM "$(pgrep -P "$dpid")" 2>/dev/null
+	wait "$dpid"
+	if [ -z "$at_kill" ] || [ -z "$first" ] || [ -z "$later" ] || [ -z "$guest_n" ]; then
+		why="a sequence number missing (at the kill '$at_kill', attached '$first', then '$later', the guest's '$guest_n')"
+	elif ! grep -q '^lifetime reattach: released' "$rl"; then
+		why="the second application did not release the region"
+	elif ((first <= at_kill)); then
+		why="no WRITE landed between the kill ($at_kill) and the attach ($first)"
+	elif ((guest_n < later)); then
+		why="the guest's last success $guest_n is before what the attached application saw ($later)"
+	elif [[ $line != *"first failure REM_ACCESS_ERR (expected REM_ACCESS_ERR)"* ]]; then
+		why="the guest's first failure: $line"
+	elif ! grep -q '^applications: 0' <<<"$list" || ! grep -q '^persistent regions: 0' <<<"$list"; then
+		why="droced still holds something: $list"
+	fi
+	if [ -z "$why" ]; then
+		ok "lifetime daemon: WRITEs went on after the kill (WRITE $at_kill at the kill, $first at the reattach, then $later); ${line#lifetime daemon: }; droced: 0 applications, 0 regions"
+	else
+		cat "$gl" "$dl" "$rl" "$cl" >"$LOGDIR/lifetime.daemon"
+		not_ok "lifetime daemon: $why" "$LOGDIR/lifetime.daemon"
+	fi
+}
+
 lifetime_cases() {
 	if [ ! -x "$LIFETIME_GUEST" ] || [ ! -x "$LIFETIME_ACCESS" ]; then
 		not_ok "lifetime: guest-access or droce-access not built (libibverbs-dev missing? run usertools/droce-setup)"
@@ -80,6 +165,7 @@ lifetime_cases() {
 	fi
 	lifetime_case plain RETRY_EXC_ERR
 	lifetime_case lease REM_ACCESS_ERR
+	lifetime_daemon_case
 }
 
 lifetime_cases
