@@ -23,20 +23,17 @@ struct droced_app *droced_app_new(int fd, pid_t pid);
 /* One request of app answered: false when the connection is to be closed. */
 bool droced_app_serve(struct droced_app *app);
 /* The application is gone: revoke its keys, then free all it held (its QPs
- * and what they use DROCED_LINGER_US later: droced_apps_tick). */
+ * and what they use DROCED_LINGER_US later: droced_linger_tick). */
 void droced_app_reap(struct droced_app *app);
-/* Dead applications whose linger is over torn down: how long poll may wait
- * (at most wait_ms) for the next. */
-int droced_apps_tick(int wait_ms);
-/* droced exits: every dead application's table torn down now. */
-void droced_apps_shutdown(void);
+/* What lingered long enough torn down (dead applications' tables, released
+ * regions): how long poll may wait (at most wait_ms) for the next. */
+int droced_linger_tick(int wait_ms);
+/* droced exits: all that lingers torn down now. */
+void droced_linger_shutdown(void);
 int droced_app_fd(const struct droced_app *app);
 /* A lease of droced's expired (its event acked): a persistent region's is released. */
 void droced_lease_expired(struct droce_mr *mr);
-/* Released regions whose linger is over torn down: how long poll may wait
- * (at most wait_ms) for the next. */
-int droced_persist_tick(int wait_ms);
-/* droced exits: every region released and torn down now. */
+/* droced exits: every region released (its teardown lingers). */
 void droced_persist_shutdown(void);
 /*
  * An event of droced's engine to the application whose object it names

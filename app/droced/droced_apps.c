@@ -997,8 +997,51 @@ reap_objects(struct droced_app *a)
 
 /* ---- an application's death --------------------------------------------------- */
 
-/* Dead applications' tables whose QPs linger (droced_apps_tick frees them). */
-static struct droced_app *dying;
+/* What lingers, torn down by droced_linger_tick. */
+static struct droced_linger *lingering;
+
+void
+droced_linger(struct droced_linger *l, uint64_t revoked_us,
+	      void (*teardown)(struct droced_linger *l))
+{
+	l->teardown_us = revoked_us + DROCED_LINGER_US;
+	l->teardown = teardown;
+	l->next = lingering;
+	lingering = l;
+}
+
+int
+droced_linger_tick(int wait_ms)
+{
+	uint64_t now = now_us(), next = UINT64_MAX;
+
+	for (struct droced_linger **pp = &lingering; *pp != NULL;) {
+		struct droced_linger *l = *pp;
+
+		if (l->teardown_us > now) {
+			next = l->teardown_us < next ? l->teardown_us : next;
+			pp = &l->next;
+			continue;
+		}
+		*pp = l->next;
+		l->teardown(l);
+	}
+	/* rounded up: poll's timeout is in ms */
+	if (next != UINT64_MAX && (next - now) / 1000 + 1 < (uint64_t)wait_ms)
+		return (int)((next - now) / 1000 + 1);
+	return wait_ms;
+}
+
+void
+droced_linger_shutdown(void)
+{
+	while (lingering != NULL) {
+		struct droced_linger *l = lingering;
+
+		lingering = l->next;
+		l->teardown(l);
+	}
+}
 
 /*
  * Its QPs in RTS to SQD: no request of its own starts any more, while
@@ -1032,6 +1075,13 @@ app_teardown(struct droced_app *a)
 	fflush(stdout);
 	free(a->obj);
 	free(a);
+	tel_snapshot();
+}
+
+static void
+app_linger_over(struct droced_linger *l)
+{
+	app_teardown((struct droced_app *)((char *)l - offsetof(struct droced_app, linger)));
 }
 
 /*
@@ -1056,45 +1106,9 @@ droced_app_reap(struct droced_app *a)
 			*pp = a->next;
 			break;
 		}
-	if (a->count[OBJ_QP] == 0) {
+	if (a->count[OBJ_QP] == 0)
 		app_teardown(a);
-	} else {
-		a->teardown_us = a->seen_us + a->revoke_us + DROCED_LINGER_US;
-		a->next = dying;
-		dying = a;
-	}
+	else
+		droced_linger(&a->linger, a->seen_us + a->revoke_us, app_linger_over);
 	tel_snapshot();
-}
-
-int
-droced_apps_tick(int wait_ms)
-{
-	uint64_t now = now_us(), next = UINT64_MAX;
-
-	for (struct droced_app **pp = &dying; *pp != NULL;) {
-		struct droced_app *a = *pp;
-
-		if (a->teardown_us > now) {
-			next = a->teardown_us < next ? a->teardown_us : next;
-			pp = &a->next;
-			continue;
-		}
-		*pp = a->next;
-		app_teardown(a);
-	}
-	/* rounded up: poll's timeout is in ms */
-	if (next != UINT64_MAX && (next - now) / 1000 + 1 < (uint64_t)wait_ms)
-		return (int)((next - now) / 1000 + 1);
-	return wait_ms;
-}
-
-void
-droced_apps_shutdown(void)
-{
-	while (dying != NULL) {
-		struct droced_app *a = dying;
-
-		dying = a->next;
-		app_teardown(a);
-	}
 }

@@ -189,7 +189,7 @@ serve(int lfd, struct droce_context *ctx)
 						      .events = POLLIN };
 		n = poll(pfd, napps + 2, wait_ms);
 		/* released regions and dead applications whose linger is over */
-		wait_ms = droced_apps_tick(droced_persist_tick(200));
+		wait_ms = droced_linger_tick(200);
 		if (n <= 0)
 			continue;
 		/* a dead application first: its keys are revoked at once */
@@ -206,8 +206,8 @@ serve(int lfd, struct droce_context *ctx)
 	}
 	while (napps > 0)
 		droced_app_reap(apps[--napps]);
-	droced_apps_shutdown();
 	droced_persist_shutdown();
+	droced_linger_shutdown();
 }
 
 /*

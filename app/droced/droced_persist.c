@@ -28,15 +28,16 @@ struct persist {
 	bool kept;			/* the group is in held */
 	struct droced_app held;
 	uint32_t lease_ms;
-	/* released: its key revoked at seen_us (in revoke_us), the rest at teardown_us */
-	uint64_t seen_us, revoke_us, teardown_us;
+	/* released: its key revoked at seen_us (in revoke_us), the rest when
+	 * linger is over */
+	uint64_t seen_us, revoke_us;
+	struct droced_linger linger;
 	const char *why;
 	struct persist *next;
 };
 
 static struct {
 	struct persist *list;		/* by name */
-	struct persist *released;	/* revoked, their QPs lingering */
 } regions;
 
 static struct persist *
@@ -149,28 +150,23 @@ persist_orphan(struct droced_app *a)
 	}
 }
 
-/* p out of the named list (into the released one if to), or freed. */
+/* p out of the named list (its name free again). */
 static void
-persist_unlink(struct persist *p, struct persist **to)
+persist_unlink(struct persist *p)
 {
 	for (struct persist **pp = &regions.list; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			break;
 		}
-	if (to != NULL) {
-		p->next = *to;
-		*to = p;
-	} else {
-		free(p->held.obj);
-		free(p);
-	}
 }
 
 static void
 persist_drop(struct persist *p)
 {
-	persist_unlink(p, NULL);
+	persist_unlink(p);
+	free(p->held.obj);
+	free(p);
 }
 
 /*
@@ -192,33 +188,11 @@ persist_release_made(struct persist *p, const char *why)
 	tel_snapshot();
 }
 
-/*
- * A kept group: the key first (dereg: no access succeeds after it
- * returns); the QPs to ERR and away, then CQs, PD and buffer,
- * DROCED_LINGER_US later (droced_persist_tick).  The name is free
- * at once.
- */
-static void
-persist_release(struct persist *p, const char *why)
-{
-	if (!p->kept) {
-		persist_release_made(p, why);
-		return;
-	}
-	p->owner = NULL;
-	p->why = why;
-	p->seen_us = now_us();
-	reap_type(&p->held, OBJ_MR);
-	p->revoke_us = now_us() - p->seen_us;
-	p->teardown_us = p->seen_us + p->revoke_us + DROCED_LINGER_US;
-	persist_unlink(p, &regions.released);
-	tel_snapshot();
-}
-
 /* The rest of a released region's group freed: its log line. */
 static void
-persist_teardown(struct persist *p)
+persist_teardown(struct droced_linger *l)
 {
+	struct persist *p = (struct persist *)((char *)l - offsetof(struct persist, linger));
 	uint32_t qp = p->held.count[OBJ_QP];
 	uint64_t bytes = p->held.buf_bytes, lingered = now_us() - p->seen_us - p->revoke_us;
 
@@ -232,26 +206,26 @@ persist_teardown(struct persist *p)
 	free(p);
 }
 
-int
-droced_persist_tick(int wait_ms)
+/*
+ * A kept group: the key first (dereg: no access succeeds after it
+ * returns); the QPs to ERR and away, then CQs, PD and buffer,
+ * DROCED_LINGER_US later (droced_linger_tick).  The name is free at once.
+ */
+static void
+persist_release(struct persist *p, const char *why)
 {
-	uint64_t now = now_us(), next = UINT64_MAX;
-
-	for (struct persist **pp = &regions.released; *pp != NULL;) {
-		struct persist *p = *pp;
-
-		if (p->teardown_us > now) {
-			next = p->teardown_us < next ? p->teardown_us : next;
-			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
-		persist_teardown(p);
+	if (!p->kept) {
+		persist_release_made(p, why);
+		return;
 	}
-	/* rounded up: poll's timeout is in ms */
-	if (next != UINT64_MAX && (next - now) / 1000 + 1 < (uint64_t)wait_ms)
-		return (int)((next - now) / 1000 + 1);
-	return wait_ms;
+	p->owner = NULL;
+	p->why = why;
+	p->seen_us = now_us();
+	reap_type(&p->held, OBJ_MR);
+	p->revoke_us = now_us() - p->seen_us;
+	persist_unlink(p);
+	droced_linger(&p->linger, p->seen_us + p->revoke_us, persist_teardown);
+	tel_snapshot();
 }
 
 void
@@ -259,12 +233,6 @@ droced_persist_shutdown(void)
 {
 	while (regions.list != NULL)
 		persist_release(regions.list, "droced exits");
-	while (regions.released != NULL) {
-		struct persist *p = regions.released;
-
-		regions.released = p->next;
-		persist_teardown(p);
-	}
 }
 
 bool

@@ -16,6 +16,32 @@
 
 struct rte_ring;
 
+/*
+ * After a release or a death revokes the keys, the QPs stay connected this
+ * long before they go to ERR and away: a peer's access in that time is
+ * NAKed (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone
+ * (IBTA 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all
+ * retries).  A quarter of a second: a loaded host delays the engine's
+ * lcore and the peer by that much (262 ms seen on a 2-core VM at load
+ * average 5).
+ */
+#define DROCED_LINGER_US 250000
+
+/*
+ * What lingers after such a revocation (a released region, a dead
+ * application's table): teardown(l) once teardown_us has come
+ * (droced_linger_tick, droced.h).
+ */
+struct droced_linger {
+	uint64_t teardown_us;
+	void (*teardown)(struct droced_linger *l);
+	struct droced_linger *next;
+};
+
+/* l (inside its owner) torn down DROCED_LINGER_US after revoked_us. */
+void droced_linger(struct droced_linger *l, uint64_t revoked_us,
+		   void (*teardown)(struct droced_linger *l));
+
 /* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
 enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_CHANNEL,
 		OBJ_NTYPES };
@@ -50,25 +76,15 @@ struct droced_app {
 	uint64_t buf_bytes;
 	uint64_t map_bytes;
 	/* dead: seen at seen_us, its keys revoked in revoke_us, the rest freed
-	 * at teardown_us */
-	uint64_t seen_us, revoke_us, teardown_us;
+	 * when linger is over */
+	uint64_t seen_us, revoke_us;
 	uint32_t revoked;	/* MRs */
+	struct droced_linger linger;
 	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
 	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
 	uint32_t npiece;
 	struct droced_app *next;
 };
-
-/*
- * After a release or a death revokes the keys, the QPs stay connected this
- * long before they go to ERR and away: a peer's access in that time is
- * NAKed (REM_ACCESS_ERR at once) instead of dropped by a QP that is gone
- * (IBTA 10.3.1: a retry timeout at the peer, RETRY_EXC_ERR after all
- * retries).  A quarter of a second: a loaded host delays the engine's
- * lcore and the peer by that much (262 ms seen on a 2-core VM at load
- * average 5).
- */
-#define DROCED_LINGER_US 250000
 
 /* ---- droced_apps.c ---- */
 

@@ -29,10 +29,24 @@ LIFETIME_ACCESS=${DROCE_ACCESS:-$BUILD/test/interop/droce-access}
 LIFETIME_GUEST=${DROCE_GUEST_ACCESS:-$BUILD/test/interop/guest/guest-access}
 LIFETIME_DROCED=${DROCED:-$BUILD/app/droced/droced}
 
+# guest_writes MODEL GLOG DLOG: the guest's guest-access -L MODEL against
+# the droce-access that is starting (DLOG), until droce sees its WRITEs
+# arrive (at most 120 s); gpid is the guest's.
+guest_writes() {
+	local end=$((SECONDS + 120))
+
+	droce_listening 60 || true
+	gexec 280 "/tmp/guest-access -L $1 -g $G_GID4 $H_IP" >"$2" 2>&1 &
+	gpid=$!
+	until grep -q "^lifetime $1: the guest's WRITEs arrive" "$3" || ((SECONDS > end)); do
+		sleep 0.1
+	done
+}
+
 # lifetime_case MODEL EXPECTED_STATUS
 lifetime_case() {
 	local model=$1 want=$2 gl=$LOGDIR/lifetime.$1.guest dl=$LOGDIR/lifetime.$1.droce
-	local dpid gpid end line lcore='' nocap=''
+	local dpid gpid line lcore='' nocap=''
 
 	if [ "$model" = lease ]; then
 		lcore=1		# a transport lcore runs the engine while the application hangs
@@ -43,13 +57,7 @@ lifetime_case() {
 	timeout 300 ip netns exec "$NETNS" "$LIFETIME_ACCESS" $(LCORE=$lcore eal_args) -- \
 		$(LCORE=$lcore NO_CAPTURE=$nocap droce_args) -g 0 -L "$model" >"$dl" 2>&1 &
 	dpid=$!
-	droce_listening 60 || true
-	gexec 280 "/tmp/guest-access -L $model -g $G_GID4 $H_IP" >"$gl" 2>&1 &
-	gpid=$!
-	end=$((SECONDS + 120))
-	until grep -q "^lifetime $model: the guest's WRITEs arrive" "$dl" || ((SECONDS > end)); do
-		sleep 0.1
-	done
+	guest_writes "$model" "$gl" "$dl"
 	if [ "$model" = plain ]; then
 		# $dpid is timeout's: droce-access is its child (ip netns exec execs it)
 		local victim
@@ -91,7 +99,7 @@ first_number() {
 lifetime_daemon_case() {
 	local gl=$LOGDIR/lifetime.daemon.guest dl=$LOGDIR/lifetime.daemon.droce
 	local rl=$LOGDIR/lifetime.daemon.reattach cl=$LOGDIR/lifetime.daemon.droced
-	local sock=$LOGDIR/droced.sock dpid apid gpid victim end at_kill first later guest_n
+	local sock=$LOGDIR/droced.sock dpid apid gpid victim at_kill first later guest_n
 	local line list why=''
 
 	rm -f "$sock"
@@ -110,13 +118,7 @@ lifetime_daemon_case() {
 	timeout 300 ip netns exec "$NETNS" "$LIFETIME_ACCESS" -l 0 --no-pci -- \
 		--droce-daemon="$sock" -g 0 -L daemon >"$dl" 2>&1 &
 	apid=$!
-	droce_listening 60 || true
-	gexec 280 "/tmp/guest-access -L daemon -g $G_GID4 $H_IP" >"$gl" 2>&1 &
-	gpid=$!
-	end=$((SECONDS + 120))
-	until grep -q "^lifetime daemon: the guest's WRITEs arrive" "$dl" || ((SECONDS > end)); do
-		sleep 0.1
-	done
+	guest_writes daemon "$gl" "$dl"
 	victim=$(pgrep -P "$apid")
 	kill -KILL "$victim" 2>/dev/null
 	log "lifetime daemon: droce-access (PID $victim) killed with SIGKILL"
