@@ -29,9 +29,9 @@ libibverbs.so.1 and usertools/droce-run.
   dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon
       the drop-in on droced (droce-run --daemon): one droced at the memif's
       server end (198.18.5.1), another at its client end (.2), engines on
-      lcores 1 and 0.  ibv_rc_pingpong -c, ib_write_bw and ib_read_lat
-      servers on the first at once (its list shows exactly their three
-      pids), their clients on the second: the pingpong checks above,
+      lcores 1 and 0.  ibv_rc_pingpong -c (polling and -e), ib_write_bw and
+      ib_read_lat servers on the first at once (its list shows exactly their
+      four pids), their clients on the second: the pingpong checks above,
       perftest's result rows of the exact size and iteration count (the
       READ latency server prints none); both droceds' lists empty after.  Their
       buffers are the programs' own (posix_memalign'd, malloc'd): moved
@@ -693,7 +693,7 @@ def daemon_pair(a, tmp, socks, cases):
     one's client on droced 1; cases: (name, argv, port, checker)."""
     servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
                for c in cases]
-    deadline = time.monotonic() + 40	# three secondaries' EAL start at once
+    deadline = time.monotonic() + 40	# four secondaries' EAL start at once
     while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
         time.sleep(0.05)
     pids = droced_pids(a, socks[0])
@@ -711,8 +711,8 @@ def daemon_pair(a, tmp, socks, cases):
 
 
 def case_daemon(a, tmp):
-    """ibv_rc_pingpong, ib_write_bw and ib_read_lat servers on one droced at
-    once, their clients on a second droced at the other memif end.  Both
+    """ibv_rc_pingpong (polling and -e), ib_write_bw and ib_read_lat servers
+    on one droced at once, their clients on a second droced at the other memif end.  Both
     droceds' lists are empty after."""
     procs = []
     try:
@@ -723,6 +723,9 @@ def case_daemon(a, tmp):
         rlat = ["ib_read_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "50"]
         daemon_pair(a, tmp, socks, [
             ("ibv_rc_pingpong -c", pp, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20)),
+            # -e: completion channels (droced's, the drop-in's channel fd)
+            ("ibv_rc_pingpong -c -e", pp + ["-e"], free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20)),
             ("ib_write_bw -s 65536", wbw, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([(65536, 50)], [(65536, 50)]))),

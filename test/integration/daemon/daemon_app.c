@@ -1248,6 +1248,9 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 	for (uint64_t i = 0; i < 20; i++)
 		traffic_round(&e, &p, i);
 	printf("own: 20 traffic rounds on MR 1 ok\n");
+	/* a persistent region outlives its maker: not on the maker's own pages */
+	bad += refused("persist of an MR on its own memory",
+		       droce_persist_mr(mr2, "own-persist", 0), EFAULT);
 	bad += own_refusals(e.pd);
 	bad += own_pieces(e.pd, &mr3);
 	if (mr3 != NULL)

@@ -32,8 +32,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  the first's pages and new ones; the peer WRITEs through the
                  second and READs back through the first (bytes compared in
                  the peer and in the application), then WRITE / READ /
-                 SEND-echo rounds from the first; file mappings and shared
-                 anonymous memory are refused (EOPNOTSUPP), nine pieces
+                 SEND-echo rounds from the first; droce_persist_mr of the
+                 second is EFAULT (not in a droce_alloc_buf buffer); file
+                 mappings and shared anonymous memory are refused
+                 (EOPNOTSUPP), nine pieces
                  (E2BIG), eight registered under an iova (a WRITE from
                  iova + k sends the bytes at addr + k); droced --ctl list counts exactly
                  the mapped bytes, droced maps exactly the 11 pieces; after
@@ -486,6 +488,9 @@ def case_own(s):
     print(a.output())
     if m.group(1) != "ready":
         fail("own memory", a)
+    if not re.search(r"^own: persist of an MR on its own memory: Bad address$", a.output(),
+                     re.M):
+        fail("droce_persist_mr of an MR on the application's own memory not EFAULT", a)
     s.peer.wait_line(r"peer: WRITE and READ back of the application's memory: same bytes")
     s.expect_apps({a.p.pid: (1, 3, 1, 1, 0, 0, 3, int(m.group(2)))}, "A's three MRs")
     n = droced_memfd_maps(s)
