@@ -33,6 +33,9 @@ void droced_linger_shutdown(void);
 int droced_app_fd(const struct droced_app *app);
 /* A lease of droced's expired (its event acked): a persistent region's is released. */
 void droced_lease_expired(struct droce_mr *mr);
+/* Kept regions' windows looked at (the client-side release): how long
+ * poll may wait (at most wait_ms) for the next look. */
+int droced_persist_tick(int wait_ms);
 /* droced exits: every region released (its teardown lingers). */
 void droced_persist_shutdown(void);
 /*

@@ -175,6 +175,8 @@ static int
 obj_free(enum obj_type type, void *p, uint64_t len)
 {
 	switch (type) {
+	case OBJ_MW:
+		return droce_dealloc_mw(p);	/* unbound (revoked) first */
 	case OBJ_MR:
 		return droce_dereg_mr(p);
 	case OBJ_QP:
@@ -355,6 +357,34 @@ on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 	if (rc == 0 && base != NULL)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;
+}
+
+/* ---- memory windows ------------------------------------------------------------ */
+
+static int
+on_alloc_mw(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+	struct droce_mw *mw;
+	int rc;
+
+	if (pd == NULL)
+		return ENOENT;
+	mw = droce_alloc_mw(pd->p, (enum droce_mw_type)m->arg);
+	if (mw == NULL)
+		return errno;
+	rc = adopt(a, OBJ_MW, mw, 0);
+	if (rc != 0)
+		return rc;
+	m->h[0] = (uint64_t)(uintptr_t)mw;
+	m->key = mw->rkey;
+	return 0;
+}
+
+static int
+on_dealloc_mw(struct droced_app *a, struct dmn_msg *m)
+{
+	return release_handle(a, OBJ_MW, m->h[0]);
 }
 
 /* ---- the application's own pages (REG_MEM) ----------------------------------- */
@@ -602,6 +632,7 @@ list_apps(struct dmn_app_info *out)
 			.cq = p->count[OBJ_CQ], .qp = p->count[OBJ_QP],
 			.buf = p->count[OBJ_BUF], .buf_bytes = p->buf_bytes,
 			.mem = p->count[OBJ_MAP], .mem_bytes = p->map_bytes,
+			.mw = p->count[OBJ_MW],
 		};
 	}
 	return n;
@@ -873,6 +904,8 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_DESTROY_CHANNEL] = on_destroy_channel,
 	[DMN_OPEN_EVENTS] = on_open_events,
 	[DMN_CLOSE_EVENTS] = on_close_events,
+	[DMN_ALLOC_MW] = on_alloc_mw,
+	[DMN_DEALLOC_MW] = on_dealloc_mw,
 };
 
 /*
@@ -978,7 +1011,8 @@ now_us(void)
 }
 
 /*
- * Keys first (dereg: no access after it returns, peers get a NAK), then
+ * Keys first (windows, then regions: dereg: no access after it returns,
+ * peers get a NAK), then
  * the QPs to the error state and away, then CQs, completion channels
  * (our copies of their fds closed), PDs, the mappings of the application's
  * own pages (nothing reaches them once their keys are gone), buffers.  The WQE
@@ -988,8 +1022,8 @@ now_us(void)
 void
 reap_objects(struct droced_app *a)
 {
-	static const enum obj_type order[] = { OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_CHANNEL, OBJ_PD,
-					       OBJ_MAP, OBJ_BUF };
+	static const enum obj_type order[] = { OBJ_MW, OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_CHANNEL,
+					       OBJ_PD, OBJ_MAP, OBJ_BUF };
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		reap_type(a, order[i]);
@@ -1094,6 +1128,7 @@ droced_app_reap(struct droced_app *a)
 	persist_orphan(a);	/* its persistent regions' groups out of its table */
 	a->seen_us = now_us();
 	a->revoked = a->count[OBJ_MR];
+	reap_type(a, OBJ_MW);	/* a region with windows bound cannot be deregistered */
 	reap_type(a, OBJ_MR);
 	a->revoke_us = now_us() - a->seen_us;
 	drain_qps(a);

@@ -85,9 +85,9 @@ ctl_list(const char *path)
 		const struct dmn_app_info *p = &m.u.list.apps[i];
 
 		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
-		       " mem %u mem_bytes %" PRIu64 "\n",
+		       " mem %u mem_bytes %" PRIu64 " mw %u\n",
 		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
-		       p->mem, p->mem_bytes);
+		       p->mem, p->mem_bytes, p->mw);
 	}
 	printf("persistent regions: %d\n", (int)m.len);
 	for (int i = 0; i < (int)m.len; i++) {
@@ -179,17 +179,19 @@ serve(int lfd, struct droce_context *ctx)
 	struct droced_app *apps[DROCED_MAX_APPS];
 	struct pollfd pfd[DROCED_MAX_APPS + 2];
 	unsigned int napps = 0;
-	int wait_ms = 200, n;
+	int wait_ms, n;
 
 	while (!stop) {
+		/* released regions and dead applications whose linger is over,
+		 * kept regions' windows; after the last round's requests and
+		 * reaps, so that what they started is looked at in time */
+		wait_ms = droced_linger_tick(droced_persist_tick(200));
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
 		for (unsigned int i = 0; i < napps; i++)
 			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(apps[i]),
 						      .events = POLLIN };
 		n = poll(pfd, napps + 2, wait_ms);
-		/* released regions and dead applications whose linger is over */
-		wait_ms = droced_linger_tick(200);
 		if (n <= 0)
 			continue;
 		/* a dead application first: its keys are revoked at once */

@@ -13,6 +13,7 @@
 
 #include "droced.h"
 #include "droced_table.h"
+#include "prot.h"
 
 /*
  * A persistent region (droce_persist_mr): while the application that made
@@ -33,8 +34,13 @@ struct persist {
 	uint64_t seen_us, revoke_us;
 	struct droced_linger linger;
 	const char *why;
+	/* kept: a type-2 window of its group was bound at the last look */
+	bool windowed;
 	struct persist *next;
 };
+
+/* How often a kept region's windows are looked at (windows_look). */
+#define WINDOW_POLL_MS 1
 
 static struct {
 	struct persist *list;		/* by name */
@@ -94,6 +100,8 @@ region_member(const struct persist *p, const struct droced_app *a, const struct 
 		return o->p == p->mr->pd;
 	case OBJ_QP:
 		return group_qp(p, o);
+	case OBJ_MW:		/* its PD's windows: those bound to the region */
+		return ((const struct droce_mw *)o->p)->pd == p->mr->pd;
 	case OBJ_CQ:
 		for (uint32_t i = 0; i < a->nobj; i++) {
 			const struct droce_qp *qp = a->obj[i].p;
@@ -116,7 +124,7 @@ static void
 move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
 {
 	/* the CQs while their QPs are still in from */
-	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_MR, OBJ_PD, OBJ_BUF };
+	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_MW, OBJ_MR, OBJ_PD, OBJ_BUF };
 
 	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]); t++)
 		for (uint32_t i = from->nobj; i-- > 0;) {
@@ -133,6 +141,24 @@ move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
 		}
 }
 
+/* Type-2 windows of a kept group bound now. */
+static uint32_t
+bound_windows(const struct persist *p)
+{
+	struct prot_tables *t = p->mr->context->prot;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->held.nobj; i++) {
+		const struct droce_mw *mw = p->held.obj[i].p;
+		bool bound;
+
+		if (p->held.obj[i].type == OBJ_MW && mw->type == DROCE_MW_TYPE_2 &&
+		    prot_mw_bound(t, mw->handle, &bound) == 0)
+			n += bound;
+	}
+	return n;
+}
+
 /* The application is gone: its regions' groups to their held tables. */
 void
 persist_orphan(struct droced_app *a)
@@ -144,6 +170,7 @@ persist_orphan(struct droced_app *a)
 			move_group(p, a, &p->held);
 		p->kept = true;
 		p->owner = NULL;
+		p->windowed = bound_windows(p) > 0;
 		printf("droced: pid %d gone: region %s kept: %u QPs, %" PRIu64
 		       " buffer bytes, key 0x%x\n", (int)a->pid, p->name,
 		       p->held.count[OBJ_QP], p->held.buf_bytes, p->mr->lkey);
@@ -221,11 +248,50 @@ persist_release(struct persist *p, const char *why)
 	p->owner = NULL;
 	p->why = why;
 	p->seen_us = now_us();
+	reap_type(&p->held, OBJ_MW);	/* the region cannot go while they are bound */
 	reap_type(&p->held, OBJ_MR);
 	p->revoke_us = now_us() - p->seen_us;
 	persist_unlink(p);
 	droced_linger(&p->linger, p->seen_us + p->revoke_us, persist_teardown);
 	tel_snapshot();
+}
+
+/*
+ * The client-side release: a kept region whose group had a type-2 window
+ * bound and has none now (the peer's SEND_WITH_INV or LOCAL_INV of the
+ * last one) is released.  A look every WINDOW_POLL_MS, not an event: the
+ * invalidation runs in the engine's responder under lib/protection's
+ * lock, which must not call into droced, and droced's loop wakes anyway.
+ * The look takes that control-path lock once per window; lookups on the
+ * data path do not take it.  Whether windows are bound (true: look again
+ * soon).
+ */
+static bool
+windows_look(void)
+{
+	bool any = false;
+
+	for (struct persist *p = regions.list, *n; p != NULL; p = n) {
+		uint32_t bound;
+
+		n = p->next;
+		if (!p->kept || p->owner != NULL)
+			continue;
+		bound = bound_windows(p);
+		if (bound == 0 && p->windowed) {
+			persist_release(p, "its last window invalidated by a peer");
+			continue;
+		}
+		p->windowed = bound > 0;
+		any |= p->windowed;
+	}
+	return any;
+}
+
+int
+droced_persist_tick(int wait_ms)
+{
+	return windows_look() && wait_ms > WINDOW_POLL_MS ? WINDOW_POLL_MS : wait_ms;
 }
 
 void

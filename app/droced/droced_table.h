@@ -44,7 +44,7 @@ void droced_linger(struct droced_linger *l, uint64_t revoked_us,
 
 /* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
 enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_CHANNEL,
-		OBJ_NTYPES };
+		OBJ_MW, OBJ_NTYPES };
 
 struct obj {
 	enum obj_type type;

@@ -263,11 +263,12 @@ int prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index,
  * droce_bind_mw posts: the window gets new_rkey (the WR's, the window's
  * index with a variant other than its current one), so the key the
  * application was given at post time is the one that works.  Errors as
- * above; -EINVAL also for a bad new_rkey.
+ * above; -EINVAL also for a bad new_rkey; -EPERM also for a window not in
+ * qp_pd, the PD of the posting QP.
  */
 int prot_mw_bind_type1_key(struct prot_tables *t, uint32_t mw_index,
 			   uint32_t new_rkey, uint32_t mr_key, uint64_t addr,
-			   uint64_t length, unsigned int access);
+			   uint64_t length, unsigned int access, uint32_t qp_pd);
 
 /*
  * Type-2 bind, executed by the transport for a DROCE_WR_BIND_MW on QP qpn
@@ -301,6 +302,9 @@ int prot_remote_invalidate(struct prot_tables *t, uint32_t rkey,
  * bound again).  Returns how many were invalidated, or -EINVAL.
  */
 int prot_mw_invalidate_qp(struct prot_tables *t, uint32_t qpn);
+
+/* Whether the window mw_index is bound now (*bound). -EINVAL: no window. */
+int prot_mw_bound(struct prot_tables *t, uint32_t mw_index, bool *bound);
 
 /* Current key of an MW / MR by index (tests, verbs). -EINVAL if none. */
 int prot_entry_key(struct prot_tables *t, uint32_t index, uint32_t *key);

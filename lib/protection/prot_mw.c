@@ -99,6 +99,25 @@ prot_mw_dealloc(struct prot_tables *t, uint32_t mw_index)
 	return ret;
 }
 
+int
+prot_mw_bound(struct prot_tables *t, uint32_t mw_index, bool *bound)
+{
+	struct prot_entry *e;
+	int ret = 0;
+	int tok;
+
+	if (t == NULL || bound == NULL)
+		return -EINVAL;
+	tok = prot_ctl_lock(t);
+	e = prot_mw_by_index(t, mw_index);
+	if (e == NULL)
+		ret = -EINVAL;
+	else
+		*bound = e->bound != 0;
+	prot_ctl_unlock(t, tok);
+	return ret;
+}
+
 void
 prot_mw_unbind_all(struct prot_tables *t, struct prot_entry *mr)
 {
@@ -167,11 +186,12 @@ do_bind(struct prot_tables *t, struct prot_entry *mw, struct prot_entry *mr,
 		t->ctl->nr_mw2_bound++;
 }
 
-/* new_rkey 0: the next variant; else the key the bind must give it. */
+/* new_rkey 0: the next variant; else the key the bind must give it.
+ * qp_pd: the PD of the QP whose work request binds (NULL: the verb). */
 static int
 bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t new_rkey,
 	   uint32_t mr_key, uint64_t addr, uint64_t length, unsigned int access,
-	   uint32_t *rkey)
+	   const uint32_t *qp_pd, uint32_t *rkey)
 {
 	struct prot_entry *mw;
 	struct prot_entry *mr = NULL;
@@ -191,6 +211,13 @@ bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t new_rkey,
 	    (new_rkey != 0 && (prot_key_index(new_rkey) != mw_index ||
 			       prot_key_variant(new_rkey) == mw->variant))) {
 		ret = -EINVAL;
+		goto out;
+	}
+	/* A QP binds or unbinds only its own PD's windows: with droced the
+	 * applications share these tables, and a work request naming another
+	 * application's window must fail (C10-72's rule, for type 1 too). */
+	if (qp_pd != NULL && mw->pd != *qp_pd) {
+		ret = -EPERM;
 		goto out;
 	}
 	if (length != 0) {
@@ -223,19 +250,20 @@ prot_mw_bind_type1(struct prot_tables *t, uint32_t mw_index, uint32_t mr_key,
 		   uint64_t addr, uint64_t length, unsigned int access,
 		   uint32_t *rkey)
 {
-	return bind_type1(t, mw_index, 0, mr_key, addr, length, access, rkey);
+	return bind_type1(t, mw_index, 0, mr_key, addr, length, access, NULL, rkey);
 }
 
 int
 prot_mw_bind_type1_key(struct prot_tables *t, uint32_t mw_index,
 		       uint32_t new_rkey, uint32_t mr_key, uint64_t addr,
-		       uint64_t length, unsigned int access)
+		       uint64_t length, unsigned int access, uint32_t qp_pd)
 {
 	uint32_t rkey;
 
 	if (new_rkey == 0)
 		return -EINVAL;
-	return bind_type1(t, mw_index, new_rkey, mr_key, addr, length, access, &rkey);
+	return bind_type1(t, mw_index, new_rkey, mr_key, addr, length, access, &qp_pd,
+			  &rkey);
 }
 
 int

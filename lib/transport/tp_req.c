@@ -143,7 +143,8 @@ do_local_op(struct tp_qp *qp, struct tp_send_wqe *w)
 		rc = prot_local_invalidate(t, w->imm, qp->pd);
 	else if (w->mw_type == DROCE_MW_TYPE_1)
 		rc = prot_mw_bind_type1_key(t, w->mw_index, w->bind_rkey, w->bind_mr_key,
-					    w->bind_addr, w->bind_length, w->bind_access);
+					    w->bind_addr, w->bind_length, w->bind_access,
+					    qp->pd);
 	else
 		rc = prot_mw_bind_type2(t, w->mw_index, w->bind_rkey, w->bind_mr_key,
 					w->bind_addr, w->bind_length, w->bind_access,

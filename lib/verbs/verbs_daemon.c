@@ -315,6 +315,44 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 	return rc;
 }
 
+/* ---- memory windows ------------------------------------------------------------- */
+
+struct droce_mw *
+verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
+{
+	struct dmn_msg m = { .type = DMN_ALLOC_MW, .h = { pd_handle(pd) }, .arg = (int32_t)type };
+	struct verbs_dmn_mw *mw = calloc(1, sizeof(*mw));
+	int rc;
+
+	if (mw == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = verbs_daemon_call(&m);
+	if (rc != 0) {
+		free(mw);
+		errno = rc;
+		return NULL;
+	}
+	mw->pub.context = pd->context;
+	mw->pub.pd = pd;
+	mw->pub.rkey = m.key;
+	mw->pub.handle = prot_key_index(m.key);
+	mw->pub.type = type;
+	mw->h = m.h[0];
+	return &mw->pub;
+}
+
+int
+verbs_dmn_dealloc_mw(struct droce_mw *mw)
+{
+	int rc = call2(DMN_DEALLOC_MW, ((struct verbs_dmn_mw *)mw)->h, 0);
+
+	if (rc == 0)
+		free(mw);
+	return rc;
+}
+
 /* ---- completion channels --------------------------------------------------------- */
 
 int

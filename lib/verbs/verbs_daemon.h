@@ -51,7 +51,9 @@ struct rte_ring;
 	X(CREATE_CHANNEL)	\
 	X(DESTROY_CHANNEL)	\
 	X(OPEN_EVENTS)	\
-	X(CLOSE_EVENTS)
+	X(CLOSE_EVENTS)	\
+	X(ALLOC_MW)	\
+	X(DEALLOC_MW)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -72,6 +74,7 @@ struct dmn_app_info {
 	uint64_t buf_bytes;
 	uint32_t mem;			/* mappings of the application's pages */
 	uint64_t mem_bytes;		/* their bytes */
+	uint32_t mw;			/* memory windows */
 };
 
 /* One persistent region as droced --ctl list shows it. */
@@ -122,6 +125,13 @@ struct verbs_dmn_pd {
 
 struct verbs_dmn_mr {
 	struct droce_mr pub;
+	uint64_t h;
+};
+
+/* pub.handle is the window's index in droced's tables: a BIND_MW work
+ * request built in the application names droced's window by it. */
+struct verbs_dmn_mw {
+	struct droce_mw pub;
 	uint64_t h;
 };
 
@@ -200,6 +210,8 @@ int verbs_dmn_dealloc_pd(struct droce_pd *pd);
 struct droce_mr *verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len,
 				  uint64_t iova, int access);
 int verbs_dmn_dereg_mr(struct droce_mr *mr);
+struct droce_mw *verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type);
+int verbs_dmn_dealloc_mw(struct droce_mw *mw);
 struct droce_cq *verbs_dmn_create_cq(struct droce_context *ctx, int cqe,
 				     void *cq_context,
 				     struct droce_comp_channel *channel);

@@ -178,10 +178,8 @@ droce_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (pd->context->daemon != NULL) {
-		errno = EOPNOTSUPP;	/* windows: not in daemon mode yet */
-		return NULL;
-	}
+	if (pd->context->daemon != NULL)
+		return verbs_dmn_alloc_mw(pd, type);
 	mw = calloc(1, sizeof(*mw));
 	if (mw == NULL) {
 		errno = ENOMEM;
@@ -208,6 +206,8 @@ droce_dealloc_mw(struct droce_mw *mw)
 
 	if (mw == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mw->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_dealloc_mw(mw));
 	ret = prot_mw_dealloc(mw->context->prot, mw->handle);
 	if (ret != 0)
 		return verbs_ret_errno(ret);

@@ -51,6 +51,15 @@
  *                                   destroyed; keep: unacked, waits to be killed
  *       quiet PEERSOCK              traffic, ready, then (a line on stdin):
  *                                   no event
+ *       mw PEERSOCK HANDLEFILE      a type-1 (droce_bind_mw) and a type-2
+ *                                   (BIND_MW) window the peer WRITEs through,
+ *                                   its SEND_WITH_INV of the type-2 one and
+ *                                   a WRITE through it; the handles to
+ *                                   HANDLEFILE; a line on stdin: all freed
+ *       mwpersist PEERSOCK NAME     the same windows on a region persistent
+ *                                   as NAME; the peer's script for after
+ *                                   our death (S_OPS's OP_AFTER_DEATH); waits
+ *       mwforge PEERSOCK HANDLEFILE names mw's windows and MR
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -81,7 +90,7 @@
 
 /* S_RW: an echo session that first WRITEs (rkey) and READs back (read_rkey) XFER bytes at addr, then sends one byte: 1 if the READ matched. */
 enum session { S_ECHO = 1, S_HAMMER = 2, S_RW = 3,
-	       S_PERSIST = 4, S_BADWRITE = 5, S_PACED = 6 };
+	       S_PERSIST = 4, S_BADWRITE = 5, S_PACED = 6, S_OPS = 7 };
 #define PACE_US 20000
 #define RW_SEED 99
 #define RW_WRITE 1000
@@ -525,6 +534,126 @@ badwrite_wc(struct peer_session *s, const struct droce_wc *wc)
 	s->mode = 0;
 }
 
+/* ---- memory windows: the peer's side (S_OPS) ---------------------------------------- */
+
+/*
+ * An S_OPS session runs what the application asks, one op at a time: the
+ * op, then the completion's status back.  OP_AFTER_DEATH is kept for the
+ * application's death (its socket closed) and the resume file: n WRITEs
+ * through the window (rkey, addr), its SEND_WITH_INV, then a WRITE through
+ * the region's own key (rkey2), which a released region NAKs.
+ */
+enum op_code { OP_WRITE = 1, OP_SEND_INV = 2, OP_AFTER_DEATH = 3 };
+
+struct op {
+	uint32_t code;
+	uint32_t rkey;
+	uint32_t rkey2;
+	uint32_t n;
+	uint64_t addr;
+	uint64_t seed;
+};
+
+/* the sessions' OP_AFTER_DEATH, by their socket */
+static struct {
+	int fd;
+	struct op o;
+} after_death[PEER_MAX];
+
+/* The session's kept OP_AFTER_DEATH (NULL: none), or a free slot for it (want_free). */
+static struct op *
+after_of(int fd, bool want_free)
+{
+	for (int i = 0; i < PEER_MAX; i++)
+		if ((after_death[i].o.code == 0) == want_free &&
+		    (want_free || after_death[i].fd == fd)) {
+			after_death[i].fd = fd;
+			return &after_death[i].o;
+		}
+	return NULL;
+}
+
+/* One op on the peer's QP, waited for: the completion's status. */
+static enum droce_wc_status
+op_run(struct peer_session *s, const struct op *o)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)s->e.buf, XFER, s->e.mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 40, .sg_list = &sge, .num_sge = 1,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	if (o->code == OP_WRITE) {
+		fill(s->e.buf, XFER, o->seed);
+		wr.opcode = DROCE_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = o->addr;
+		wr.wr.rdma.rkey = o->rkey;
+	} else {
+		sge.length = MSG;
+		wr.opcode = DROCE_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = o->rkey;
+	}
+	if (droce_post_send(s->e.qp, &wr, &bad) != 0)
+		die("peer: op post");
+	return wait_wc(&s->e).status;
+}
+
+/* The application's death, then (the resume file) its script. */
+static void
+ops_after_death(struct peer_session *s, const struct op *o)
+{
+	struct op w = { .code = OP_WRITE, .rkey = o->rkey, .addr = o->addr };
+	enum droce_wc_status inv, last = DROCE_WC_SUCCESS;
+	uint32_t ok = 0;
+
+	while (access(resume_file, F_OK) != 0 && !stop)
+		usleep(1000);
+	for (uint32_t i = 0; i < o->n && last == DROCE_WC_SUCCESS; i++) {
+		w.seed = i;
+		last = op_run(s, &w);
+		ok += last == DROCE_WC_SUCCESS;
+	}
+	w.code = OP_SEND_INV;
+	inv = op_run(s, &w);
+	usleep(100000);	/* droced's look at the windows, its release */
+	w.code = OP_WRITE;
+	w.rkey = o->rkey2;
+	last = op_run(s, &w);
+	printf("peer: ops: after the owner's death %u of %u WRITEs through the window ok, "
+	       "SEND_WITH_INV %s, then a WRITE with the region's key: %s\n", ok, o->n,
+	       droce_wc_status_str(inv), droce_wc_status_str(last));
+	fflush(stdout);
+}
+
+static void
+ops_poll(struct peer_session *s)
+{
+	struct op *after = after_of(s->fd, false);
+	struct op o;
+	ssize_t n = recv(s->fd, &o, sizeof(o), MSG_DONTWAIT);
+	int32_t st;
+
+	if (n == 0) {
+		if (after != NULL && after->code == OP_AFTER_DEATH)
+			ops_after_death(s, after);
+		if (after != NULL)
+			after->code = 0;
+		s->mode = 0;
+		return;
+	}
+	if (n != (ssize_t)sizeof(o))
+		return;
+	if (o.code == OP_AFTER_DEATH) {
+		after = after_of(s->fd, true);
+		if (after == NULL)
+			die("peer: too many sessions");
+		*after = o;
+		return;
+	}
+	st = (int32_t)op_run(s, &o);
+	if (send(s->fd, &st, sizeof(st), MSG_NOSIGNAL) != (ssize_t)sizeof(st))
+		die("peer: op reply");
+}
+
 static void
 peer_accept(struct droce_context *ctx, int lfd, struct peer_session *ss)
 {
@@ -624,6 +753,10 @@ run_peer(struct droce_context *ctx, const char *path)
 				rw_post(s);
 			if (s->mode == S_BADWRITE)
 				badwrite_post(s);
+			if (s->mode == S_OPS)
+				ops_poll(s);
+			if (s->mode == S_OPS)
+				continue;	/* its completions are its own */
 			while (s->mode != 0 && droce_poll_cq(s->e.cq, 1, &wc) == 1) {
 				if (s->mode == S_HAMMER || s->mode == S_PACED)
 					hammer_wc(s, &wc);
@@ -1458,6 +1591,229 @@ run_quiet(struct droce_context *ctx, int argc, char **argv)
 	return 0;
 }
 
+/* ---- memory windows on droced ------------------------------------------------------ */
+
+#define MW1_OFF 0		/* the type-1 window's bytes */
+#define MW2_OFF 8192		/* the type-2 window's */
+#define MW_AFTER 100		/* the peer's WRITEs through the window after the death */
+
+/* The windows of an application and the peer's session that uses them. */
+struct mw_end {
+	struct end e;
+	struct droce_mw *mw1, *mw2;
+	uint32_t rkey2;		/* the type-2 window's, bound */
+	int fd;
+};
+
+/* The peer runs op, the completion's status back. */
+static enum droce_wc_status
+peer_op(const struct mw_end *m, enum op_code code, uint32_t rkey, uint64_t off, uint64_t seed)
+{
+	struct op o = { .code = code, .rkey = rkey,
+			.addr = (uint64_t)(uintptr_t)m->e.buf + off, .seed = seed };
+	int32_t st;
+
+	if (send(m->fd, &o, sizeof(o), MSG_NOSIGNAL) != (ssize_t)sizeof(o) ||
+	    recv(m->fd, &st, sizeof(st), 0) != (ssize_t)sizeof(st))
+		die("peer op");
+	return (enum droce_wc_status)st;
+}
+
+/* A BIND_MW work request of a type-2 window over XFER bytes at off: its rkey. */
+static uint32_t
+bind_type2(struct end *e, struct droce_mw *mw, struct droce_mr *mr, uint64_t off,
+	   uint64_t wr_id)
+{
+	struct droce_send_wr wr = { .wr_id = wr_id, .opcode = DROCE_WR_BIND_MW,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = droce_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct droce_mw_bind_info){
+		mr, (uint64_t)(uintptr_t)e->buf + off, XFER, DROCE_ACCESS_REMOTE_WRITE };
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post BIND_MW");
+	return wr.bind_mw.rkey;
+}
+
+/* The peer's WRITE of seed through rkey at off, and its bytes there. */
+static void
+mw_write(const struct mw_end *m, uint32_t rkey, uint64_t off, uint64_t seed, const char *what)
+{
+	uint8_t want[XFER];
+	enum droce_wc_status st = peer_op(m, OP_WRITE, rkey, off, seed);
+
+	fill(want, XFER, seed);
+	printf("mw: the peer's WRITE through the %s: %s, bytes %s\n", what,
+	       droce_wc_status_str(st), memcmp(m->e.buf + off, want, XFER) == 0 ?
+	       "the same" : "DIFFER");
+}
+
+/*
+ * An end whose MR allows windows (MW_BIND) and a session with the peer;
+ * persistent as name (NULL: not); both windows bound (type 1 by
+ * droce_bind_mw, type 2 by a BIND_MW work request).
+ */
+static void
+mw_setup(struct mw_end *m, struct droce_context *ctx, const char *peer, const char *name)
+{
+	struct xchg me = { .mode = S_OPS };
+	struct droce_mw_bind b = { .wr_id = 10, .send_flags = DROCE_SEND_SIGNALED };
+
+	end_create(&m->e, ctx, BUF_LEN);
+	if (droce_dereg_mr(m->e.mr) != 0)
+		die("dereg_mr");
+	m->e.mr = droce_reg_mr(m->e.pd, m->e.buf, BUF_LEN, DROCE_ACCESS_LOCAL_WRITE |
+			       DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_MW_BIND);
+	m->mw1 = droce_alloc_mw(m->e.pd, DROCE_MW_TYPE_1);
+	m->mw2 = droce_alloc_mw(m->e.pd, DROCE_MW_TYPE_2);
+	if (m->e.mr == NULL || m->mw1 == NULL || m->mw2 == NULL)
+		die("reg_mr / alloc_mw");
+	if (name != NULL && droce_persist_mr(m->e.mr, name, 0) != 0)
+		die("persist_mr");
+	(void)app_session_x(&m->e, peer, me, &m->fd);
+	b.bind_info = (struct droce_mw_bind_info){
+		m->e.mr, (uint64_t)(uintptr_t)m->e.buf + MW1_OFF, XFER, DROCE_ACCESS_REMOTE_WRITE };
+	if (droce_bind_mw(m->e.qp, m->mw1, &b) != 0)
+		die("bind_mw");
+	expect_wc(&m->e, 10, DROCE_WC_SUCCESS, "type-1 bind");
+	m->rkey2 = bind_type2(&m->e, m->mw2, m->e.mr, MW2_OFF, 11);
+	expect_wc(&m->e, 11, DROCE_WC_SUCCESS, "type-2 bind");
+	post_recv_at(&m->e, 20, RECV_OFF);	/* for the peer's SEND_WITH_INV */
+	mw_write(m, m->mw1->rkey, MW1_OFF, 1, "type-1 window");
+	mw_write(m, m->rkey2, MW2_OFF, 2, "type-2 window");
+}
+
+/* For mwforge: the type-2 window's handle and index, the type-1's index, the MR's lkey. */
+static void
+mw_write_handles(const char *file, const struct mw_end *m)
+{
+	FILE *f = fopen(file, "w");
+
+	if (f == NULL || fprintf(f, "%" PRIu64 " %u %u %u\n",
+				 ((const struct verbs_dmn_mw *)m->mw2)->h, m->mw2->handle,
+				 m->mw1->handle, m->e.mr->lkey) < 0 || fclose(f) != 0)
+		die("handle file");
+}
+
+/* mw PEERSOCK HANDLEFILE: the windows used, the peer's invalidation, then waits. */
+static int
+run_mw(struct droce_context *ctx, char **argv)
+{
+	struct mw_end m;
+	struct droce_wc wc;
+	enum droce_wc_status st;
+	char line[16];
+
+	mw_setup(&m, ctx, argv[0], NULL);
+	st = peer_op(&m, OP_SEND_INV, m.rkey2, 0, 0);
+	wc = wait_wc(&m.e);
+	printf("mw: the peer's SEND_WITH_INV: %s; received: %s, %s, rkey %s\n",
+	       droce_wc_status_str(st), droce_wc_status_str(wc.status),
+	       (wc.wc_flags & DROCE_WC_WITH_INV) ? "with invalidate" : "NO INVALIDATE",
+	       wc.invalidated_rkey == m.rkey2 ? "the window's" : "ANOTHER");
+	st = peer_op(&m, OP_WRITE, m.rkey2, MW2_OFF, 3);
+	printf("mw: the peer's WRITE through the invalidated window: %s\n",
+	       droce_wc_status_str(st));
+	mw_write_handles(argv[1], &m);
+	printf("mw: ready\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 1;
+	if (droce_dealloc_mw(m.mw1) != 0 || droce_dealloc_mw(m.mw2) != 0)
+		die("dealloc_mw");
+	end_destroy(&m.e);
+	close(m.fd);
+	printf("mw: all freed\n");
+	return 0;
+}
+
+/* mwpersist PEERSOCK NAME: the region persistent, the peer's script for after our death. */
+static _Noreturn void
+run_mwpersist(struct droce_context *ctx, char **argv)
+{
+	struct mw_end m;
+	struct op o = { .code = OP_AFTER_DEATH, .n = MW_AFTER };
+
+	mw_setup(&m, ctx, argv[0], argv[1]);
+	o.rkey = m.rkey2;
+	o.rkey2 = m.e.mr->rkey;
+	o.addr = (uint64_t)(uintptr_t)m.e.buf + MW2_OFF;
+	if (send(m.fd, &o, sizeof(o), MSG_NOSIGNAL) != (ssize_t)sizeof(o))
+		die("peer op");
+	printf("mwpersist: ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/* A forged type-1 unbind (a BIND_MW of length 0) of the window at index. */
+static enum droce_wc_status
+unbind_type1(struct end *e, uint32_t index)
+{
+	struct droce_mw mw = { e->ctx, e->pd, 0, index, DROCE_MW_TYPE_1 };
+	struct droce_send_wr wr = { .wr_id = 32, .opcode = DROCE_WR_BIND_MW,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_send_wr *bad;
+
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.rkey = (index << 8) | 0x77;
+	if (droce_post_send(e->qp, &wr, &bad) != 0)
+		die("post BIND_MW");
+	return wait_wc(e).status;
+}
+
+/*
+ * mwforge PEERSOCK HANDLEFILE: another application's windows (handle, indexes) and
+ * MR (lkey): dealloc ENOENT; a BIND_MW naming its type-2 window, one of our
+ * window onto its MR and an unbind of its type-1 window each end in a
+ * completion error.
+ */
+static int
+run_mwforge(struct droce_context *ctx, char **argv)
+{
+	struct verbs_dmn_mw forged = { 0 };
+	struct droce_mr theirs = { 0 };
+	struct end e1, e2, e3;
+	struct droce_mw *own;
+	struct xchg me = { .mode = S_OPS };
+	uint32_t index1;
+	FILE *f = fopen(argv[1], "r");
+	int fd[3], rc;
+
+	if (f == NULL || fscanf(f, "%" SCNu64 " %u %u %u", &forged.h, &forged.pub.handle,
+				&index1, &theirs.lkey) != 4)
+		die("handle file");
+	fclose(f);
+	end_create(&e1, ctx, 4096);
+	end_create(&e2, ctx, 4096);
+	end_create(&e3, ctx, 4096);
+	(void)app_session_x(&e1, argv[0], me, &fd[0]);
+	(void)app_session_x(&e2, argv[0], me, &fd[1]);
+	(void)app_session_x(&e3, argv[0], me, &fd[2]);
+	forged.pub = (struct droce_mw){ ctx, e1.pd, 0, forged.pub.handle, DROCE_MW_TYPE_2 };
+	rc = droce_dealloc_mw(&forged.pub);
+	printf("mwforge: dealloc of another's window: %s\n", strerror(rc));
+	(void)bind_type2(&e1, &forged.pub, e1.mr, 0, 30);
+	printf("mwforge: bind of another's window: %s\n", droce_wc_status_str(wait_wc(&e1).status));
+	own = droce_alloc_mw(e2.pd, DROCE_MW_TYPE_2);
+	if (own == NULL)
+		die("alloc_mw");
+	(void)bind_type2(&e2, own, &theirs, 0, 31);
+	printf("mwforge: bind onto another's MR: %s\n", droce_wc_status_str(wait_wc(&e2).status));
+	printf("mwforge: unbind of another's type-1 window: %s\n",
+	       droce_wc_status_str(unbind_type1(&e3, index1)));
+	if (droce_dealloc_mw(own) != 0)
+		die("dealloc_mw");
+	end_destroy(&e1);
+	end_destroy(&e2);
+	end_destroy(&e3);
+	for (int i = 0; i < 3; i++)
+		close(fd[i]);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1512,6 +1868,12 @@ main(int argc, char **argv)
 		rc = run_async(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "quiet") == 0 && argc == 2)
 		rc = run_quiet(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "mw") == 0 && argc == 3)
+		rc = run_mw(ctx, argv + 1);
+	else if (strcmp(argv[0], "mwpersist") == 0 && argc == 3)
+		run_mwpersist(ctx, argv + 1);
+	else if (strcmp(argv[0], "mwforge") == 0 && argc == 3)
+		rc = run_mwforge(ctx, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

@@ -90,6 +90,22 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  dereg after E attached it (the peer: REM_ACCESS_ERR); F's by
                  droced's own exit (SIGTERM: exit 0, its log line)
 
+  mw             A binds a type-1 window (droce_bind_mw) and a type-2 one
+                 (a BIND_MW work request) on its MR; the peer WRITEs through
+                 each (bytes compared), its SEND_WITH_INV of the type-2 one
+                 arrives with that rkey and the next WRITE through it is
+                 REM_ACCESS_ERR; --ctl list counts A's 2 windows; B's
+                 dealloc of A's window is ENOENT, B's BIND_MW of A's type-2
+                 window, of its own onto A's MR and its unbind of A's type-1
+                 window end in MW_BIND_ERR; A's windows and all freed
+  persist_inv    A's persistent region has a type-2 window the peer was
+                 given; A is SIGKILLed (droced keeps the region); exactly
+                 MW_AFTER WRITEs through the window succeed, the peer's
+                 SEND_WITH_INV of it releases the region (droced's log: its
+                 last window invalidated by a peer, after the linger), the
+                 next WRITE with the region's own key is REM_ACCESS_ERR;
+                 no application and no region left
+
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
 multi-process cannot run with --no-huge (exit 77 when DROCE_NO_HUGE=1).
@@ -115,6 +131,7 @@ LEASE_MS = 1000
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
 LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
+MW_AFTER = 100		# daemon_app.c: the peer's WRITEs through a window after the death
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
 
 
@@ -894,6 +911,78 @@ def case_async_kill(s):
     kill_unacked(s, a, ev_id, "A, its event unacked")
 
 
+def mw_counts(s):
+    """droced --ctl list's windows per application: {pid: mw}."""
+    out = subprocess.run([s.droced_bin, "--ctl", s.sock, "list"], text=True,
+                         capture_output=True, timeout=10).stdout
+    return {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r"pid (\d+): .* mw (\d+)", out)}
+
+
+def expect_lines(p, want):
+    for line in want:
+        p.wait_line("^" + re.escape(line) + "$")
+        print(f"{p.name}: {line}")
+
+
+def case_mw(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "mw", s.peer_sock, f"{s.tmp}/hA", stdin=subprocess.PIPE)
+    a.wait_line(r"^mw: ready")
+    expect_lines(a, [
+        "mw: the peer's WRITE through the type-1 window: success, bytes the same",
+        "mw: the peer's WRITE through the type-2 window: success, bytes the same",
+        "mw: the peer's SEND_WITH_INV: success; received: success, with invalidate, "
+        "rkey the window's",
+        "mw: the peer's WRITE through the invalidated window: remote access error"])
+    got = mw_counts(s)
+    print(f"droced --ctl list: windows {got}")
+    if got != {a.p.pid: 2}:
+        fail(f"windows {got}, expected A's 2", s.droced)
+    b = s.app_proc("B", "mwforge", s.peer_sock, f"{s.tmp}/hA")
+    if b.wait() != 0:
+        fail("mwforge", b)
+    expect_lines(b, [
+        "mwforge: dealloc of another's window: No such file or directory",
+        "mwforge: bind of another's window: memory management operation error",
+        "mwforge: bind onto another's MR: memory management operation error",
+        "mwforge: unbind of another's type-1 window: memory management operation error"])
+    a.p.stdin.write("go\n")
+    a.p.stdin.flush()
+    if a.wait() != 0:
+        fail("A's frees", a)
+    a.wait_line(r"^mw: all freed")
+    s.expect_apps({}, "after")
+
+
+def case_persist_inv(s):
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a = s.app_proc("A", "mwpersist", s.peer_sock, "inv")
+    a.wait_line(r"^mwpersist: ready")
+    expect_lines(a, [
+        "mw: the peer's WRITE through the type-1 window: success, bytes the same",
+        "mw: the peer's WRITE through the type-2 window: success, bytes the same"])
+    a.p.kill()
+    kept = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: region inv kept: (.*)")
+    print(f"A killed: {kept.group(0)}")
+    open(f"{s.peer_sock}.resume", "w").close()
+    m = s.peer.wait_line(r"^peer: ops: after the owner's death (.*)", 60)
+    print(m.group(0))
+    if m.group(1) != f"{MW_AFTER} of {MW_AFTER} WRITEs through the window ok, " \
+            "SEND_WITH_INV success, then a WRITE with the region's key: remote access error":
+        fail("the peer's accesses after the owner's death", s.droced)
+    r = s.droced.wait_line(r"droced: region inv released \(its last window invalidated "
+                           r"by a peer\): (.*)")
+    print(r.group(0))
+    m = re.fullmatch(r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed (\d+) us "
+                     r"later, 0 objects left \(seen at \d+ us\)", r.group(1))
+    if m is None or int(m.group(1)) < LINGER_US:
+        fail("droced's release", s.droced)
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
+
+
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "crash_paced": lambda s: case_crash(s, paced=True),
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
@@ -901,7 +990,8 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "persist": case_persist, "persist_lease": case_persist_lease,
          "persist_ctl": case_persist_ctl,
          "channel": case_channel, "channel_kill": case_channel_kill,
-         "async": case_async, "async_kill": case_async_kill}
+         "async": case_async, "async_kill": case_async_kill,
+         "mw": case_mw, "persist_inv": case_persist_inv}
 
 
 def use_lsan_supp():

@@ -294,12 +294,18 @@ test_mw(void **state)
 	assert_ptr_equal(mw1->pd, v->pd);
 	assert_int_equal(mw1->handle, mw1->rkey >> 8);
 	r0 = mw1->rkey;
+	/* a QP of another PD binds none of this PD's windows */
+	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
+						droce_inc_rkey(r0), mr->lkey,
+						(uint64_t)(uintptr_t)v->buf + 64, 128,
+						DROCE_ACCESS_REMOTE_WRITE, v->pd->handle + 1),
+			 -EPERM);
 	/* droce_bind_mw's bind, as the transport executes it (the verb
 	 * itself: transport_mw_bind): the key the WR names */
 	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
 						droce_inc_rkey(r0), mr->lkey,
 						(uint64_t)(uintptr_t)v->buf + 64, 128,
-						DROCE_ACCESS_REMOTE_WRITE), 0);
+						DROCE_ACCESS_REMOTE_WRITE, v->pd->handle), 0);
 	assert_int_equal(prot_check_remote(v->ctx->prot, droce_inc_rkey(r0),
 					   v->pd->handle, 0, PROT_OP_WRITE,
 					   (uint64_t)(uintptr_t)v->buf + 64, 128, &host),
@@ -309,15 +315,15 @@ test_mw(void **state)
 	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
 						droce_inc_rkey(r0), mr->lkey,
 						(uint64_t)(uintptr_t)v->buf, 64,
-						DROCE_ACCESS_REMOTE_READ), -EINVAL);
+						DROCE_ACCESS_REMOTE_READ, v->pd->handle), -EINVAL);
 	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
 						mw2->rkey, mr->lkey,
 						(uint64_t)(uintptr_t)v->buf, 64,
-						DROCE_ACCESS_REMOTE_READ), -EINVAL);
+						DROCE_ACCESS_REMOTE_READ, v->pd->handle), -EINVAL);
 	/* Unbind with length 0: the old key is dead. */
 	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
 						droce_inc_rkey(droce_inc_rkey(r0)), 0,
-						0, 0, 0), 0);
+						0, 0, 0, v->pd->handle), 0);
 	assert_int_not_equal(prot_check_remote(v->ctx->prot, droce_inc_rkey(r0),
 					       v->pd->handle, 0, PROT_OP_WRITE,
 					       (uint64_t)(uintptr_t)v->buf + 64, 128,
