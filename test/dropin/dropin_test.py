@@ -42,7 +42,8 @@ libibverbs.so.1 and usertools/droce-run.
       (RDMA CM over QP1), a transport lcore on each side, -S 100 and
       10000, then over IPv6 (-C 20 -S 1000): both exit 0, and each prints
       the pings' exact text.  Then rping -c to a port nobody listens on:
-      REJECTED, error 8, exit 255.
+      REJECTED, error 8, exit 255; and ib_write_bw -R there: perftest's
+      "Unexpected CM event ... 8" (REJECTED), exit 1.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_RDMACM_CALLS rdmacm_calls
       test/dropin/dropin_rdmacm_calls.c (built against the system's
       rdma_cma.h) alone on droce: it prints "ok" and exits 0.
@@ -359,6 +360,20 @@ def case_rping_rejected(a, tmp, tag):
     if check(case, rcs[1] == 255, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
        check(case, "cma event RDMA_CM_EVENT_REJECTED, error 8\n" in outs[1], outs[1][-400:]):
         print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, error 8", flush=True)
+
+
+def case_perftest_rejected(a, tmp, tag):
+    """ib_write_bw -R to a port nobody listens on (an rping server listens
+    on another): droce's CM answers REJ 8, perftest's exchange on RDMA CM
+    gets RDMA_CM_EVENT_REJECTED (event 8, which it prints) and perftest
+    fails, exit 1, not a crash in the drop-ins' clean-up."""
+    argv = [["rping", "-s", "-a", DROCE_SERVER, "-p", "7000", "-v"],
+            ["ib_write_bw", "-R", "-x", "0", "-p", "7001", DROCE_SERVER]]
+    case = "ib_write_bw -R to a port nobody listens on"
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True, server_stays=True)
+    if check(case, rcs[1] == 1, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
+       check(case, "Unexpected CM event bl blka 8\n" in outs[1], outs[1][-400:]):
+        print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, exit 1", flush=True)
 
 
 def case_rdmacm_calls(a, tmp, tag):
@@ -786,6 +801,7 @@ def main():
             case_rping(a, tmp, "c1", [], 10, 10000)
             case_rping(a, tmp, "c2", ["-C", "20"], 20, 1000, "2001:2:0:5::1")
             case_rping_rejected(a, tmp, "c3")
+            case_perftest_rejected(a, tmp, "c4")
         elif a.what == "perftest_cm":
             nets = Veth(f"r{os.getpid() % 100000}")
             try:
