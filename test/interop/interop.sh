@@ -113,6 +113,21 @@ log_ready() {
 	return 1
 }
 
+# guest_listening SECS: until the guest has a listener, at most SECS s: a
+# TCP socket in LISTEN (0A) other than its agent's (port 7777, 1E61), or an
+# RDMA CM ID in LISTEN (rdma resource show cm_id), so that the guest's
+# server (started just before) takes connections.  One exec, polling in the
+# guest every 0.1 s: a TCG guest takes 0.5-2 s to start a program.
+guest_listening() {
+	local n=$(($1 * 10))
+	gexec $(($1 + 5)) "i=0; while [ \$i -lt $n ]; do
+		cat /proc/net/tcp /proc/net/tcp6 | grep -v ':1E61 ' | grep -q ' 0A ' && exit 0
+		rdma resource show cm_id 2>/dev/null | grep -q ' state LISTEN ' && exit 0
+		sleep 0.1; i=\$((i + 1)); done; exit 1" >/dev/null 2>&1 && return 0
+	log "no listener in the guest after $1 s"
+	return 1
+}
+
 # tcp_ready LOG: droce_listening's wait, as on_both_sides' READY.
 tcp_ready() { droce_listening 60; }
 
@@ -121,7 +136,8 @@ tcp_ready() { droce_listening 60; }
 # dropin_run, ...; output in DLOG), the guest's GUEST CMD (gexec, output in
 # GLOG); droce as ROLE: as the server it starts first, the guest's client
 # once `READY DLOG` returns (a TCP or CM listener, a log line); as the
-# client it starts 4 s after the guest's server.  Sets rc_g and rc_d.
+# client it starts once the guest's server listens (guest_listening), plus
+# 0.2 s.  Sets rc_g and rc_d.
 on_both_sides() {
 	local role=$1 tmo=$2 ready=$3 gl=$4 dl=$5 gcmd=$6 runner=$7
 	shift 7
@@ -136,7 +152,8 @@ on_both_sides() {
 	else
 		gexec "$tmo" "$gcmd" >"$gl" 2>&1 &
 		local gpid=$!
-		sleep 4
+		guest_listening 30 || true
+		sleep 0.2
 		"$runner" "$tmo" "$@" >"$dl" 2>&1
 		rc_d=$?
 		wait "$gpid"

@@ -87,7 +87,8 @@ rping_case() {
 perftest_dropin_cm_ready() { log_ready "$1" 'Waiting for client rdma_cm QP' 60; }
 
 # perftest_cm_client GLOG DLOG OPTS: the guest's ib_write_bw -R server,
-# Debian's as the client on droce 4 s later; sets rc_g and rc_d.  perftest
+# Debian's as the client on droce once it listens (on_both_sides' client
+# role); sets rc_g and rc_d.  perftest
 # 4.5-0.17 listens for its QPs' connections only after the exchange on its
 # first connection, so a client that is quicker than the TCG guest there
 # gets REJ 8 (no listener: the guest's ib_cm is right), and perftest's own
@@ -101,7 +102,8 @@ perftest_cm_client() {
 		# shellcheck disable=SC2086
 		gexec 140 "echo \$\$ >$pidf; exec ib_write_bw -d rxe0 -x $G_GID4 $opts" >"$gl" 2>&1 &
 		gpid=$!
-		sleep 4
+		guest_listening 30 || true
+		sleep 0.2
 		# shellcheck disable=SC2086
 		dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
 		rc_d=$?
