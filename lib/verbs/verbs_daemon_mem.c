@@ -9,11 +9,12 @@
  * mapping under the application's address as iova.
  *
  * A region is passed as up to DMN_MEM_PIECES pieces, one MEM_PIECE
- * request each, then REG_MEM: every page range of it is either
- * anonymous private memory (moved now, a new segment) or a segment moved
- * before (two MRs on one buffer see the same memory).  /proc/self/maps
- * tells which, on this control path only.  File mappings and other
- * shared mappings: EOPNOTSUPP.
+ * request each, then REG_MEM: every page range of it is either private
+ * memory (anonymous or of a file, moved now, a new segment) or a segment
+ * moved before (two MRs on one buffer see the same memory).
+ * /proc/self/maps tells which, on this control path only.  Shared
+ * mappings (of a file, or anonymous: another process sees them too) and
+ * the stack: EOPNOTSUPP.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -101,13 +102,22 @@ seg_of(const struct maps_line *l)
 	return NULL;
 }
 
-/* Anonymous private memory the process may read and write (the heap, or
- * an mmap of its own; not its stack). */
+/*
+ * Private memory the process may read and write: anonymous (the heap, an
+ * mmap of its own; not its stack), or a private file mapping: a program's
+ * or library's .data and .bss, a MAP_PRIVATE mmap of a file.  Such a file
+ * never sees the process's writes, so the moved pages keep its semantics;
+ * what is lost is only a later change of the file showing through pages
+ * the process had not yet written (README, "Memory").
+ */
 static bool
 movable(const struct maps_line *l)
 {
-	return l->ino == 0 && strcmp(l->perms, "rw-p") == 0 &&
-	       (l->path[0] == '\0' || strcmp(l->path, "[heap]") == 0);
+	if (strcmp(l->perms, "rw-p") != 0)
+		return false;
+	if (l->ino == 0)
+		return l->path[0] == '\0' || strcmp(l->path, "[heap]") == 0;
+	return l->path[0] == '/';
 }
 
 /* The part of line l from *cur up to hi as a piece: 0 or -errno. */
@@ -124,7 +134,7 @@ piece_of(const struct maps_line *l, uintptr_t *cur, uintptr_t hi, struct mem_pie
 		p->fd = s->fd;
 		p->off = l->off + (p->start - l->start);
 	} else if (!movable(l)) {
-		return -EOPNOTSUPP;	/* a file, or shared with another process */
+		return -EOPNOTSUPP;	/* shared with another process, or the stack */
 	}
 	*cur = p->end;
 	return 0;

@@ -26,16 +26,19 @@ libibverbs.so.1 and usertools/droce-run.
       windows bound, used and revoked, and MRs under an iova
       (ibv_reg_mr_iova2, ibv_reg_mr_iova) written by the peer (the exact
       statuses and bytes in its header).
-  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon
+  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED [--prog DROPIN_MW] daemon
       the drop-in on droced (droce-run --daemon): one droced at the memif's
       server end (198.18.5.1), another at its client end (.2), engines on
       lcores 1 and 0.  ibv_rc_pingpong -c (polling and -e), ib_write_bw and
       ib_read_lat servers on the first at once (its list shows exactly their
       four pids), their clients on the second: the pingpong checks above,
       perftest's result rows of the exact size and iteration count (the
-      READ latency server prints none); both droceds' lists empty after.  Their
-      buffers are the programs' own (posix_memalign'd, malloc'd): moved
-      onto memfds for droced.  Exit 77 with DROCE_NO_HUGE=1.
+      READ latency server prints none).  Then (--prog DROPIN_MW) dropin_mw's
+      owner on the first, its peer on the second: both print "ok" (memory
+      windows, both types, and MRs under an iova through the drop-in on
+      droced).  Both droceds' lists empty after.  The buffers are the
+      programs' own (posix_memalign'd, malloc'd, dropin_mw's static one):
+      moved onto memfds for droced.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
@@ -301,15 +304,20 @@ def pingpong_ok(case, rcs, outs, size, iters):
     return ok
 
 
-def case_prog(a, tmp, tag, case, names, summary):
-    """A test program of test/dropin (a.prog, its two sides named names),
-    droce with a transport lcore: both print "ok" and exit 0."""
-    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
+def prog_ok(case, rcs, outs, names):
+    """A test program's two sides (names): both print "ok" and exit 0."""
     ok = True
     for side, name in enumerate(names):
         ok &= check(case, rcs[side] == 0 and outs[side].splitlines()[-1:] == ["ok"],
                     f"{name} exit {rcs[side]}: {outs[side][-400:]}")
-    if ok:
+    return ok
+
+
+def case_prog(a, tmp, tag, case, names, summary):
+    """A test program of test/dropin (a.prog, its two sides named names),
+    droce with a transport lcore: both print "ok" and exit 0."""
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
+    if prog_ok(case, rcs, outs, names):
         print(f"ok - {case}: {summary}", flush=True)
 
 
@@ -727,7 +735,8 @@ def daemon_pair(a, tmp, socks, cases):
 
 def case_daemon(a, tmp):
     """ibv_rc_pingpong (polling and -e), ib_write_bw and ib_read_lat servers
-    on one droced at once, their clients on a second droced at the other memif end.  Both
+    on one droced at once, their clients on a second droced at the other memif end;
+    then (a.prog) dropin_mw's owner on the first, its peer on the second.  Both
     droceds' lists are empty after."""
     procs = []
     try:
@@ -747,6 +756,11 @@ def case_daemon(a, tmp):
             # (perftest's READ latency server prints no row)
             ("ib_read_lat -s 8", rlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([], [(8, 50)])))])
+        if a.prog is not None:
+            # memory windows through the drop-in on droced, on a static buffer
+            daemon_pair(a, tmp, socks, [
+                ("dropin_mw", [a.prog], free_port(),
+                 lambda c, r, o: prog_ok(c, r, o, ("owner", "peer")))])
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)

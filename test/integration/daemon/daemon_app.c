@@ -1270,28 +1270,81 @@ expect_refused(const char *what, struct droce_pd *pd, void *p, size_t len, int w
 	return mr == NULL && errno == want ? 0 : 1;
 }
 
-/* A file mapping, shared or private, and shared anonymous memory: refused. */
+/* A shared file mapping, shared anonymous memory and the stack: refused. */
 static int
 own_refusals(struct droce_pd *pd)
 {
 	FILE *f = tmpfile();
-	uint8_t *sh, *pr, *an;
+	uint8_t *sh, *an, on_stack[1000];
 	int bad = 0;
 
 	if (f == NULL || ftruncate(fileno(f), 8192) != 0)
 		die("tmpfile");
 	sh = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(f), 0);
-	pr = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(f), 0);
 	an = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED || pr == MAP_FAILED || an == MAP_FAILED)
+	if (sh == MAP_FAILED || an == MAP_FAILED)
 		die("mmap");
 	bad += expect_refused("a shared file mapping", pd, sh + 100, 1000, EOPNOTSUPP);
-	bad += expect_refused("a private file mapping", pd, pr + 100, 1000, EOPNOTSUPP);
 	bad += expect_refused("shared anonymous memory", pd, an + 100, 1000, EOPNOTSUPP);
+	bad += expect_refused("the stack", pd, on_stack, sizeof(on_stack), EOPNOTSUPP);
 	munmap(sh, 8192);
-	munmap(pr, 8192);
 	munmap(an, 8192);
 	fclose(f);
+	return bad;
+}
+
+/* A static buffer: in the program's .data and .bss, private file mappings
+ * (the first pages) and anonymous ones (the rest). */
+static uint8_t own_static[3 * 4096 + 200] = { 1 };
+
+/* Registered, then deregistered at once: 0 if the bytes were kept. */
+static int
+own_reg_private(const char *what, struct droce_pd *pd, uint8_t *p, size_t len)
+{
+	uint8_t *snap = malloc(len);
+	struct droce_mr *mr;
+	int bad;
+
+	if (snap == NULL)
+		die("malloc");
+	memcpy(snap, p, len);
+	mr = droce_reg_mr(pd, p, len, OWN_ACC);
+	printf("own: %s: %s\n", what, mr != NULL ? "registered" : strerror(errno));
+	bad = mr == NULL ? 1 : expect_same(what, p, snap, len);
+	if (mr != NULL && droce_dereg_mr(mr) != 0)
+		die("dereg_mr");
+	free(snap);
+	return bad;
+}
+
+/* Private file mappings are moved like the heap: a MAP_PRIVATE mmap of a
+ * file (its bytes kept; the file does not see the program's later write,
+ * as before the move) and a static buffer. */
+static int
+own_private(struct droce_pd *pd)
+{
+	FILE *f = tmpfile();
+	uint8_t *pr, want[1000], got[1000];
+	int bad = 0;
+
+	fill(want, sizeof(want), 9);
+	if (f == NULL || ftruncate(fileno(f), 8192) != 0 ||
+	    pwrite(fileno(f), want, sizeof(want), 100) != (ssize_t)sizeof(want))
+		die("tmpfile");
+	pr = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(f), 0);
+	if (pr == MAP_FAILED)
+		die("mmap");
+	pr[4096] = 3;		/* one page written before, one not */
+	bad += own_reg_private("a private file mapping", pd, pr + 100, 6000);
+	bad += expect_same("its bytes from the file", pr + 100, want, sizeof(want));
+	memset(pr + 100, 0x77, sizeof(want));
+	if (pread(fileno(f), got, sizeof(got), 100) != (ssize_t)sizeof(got))
+		die("pread");
+	bad += expect_same("the file after the program's write", got, want, sizeof(want));
+	munmap(pr, 8192);
+	fclose(f);
+	fill(own_static, sizeof(own_static), 4);
+	bad += own_reg_private("a static buffer", pd, own_static + 100, 3 * 4096);
 	return bad;
 }
 
@@ -1385,6 +1438,7 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 	bad += refused("persist of an MR on its own memory",
 		       droce_persist_mr(mr2, "own-persist", 0), EFAULT);
 	bad += own_refusals(e.pd);
+	bad += own_private(e.pd);
 	bad += own_pieces(e.pd, &mr3);
 	if (mr3 != NULL)
 		bad += own_iova_write(&e, &p, mr3);

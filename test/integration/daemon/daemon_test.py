@@ -33,9 +33,11 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  second and READs back through the first (bytes compared in
                  the peer and in the application), then WRITE / READ /
                  SEND-echo rounds from the first; droce_persist_mr of the
-                 second is EFAULT (not in a droce_alloc_buf buffer); file
-                 mappings and shared anonymous memory are refused
-                 (EOPNOTSUPP), nine pieces
+                 second is EFAULT (not in a droce_alloc_buf buffer); shared
+                 file mappings, shared anonymous memory and the stack are
+                 refused (EOPNOTSUPP); a MAP_PRIVATE file mapping and a
+                 static buffer (.data) are registered with their bytes
+                 kept, the file unchanged by a later write; nine pieces
                  (E2BIG), eight registered under an iova (a WRITE from
                  iova + k sends the bytes at addr + k); droced --ctl list counts exactly
                  the mapped bytes, droced maps exactly the 11 pieces; after
