@@ -3,7 +3,7 @@
  * verbs_daemon_mem.c - daemon mode: registration of the application's own
  * memory (app/droced/README.md, "Memory").  droced cannot reach a
  * malloc'd page, so the pages under the region are moved, in place, onto
- * a memfd: its content copied in, then mapped MAP_SHARED | MAP_FIXED over
+ * a memfd: their content written to it, then it mapped MAP_SHARED | MAP_FIXED over
  * the same range (the program's pointers stay valid, its data is kept).
  * The fd goes to droced (SCM_RIGHTS), which maps it and registers its
  * mapping under the application's address as iova.
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <fcntl.h>
@@ -190,6 +191,30 @@ segs_forget_unmapped(void)
 }
 
 /*
+ * The content of [start, start + len) into fd from offset 0, by the kernel
+ * (pwrite's system call itself, not libc's wrapper): the pages hold the
+ * program's other objects too and, under ASan, their redzones, which an
+ * instrumented copy reports as overflows.  0 or -errno.
+ */
+static int
+pages_to_fd(int fd, uintptr_t start, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		long n = syscall(SYS_pwrite64, fd, (const void *)(start + done), len - done,
+				 (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
  * Move [p->start, p->end) onto a new memfd, in place.  Not atomic against
  * another thread writing those pages meanwhile (README, "Memory").
  */
@@ -199,7 +224,6 @@ seg_move(struct mem_piece *p)
 	size_t len = p->end - p->start;
 	struct mem_seg *s = NULL;
 	struct stat st;
-	void *tmp;
 	int fd;
 
 	for (int i = 0; i < SEG_MAX && s == NULL; i++)
@@ -210,13 +234,9 @@ seg_move(struct mem_piece *p)
 	fd = memfd_create(SEG_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)len) != 0 || fstat(fd, &st) != 0)
+	if (ftruncate(fd, (off_t)len) != 0 || fstat(fd, &st) != 0 ||
+	    pages_to_fd(fd, p->start, len) != 0)
 		goto fail;
-	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (tmp == MAP_FAILED)
-		goto fail;
-	memcpy(tmp, (void *)p->start, len);
-	munmap(tmp, len);
 	if (mmap((void *)p->start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 fd, 0) == MAP_FAILED)
 		goto fail;

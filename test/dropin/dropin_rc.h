@@ -21,11 +21,11 @@
 
 static int rc_sock;
 
-/* RESET -> INIT (access: the QP's remote rights) -> RTR -> RTS towards
- * dest_qpn at dgid. */
+/* RESET -> INIT (access: the QP's remote rights) -> RTR towards dest_qpn
+ * at dgid. */
 static void
-connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
-	   unsigned int access)
+qp_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+	  unsigned int access)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -51,8 +51,14 @@ connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			  IBV_QP_MIN_RNR_TIMER) != 0)
 		die("RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
+}
+
+/* RTR -> RTS. */
+static void
+qp_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -61,6 +67,15 @@ connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
 		die("RTS");
+}
+
+/* RESET -> INIT -> RTR -> RTS (qp_to_rtr's arguments). */
+static void
+connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
+	   unsigned int access)
+{
+	qp_to_rtr(qp, dest_qpn, dgid, access);
+	qp_to_rts(qp);
 }
 
 /* The TCP connection (rc_sock): accept one on port, or connect to host:port. */

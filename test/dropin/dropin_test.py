@@ -26,17 +26,23 @@ libibverbs.so.1 and usertools/droce-run.
       windows bound, used and revoked, and MRs under an iova
       (ibv_reg_mr_iova2, ibv_reg_mr_iova) written by the peer (the exact
       statuses and bytes in its header).
-  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED [--prog DROPIN_MW] daemon
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_ASYNC async
+      test/dropin/dropin_async.c the same way: the asynchronous events on
+      context->async_fd (poll(2), ibv_get_async_event, ibv_ack_async_event):
+      QP_ACCESS_ERR, COMM_EST, SQ_DRAINED and CQ_ERR, each of its type and
+      element (the checks in its header).
+  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED [--prog PROG]... daemon
       the drop-in on droced (droce-run --daemon): one droced at the memif's
       server end (198.18.5.1), another at its client end (.2), engines on
       lcores 1 and 0.  ibv_rc_pingpong -c (polling and -e), ib_write_bw and
       ib_read_lat servers on the first at once (its list shows exactly their
       four pids), their clients on the second: the pingpong checks above,
       perftest's result rows of the exact size and iteration count (the
-      READ latency server prints none).  Then (--prog DROPIN_MW) dropin_mw's
-      owner on the first, its peer on the second: both print "ok" (memory
-      windows, both types, and MRs under an iova through the drop-in on
-      droced).  Both droceds' lists empty after.  The buffers are the
+      READ latency server prints none).  Then each --prog (dropin_mw,
+      dropin_async): its owner on the first, its peer on the second, both
+      print "ok" (memory windows, both types, and MRs under an iova; the
+      asynchronous events, through the drop-in on droced).  Both droceds'
+      lists empty after.  The buffers are the
       programs' own (posix_memalign'd, malloc'd, dropin_mw's static one):
       moved onto memfds for droced.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
@@ -736,7 +742,8 @@ def daemon_pair(a, tmp, socks, cases):
 def case_daemon(a, tmp):
     """ibv_rc_pingpong (polling and -e), ib_write_bw and ib_read_lat servers
     on one droced at once, their clients on a second droced at the other memif end;
-    then (a.prog) dropin_mw's owner on the first, its peer on the second.  Both
+    then each of a.progs (dropin_mw, dropin_async): its owner on the first, its
+    peer on the second.  Both
     droceds' lists are empty after."""
     procs = []
     try:
@@ -756,10 +763,11 @@ def case_daemon(a, tmp):
             # (perftest's READ latency server prints no row)
             ("ib_read_lat -s 8", rlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([], [(8, 50)])))])
-        if a.prog is not None:
-            # memory windows through the drop-in on droced, on a static buffer
+        for prog in a.progs:
+            # dropin_mw: memory windows on a static buffer; dropin_async:
+            # the asynchronous events, droced's event ring to the owner's fd
             daemon_pair(a, tmp, socks, [
-                ("dropin_mw", [a.prog], free_port(),
+                (os.path.basename(prog), [prog], free_port(),
                  lambda c, r, o: prog_ok(c, r, o, ("owner", "peer")))])
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
@@ -778,21 +786,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--prog", help="pollfd, mw, rdmacm_calls: the test program")
+    ap.add_argument("--prog", action="append",
+                    help="pollfd, mw, async, rdmacm_calls: the test program; daemon: "
+                    "each one (repeated) on the two droceds")
     ap.add_argument("--droced", help="daemon: app/droced's binary")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
                     "(the drop-ins of a sanitizer build); its leak check off: the "
                     "programs leave their objects to exit")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "daemon"])
+                                     "qperf", "mw", "async", "daemon"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
         os.environ.update(LD_PRELOAD=a.preload, ASAN_OPTIONS="detect_leaks=0",
                           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    if a.prog is not None:
-        a.prog = os.path.abspath(a.prog)
+    a.progs = [os.path.abspath(p) for p in a.prog or []]
+    a.prog = a.progs[0] if a.progs else None
     if a.what == "daemon" and os.environ.get("DROCE_NO_HUGE") == "1":
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
@@ -806,6 +816,9 @@ def main():
         elif a.what == "mw":
             case_prog(a, tmp, "m0", "dropin_mw (transport lcore)", ("owner", "peer"),
                       "type 1 and 2 windows bound, used, revoked")
+        elif a.what == "async":
+            case_prog(a, tmp, "y0", "dropin_async (transport lcore)", ("owner", "peer"),
+                      "QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, CQ_ERR through async_fd")
         elif a.what == "daemon":
             case_daemon(a, tmp)
         elif a.what == "rdmacm_calls":
