@@ -140,10 +140,9 @@ struct droce_mw_bind {
  * DROCE_LEASE_TICK_US: a lease expires within one tick of its deadline
  * (plus the revocation's grace period).  A context without a device
  * (droce_open_context alone) has no engine: EOPNOTSUPP.  In daemon mode
- * droce_reg_mr_lease, droce_set_mr_lease and droce_renew_mr on an MR are
- * requests to droced, whose engine expires the lease (the event is not
- * forwarded to the application; droce_query_mr_lease: EOPNOTSUPP); a
- * persistent region's expiry releases it (droce_persist_mr).
+ * these calls are requests to droced, whose engine expires the lease; its
+ * event reaches the owner as in process; a persistent region's expiry
+ * releases it (droce_persist_mr).
  */
 #define DROCE_LEASE_TICK_US 1000
 

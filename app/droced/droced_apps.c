@@ -293,7 +293,8 @@ on_dealloc_pd(struct droced_app *a, struct dmn_msg *m)
 }
 
 /* REG_MR's and REG_MEM's registration of host (m: len, iova in h[1],
- * access in arg) into the caller's table, and the reply. */
+ * access in arg, the MR's name in its events in h[2]) into the caller's
+ * table, and the reply. */
 static int
 reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, void *host)
 {
@@ -302,6 +303,7 @@ reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, void *ho
 
 	if (rc != 0)
 		return rc;
+	obj_find(a, OBJ_MR, (uint64_t)(uintptr_t)mr)->app_ptr = m->h[2];
 	m->h[0] = (uint64_t)(uintptr_t)mr;
 	m->key = mr->lkey;
 	return 0;
@@ -376,6 +378,7 @@ on_alloc_mw(struct droced_app *a, struct dmn_msg *m)
 	rc = adopt(a, OBJ_MW, mw, 0);
 	if (rc != 0)
 		return rc;
+	obj_find(a, OBJ_MW, (uint64_t)(uintptr_t)mw)->app_ptr = m->addr;	/* its events' name */
 	m->h[0] = (uint64_t)(uintptr_t)mw;
 	m->key = mw->rkey;
 	return 0;
@@ -898,8 +901,9 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_PERSIST_MR] = on_persist_mr,
 	[DMN_ATTACH_MR] = on_attach_mr,
 	[DMN_RELEASE] = on_release,
-	[DMN_SET_MR_LEASE] = on_set_mr_lease,
-	[DMN_RENEW_MR] = on_renew_mr,
+	[DMN_SET_LEASE] = on_set_lease,
+	[DMN_RENEW_LEASE] = on_renew_lease,
+	[DMN_QUERY_LEASE] = on_query_lease,
 	[DMN_CREATE_CHANNEL] = on_create_channel,
 	[DMN_DESTROY_CHANNEL] = on_destroy_channel,
 	[DMN_OPEN_EVENTS] = on_open_events,

@@ -431,10 +431,23 @@ on_release(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-int
-on_set_mr_lease(struct droced_app *a, struct dmn_msg *m)
+/* The lease requests' object (h[0], of the kind h[1]): the application's own. */
+static struct obj *
+leased_obj(struct droced_app *a, const struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	switch (m->h[1]) {
+	case DMN_LEASE_MR:
+		return obj_find(a, OBJ_MR, m->h[0]);
+	case DMN_LEASE_MW:
+		return obj_find(a, OBJ_MW, m->h[0]);
+	}
+	return NULL;
+}
+
+int
+on_set_lease(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = leased_obj(a, m);
 	struct persist *p;
 	int rc;
 
@@ -442,6 +455,8 @@ on_set_mr_lease(struct droced_app *a, struct dmn_msg *m)
 		return ENOENT;
 	if (m->arg < 0)
 		return EINVAL;
+	if (m->h[1] == DMN_LEASE_MW)
+		return droce_set_mw_lease(o->p, (uint32_t)m->arg);
 	rc = droce_set_mr_lease(o->p, (uint32_t)m->arg);
 	if (rc != 0)
 		return rc;
@@ -452,13 +467,26 @@ on_set_mr_lease(struct droced_app *a, struct dmn_msg *m)
 }
 
 int
-on_renew_mr(struct droced_app *a, struct dmn_msg *m)
+on_renew_lease(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct obj *o = leased_obj(a, m);
 
 	if (o == NULL)
 		return ENOENT;
+	if (m->h[1] == DMN_LEASE_MW)
+		return droce_renew_mw(o->p);
 	return droce_renew_mr(o->p);
+}
+
+int
+on_query_lease(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = leased_obj(a, m);
+
+	if (o == NULL)
+		return ENOENT;
+	return m->h[1] == DMN_LEASE_MW ? droce_query_mw_lease(o->p, &m->u.lease) :
+					 droce_query_mr_lease(o->p, &m->u.lease);
 }
 
 /* The regions (at most DMN_LIST_MAX): how many. */

@@ -50,7 +50,7 @@ struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's, a mapping's */
-	uint64_t app_ptr;	/* a CQ's, QP's name in its events (0: none) */
+	uint64_t app_ptr;	/* a CQ's, QP's, MR's, MW's name in its events (0: none) */
 };
 
 /* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
@@ -111,11 +111,12 @@ bool persist_dereg(struct droced_app *a, uint64_t h);
 void persist_orphan(struct droced_app *a);
 /* The regions as --ctl list shows them (at most DMN_LIST_MAX): how many. */
 int list_persist(struct dmn_persist_info *out);
-/* The requests (DMN_PERSIST_MR ... DMN_RENEW_MR): 0 or a positive errno. */
+/* The requests (DMN_PERSIST_MR ... DMN_QUERY_LEASE): 0 or a positive errno. */
 int on_persist_mr(struct droced_app *a, struct dmn_msg *m);
 int on_attach_mr(struct droced_app *a, struct dmn_msg *m);
 int on_release(struct droced_app *a, struct dmn_msg *m);
-int on_set_mr_lease(struct droced_app *a, struct dmn_msg *m);
-int on_renew_mr(struct droced_app *a, struct dmn_msg *m);
+int on_set_lease(struct droced_app *a, struct dmn_msg *m);
+int on_renew_lease(struct droced_app *a, struct dmn_msg *m);
+int on_query_lease(struct droced_app *a, struct dmn_msg *m);
 
 #endif /* DROCED_TABLE_H */

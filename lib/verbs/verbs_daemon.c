@@ -268,6 +268,14 @@ verbs_dmn_dealloc_pd(struct droce_pd *pd)
 	return rc;
 }
 
+/* The name droced gives obj's events: obj itself, 0 (none) in a context
+ * that takes no events. */
+static uint64_t
+event_name(const struct droce_context *ctx, const void *obj)
+{
+	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
+}
+
 struct droce_mr *
 verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 		 int access)
@@ -282,6 +290,7 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 		errno = ENOMEM;
 		return NULL;
 	}
+	m.h[2] = event_name(pd->context, &mr->pub);	/* its lease's event */
 	/* droce's hugepages are droced's too; other memory is moved to it */
 	if (rte_mem_virt2memseg_list(addr) != NULL)
 		rc = verbs_daemon_call(&m);
@@ -328,6 +337,7 @@ verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
+	m.addr = event_name(pd->context, &mw->pub);	/* its lease's event */
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(mw);
@@ -373,14 +383,6 @@ verbs_dmn_destroy_channel(uint64_t h)
 }
 
 /* ---- CQs and QPs ---------------------------------------------------------------- */
-
-/* The name droced gives obj's events: obj itself, 0 (none) in a context
- * that takes no events. */
-static uint64_t
-event_name(const struct droce_context *ctx, const void *obj)
-{
-	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
-}
 
 struct droce_cq *
 verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,

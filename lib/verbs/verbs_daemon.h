@@ -46,8 +46,9 @@ struct rte_ring;
 	X(PERSIST_MR)	\
 	X(ATTACH_MR)	\
 	X(RELEASE)	\
-	X(SET_MR_LEASE)	\
-	X(RENEW_MR)	\
+	X(SET_LEASE)	\
+	X(RENEW_LEASE)	\
+	X(QUERY_LEASE)	\
 	X(CREATE_CHANNEL)	\
 	X(DESTROY_CHANNEL)	\
 	X(OPEN_EVENTS)	\
@@ -114,8 +115,13 @@ struct dmn_msg {
 			struct dmn_persist_info persist[DMN_LIST_MAX];
 		} list;
 		char name[DROCE_PERSIST_NAME_MAX];	/* a persistent region's */
+		struct droce_lease_attr lease;		/* QUERY_LEASE's reply */
 	} u;
 };
+
+/* SET_LEASE, RENEW_LEASE and QUERY_LEASE: h[0] the object's handle, h[1]
+ * which kind of object it is. */
+enum dmn_lease_obj { DMN_LEASE_MR, DMN_LEASE_MW };
 
 /* The application's objects: the public struct, then the daemon's handle. */
 struct verbs_dmn_pd {
@@ -225,8 +231,11 @@ int verbs_dmn_destroy_qp(struct droce_qp *qp);
 int verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a);
 int verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a);
 int verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid);
-int verbs_dmn_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
-int verbs_dmn_renew_mr(struct droce_mr *mr);
+/* verbs_persist.c: the leases of the daemon's MRs and MWs (h: the object's
+ * handle), 0 or a positive errno. */
+int verbs_dmn_set_lease(enum dmn_lease_obj kind, uint64_t h, uint32_t lease_ms);
+int verbs_dmn_renew(enum dmn_lease_obj kind, uint64_t h);
+int verbs_dmn_query_lease(enum dmn_lease_obj kind, uint64_t h, struct droce_lease_attr *attr);
 /*
  * verbs_persist.c: the daemon answered rc to the dereg of mr.  For the
  * proxy of a persistent region (its name remembered), ENOENT means the

@@ -4,8 +4,8 @@
  * lease itself lives in lib/protection (prot_lease_*), expiry runs on the
  * device's engine 0 (lib/transport tp_lease.c), which raises the event
  * naming the handle passed here as the lease's cookie.  In daemon mode
- * setting and renewing an MR's lease are requests: it runs in droced
- * (verbs_persist.c, app/droced/README.md).
+ * setting, renewing and querying the lease of an MR or MW are requests:
+ * it runs in droced (verbs_persist.c, app/droced/README.md).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -59,10 +59,8 @@ query(struct droce_context *ctx, bool mw, uint32_t id,
 	struct prot_lease_info info;
 	int ret;
 
-	if (ctx == NULL || attr == NULL)
+	if (ctx == NULL)
 		return verbs_ret_errno(-EINVAL);
-	if (ctx->prot == NULL)
-		return verbs_ret_errno(-EOPNOTSUPP);	/* daemon mode */
 	ret = prot_lease_query(ctx->prot, mw, id, prot_lease_clock(), &info);
 	if (ret != 0)
 		return verbs_ret_errno(ret);
@@ -101,13 +99,26 @@ droce_reg_mr_lease(struct droce_pd *pd, void *addr, size_t length, int access,
 	return mr;
 }
 
+/* Daemon mode: droced's handle of the application's MR or MW proxy. */
+static uint64_t
+dmn_mr(const struct droce_mr *mr)
+{
+	return ((const struct verbs_dmn_mr *)mr)->h;
+}
+
+static uint64_t
+dmn_mw(const struct droce_mw *mw)
+{
+	return ((const struct verbs_dmn_mw *)mw)->h;
+}
+
 int
 droce_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms)
 {
 	if (mr == NULL)
 		return verbs_ret_errno(-EINVAL);
 	if (mr->context->daemon != NULL)
-		return verbs_ret_errno(-verbs_dmn_set_mr_lease(mr, lease_ms));
+		return verbs_ret_errno(-verbs_dmn_set_lease(DMN_LEASE_MR, dmn_mr(mr), lease_ms));
 	return set_lease(mr->context, false, mr->lkey, mr, lease_ms);
 }
 
@@ -116,6 +127,8 @@ droce_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms)
 {
 	if (mw == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mw->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_set_lease(DMN_LEASE_MW, dmn_mw(mw), lease_ms));
 	return set_lease(mw->context, true, mw->handle, mw, lease_ms);
 }
 
@@ -125,7 +138,7 @@ droce_renew_mr(struct droce_mr *mr)
 	if (mr == NULL)
 		return verbs_ret_errno(-EINVAL);
 	if (mr->context->daemon != NULL)
-		return verbs_ret_errno(-verbs_dmn_renew_mr(mr));
+		return verbs_ret_errno(-verbs_dmn_renew(DMN_LEASE_MR, dmn_mr(mr)));
 	return renew(mr->context, false, mr->lkey);
 }
 
@@ -134,21 +147,27 @@ droce_renew_mw(struct droce_mw *mw)
 {
 	if (mw == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mw->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_renew(DMN_LEASE_MW, dmn_mw(mw)));
 	return renew(mw->context, true, mw->handle);
 }
 
 int
 droce_query_mr_lease(struct droce_mr *mr, struct droce_lease_attr *attr)
 {
-	if (mr == NULL)
+	if (mr == NULL || attr == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mr->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_query_lease(DMN_LEASE_MR, dmn_mr(mr), attr));
 	return query(mr->context, false, mr->lkey, attr);
 }
 
 int
 droce_query_mw_lease(struct droce_mw *mw, struct droce_lease_attr *attr)
 {
-	if (mw == NULL)
+	if (mw == NULL || attr == NULL)
 		return verbs_ret_errno(-EINVAL);
+	if (mw->context->daemon != NULL)
+		return verbs_ret_errno(-verbs_dmn_query_lease(DMN_LEASE_MW, dmn_mw(mw), attr));
 	return query(mw->context, true, mw->handle, attr);
 }

@@ -188,21 +188,31 @@ droce_release(struct droce_context *context, const char *name)
 	return verbs_ret_errno(-rc);
 }
 
-/* ---- leases of the daemon's MRs (verbs_lease.c's daemon mode) ---------------- */
+/* ---- leases of the daemon's MRs and MWs (verbs_lease.c's daemon mode) ---------------- */
 
 int
-verbs_dmn_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms)
+verbs_dmn_set_lease(enum dmn_lease_obj kind, uint64_t h, uint32_t lease_ms)
 {
-	struct dmn_msg m = { .type = DMN_SET_MR_LEASE, .h = { ((struct verbs_dmn_mr *)mr)->h },
-			     .arg = (int32_t)lease_ms };
+	struct dmn_msg m = { .type = DMN_SET_LEASE, .h = { h, kind }, .arg = (int32_t)lease_ms };
 
 	return lease_ms > INT32_MAX ? EINVAL : verbs_daemon_call(&m);
 }
 
 int
-verbs_dmn_renew_mr(struct droce_mr *mr)
+verbs_dmn_renew(enum dmn_lease_obj kind, uint64_t h)
 {
-	struct dmn_msg m = { .type = DMN_RENEW_MR, .h = { ((struct verbs_dmn_mr *)mr)->h } };
+	struct dmn_msg m = { .type = DMN_RENEW_LEASE, .h = { h, kind } };
 
 	return verbs_daemon_call(&m);
+}
+
+int
+verbs_dmn_query_lease(enum dmn_lease_obj kind, uint64_t h, struct droce_lease_attr *attr)
+{
+	struct dmn_msg m = { .type = DMN_QUERY_LEASE, .h = { h, kind } };
+	int rc = verbs_daemon_call(&m);
+
+	if (rc == 0)
+		*attr = m.u.lease;
+	return rc;
 }

@@ -60,6 +60,8 @@
  *                                   as NAME; the peer's script for after
  *                                   our death (S_OPS's OP_AFTER_DEATH); waits
  *       mwforge PEERSOCK HANDLEFILE names mw's windows and MR
+ *       mwlease PEERSOCK            the same windows; a lease on the type-1
+ *                                   one runs out (mw_lease); all freed
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1751,6 +1753,62 @@ mw_write_handles(const char *file, const struct mw_end *m)
 		die("handle file");
 }
 
+#define MW_LEASE_MS 100
+
+/*
+ * A lease on the bound type-1 window, set, queried and renewed as
+ * requests, then let run out: droced's engine revokes it, its event
+ * (MW_LEASE_EXPIRED naming the window) comes to the owner's async_fd, the
+ * peer's WRITE through it is REM_ACCESS_ERR, the query says expired and a
+ * renewal ETIME.  Also the query of the MR's lease (none: 0 ms).
+ */
+static void
+mw_lease(struct droce_context *ctx, struct mw_end *m)
+{
+	struct droce_lease_attr la, mr_la;
+	struct droce_async_event ev;
+	enum droce_wc_status st;
+	uint64_t t0;
+	int renew;
+
+	check(droce_set_mw_lease(m->mw1, MW_LEASE_MS) == 0, "set_mw_lease");
+	check(droce_query_mw_lease(m->mw1, &la) == 0 && la.lease_ms == MW_LEASE_MS &&
+	      !la.expired && la.remaining_us > 0 && la.remaining_us <= MW_LEASE_MS * 1000,
+	      "query_mw_lease of a running lease");
+	check(droce_query_mr_lease(m->e.mr, &mr_la) == 0 && mr_la.lease_ms == 0,
+	      "query_mr_lease of an MR without one");
+	check(droce_renew_mw(m->mw1) == 0, "renew_mw");
+	t0 = now_us();
+	check(readable(ctx->async_fd, 5000), "no event within 5 s of the lease's deadline");
+	check(droce_get_async_event(ctx, &ev) == 0, "get_async_event");
+	check(ev.event_type == DROCE_EVENT_MW_LEASE_EXPIRED && ev.element.mw == m->mw1,
+	      "not MW_LEASE_EXPIRED of the window");
+	droce_ack_async_event(&ev);
+	printf("mw: lease of %d ms on the type-1 window: MW_LEASE_EXPIRED %" PRIu64
+	       " ms after its renewal\n", MW_LEASE_MS, (now_us() - t0) / 1000);
+	st = peer_op(m, OP_WRITE, m->mw1->rkey, MW1_OFF, 4);
+	check(droce_query_mw_lease(m->mw1, &la) == 0 && la.expired, "query after the expiry");
+	renew = droce_renew_mw(m->mw1);
+	printf("mw: after the expiry the peer's WRITE: %s; query: expired; renew: %s\n",
+	       droce_wc_status_str(st), strerror(renew));
+}
+
+/* mwlease PEERSOCK: a lease on a window (mw_lease), then all freed. */
+static int
+run_mwlease(struct droce_context *ctx, char **argv)
+{
+	struct mw_end m;
+
+	mw_setup(&m, ctx, argv[0], NULL);
+	mw_lease(ctx, &m);
+	if (droce_dealloc_mw(m.mw1) != 0 || droce_dealloc_mw(m.mw2) != 0)
+		die("dealloc_mw");
+	end_destroy(&m.e);
+	close(m.fd);
+	printf("mw: all freed\n");
+	return 0;
+}
+
 /* mw PEERSOCK HANDLEFILE: the windows used, the peer's invalidation, then waits. */
 static int
 run_mw(struct droce_context *ctx, char **argv)
@@ -1928,6 +1986,8 @@ main(int argc, char **argv)
 		run_mwpersist(ctx, argv + 1);
 	else if (strcmp(argv[0], "mwforge") == 0 && argc == 3)
 		rc = run_mwforge(ctx, argv + 1);
+	else if (strcmp(argv[0], "mwlease") == 0 && argc == 2)
+		rc = run_mwlease(ctx, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

@@ -100,6 +100,12 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  dealloc of A's window is ENOENT, B's BIND_MW of A's type-2
                  window, of its own onto A's MR and its unbind of A's type-1
                  window end in MW_BIND_ERR; A's windows and all freed
+  mw_lease       A's windows as in mw; a 100 ms lease on its type-1 window,
+                 set, queried and renewed through droced: MW_LEASE_EXPIRED
+                 naming it reaches A 99-2000 ms after the renewal, the
+                 peer's next WRITE through it is REM_ACCESS_ERR, the query
+                 says expired, a renewal ETIME (and the query of the MR's
+                 lease, none: 0 ms); all freed, droced's list empty
   persist_inv    A's persistent region has a type-2 window the peer was
                  given; A is SIGKILLed (droced keeps the region); exactly
                  MW_AFTER WRITEs through the window succeed, the peer's
@@ -957,6 +963,21 @@ def case_mw(s):
     s.expect_apps({}, "after")
 
 
+def case_mw_lease(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "mwlease", s.peer_sock)
+    if a.wait() != 0:
+        fail("A's window lease", a)
+    m = a.wait_line(r"^mw: lease of 100 ms on the type-1 window: MW_LEASE_EXPIRED (\d+) ms "
+                    r"after its renewal$")
+    print(m.group(0))
+    if not 99 <= int(m.group(1)) <= 2000:
+        fail(f"MW_LEASE_EXPIRED {m.group(1)} ms after the renewal of a 100 ms lease", a)
+    expect_lines(a, ["mw: after the expiry the peer's WRITE: remote access error; query: "
+                     "expired; renew: Timer expired", "mw: all freed"])
+    s.expect_apps({}, "after")
+
+
 def case_persist_inv(s):
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
@@ -993,7 +1014,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "persist_ctl": case_persist_ctl,
          "channel": case_channel, "channel_kill": case_channel_kill,
          "async": case_async, "async_kill": case_async_kill,
-         "mw": case_mw, "persist_inv": case_persist_inv}
+         "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv}
 
 
 def use_lsan_supp():
