@@ -3,8 +3,9 @@
  * verbs_daemon_mem.c - daemon mode: registration of the application's own
  * memory (app/droced/README.md, "Memory").  droced cannot reach a
  * malloc'd page, so the pages under the region are moved, in place, onto
- * a memfd: their content written to it, then it mapped MAP_SHARED | MAP_FIXED over
- * the same range (the program's pointers stay valid, its data is kept).
+ * a memfd: their content written to it, then the memfd mapped MAP_SHARED |
+ * MAP_FIXED over the same range (the program's pointers stay valid, its
+ * data is kept).
  * The fd goes to droced (SCM_RIGHTS), which maps it and registers its
  * mapping under the application's address as iova.
  *
