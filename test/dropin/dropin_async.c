@@ -127,7 +127,7 @@ expect_no_event(const char *when)
 }
 
 static void
-setup(void)
+setup(bool owner)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
@@ -135,6 +135,7 @@ setup(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
+	t.owner = owner;
 	t.ctx = rc_open_device(&t.gid);
 	t.pd = ibv_alloc_pd(t.ctx);
 	t.mr = t.pd != NULL ? ibv_reg_mr(t.pd, t.buf, sizeof(t.buf),
@@ -307,27 +308,21 @@ owner(void)
 	tcp_send(&end, 1);
 }
 
-int
-main(int argc, char **argv)
+static void
+teardown(void)
 {
-	int port;
-	const char *host = rc_args(argc, argv, &port);
-
-	t.owner = host == NULL;
-	setup();
-	tcp_open(host, port);
-	exchange();
-	if (t.owner)
-		owner();
-	else
-		peer();
 	for (int i = 0; i < NQP; i++)
 		if (ibv_destroy_qp(t.qp[i]) != 0)
 			die("ibv_destroy_qp");
 	if (ibv_destroy_cq(t.small) || ibv_destroy_cq(t.cq) || ibv_dereg_mr(t.mr) ||
 	    ibv_dealloc_pd(t.pd) || ibv_close_device(t.ctx))
 		die("teardown");
-	close(rc_sock);
-	puts("ok");
-	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct rc_roles roles = { setup, exchange, owner, peer, teardown };
+
+	return rc_main(argc, argv, &roles);
 }

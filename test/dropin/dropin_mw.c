@@ -95,7 +95,7 @@ expect_wc(enum ibv_wc_opcode opcode, uint64_t wr_id)
 }
 
 static void
-setup(void)
+setup(bool owner)
 {
 	struct ibv_qp_init_attr_ex init = {
 		.qp_type = IBV_QPT_RC,
@@ -104,6 +104,7 @@ setup(void)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 	};
 
+	t.owner = owner;
 	t.ctx = rc_open_device(&t.gid);
 	t.pd = ibv_alloc_pd(t.ctx);
 	t.mr = t.pd != NULL ? ibv_reg_mr(t.pd, t.buf, sizeof(t.buf),
@@ -450,27 +451,21 @@ owner(void)
 	tcp_send(&end, sizeof(end));
 }
 
-int
-main(int argc, char **argv)
+static void
+teardown(void)
 {
-	int port;
-	const char *host = rc_args(argc, argv, &port);
-
-	t.owner = host == NULL;
-	setup();
-	tcp_open(host, port);
-	exchange();
-	if (t.owner)
-		owner();
-	else
-		peer();
 	for (int i = 0; i < NQP; i++)
 		if (ibv_destroy_qp(t.qp[i]) != 0)
 			die("ibv_destroy_qp");
 	if (ibv_destroy_cq(t.cq) || ibv_dereg_mr(t.mr) || ibv_dealloc_pd(t.pd) ||
 	    ibv_close_device(t.ctx))
 		die("teardown");
-	close(rc_sock);
-	puts("ok");
-	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct rc_roles roles = { setup, exchange, owner, peer, teardown };
+
+	return rc_main(argc, argv, &roles);
 }

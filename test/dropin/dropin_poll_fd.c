@@ -56,7 +56,7 @@ fd_readable(int timeout_ms)
 }
 
 static void
-setup(void)
+setup(bool receiver)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
@@ -65,6 +65,7 @@ setup(void)
 	};
 	struct ibv_cq_init_attr_ex ax = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
 
+	t.sender = !receiver;
 	t.ctx = rc_open_device(&t.gid);
 	t.pd = ibv_alloc_pd(t.ctx);
 	t.mr = t.pd != NULL ? ibv_reg_mr(t.pd, t.buf, sizeof(t.buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
@@ -224,25 +225,20 @@ receiver(void)
 	tcp_recv(&done, 1);		/* the sender has its last completion */
 }
 
-int
-main(int argc, char **argv)
+static void
+teardown(void)
 {
-	int port;
-	const char *host = rc_args(argc, argv, &port);
-
-	t.sender = host != NULL;
-	setup();
-	tcp_open(host, port);
-	exchange();
-	if (t.sender)
-		sender();
-	else
-		receiver();
 	if (ibv_destroy_qp(t.qp) || ibv_destroy_cq(t.cq) ||
 	    (t.ch != NULL && ibv_destroy_comp_channel(t.ch)) || ibv_dereg_mr(t.mr) ||
 	    ibv_dealloc_pd(t.pd) || ibv_close_device(t.ctx))
 		die("teardown");
-	close(rc_sock);
-	puts("ok");
-	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	/* the receiver is the server (the owner's role), the sender its peer */
+	static const struct rc_roles roles = { setup, exchange, receiver, sender, teardown };
+
+	return rc_main(argc, argv, &roles);
 }

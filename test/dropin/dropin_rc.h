@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -161,6 +162,35 @@ rc_open_device(union ibv_gid *gid)
 	if (ctx == NULL || ibv_query_gid(ctx, 1, 0, gid) != 0)
 		die("open/query_gid");
 	return ctx;
+}
+
+/* A two-role test program (dropin_mw, dropin_async, dropin_poll_fd): its parts. */
+struct rc_roles {
+	void (*setup)(bool owner);	/* its objects, before the connection */
+	void (*exchange)(void);		/* QPNs and GIDs over rc_sock; QPs connected */
+	void (*owner)(void);		/* the server's part (-p PORT) */
+	void (*peer)(void);		/* the client's (-p PORT HOST) */
+	void (*teardown)(void);		/* every object destroyed (die on failure) */
+};
+
+/* The program's main: "ok" and 0 once its part and the teardown passed. */
+static int
+rc_main(int argc, char **argv, const struct rc_roles *r)
+{
+	int port;
+	const char *host = rc_args(argc, argv, &port);
+
+	r->setup(host == NULL);
+	tcp_open(host, port);
+	r->exchange();
+	if (host == NULL)
+		r->owner();
+	else
+		r->peer();
+	r->teardown();
+	close(rc_sock);
+	puts("ok");
+	return 0;
 }
 
 #endif /* DROCE_DROPIN_RC_H */

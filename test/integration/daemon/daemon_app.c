@@ -1793,6 +1793,17 @@ mw_lease(struct droce_context *ctx, struct mw_end *m)
 	       droce_wc_status_str(st), strerror(renew));
 }
 
+/* The windows, the end and the session freed. */
+static void
+mw_teardown(struct mw_end *m)
+{
+	if (droce_dealloc_mw(m->mw1) != 0 || droce_dealloc_mw(m->mw2) != 0)
+		die("dealloc_mw");
+	end_destroy(&m->e);
+	close(m->fd);
+	printf("mw: all freed\n");
+}
+
 /* mwlease PEERSOCK: a lease on a window (mw_lease), then all freed. */
 static int
 run_mwlease(struct droce_context *ctx, char **argv)
@@ -1801,11 +1812,7 @@ run_mwlease(struct droce_context *ctx, char **argv)
 
 	mw_setup(&m, ctx, argv[0], NULL);
 	mw_lease(ctx, &m);
-	if (droce_dealloc_mw(m.mw1) != 0 || droce_dealloc_mw(m.mw2) != 0)
-		die("dealloc_mw");
-	end_destroy(&m.e);
-	close(m.fd);
-	printf("mw: all freed\n");
+	mw_teardown(&m);
 	return 0;
 }
 
@@ -1833,11 +1840,7 @@ run_mw(struct droce_context *ctx, char **argv)
 	fflush(stdout);
 	if (fgets(line, sizeof(line), stdin) == NULL)
 		return 1;
-	if (droce_dealloc_mw(m.mw1) != 0 || droce_dealloc_mw(m.mw2) != 0)
-		die("dealloc_mw");
-	end_destroy(&m.e);
-	close(m.fd);
-	printf("mw: all freed\n");
+	mw_teardown(&m);
 	return 0;
 }
 
