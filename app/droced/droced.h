@@ -46,7 +46,9 @@ void droced_persist_shutdown(void);
 void droced_route_event(const struct droce_async_event *ev);
 
 /* The daemon's device and EAL prefix (set once, before any application). */
-void droced_apps_init(struct droce_context *ctx, const char *prefix);
+/* max_apps: the applications served at once (--max-apps); the HELLO of
+ * one more is answered EUSERS. */
+void droced_apps_init(struct droce_context *ctx, const char *prefix, unsigned int max_apps);
 
 /*
  * droced_files.c: remove the hugepage files and runtime directories of

@@ -43,6 +43,7 @@ static struct {
 	char prefix[DMN_PREFIX_LEN];
 	uint64_t next_owner;
 	struct droced_app *apps;
+	unsigned int served, max_apps;	/* applications that said HELLO; --max-apps */
 } dmn;
 
 /*
@@ -62,9 +63,10 @@ static int tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 static int tel_persist(const char *cmd, const char *params, struct rte_tel_data *d);
 
 void
-droced_apps_init(struct droce_context *ctx, const char *prefix)
+droced_apps_init(struct droce_context *ctx, const char *prefix, unsigned int max_apps)
 {
 	dmn.ctx = ctx;
+	dmn.max_apps = max_apps;
 	snprintf(dmn.prefix, sizeof(dmn.prefix), "%s", prefix);
 	dmn.next_owner = 1;
 	rte_telemetry_register_cmd("/droced/apps", tel_apps,
@@ -95,6 +97,7 @@ droced_app_fd(const struct droced_app *app)
 {
 	return app->fd;
 }
+
 
 /* ---- the handle table ------------------------------------------------------- */
 
@@ -234,6 +237,9 @@ release_handle(struct droced_app *a, enum obj_type type, uint64_t h)
 static int
 on_hello(struct droced_app *a, struct dmn_msg *m)
 {
+	if (dmn.served >= dmn.max_apps)
+		return EUSERS;	/* droced serves --max-apps at once */
+	dmn.served++;
 	snprintf(m->u.hello.prefix, sizeof(m->u.hello.prefix), "%s", dmn.prefix);
 	m->u.hello.owner = (uint64_t)(uintptr_t)a->owner;
 	a->hello = true;
@@ -1129,6 +1135,7 @@ app_linger_over(struct droced_linger *l)
 void
 droced_app_reap(struct droced_app *a)
 {
+	dmn.served -= a->hello;
 	persist_orphan(a);	/* its persistent regions' groups out of its table */
 	a->seen_us = now_us();
 	a->revoked = a->count[OBJ_MR];

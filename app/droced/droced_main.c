@@ -25,7 +25,8 @@
 
 #include "droced.h"
 
-#define DROCED_MAX_APPS 64
+/* Applications served at once unless --max-apps=N says otherwise. */
+#define DROCED_MAX_APPS 1024
 
 static volatile sig_atomic_t stop;
 
@@ -136,8 +137,37 @@ listen_on(const char *path)
 	return fd;
 }
 
+/* The connections droced polls: the applications' (and --ctl's), with a
+ * pollfd each after the listening socket's and the events'. */
+static struct {
+	struct droced_app **app;
+	struct pollfd *pfd;
+	unsigned int n, cap;
+	unsigned int max_apps;	/* --max-apps */
+} conns = { .max_apps = DROCED_MAX_APPS };
+
+static bool
+conns_grow(void)
+{
+	unsigned int cap = conns.cap != 0 ? conns.cap * 2 : 16;
+	struct droced_app **app = realloc(conns.app, cap * sizeof(*app));
+	struct pollfd *pfd;
+
+	if (app == NULL)
+		return false;
+	conns.app = app;
+	pfd = realloc(conns.pfd, (cap + 2) * sizeof(*pfd));
+	if (pfd == NULL)
+		return false;
+	conns.pfd = pfd;
+	conns.cap = cap;
+	return true;
+}
+
+/* A new connection (one over --max-apps is answered EUSERS at its HELLO,
+ * a clear error rather than a closed connection). */
 static void
-accept_app(int lfd, struct droced_app **apps, unsigned int *napps)
+accept_app(int lfd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -146,13 +176,21 @@ accept_app(int lfd, struct droced_app **apps, unsigned int *napps)
 
 	if (fd < 0)
 		return;
-	if (*napps == DROCED_MAX_APPS ||
+	if ((conns.n == conns.cap && !conns_grow()) ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
 	    (a = droced_app_new(fd, cred.pid)) == NULL) {
 		close(fd);
 		return;
 	}
-	apps[(*napps)++] = a;
+	conns.app[conns.n++] = a;
+}
+
+/* Connection i is closed: the application reaped, the last one moved in. */
+static void
+conn_drop(unsigned int i)
+{
+	droced_app_reap(conns.app[i]);
+	conns.app[i] = conns.app[--conns.n];
 }
 
 /* The engine's events: each to its application's ring, then acked here; a
@@ -176,40 +214,42 @@ drain_events(struct droce_context *ctx)
 static void
 serve(int lfd, struct droce_context *ctx)
 {
-	struct droced_app *apps[DROCED_MAX_APPS];
-	struct pollfd pfd[DROCED_MAX_APPS + 2];
-	unsigned int napps = 0;
+	struct pollfd *pfd;
 	int wait_ms, n;
 
+	if (!conns_grow()) {
+		fprintf(stderr, "droced: %s\n", strerror(ENOMEM));
+		return;
+	}
 	while (!stop) {
 		/* released regions and dead applications whose linger is over,
 		 * kept regions' windows; after the last round's requests and
 		 * reaps, so that what they started is looked at in time */
 		wait_ms = droced_linger_tick(droced_persist_tick(200));
+		pfd = conns.pfd;
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
-		for (unsigned int i = 0; i < napps; i++)
-			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(apps[i]),
+		for (unsigned int i = 0; i < conns.n; i++)
+			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(conns.app[i]),
 						      .events = POLLIN };
-		n = poll(pfd, napps + 2, wait_ms);
+		n = poll(pfd, conns.n + 2, wait_ms);
 		if (n <= 0)
 			continue;
 		/* a dead application first: its keys are revoked at once */
-		for (unsigned int i = napps; i-- > 0;) {
-			if (pfd[2 + i].revents == 0 || droced_app_serve(apps[i]))
-				continue;
-			droced_app_reap(apps[i]);
-			apps[i] = apps[--napps];
-		}
+		for (unsigned int i = conns.n; i-- > 0;)
+			if (pfd[2 + i].revents != 0 && !droced_app_serve(conns.app[i]))
+				conn_drop(i);
 		if (pfd[1].revents & POLLIN)
 			drain_events(ctx);
 		if (pfd[0].revents & POLLIN)
-			accept_app(lfd, apps, &napps);
+			accept_app(lfd);
 	}
-	while (napps > 0)
-		droced_app_reap(apps[--napps]);
+	while (conns.n > 0)
+		conn_drop(conns.n - 1);
 	droced_persist_shutdown();
 	droced_linger_shutdown();
+	free(conns.app);
+	free(conns.pfd);
 }
 
 /*
@@ -274,6 +314,25 @@ socket_path(int argc, char **argv)
 	return NULL;
 }
 
+/* --max-apps=N (1 or more) into conns.max_apps: false if malformed. */
+static bool
+max_apps_opt(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		char *end;
+		unsigned long v;
+
+		if (strncmp(argv[i], "--max-apps=", 11) != 0)
+			continue;
+		errno = 0;
+		v = strtoul(argv[i] + 11, &end, 10);
+		if (errno != 0 || *end != '\0' || end == argv[i] + 11 || v == 0 || v > 1u << 20)
+			return false;
+		conns.max_apps = (unsigned int)v;
+	}
+	return true;
+}
+
 static struct droce_context *
 open_device(void)
 {
@@ -313,12 +372,14 @@ usage(void)
 	       "\n"
 	       "Options:\n"
 	       "  --socket=PATH     the unix socket the applications connect to\n"
+	       "  --max-apps=N      applications served at once (default %u); one more\n"
+	       "                    is refused: its droce_init fails EUSERS\n"
 	       "  --ctl PATH list   the applications attached to the droced on PATH,\n"
 	       "                    their pids and object counts, and the persistent\n"
 	       "                    regions (name, owner, bytes, key, lease), then exit\n"
 	       "  --ctl PATH release NAME  release the persistent region NAME (not one\n"
 	       "                    whose owner lives)\n"
-	       "  -h, --help        this text\n");
+	       "  -h, --help        this text\n", DROCED_MAX_APPS);
 }
 
 int
@@ -352,13 +413,17 @@ main(int argc, char **argv)
 	path = socket_path(nargs - consumed, args + consumed);
 	if (path == NULL)
 		fprintf(stderr, "droced: --socket=PATH is missing\n");
+	if (path != NULL && !max_apps_opt(nargs - consumed, args + consumed)) {
+		fprintf(stderr, "droced: --max-apps=N wants a number from 1 to %u\n", 1u << 20);
+		path = NULL;
+	}
 	ctx = path != NULL ? open_device() : NULL;
 	lfd = ctx != NULL ? listen_on(path) : -1;
 	if (lfd >= 0) {
 		signal(SIGPIPE, SIG_IGN);
 		signal(SIGTERM, on_signal);
 		signal(SIGINT, on_signal);
-		droced_apps_init(ctx, prefix);
+		droced_apps_init(ctx, prefix, conns.max_apps);
 		(void)fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
 		printf("droced: ready on %s, EAL file prefix %s\n", path, prefix);
 		fflush(stdout);

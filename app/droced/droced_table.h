@@ -63,7 +63,7 @@ struct mem_piece {
 struct droced_app {
 	int fd;
 	pid_t pid;
-	bool hello;
+	bool hello;		/* served: counted in droced's --max-apps */
 	void *owner;		/* owner id: never reused */
 	/* its asynchronous events (OPEN_EVENTS): the ring they go into and a
 	 * copy of the application's async_fd, which counts them */

@@ -113,6 +113,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  last window invalidated by a peer, after the linger), the
                  next WRITE with the region's own key is REM_ACCESS_ERR;
                  no application and no region left
+  max_apps       droced --max-apps=2 with two applications: a third's
+                 droce_init fails EUSERS ("Too many users") and nothing of
+                 it is listed; once one of the two is SIGKILLed and reaped
+                 a fourth is served
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
@@ -222,6 +226,7 @@ class Setup:
         self.procs = []
         self.droced = None
         self.prefix = None
+        self.droced_opts = []	# droced's options of the case (DROCED_OPTS)
 
     def start_droced(self):
         memif = f"net_memif0,role=server,socket={self.tmp}/memif.sock,socket-abstract=no"
@@ -229,7 +234,7 @@ class Setup:
                                             f"--vdev={memif}", "--",
                                             f"--droce-ipv4={GIDS[0]}",
                                             "--droce-transport-lcores=1",
-                                            f"--socket={self.sock}"])
+                                            f"--socket={self.sock}", *self.droced_opts])
         self.prefix = self.droced.wait_line(r"droced: ready on .*, EAL file prefix (\S+)").group(1)
 
     def start(self):
@@ -1006,6 +1011,27 @@ def case_persist_inv(s):
     s.expect_regions({}, "after")
 
 
+def case_max_apps(s):
+    """droced --max-apps=2: a third application's droce_init fails EUSERS,
+    nothing of it in the list; once one of the two is gone a fourth is served."""
+    s.expect_apps({}, "baseline")
+    a = [s.app_proc(f"app{i}", "idle", s.peer_sock, stdin=subprocess.PIPE) for i in range(2)]
+    for p in a:
+        p.wait_line(r"^idle: ready")
+    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "two served")
+    c = s.app_proc("C", "idle", s.peer_sock)
+    rc = c.wait()
+    print(f"a third: exit {rc}")
+    if rc != 2 or not re.search(r"^daemon_app: droce_init: Too many users$", c.output(), re.M):
+        fail("a third application not refused with EUSERS", c)
+    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "after the third")
+    a[0].p.kill()
+    s.droced.wait_line(rf"droced: pid {a[0].p.pid} gone")
+    d = s.app_proc("D", "idle", s.peer_sock, stdin=subprocess.PIPE)
+    d.wait_line(r"^idle: ready")
+    s.expect_apps({a[1].p.pid: OBJS_64K, d.p.pid: OBJS_64K}, "one gone, a fourth served")
+
+
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "crash_paced": lambda s: case_crash(s, paced=True),
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
@@ -1014,7 +1040,10 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "persist_ctl": case_persist_ctl,
          "channel": case_channel, "channel_kill": case_channel_kill,
          "async": case_async, "async_kill": case_async_kill,
-         "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv}
+         "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
+         "max_apps": case_max_apps}
+# droced's own options of a case
+DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
 
 
 def use_lsan_supp():
@@ -1032,6 +1061,7 @@ def main():
         return 77
     use_lsan_supp()
     s = Setup(sys.argv[2], sys.argv[3])
+    s.droced_opts = DROCED_OPTS.get(sys.argv[1], [])
     try:
         s.start()
         CASES[sys.argv[1]](s)
