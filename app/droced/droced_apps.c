@@ -627,14 +627,16 @@ on_query_gid(struct droced_app *a, struct dmn_msg *m)
 	return droce_query_gid(dmn.ctx, 1, m->arg, &m->u.gid);
 }
 
-/* The applications that said HELLO (at most DMN_LIST_MAX): how many. */
+/* The applications that said HELLO, at most DMN_LIST_MAX from the from-th
+ * on: how many; *total: all of them. */
 static int
-list_apps(struct dmn_app_info *out)
+list_apps(struct dmn_app_info *out, uint32_t from, uint32_t *total)
 {
 	int n = 0;
 
-	for (struct droced_app *p = dmn.apps; p != NULL && n < DMN_LIST_MAX; p = p->next) {
-		if (!p->hello)
+	*total = 0;
+	for (struct droced_app *p = dmn.apps; p != NULL; p = p->next) {
+		if (!p->hello || (*total)++ < from || n == DMN_LIST_MAX)
 			continue;
 		out[n++] = (struct dmn_app_info){
 			.pid = p->pid, .pd = p->count[OBJ_PD], .mr = p->count[OBJ_MR],
@@ -647,22 +649,30 @@ list_apps(struct dmn_app_info *out)
 	return n;
 }
 
-/* droced --ctl PATH list */
+/* droced --ctl PATH list, a page: the applications from h[0] on and the
+ * regions from h[1] on, at most DMN_LIST_MAX of each (arg, len); h[0] and
+ * h[1] then say how many there are in all. */
 static int
 on_list(struct droced_app *a, struct dmn_msg *m)
 {
+	uint32_t apps, regions;
+
 	(void)a;
-	m->arg = list_apps(m->u.list.apps);
-	m->len = (uint64_t)list_persist(m->u.list.persist);
+	m->arg = list_apps(m->u.list.apps, (uint32_t)m->h[0], &apps);
+	m->len = (uint64_t)list_persist(m->u.list.persist, (uint32_t)m->h[1], &regions);
+	m->h[0] = apps;
+	m->h[1] = regions;
 	return 0;
 }
 
 void
 tel_snapshot(void)
 {
+	uint32_t all;
+
 	pthread_mutex_lock(&tel.lock);
-	tel.n = list_apps(tel.apps);
-	tel.npersist = list_persist(tel.persist);
+	tel.n = list_apps(tel.apps, 0, &all);		/* the first DMN_LIST_MAX */
+	tel.npersist = list_persist(tel.persist, 0, &all);
 	pthread_mutex_unlock(&tel.lock);
 }
 

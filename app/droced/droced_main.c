@@ -73,32 +73,80 @@ ctl_call(const char *path, struct dmn_msg *m)
 	return rc != 0 ? -1 : 0;
 }
 
+static void
+print_app(const struct dmn_app_info *p)
+{
+	printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
+	       " mem %u mem_bytes %" PRIu64 " mw %u\n",
+	       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
+	       p->mem, p->mem_bytes, p->mw);
+}
+
+static void
+print_region(const struct dmn_persist_info *p)
+{
+	printf("region %.*s: owner %d bytes %" PRIu64 " key 0x%x addr 0x%" PRIx64
+	       " qp %u lease_ms %u remaining_us %" PRIu64 "\n",
+	       (int)sizeof(p->name), p->name, (int)p->owner, p->bytes, p->key, p->addr,
+	       p->qp, p->lease_ms, p->remaining_us);
+}
+
+/*
+ * All the applications (regions: the regions) in pages of DMN_LIST_MAX
+ * (LIST from an offset) into *out: how many, or -1.  Each page is
+ * droced's state at its request: one that comes or goes between two pages
+ * may be seen twice or not at all.
+ */
+static long
+ctl_collect(const char *path, bool regions, void **out)
+{
+	size_t size = regions ? sizeof(struct dmn_persist_info) : sizeof(struct dmn_app_info);
+	uint64_t at = 0, n;
+	struct dmn_msg m;
+	char *all = NULL, *more;
+
+	do {
+		m = (struct dmn_msg){ .type = DMN_LIST,
+				      .h = { regions ? UINT32_MAX : at, regions ? at : UINT32_MAX } };
+		if (ctl_call(path, &m) != 0 || (more = realloc(all, (at + DMN_LIST_MAX) * size)) == NULL) {
+			free(all);
+			return -1;
+		}
+		all = more;
+		n = regions ? m.len : (uint64_t)m.arg;	/* 0 to DMN_LIST_MAX: ctl_call */
+		memcpy(all + at * size, regions ? (void *)m.u.list.persist : (void *)m.u.list.apps,
+		       n * size);
+		at += n;
+	} while (n == DMN_LIST_MAX && at < m.h[regions ? 1 : 0]);
+	*out = all;
+	return (long)at;
+}
+
 /* droced --ctl PATH list: one line per application, then per region. */
 static int
 ctl_list(const char *path)
 {
-	struct dmn_msg m = { .type = DMN_LIST };
+	void *pa, *pr;
+	long na = ctl_collect(path, false, &pa), nr;
+	const struct dmn_app_info *apps = pa;
+	const struct dmn_persist_info *regs;
 
-	if (ctl_call(path, &m) != 0)
+	if (na < 0)
 		return 1;
-	printf("applications: %d\n", m.arg);
-	for (int i = 0; i < m.arg; i++) {
-		const struct dmn_app_info *p = &m.u.list.apps[i];
-
-		printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
-		       " mem %u mem_bytes %" PRIu64 " mw %u\n",
-		       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
-		       p->mem, p->mem_bytes, p->mw);
+	nr = ctl_collect(path, true, &pr);
+	if (nr < 0) {
+		free(pa);
+		return 1;
 	}
-	printf("persistent regions: %d\n", (int)m.len);
-	for (int i = 0; i < (int)m.len; i++) {
-		const struct dmn_persist_info *p = &m.u.list.persist[i];
-
-		printf("region %.*s: owner %d bytes %" PRIu64 " key 0x%x addr 0x%" PRIx64
-		       " qp %u lease_ms %u remaining_us %" PRIu64 "\n",
-		       (int)sizeof(p->name), p->name, (int)p->owner, p->bytes, p->key, p->addr,
-		       p->qp, p->lease_ms, p->remaining_us);
-	}
+	regs = pr;
+	printf("applications: %ld\n", na);
+	for (long i = 0; i < na; i++)
+		print_app(&apps[i]);
+	printf("persistent regions: %ld\n", nr);
+	for (long i = 0; i < nr; i++)
+		print_region(&regs[i]);
+	free(pa);
+	free(pr);
 	return 0;
 }
 

@@ -489,16 +489,20 @@ on_query_lease(struct droced_app *a, struct dmn_msg *m)
 					 droce_query_mr_lease(o->p, &m->u.lease);
 }
 
-/* The regions (at most DMN_LIST_MAX): how many. */
 int
-list_persist(struct dmn_persist_info *out)
+list_persist(struct dmn_persist_info *out, uint32_t from, uint32_t *total)
 {
 	int n = 0;
 
-	for (struct persist *p = regions.list; p != NULL && n < DMN_LIST_MAX; p = p->next) {
+	*total = 0;
+	for (struct persist *p = regions.list; p != NULL; p = p->next) {
 		const struct droced_app *t = p->kept ? &p->held : p->owner;
 		struct droce_lease_attr lease = { 0 };
-		struct dmn_persist_info *i = &out[n++];
+		struct dmn_persist_info *i;
+
+		if ((*total)++ < from || n == DMN_LIST_MAX)
+			continue;
+		i = &out[n++];
 
 		if (p->lease_ms != 0)
 			(void)droce_query_mr_lease(p->mr, &lease);

@@ -109,8 +109,9 @@ uint64_t now_us(void);
 bool persist_dereg(struct droced_app *a, uint64_t h);
 /* a is gone: the groups of the regions it made go to their own tables. */
 void persist_orphan(struct droced_app *a);
-/* The regions as --ctl list shows them (at most DMN_LIST_MAX): how many. */
-int list_persist(struct dmn_persist_info *out);
+/* The regions as --ctl list shows them, at most DMN_LIST_MAX from the
+ * from-th on: how many; *total: all of them. */
+int list_persist(struct dmn_persist_info *out, uint32_t from, uint32_t *total);
 /* The requests (DMN_PERSIST_MR ... DMN_QUERY_LEASE): 0 or a positive errno. */
 int on_persist_mr(struct droced_app *a, struct dmn_msg *m);
 int on_attach_mr(struct droced_app *a, struct dmn_msg *m);

@@ -62,6 +62,8 @@
  *       mwforge PEERSOCK HANDLEFILE names mw's windows and MR
  *       mwlease PEERSOCK            the same windows; a lease on the type-1
  *                                   one runs out (mw_lease); all freed
+ *       hold                        a PD, buffer, MR, CQ and QP; ready; a
+ *                                   line on stdin: all freed
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1624,6 +1626,24 @@ run_async(struct droce_context *ctx, int argc, char **argv)
 	return 0;
 }
 
+/* hold: a PD, buffer, MR, CQ and QP, "hold: ready", then (a line on
+ * stdin) all freed: one of many applications at once. */
+static int
+run_hold(struct droce_context *ctx)
+{
+	struct end e;
+	char line[16];
+
+	end_create(&e, ctx, 4096);
+	printf("hold: ready\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 2;
+	end_destroy(&e);
+	printf("hold: freed\n");
+	return 0;
+}
+
 static int
 run_quiet(struct droce_context *ctx, int argc, char **argv)
 {
@@ -1965,6 +1985,8 @@ main(int argc, char **argv)
 		rc = run_forge(ctx, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "target") == 0 && argc >= 2)
 		run_target(ctx, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "hold") == 0 && argc == 1)
+		rc = run_hold(ctx);
 	else if (strcmp(argv[0], "churn") == 0)
 		run_churn(ctx);
 	else if (strcmp(argv[0], "own") == 0 && argc == 2)

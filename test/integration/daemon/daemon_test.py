@@ -113,6 +113,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  last window invalidated by a peer, after the linger), the
                  next WRITE with the region's own key is REM_ACCESS_ERR;
                  no application and no region left
+  many           MANY (70) applications at once, each a PD, buffer, MR, CQ and
+                 QP (daemon_app hold): all ready, droced --ctl list (three
+                 pages of LIST) shows exactly them, telemetry's /droced/apps
+                 their first 32; all freed and gone after
   max_apps       droced --max-apps=2 with two applications: a third's
                  droce_init fails EUSERS ("Too many users") and nothing of
                  it is listed; once one of the two is SIGKILLed and reaped
@@ -1032,6 +1036,34 @@ def case_max_apps(s):
     s.expect_apps({a[1].p.pid: OBJS_64K, d.p.pid: OBJS_64K}, "one gone, a fourth served")
 
 
+MANY = 70	# applications at once: over the 64 droced once took, three list pages
+
+
+def case_many(s):
+    s.expect_apps({}, "baseline")
+    t0 = time.monotonic()
+    apps = [s.app_proc(f"h{i}", "hold", stdin=subprocess.PIPE) for i in range(MANY)]
+    for a in apps:
+        a.wait_line(r"^hold: ready")
+    want = {a.p.pid: (1, 1, 1, 1, 1, 4096, 0, 0) for a in apps}
+    got = s.wait_apps(want, timeout=30)
+    tel = s.telemetry_apps()
+    print(f"many: {len(apps)} applications ready in {time.monotonic() - t0:.1f} s; droced "
+          f"--ctl list: {len(got)}, all as expected: {got == want}; telemetry: {len(tel)}")
+    if got != want:
+        fail(f"droced --ctl list: {got}, expected {want}", s.droced)
+    if len(tel) != 32 or any(want.get(p) != v for p, v in tel.items()):
+        fail(f"telemetry /droced/apps: {tel}, expected 32 of {want}", s.droced)
+    for a in apps:
+        a.p.stdin.write("go\n")
+        a.p.stdin.flush()
+    for a in apps:
+        if a.wait() != 0:
+            fail("an application's frees", a)
+        a.wait_line(r"^hold: freed")
+    s.expect_apps({}, "after")
+
+
 CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "crash_paced": lambda s: case_crash(s, paced=True),
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
@@ -1041,7 +1073,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "channel": case_channel, "channel_kill": case_channel_kill,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
-         "max_apps": case_max_apps}
+         "max_apps": case_max_apps, "many": case_many}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
 
