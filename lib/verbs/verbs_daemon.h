@@ -110,7 +110,9 @@ struct dmn_msg {
 		struct droce_device_attr dev;
 		struct droce_port_attr port;
 		union droce_gid gid;
-		struct {		/* LIST's reply: arg apps, len regions */
+		/* LIST's reply, a page: arg apps, len regions (from the
+		 * offsets in h[0] and h[1]; then their totals there) */
+		struct {
 			struct dmn_app_info apps[DMN_LIST_MAX];
 			struct dmn_persist_info persist[DMN_LIST_MAX];
 		} list;
