@@ -212,6 +212,18 @@ adopt(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 	return rc;
 }
 
+/* adopt of a CQ, QP, MR or MW, with the name the application gives it in
+ * its events (obj_add appends: the new entry is the last). */
+static int
+adopt_named(struct droced_app *a, enum obj_type type, void *p, uint64_t app_ptr)
+{
+	int rc = adopt(a, type, p, 0);
+
+	if (rc == 0)
+		a->obj[a->nobj - 1].app_ptr = app_ptr;
+	return rc;
+}
+
 /* Destroy one of the caller's objects and forget it (kept if that fails). */
 static int
 release(struct droced_app *a, struct obj *o)
@@ -305,11 +317,10 @@ static int
 reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, void *host)
 {
 	struct droce_mr *mr = droce_reg_mr_iova(pd, host, m->len, m->h[1], m->arg);
-	int rc = mr != NULL ? adopt(a, OBJ_MR, mr, 0) : errno;
+	int rc = mr != NULL ? adopt_named(a, OBJ_MR, mr, m->h[2]) : errno;
 
 	if (rc != 0)
 		return rc;
-	obj_find(a, OBJ_MR, (uint64_t)(uintptr_t)mr)->app_ptr = m->h[2];
 	m->h[0] = (uint64_t)(uintptr_t)mr;
 	m->key = mr->lkey;
 	return 0;
@@ -381,10 +392,9 @@ on_alloc_mw(struct droced_app *a, struct dmn_msg *m)
 	mw = droce_alloc_mw(pd->p, (enum droce_mw_type)m->arg);
 	if (mw == NULL)
 		return errno;
-	rc = adopt(a, OBJ_MW, mw, 0);
+	rc = adopt_named(a, OBJ_MW, mw, m->addr);
 	if (rc != 0)
 		return rc;
-	obj_find(a, OBJ_MW, (uint64_t)(uintptr_t)mw)->app_ptr = m->addr;	/* its events' name */
 	m->h[0] = (uint64_t)(uintptr_t)mw;
 	m->key = mw->rkey;
 	return 0;
@@ -519,10 +529,9 @@ on_create_cq(struct droced_app *a, struct dmn_msg *m)
 	cq = droce_create_cq(dmn.ctx, m->arg, a->owner, ch != NULL ? ch->p : NULL, 0);
 	if (cq == NULL)
 		return errno;
-	rc = adopt(a, OBJ_CQ, cq, 0);
+	rc = adopt_named(a, OBJ_CQ, cq, m->addr);
 	if (rc != 0)
 		return rc;
-	obj_find(a, OBJ_CQ, (uint64_t)(uintptr_t)cq)->app_ptr = m->addr;
 	m->h[0] = (uint64_t)(uintptr_t)cq;
 	m->arg = cq->cqe;
 	return 0;
@@ -566,10 +575,9 @@ on_create_qp(struct droced_app *a, struct dmn_msg *m)
 	qp = droce_create_qp(pd->p, &init);
 	if (qp == NULL)
 		return errno;
-	rc = adopt(a, OBJ_QP, qp, 0);
+	rc = adopt_named(a, OBJ_QP, qp, m->addr);
 	if (rc != 0)
 		return rc;
-	obj_find(a, OBJ_QP, (uint64_t)(uintptr_t)qp)->app_ptr = m->addr;
 	init_wire(&init);
 	m->u.qp_init = init;
 	m->h[0] = (uint64_t)(uintptr_t)qp;
