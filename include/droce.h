@@ -134,11 +134,18 @@ struct droce_mw_bind {
  * droce_dereg_mr / droce_dealloc_mw of an expired object succeed (after
  * the event, if got, was acked); renewing, setting a lease or binding an
  * expired window fail with ETIME (bind: the BIND_MW WR fails).  Expiry
- * runs on the device's engine 0 (the application's lcore in
+ * runs on the device's engines (the application's lcore in
  * run-to-completion mode, so only while it calls droce_progress /
- * droce_poll_cq; a transport lcore otherwise), checked every
- * DROCE_LEASE_TICK_US: a lease expires within one tick of its deadline
- * (plus the revocation's grace period).  A context without a device
+ * droce_poll_cq; the transport lcores otherwise), each checking every
+ * DROCE_LEASE_TICK_US and before it handles the packets that came while
+ * it did not run: a lease expires within one tick of its deadline (plus
+ * the revocation's grace period), and an engine that was not running at
+ * the deadline revokes before it executes anything received since.
+ * Between the deadline and that revocation the lease is already over:
+ * renew and set fail with ETIME (nothing extends a lease once due, even
+ * when the owner's call runs before the engine), and the query reports
+ * expired = true, remaining_us = 0; the event follows the revocation.  A
+ * context without a device
  * (droce_open_context alone) has no engine: EOPNOTSUPP.  In daemon mode
  * these calls are requests to droced, whose engine expires the lease; its
  * event reaches the owner as in process; a persistent region's expiry
@@ -148,7 +155,7 @@ struct droce_mw_bind {
 
 struct droce_lease_attr {
 	uint32_t lease_ms;	/* the period; 0: no lease */
-	bool expired;		/* revoked by its lease */
+	bool expired;		/* its deadline passed (revoked, or about to be) */
 	uint64_t remaining_us;	/* until the deadline; 0 once due */
 };
 

@@ -337,13 +337,18 @@ struct prot_lease_info {
 /* CLOCK_MONOTONIC in ns: the clock lease deadlines are kept in. */
 uint64_t prot_lease_clock(void);
 /*
+ * A lease is over once now reaches its deadline, whether or not
+ * prot_lease_expire has revoked the key yet: set and renew then fail
+ * -ETIME and query reports PROT_LEASE_EXPIRED, so no call made after the
+ * deadline extends it, whoever runs first.
+ *
  * Lease the object for period ns from now (period 0: no lease any more);
  * cookie is handed to the expiry callback.  -EINVAL unknown object,
- * -ETIME already expired, -ENOMEM (the lease table could not be made).
+ * -ETIME over, -ENOMEM (the lease table could not be made).
  */
 int prot_lease_set(struct prot_tables *t, bool mw, uint32_t id,
 		   uint64_t period, uint64_t cookie, uint64_t now);
-/* Deadline = now + period.  -EINVAL unknown, -ENOENT no lease, -ETIME expired. */
+/* Deadline = now + period.  -EINVAL unknown, -ENOENT no lease, -ETIME over. */
 int prot_lease_renew(struct prot_tables *t, bool mw, uint32_t id, uint64_t now);
 /* -EINVAL unknown object. */
 int prot_lease_query(struct prot_tables *t, bool mw, uint32_t id, uint64_t now,

@@ -142,6 +142,22 @@ prot_lease_forget(struct prot_tables *t, uint32_t idx)
 	e->lease = PROT_LEASE_NONE;
 }
 
+/*
+ * Whether the lease of e is over at now: expired by the engine, or past its
+ * deadline and not yet expired (the engine that expires it did not run
+ * since).  A lease is a promise of no access after the deadline, so once
+ * it is due nothing may extend it, whichever of the expiry and the
+ * owner's call runs first.
+ */
+static bool
+lease_over(const struct prot_tables *t, const struct prot_entry *e, uint64_t now)
+{
+	if (e->lease == PROT_LEASE_EXPIRED)
+		return true;
+	return e->lease == PROT_LEASE_ACTIVE &&
+	       t->ctl->leases[e - t->entries].deadline <= now;
+}
+
 static int
 do_lease_set(struct prot_tables *t, struct prot_entry *e, uint64_t period,
 	     uint64_t cookie, uint64_t now)
@@ -149,7 +165,7 @@ do_lease_set(struct prot_tables *t, struct prot_entry *e, uint64_t period,
 	uint32_t idx = (uint32_t)(e - t->entries);
 	struct prot_lease *l;
 
-	if (e->lease == PROT_LEASE_EXPIRED)
+	if (lease_over(t, e, now))
 		return -ETIME;
 	if (period == 0) {
 		prot_lease_forget(t, idx);
@@ -203,7 +219,7 @@ prot_lease_renew(struct prot_tables *t, bool mw, uint32_t id, uint64_t now)
 		ret = -EINVAL;
 	else if (e->lease == PROT_LEASE_NONE)
 		ret = -ENOENT;
-	else if (e->lease == PROT_LEASE_EXPIRED)
+	else if (lease_over(t, e, now))
 		ret = -ETIME;
 	else
 		ret = do_lease_set(t, e, t->ctl->leases[e - t->entries].period,
@@ -225,13 +241,15 @@ prot_lease_query(struct prot_tables *t, bool mw, uint32_t id, uint64_t now,
 	tok = prot_ctl_lock(t);
 	e = lease_entry(t, mw, id);
 	if (e != NULL) {
-		info->state = (enum prot_lease_state)e->lease;
+		/* due counts as expired: no renewal can save it any more */
+		info->state = lease_over(t, e, now) ? PROT_LEASE_EXPIRED :
+			      (enum prot_lease_state)e->lease;
 		info->period = 0;
 		info->remaining = 0;
 		if (e->lease != PROT_LEASE_NONE) {
 			l = &t->ctl->leases[e - t->entries];
 			info->period = l->period;
-			if (e->lease == PROT_LEASE_ACTIVE && l->deadline > now)
+			if (info->state == PROT_LEASE_ACTIVE)
 				info->remaining = l->deadline - now;
 		}
 	}

@@ -236,8 +236,6 @@ engine0_chores(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n, uint64_
 	net_host_timer(dev->host, now);
 	if (unlikely(now >= dev->link_next))
 		tp_event_link_poll(eng, now);	/* port events */
-	if (unlikely(now >= dev->lease_next))
-		tp_event_lease_poll(eng, now);	/* MR/MW leases */
 	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
 	if (unlikely(dev->cfg.capture != NULL) && n != 0)
 		dev->cfg.capture(dev->cfg.capture_arg, b->m, n, false);
@@ -267,6 +265,8 @@ tp_engine_progress(struct tp_engine *eng)
 	now = rte_get_timer_cycles();
 	if (eng->idx == 0)
 		engine0_chores(eng, &b, n, now);
+	if (unlikely(now >= eng->lease_next))
+		tp_event_lease_poll(eng, now);	/* MR/MW leases, before the burst */
 	/* dedicated lcore(s): receives posted after this round's drain */
 	if (eng->lc != NULL && n != 0)
 		tp_lc_drain(eng);

@@ -80,6 +80,12 @@ struct tp_engine {
 	struct tp_sched sched;
 	uint32_t txq_len;
 	struct rte_mbuf *txq[TP_TXQ_SIZE];	/* on the link's queue idx */
+	/*
+	 * tsc: this engine's next lease expiry check.  Every engine checks
+	 * before it handles a burst, so no engine executes a request with
+	 * a key whose lease is due while another (engine 0) is descheduled.
+	 */
+	uint64_t lease_next;
 	uint64_t counters[TP_CNT_MAX];
 	/* lib/protection's check results, by enum prot_status (tp_prot_*) */
 	uint64_t prot_remote[PROT_STATUS_MAX];
@@ -132,7 +138,6 @@ struct tp_dev {
 	int ev_fd;			/* the context's eventfd, or -1 */
 	uint64_t link_next;		/* tsc: next carrier poll */
 	int8_t link_up;			/* last carrier seen; -1 not yet */
-	uint64_t lease_next;		/* tsc: next lease expiry check */
 };
 
 static inline void

@@ -223,9 +223,13 @@ lease_expired(void *arg, bool mw, uint64_t cookie)
 }
 
 /*
- * Every DROCE_LEASE_TICK_US, engine 0: one relaxed load while no lease is
- * due; the revocations (grace periods, a control path) only at a lease's
- * deadline, so a lease expires within one tick of it.
+ * Every DROCE_LEASE_TICK_US, each engine before its burst: one relaxed
+ * load while no lease is due; the revocations (grace periods, a control
+ * path) only at a lease's deadline, so a lease expires within one tick of
+ * it, and an engine that was descheduled past a deadline expires the
+ * lease before it handles anything that came meanwhile.  Whichever engine
+ * finds a lease due revokes it (under lib/protection's lock, once) and
+ * raises its event.
  */
 void
 tp_event_lease_poll(struct tp_engine *eng, uint64_t now)
@@ -234,7 +238,7 @@ tp_event_lease_poll(struct tp_engine *eng, uint64_t now)
 	uint64_t next = prot_lease_next(dev->prot);
 	uint64_t clock;
 
-	dev->lease_next = now + dev->tsc_hz / 1000000 * DROCE_LEASE_TICK_US;
+	eng->lease_next = now + dev->tsc_hz / 1000000 * DROCE_LEASE_TICK_US;
 	if (next == UINT64_MAX)
 		return;
 	clock = prot_lease_clock();

@@ -2,7 +2,7 @@
 /*
  * verbs_lease.c - leases on MRs and MWs (droce extension, droce.h): the
  * lease itself lives in lib/protection (prot_lease_*), expiry runs on the
- * device's engine 0 (lib/transport tp_lease.c), which raises the event
+ * device's engines (lib/transport tp_event.c), which raise the event
  * naming the handle passed here as the lease's cookie.  In daemon mode
  * setting, renewing and querying the lease of an MR or MW are requests:
  * it runs in droced (verbs_persist.c, app/droced/README.md).

@@ -95,16 +95,17 @@ test_lease_renew_and_order(void **state)
 
 	assert_int_equal(prot_lease_renew(f->t, false, k1, 0), -ENOENT);
 	assert_int_equal(prot_lease_set(f->t, false, k1, 30 * MS, 1, 0), 0);
-	assert_int_equal(prot_lease_set(f->t, false, k2, 10 * MS, 2, 0), 0);
+	assert_int_equal(prot_lease_set(f->t, false, k2, 17 * MS, 2, 0), 0);
 	assert_int_equal(prot_lease_set(f->t, false, k3, 20 * MS, 3, 0), 0);
-	assert_int_equal(prot_lease_next(f->t), 10 * MS);
-	/* renew k2 past the others: k3 is next, then k1, then k2 */
-	assert_int_equal(prot_lease_renew(f->t, false, k2, 25 * MS), 0);
+	assert_int_equal(prot_lease_next(f->t), 17 * MS);
+	/* renew k2 (before its deadline) past the others: k3 is next, then
+	 * k1, then k2 */
+	assert_int_equal(prot_lease_renew(f->t, false, k2, 16 * MS), 0);
 	assert_int_equal(prot_lease_next(f->t), 20 * MS);
 	assert_int_equal(prot_lease_expire(f->t, 30 * MS, on_expired, &x), 2);
 	assert_int_equal(x.cookie[0], 3);
 	assert_int_equal(x.cookie[1], 1);
-	assert_int_equal(prot_lease_next(f->t), 35 * MS);
+	assert_int_equal(prot_lease_next(f->t), 33 * MS);
 	assert_int_equal(write_check(f, k2, va_of(f->buf)), PROT_OK);
 	/* a lease removed (period 0) never expires; dereg of a leased MR
 	 * takes its lease away */
@@ -117,6 +118,58 @@ test_lease_renew_and_order(void **state)
 	assert_int_equal(x.n, 2);
 	assert_int_equal(prot_mr_dereg(f->t, k1), 0);
 	assert_int_equal(prot_mr_dereg(f->t, k3), 0);
+}
+
+/*
+ * Past its deadline a lease is over before the engine expires it (an owner
+ * whose engine did not run since: run-to-completion, a stopped process):
+ * renew, set and unlease fail ETIME, query says expired, and the expiry
+ * that follows revokes the key and calls back once.  Before: the renewal
+ * succeeded and the WRITEs went on landing.
+ */
+static void
+test_lease_due_before_expiry(void **state)
+{
+	struct fx *f = *state;
+	struct expired x = { 0 };
+	struct prot_lease_info info;
+	uint32_t key = reg(f), k1, w1;
+
+	assert_int_equal(prot_lease_set(f->t, false, key, 200 * MS, 5, 0), 0);
+	/* one ns before the deadline it is still renewable */
+	assert_int_equal(prot_lease_renew(f->t, false, key, 200 * MS - 1), 0);
+	assert_int_equal(prot_lease_next(f->t), 400 * MS - 1);
+	/* at the deadline it is over */
+	assert_int_equal(prot_lease_query(f->t, false, key, 400 * MS - 1, &info), 0);
+	assert_int_equal(info.state, PROT_LEASE_EXPIRED);
+	assert_int_equal(info.remaining, 0);
+	assert_int_equal(info.period, 200 * MS);
+	assert_int_equal(prot_lease_renew(f->t, false, key, 400 * MS - 1), -ETIME);
+	/* 200 ms late, no expiry run in between */
+	assert_int_equal(prot_lease_renew(f->t, false, key, 600 * MS), -ETIME);
+	assert_int_equal(prot_lease_set(f->t, false, key, 200 * MS, 5, 600 * MS), -ETIME);
+	assert_int_equal(prot_lease_set(f->t, false, key, 0, 5, 600 * MS), -ETIME);
+	/* nothing moved the deadline: the expiry still comes, once */
+	assert_int_equal(prot_lease_next(f->t), 400 * MS - 1);
+	assert_int_equal(write_check(f, key, va_of(f->buf)), PROT_OK);
+	assert_int_equal(prot_lease_expire(f->t, 600 * MS, on_expired, &x), 1);
+	assert_int_equal(x.n, 1);
+	assert_int_equal(x.cookie[0], 5);
+	assert_int_equal(write_check(f, key, va_of(f->buf)), PROT_BAD_KEY);
+	assert_int_equal(prot_lease_renew(f->t, false, key, 600 * MS), -ETIME);
+
+	/* a window's lease alike */
+	key = reg(f);
+	assert_int_equal(prot_mw_alloc(f->t, f->pd, 1, &k1), 0);
+	w1 = prot_key_index(k1);
+	assert_int_equal(prot_lease_set(f->t, true, w1, 10 * MS, 6, 0), 0);
+	assert_int_equal(prot_lease_renew(f->t, true, w1, 10 * MS), -ETIME);
+	assert_int_equal(prot_lease_query(f->t, true, w1, 11 * MS, &info), 0);
+	assert_int_equal(info.state, PROT_LEASE_EXPIRED);
+	assert_int_equal(prot_lease_expire(f->t, 11 * MS, on_expired, &x), 1);
+	assert_true(x.mw[1]);
+	assert_int_equal(prot_mw_dealloc(f->t, w1), 0);
+	assert_int_equal(prot_mr_dereg(f->t, key), 0);
 }
 
 /* A leased region's windows die with it: type 1 unbound, type 2 free. */
@@ -238,6 +291,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lease_expires_at_deadline,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_lease_renew_and_order,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lease_due_before_expiry,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_lease_mr_with_windows,
 						fx_setup, fx_teardown),
