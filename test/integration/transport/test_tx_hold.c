@@ -94,10 +94,10 @@ expect_refused_kept(struct fx_end *e)
 	struct vwire_stats st;
 
 	vwire_get_stats(e->link, &st);
+	assert_int_equal(net_cnt(e, "tx_fail"), 0);
 	assert_int_equal(st.refused_calls, REFUSE);
 	assert_true(st.ring_full >= REFUSE);
 	assert_int_equal(net_cnt(e, "tx_held"), st.ring_full);
-	assert_int_equal(net_cnt(e, "tx_fail"), 0);
 }
 
 static void
@@ -223,9 +223,12 @@ test_release_beyond_queue(void **state)
 	spin_one(&f.b, 0.002);
 	/* one round of a: b's answer releases 2,048 frames at once */
 	droce_progress(f.a.ctx);
-	assert_true(net_cnt(&f.a, "tx_held") > 0);
+	assert_int_equal(fx_counter(&f.a, "send_err"), 0);
 	neigh_of(&f.a, &f.b, &info);
 	assert_true(info.pending > 0);
+	/* each offer stops at its first refusal (how many offers a round
+	 * makes depends on the ARP frames in it) */
+	assert_true(net_cnt(&f.a, "tx_held") > 0);
 	expect_done(&f, BIG_QPS);
 	assert_memory_equal(f.b.buf, f.a.buf, BIG_QPS * BIG_LEN);
 	neigh_of(&f.a, &f.b, &info);
