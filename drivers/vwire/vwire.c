@@ -285,6 +285,7 @@ vwire_get_stats(const struct droce_link *end, struct vwire_stats *tx_side)
 	tx_side->corrupted = vwire_counter_read(&dir->tx.corrupted);
 	tx_side->delayed = vwire_counter_read(&dir->tx.delayed);
 	tx_side->ring_full = vwire_counter_read(&dir->tx.ring_full);
+	tx_side->refused_calls = vwire_counter_read(&dir->tx.refused_calls);
 	tx_side->oversize = vwire_counter_read(&dir->tx.oversize);
 }
 

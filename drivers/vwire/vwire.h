@@ -43,6 +43,11 @@
  *                only delay_us after tx_burst (rte_get_timer_cycles()).  The
  *                wire stays FIFO: a frame never overtakes an earlier one
  *                because of the delay.
+ *   - refuse_tx_calls: the first refuse_tx_calls tx_burst calls after
+ *                the faults take effect take nothing (return 0, whatever
+ *                n): a port that is not ready yet, as net_memif refuses
+ *                until its peer's first receive after connecting.  They
+ *                draw nothing; the frames count as ring_full.
  * Probabilities are doubles in [0, 1]: 0 never, 1 always (drop = 1.0 is a
  * cut cable or a vanished peer).
  */
@@ -93,6 +98,7 @@ struct vwire_faults {
 					 * (needed when reorder > 0) */
 	uint32_t reorder_hold_us;	/* longest hold; 0: the default */
 	uint32_t delay_us;	/* fixed one-way delay */
+	uint32_t refuse_tx_calls;	/* first tx_burst calls refused */
 	uint64_t seed;		/* PRNG seed of this direction */
 	vwire_fault_cb *on_fault;	/* NULL: nobody is told */
 	void *on_fault_arg;
@@ -133,6 +139,7 @@ struct vwire_stats {
 	uint64_t corrupted;	/* frames put on the wire with one bit flipped */
 	uint64_t delayed;	/* frames sent with a nonzero delay */
 	uint64_t ring_full;	/* frames refused: tx_burst returned < n */
+	uint64_t refused_calls;	/* tx_burst calls refused (refuse_tx_calls) */
 	uint64_t oversize;	/* frames longer than mtu + overhead, dropped */
 };
 

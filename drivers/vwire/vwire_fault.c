@@ -94,6 +94,7 @@ vwire_tx_apply_faults(struct vwire_tx *tx, const struct vwire_faults *f)
 	if (tx->faults.reorder_hold_us == 0)
 		tx->faults.reorder_hold_us = VWIRE_REORDER_HOLD_US_DEFAULT;
 	tx->delay_tsc = vwire_us_to_tsc(f->delay_us);
+	tx->refuse_left = f->refuse_tx_calls;
 	/* with all of them off no frame draws a random number, so the
 	 * burst path in vwire_tx_burst sends exactly what the per-frame
 	 * path would */

@@ -56,6 +56,7 @@ struct vwire_tx {
 	uint32_t faults_gen;		/* generation of faults in effect */
 	bool faults_active;		/* any fault or delay: else the plain path */
 	uint64_t delay_tsc;
+	uint32_t refuse_left;		/* tx_burst calls still to refuse */
 	struct vwire_rng rng[VWIRE_STREAM_MAX];
 	/* counters (single writer: the sender) */
 	uint64_t tx;
@@ -64,6 +65,7 @@ struct vwire_tx {
 	uint64_t corrupted;
 	uint64_t delayed;
 	uint64_t ring_full;
+	uint64_t refused_calls;
 	uint64_t oversize;
 } __rte_cache_aligned;
 

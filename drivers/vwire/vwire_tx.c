@@ -185,6 +185,13 @@ vwire_tx_burst(struct droce_link *link, struct rte_mbuf **pkts, uint16_t n)
 	if (unlikely(__atomic_load_n(&pair->closed[vwire_peer_id(me)],
 				     __ATOMIC_ACQUIRE)))
 		return vwire_tx_to_nowhere(&dir->tx, pkts, n);
+	if (unlikely(dir->tx.refuse_left != 0)) {
+		/* not ready yet: takes nothing, draws nothing */
+		dir->tx.refuse_left--;
+		vwire_count(&dir->tx.refused_calls, 1);
+		vwire_count(&dir->tx.ring_full, n);
+		return 0;
+	}
 
 	if (likely(!dir->tx.faults_active))
 		return vwire_tx_plain(pair, dir, pkts, n);

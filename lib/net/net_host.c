@@ -101,14 +101,20 @@ net_host_destroy(struct net_host *h)
 		if (h->neigh[i].state != NET_NEIGH_NONE)
 			(void)net_host_del_neigh(h, h->neigh[i].gid);
 	net_tx_flush(h);
+	for (unsigned int i = 0; i < h->txbuf_len; i++) {
+		rte_pktmbuf_free(h->txbuf[i]);
+		net_count(h, NET_CNT_TX_FAIL);
+	}
 	rte_free(h->neigh);
 	rte_free(h);
 }
 
 void
-net_host_set_output(struct net_host *h, net_host_output_fn out, void *arg)
+net_host_set_output(struct net_host *h, net_host_output_fn out,
+		    net_host_released_fn released, void *arg)
 {
 	h->out = out;
+	h->released = released;
 	h->out_arg = arg;
 }
 
@@ -237,6 +243,12 @@ net_addr_solicited(const struct net_host *h, const uint8_t dst[16],
 
 /* ---- transmit buffer ------------------------------------------------------------ */
 
+/*
+ * Offer the buffer to the link.  What it refuses (a port not ready yet:
+ * net_memif until its peer's first receive) stays, in order, for the next
+ * flush: every call that finds frames here offers them again, and
+ * net_host_timer() calls it each round.
+ */
 void
 net_tx_flush(struct net_host *h)
 {
@@ -245,20 +257,38 @@ net_tx_flush(struct net_host *h)
 	if (h->txbuf_len == 0)
 		return;
 	sent = droce_link_tx(h->link, h->txbuf, (uint16_t)h->txbuf_len);
-	for (unsigned int i = sent; i < h->txbuf_len; i++) {
-		/* answers and probes are retried by their senders / our timer */
-		rte_pktmbuf_free(h->txbuf[i]);
-		net_count(h, NET_CNT_TX_FAIL);
+	if (sent < h->txbuf_len) {
+		h->counters[NET_CNT_TX_HELD] += h->txbuf_len - sent;
+		memmove(h->txbuf, h->txbuf + sent,
+			(h->txbuf_len - sent) * sizeof(h->txbuf[0]));
 	}
-	h->txbuf_len = 0;
+	h->txbuf_len -= sent;
 }
 
-void
-net_tx(struct net_host *h, struct rte_mbuf *m)
+/* Queue m for the link: 0, or -EAGAIN (m not taken) when the buffer stays
+ * full of frames the link refuses. */
+int
+net_tx_try(struct net_host *h, struct rte_mbuf *m)
 {
 	if (h->txbuf_len == NET_TXBUF_SIZE)
 		net_tx_flush(h);
+	if (h->txbuf_len == NET_TXBUF_SIZE)
+		return -EAGAIN;
 	h->txbuf[h->txbuf_len++] = m;
+	return 0;
+}
+
+/*
+ * An answer or a probe: past the bound it is lost (tx_fail); its sender
+ * (a probe: our timer) repeats it.
+ */
+void
+net_tx(struct net_host *h, struct rte_mbuf *m)
+{
+	if (net_tx_try(h, m) != 0) {
+		rte_pktmbuf_free(m);
+		net_count(h, NET_CNT_TX_FAIL);
+	}
 }
 
 /* ---- receive -------------------------------------------------------------------- */

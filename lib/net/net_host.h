@@ -130,8 +130,15 @@ struct net_neigh_info {
 	X(TX_ICMP6_ECHO_REPLY,	"tx_icmp6_echo_reply")				\
 	X(TX_NS,		"tx_ns")					\
 	X(TX_NA,		"tx_na")					\
-	X(TX_PENDING,		"tx_pending")	/* queued frames sent */	\
-	X(TX_FAIL,		"tx_fail")	/* refused by the link, freed */ \
+	X(TX_PENDING,		"tx_pending")	/* held frames released */	\
+	X(TX_HELD,		"tx_held")	/* refused for the moment (by
+						 * the link at a flush, or by the
+						 * output at a release) and kept
+						 * to be offered again: one per
+						 * refusal, not a loss */ \
+	X(TX_FAIL,		"tx_fail")	/* lost: freed unsent (the
+						 * transmit buffer full of
+						 * refused frames, or destroy) */ \
 	X(TX_NOMBUF,		"tx_nombuf")	/* no mbuf for a probe */	\
 	X(DROP_NOT_LOCAL,	"drop_not_local")	/* not to our MAC/IP */	\
 	X(DROP_MALFORMED,	"drop_malformed")	/* truncated, bad
@@ -215,7 +222,10 @@ uint16_t net_host_rx(struct net_host *h, struct rte_mbuf **pkts, uint16_t n);
  *                 answer after resolve_tries makes it FAILED.
  *   -EAGAIN:      resolution in progress: the first call sends an ARP
  *                 request / a Neighbor Solicitation; net_host_timer()
- *                 retries every retry_ms.
+ *                 retries every retry_ms.  Also while frames held for the
+ *                 neighbour wait for the output to take them
+ *                 (net_host_set_output): a frame sent now would overtake
+ *                 them.
  *   -EHOSTUNREACH: resolve_tries probes got no answer.  The entry stays
  *                 FAILED for failed_ms; the first call after that starts
  *                 a new resolution (-EAGAIN).  A table_only host: no
@@ -259,9 +269,11 @@ bool net_host_neigh_mac(struct net_host *h, const struct net_neigh_ref *ref,
 
 /*
  * Send a complete Ethernet frame to gid, filling in its destination (and
- * source) MAC.  Always takes m.  Returns 0 (sent now, or taken by the link
- * later in this call's flush), -EAGAIN (held until the neighbour answers,
- * then released in order to the output, net_host_set_output(); all are
+ * source) MAC.  Always takes m.  Returns 0 (on the host's transmit buffer:
+ * sent at once, or kept there while the link refuses it), -EAGAIN (held
+ * until the neighbour answers, or behind the frames held for it that the
+ * output has not taken yet, then released in order to the output,
+ * net_host_set_output(); all are
  * dropped if the resolution fails), -ENOBUFS (holding m would exceed the
  * neighbour's or the host's byte budget: m freed, counted as
  * drop_pending_budget; the frames held already stay, so what is sent is
@@ -274,12 +286,22 @@ int net_host_output(struct net_host *h, const uint8_t gid[16],
 
 /*
  * Where held frames go once their neighbour is resolved (MACs filled in):
- * out(arg, m) takes m.  The owner of the link (the transport) sends them
- * with its own frames, so that they are captured and retried as those
- * are.  Without one (out NULL) the host transmits them itself.
+ * out(arg, m) takes m and returns 0, or refuses it for the moment with
+ * -EAGAIN (its queue is full and the link takes nothing).  A refused frame
+ * is kept with those behind it, in order, counted tx_held, and offered
+ * again at the next net_host_timer(); until all are taken the neighbour
+ * resolves -EAGAIN, so that new frames to it queue behind them.  The owner
+ * of the link (the transport) sends them with its own frames, so that they
+ * are captured and retried as those are.  Without one (out NULL) the host
+ * transmits them itself, with the same rule at its transmit buffer.
+ * released(arg, gid), if not NULL, is called each time the last frame held
+ * for gid was taken: what was held left only then (the transport restarts
+ * its retransmission timers to that peer).
  */
-typedef void (*net_host_output_fn)(void *arg, struct rte_mbuf *m);
-void net_host_set_output(struct net_host *h, net_host_output_fn out, void *arg);
+typedef int (*net_host_output_fn)(void *arg, struct rte_mbuf *m);
+typedef void (*net_host_released_fn)(void *arg, const uint8_t gid[16]);
+void net_host_set_output(struct net_host *h, net_host_output_fn out,
+			 net_host_released_fn released, void *arg);
 
 /*
  * A permanent neighbour (tests, or peers known out of band): never ages,
@@ -297,8 +319,9 @@ void net_host_neigh_info(const struct net_host *h, const uint8_t gid[16],
 
 /*
  * Advance the host's clock to now (TSC): retry probes, fail resolutions,
- * age REACHABLE entries to STALE, forget old FAILED entries, and flush
- * frames waiting for the link.  Call from every progress-loop iteration
+ * age REACHABLE entries to STALE, forget old FAILED entries, offer the
+ * link again what it refused (the transmit buffer) and the output what it
+ * refused (released frames).  Call from every progress-loop iteration
  * (cheap when nothing is due: one compare).
  */
 void net_host_timer(struct net_host *h, uint64_t now);

@@ -14,13 +14,17 @@
  *
  * Frames sent to an INCOMPLETE entry are held, linked through an mbuf
  * dynamic field (no allocation), within a byte budget per entry and one
- * for the host; resolution releases them in order.
+ * for the host; resolution releases them in order.  What the output
+ * refuses (its queue full, the link taking nothing) stays held on the
+ * resolved entry and is offered again at the next timer call; meanwhile
+ * the entry resolves -EAGAIN, so that nothing overtakes it.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
@@ -118,19 +122,75 @@ neigh_fill_macs(const struct net_host *h, struct rte_mbuf *m,
 	rte_ether_addr_copy(&h->link->mac, &eth->src_addr);
 }
 
-/* e is resolved: its held frames go out, oldest first. */
+/* Put m back as the oldest frame held for e (the output refused it). */
+static void
+neigh_pend_push_front(struct net_host *h, struct net_neigh *e, struct rte_mbuf *m)
+{
+	*net_pend_next(h, m) = e->pend_head;
+	if (e->pend_tail == NULL)
+		e->pend_tail = m;
+	e->pend_head = m;
+	e->pend_count++;
+	e->pend_bytes += m->pkt_len;
+	h->pend_total += m->pkt_len;
+}
+
+/* m, its MACs filled, to the output or the transmit buffer: 0 (taken) or
+ * -EAGAIN (refused for the moment, still the caller's). */
+static int
+neigh_out(struct net_host *h, struct rte_mbuf *m)
+{
+	if (h->out != NULL)
+		return h->out(h->out_arg, m);
+	return net_tx_try(h, m);
+}
+
+/*
+ * e is resolved: its held frames go out, oldest first, until the output
+ * refuses one (kept, with those behind it, for net_host_timer).  The
+ * owner hears when the last one was taken: they left only now.
+ */
 static void
 neigh_pend_send(struct net_host *h, struct net_neigh *e)
 {
+	bool sent = false;
+
 	while (e->pend_count > 0) {
 		struct rte_mbuf *m = neigh_pend_pop(h, e);
 
 		neigh_fill_macs(h, m, &e->mac);
+		if (neigh_out(h, m) != 0) {
+			neigh_pend_push_front(h, e, m);
+			net_count(h, NET_CNT_TX_HELD);
+			h->release_again = true;
+			return;
+		}
 		net_count(h, NET_CNT_TX_PENDING);
-		if (h->out != NULL)
-			h->out(h->out_arg, m);
-		else
-			net_tx(h, m);
+		sent = true;
+	}
+	if (sent && h->released != NULL)
+		h->released(h->out_arg, e->gid);
+}
+
+static bool
+neigh_resolved(const struct net_neigh *e)
+{
+	return e->state == NET_NEIGH_REACHABLE || e->state == NET_NEIGH_STALE ||
+	       e->state == NET_NEIGH_PERMANENT;
+}
+
+/* Offer again what the output refused (net_host_timer). */
+void
+net_neigh_release_again(struct net_host *h)
+{
+	h->release_again = false;
+	/* a refusal stops the scan (the output is full for every entry) and
+	 * sets release_again for the next call */
+	for (uint32_t i = 0; i < h->neigh_used && !h->release_again; i++) {
+		struct net_neigh *e = &h->neigh[i];
+
+		if (e->pend_count > 0 && neigh_resolved(e))
+			neigh_pend_send(h, e);
 	}
 }
 
@@ -163,7 +223,8 @@ neigh_alloc(struct net_host *h, const uint8_t gid[16])
 			break;
 		}
 		if (c->state == NET_NEIGH_FAILED ||
-		    (c->state == NET_NEIGH_STALE && !c->probing)) {
+		    (c->state == NET_NEIGH_STALE && !c->probing &&
+		     c->pend_count == 0)) {
 			if (victim == NULL ||
 			    (victim->state != NET_NEIGH_FAILED &&
 			     (c->state == NET_NEIGH_FAILED ||
@@ -318,6 +379,8 @@ neigh_resolve(struct net_host *h, const uint8_t gid[16],
 		/* fall through - a stale MAC is still the best guess */
 	case NET_NEIGH_REACHABLE:
 	case NET_NEIGH_PERMANENT:
+		if (e->pend_count > 0)
+			return -EAGAIN;	/* behind what the output refused */
 		if (mac != NULL)
 			*mac = e->mac;
 		return 0;
@@ -367,7 +430,7 @@ net_host_neigh_mac(struct net_host *h, const struct net_neigh_ref *ref,
 	if (unlikely(ref->gen == 0 || ref->idx >= h->neigh_used))
 		return false;
 	e = &h->neigh[ref->idx];
-	if (unlikely(e->gen != ref->gen))
+	if (unlikely(e->gen != ref->gen || e->pend_count != 0))
 		return false;
 	e->last_used = h->now;
 	*mac = e->mac;
@@ -389,9 +452,17 @@ net_host_output(struct net_host *h, const uint8_t gid[16], struct rte_mbuf *m)
 	ret = neigh_resolve(h, gid, &mac, &e);
 	if (ret == 0) {
 		neigh_fill_macs(h, m, &mac);
-		net_tx(h, m);
-		net_tx_flush(h);
-		return 0;
+		if (neigh_out(h, m) == 0) {
+			net_tx_flush(h);
+			return 0;
+		}
+		/* refused for the moment: held as a released frame is */
+		ret = neigh_pend_add(h, e, m);
+		if (ret == -EAGAIN) {
+			net_count(h, NET_CNT_TX_HELD);
+			h->release_again = true;
+		}
+		return ret;
 	}
 	if (ret == -EAGAIN)
 		return neigh_pend_add(h, e, m);
@@ -501,6 +572,8 @@ net_host_timer(struct net_host *h, uint64_t now)
 
 	if (now > h->now)
 		h->now = now;
+	if (unlikely(h->release_again))
+		net_neigh_release_again(h);
 	if (h->now < h->next_deadline) {
 		net_tx_flush(h);
 		return;

@@ -24,7 +24,13 @@ extern int net_logtype;
 #define NET_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, net_logtype, "net: " fmt "\n", ##__VA_ARGS__)
 
-#define NET_TXBUF_SIZE		32	/* answers/probes batched per flush */
+/*
+ * Answers and probes batched per flush; frames the link refuses stay
+ * here, in order, for the next flush (tx_held), so this also bounds what
+ * is kept for a link that takes nothing: a frame finding it full of
+ * refused frames is freed (tx_fail).
+ */
+#define NET_TXBUF_SIZE		32
 #define NET_ROCE_PORT		4791
 #define NET_HOP_LIMIT		64	/* IPv4 TTL / IPv6 hop limit of answers */
 #define NET_ND_HOP_LIMIT	255	/* RFC 4861: ND messages */
@@ -93,8 +99,12 @@ struct net_host {
 	uint32_t pend_total_max;
 	uint32_t pend_total;	/* bytes held for all neighbours */
 	int pend_next_off;	/* mbuf dynamic field: the next held frame */
-	net_host_output_fn out;	/* where released frames go; NULL: net_tx */
+	net_host_output_fn out;	/* where released frames go; NULL: net_tx_try */
+	net_host_released_fn released;	/* told when a neighbour's last
+					 * held frame was taken */
 	bool table_only;	/* net_host_config.table_only */
+	bool release_again;	/* a resolved neighbour keeps frames the
+				 * output refused: offer them again */
 	void *out_arg;
 
 	struct net_neigh *neigh;
@@ -166,6 +176,7 @@ const struct net_addr *net_addr_for_peer(const struct net_host *h,
 					 const uint8_t gid[16], int *err);
 bool net_addr_solicited(const struct net_host *h, const uint8_t dst[16],
 			const uint8_t **target);
+int net_tx_try(struct net_host *h, struct rte_mbuf *m);
 void net_tx(struct net_host *h, struct rte_mbuf *m);
 void net_tx_flush(struct net_host *h);
 
@@ -173,6 +184,7 @@ void net_tx_flush(struct net_host *h);
 void net_neigh_learn(struct net_host *h, const uint8_t gid[16],
 		     const struct rte_ether_addr *mac, bool create);
 void net_neigh_confirm(struct net_host *h, const uint8_t gid[16]);
+void net_neigh_release_again(struct net_host *h);
 
 /* net_arp.c */
 void net_arp_input(struct net_host *h, struct rte_mbuf *m, uint16_t l3_off);

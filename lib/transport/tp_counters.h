@@ -19,7 +19,7 @@
 	X(RETRY_EXCEEDED_ERR,   "retry_exceeded_err", "WRs failed: retry count exhausted") \
 	X(RETRY_RNR_EXCEEDED_ERR, "retry_rnr_exceeded_err", "WRs failed: RNR retry count exhausted") \
 	X(COMPLETER_RETRY_ERR,  "completer_retry_err", "go-back-N retransmissions started") \
-	X(SEND_ERR,             "send_err", "frames dropped at the transmit side (only frames lib/net released after ARP/ND beyond the queue's room)")	\
+	X(SEND_ERR,             "send_err", "frames dropped at the transmit side (none: what the queue has no room for waits, in the transport or in lib/net, net_tx_held)")	\
 	X(LINK_DOWNED,          "link_downed", "link down events")		\
 	X(RDMA_SENDS,           "rdma_sends", "RDMA requests sent")		\
 	X(RDMA_RECVS,           "rdma_recvs", "RDMA requests executed")	\

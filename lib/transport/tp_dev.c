@@ -116,7 +116,7 @@ tp_dev_attach_link(struct tp_dev *dev, struct droce_link *link)
 	rc = net_host_create(&hc, &dev->host);
 	if (rc != 0)
 		return rc;
-	net_host_set_output(dev->host, tp_net_release, dev->eng[0]);
+	net_host_set_output(dev->host, tp_net_release, tp_net_released, dev->eng[0]);
 	dev->link = link;
 	return 0;
 }

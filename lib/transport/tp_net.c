@@ -242,10 +242,11 @@ tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p)
 		return;
 	}
 	if (mac_is_zero(p->dst_mac)) {
-		/* held until ARP/ND answers, then back through tp_net_release
-		 * (captured there, when it is sent); dropped when the
-		 * resolution fails or the budget is spent: the transport's
-		 * retransmission covers both */
+		/* held until ARP/ND answers (or behind the held frames the
+		 * queue had no room for yet), then back through
+		 * tp_net_release (captured there, when it is sent); dropped
+		 * when the resolution fails or the budget is spent: the
+		 * transport's retransmission covers both */
 		tp_net_flush(eng);
 		net_host_output(eng->dev->host, p->dst_gid, m);
 		return;
@@ -257,24 +258,45 @@ tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p)
 /*
  * lib/net's output (net_host_set_output): a frame it held for ARP/ND, its
  * MAC now filled in.  It joins the transmit queue behind what is queued,
- * and is captured and retried like every other frame.  arg: engine 0.
+ * and is captured and retried like every other frame.  When the queue is
+ * full and the link takes nothing, -EAGAIN: lib/net keeps the frame (and
+ * those behind it, in order) and offers it again next round, so a release
+ * larger than the queue loses nothing.  arg: engine 0.
  */
-void
+int
 tp_net_release(void *arg, struct rte_mbuf *m)
 {
 	struct tp_engine *eng = arg;
 
 	if (eng->txq_len == TP_TXQ_SIZE)
 		tp_net_flush(eng);
-	if (eng->txq_len == TP_TXQ_SIZE) {
-		/* more released at once than the queue and the link take (the
-		 * host may hold up to its byte budget): the one place a frame
-		 * is still dropped on the way out; retransmission covers it */
-		tp_count(eng, TP_CNT_SEND_ERR);
-		rte_pktmbuf_free(m);
-		return;
-	}
+	if (eng->txq_len == TP_TXQ_SIZE)
+		return -EAGAIN;
 	eng->txq[eng->txq_len++] = m;
+	return 0;
+}
+
+/*
+ * lib/net's news that the last frame it held for gid was taken (arg:
+ * engine 0).  A QP's packets to that peer left only now: its
+ * retransmission timer, armed when they were built, restarts from here,
+ * so the time they waited for ARP/ND is never charged to the peer as a
+ * timeout (IBTA 9.7.6.1.3 times the wait for an acknowledgement of what
+ * was sent; tp_comp_timeout re-arms a timer that expires before).  A
+ * resolution is rare: one pass over engine 0's QPs.  QPs of other engines
+ * never wait here for a resolution of their own (tp_shard.c).
+ */
+void
+tp_net_released(void *arg, const uint8_t gid[16])
+{
+	struct tp_engine *eng = arg;
+
+	for (uint32_t i = 0; i < eng->nlive; i++) {
+		struct tp_qp *qp = eng->live[i];
+
+		if (tp_timer_retrans_armed(qp) && memcmp(qp->av.dgid, gid, 16) == 0)
+			tp_timer_arm_retrans(qp);
+	}
 }
 
 void

@@ -156,7 +156,8 @@ struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pk
 void tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_engine *eng);
 int tp_net_resolve(struct tp_engine *eng, struct tp_av *av);
-void tp_net_release(void *arg, struct rte_mbuf *m);
+int tp_net_release(void *arg, struct rte_mbuf *m);
+void tp_net_released(void *arg, const uint8_t gid[16]);
 
 /* tp_sge.c: copy len bytes between buf and the SGE list at offset off,
  * L_Key-checking every chunk against PD pd (tp_sge_copy: the QP's);

@@ -18,6 +18,11 @@ waits for both (with a timeout) and checks:
     test: the client's rows, or its own for send_bw; write_lat, send_lat);
   - --json objects, --output's single number, -a's sizes 2..2^23.
 Plus: --help without EAL, an unknown test, -q 2 refused.
+--starts N: instead, N write_lat runs back to back, each a fresh pair of
+processes whose ports and neighbours start cold (net_memif's server refuses
+its first sends until the client's first receive): the transport's
+recovery counters of both sides (DROCE_COUNTERS=1) say no retransmit
+timeout, no retransmission: nothing droce sent at start-up was lost.
 --cm: instead, the -R (perftest's rdma_cm mode) cases: no TCP, the client
 connects to the server's droce address through RDMA CM (lib/cm), the side
 channel and the test QP each a CM connection; the server is ready once it
@@ -50,6 +55,8 @@ LAT_ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + r"\s+".join([NUM] * 7) + r"\s*$")
 PASSED_RE = re.compile(r"^droce-perf: data check passed: ", re.M)
 NOCHK_RE = re.compile(r"^droce-perf: no data check: (.*)$", re.M)
 SEED_RE = re.compile(r"^droce-perf: data pattern seed (0x[0-9a-f]{8})$", re.M)
+COUNTERS_RE = re.compile(r"^droce counters:(.*)$", re.M)
+NO_RECOVERY = ("retransmit_timeouts", "retransmitted_pkts", "completer_retry_err")
 
 failures = []
 
@@ -290,6 +297,21 @@ def check_data(case, errs, check):
     return True
 
 
+def check_no_recovery(case, errs):
+    """--starts: each side printed its counters once, the recovery ones 0."""
+    for who, e in zip(("server", "client"), errs):
+        lines = COUNTERS_RE.findall(e)
+        if len(lines) != 1:
+            fail(case, f"{who}: {len(lines)} 'droce counters' lines")
+            return False
+        got = dict(kv.split("=") for kv in lines[0].split())
+        bad = {k: got.get(k) for k in NO_RECOVERY if got.get(k) != "0"}
+        if bad:
+            fail(case, f"{who}: {bad}")
+            return False
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perf", required=True, help="droce-perf")
@@ -297,6 +319,8 @@ def main():
     ap.add_argument("--pmd", choices=("af_packet", "memif"), default="af_packet")
     ap.add_argument("--repeat", type=int, default=1, help="run the pair cases N times")
     ap.add_argument("--cm", action="store_true", help="the -R (RDMA CM) cases instead")
+    ap.add_argument("--starts", type=int, default=0,
+                    help="N cold write_lat starts instead, no recovery counted")
     a = ap.parse_args()
     perf = os.path.abspath(a.perf)
     if a.pmd == "af_packet" and (os.geteuid() != 0 or shutil.which("ip") is None):
@@ -354,6 +378,10 @@ def main():
     ]
     if a.cm:
         cases = cm_cases
+    if a.starts > 0:
+        os.environ["DROCE_COUNTERS"] = "1"
+        cases = [(f"write_lat start {k + 1}", perf, ["write_lat"], ["write_lat", "-s", "64", "-n", "100"],
+                  lat([64], 100), True) for k in range(a.starts)]
     try:
         if not a.link:
             for t in ("read_bw",):
@@ -392,6 +420,8 @@ def main():
                     if not ok:
                         fail(name, f"expected one number, got {out.strip()[-300:]!r}")
             ok &= check_data(name, errs, check)
+            if a.starts > 0:
+                ok &= check_no_recovery(name, errs)
             for who, e in zip(("server", "client"), errs):
                 if "did not complete the disconnect" in e:
                     fail(name, f"{who}: the CM disconnect did not complete")
@@ -414,7 +444,7 @@ def main():
                 print(f"ok - {name}", flush=True)
         eal = lambda k: ["--no-pci", "--no-huge", "-m", "256", "-l", "0",
                          f"--file-prefix=pfn{tag}x{k}", "--log-level=lib.eal:error", "--"]
-        if not a.cm:
+        if not a.cm and a.starts == 0:
             expect("--help without EAL", ["--help"], 0, "write_bw write_lat")
             expect("unknown test", eal(1) + ["bogus_bw"], 1, "unknown test 'bogus_bw'")
             expect("-q 2 refused", eal(2) + ["write_bw", "-q", "2"], 1, "Number of QPs")

@@ -352,10 +352,11 @@ fx_fill(uint8_t *p, size_t len, uint32_t seed)
 }
 
 static void
-open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen)
+open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen,
+	 bool host_stack)
 {
 	uint8_t ip[4] = { 198, 18, 0, host };
-	struct tp_dev_config cfg = { 0 };
+	struct tp_dev_config cfg = { .host_stack = host_stack };
 	int access = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
 		     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC |
 		     DROCE_ACCESS_MW_BIND;
@@ -402,8 +403,8 @@ fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen)
 
 	memset(f, 0, sizeof(*f));
 	assert_int_equal(vwire_pair_create(wire != NULL ? wire : &def, &la, &lb), 0);
-	open_end(&f->a, la, 1, buflen);
-	open_end(&f->b, lb, 2, buflen);
+	open_end(&f->a, la, 1, buflen, false);
+	open_end(&f->b, lb, 2, buflen, false);
 	/* static neighbours for both address families (ARP/ND: port issue) */
 	for (int i = 0; i < 2; i++) {
 		uint8_t g[16];
@@ -415,6 +416,20 @@ fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen)
 		assert_int_equal(net_host_add_static(tp_dev_host(verbs_tp(f->b.ctx)), g,
 						     &la->mac), 0);
 	}
+	start_end(&f->a);
+	start_end(&f->b);
+}
+
+void
+fx_open_resolving(struct fx *f, const struct vwire_config *wire, size_t buflen)
+{
+	struct vwire_config def = { 0 };
+	struct droce_link *la, *lb;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(vwire_pair_create(wire != NULL ? wire : &def, &la, &lb), 0);
+	open_end(&f->a, la, 1, buflen, true);
+	open_end(&f->b, lb, 2, buflen, true);
 	start_end(&f->a);
 	start_end(&f->b);
 }

@@ -85,6 +85,12 @@ uint8_t fx_qp_timeout(void);
 
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
+/*
+ * The same with a host stack on each end (tp_dev_config.host_stack, as on
+ * a real port) and no static neighbour: the ends resolve each other by
+ * ARP/ND, starting when a QP goes to RTR.
+ */
+void fx_open_resolving(struct fx *f, const struct vwire_config *wire, size_t buflen);
 void fx_close(struct fx *f);
 /* Create and connect a QP pair (RESET -> INIT -> RTR -> RTS). */
 void fx_connect(struct fx *f, const struct fx_qp_opts *o);
