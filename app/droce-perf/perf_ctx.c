@@ -271,7 +271,7 @@ print_counters(struct droce_context *context)
 		"sent_pkts", "rcvd_pkts", "retransmitted_pkts",
 		"completer_retry_err", "retransmit_timeouts", "rcvd_seq_err",
 		"out_of_seq_request", "duplicate_request", "sent_seq_nak",
-		"icrc_err",
+		"icrc_err", "sched_gaps", "sched_gap_max_us", "retransmit_timeouts_in_gap",
 	};
 	size_t i;
 
@@ -284,9 +284,27 @@ print_counters(struct droce_context *context)
 	fprintf(stderr, "\n");
 }
 
+/*
+ * The engine's own scheduling gaps (lib/transport tp_timer.c), always: a
+ * run whose peer gave up ("transport retry counter exceeded") after this
+ * side was descheduled longer than the peer's retry budget shows it here.
+ */
+static void
+print_gaps(struct droce_context *context)
+{
+	if (context == NULL)
+		return;
+	fprintf(stderr, "droce-perf: engine gaps: longest %" PRIu64 " us, %" PRIu64
+		" of 1 ms or more, %" PRIu64 " retransmit timeouts in them re-armed\n",
+		droce_get_counter(context, "sched_gap_max_us"),
+		droce_get_counter(context, "sched_gaps"),
+		droce_get_counter(context, "retransmit_timeouts_in_gap"));
+}
+
 void
 perf_ctx_close(struct perf_ctx *c)
 {
+	print_gaps(c->context);
 	print_counters(c->context);
 	if (c->chan.fd >= 0)
 		close(c->chan.fd);
