@@ -14,7 +14,7 @@
  * QP attributes as perftest sets them (perftest_resources.c,
  * ctx_modify_qp_to_rtr/rts): path MTU the negotiated one, min_rnr_timer 12,
  * max_dest_rd_atomic our out_reads, max_rd_atomic the peer's out_reads
- * (capped at ours), timeout 14, retry_cnt 7, rnr_retry 7, hop limit 0xFF,
+ * (capped at ours), timeout 14 (-u), retry_cnt 7, rnr_retry 7, hop limit 0xFF,
  * the PSNs and GIDs from the key messages.
  */
 #include <errno.h>
@@ -27,7 +27,6 @@
 #include "perf.h"
 
 #define PERF_PORT_WAIT_MS 10000
-#define PERF_QP_TIMEOUT 14	/* perftest DEF_QP_TIME */
 #define PERF_MIN_RNR_TIMER 12
 #define PERF_HOP_LIMIT 0xff
 
@@ -242,7 +241,7 @@ perf_ctx_connect(struct perf_ctx *c)
 		return 1;
 	}
 	attr.qp_state = DROCE_QPS_RTS;
-	attr.timeout = PERF_QP_TIMEOUT;
+	attr.timeout = c->o->qp_timeout;
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
 	attr.sq_psn = c->my.psn;
