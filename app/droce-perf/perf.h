@@ -27,6 +27,7 @@ enum perf_atomic { PERF_CMP_AND_SWAP, PERF_FETCH_AND_ADD };
 enum perf_output { PERF_OUT_FULL, PERF_OUT_BW, PERF_OUT_MR, PERF_OUT_LAT };
 
 #define PERF_DEF_PORT 18515
+#define PERF_QP_TIMEOUT 14	/* perftest DEF_QP_TIME (-u) */
 #define PERF_MAX_SIZE (1u << 23)	/* perftest MAX_SIZE, -a's last size */
 #define PERF_MIN_ITER 5
 #define PERF_MAX_ITER 100000000u
@@ -50,6 +51,7 @@ struct perf_opts {
 	uint32_t tx_depth;		/* -t */
 	uint32_t rx_depth;		/* -r (send tests) */
 	uint32_t cq_mod;		/* -Q */
+	uint8_t qp_timeout;		/* -u: local ACK timeout (not with -R) */
 	int inline_size;		/* -I, -1: default */
 	enum perf_atomic atomic;	/* -A */
 	int report_gbits;		/* --report_gbits */

@@ -14,7 +14,7 @@
  * QP attributes as perftest sets them (perftest_resources.c,
  * ctx_modify_qp_to_rtr/rts): path MTU the negotiated one, min_rnr_timer 12,
  * max_dest_rd_atomic our out_reads, max_rd_atomic the peer's out_reads
- * (capped at ours), timeout 14, retry_cnt 7, rnr_retry 7, hop limit 0xFF,
+ * (capped at ours), timeout 14 (-u), retry_cnt 7, rnr_retry 7, hop limit 0xFF,
  * the PSNs and GIDs from the key messages.
  */
 #include <errno.h>
@@ -27,7 +27,6 @@
 #include "perf.h"
 
 #define PERF_PORT_WAIT_MS 10000
-#define PERF_QP_TIMEOUT 14	/* perftest DEF_QP_TIME */
 #define PERF_MIN_RNR_TIMER 12
 #define PERF_HOP_LIMIT 0xff
 
@@ -242,7 +241,7 @@ perf_ctx_connect(struct perf_ctx *c)
 		return 1;
 	}
 	attr.qp_state = DROCE_QPS_RTS;
-	attr.timeout = PERF_QP_TIMEOUT;
+	attr.timeout = c->o->qp_timeout;
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
 	attr.sq_psn = c->my.psn;
@@ -271,7 +270,7 @@ print_counters(struct droce_context *context)
 		"sent_pkts", "rcvd_pkts", "retransmitted_pkts",
 		"completer_retry_err", "retransmit_timeouts", "rcvd_seq_err",
 		"out_of_seq_request", "duplicate_request", "sent_seq_nak",
-		"icrc_err",
+		"icrc_err", "sched_gaps", "sched_gap_max_us", "retransmit_timeouts_in_gap",
 	};
 	size_t i;
 
@@ -284,9 +283,27 @@ print_counters(struct droce_context *context)
 	fprintf(stderr, "\n");
 }
 
+/*
+ * The engine's own scheduling gaps (lib/transport tp_timer.c), always: a
+ * run whose peer gave up ("transport retry counter exceeded") after this
+ * side was descheduled longer than the peer's retry budget shows it here.
+ */
+static void
+print_gaps(struct droce_context *context)
+{
+	if (context == NULL)
+		return;
+	fprintf(stderr, "droce-perf: engine gaps: longest %" PRIu64 " us, %" PRIu64
+		" of 1 ms or more, %" PRIu64 " retransmit timeouts in them re-armed\n",
+		droce_get_counter(context, "sched_gap_max_us"),
+		droce_get_counter(context, "sched_gaps"),
+		droce_get_counter(context, "retransmit_timeouts_in_gap"));
+}
+
 void
 perf_ctx_close(struct perf_ctx *c)
 {
+	print_gaps(c->context);
 	print_counters(c->context);
 	if (c->chan.fd >= 0)
 		close(c->chan.fd);

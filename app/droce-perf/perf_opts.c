@@ -77,6 +77,7 @@ perf_opts_default(struct perf_opts *o, const char *prog)
 	o->num_qps = 1;
 	o->inline_size = -1;
 	o->atomic = PERF_FETCH_AND_ADD;
+	o->qp_timeout = PERF_QP_TIMEOUT;
 }
 
 void
@@ -128,6 +129,7 @@ perf_usage(const char *p, FILE *out)
 		"  -t, --tx-depth=<dep>     send queue depth (bw 128, lat 1)\n"
 		"  -r, --rx-depth=<dep>     receives posted (send tests, 512)\n"
 		"  -Q, --cq-mod=<n>         signal every <n> sends (default 100)\n"
+		"  -u, --qp-timeout=<t>     local ACK timeout 4.096 us x 2^<t> (default 14)\n"
 		"  -I, --inline_size=<n>    send messages up to <n> bytes inline (max %d)\n"
 		"  -A, --atomic_type=<t>    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -F, --CPU-freq           accepted (no cpufreq check in droce-perf)\n"
@@ -203,7 +205,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		{ "report_gbits", 0, NULL, OPT_REPORT_GBITS },
 		{ "output", 1, NULL, OPT_OUTPUT }, { "json", 0, NULL, OPT_JSON },
 		{ "report-histogram", 0, NULL, 'H' },
-		{ "rdma_cm", 0, NULL, 'R' },
+		{ "rdma_cm", 0, NULL, 'R' }, { "qp-timeout", 1, NULL, 'u' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	unsigned long u;
@@ -237,7 +239,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		return PERF_OPTS_USAGE;
 	}
 	for (;;) {
-		int c = getopt_long(argc, argv, "p:d:i:s:n:D:am:x:q:t:r:Q:I:A:FHRh",
+		int c = getopt_long(argc, argv, "p:d:i:s:n:D:am:x:q:t:r:Q:I:A:FHRu:h",
 				    longopts, NULL);
 
 		if (c == -1)
@@ -274,6 +276,7 @@ perf_parse_opts(struct perf_opts *o, int argc, char **argv, FILE *out,
 		case 't': NUM(o->tx_depth, 1, 15000, "Tx depth"); break;
 		case 'r': NUM(o->rx_depth, 1, 16384, "Rx depth"); break;
 		case 'Q': NUM(o->cq_mod, 1, 1024, "CQ moderation"); break;
+		case 'u': NUM(o->qp_timeout, 0, 31, "QP timeout"); break;
 		case 'I':
 			NUM(o->inline_size, 0, DROCE_MAX_INLINE_DATA,
 			    "Inline size");

@@ -49,6 +49,8 @@ droce_init(int argc, char **argv)
 	}
 	device_sweep_runtime_dirs();
 	daemon = device_daemon_path(argc, argv);
+	if (daemon == NULL)
+		device_runtime_claim(argc, argv);	/* a daemon's is droced's */
 	eal = daemon != NULL ? device_daemon_eal_init(daemon, argc, argv) :
 			       device_eal_init(argc, argv);
 	if (eal < 0)

@@ -103,13 +103,18 @@ void device_telemetry_withdraw(struct droce_device *d);
  * device_eal.c: rte_eal_init with --in-memory added unless the application
  * chose its memory or configuration mode (--no-huge, --no-shconf,
  * --proc-type, --in-memory); same return
- * and argv contract as rte_eal_init.  And the removal of runtime
- * directories that crashed processes left (only dead sockets in them).
+ * and argv contract as rte_eal_init.
  */
 int device_eal_init(int argc, char **argv);
 /* rte_eal_init with n options added after argv[0] (the same contract). */
 int device_eal_init_with(int argc, char **argv, const char *const *opts, int n);
+/*
+ * device_rundir.c: EAL's runtime directories.  Remove those of dead droce
+ * processes (a droce.lock nobody holds); claim this process's (before
+ * EAL; not a secondary's), removed at exit by the last droce process in it.
+ */
 void device_sweep_runtime_dirs(void);
+void device_runtime_claim(int argc, char **argv);
 /* EAL's runtime base: /var/run/dpdk as root, else XDG_RUNTIME_DIR or /tmp
  * (+ /dpdk); 0 or -ENAMETOOLONG. */
 int device_runtime_base(char *buf, size_t len);

@@ -125,6 +125,7 @@ advance(struct comp_ctx *c, uint32_t psn)
 				 (uint32_t)TP_MAX_INFLIGHT_PKTS);
 	qp->comp.psn = psn;
 	qp->comp.retry_pending = false;
+	qp->comp.gap_rearmed = false;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_retry_left = qp->attr.rnr_retry;
 	c->progressed = true;
@@ -408,6 +409,7 @@ st_retry(struct comp_ctx *c)
 	}
 	tp_count(qp->eng, TP_CNT_COMPLETER_RETRY_ERR);
 	qp->comp.retry_pending = true;
+	qp->comp.gap_rearmed = false;
 	/* a timeout (no response at all) shrinks to the minimum, a gap halves */
 	qp->req.window = c->pkt == NULL ? TP_MIN_INFLIGHT_PKTS :
 			 RTE_MAX(qp->req.window / 2, (uint32_t)TP_MIN_INFLIGHT_PKTS);

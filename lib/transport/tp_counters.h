@@ -4,6 +4,8 @@
  * Linux Soft-RoCE driver exposes (rdma statistic / hw_counters), so tools
  * and people comparing the two see the same words; the rest are droce's.
  * X(enum suffix, name, description)
+ * Each is a count summed over a device's engines, but SCHED_GAP_MAX_US, a
+ * maximum (tp_dev_counter_read).
  */
 #ifndef TP_COUNTERS_H
 #define TP_COUNTERS_H
@@ -56,7 +58,10 @@
 	X(IP_CKSUM_BAD,         "ip_cksum_bad", "frames dropped: the port found a bad IPv4 header checksum") \
 	X(QP_RUNS,              "qp_runs", "QP visits by a round (QPs on the ready list)") \
 	X(DOORBELLS,            "doorbells", "dedicated lcore: doorbells answered (a QP's posted heads taken)") \
-	X(LEASE_EXPIRED,        "lease_expired", "MR/MW leases that ran out (keys revoked, event raised)")
+	X(LEASE_EXPIRED,        "lease_expired", "MR/MW leases that ran out (keys revoked, event raised)") \
+	X(SCHED_GAPS,           "sched_gaps", "rounds after a gap of 1 ms or more with timers armed (the engine was not running)") \
+	X(SCHED_GAP_MAX_US,     "sched_gap_max_us", "the longest gap between two rounds with timers armed, in us (a maximum: the largest engine's, not a sum)") \
+	X(TIMEOUTS_IN_GAP,      "retransmit_timeouts_in_gap", "retransmit timer expiries in the engine's own gap: re-armed, no retry charged")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

@@ -263,6 +263,7 @@ tp_engine_progress(struct tp_engine *eng)
 	/* ARP, ND and pings go to the host stack; RoCEv2 frames remain */
 	n = tp_recv_classify(eng, &b, n);
 	now = rte_get_timer_cycles();
+	tp_sched_round(eng, now);
 	if (eng->idx == 0)
 		engine0_chores(eng, &b, n, now);
 	if (unlikely(now >= eng->lease_next))
@@ -384,14 +385,20 @@ tp_dev_qp_next(const struct tp_dev *dev, uint32_t after)
 	return 0;
 }
 
-/* Summed over the engines; relaxed loads: transport lcores count meanwhile. */
+/*
+ * Summed over the engines (the longest gap: the largest); relaxed loads:
+ * transport lcores count meanwhile.
+ */
 uint64_t
 tp_dev_counter_read(const struct tp_dev *dev, unsigned int i)
 {
 	uint64_t sum = 0;
 
-	for (unsigned int k = 0; k < TP_MAX_ENGINES; k++)
-		sum += tp_dev_shard_counter(dev, k, i);
+	for (unsigned int k = 0; k < TP_MAX_ENGINES; k++) {
+		uint64_t v = tp_dev_shard_counter(dev, k, i);
+
+		sum = i == TP_CNT_SCHED_GAP_MAX_US ? RTE_MAX(sum, v) : sum + v;
+	}
 	return sum;
 }
 

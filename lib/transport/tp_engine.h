@@ -43,6 +43,9 @@ struct tp_sched {
 	struct tp_wheel wheel;
 	struct tp_wheel_timer **slots;	/* the wheel's */
 	struct rte_ring *db;		/* dedicated lcore only, else NULL */
+	uint64_t round_tsc;		/* the clock of the last round */
+	uint64_t gap_tsc;		/* since the round before it, timers armed
+					 * across (else 0): tp_sched_round */
 };
 
 /*

@@ -495,6 +495,8 @@ struct tp_qp {
 	struct {
 		uint32_t psn;		/* oldest PSN not yet acknowledged */
 		bool retry_pending;	/* rewound; later gaps are old news */
+		bool gap_rearmed;	/* a timeout re-armed for the engine's gap
+					 * since the last progress or charged retry */
 		uint8_t retry_left;
 		uint8_t rnr_retry_left;
 		uint32_t rnr_psn;

@@ -265,6 +265,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 	if (mask & DROCE_QP_RETRY_CNT) {
 		cur->retry_cnt = a->retry_cnt;
 		qp->comp.retry_left = a->retry_cnt;
+		qp->comp.gap_rearmed = false;
 	}
 	if (mask & DROCE_QP_RNR_RETRY) {
 		cur->rnr_retry = a->rnr_retry;

@@ -132,6 +132,7 @@ void tp_timer_disarm_retrans(struct tp_qp *qp);
 bool tp_timer_retrans_armed(const struct tp_qp *qp);
 void tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code);
 void tp_timer_disarm_rnr(struct tp_qp *qp);
+void tp_sched_round(struct tp_engine *eng, uint64_t now);
 void tp_timer_expire(struct tp_sched *sc, uint64_t now);
 uint64_t tp_rnr_timer_us(uint8_t code);
 

@@ -6,7 +6,35 @@
  * NAK's 5-bit code (IBTA table 45).  Arming and disarming are O(1); a
  * round expires what is due (tp_timer_expire), which marks the QP ready
  * and runs its timeout.  Also the engine's scheduling state as a whole
- * (struct tp_sched: ready list, wheel).
+ * (struct tp_sched: ready list, wheel) and its own scheduling gaps.
+ *
+ * Gaps.  An engine runs in rounds; between two rounds it sees nothing:
+ * responses wait in its receive queue and its timers cannot fire.  With a
+ * transport lcore the gap is the OS's (the thread was descheduled: 0.5 to
+ * 1.8 s were measured on a 2-core machine with CPU hogs); in
+ * run-to-completion the engine runs only inside the application's verbs
+ * calls, so the gap is the application's (it computed, slept or was
+ * descheduled), and it is treated the same way: the engine did not run.
+ * A round measures the time since the round before it when timers were
+ * armed across it (work in flight; an idle engine's gaps cost nothing and
+ * are not counted): sched_gaps counts those of TP_SCHED_GAP_MIN_US or more,
+ * sched_gap_max_us keeps the longest.
+ *
+ * The rule (tp_timer_expire): a retransmit timer that a round finds
+ * expired after a gap g, with g >= TP_SCHED_GAP_MIN_US and g >= T / 4 (T
+ * the QP's local ACK timeout), expired while its own engine was not
+ * running: the peer's answer, if it came, is still queued behind the
+ * frames of the gap (a round takes one burst before its timers), or the
+ * peer was descheduled with us.  It is not charged (no retry, no
+ * retransmit_timeouts; retransmit_timeouts_in_gap counts it) and the
+ * timer is re-armed for a full T from now, time for the engine to take
+ * what waited.  The T / 4 bound: a gap that short is jitter against the
+ * timeout and the peer had most of T seen by a running engine; the 1 ms
+ * floor is a scheduler time slice, so an application polling normally
+ * with a tiny timeout (timeout 1 to 8: 8 us to 1 ms) keeps its timeouts
+ * exact.  A QP is re-armed so at most once between two charged retries
+ * (or progress): a dead peer is still found by an application that calls
+ * in only every few seconds, in at most twice as many expiries.
  */
 #include <errno.h>
 
@@ -29,6 +57,9 @@ static const uint32_t rnr_timer_us[32] = {
  */
 #define TP_WHEEL_SLOTS 16384
 #define TP_WHEEL_TICK_US_NUM 4096	/* 4.096 us = 4096 / 10^6 ms */
+
+/* The shortest gap between rounds that counts as the engine's own (above). */
+#define TP_SCHED_GAP_MIN_US 1000
 
 enum tp_timer_tag {
 	TP_TIMER_RETRANS,
@@ -65,6 +96,8 @@ tp_sched_init(struct tp_dev *dev, struct tp_sched *sc)
 	TAILQ_INIT(&sc->ready);
 	sc->nready = 0;
 	sc->db = NULL;
+	sc->round_tsc = rte_get_timer_cycles();
+	sc->gap_tsc = 0;
 	sc->slots = rte_zmalloc("droce_wheel", TP_WHEEL_SLOTS * sizeof(*sc->slots),
 				RTE_CACHE_LINE_SIZE);
 	if (sc->slots == NULL)
@@ -161,6 +194,34 @@ rnr_expired(struct tp_qp *qp)
 	}
 }
 
+/* A round at now: the engine's gap since the last one (the rule above). */
+void
+tp_sched_round(struct tp_engine *eng, uint64_t now)
+{
+	struct tp_sched *sc = &eng->sched;
+	uint64_t gap = now - sc->round_tsc;
+	uint64_t us;
+
+	sc->round_tsc = now;
+	sc->gap_tsc = 0;
+	if (sc->wheel.armed == 0)
+		return;			/* nothing waited for this round */
+	sc->gap_tsc = gap;
+	us = gap * 1000000 / eng->dev->tsc_hz;
+	if (us >= TP_SCHED_GAP_MIN_US)
+		tp_count(eng, TP_CNT_SCHED_GAPS);
+	if (us > eng->counters[TP_CNT_SCHED_GAP_MAX_US])
+		eng->counters[TP_CNT_SCHED_GAP_MAX_US] = us;
+}
+
+/* qp's retransmit timer expired in its engine's gap: not the peer's delay. */
+static bool
+expired_in_gap(const struct tp_sched *sc, const struct tp_qp *qp)
+{
+	return !qp->comp.gap_rearmed && sc->gap_tsc >= qp->retrans_tsc / 4 &&
+	       sc->gap_tsc >= us_to_tsc(qp->dev, TP_SCHED_GAP_MIN_US);
+}
+
 /* The engine's timers due at now: each marks its QP ready and runs. */
 void
 tp_timer_expire(struct tp_sched *sc, uint64_t now)
@@ -181,6 +242,12 @@ tp_timer_expire(struct tp_sched *sc, uint64_t now)
 			if (now < qp->retrans_due) {
 				/* restarted since it was armed: not yet */
 				tp_wheel_arm(&sc->wheel, t, qp->retrans_due);
+				continue;
+			}
+			if (expired_in_gap(sc, qp)) {
+				tp_count(qp->eng, TP_CNT_TIMEOUTS_IN_GAP);
+				qp->comp.gap_rearmed = true;
+				tp_timer_arm_retrans(qp);
 				continue;
 			}
 			tp_comp_timeout(qp);

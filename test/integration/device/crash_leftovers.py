@@ -10,18 +10,20 @@ its device is up, kills it with SIGKILL and checks:
   2. no file of its prefix is left in any hugetlbfs mount;
   3. HugePages_Free is back to the value before it started (within 10 s;
      other processes taking hugepages meanwhile would disturb this);
-  4. its runtime directory (/var/run/dpdk/PREFIX: only the dead telemetry
-     socket) is gone after the next droce application started (droce_init
-     removes such directories once DEVICE_SWEEP_AGE_S = 2 s old), while
-     an empty one (a clean exit's) stays.  With
-     DROCE_NO_HUGE=1 droce adds no --in-memory (README "Nothing left
-     behind"): the directory keeps its config file, which is asserted
-     instead, and it is removed here.
+  4. its runtime directory (/var/run/dpdk/PREFIX: droce.lock and the dead
+     telemetry socket; with DROCE_NO_HUGE=1, where droce adds no
+     --in-memory, also EAL's config and fbarray files) is gone after the
+     next droce application started (lib/device/device_rundir.c: sockets
+     DEVICE_SWEEP_AGE_S = 2 s old), while that of a live droce process
+     (the server, before the kill) and directories droce did not create
+     (no droce.lock: an empty one, one with a dead socket) stay;
+  5. a clean exit leaves no runtime directory (the next one's exits at
+     its unknown option, after droce_init, without droce_cleanup).
 Usage: crash_leftovers.py DROCE_PINGPONG
 """
 import os
-import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,27 @@ def eal_args(prefix, tmp, no_huge):
     return args
 
 
+def next_start(pp, prefix, tmp, no_huge):
+    """A droce application that exits at its unknown option, after droce_init."""
+    subprocess.run([pp] + eal_args(prefix, tmp, no_huge) + ["--", "--no-such-option"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def foreign_dirs(tag):
+    """Runtime directories droce did not create, old enough to sweep."""
+    empty, with_sock = runtime_dir(tag + "e"), runtime_dir(tag + "s")
+    os.makedirs(empty)
+    os.makedirs(with_sock)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(os.path.join(with_sock, "sock"))
+    s.close()				# bound, nobody listens: a dead socket
+    old = time.time() - 10 * SWEEP_AGE_S
+    for d in (empty, with_sock):
+        os.utime(d, (old, old))
+    time.sleep(SWEEP_AGE_S + 0.5)	# the socket's ctime too
+    return [empty, with_sock]
+
+
 def fail(msg):
     print(f"FAIL: {msg}")
     sys.exit(1)
@@ -100,6 +123,23 @@ def main():
             fail(f"--no-huge, yet {held} kB of hugepages held")
         if not no_huge and held == 0:
             fail("the server held no hugepages: nothing would be checked")
+        foreign = foreign_dirs(tag)
+        next_start(pp, tag + "l", tmp, no_huge)
+        if not os.path.isdir(runtime_dir(tag + "a")):
+            proc.kill()
+            fail(f"another start's sweep removed the live server's {runtime_dir(tag + 'a')}")
+        for d in foreign:
+            if not os.path.isdir(d):
+                proc.kill()
+                fail(f"the sweep removed {d}, which droce did not create")
+            for n in os.listdir(d):
+                os.unlink(os.path.join(d, n))
+            os.rmdir(d)
+        if os.path.exists(runtime_dir(tag + "l")):
+            proc.kill()
+            fail(f"clean exit left {runtime_dir(tag + 'l')}")
+        print(f"a live server's directory and {len(foreign)} not droce's stay; "
+              f"a clean exit's is gone")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
 
@@ -114,42 +154,23 @@ def main():
         if huge_free() < free_before:
             fail(f"HugePages_Free {huge_free()} < {free_before} before the start")
 
-        if no_huge:
-            dead = runtime_dir(tag + "a")
-            if not os.path.isfile(os.path.join(dead, "config")):
-                fail(f"--no-huge: expected the shared configuration in {dead}")
-            print(f"--no-huge: {dead} keeps its config (no hugepages); removed by the test")
-            shutil.rmtree(dead)
-            print("PASS")
-            return
         # the next droce application's droce_init removes the dead one's
         # runtime directory (it exits at its unknown option, after droce_init)
-        if not os.path.isdir(runtime_dir(tag + "a")):
-            fail("no runtime directory after SIGKILL: the sweep would not be tested")
+        dead = runtime_dir(tag + "a")
+        if not os.path.isdir(dead):
+            fail(f"no {dead} after SIGKILL: the sweep would not be tested")
+        if no_huge and not os.path.isfile(os.path.join(dead, "config")):
+            fail(f"--no-huge: expected the shared configuration in {dead}")
+        print(f"after SIGKILL: {dead} holds {sorted(os.listdir(dead))}")
         time.sleep(SWEEP_AGE_S + 0.5)
-        subprocess.run([pp] + eal_args(tag + "b", tmp, no_huge) + ["--", "--no-such-option"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        if os.path.exists(runtime_dir(tag + "a")):
-            fail(f"{runtime_dir(tag + 'a')} still there after the next start: "
-                 f"{os.listdir(runtime_dir(tag + 'a'))}")
-        print(f"{runtime_dir(tag + 'a')} removed by the next droce_init")
-        # the second one exited cleanly: its directory is empty (not a
-        # crash's), and an empty one, however old, is left alone: the next
-        # process of its prefix may be entering it
-        leftover = runtime_dir(tag + "b")
-        if os.path.isdir(leftover):
-            if os.listdir(leftover):
-                fail(f"clean exit left {os.listdir(leftover)} in {leftover}")
-            old = time.time() - 10 * SWEEP_AGE_S
-            os.utime(leftover, (old, old))
-            subprocess.run([pp] + eal_args(tag + "c", tmp, no_huge) + ["--", "--no-such-option"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            if not os.path.isdir(leftover):
-                fail(f"the next droce_init removed the empty {leftover}")
-            print(f"empty {leftover} left alone by the next droce_init")
-            os.rmdir(leftover)
-            if os.path.isdir(runtime_dir(tag + "c")):
-                os.rmdir(runtime_dir(tag + "c"))
+        next_start(pp, tag + "b", tmp, no_huge)
+        if os.path.exists(dead):
+            fail(f"{dead} still there after the next start: {os.listdir(dead)}")
+        print(f"{dead} removed by the next droce_init")
+        if os.path.exists(runtime_dir(tag + "b")):
+            fail(f"clean exit left {runtime_dir(tag + 'b')}: "
+                 f"{os.listdir(runtime_dir(tag + 'b'))}")
+        print(f"clean exit: no {runtime_dir(tag + 'b')}")
     print("PASS")
 
 

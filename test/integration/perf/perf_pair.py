@@ -138,6 +138,12 @@ class Memif:
         return [binary] + eal + ["--", f"--droce-ipv4=198.18.6.{side + 1}/24"] + args
 
 
+# The QPs' local ACK timeout (-u): 4.096 us x 2^18 = 1.07 s, x 8 = 8.6 s of
+# retry budget, where perftest's 14 gives 0.54 s: a shared CI machine
+# deschedules a side for up to 1.8 s, and no test here is about the budget.
+QP_TIMEOUT = 18
+
+
 def eal_args(side, prefix):
     ncpu = max(1, os.cpu_count() or 1)
     eal = ["--no-pci", "-l", str(side % ncpu), f"--file-prefix={prefix}{'sc'[side]}",
@@ -170,6 +176,8 @@ def run_pair(veth, tmp, case, case_id, binary, sargs, cargs, port):
         for side in (0, 1):
             args = (sargs if side == 0 else cargs) + ["-p", str(port)]
             cm = "-R" in args
+            if not cm:
+                args += ["-u", str(QP_TIMEOUT)]
             if side == 1:
                 args.append(CM_SERVER_ADDR if cm else veth.server_addr)
             fo, fe = open(outs[side], "w"), open(errs[side], "w")

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <rte_byteorder.h>
@@ -386,6 +387,100 @@ test_retry_exhausted_when_peer_vanishes_bad_flow(void **state)
 	assert_int_equal(vwire_set_faults(f.a.link, &ok), 0);
 }
 
+/* ---- the engine's own gaps (lib/transport tp_timer.c) ----------------------- */
+
+#define GAP_TIMEOUT 12		/* 4.096 us x 2^12 = 16.8 ms */
+#define GAP_STALL_MS 200	/* > the budget of retry_cnt 0 or 1: 16.8 or 33.6 ms */
+
+static void
+sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/*
+ * The process (both engines, run-to-completion) is descheduled for longer
+ * than the requester's whole retry budget (retry_cnt 0: the first charged
+ * timeout fails the WR) with a WRITE in flight.  Its timer expired while
+ * its own engine was not running: re-armed, no retry charged, and the
+ * WRITE completes once both run again.  The gap is counted on the engine
+ * that had a timer armed, not on the responder's, whose engine had none.
+ */
+static void
+test_timeout_in_own_gap_charges_no_retry(void **state)
+{
+	struct droce_wc wc;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .retry_set = true, .retry_cnt = 0,
+					     .rnr_retry = 0, .timeout = GAP_TIMEOUT });
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 3000,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	droce_progress(f.a.ctx);		/* sent: the timer runs */
+	assert_int_equal(fx_counter(&f.a, "sent_pkts"), 3);
+	sleep_ms(GAP_STALL_MS);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(fx_qp_state(f.a.qp), DROCE_QPS_RTS);
+	assert_memory_equal(f.b.buf, f.a.buf, 3000);
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts_in_gap"), 1);
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts"), 0);
+	assert_int_equal(fx_counter(&f.a, "completer_retry_err"), 0);
+	assert_int_equal(fx_counter(&f.a, "retry_exceeded_err"), 0);
+	assert_int_equal(fx_counter(&f.a, "retransmitted_pkts"), 0);
+	assert_int_equal(fx_counter(&f.a, "sent_pkts"), 3);
+	assert_true(fx_counter(&f.a, "sched_gaps") >= 1);
+	assert_true(fx_counter(&f.a, "sched_gap_max_us") >= GAP_STALL_MS * 1000);
+	assert_int_equal(fx_counter(&f.b, "sched_gaps"), 0);
+	assert_int_equal(fx_counter(&f.b, "sched_gap_max_us"), 0);
+}
+
+/*
+ * A dead peer is still found by an application that calls in only every
+ * 50 ms (3 timeouts): each expiry falls in a gap, the first of each pair
+ * is re-armed, the second charged, so retry_cnt 1 fails after 4 expiries.
+ */
+static void
+test_gap_rearm_once_per_retry_finds_dead_peer_bad_flow(void **state)
+{
+	struct vwire_faults cut = { .drop = 1.0, .seed = 1 };
+	struct vwire_faults ok = { .seed = 1 };
+	struct droce_wc wc;
+	int rounds = 0, got = 0;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .retry_set = true, .retry_cnt = 1,
+					     .rnr_retry = 0, .timeout = GAP_TIMEOUT });
+	assert_int_equal(vwire_set_faults(f.a.link, &cut), 0);
+	assert_int_equal(fx_post(f.a.qp, DROCE_WR_RDMA_WRITE, 1, f.a.buf, 64,
+				 f.a.mr->lkey, (uintptr_t)f.b.buf, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	while (got == 0 && rounds < 10) {
+		droce_progress(f.a.ctx);
+		droce_progress(f.b.ctx);
+		got = droce_poll_cq(f.a.cq, 1, &wc);
+		rounds++;
+		if (got == 0)
+			sleep_ms(50);
+	}
+	assert_int_equal(got, 1);
+	assert_int_equal(wc.status, DROCE_WC_RETRY_EXC_ERR);
+	/* the post's round, then 4 expiries: gap, charged, gap, charged */
+	assert_int_equal(rounds, 5);
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts_in_gap"), 2);
+	assert_int_equal(fx_counter(&f.a, "retransmit_timeouts"), 2);
+	assert_int_equal(fx_counter(&f.a, "completer_retry_err"), 1);
+	assert_int_equal(fx_counter(&f.a, "retry_exceeded_err"), 1);
+	assert_int_equal(fx_counter(&f.a, "sched_gaps"), 4);
+	assert_int_equal(vwire_set_faults(f.a.link, &ok), 0);
+}
+
 /* retry_cnt 7: 7 retries per IBTA; forever with the rxe compatibility switch */
 static void
 test_retry_cnt_7_is_finite_unless_rxe_compat(void **state)
@@ -617,6 +712,8 @@ main(int argc, char **argv)
 		T(test_rnr_retries_until_a_buffer_is_posted),
 		T(test_retry_exhausted_when_peer_vanishes_bad_flow),
 		T(test_retry_cnt_7_is_finite_unless_rxe_compat),
+		T(test_timeout_in_own_gap_charges_no_retry),
+		T(test_gap_rearm_once_per_retry_finds_dead_peer_bad_flow),
 		T(test_new_reads_while_duplicates_still_stream),
 		T(test_modify_to_err_flushes_everything),
 		T(test_type2_window_write_then_local_invalidate_bad_flow),
