@@ -78,6 +78,7 @@ droce_cleanup(void)
 	if (!device_table.initialized)
 		return;
 	device_table.initialized = false;
+	device_links_close();
 	rte_eal_cleanup();
 }
 
@@ -137,21 +138,40 @@ add_gids(struct droce_device *d, struct tp_dev *tp)
 	return 0;
 }
 
+/*
+ * The port stays open from the device's first open to droce_cleanup (the
+ * link is kept in d->link): a vdev's port (memif, af_packet, ring) given
+ * to EAL is gone once closed, and a program opens and closes a device
+ * any number of times (rdma-core's tests, a library that probes it).
+ */
 static void
-open_state_free(struct device_open *o)
+open_state_free(struct droce_device *d, struct device_open *o)
 {
 	if (o->ctx != NULL) {
 		verbs_detach_link(o->ctx);
 		droce_close_context(o->ctx);
 	}
 	/*
-	 * After the transport's last flush (verbs_detach_link), before the
-	 * link closes: rte_pcapng_write_stats refuses a port that is gone,
-	 * and the file then had no statistics block (frames dropped unseen).
+	 * After the transport's last flush (verbs_detach_link): the capture's
+	 * statistics block describes the port while it is there.
 	 */
 	device_capture_close(o->cap);
-	droce_link_close(o->link);
+	d->link = o->link;
 	free(o);
+}
+
+/* At droce_cleanup: every port droce opened, once no context uses it. */
+void
+device_links_close(void)
+{
+	for (unsigned int i = 0; i < device_table.ndev; i++) {
+		struct droce_device *d = &device_table.dev[i];
+
+		if (d->open != NULL)
+			continue;	/* EAL cannot stop a port still driven */
+		droce_link_close(d->link);
+		d->link = NULL;
+	}
 }
 
 /* The loss knob's seed: configured, else DROCE_SEED, else fresh. */
@@ -174,7 +194,7 @@ drop_seed(const struct droce_device *d)
 }
 
 static int
-device_link_open(const struct droce_device *d, struct device_open *o)
+device_link_open(struct droce_device *d, struct device_open *o)
 {
 	const struct droce_link_driver *drv = droce_link_driver_find(DEVICE_LINK_DRIVER);
 	struct droce_link_params lp = {
@@ -186,8 +206,16 @@ device_link_open(const struct droce_device *d, struct device_open *o)
 		.drop_limit = d->drop_limit,
 	};
 
+	struct droce_link *inner;
+	int rc;
+
 	if (drv == NULL)
 		return -ENODEV;		/* the executable did not link it */
+	o->driver = drv;
+	if (d->link != NULL) {
+		o->link = d->link;	/* opened before: kept open */
+		return 0;
+	}
 	if (d->drop > 0) {
 		lp.seed = drop_seed(d);
 		printf("droce: %s: losing %.4f of the frames each way, seed %" PRIu64
@@ -198,8 +226,14 @@ device_link_open(const struct droce_device *d, struct device_open *o)
 	/* several transport lcores: a queue pair for each */
 	if (d->dedicated && d->ntransport_lcores > 1)
 		lp.nb_queues = (uint16_t)d->ntransport_lcores;
-	o->driver = drv;
-	return drv->open(&lp, &o->link);
+	rc = drv->open(&lp, &inner);
+	if (rc != 0)
+		return rc;
+	/* two QPs of one port talk to each other, as on an RNIC */
+	rc = droce_link_loop_wrap(inner, &o->link);
+	if (rc != 0)
+		droce_link_close(inner);
+	return rc;
 }
 
 struct droce_context *
@@ -254,7 +288,7 @@ droce_open_device(struct droce_device *d)
 				d->transport_lcore, strerror(-rc));
 	}
 	if (rc != 0) {
-		open_state_free(o);
+		open_state_free(d, o);
 		errno = -rc;
 		return NULL;
 	}
@@ -285,7 +319,7 @@ droce_close_device(struct droce_context *context)
 		return rc;
 	}
 	d->open->ctx = NULL;
-	open_state_free(d->open);
+	open_state_free(d, d->open);
 	d->open = NULL;
 	return 0;
 }

@@ -60,6 +60,9 @@ struct droce_device {
 	unsigned int npkeys;
 	char capture[256];		/* pcapng file ("capture ="), or "" */
 	struct device_open *open;
+	/* the port's link, open from the first droce_open_device to
+	 * droce_cleanup (NULL before): a closed vdev port cannot come back */
+	struct droce_link *link;
 	/*
 	 * What the telemetry thread may read (device_telemetry.c): open is
 	 * published here once complete and withdrawn, before close frees
@@ -76,6 +79,8 @@ struct device_table {
 };
 
 extern struct device_table device_table;
+
+void device_links_close(void);
 
 /*
  * Take droce's options out of args (the arguments after EAL's; args[0]

@@ -171,4 +171,16 @@ int droce_link_driver_register(const struct droce_link_driver *drv);
 /* The driver registered under name, or NULL. */
 const struct droce_link_driver *droce_link_driver_find(const char *name);
 
+/*
+ * Loopback around a link (link_loop.c): frames sent to the link's own MAC
+ * are received again on the same queue, never sent out (an RNIC's
+ * loopback between QPs of one port).  On success *out is the wrapper; it
+ * owns inner from then on (closing it closes inner).  -EINVAL, -ENOMEM.
+ */
+int droce_link_loop_wrap(struct droce_link *inner, struct droce_link **out);
+/* The link a loopback wraps (link itself if it is no wrapper). */
+struct droce_link *droce_link_loop_inner(struct droce_link *link);
+/* Frames looped back so far (any thread; 0 for a link that is no wrapper). */
+uint64_t droce_link_loop_count(const struct droce_link *link);
+
 #endif /* DROCE_LINK_H */

@@ -343,18 +343,45 @@ neigh_check_gid(const struct net_host *h, const uint8_t gid[16])
 	return 0;
 }
 
+/*
+ * One of our own addresses as a neighbour (loopback, as on an RNIC: two
+ * QPs of one port talk to each other): a permanent entry with our own
+ * MAC.  The link hands frames to its own MAC back to the receive side
+ * (lib/link's loopback).
+ */
+static struct net_neigh *
+neigh_add_local(struct net_host *h, const uint8_t gid[16])
+{
+	struct net_neigh *e;
+
+	if (h->link == NULL)
+		return NULL;
+	e = neigh_alloc(h, gid);
+	if (e == NULL)
+		return NULL;
+	e->state = NET_NEIGH_PERMANENT;
+	e->mac = h->link->mac;
+	neigh_changed(h, e);
+	return e;
+}
+
 /* Resolve; *ep is the entry (also on -EAGAIN), NULL when there is none. */
 static int
 neigh_resolve(struct net_host *h, const uint8_t gid[16],
 	      struct rte_ether_addr *mac, struct net_neigh **ep)
 {
 	struct net_neigh *e;
-	int ret = neigh_check_gid(h, gid);
+	int ret;
 
 	*ep = NULL;
-	if (ret != 0)
-		return ret;
+	if (net_gid_is_multicast_or_zero(gid))
+		return -EINVAL;
 	e = neigh_find(h, gid);
+	if (e == NULL && net_addr_find(h, gid) != NULL) {
+		e = neigh_add_local(h, gid);
+		if (e == NULL)
+			return -ENOBUFS;
+	}
 	if (e == NULL) {
 		if (net_addr_for_peer(h, gid, &ret) == NULL)
 			return ret;

@@ -24,7 +24,7 @@ static int rc_sock;
 
 /* RESET -> INIT (access: the QP's remote rights) -> RTR towards dest_qpn
  * at dgid. */
-static void
+static inline void
 qp_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 	  unsigned int access)
 {
@@ -55,7 +55,7 @@ qp_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 }
 
 /* RTR -> RTS. */
-static void
+static inline void
 qp_to_rts(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
@@ -71,7 +71,7 @@ qp_to_rts(struct ibv_qp *qp)
 }
 
 /* RESET -> INIT -> RTR -> RTS (qp_to_rtr's arguments). */
-static void
+static inline void
 connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 	   unsigned int access)
 {
@@ -80,7 +80,7 @@ connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 }
 
 /* The TCP connection (rc_sock): accept one on port, or connect to host:port. */
-static void
+static inline void
 tcp_open(const char *host, int port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -109,14 +109,14 @@ tcp_open(const char *host, int port)
 		die("accept");
 }
 
-static void
+static inline void
 tcp_send(const void *p, size_t n)
 {
 	if (write(rc_sock, p, n) != (ssize_t)n)
 		die("tcp write");
 }
 
-static void
+static inline void
 tcp_recv(void *p, size_t n)
 {
 	for (size_t got = 0; got < n; ) {
@@ -129,7 +129,7 @@ tcp_recv(void *p, size_t n)
 }
 
 /* "-p PORT" (the server: NULL) or "-p PORT HOST" (the client: HOST). */
-static const char *
+static inline const char *
 rc_args(int argc, char **argv, int *port)
 {
 	*port = argc >= 3 && strcmp(argv[1], "-p") == 0 ? atoi(argv[2]) : 0;
@@ -138,7 +138,7 @@ rc_args(int argc, char **argv, int *port)
 	return argc == 4 ? argv[3] : NULL;
 }
 
-static long
+static inline long
 ms_since(const struct timespec *t0)
 {
 	struct timespec now;
@@ -148,7 +148,7 @@ ms_since(const struct timespec *t0)
 }
 
 /* The first device, opened; its GID 0 in *gid. */
-static struct ibv_context *
+static inline struct ibv_context *
 rc_open_device(union ibv_gid *gid)
 {
 	int n;
@@ -174,7 +174,7 @@ struct rc_roles {
 };
 
 /* The program's main: "ok" and 0 once its part and the teardown passed. */
-static int
+static inline int
 rc_main(int argc, char **argv, const struct rc_roles *r)
 {
 	int port;

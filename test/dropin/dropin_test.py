@@ -212,6 +212,19 @@ def case_tools(a, tmp):
         print("ok - ibv_devices, ibv_devinfo -v", flush=True)
 
 
+def case_lifecycle(a, tmp):
+    """dropin_lifecycle.c in one process on a port with no peer (a memif
+    server alone: the frames never leave it), run-to-completion and with a
+    transport lcore."""
+    for lcore in (False, True):
+        case = f"dropin_lifecycle{' (transport lcore)' if lcore else ''}"
+        p = run_one([a.prog], case, a.run, a.lib,
+                    droce_args(0, "l1" if lcore else "l0", tmp, lcore=lcore), tmp)
+        if p is not None and check(case, p.returncode == 0 and p.stdout.startswith("ok"),
+                                   f"exit {p.returncode}: {p.stdout[-600:]} {p.stderr[-600:]}"):
+            print(f"ok - {case}: {p.stdout.strip()}", flush=True)
+
+
 def stop(p):
     if p is not None and p.poll() is None:
         p.kill()
@@ -795,7 +808,7 @@ def main():
                     "programs leave their objects to exit")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "daemon"])
+                                     "qperf", "mw", "async", "daemon", "lifecycle"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -809,6 +822,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
         if a.what == "tools":
             case_tools(a, tmp)
+        elif a.what == "lifecycle":
+            case_lifecycle(a, tmp)
         elif a.what == "pollfd":
             # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
             case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),

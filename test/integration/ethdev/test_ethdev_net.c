@@ -1036,15 +1036,20 @@ test_resolve_timeout(void **state)
 	assert_int_equal(cnt(&f->a, "neigh_failed"), 3);
 	assert_int_equal(cnt(&f->b, "drop_not_local"), 4);	/* other group */
 
-	/* off-link, no address of the family, ours, multicast */
+	/* off-link, no address of the family, ours (loopback: our own MAC,
+	 * no probe), multicast */
 	{
 		static const uint8_t far4[16] = { [10] = 0xff, [11] = 0xff, 198, 19, 0, 1 };
 		static const uint8_t mc6[16] = { 0xff, 0x02, [15] = 1 };
 		struct net_host *h;
 		struct net_host_config hc = { .link = f->a.link };
+		struct rte_ether_addr own;
+		uint64_t arp_before = cnt(&f->a, "tx_arp_request");
 
 		assert_int_equal(net_host_resolve(f->a.host, far4, NULL), -ENETUNREACH);
-		assert_int_equal(net_host_resolve(f->a.host, gid_a4, NULL), -EINVAL);
+		assert_int_equal(net_host_resolve(f->a.host, gid_a4, &own), 0);
+		assert_true(rte_is_same_ether_addr(&own, &f->a.link->mac));
+		assert_int_equal(cnt(&f->a, "tx_arp_request"), arp_before);
 		assert_int_equal(net_host_resolve(f->a.host, mc6, NULL), -EINVAL);
 		assert_int_equal(net_host_create(&hc, &h), 0);
 		assert_int_equal(net_host_add_addr(h, gid_a4, 24), 0);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dropin_lifecycle.c - a device's life in one process, as rdma-core's own
+ * tests use it (built against the system's verbs.h, run on the drop-in):
+ * ROUNDS times, the device list fetched, the device opened twice (two
+ * contexts at once, each with its own PD, MR, CQ and QP), the two QPs
+ * connected to each other through the one port (loopback: same GID), a
+ * WRITE, a SEND and a READ checked byte by byte, then every object
+ * destroyed and both contexts closed.  Prints "ok" and exits 0; "FAIL: "
+ * and exit 1 otherwise.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dropin_rc.h"
+
+#define ROUNDS 4
+#define LEN 4096
+#define WAIT_MS 5000
+#define ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t buf[2 * LEN];	/* [0, LEN): the target; [LEN, 2 LEN): local */
+};
+
+static void
+side_open(struct side *s, union ibv_gid *gid)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	s->ctx = rc_open_device(gid);
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = s->pd != NULL ? ibv_create_cq(s->ctx, 16, NULL, NULL, 0) : NULL;
+	if (s->cq == NULL)
+		die("pd/cq: %s", strerror(errno));
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	s->qp = ibv_create_qp(s->pd, &qa);
+	s->mr = ibv_reg_mr(s->pd, s->buf, sizeof(s->buf), ACCESS);
+	if (s->qp == NULL || s->mr == NULL)
+		die("qp/mr: %s", strerror(errno));
+}
+
+static void
+side_close(struct side *s)
+{
+	if (ibv_destroy_qp(s->qp) != 0 || ibv_dereg_mr(s->mr) != 0 ||
+	    ibv_destroy_cq(s->cq) != 0 || ibv_dealloc_pd(s->pd) != 0)
+		die("destroy");
+	if (ibv_close_device(s->ctx) != 0)
+		die("close_device");
+}
+
+/* One completion of wr_id on s's CQ, successful and of opcode op. */
+static void
+wait_wc(struct side *s, uint64_t wr_id, enum ibv_wc_opcode op)
+{
+	struct timespec t0;
+	struct ibv_wc wc;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((n = ibv_poll_cq(s->cq, 1, &wc)) == 0)
+		if (ms_since(&t0) > WAIT_MS)
+			die("no completion of wr %llu in %d ms", (unsigned long long)wr_id,
+			    WAIT_MS);
+	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != wr_id || wc.opcode != op)
+		die("completion: n %d status %s wr %llu opcode %d (wanted wr %llu opcode %d)",
+		    n, ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id,
+		    wc.opcode, (unsigned long long)wr_id, op);
+}
+
+static void
+post(struct side *s, enum ibv_wr_opcode op, uint64_t wr_id, void *local,
+     const struct side *remote)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)local, .length = LEN, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)remote->buf;
+	wr.wr.rdma.rkey = remote->mr->rkey;
+	if (ibv_post_send(s->qp, &wr, &bad) != 0)
+		die("post_send %d", op);
+}
+
+static void
+fill(uint8_t *p, unsigned int seed)
+{
+	for (size_t i = 0; i < LEN; i++)
+		p[i] = (uint8_t)(seed * 31 + i * 7);
+}
+
+static void
+round_once(unsigned int r)
+{
+	struct side a = { 0 }, b = { 0 };
+	union ibv_gid ga, gb;
+	struct ibv_sge rsge;
+	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+
+	side_open(&a, &ga);
+	side_open(&b, &gb);
+	if (a.ctx == b.ctx || memcmp(&ga, &gb, sizeof(ga)) != 0)
+		die("two contexts of one device: distinct contexts, one GID");
+	connect_qp(a.qp, b.qp->qp_num, &gb, ACCESS);
+	connect_qp(b.qp, a.qp->qp_num, &ga, ACCESS);
+
+	/* WRITE: a's local half into b's target half */
+	fill(a.buf + LEN, r);
+	post(&a, IBV_WR_RDMA_WRITE, 1, a.buf + LEN, &b);
+	wait_wc(&a, 1, IBV_WC_RDMA_WRITE);
+	if (memcmp(b.buf, a.buf + LEN, LEN) != 0)
+		die("round %u: WRITE: b's buffer differs", r);
+	/* SEND: b's local half into a's target half */
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = LEN, .lkey = a.mr->lkey };
+	if (ibv_post_recv(a.qp, &rwr, &rbad) != 0)
+		die("post_recv");
+	fill(b.buf + LEN, r + 100);
+	post(&b, IBV_WR_SEND, 2, b.buf + LEN, &a);
+	wait_wc(&b, 2, IBV_WC_SEND);
+	wait_wc(&a, 9, IBV_WC_RECV);
+	if (memcmp(a.buf, b.buf + LEN, LEN) != 0)
+		die("round %u: SEND: a's buffer differs", r);
+	/* READ: b's target half (a's WRITE) back into b's local half */
+	post(&b, IBV_WR_RDMA_READ, 3, b.buf + LEN, &a);
+	wait_wc(&b, 3, IBV_WC_RDMA_READ);
+	if (memcmp(b.buf + LEN, a.buf, LEN) != 0)
+		die("round %u: READ: b's local half differs", r);
+
+	side_close(&b);
+	side_close(&a);
+}
+
+int
+main(void)
+{
+	for (unsigned int r = 0; r < ROUNDS; r++)
+		round_once(r);
+	printf("ok: %d rounds of open x2, loopback WRITE/SEND/READ, close x2\n", ROUNDS);
+	return 0;
+}
