@@ -196,9 +196,10 @@ bound_windows(const struct persist *p)
 	return n;
 }
 
-/* The application is gone: its regions' groups to their held tables. */
 static void persist_release(struct persist *p, const char *why);
 
+/* The application is gone: its regions' groups to their held tables (an
+ * expired region it attached released). */
 void
 persist_orphan(struct droced_app *a)
 {
@@ -428,6 +429,7 @@ int
 on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 {
 	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct droce_lease_attr lease;
 	const struct obj *buf;
 	struct persist *p;
 	char *tomb;
@@ -445,6 +447,8 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 		return EFAULT;
 	if (persist_of_mr(o->p) != NULL || group_taken(buf, o->p))
 		return EBUSY;
+	if (droce_query_mr_lease(o->p, &lease) == 0 && lease.expired)
+		return ETIME;	/* its key is revoked */
 	if (m->arg < 0)
 		return EINVAL;
 	rc = m->arg > 0 ? droce_set_mr_lease(o->p, (uint32_t)m->arg) : 0;

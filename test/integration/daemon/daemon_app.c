@@ -1186,6 +1186,8 @@ refuse_expired(struct droce_context *ctx)
 	bad += refused("attach after the expiry",
 		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ETIME);
 	bad += refused("release after the expiry", droce_release(ctx, "refuse-lease"), ENOENT);
+	bad += refused("persist of the expired MR again",
+		       droce_persist_mr(e.mr, "refuse-lease", 0), ETIME);
 	end_destroy(&e);
 	errno = 0;
 	bad += refused("attach after the dereg",
