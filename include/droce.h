@@ -148,8 +148,12 @@ struct droce_mw_bind {
  * context without a device
  * (droce_open_context alone) has no engine: EOPNOTSUPP.  In daemon mode
  * these calls are requests to droced, whose engine expires the lease; its
- * event reaches the owner as in process; a persistent region's expiry
- * releases it (droce_persist_mr).
+ * event reaches the owner as in process (a persistent region's: its
+ * maker, or the application that attached it), and the owner's handle
+ * of an expired object answers as in process, also that of a persistent
+ * region its lease ended (droce_persist_mr).  In both modes no event
+ * names a freed object: a destroy drops the object's events not taken
+ * and waits until those taken were acked (as ibverbs' destroy of a QP or CQ).
  */
 #define DROCE_LEASE_TICK_US 1000
 
@@ -169,7 +173,8 @@ int droce_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms);
 /* 0, ENOENT (no lease), ETIME (expired), EINVAL. */
 int droce_renew_mr(struct droce_mr *mr);
 int droce_renew_mw(struct droce_mw *mw);
-/* 0 or EINVAL. */
+/* 0 (an expired object: expired true, lease_ms its period, remaining_us
+ * 0) or EINVAL; in daemon mode ENOENT for a handle not the caller's. */
 int droce_query_mr_lease(struct droce_mr *mr, struct droce_lease_attr *attr);
 int droce_query_mw_lease(struct droce_mw *mw, struct droce_lease_attr *attr);
 
@@ -975,23 +980,31 @@ int droce_free_buf(struct droce_context *context, void *buf);
  * the CQs, the PD and the buffer are freed (a living maker keeps those:
  * they are its handles).  The caller's MRs of that name (from
  * droce_persist_mr or droce_attach_mr) then only free their proxy on
- * droce_dereg_mr, as does the dereg of one released meanwhile.  A lease
- * (given here, or droce_set_mr_lease; renewed by droce_renew_mr) runs in
- * droced: at expiry the region is released as by droce_release, as it is
- * by its owner's droce_dereg_mr.  droced --ctl PATH list shows the
- * regions, droced --ctl PATH release NAME releases one.
+ * droce_dereg_mr, as does the dereg of one released meanwhile.  The
+ * owner's droce_dereg_mr releases it too.  A lease (given here, or
+ * droce_set_mr_lease; renewed by droce_renew_mr, also by an attached
+ * owner) runs in droced and ends the region at expiry: its name is free,
+ * and a region nobody owns is released as by droce_release.  A living
+ * owner keeps its MR handle, expired as in process (droce_renew_mr and
+ * droce_set_mr_lease ETIME, droce_query_mr_lease expired, the event
+ * MR_LEASE_EXPIRED naming it) until its droce_dereg_mr (or death)
+ * releases the rest; a maker keeps its MR with its QPs, CQs, PD and
+ * buffer.  droced --ctl PATH list shows the regions, droced --ctl PATH
+ * release NAME releases one.
  */
 #define DROCE_PERSIST_NAME_MAX 32	/* bytes of a name, its NUL included */
 
 /*
  * 0; EEXIST (name in use), EBUSY (the MR, its PD or buffer already
  * persistent), EFAULT (not all in one droce_alloc_buf buffer), EINVAL
- * (empty name), ENAMETOOLONG, ENOENT (not the caller's MR), EOPNOTSUPP (in
- * process), ENOTCONN.
+ * (empty name), ENAMETOOLONG, ENOENT (not the caller's MR), ETIME (its
+ * lease ran out), EOPNOTSUPP (in process), ENOTCONN.
  */
 int droce_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
 /* NULL with errno: ENOENT (no such region), EBUSY (its owner lives),
- * ETIME (its lease ran out), EINVAL, ENAMETOOLONG, EOPNOTSUPP, ENOTCONN. */
+ * ETIME (its lease ran out: until the name is persistent again, for the
+ * last 64 names whose leases ran out, while this droced runs; ENOENT
+ * after), EINVAL, ENAMETOOLONG, EOPNOTSUPP, ENOTCONN. */
 struct droce_mr *droce_attach_mr(struct droce_context *context, const char *name);
 /* 0; ENOENT, EBUSY (owned by another live application), EINVAL,
  * ENAMETOOLONG, EOPNOTSUPP (in process), ENOTCONN. */

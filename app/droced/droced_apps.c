@@ -899,6 +899,17 @@ droced_route_event(const struct droce_async_event *ev)
 		}
 		return;
 	}
+	/* no table holds it: a kept region's MR, its attached owner's */
+	if (obj != NULL) {
+		struct droce_async_event mine = *ev;
+		struct droced_app *a;
+		uint64_t name = persist_event_owner(obj, &a);
+
+		if (name != 0) {
+			mine.element.qp = (struct droce_qp *)(uintptr_t)name;
+			deliver(a, &mine);
+		}
+	}
 }
 
 /* Indexed by enum dmn_req (verbs_daemon.h's one list of requests). */

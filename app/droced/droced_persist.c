@@ -3,7 +3,8 @@
  * droced_persist.c - persistent named regions (droce_persist_mr; README.md
  * "Persistent regions"): which objects a region keeps (its group), the
  * move of the group out of its dead maker's table, reattach, release
- * (the key first, the rest after a linger) and leases.
+ * (the key first, the rest after a linger), leases and the names of the
+ * regions their leases ended (tombstones).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +27,12 @@ struct persist {
 	char name[DROCE_PERSIST_NAME_MAX];
 	struct droce_mr *mr;
 	struct droced_app *owner;	/* NULL: nobody's */
+	uint64_t owner_ptr;		/* an attached owner's name of the MR in its events */
 	bool kept;			/* the group is in held */
+	/* kept, its lease ran out while an attached owner holds it: the name
+	 * is free (not found, not listed), the key revoked; released at the
+	 * owner's dereg or death */
+	bool expired;
 	struct droced_app held;
 	uint32_t lease_ms;
 	/* released: its key revoked at seen_us (in revoke_us), the rest when
@@ -42,17 +48,48 @@ struct persist {
 /* How often a kept region's windows are looked at (windows_look). */
 #define WINDOW_POLL_MS 1
 
+/*
+ * The names of the last DROCED_TOMBSTONES regions whose leases ran out:
+ * droce_attach_mr of one is ETIME (droce.h), not ENOENT, until the name
+ * is persistent again or that many later expiries pushed it out (or
+ * droced restarts).
+ */
+#define DROCED_TOMBSTONES 64
+
 static struct {
 	struct persist *list;		/* by name */
+	char tomb[DROCED_TOMBSTONES][DROCE_PERSIST_NAME_MAX];
+	unsigned int ntomb;		/* tombstones ever laid */
 } regions;
 
+/* The live region of that name (not an expired one whose name is free). */
 static struct persist *
 persist_find(const char *name)
 {
 	for (struct persist *p = regions.list; p != NULL; p = p->next)
-		if (strcmp(p->name, name) == 0)
+		if (!p->expired && strcmp(p->name, name) == 0)
 			return p;
 	return NULL;
+}
+
+static char *
+tomb_find(const char *name)
+{
+	unsigned int n = regions.ntomb < DROCED_TOMBSTONES ? regions.ntomb : DROCED_TOMBSTONES;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(regions.tomb[i], name) == 0)
+			return regions.tomb[i];
+	return NULL;
+}
+
+/* name's lease ran out: its tombstone (the oldest overwritten). */
+static void
+tomb_lay(const char *name)
+{
+	if (tomb_find(name) == NULL)
+		memcpy(regions.tomb[regions.ntomb++ % DROCED_TOMBSTONES], name,
+		       DROCE_PERSIST_NAME_MAX);
 }
 
 static struct persist *
@@ -159,13 +196,21 @@ bound_windows(const struct persist *p)
 	return n;
 }
 
-/* The application is gone: its regions' groups to their held tables. */
+static void persist_release(struct persist *p, const char *why);
+
+/* The application is gone: its regions' groups to their held tables (an
+ * expired region it attached released). */
 void
 persist_orphan(struct droced_app *a)
 {
-	for (struct persist *p = regions.list; p != NULL; p = p->next) {
+	for (struct persist *p = regions.list, *n; p != NULL; p = n) {
+		n = p->next;
 		if (p->owner != a)
 			continue;
+		if (p->expired) {	/* kept only for its owner's handle */
+			persist_release(p, "lease expired, its owner gone");
+			continue;
+		}
 		if (!p->kept)
 			move_group(p, a, &p->held);
 		p->kept = true;
@@ -312,13 +357,48 @@ persist_dereg(struct droced_app *a, uint64_t h)
 	return true;
 }
 
+/*
+ * A region's lease ran out (its key is revoked): as in process, a living
+ * owner keeps its handle of the expired MR (renew and set ETIME, query
+ * expired, dereg 0).  Its maker keeps the MR itself, no longer
+ * persistent; an attached owner the group until its dereg or death.  A
+ * region nobody owns is released.  The name is free, its tombstone laid.
+ */
 void
 droced_lease_expired(struct droce_mr *mr)
 {
 	struct persist *p = persist_of_mr(mr);
 
-	if (p != NULL)
+	if (p == NULL || p->expired)
+		return;
+	tomb_lay(p->name);
+	if (p->owner == NULL) {
 		persist_release(p, "lease expired");
+		return;
+	}
+	if (p->kept) {
+		p->expired = true;
+		printf("droced: region %s expired: its key revoked by its lease; released at "
+		       "pid %d's dereg or death\n", p->name, (int)p->owner->pid);
+	} else {
+		printf("droced: region %s released (lease expired): its key revoked by its lease; "
+		       "the MR, its QPs, CQs, PD and buffer stay pid %d's\n", p->name,
+		       (int)p->owner->pid);
+		persist_drop(p);
+	}
+	fflush(stdout);
+	tel_snapshot();
+}
+
+uint64_t
+persist_event_owner(const void *mr, struct droced_app **owner)
+{
+	struct persist *p = persist_of_mr(mr);
+
+	if (p == NULL || !p->kept || p->owner == NULL)
+		return 0;
+	*owner = p->owner;
+	return p->owner_ptr;
 }
 
 /* The caller's droce_alloc_buf buffer that holds all of mr, or NULL. */
@@ -349,8 +429,10 @@ int
 on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 {
 	struct obj *o = obj_find(a, OBJ_MR, m->h[0]);
+	struct droce_lease_attr lease;
 	const struct obj *buf;
 	struct persist *p;
+	char *tomb;
 	int rc = msg_name(m);
 
 	if (rc != 0)
@@ -365,6 +447,8 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 		return EFAULT;
 	if (persist_of_mr(o->p) != NULL || group_taken(buf, o->p))
 		return EBUSY;
+	if (droce_query_mr_lease(o->p, &lease) == 0 && lease.expired)
+		return ETIME;	/* its key is revoked */
 	if (m->arg < 0)
 		return EINVAL;
 	rc = m->arg > 0 ? droce_set_mr_lease(o->p, (uint32_t)m->arg) : 0;
@@ -374,6 +458,9 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 	if (p == NULL)
 		return ENOMEM;
 	memcpy(p->name, m->u.name, sizeof(p->name));
+	tomb = tomb_find(p->name);
+	if (tomb != NULL)
+		tomb[0] = '\0';	/* the name is a region again */
 	p->mr = o->p;
 	p->owner = a;
 	p->held.fd = -1;
@@ -395,21 +482,25 @@ named_region(const struct dmn_msg *m, struct persist **p)
 	return *p != NULL ? 0 : ENOENT;
 }
 
+/* ETIME: its lease ran out, the release on the way (the event) or done
+ * (the tombstone). */
 int
 on_attach_mr(struct droced_app *a, struct dmn_msg *m)
 {
 	struct persist *p;
 	int rc = named_region(m, &p);
 
+	if (rc == ENOENT && tomb_find(m->u.name) != NULL)
+		return ETIME;
 	if (rc != 0)
 		return rc;
 	if (p->owner != NULL)
 		return EBUSY;	/* its owner lives */
-	/* ETIME: expired, its release on the way (the event) */
 	rc = p->lease_ms != 0 ? droce_renew_mr(p->mr) : 0;
 	if (rc != 0)
 		return rc;
 	p->owner = a;	/* the group stays in held: a has no handle of it */
+	p->owner_ptr = m->h[2];	/* its proxy, named in its events */
 	m->h[0] = (uint64_t)(uintptr_t)p->mr;
 	m->addr = (uint64_t)(uintptr_t)p->mr->addr;
 	m->len = p->mr->length;
@@ -431,15 +522,27 @@ on_release(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-/* The lease requests' object (h[0], of the kind h[1]): the application's own. */
-static struct obj *
+/*
+ * The lease requests' object (h[0], of the kind h[1]): the application's
+ * own, or the MR of a region it attached (in the region's table), also
+ * once that expired.
+ */
+static void *
 leased_obj(struct droced_app *a, const struct dmn_msg *m)
 {
+	struct persist *p;
+	struct obj *o;
+
 	switch (m->h[1]) {
 	case DMN_LEASE_MR:
-		return obj_find(a, OBJ_MR, m->h[0]);
+		o = obj_find(a, OBJ_MR, m->h[0]);
+		if (o != NULL)
+			return o->p;
+		p = persist_of_mr((void *)(uintptr_t)m->h[0]);
+		return p != NULL && p->kept && p->owner == a ? p->mr : NULL;
 	case DMN_LEASE_MW:
-		return obj_find(a, OBJ_MW, m->h[0]);
+		o = obj_find(a, OBJ_MW, m->h[0]);
+		return o != NULL ? o->p : NULL;
 	}
 	return NULL;
 }
@@ -447,7 +550,7 @@ leased_obj(struct droced_app *a, const struct dmn_msg *m)
 int
 on_set_lease(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = leased_obj(a, m);
+	void *o = leased_obj(a, m);
 	struct persist *p;
 	int rc;
 
@@ -456,11 +559,11 @@ on_set_lease(struct droced_app *a, struct dmn_msg *m)
 	if (m->arg < 0)
 		return EINVAL;
 	if (m->h[1] == DMN_LEASE_MW)
-		return droce_set_mw_lease(o->p, (uint32_t)m->arg);
-	rc = droce_set_mr_lease(o->p, (uint32_t)m->arg);
+		return droce_set_mw_lease(o, (uint32_t)m->arg);
+	rc = droce_set_mr_lease(o, (uint32_t)m->arg);
 	if (rc != 0)
 		return rc;
-	p = persist_of_mr(o->p);
+	p = persist_of_mr(o);
 	if (p != NULL)
 		p->lease_ms = (uint32_t)m->arg;
 	return 0;
@@ -469,24 +572,24 @@ on_set_lease(struct droced_app *a, struct dmn_msg *m)
 int
 on_renew_lease(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = leased_obj(a, m);
+	void *o = leased_obj(a, m);
 
 	if (o == NULL)
 		return ENOENT;
 	if (m->h[1] == DMN_LEASE_MW)
-		return droce_renew_mw(o->p);
-	return droce_renew_mr(o->p);
+		return droce_renew_mw(o);
+	return droce_renew_mr(o);
 }
 
 int
 on_query_lease(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *o = leased_obj(a, m);
+	void *o = leased_obj(a, m);
 
 	if (o == NULL)
 		return ENOENT;
-	return m->h[1] == DMN_LEASE_MW ? droce_query_mw_lease(o->p, &m->u.lease) :
-					 droce_query_mr_lease(o->p, &m->u.lease);
+	return m->h[1] == DMN_LEASE_MW ? droce_query_mw_lease(o, &m->u.lease) :
+					 droce_query_mr_lease(o, &m->u.lease);
 }
 
 int
@@ -500,7 +603,7 @@ list_persist(struct dmn_persist_info *out, uint32_t from, uint32_t *total)
 		struct droce_lease_attr lease = { 0 };
 		struct dmn_persist_info *i;
 
-		if ((*total)++ < from || n == DMN_LIST_MAX)
+		if (p->expired || (*total)++ < from || n == DMN_LIST_MAX)
 			continue;
 		i = &out[n++];
 

@@ -107,8 +107,12 @@ uint64_t now_us(void);
 
 /* a's dereg of handle h, its persistent region's MR: released (true). */
 bool persist_dereg(struct droced_app *a, uint64_t h);
-/* a is gone: the groups of the regions it made go to their own tables. */
+/* a is gone: the groups of the regions it made go to their own tables
+ * (an expired region it attached is released). */
 void persist_orphan(struct droced_app *a);
+/* The attached owner of the kept region whose MR is mr (*owner), and its
+ * name of the MR in its events; 0: none. */
+uint64_t persist_event_owner(const void *mr, struct droced_app **owner);
 /* The regions as --ctl list shows them, at most DMN_LIST_MAX from the
  * from-th on: how many; *total: all of them. */
 int list_persist(struct dmn_persist_info *out, uint32_t from, uint32_t *total);

@@ -268,10 +268,8 @@ verbs_dmn_dealloc_pd(struct droce_pd *pd)
 	return rc;
 }
 
-/* The name droced gives obj's events: obj itself, 0 (none) in a context
- * that takes no events. */
-static uint64_t
-event_name(const struct droce_context *ctx, const void *obj)
+uint64_t
+verbs_dmn_event_name(const struct droce_context *ctx, const void *obj)
 {
 	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
 }
@@ -290,7 +288,7 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 		errno = ENOMEM;
 		return NULL;
 	}
-	m.h[2] = event_name(pd->context, &mr->pub);	/* its lease's event */
+	m.h[2] = verbs_dmn_event_name(pd->context, &mr->pub);	/* its lease's event */
 	/* droce's hugepages are droced's too; other memory is moved to it */
 	if (rte_mem_virt2memseg_list(addr) != NULL)
 		rc = verbs_daemon_call(&m);
@@ -312,6 +310,12 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 	return &mr->pub;
 }
 
+/*
+ * As in process: once droced deregistered it (it routes no more events
+ * for it, and those it routed are in the ring before its reply), its
+ * events not taken are dropped and those taken waited for (acked).  The
+ * same for a released persistent region's proxy: its lease may have named it.
+ */
 int
 verbs_dmn_dereg_mr(struct droce_mr *mr)
 {
@@ -319,9 +323,11 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 	/* handle 0: a persistent region released (droce_release), only the proxy left */
 	int rc = verbs_dmn_named_dereg(mr, h != 0 ? call2(DMN_DEREG_MR, h, 0) : 0);
 
-	if (rc == 0)
-		free(mr);
-	return rc;
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(mr->context, mr);
+	free(mr);
+	return 0;
 }
 
 /* ---- memory windows ------------------------------------------------------------- */
@@ -337,7 +343,7 @@ verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
-	m.addr = event_name(pd->context, &mw->pub);	/* its lease's event */
+	m.addr = verbs_dmn_event_name(pd->context, &mw->pub);	/* its lease's event */
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(mw);
@@ -353,14 +359,17 @@ verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
 	return &mw->pub;
 }
 
+/* As verbs_dmn_dereg_mr: no event left naming it. */
 int
 verbs_dmn_dealloc_mw(struct droce_mw *mw)
 {
 	int rc = call2(DMN_DEALLOC_MW, ((struct verbs_dmn_mw *)mw)->h, 0);
 
-	if (rc == 0)
-		free(mw);
-	return rc;
+	if (rc != 0)
+		return rc;
+	verbs_events_forget(mw->context, mw);
+	free(mw);
+	return 0;
 }
 
 /* ---- completion channels --------------------------------------------------------- */
@@ -398,7 +407,7 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	m.addr = event_name(ctx, &cq->pub);
+	m.addr = verbs_dmn_event_name(ctx, &cq->pub);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(cq);
@@ -485,7 +494,7 @@ verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	m.h[0] = pd_handle(pd);
 	m.h[1] = cq_handle(init->send_cq);
 	m.h[2] = cq_handle(init->recv_cq);
-	m.addr = event_name(pd->context, &qp->pub);
+	m.addr = verbs_dmn_event_name(pd->context, &qp->pub);
 	init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {

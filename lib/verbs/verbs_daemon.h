@@ -210,6 +210,10 @@ struct droce_comp_channel *verbs_channel_adopt(struct droce_context *ctx, int fd
  * routed to it: 0, or -EAGAIN (none; not the context that takes them).
  */
 void *verbs_event_object(const struct droce_async_event *ev);
+/* The name droced gives obj's events (REG_MR, ALLOC_MW, CREATE_CQ,
+ * CREATE_QP, ATTACH_MR): obj itself, 0 (none) in a context that takes no
+ * events. */
+uint64_t verbs_dmn_event_name(const struct droce_context *ctx, const void *obj);
 int verbs_dmn_event_take(struct droce_context *ctx, struct droce_async_event *ev);
 
 /* The daemon-mode verbs behind droce_* (positive errno / NULL + errno). */

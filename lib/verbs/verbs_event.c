@@ -6,9 +6,10 @@
  * eventfd (EFD_SEMAPHORE: one count per event) for each (lib/transport
  * tp_event.c).  Here, on the application's threads and under the
  * context's event lock, they move to a pending list; droce_get_async_event
- * takes the oldest together with one count, and remembers QP and CQ
- * events until they are acked, so that destroying the object can wait for
- * that (as ibverbs) and discard the events for it nobody took yet.
+ * takes the oldest together with one count, and remembers the events
+ * naming an object (QP, CQ, SRQ, MR, MW) until they are acked, so that
+ * destroying the object can wait for that (as ibverbs for QPs and CQs)
+ * and discard the events for it nobody took yet.
  *
  * Counts and events are kept in step: every count read is paired with an
  * event removed.  When a discarded event's count is not there yet (its
@@ -49,7 +50,7 @@ struct verbs_events {
 	pthread_mutex_t lock;
 	pthread_cond_t acked;
 	struct ev_list pending;		/* raised, not taken */
-	struct ev_list taken;		/* QP/CQ events taken, not acked */
+	struct ev_list taken;		/* events naming an object, taken, not acked */
 	uint64_t debt;			/* counts to read for discarded events */
 };
 
@@ -285,8 +286,9 @@ names(const struct ev_list *l, const void *obj)
 }
 
 /*
- * Before obj (a QP or CQ the engine raises no more events for) is freed:
- * drop its events nobody took, wait until those taken are acked.
+ * Before obj (a QP, CQ, SRQ, MR or MW the engine, or droced, raises no
+ * more events for) is freed: drop its events nobody took, wait until
+ * those taken are acked.
  */
 void
 verbs_events_forget(struct droce_context *ctx, const void *obj)

@@ -154,6 +154,7 @@ droce_attach_mr(struct droce_context *context, const char *name)
 	}
 	mr = calloc(1, sizeof(*mr));
 	n = node_new(name);
+	m.h[2] = verbs_dmn_event_name(context, mr);	/* its lease's event */
 	rc = mr == NULL || n == NULL ? ENOMEM : call_named(&m, name);
 	if (rc != 0) {
 		free(mr);

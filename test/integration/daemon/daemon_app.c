@@ -64,12 +64,20 @@
  *                                   one runs out (mw_lease); all freed
  *       hold                        a PD, buffer, MR, CQ and QP; ready; a
  *                                   line on stdin: all freed
+ *       evfree                      an MR and a window whose leases ran out,
+ *                                   freed with their event queued (none may
+ *                                   be left) and taken (the free waits for
+ *                                   its ack)
+ *       attachlease NAME            attaches NAME, leases it 100 ms, lets the
+ *                                   lease run out: the event, then the
+ *                                   errnos of an expired region, dereg
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -118,6 +126,24 @@ die(const char *what)
 {
 	fprintf(stderr, "daemon_app: %s: %s\n", what, strerror(errno));
 	exit(2);
+}
+
+/* fd readable within ms. */
+static bool
+readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+static void
+check(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "daemon_app: %s\n", what);
+		exit(1);
+	}
 }
 
 static uint64_t
@@ -1127,6 +1153,57 @@ run_attach(struct droce_context *ctx, int argc, char **argv)
 	return bad == 0 && again == EBUSY && rc == 0 ? 0 : 1;
 }
 
+/*
+ * A region's lease runs out while its maker lives: as in process, the
+ * maker keeps its expired MR (the event names it, renew and set ETIME,
+ * query expired, dereg 0, no event left after); the name is free, attach
+ * ETIME (its tombstone) until it is persistent again.
+ */
+static int
+refuse_expired(struct droce_context *ctx)
+{
+	struct droce_lease_attr la = { 0 };
+	struct droce_async_event ev;
+	struct end e;
+	int bad = 0;
+
+	end_create(&e, ctx, 4096);
+	bad += refused("persist with a lease of 50 ms",
+		       droce_persist_mr(e.mr, "refuse-lease", 50), 0);
+	check(readable(ctx->async_fd, 5000), "no lease event within 5 s");
+	check(droce_get_async_event(ctx, &ev) == 0, "get_async_event");
+	bad += refused("the event MR_LEASE_EXPIRED naming the MR",
+		       ev.event_type == DROCE_EVENT_MR_LEASE_EXPIRED && ev.element.mr == e.mr ?
+		       0 : EINVAL, 0);
+	droce_ack_async_event(&ev);
+	bad += refused("renew after the expiry", droce_renew_mr(e.mr), ETIME);
+	bad += refused("set a lease after the expiry", droce_set_mr_lease(e.mr, 50), ETIME);
+	bad += refused("query after the expiry", droce_query_mr_lease(e.mr, &la), 0);
+	printf("refuse: query after the expiry: lease_ms %u, expired %d, remaining_us %" PRIu64
+	       "\n", la.lease_ms, la.expired, la.remaining_us);
+	bad += la.lease_ms != 50 || !la.expired || la.remaining_us != 0;
+	errno = 0;
+	bad += refused("attach after the expiry",
+		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ETIME);
+	bad += refused("release after the expiry", droce_release(ctx, "refuse-lease"), ENOENT);
+	bad += refused("persist of the expired MR again",
+		       droce_persist_mr(e.mr, "refuse-lease", 0), ETIME);
+	end_destroy(&e);
+	errno = 0;
+	bad += refused("attach after the dereg",
+		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ETIME);
+	/* persistent again: a region, no tombstone (released: ENOENT) */
+	end_create(&e, ctx, 4096);
+	bad += refused("persist under the expired name",
+		       droce_persist_mr(e.mr, "refuse-lease", 0), 0);
+	bad += refused("release of it", droce_release(ctx, "refuse-lease"), 0);
+	errno = 0;
+	bad += refused("attach after that release",
+		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ENOENT);
+	end_destroy(&e);
+	return bad;
+}
+
 /* refuse NAME: another's live region is not ours; our own MR's rules. */
 static int
 run_refuse(struct droce_context *ctx, char **argv)
@@ -1162,16 +1239,7 @@ run_refuse(struct droce_context *ctx, char **argv)
 	bad += refused("persist of a second MR", droce_persist_mr(e.mr, "refuse-rel", 0), 0);
 	bad += refused("its release by its maker", droce_release(ctx, "refuse-rel"), 0);
 	end_destroy(&e);
-	/* its lease runs out while its maker lives: released the same way */
-	end_create(&e, ctx, 4096);
-	bad += refused("persist with a lease of 50 ms",
-		       droce_persist_mr(e.mr, "refuse-lease", 50), 0);
-	usleep(200000);
-	bad += refused("renew after the expiry", droce_renew_mr(e.mr), ENOENT);
-	errno = 0;
-	bad += refused("attach after the expiry",
-		       droce_attach_mr(ctx, "refuse-lease") == NULL ? errno : 0, ENOENT);
-	end_destroy(&e);
+	bad += refuse_expired(ctx);
 	printf("refuse: %s\n", bad == 0 ? "every answer as expected" : "WRONG");
 	return bad == 0 ? 0 : 1;
 }
@@ -1470,24 +1538,6 @@ send_for_echo(struct end *e, bool solicited)
 		die("post SEND");
 }
 
-/* The channel's fd readable within ms. */
-static bool
-readable(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
-}
-
-static void
-check(bool ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "daemon_app: %s\n", what);
-		exit(1);
-	}
-}
-
 /* One event of ch for e's CQ, then exactly the echo wr_id's CQE, no more. */
 static void
 channel_event(struct droce_comp_channel *ch, struct end *e, uint64_t wr_id)
@@ -1665,6 +1715,211 @@ run_quiet(struct droce_context *ctx, int argc, char **argv)
 	printf("quiet: no event\n");
 	close(fd);
 	return 0;
+}
+
+/* ---- events of freed objects ------------------------------------------------------ */
+
+#define EV_LEASE_MS 50
+/* How long a free that must wait for an ack is watched before the ack. */
+#define EV_WAIT_MS 300
+
+/* A leased MR or window and what it lies on. */
+struct leased {
+	struct droce_context *ctx;
+	struct droce_pd *pd;
+	void *buf;
+	struct droce_mr *mr;	/* the leased one, or NULL: */
+	struct droce_mw *mw;	/* the leased window */
+	const char *what;
+};
+
+static void
+leased_make(struct leased *l, struct droce_context *ctx, bool window)
+{
+	*l = (struct leased){ .ctx = ctx, .what = window ? "MW" : "MR" };
+	l->pd = droce_alloc_pd(ctx);
+	l->buf = droce_alloc_buf(ctx, 4096);
+	check(l->pd != NULL && l->buf != NULL, "alloc_pd / alloc_buf");
+	if (window) {
+		l->mw = droce_alloc_mw(l->pd, DROCE_MW_TYPE_1);
+		check(l->mw != NULL && droce_set_mw_lease(l->mw, EV_LEASE_MS) == 0,
+		      "alloc_mw / set_mw_lease");
+	} else {
+		l->mr = droce_reg_mr_lease(l->pd, l->buf, 4096, DROCE_ACCESS_LOCAL_WRITE,
+					   EV_LEASE_MS);
+		check(l->mr != NULL, "reg_mr_lease");
+	}
+	/* droced counted its expiry event on async_fd */
+	check(readable(ctx->async_fd, 5000), "no lease expiry event within 5 s");
+}
+
+static int
+leased_free(struct leased *l)
+{
+	return l->mw != NULL ? droce_dealloc_mw(l->mw) : droce_dereg_mr(l->mr);
+}
+
+static void
+leased_done(struct leased *l)
+{
+	check(droce_free_buf(l->ctx, l->buf) == 0 && droce_dealloc_pd(l->pd) == 0,
+	      "free_buf / dealloc_pd");
+}
+
+/* The event of l taken now: it names l's object. */
+static void
+leased_event(struct leased *l, struct droce_async_event *ev)
+{
+	check(droce_get_async_event(l->ctx, ev) == 0, "get_async_event");
+	check(l->mw != NULL ? ev->event_type == DROCE_EVENT_MW_LEASE_EXPIRED &&
+			      ev->element.mw == l->mw :
+			      ev->event_type == DROCE_EVENT_MR_LEASE_EXPIRED &&
+			      ev->element.mr == l->mr, "not the lease's event of the object");
+}
+
+/* What droce_get_async_event finds after a free: none, or the stale event,
+ * taken and acked as an application would (it names freed memory). */
+static const char *
+left_after_free(struct droce_context *ctx)
+{
+	struct droce_async_event ev;
+	int rc;
+
+	check(fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	rc = droce_get_async_event(ctx, &ev);
+	check(rc == 0 || errno == EAGAIN, "get_async_event failed");
+	check(fcntl(ctx->async_fd, F_SETFL, 0) == 0, "blocking again");
+	if (rc != 0)
+		return "no event left";
+	printf("evfree: a stale event: %s\n", droce_event_type_str(ev.event_type));
+	fflush(stdout);
+	droce_ack_async_event(&ev);
+	return "AN EVENT LEFT";
+}
+
+/* Its event queued, not taken: freed, no event may name it. */
+static void
+free_queued(struct droce_context *ctx, bool window)
+{
+	struct leased l;
+	int rc;
+
+	leased_make(&l, ctx, window);
+	rc = leased_free(&l);
+	printf("evfree: %s freed with its expiry event queued: %s, %s\n", l.what,
+	       strerror(rc), left_after_free(ctx));
+	leased_done(&l);
+}
+
+struct freer {
+	struct leased *l;
+	int rc;
+	int done;		/* __atomic */
+};
+
+static void *
+freer_run(void *arg)
+{
+	struct freer *f = arg;
+
+	f->rc = leased_free(f->l);
+	__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Its event taken, not acked: the free (another thread) returns only after the ack. */
+static void
+free_taken(struct droce_context *ctx, bool window)
+{
+	struct droce_async_event ev;
+	struct freer f = { 0 };
+	struct leased l;
+	pthread_t t;
+	int before;
+
+	leased_make(&l, ctx, window);
+	leased_event(&l, &ev);
+	f.l = &l;
+	check(pthread_create(&t, NULL, freer_run, &f) == 0, "pthread_create");
+	usleep(EV_WAIT_MS * 1000);
+	before = __atomic_load_n(&f.done, __ATOMIC_ACQUIRE);
+	droce_ack_async_event(&ev);
+	check(pthread_join(t, NULL) == 0, "pthread_join");
+	printf("evfree: %s freed with its expiry event taken: %s, returned %s the ack, %s\n",
+	       l.what, strerror(f.rc), before ? "BEFORE" : "after", left_after_free(ctx));
+	leased_done(&l);
+}
+
+static int
+run_evfree(struct droce_context *ctx)
+{
+	free_queued(ctx, false);
+	free_queued(ctx, true);
+	free_taken(ctx, false);
+	free_taken(ctx, true);
+	return 0;
+}
+
+/* The attached region's lease: long enough that the set, renew and query
+ * before it runs out do not race it on a loaded machine. */
+#define ATTACH_LEASE_MS 500
+
+/* The attached owner's event of its region's expiry: it names its MR. */
+static int
+attached_expiry(struct droce_context *ctx, struct droce_mr *mr)
+{
+	struct droce_async_event ev;
+	bool named;
+
+	if (!readable(ctx->async_fd, ATTACH_LEASE_MS + 5000)) {
+		printf("attachlease: no event within 5 s of the deadline (WRONG)\n");
+		return 1;
+	}
+	check(droce_get_async_event(ctx, &ev) == 0, "get_async_event");
+	named = ev.event_type == DROCE_EVENT_MR_LEASE_EXPIRED && ev.element.mr == mr;
+	droce_ack_async_event(&ev);
+	printf("attachlease: event %s naming its MR: %s\n", droce_event_type_str(ev.event_type),
+	       named ? "yes" : "NO");
+	return named ? 0 : 1;
+}
+
+/* attachlease NAME: the attached owner's lease requests, before and after it runs out. */
+static int
+run_attachlease(struct droce_context *ctx, char **argv)
+{
+	struct droce_mr *mr = droce_attach_mr(ctx, argv[0]);
+	struct droce_lease_attr la = { 0 };
+	int bad = 0;
+
+	if (mr == NULL) {
+		printf("attachlease: droce_attach_mr: %s\n", strerror(errno));
+		return 1;
+	}
+	bad += refused("set a lease", droce_set_mr_lease(mr, ATTACH_LEASE_MS), 0);
+	bad += refused("renew", droce_renew_mr(mr), 0);
+	bad += refused("query", droce_query_mr_lease(mr, &la), 0);
+	printf("attachlease: query: lease_ms %u, expired %d, remaining at most the period: %s\n",
+	       la.lease_ms, la.expired, la.remaining_us <= ATTACH_LEASE_MS * 1000 ? "yes" : "NO");
+	bad += la.lease_ms != ATTACH_LEASE_MS || la.expired ||
+	       la.remaining_us > ATTACH_LEASE_MS * 1000;
+	bad += attached_expiry(ctx, mr);
+	bad += refused("renew after the expiry", droce_renew_mr(mr), ETIME);
+	bad += refused("set a lease after the expiry", droce_set_mr_lease(mr, 100), ETIME);
+	la = (struct droce_lease_attr){ 0 };
+	bad += refused("query after the expiry", droce_query_mr_lease(mr, &la), 0);
+	printf("attachlease: query after the expiry: lease_ms %u, expired %d, remaining_us %"
+	       PRIu64 "\n", la.lease_ms, la.expired, la.remaining_us);
+	bad += la.lease_ms != ATTACH_LEASE_MS || !la.expired || la.remaining_us != 0;
+	errno = 0;
+	bad += refused("attach after the expiry",
+		       droce_attach_mr(ctx, argv[0]) == NULL ? errno : 0, ETIME);
+	bad += refused("release after the expiry", droce_release(ctx, argv[0]), ENOENT);
+	bad += refused("dereg after the expiry", droce_dereg_mr(mr), 0);
+	errno = 0;
+	bad += refused("attach after the dereg",
+		       droce_attach_mr(ctx, argv[0]) == NULL ? errno : 0, ETIME);
+	printf("attachlease: %s\n", bad == 0 ? "every answer as expected" : "WRONG");
+	return bad == 0 ? 0 : 1;
 }
 
 /* ---- memory windows on droced ------------------------------------------------------ */
@@ -2013,6 +2268,10 @@ main(int argc, char **argv)
 		rc = run_mwforge(ctx, argv + 1);
 	else if (strcmp(argv[0], "mwlease") == 0 && argc == 2)
 		rc = run_mwlease(ctx, argv + 1);
+	else if (strcmp(argv[0], "evfree") == 0 && argc == 1)
+		rc = run_evfree(ctx);
+	else if (strcmp(argv[0], "attachlease") == 0 && argc == 2)
+		rc = run_attachlease(ctx, argv + 1);
 	else
 		rc = 2;
 	fflush(stdout);

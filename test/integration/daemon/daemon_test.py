@@ -77,12 +77,15 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  before the deadline and within one lease tick (plus
                  EXPIRY_SLACK_MS: the engine's lcore and the peer share a
                  loaded machine's cores) after it; nothing succeeds after;
-                 baseline after
+                 baseline after; B's attach of the name then ETIME
   persist_ctl    B may not attach or release A's live region (EBUSY), unknown
                  names are ENOENT, B's own MR's rules (EEXIST, ENAMETOOLONG,
-                 EINVAL, EBUSY; dereg ends the persistence; a release and a
-                 lease's expiry while the maker lives revoke the key and
-                 leave it the rest, its dereg then frees the proxy); in process the
+                 EINVAL, EBUSY; dereg ends the persistence; a release while
+                 the maker lives revokes the key and leaves it the rest, its
+                 dereg then frees the proxy; a lease's expiry leaves it the
+                 expired MR: its event, renew and set ETIME, query expired,
+                 attach ETIME before and after its dereg, ENOENT once the
+                 name was persistent and released again); in process the
                  verbs are EOPNOTSUPP; A is SIGKILLed; C attaches (the owner
                  again) and is SIGKILLed: the region persists again;
                  droced --ctl release
@@ -106,6 +109,15 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  peer's next WRITE through it is REM_ACCESS_ERR, the query
                  says expired, a renewal ETIME (and the query of the MR's
                  lease, none: 0 ms); all freed, droced's list empty
+  persist_expire A's region (lease 10 s) kept at A's SIGKILL; B attaches it,
+                 sets a lease of 500 ms, renews and queries it, gets
+                 MR_LEASE_EXPIRED naming its MR; then renew and set ETIME,
+                 query expired, attach ETIME, release ENOENT, dereg 0 (the
+                 group released then), attach still ETIME; the peer's first
+                 failure REM_ACCESS_ERR, no success after
+  evfree         an MR and a window whose leases ran out are freed with
+                 their event queued (none left to take) and taken (the free
+                 waits for its ack)
   persist_inv    A's persistent region has a type-2 window the peer was
                  given; A is SIGKILLed (droced keeps the region); exactly
                  MW_AFTER WRITEs through the window succeed, the peer's
@@ -746,6 +758,13 @@ def case_persist_lease(s):
         fail("a WRITE or READ succeeded after the expiry")
     s.expect_apps({}, "after")
     s.expect_regions({}, "after")
+    # its lease ended it: attach says so (the name's tombstone), not ENOENT
+    b = s.app_proc("B", "attach", "leased", "-")
+    rc = b.wait()
+    m = b.wait_line(r"^attach: droce_attach_mr: (.*)")
+    print(f"persist_lease: B's attach after the expiry: exit {rc}: {m.group(0)}")
+    if rc != 1 or m.group(1) != "Timer expired":
+        fail("attach of a region its lease released", b)
 
 
 def ctl_release(s, name):
@@ -768,11 +787,12 @@ def case_persist_ctl(s):
     print(b.output())
     if rc != 0:
         fail("B's refusals", b)
-    for region, why in (("refuse-rel", "droce_release"), ("refuse-lease", "lease expired")):
+    for region, why, what in (
+            ("refuse-rel", "droce_release", r"1 MRs revoked in \d+ us; its QPs"),
+            ("refuse-lease", "lease expired", r"its key revoked by its lease; the MR, its QPs")):
         r = s.droced.wait_line(rf"droced: region {region} released \({why}\): (.*)")
         print(f"droced: {r.group(0)}")
-        if not re.fullmatch(rf"1 MRs revoked in \d+ us; its QPs, CQs, PD and buffer stay "
-                            rf"pid {b.p.pid}'s", r.group(1)):
+        if not re.fullmatch(rf"{what}, CQs, PD and buffer stay pid {b.p.pid}'s", r.group(1)):
             fail("the release of a region whose maker lives", s.droced)
     rc, out = ctl_release(s, "ctl")
     print(f"droced --ctl release ctl while A lives: exit {rc}: {out}")
@@ -987,6 +1007,57 @@ def case_mw_lease(s):
     s.expect_apps({}, "after")
 
 
+def case_persist_expire(s):
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a, (addr, length, key), _ = persist_owner(s, "A", "expire", 10000, "hammer")
+    kill_owner(s, a, "expire")
+    b = s.app_proc("B", "attachlease", "expire")
+    rc = b.wait()
+    print(b.output())
+    expect_lines(b, [
+        "attachlease: set a lease: Success", "attachlease: renew: Success",
+        "attachlease: query: Success",
+        "attachlease: query: lease_ms 500, expired 0, remaining at most the period: yes",
+        "attachlease: event MR lease expired naming its MR: yes",
+        "attachlease: renew after the expiry: Timer expired",
+        "attachlease: set a lease after the expiry: Timer expired",
+        "attachlease: query after the expiry: Success",
+        "attachlease: query after the expiry: lease_ms 500, expired 1, remaining_us 0",
+        "attachlease: attach after the expiry: Timer expired",
+        "attachlease: release after the expiry: No such file or directory",
+        "attachlease: dereg after the expiry: Success",
+        "attachlease: attach after the dereg: Timer expired",
+        "attachlease: every answer as expected"])
+    if rc != 0:
+        fail("B's lease on the attached region", b)
+    r = s.droced.wait_line(r"droced: region expire expired: (.*)")
+    print(f"droced: {r.group(0)}")
+    if r.group(1) != f"its key revoked by its lease; released at pid {b.p.pid}'s dereg or death":
+        fail("droced's expiry of an attached region", s.droced)
+    expect_released(s, "expire", "dereg by its owner")
+    revoked_at_peer(s, "persist_expire: the attached owner's lease")
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
+
+
+def case_evfree(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "evfree")
+    rc = a.wait()
+    print(a.output())
+    expect_lines(a, [
+        "evfree: MR freed with its expiry event queued: Success, no event left",
+        "evfree: MW freed with its expiry event queued: Success, no event left",
+        "evfree: MR freed with its expiry event taken: Success, returned after the ack, "
+        "no event left",
+        "evfree: MW freed with its expiry event taken: Success, returned after the ack, "
+        "no event left"])
+    if rc != 0:
+        fail("evfree failed", a)
+    s.expect_apps({}, "after")
+
+
 def case_persist_inv(s):
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
@@ -1081,6 +1152,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "channel": case_channel, "channel_kill": case_channel_kill,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
+         "persist_expire": case_persist_expire, "evfree": case_evfree,
          "max_apps": case_max_apps, "many": case_many}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
