@@ -1095,8 +1095,8 @@ DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
 
 
 def use_lsan_supp():
-    """lsan.supp for every child (ASan builds)."""
-    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    """test/lsan.supp for every child (ASan builds)."""
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lsan.supp")
     os.environ["LSAN_OPTIONS"] = ":".join(
         x for x in (os.environ.get("LSAN_OPTIONS"), f"suppressions={supp}") if x)
 
