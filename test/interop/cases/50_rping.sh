@@ -34,7 +34,7 @@ rping_droce() {
 		# shellcheck disable=SC2046
 		droce_run "$tmo" "$RPING" $(eal_args) -- $(droce_args) "$@"
 	else
-		dropin_run "$tmo" rping "$@"
+		UNCLOSED=1 dropin_run "$tmo" rping "$@"
 	fi
 }
 
@@ -135,7 +135,7 @@ perftest_cm_client() {
 		guest_listening 30 || true
 		sleep 0.2
 		# shellcheck disable=SC2086
-		dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
+		UNCLOSED=1 dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
 		rc_d=$?
 		if [ "$rc_d" != 0 ] && [ "$attempt" != 3 ] &&
 		   grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$dl"; then
@@ -165,7 +165,7 @@ perftest_cm_case() {
 	fi
 	# shellcheck disable=SC2086
 	if [ "$role" = server ]; then
-		on_both_sides server 140 perftest_dropin_cm_ready "$gl" "$dl" \
+		UNCLOSED=1 on_both_sides server 140 perftest_dropin_cm_ready "$gl" "$dl" \
 			"ib_write_bw -d rxe0 -x $G_GID4 $opts $D_IP" dropin_run stdbuf -oL ib_write_bw -x 0 $opts
 	else
 		REJECTS=0
