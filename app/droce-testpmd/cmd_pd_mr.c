@@ -168,13 +168,17 @@ mr_dereg(struct tpd_cmd *c)
 	return 0;
 }
 
-/* droce extension: a lease on the MR (ms=0 removes it), or its state. */
+/*
+ * droce extension: a lease on the MR (ms=0 removes it), or its state; the
+ * line gives CLOCK_MONOTONIC just before the query (droce's lease clock):
+ * the deadline is no earlier than that plus the time left.
+ */
 static int
 mr_lease(struct tpd_cmd *c)
 {
 	struct tpd_mr *m = tpd_get_mr(c, 1);
 	struct droce_lease_attr la;
-	uint64_t ms;
+	uint64_t ms, t;
 	int rc;
 
 	if (m == NULL || tpd_kv_u64(c, "ms", UINT64_MAX, UINT32_MAX, &ms) != 0 ||
@@ -187,14 +191,15 @@ mr_lease(struct tpd_cmd *c)
 			return -1;
 		}
 	}
+	t = tpd_now_ns();
 	rc = droce_query_mr_lease(m->mr, &la);
 	if (rc != 0) {
 		tpd_err("droce_query_mr_lease: %s", strerror(rc));
 		return -1;
 	}
-	printf("mr %d: lease %" PRIu32 " ms, %s, %" PRIu64 " us left\n",
+	printf("mr %d: lease %" PRIu32 " ms, %s, %" PRIu64 " us left at %" PRIu64 " us\n",
 	       tpd_handle(c->pos[1]), la.lease_ms, la.expired ? "expired" : "live",
-	       la.remaining_us);
+	       la.remaining_us, t / 1000);
 	return 0;
 }
 

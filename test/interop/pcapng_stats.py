@@ -7,8 +7,10 @@ device closes (rte_pcapng_write_stats): isb_ifrecv = frames offered to the
 capture, isb_ifdrop = frames it could not copy or write.  For each file this
 prints the Enhanced Packet Blocks found and the ISB's counters, and fails
 (exit 1) when ifdrop is not 0 or ifrecv differs from the packets in the
-file.  A file without an ISB (the program was killed) only has its packets
-counted.  Exit 2 on a file that is not pcapng.  Standard library only.
+file, and when the file has no ISB or its ISB lacks either counter:
+without them nothing says the capture is complete (a program that is
+killed writes none: its capture is not for this check).  Exit 2 on a file
+that is not pcapng.  Standard library only.
 """
 import struct
 import sys
@@ -37,7 +39,8 @@ def isb_counters(body, endian):
 
 
 def check(path):
-    """0 when the file is complete, 1 when it lost frames, 2 if unreadable."""
+    """0 when the file says it is complete, 1 when it lost frames or does not
+    say, 2 if unreadable."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 12 or struct.unpack("<I", data[:4])[0] != SHB:
@@ -56,10 +59,10 @@ def check(path):
         off += blen
     if not isbs:
         print(f"{path}: {epbs} packets, no statistics block")
-        return 0
+        return 1
     recv, drop = isbs[-1]
     print(f"{path}: {epbs} packets, ifrecv {recv}, ifdrop {drop}")
-    if drop not in (None, 0) or (recv is not None and recv != epbs):
+    if drop != 0 or recv != epbs:
         return 1
     return 0
 

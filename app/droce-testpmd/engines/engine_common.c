@@ -98,9 +98,10 @@ engine_poll(struct tpd_engine *e, bool recv, struct droce_wc *wc, int n)
 	for (int i = 0; i < k; i++)
 		if (wc[i].status != DROCE_WC_SUCCESS) {
 			e->errors++;
-			tpd_err("engine %d (%s): completion %s (%s)", e->id, e->ops->name,
-				tpd_wc_status_name(wc[i].status),
-				droce_wc_status_str(wc[i].status));
+			/* when it was polled, CLOCK_MONOTONIC (lifetime_kill.py) */
+			tpd_err("engine %d (%s): completion %s (%s) at %" PRIu64 " us",
+				e->id, e->ops->name, tpd_wc_status_name(wc[i].status),
+				droce_wc_status_str(wc[i].status), tpd_now_ns() / 1000);
 			return -1;
 		}
 	return k;

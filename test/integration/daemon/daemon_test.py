@@ -105,7 +105,9 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  window end in MW_BIND_ERR; A's windows and all freed
   mw_lease       A's windows as in mw; a 100 ms lease on its type-1 window,
                  set, queried and renewed through droced: MW_LEASE_EXPIRED
-                 naming it reaches A 99-2000 ms after the renewal, the
+                 naming it reaches A no earlier than the deadline (100 ms
+                 after the renewal was asked) and within one lease tick +
+                 EXPIRY_SLACK_MS after it, the
                  peer's next WRITE through it is REM_ACCESS_ERR, the query
                  says expired, a renewal ETIME (and the query of the MR's
                  lease, none: 0 ms); all freed, droced's list empty
@@ -997,11 +999,17 @@ def case_mw_lease(s):
     a = s.app_proc("A", "mwlease", s.peer_sock)
     if a.wait() != 0:
         fail("A's window lease", a)
-    m = a.wait_line(r"^mw: lease of 100 ms on the type-1 window: MW_LEASE_EXPIRED (\d+) ms "
-                    r"after its renewal$")
+    m = a.wait_line(r"^mw: lease of 100 ms on the type-1 window: MW_LEASE_EXPIRED (\d+) us "
+                    r"after its renewal was asked$")
     print(m.group(0))
-    if not 99 <= int(m.group(1)) <= 2000:
-        fail(f"MW_LEASE_EXPIRED {m.group(1)} ms after the renewal of a 100 ms lease", a)
+    # the design (droce.h): droced's engine revokes within a lease tick of
+    # the deadline (the request's time + 100 ms), never before it; the event
+    # then crosses droced's ring to A, scheduled on a loaded machine
+    # (EXPIRY_SLACK_MS, as persist_lease)
+    late_ms = int(m.group(1)) / 1000 - 100
+    if not 0 <= late_ms <= LEASE_TICK_MS + EXPIRY_SLACK_MS:
+        fail(f"MW_LEASE_EXPIRED {late_ms:.3f} ms after the deadline of a 100 ms lease "
+             f"(bounds: 0 to {LEASE_TICK_MS + EXPIRY_SLACK_MS} ms)", a)
     expect_lines(a, ["mw: after the expiry the peer's WRITE: remote access error; query: "
                      "expired; renew: Timer expired", "mw: all freed"])
     s.expect_apps({}, "after")
@@ -1159,8 +1167,8 @@ DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
 
 
 def use_lsan_supp():
-    """lsan.supp for every child (ASan builds)."""
-    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lsan.supp")
+    """test/lsan.supp for every child (ASan builds)."""
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lsan.supp")
     os.environ["LSAN_OPTIONS"] = ":".join(
         x for x in (os.environ.get("LSAN_OPTIONS"), f"suppressions={supp}") if x)
 

@@ -31,6 +31,22 @@ FAIL=0
 
 fail() { echo "FAIL: $*"; FAIL=1; }
 
+# the number of frames of the capture that tshark selects with filter $1
+# (more tshark options after it); a tshark failure prints -1, which every
+# check below refuses, instead of reading as "no frame matched"
+tcount() {
+	local filter=$1 out rc
+	shift
+	out=$(tshark -r "$TMP/cap.pcapng" "$@" -Y "$filter" 2>"$TMP/tshark.err")
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "FAIL: tshark -Y '$filter' exited $rc: $(cat "$TMP/tshark.err")" >&2
+		echo -1
+		return
+	fi
+	printf '%s' "$out" | grep -c .
+}
+
 cleanup() {
 	[ -n "$HP_PID" ] && kill -TERM "$HP_PID" 2>/dev/null && wait "$HP_PID" 2>/dev/null
 	[ -n "$CAP_PID" ] && kill -TERM "$CAP_PID" 2>/dev/null && wait "$CAP_PID" 2>/dev/null
@@ -45,8 +61,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "FAIL: kernel_peer.sh needs root (ip netns, veth, AF_PACKET)"
 	exit 1
 fi
-for tool in ip ping; do
-	command -v "$tool" >/dev/null || { echo "FAIL: '$tool' not found (packages iproute2, iputils-ping)"; exit 1; }
+for tool in ip ping tshark; do
+	command -v "$tool" >/dev/null ||
+		{ echo "FAIL: '$tool' not found (packages iproute2, iputils-ping, tshark: usertools/droce-setup)"; exit 1; }
 done
 if ! ip netns add "$NSK"; then
 	echo "FAIL: 'ip netns add $NSK' failed: this test needs network namespaces (root, iproute2, a kernel with netns)"
@@ -70,14 +87,14 @@ set +e
 KMAC=$(ip -n "$NSK" -br link show "$VK" | awk '{print tolower($3)}')
 echo "# kernel side $VK in $NSK, MAC $KMAC"
 
-if command -v tshark >/dev/null; then
-	ip netns exec "$NSK" tshark -q -i "$VK" -w "$TMP/cap.pcapng" >"$TMP/tshark.log" 2>&1 &
-	CAP_PID=$!
-	for _ in $(seq 50); do
-		grep -q "Capturing on" "$TMP/tshark.log" 2>/dev/null && break
-		sleep 0.2
-	done
-fi
+ip netns exec "$NSK" tshark -q -i "$VK" -w "$TMP/cap.pcapng" >"$TMP/tshark.log" 2>&1 &
+CAP_PID=$!
+for _ in $(seq 50); do
+	grep -q "Capturing on" "$TMP/tshark.log" 2>/dev/null && break
+	sleep 0.2
+done
+grep -q "Capturing on" "$TMP/tshark.log" ||
+	{ cat "$TMP/tshark.log"; echo "FAIL: the capture on $VK did not start"; exit 1; }
 
 # the kernel's link-local address (droce has none): the kernel solicits
 # from it when it re-probes a neighbour (below), and droce must learn it
@@ -137,21 +154,19 @@ grep -q "^counter tx_na " "$TMP/host_ping.log" || fail "droce answered no Neighb
 grep -qi "^neigh $KLL REACHABLE $KMAC\$" "$TMP/host_ping.log" ||
 	fail "droce did not learn the kernel's link-local $KLL from its NS"
 
-if [ -n "$CAP_PID" ]; then
-	sleep 0.5
-	kill -TERM "$CAP_PID"; wait "$CAP_PID"; CAP_PID=
-	# droce's frames: every checksum good (ip.check_checksum is off by default)
-	BAD=$(tshark -r "$TMP/cap.pcapng" -o ip.check_checksum:TRUE \
-		-Y "eth.src != $KMAC && (ip.checksum.status == 0 || icmp.checksum.status == 0 || icmpv6.checksum.status == 0 || _ws.malformed)" 2>/dev/null | wc -l)
-	NA=$(tshark -r "$TMP/cap.pcapng" -Y "eth.src != $KMAC && icmpv6.type == 136 && icmpv6.checksum.status == 1" 2>/dev/null | wc -l)
-	E6=$(tshark -r "$TMP/cap.pcapng" -Y "eth.src != $KMAC && icmpv6.type == 129 && icmpv6.checksum.status == 1" 2>/dev/null | wc -l)
-	NS_LL=$(tshark -r "$TMP/cap.pcapng" -Y "icmpv6.type == 135 && ipv6.src == $KLL && icmpv6.nd.ns.target_address == $IP6D" 2>/dev/null | wc -l)
-	echo "# capture: droce NAs with good checksum $NA, echo6 replies $E6, bad frames $BAD, kernel NS from $KLL $NS_LL"
-	[ "$BAD" -eq 0 ] || fail "tshark found $BAD bad frames from droce"
-	[ "$NA" -ge 1 ] || fail "no valid Neighbor Advertisement from droce in the capture"
-	[ "$E6" -ge 3 ] || fail "fewer than 3 valid ICMPv6 echo replies from droce in the capture"
-	[ "$NS_LL" -ge 1 ] || fail "the kernel sent no NS from its link-local address (the case above tests nothing)"
-fi
+sleep 0.5
+kill -TERM "$CAP_PID"; wait "$CAP_PID"; CAP_PID=
+# droce's frames: every checksum good (ip.check_checksum is off by default)
+BAD=$(tcount "eth.src != $KMAC && (ip.checksum.status == 0 || icmp.checksum.status == 0 || icmpv6.checksum.status == 0 || _ws.malformed)" \
+	-o ip.check_checksum:TRUE)
+NA=$(tcount "eth.src != $KMAC && icmpv6.type == 136 && icmpv6.checksum.status == 1")
+E6=$(tcount "eth.src != $KMAC && icmpv6.type == 129 && icmpv6.checksum.status == 1")
+NS_LL=$(tcount "icmpv6.type == 135 && ipv6.src == $KLL && icmpv6.nd.ns.target_address == $IP6D")
+echo "# capture: droce NAs with good checksum $NA, echo6 replies $E6, bad frames $BAD, kernel NS from $KLL $NS_LL"
+[ "$BAD" -eq 0 ] || fail "tshark found $BAD bad frames from droce"
+[ "$NA" -ge 1 ] || fail "no valid Neighbor Advertisement from droce in the capture"
+[ "$E6" -ge 3 ] || fail "fewer than 3 valid ICMPv6 echo replies from droce in the capture"
+[ "$NS_LL" -ge 1 ] || fail "the kernel sent no NS from its link-local address (the case above tests nothing)"
 
 if [ "$FAIL" -ne 0 ]; then
 	echo "kernel_peer: FAILED"

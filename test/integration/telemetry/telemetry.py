@@ -30,6 +30,15 @@ def ok(cond, what, detail=""):
     return cond
 
 
+def run_tshark(args):
+    """tshark's result; a missing tshark reads as a failed run (status 127)."""
+    try:
+        return subprocess.run(["tshark"] + args, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError as e:
+        return subprocess.CompletedProcess(["tshark"] + args, 127, "", str(e))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -50,23 +59,23 @@ def main():
         expect = int(m.group(1))
         ok(os.path.getsize(cap) > 0, "capture written: %s" % cap)
 
-        if shutil.which("tshark"):
-            t = subprocess.run(["tshark", "-r", cap], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-            lines = [l for l in t.stdout.splitlines() if l.strip()]
-            ok(t.returncode == 0 and len(lines) == expect,
-               "tshark reads %d frames (expected %d)" % (len(lines), expect), t.stdout)
-            t = subprocess.run(["tshark", "-r", cap, "-Y", "infiniband"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            roce = [l for l in t.stdout.splitlines() if l.strip()]
-            ok(len(roce) == expect, "tshark: all %d are RoCEv2 (infiniband)" % len(roce),
-               t.stdout)
-            t = subprocess.run(["tshark", "-r", cap, "-V"], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-            ok("malformed" not in t.stdout.lower(), "tshark -V: no malformed packet",
-               "\n".join(l for l in t.stdout.splitlines() if "alformed" in l))
-        else:
-            print("# tshark not installed: skipped its checks")
+        # tshark is a test dependency (usertools/droce-setup installs it):
+        # its absence or its failure fails these checks, never skips them
+        ok(shutil.which("tshark") is not None, "tshark installed (usertools/droce-setup)")
+        t = run_tshark(["-r", cap])
+        lines = [l for l in t.stdout.splitlines() if l.strip()]
+        ok(t.returncode == 0 and len(lines) == expect,
+           "tshark reads %d frames (expected %d)" % (len(lines), expect), t.stdout + t.stderr)
+        t = run_tshark(["-r", cap, "-Y", "infiniband"])
+        roce = [l for l in t.stdout.splitlines() if l.strip()]
+        ok(t.returncode == 0 and len(roce) == expect,
+           "tshark: all %d are RoCEv2 (infiniband)" % len(roce), t.stdout + t.stderr)
+        t = run_tshark(["-r", cap, "-V"])
+        frames = len(re.findall(r"^Frame \d+:", t.stdout, re.M))
+        ok(t.returncode == 0 and frames == expect and "malformed" not in t.stdout.lower(),
+           "tshark -V decodes %d frames, no malformed packet" % frames,
+           t.stdout + t.stderr if t.returncode != 0 or frames != expect else
+           "\n".join(l for l in t.stdout.splitlines() if "alformed" in l))
 
         d = subprocess.run([dump, cap], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)

@@ -86,25 +86,41 @@ close_pair(void **state)
 }
 
 /*
- * Post op on a, then: a's round 1 sends the request, b's round 1 answers
- * (and yields b_cqes completions into bwc), a's round 2 completes it.  The
- * CQE is there at a's second poll, not earlier and not later.
+ * wr (posted on a, signaled), then: a's round 1 sends the request, b's
+ * round 1 answers (and yields b_cqes completions into bwc), a's round 2
+ * completes it.  The CQE is there at a's second poll, not earlier and not
+ * later.
  */
 static void
-run_op(enum droce_wr_opcode op, enum droce_wc_opcode wc_op, uint64_t wr_id,
-       struct droce_wc *bwc, int b_cqes)
+run_wr(struct droce_send_wr *wr, enum droce_wc_opcode wc_op, struct droce_wc *bwc,
+       int b_cqes)
 {
+	struct droce_send_wr *bad = NULL;
 	struct droce_wc wc;
 	struct snapshot s;
 
 	take(&s);
-	assert_int_equal(fx_post(f.a.qp, op, wr_id, f.a.buf, LEN, f.a.mr->lkey,
-				 (uintptr_t)f.b.buf, f.b.mr->rkey, DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(droce_post_send(f.a.qp, wr, &bad), 0);
 	assert_int_equal(droce_poll_cq(f.a.cq, 1, &wc), 0);		/* a: round 1 */
 	assert_int_equal(droce_poll_cq(f.b.cq, 1, bwc), b_cqes);	/* b: round 1 */
 	assert_int_equal(droce_poll_cq(f.a.cq, 1, &wc), 1);		/* a: round 2 */
-	fx_assert_wc(&wc, wr_id, wc_op, DROCE_WC_SUCCESS);
+	fx_assert_wc(&wc, wr->wr_id, wc_op, DROCE_WC_SUCCESS);
 	assert_one_exchange(&s);
+}
+
+/* run_wr of an 8-byte op between a's and b's buffers' starts. */
+static void
+run_op(enum droce_wr_opcode op, enum droce_wc_opcode wc_op, uint64_t wr_id,
+       struct droce_wc *bwc, int b_cqes)
+{
+	struct droce_sge sge = { (uintptr_t)f.a.buf, LEN, f.a.mr->lkey };
+	struct droce_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = DROCE_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)f.b.buf, .rkey = f.b.mr->rkey },
+	};
+
+	run_wr(&wr, wc_op, bwc, b_cqes);
 }
 
 /* An 8-byte READ or WRITE: text at src (the other buffer cleared) lands at dst. */
@@ -127,20 +143,28 @@ test_read_two_rounds(void **state)
 	run_copy(DROCE_WR_RDMA_READ, DROCE_WC_RDMA_READ, 1, f.b.buf, f.a.buf, "8 bytes!");
 }
 
-/* fx_post's FETCH_ADD adds 0: the target's value coming back is the check. */
+/* FETCH_AND_ADD of 1000 to 41: 41 comes back, the target holds 1041. */
 static void
 test_atomic_two_rounds(void **state)
 {
+	struct droce_sge sge = { (uintptr_t)f.a.buf, LEN, f.a.mr->lkey };
+	struct droce_send_wr wr = {
+		.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+		.opcode = DROCE_WR_ATOMIC_FETCH_AND_ADD, .send_flags = DROCE_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = (uintptr_t)f.b.buf, .compare_add = 1000,
+			       .rkey = f.b.mr->rkey },
+	};
 	struct droce_wc bwc;
 	uint64_t v = 41, orig;
 
 	(void)state;
 	memcpy(f.b.buf, &v, sizeof(v));
-	run_op(DROCE_WR_ATOMIC_FETCH_AND_ADD, DROCE_WC_FETCH_ADD, 2, &bwc, 0);
+	memset(f.a.buf, 0, LEN);
+	run_wr(&wr, DROCE_WC_FETCH_ADD, &bwc, 0);
 	memcpy(&orig, f.a.buf, sizeof(orig));
 	memcpy(&v, f.b.buf, sizeof(v));
 	assert_int_equal(orig, 41);
-	assert_int_equal(v, 41);
+	assert_int_equal(v, 1041);
 }
 
 static void

@@ -34,13 +34,39 @@ rping_droce() {
 		# shellcheck disable=SC2046
 		droce_run "$tmo" "$RPING" $(eal_args) -- $(droce_args) "$@"
 	else
-		dropin_run "$tmo" rping "$@"
+		UNCLOSED=1 dropin_run "$tmo" rping "$@"
 	fi
 }
 
-# rping_ready LOG: droce's rping server prints nothing before its client
-# comes: give it 3 s to listen.
-rping_ready() { sleep 3; }
+# rping_server_side TMO GLOG DLOG "GUEST CMD" PROG ARGS...: droce's rping
+# server (rping_droce PROG ARGS...) and the guest's client; sets rc_g and
+# rc_d.  droce's server prints nothing before its client comes, and its
+# listener exists only once rdma_listen returned: a guest client that comes
+# earlier is refused (REJ: no listener) or, before droce's device answers
+# ARP/ND, cannot resolve the address.  It is then run again, while droce's
+# server waits, RPING_TRIES times at most, each retry counted in
+# RPING_RETRIES (no fixed sleep guesses how long droce takes to start).
+RPING_TRIES=5
+RPING_RETRIES=0
+rping_server_side() {
+	local tmo=$1 gl=$2 dl=$3 gcmd=$4 prog=$5 dpid attempt
+	shift 5
+	rping_droce $((tmo + 10)) "$prog" "$@" >"$dl" 2>&1 &
+	dpid=$!
+	for attempt in $(seq "$RPING_TRIES"); do
+		gexec "$tmo" "$gcmd" >"$gl" 2>&1
+		rc_g=$?
+		[ "$rc_g" = 0 ] && break
+		[ "$attempt" != "$RPING_TRIES" ] && kill -0 "$dpid" 2>/dev/null &&
+			grep -qE 'cma event RDMA_CM_EVENT_(REJECTED|ADDR_ERROR|UNREACHABLE)' "$gl" ||
+			break
+		RPING_RETRIES=$((RPING_RETRIES + 1))
+		log "attempt $attempt: $(grep -m 1 'cma event' "$gl") (droce's listener not there yet): again"
+		sleep 0.2
+	done
+	wait "$dpid"
+	rc_d=$?
+}
 
 # rping_case ROLE FAMILY COUNT SIZE [PROG]: droce's rping (PROG:
 # droce-rping, the default, or rping through the drop-ins) as ROLE (server
@@ -57,12 +83,13 @@ rping_case() {
 		not_ok "$what: $need not built"
 		return
 	fi
+	local retries=$RPING_RETRIES
 	# shellcheck disable=SC2086
 	if [ "$role" = server ]; then
-		on_both_sides server 80 rping_ready "$gl" "$dl" "$G_RPING -c -a $d_ip $opts" \
-			rping_droce "$prog" -s -a "$d_ip" $opts
+		rping_server_side 80 "$gl" "$dl" "$G_RPING -c -a $d_ip $opts" \
+			"$prog" -s -a "$d_ip" $opts
 	else
-		on_both_sides client 80 rping_ready "$gl" "$dl" "$G_RPING -s -a $g_ip $opts" \
+		on_both_sides client 80 : "$gl" "$dl" "$G_RPING -s -a $g_ip $opts" \
 			rping_droce "$prog" -c -a "$g_ip" $opts
 	fi
 	[ "$rc_g" = 0 ] || why="$why guest exit $rc_g;"
@@ -75,8 +102,11 @@ rping_case() {
 	n=$(grep -c '^server ping data: rdma-ping-' "$sl")
 	[ "$n" = "$count" ] || why="$why server printed $n pings;"
 	grep -q 'data mismatch' "$cl" && why="$why data mismatch;"
+	retries=$((RPING_RETRIES - retries))
+	local note=
+	[ "$retries" != 0 ] && note="; the guest's client run again $retries time(s) before droce listened"
 	if [ -z "$why" ]; then
-		ok "$what"
+		ok "$what$note"
 	else
 		not_ok "$what:$why" "$dl"
 		sed 's/^/#   guest: /' "$gl" | tail -n 10
@@ -105,7 +135,7 @@ perftest_cm_client() {
 		guest_listening 30 || true
 		sleep 0.2
 		# shellcheck disable=SC2086
-		dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
+		UNCLOSED=1 dropin_run 140 ib_write_bw -x 0 $opts "$G_IP" >"$dl" 2>&1
 		rc_d=$?
 		if [ "$rc_d" != 0 ] && [ "$attempt" != 3 ] &&
 		   grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$dl"; then
@@ -135,7 +165,7 @@ perftest_cm_case() {
 	fi
 	# shellcheck disable=SC2086
 	if [ "$role" = server ]; then
-		on_both_sides server 140 perftest_dropin_cm_ready "$gl" "$dl" \
+		UNCLOSED=1 on_both_sides server 140 perftest_dropin_cm_ready "$gl" "$dl" \
 			"ib_write_bw -d rxe0 -x $G_GID4 $opts $D_IP" dropin_run stdbuf -oL ib_write_bw -x 0 $opts
 	else
 		REJECTS=0
