@@ -384,6 +384,47 @@ _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 	return 0;
 }
 
+/*
+ * ibv_query_gid_table(3): the valid GIDs of every port, in port then index
+ * order, entries entry_size apart; the number of them, or -EINVAL when
+ * they do not fit in max_entries (or flags are not 0, as the kernel's
+ * QUERY_GID_TABLE method answers).
+ */
+ssize_t
+_ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+		     size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct ibv_device_attr dev;
+	ssize_t n = 0;
+	int rc;
+
+	if (flags != 0 || entry_size < sizeof(*entries))
+		return -EINVAL;
+	rc = ibv_query_device(context, &dev);
+	if (rc != 0)
+		return -rc;
+	for (uint8_t port = 1; port <= dev.phys_port_cnt; port++) {
+		struct ibv_port_attr pa;
+
+		rc = dropin_fill_port(context, port, &pa);
+		if (rc != 0)
+			return -rc;
+		for (int i = 0; i < pa.gid_tbl_len; i++) {
+			struct ibv_gid_entry e;
+
+			if (_ibv_query_gid_ex(context, port, (uint32_t)i, &e, 0,
+					      sizeof(e)) != 0)
+				continue;	/* ENODATA: an empty slot */
+			if ((size_t)n == max_entries)
+				return -EINVAL;
+			memset((char *)entries + (size_t)n * entry_size, 0, entry_size);
+			memcpy((char *)entries + (size_t)n * entry_size, &e, sizeof(e));
+			n++;
+		}
+	}
+	return n;
+}
+
 int
 ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
 	       __be16 *pkey)

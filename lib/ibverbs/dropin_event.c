@@ -92,9 +92,7 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 /* ---- asynchronous events ----------------------------------------------------------- */
 
 /* Which member of the element union an event type uses (verbs.h). */
-enum dropin_element { EL_NONE, EL_CQ, EL_QP, EL_SRQ, EL_WQ, EL_PORT };
-
-static enum dropin_element
+enum dropin_element
 dropin_event_element(enum ibv_event_type t)
 {
 	switch (t) {

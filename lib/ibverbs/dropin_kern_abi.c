@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dropin_kern_abi.c - rdma-core's converters from the kernel's uverbs and
- * SA structures (librdmacm calls them on what the rdma_ucm device returns).
+ * SA structures (librdmacm calls them on what the rdma_ucm device returns),
+ * and the path record's way back.
  * Field by field, as the kernel's layouts differ from libibverbs'.
  */
 #include <string.h>
@@ -18,6 +19,8 @@ void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
 				struct ib_uverbs_qp_attr *src);
 void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
 				 struct ib_user_path_rec *src);
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
+			       struct ibv_sa_path_rec *src);
 
 void
 ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src)
@@ -85,6 +88,30 @@ ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec
 	dst->sl = src->sl;
 	dst->mtu_selector = src->mtu_selector;
 	dst->mtu = (uint8_t)src->mtu;
+	dst->rate_selector = src->rate_selector;
+	dst->rate = src->rate;
+	dst->packet_life_time_selector = src->packet_life_time_selector;
+	dst->packet_life_time = src->packet_life_time;
+	dst->preference = src->preference;
+}
+
+void
+ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src)
+{
+	memcpy(dst->dgid, src->dgid.raw, sizeof(dst->dgid));
+	memcpy(dst->sgid, src->sgid.raw, sizeof(dst->sgid));
+	dst->dlid = src->dlid;
+	dst->slid = src->slid;
+	dst->raw_traffic = (__u32)src->raw_traffic;
+	dst->flow_label = src->flow_label;
+	dst->reversible = (__u32)src->reversible;
+	dst->mtu = src->mtu;
+	dst->pkey = src->pkey;
+	dst->hop_limit = src->hop_limit;
+	dst->traffic_class = src->traffic_class;
+	dst->numb_path = src->numb_path;
+	dst->sl = src->sl;
+	dst->mtu_selector = src->mtu_selector;
 	dst->rate_selector = src->rate_selector;
 	dst->rate = src->rate;
 	dst->packet_life_time_selector = src->packet_life_time_selector;

@@ -141,5 +141,8 @@ int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
 int dropin_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int dropin_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 struct droce_comp_channel *dropin_channel_of(struct ibv_comp_channel *channel);
+/* The member of an async event's element union its type uses (verbs.h). */
+enum dropin_element { EL_NONE, EL_CQ, EL_QP, EL_SRQ, EL_WQ, EL_PORT };
+enum dropin_element dropin_event_element(enum ibv_event_type t);
 
 #endif /* DROCE_DROPIN_PRIVATE_H */

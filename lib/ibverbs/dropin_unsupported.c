@@ -69,6 +69,64 @@ ibv_unimport_pd(struct ibv_pd *pd)
 	(void)pd;
 }
 
+/* Nothing can have been imported (ibv_import_mr never succeeds). */
+struct ibv_mr *
+ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	(void)pd;
+	(void)mr_handle;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+void
+ibv_unimport_mr(struct ibv_mr *mr)
+{
+	(void)mr;
+}
+
+/* No device memory (ibv_alloc_dm: verbs.h's inline, EOPNOTSUPP). */
+struct ibv_dm *
+ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
+{
+	(void)context;
+	(void)dm_handle;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+void
+ibv_unimport_dm(struct ibv_dm *dm)
+{
+	(void)dm;
+}
+
+/* No dma-buf exporters: droce registers process memory only. */
+struct ibv_mr *
+ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+		  uint64_t iova, int fd, int access)
+{
+	(void)pd;
+	(void)offset;
+	(void)length;
+	(void)iova;
+	(void)fd;
+	(void)access;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+/* droce's CQs have a fixed ring (lib/transport): ibv_resize_cq(3)'s
+ * "the value of errno on failure", as rdma-core's for a provider without
+ * resize_cq. */
+int
+ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	(void)cq;
+	(void)cqe;
+	return EOPNOTSUPP;
+}
+
 /* droce resolves neighbours itself (lib/net), not through the kernel. */
 int
 ibv_resolve_eth_l2_from_gid(struct ibv_context *context,

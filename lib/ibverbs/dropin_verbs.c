@@ -38,6 +38,10 @@ _Static_assert(offsetof(struct ibv_send_wr, bind_mw) ==
 	       offsetof(struct droce_send_wr, bind_mw), "bind_mw");
 _Static_assert(IBV_MW_TYPE_1 == (int)DROCE_MW_TYPE_1 &&
 	       IBV_MW_TYPE_2 == (int)DROCE_MW_TYPE_2, "mw types");
+_Static_assert(IBV_REREG_MR_ERR_INPUT == (int)DROCE_REREG_MR_ERR_INPUT &&
+	       IBV_REREG_MR_CHANGE_TRANSLATION == (int)DROCE_REREG_MR_CHANGE_TRANSLATION &&
+	       IBV_REREG_MR_CHANGE_PD == (int)DROCE_REREG_MR_CHANGE_PD &&
+	       IBV_REREG_MR_CHANGE_ACCESS == (int)DROCE_REREG_MR_CHANGE_ACCESS, "rereg_mr");
 _Static_assert(IBV_SRQ_MAX_WR == (int)DROCE_SRQ_MAX_WR &&
 	       IBV_SRQ_LIMIT == (int)DROCE_SRQ_LIMIT, "srq attr mask");
 
@@ -132,6 +136,49 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	if (rc == 0)
 		free(m);
 	return rc;
+}
+
+/*
+ * ibv_rereg_mr(3): libibverbs' input checks, then droce_rereg_mr, which
+ * never leaves the MR unusable: any error it finds is
+ * IBV_REREG_MR_ERR_INPUT with the old MR intact (errno set), so
+ * IBV_REREG_MR_ERR_CMD is never returned.
+ */
+int
+ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+	     size_t length, int access)
+{
+	struct dropin_mr *m = DROPIN_OBJ_OF(dropin_mr, mr);
+	struct droce_pd *dpd = NULL;
+	int rc;
+
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		if (pd == NULL) {
+			errno = EINVAL;
+			return IBV_REREG_MR_ERR_INPUT;
+		}
+		dpd = DROPIN_OBJ_OF(dropin_pd, pd)->d;
+	}
+	/* optional bits (relaxed ordering...) are hints, as at registration */
+	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
+	rc = droce_rereg_mr(m->d, flags, dpd, addr, length, access);
+	if (rc != 0)
+		return rc;	/* DROCE_REREG_MR_ERR_INPUT == IBV_REREG_MR_ERR_INPUT */
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	mr->lkey = m->d->lkey;
+	mr->rkey = m->d->rkey;
+	return 0;
 }
 
 /* ---- memory windows (ops.alloc_mw, dealloc_mw, bind_mw: verbs.h's inlines) ---- */
@@ -381,6 +428,23 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		init_attr->qp_type = qp->qp_type;
 		init_attr->sq_sig_all = init.sq_sig_all;
 	}
+	return 0;
+}
+
+/*
+ * ibv_query_qp_data_in_order(3): 0, data is not guaranteed to land in
+ * order within a work request.  droce's responder places a message's
+ * packets in PSN order, but copies each packet's payload with memcpy,
+ * which may store the end of a block before its middle (glibc's
+ * vectorised copies do), so a reader polling the last byte of a WRITE
+ * could see it before the bytes ahead of it.  Linux's rxe answers 0 too.
+ */
+int
+ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp;
+	(void)op;
+	(void)flags;
 	return 0;
 }
 

@@ -22,35 +22,62 @@
 
 static int rc_sock;
 
-/* RESET -> INIT (access: the QP's remote rights) -> RTR towards dest_qpn
- * at dgid. */
+/* The attributes and mask of each step RESET -> INIT (access: the QP's
+ * remote rights) -> RTR (towards dest_qpn at dgid) -> RTS, for programs
+ * that modify through another entry point (dropin_abi's 1.0 ABI). */
+static inline int
+init_attr(struct ibv_qp_attr *a, unsigned int access)
+{
+	*a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access,
+	};
+	return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+}
+
+static inline int
+rtr_attr(struct ibv_qp_attr *a, uint32_t dest_qpn, const union ibv_gid *dgid)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTR;
+	a->path_mtu = IBV_MTU_1024;
+	a->dest_qp_num = dest_qpn;
+	a->rq_psn = 0;
+	a->max_dest_rd_atomic = 1;
+	a->min_rnr_timer = 1;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.grh.dgid = *dgid;
+	a->ah_attr.grh.sgid_index = 0;
+	a->ah_attr.grh.hop_limit = 64;
+	a->ah_attr.port_num = 1;
+	return IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+}
+
+static inline int
+rts_attr(struct ibv_qp_attr *a)
+{
+	*a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->sq_psn = 0;
+	a->max_rd_atomic = 1;
+	return IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+	       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+}
+
+/* RESET -> INIT -> RTR (rtr_attr's arguments). */
 static inline void
 qp_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 	  unsigned int access)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = access,
-	};
+	struct ibv_qp_attr a;
+	int mask = init_attr(&a, access);
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS) != 0)
+	if (ibv_modify_qp(qp, &a, mask) != 0)
 		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = 0;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER) != 0)
+	mask = rtr_attr(&a, dest_qpn, dgid);
+	if (ibv_modify_qp(qp, &a, mask) != 0)
 		die("RTR: %s", strerror(errno));
 }
 
@@ -58,15 +85,10 @@ qp_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn, const union ibv_gid *dgid,
 static inline void
 qp_to_rts(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	struct ibv_qp_attr a;
+	int mask = rts_attr(&a);
 
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+	if (ibv_modify_qp(qp, &a, mask) != 0)
 		die("RTS");
 }
 

@@ -31,6 +31,12 @@ libibverbs.so.1 and usertools/droce-run.
       context->async_fd (poll(2), ibv_get_async_event, ibv_ack_async_event):
       QP_ACCESS_ERR, COMM_EST, SQ_DRAINED and CQ_ERR, each of its type and
       element (the checks in its header).
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_ABI abi
+      test/dropin/dropin_abi.c the same way: the rest of rdma-core 44's
+      libibverbs ABI (the rate conversions against the system's library,
+      ibv_query_gid_table, ibv_rereg_mr with the peer's WRITEs, the
+      EOPNOTSUPP answers, the IBVERBS_1.0 compat layer: the checks in its
+      header).
   dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED [--prog PROG]... daemon
       the drop-in on droced (droce-run --daemon): one droced at the memif's
       server end (198.18.5.1), another at its client end (.2), engines on
@@ -804,7 +810,7 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", action="append",
-                    help="pollfd, mw, async, rdmacm_calls: the test program; daemon: "
+                    help="pollfd, mw, async, abi, rdmacm_calls: the test program; daemon: "
                     "each one (repeated) on the two droceds")
     ap.add_argument("--droced", help="daemon: app/droced's binary")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
@@ -812,7 +818,7 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "daemon", "lifecycle"])
+                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -841,6 +847,9 @@ def main():
         elif a.what == "mw":
             case_prog(a, tmp, "m0", "dropin_mw (transport lcore)", ("owner", "peer"),
                       "type 1 and 2 windows bound, used, revoked")
+        elif a.what == "abi":
+            case_prog(a, tmp, "z0", "dropin_abi (transport lcore)", ("owner", "peer"),
+                      "rates, GID table, rereg_mr, EOPNOTSUPP answers, the 1.0 ABI")
         elif a.what == "async":
             case_prog(a, tmp, "y0", "dropin_async (transport lcore)", ("owner", "peer"),
                       "QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, CQ_ERR through async_fd")
