@@ -340,6 +340,8 @@ struct peer_session {
 	bool gone, waiting;
 	uint64_t after;
 	uint64_t next_us;	/* S_PACED: the next round once gone */
+	uint64_t posted_us;	/* the round in flight was posted then */
+	uint64_t good_posted_us;	/* the last good round was posted then */
 };
 
 /* S_PERSIST: the file whose existence makes a waiting session hammer again */
@@ -373,6 +375,7 @@ hammer_post(struct peer_session *s)
 {
 	fill(s->e.buf, XFER, s->iter);
 	memset(s->e.buf + READ_OFF, 0, XFER);
+	s->posted_us = now_us();	/* before the post: no packet of it precedes it */
 	if (post_rdma(&s->e, DROCE_WR_RDMA_WRITE, 1, 0, XFER, s->app.addr, s->app.rkey,
 		      s->e.mr->lkey) != 0 ||
 	    post_rdma(&s->e, DROCE_WR_RDMA_READ, 2, READ_OFF, XFER, s->app.addr,
@@ -390,11 +393,14 @@ hammer_wc(struct peer_session *s, const struct droce_wc *wc)
 		printf("peer: first failure %s (%d) at %" PRIu64 " us, after %" PRIu64
 		       " good rounds\n", droce_wc_status_str(wc->status), (int)wc->status,
 		       now_us(), s->good);
+		printf("peer: the last good round was posted at %" PRIu64 " us\n",
+		       s->good_posted_us);
 	} else if (wc->status == DROCE_WC_SUCCESS && s->failed) {
 		s->after_fail++;
 	} else if (wc->status == DROCE_WC_SUCCESS && wc->wr_id == 2) {
 		check_read(s);
 		s->good++;
+		s->good_posted_us = s->posted_us;
 		if (s->good == 100) {
 			printf("peer: hammer running\n");
 			fflush(stdout);
@@ -471,6 +477,7 @@ persist_wc(struct peer_session *s, const struct droce_wc *wc)
 	if (wc->wr_id == 2) {
 		check_read(s);
 		s->good++;
+		s->good_posted_us = s->posted_us;
 		s->after += s->gone;
 		if (s->good == 100) {
 			printf("peer: hammer running\n");

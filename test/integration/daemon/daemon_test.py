@@ -15,11 +15,11 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  forge checks each exact refusal); A's traffic goes on
   crash          the peer WRITEs and READs A's buffer in a loop (READs
                  checked against a shadow); A is SIGKILLed; the peer's first
-                 failed completion must be REM_ACCESS_ERR, within BOUND_MS
-                 of droced's seeing the EOF and within one retry timeout of
-                 the kill (the EOF comes after the kernel tore the process
-                 down); nothing succeeds after it; droced reaps A to the
-                 baseline (list and its log line)
+                 failed completion must be REM_ACCESS_ERR (a NAK, not a
+                 timeout), after droced saw the EOF; no round posted after
+                 droced's revocation (the processes' CLOCK_MONOTONIC) succeeds,
+                 and nothing succeeds after the first failure; droced reaps A
+                 to the baseline (list and its log line)
   crash_paced    the same, but once A's socket closed the peer's rounds are
                  20 ms apart, so that none is in flight when droced reaps A:
                  its next access must still be NAKed (A's QPs linger after
@@ -154,10 +154,9 @@ import threading
 import time
 
 RETRY_MS = 4.096e-3 * 2 ** 17	# the peer QP's local ACK timeout (timeout=17)
-BOUND_MS = 100			# the crash's first failure after droced saw the EOF
 KILLS = 3
 AFTER = 200			# the peer's rounds on a persistent region after its owner died
-LEASE_MS = 1000
+LEASE_MS = 3000			# persist_lease: its checks before the deadline take up to ~1 s on a loaded machine
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
 LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
@@ -466,8 +465,14 @@ def case_crash(s, paced=False):
     t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
     a.p.kill()
     m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
+    g = s.peer.wait_line(r"peer: the last good round was posted at (\d+) us")
     r = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*) \(seen at (\d+) us\)")
+    rv = re.match(r"\d+ MRs revoked in (\d+) us", r.group(1))
+    if rv is None:
+        fail(f"droced's reap line: {r.group(0)}", s.droced)
     t_fail, t_seen = int(m.group(3)) / 1000, int(r.group(2)) / 1000
+    t_revoked = t_seen + int(rv.group(1)) / 1000
+    t_good = int(g.group(1)) / 1000
     after_ms = t_fail - t_kill
     print(f"crash: the peer's first failure: {m.group(1)}, {after_ms:.2f} ms after the "
           f"SIGKILL (the peer's retry timeout: {RETRY_MS:.1f} ms), after {m.group(4)} good "
@@ -479,9 +484,15 @@ def case_crash(s, paced=False):
           "remote access error" else f"lifetime: daemon {m.group(1)} {after_ms:.1f}")
     if m.group(1) != "remote access error":
         fail(f"first failure {m.group(1)}, expected remote access error", s.peer)
-    if not 0 <= t_fail - t_seen < BOUND_MS or not after_ms < RETRY_MS:
-        fail(f"first failure {t_fail - t_seen:.2f} ms after droced saw the death (bound "
-             f"{BOUND_MS} ms), {after_ms:.2f} ms after the kill (bound {RETRY_MS:.0f} ms)")
+    # The design's bounds, whatever the scheduler does: the failure is seen
+    # after droced saw the death, and a round posted once droced's revocation
+    # was done never succeeds (how long the peer then takes to post and poll
+    # is its scheduling, not droce's).
+    if t_fail < t_seen:
+        fail(f"first failure {t_seen - t_fail:.2f} ms before droced saw the death")
+    if t_good >= t_revoked:
+        fail(f"a round posted {t_good - t_revoked:.2f} ms after droced's revocation "
+             f"succeeded")
     n = s.peer.wait_line(r"peer: successes after the failure: (\d+)")
     print(f"crash: {n.group(0)}")
     if n.group(1) != "0":
