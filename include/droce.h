@@ -940,6 +940,14 @@ const char *droce_event_type_str(enum droce_event_type event);
 int droce_init(int argc, char **argv);
 /* Stop every device and EAL (droce extension). */
 void droce_cleanup(void);
+/*
+ * fork(): EAL's memory and ports stay the parent's (shared with the child,
+ * whose threads are gone), so a child has no device: droce_init answers
+ * EALREADY, droce_get_device_list and droce_open_device ENODEV, and
+ * droce_cleanup (at the child's exit) does nothing.  A child that does no
+ * RDMA runs normally; objects it inherited must not be used (the drop-in
+ * libibverbs refuses their data path with EPERM).
+ */
 
 /* NULL-terminated; *num_devices (if not NULL) set.  NULL with errno on error. */
 struct droce_device **droce_get_device_list(int *num_devices);

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +38,27 @@
 
 struct device_table device_table;
 
+/*
+ * fork: the child inherits EAL's state without its threads, and shares its
+ * hugepage memory and port sockets with the parent: anything it did with
+ * them would change the parent's devices.  So a child has no device
+ * (droce_get_device_list and droce_open_device: ENODEV, droce_init:
+ * EALREADY as before) and its droce_cleanup, at its exit, leaves the
+ * parent's alone.  A child that does no RDMA runs normally.
+ */
+static void
+device_forked(void)
+{
+	device_table.forked = true;
+}
+
 int
 droce_init(int argc, char **argv)
 {
 	const char *daemon;
 	int eal, taken, rc;
 
-	if (device_table.initialized) {
+	if (device_table.initialized || device_table.forked) {
 		errno = EALREADY;
 		return -1;
 	}
@@ -67,6 +82,11 @@ droce_init(int argc, char **argv)
 		errno = -rc;
 		return -1;
 	}
+	rc = pthread_atfork(NULL, NULL, device_forked);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
 	device_table.initialized = true;
 	device_telemetry_register();
 	return eal + taken;
@@ -75,8 +95,8 @@ droce_init(int argc, char **argv)
 void
 droce_cleanup(void)
 {
-	if (!device_table.initialized)
-		return;
+	if (!device_table.initialized || device_table.forked)
+		return;			/* a child's: the devices are its parent's */
 	device_table.initialized = false;
 	device_links_close();
 	rte_eal_cleanup();
@@ -88,7 +108,7 @@ droce_get_device_list(int *num_devices)
 	struct droce_device **list;
 	unsigned int n = device_table.ndev;
 
-	if (!device_table.initialized) {
+	if (!device_table.initialized || device_table.forked) {
 		errno = ENODEV;
 		return NULL;
 	}
@@ -245,6 +265,10 @@ droce_open_device(struct droce_device *d)
 
 	if (d == NULL || !device_table.initialized) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (device_table.forked) {
+		errno = ENODEV;		/* the parent's device */
 		return NULL;
 	}
 	if (d->open != NULL) {

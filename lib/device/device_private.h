@@ -74,6 +74,13 @@ struct droce_device {
 
 struct device_table {
 	bool initialized;
+	/*
+	 * This process is a child of fork() of the one that started droce:
+	 * EAL's memory, ports and lcores are the parent's (hugepages shared,
+	 * threads not copied), so the child has no device and must never
+	 * close the parent's (device.c, "fork").
+	 */
+	bool forked;
 	struct droce_device dev[DEVICE_MAX];
 	unsigned int ndev;
 };

@@ -36,6 +36,8 @@ static struct {
 	int ndev;
 	struct dropin_device *dev;
 	int nopen;			/* contexts open */
+	struct dropin_context *open;	/* them, under lock */
+	bool forked;			/* a child of fork(): no device */
 	pthread_mutex_t lock;		/* the devices' shared contexts */
 	char *args;			/* DROCE_ARGS, cut into argv */
 	char *argv[DROPIN_MAX_ARGS + 1];
@@ -91,6 +93,35 @@ dropin_fill_device(struct dropin_device *dd, struct droce_device *d, int i)
 		 "/nonexistent/droce/%s", dd->ibv.name);
 }
 
+/*
+ * fork (ibv_fork_init(3)): the child of a process using droce has no
+ * device (lib/device: the parent's EAL memory and ports are shared with
+ * it); ibv_get_device_list gives it none (ENODEV) and the contexts it
+ * inherited refuse the data path (EPERM), so a child that does no RDMA
+ * runs normally and one that does gets a clear error, never the parent's
+ * queues.  The lock is held across fork() so the child's list is whole.
+ */
+static void
+dropin_fork_prepare(void)
+{
+	pthread_mutex_lock(&dropin.lock);
+}
+
+static void
+dropin_fork_parent(void)
+{
+	pthread_mutex_unlock(&dropin.lock);
+}
+
+static void
+dropin_fork_child(void)
+{
+	dropin.forked = true;
+	for (struct dropin_context *c = dropin.open; c != NULL; c = c->next_open)
+		dropin_set_forked_ops(c);
+	pthread_mutex_unlock(&dropin.lock);
+}
+
 static void
 dropin_start(void)
 {
@@ -98,6 +129,8 @@ dropin_start(void)
 	int argc = dropin_build_argv(), n = 0;
 
 	if (argc <= 0)
+		return;
+	if (pthread_atfork(dropin_fork_prepare, dropin_fork_parent, dropin_fork_child) != 0)
 		return;
 	if (droce_init(argc, dropin.argv) < 0) {
 		fprintf(stderr, "libibverbs (droce): droce_init failed: %s "
@@ -128,6 +161,18 @@ dropin_stop(void)
 		droce_cleanup();
 }
 
+/* Takes ctx off the open list (dropin.lock held). */
+static void
+dropin_forget_open(struct dropin_context *ctx)
+{
+	struct dropin_context **pp = &dropin.open;
+
+	while (*pp != NULL && *pp != ctx)
+		pp = &(*pp)->next_open;
+	if (*pp != NULL)
+		*pp = ctx->next_open;
+}
+
 #undef ibv_get_device_list
 struct ibv_device **
 ibv_get_device_list(int *num_devices)
@@ -135,6 +180,10 @@ ibv_get_device_list(int *num_devices)
 	struct ibv_device **list;
 
 	pthread_once(&dropin.once, dropin_start);
+	if (dropin.forked) {
+		errno = ENODEV;		/* the parent's devices */
+		return NULL;
+	}
 	list = calloc((size_t)dropin.ndev + 1, sizeof(*list));
 	if (list == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
@@ -190,10 +239,18 @@ ibv_open_device(struct ibv_device *device)
 	if (ctx == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
 	pthread_mutex_lock(&dropin.lock);
+	if (dropin.forked) {
+		pthread_mutex_unlock(&dropin.lock);
+		errno = ENODEV;
+		return dropin_undo_alloc(ctx);
+	}
 	if (dd->nctx == 0)
 		dd->ctx = droce_open_device(dd->d);
-	if (dd->ctx != NULL)
+	if (dd->ctx != NULL) {
 		dd->nctx++;
+		ctx->next_open = dropin.open;
+		dropin.open = ctx;
+	}
 	ctx->d = dd->ctx;
 	pthread_mutex_unlock(&dropin.lock);
 	if (ctx->d == NULL)
@@ -219,10 +276,12 @@ ibv_close_device(struct ibv_context *context)
 	int rc = 0;
 
 	pthread_mutex_lock(&dropin.lock);
-	if (dd->nctx == 1)
+	if (dd->nctx == 1 && !dropin.forked)
 		rc = droce_close_device(ctx->d);
 	if (rc == 0 && --dd->nctx == 0)
 		dd->ctx = NULL;
+	if (rc == 0)
+		dropin_forget_open(ctx);
 	pthread_mutex_unlock(&dropin.lock);
 	if (rc != 0)
 		return rc;

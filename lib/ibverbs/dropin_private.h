@@ -33,6 +33,7 @@ struct dropin_device {
 struct dropin_context {
 	struct verbs_context vctx;
 	struct droce_context *d;
+	struct dropin_context *next_open;	/* the open contexts (dropin_device.c) */
 };
 
 struct dropin_pd {
@@ -134,6 +135,7 @@ dropin_undo_alloc(void *obj)
  * and dropin_verbs.c's (the data path, the _ex creators). */
 void dropin_set_device_ops(struct dropin_context *ctx);
 void dropin_set_ops(struct dropin_context *ctx);
+void dropin_set_forked_ops(struct dropin_context *ctx);
 /* dropin_wr.c: the ibv_wr_* API for send_ops_flags (0 or EOPNOTSUPP). */
 int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
 

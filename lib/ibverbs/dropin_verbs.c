@@ -731,6 +731,95 @@ dropin_set_ops(struct dropin_context *ctx)
 	ctx->vctx.create_cq_ex = dropin_create_cq_ex;
 }
 
+/*
+ * A forked child's contexts (dropin_device.c, "fork"): its queues and CQs
+ * are the parent's, in memory both share; every data-path verb is refused.
+ */
+static int
+forked_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	(void)cq, (void)num_entries, (void)wc;
+	errno = EPERM;
+	return -1;
+}
+
+static int
+forked_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	(void)cq, (void)solicited_only;
+	return EPERM;
+}
+
+static int
+forked_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	(void)qp;
+	*bad_wr = wr;
+	return EPERM;
+}
+
+static int
+forked_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	(void)qp;
+	*bad_wr = wr;
+	return EPERM;
+}
+
+static int
+forked_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	(void)srq;
+	*bad_wr = wr;
+	return EPERM;
+}
+
+static struct ibv_mw *
+forked_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	(void)pd, (void)type;
+	errno = EPERM;
+	return NULL;
+}
+
+static int
+forked_dealloc_mw(struct ibv_mw *mw)
+{
+	(void)mw;
+	return EPERM;
+}
+
+static int
+forked_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	(void)qp, (void)mw, (void)mw_bind;
+	return EPERM;
+}
+
+static struct ibv_qp *
+forked_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	(void)context, (void)attr;
+	errno = EPERM;
+	return NULL;
+}
+
+void
+dropin_set_forked_ops(struct dropin_context *ctx)
+{
+	struct ibv_context_ops *ops = &ctx->vctx.context.ops;
+
+	ops->poll_cq = forked_poll_cq;
+	ops->req_notify_cq = forked_req_notify_cq;
+	ops->post_send = forked_post_send;
+	ops->post_recv = forked_post_recv;
+	ops->post_srq_recv = forked_post_srq_recv;
+	ops->alloc_mw = forked_alloc_mw;
+	ops->dealloc_mw = forked_dealloc_mw;
+	ops->bind_mw = forked_bind_mw;
+	ctx->vctx.create_qp_ex = forked_create_qp_ex;
+}
+
 /* ---- names ---------------------------------------------------------------------------- */
 
 const char *

@@ -8,9 +8,20 @@
  * WRITE, a SEND and a READ checked byte by byte, then every object
  * destroyed and both contexts closed.  Prints "ok" and exits 0; "FAIL: "
  * and exit 1 otherwise.
+ *
+ * "fork": one such pair, a round, then two children forked: the first does
+ * no RDMA and leaves with exit(0) (its atexit handlers run); the second
+ * uses the verbs it inherited and must get clear errors (the device list
+ * empty with errno ENODEV, opening the device NULL, posting on the
+ * parent's QP and polling its CQ refused with EPERM), never the parent's
+ * objects; then the parent's second round must pass byte by byte; then,
+ * with everything closed, a third child exits and the parent opens the
+ * device again for a third round.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "dropin_rc.h"
 
@@ -102,50 +113,143 @@ fill(uint8_t *p, unsigned int seed)
 		p[i] = (uint8_t)(seed * 31 + i * 7);
 }
 
+/* a WRITE, a SEND and a READ between a and b, checked byte by byte */
+static void
+traffic(struct side *a, struct side *b, unsigned int r)
+{
+	struct ibv_sge rsge;
+	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+
+	/* WRITE: a's local half into b's target half */
+	fill(a->buf + LEN, r);
+	post(a, IBV_WR_RDMA_WRITE, 1, a->buf + LEN, b);
+	wait_wc(a, 1, IBV_WC_RDMA_WRITE);
+	if (memcmp(b->buf, a->buf + LEN, LEN) != 0)
+		die("round %u: WRITE: b's buffer differs", r);
+	/* SEND: b's local half into a's target half */
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)a->buf, .length = LEN, .lkey = a->mr->lkey };
+	if (ibv_post_recv(a->qp, &rwr, &rbad) != 0)
+		die("post_recv");
+	fill(b->buf + LEN, r + 100);
+	post(b, IBV_WR_SEND, 2, b->buf + LEN, a);
+	wait_wc(b, 2, IBV_WC_SEND);
+	wait_wc(a, 9, IBV_WC_RECV);
+	if (memcmp(a->buf, b->buf + LEN, LEN) != 0)
+		die("round %u: SEND: a's buffer differs", r);
+	/* READ: b's target half (a's WRITE) back into b's local half */
+	post(b, IBV_WR_RDMA_READ, 3, b->buf + LEN, a);
+	wait_wc(b, 3, IBV_WC_RDMA_READ);
+	if (memcmp(b->buf + LEN, a->buf, LEN) != 0)
+		die("round %u: READ: b's local half differs", r);
+}
+
+static void
+pair_open(struct side *a, struct side *b)
+{
+	union ibv_gid ga, gb;
+
+	side_open(a, &ga);
+	side_open(b, &gb);
+	if (a->ctx == b->ctx || memcmp(&ga, &gb, sizeof(ga)) != 0)
+		die("two contexts of one device: distinct contexts, one GID");
+	connect_qp(a->qp, b->qp->qp_num, &gb, ACCESS);
+	connect_qp(b->qp, a->qp->qp_num, &ga, ACCESS);
+}
+
 static void
 round_once(unsigned int r)
 {
 	struct side a = { 0 }, b = { 0 };
-	union ibv_gid ga, gb;
-	struct ibv_sge rsge;
-	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 }, *rbad;
 
-	side_open(&a, &ga);
-	side_open(&b, &gb);
-	if (a.ctx == b.ctx || memcmp(&ga, &gb, sizeof(ga)) != 0)
-		die("two contexts of one device: distinct contexts, one GID");
-	connect_qp(a.qp, b.qp->qp_num, &gb, ACCESS);
-	connect_qp(b.qp, a.qp->qp_num, &ga, ACCESS);
-
-	/* WRITE: a's local half into b's target half */
-	fill(a.buf + LEN, r);
-	post(&a, IBV_WR_RDMA_WRITE, 1, a.buf + LEN, &b);
-	wait_wc(&a, 1, IBV_WC_RDMA_WRITE);
-	if (memcmp(b.buf, a.buf + LEN, LEN) != 0)
-		die("round %u: WRITE: b's buffer differs", r);
-	/* SEND: b's local half into a's target half */
-	rsge = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = LEN, .lkey = a.mr->lkey };
-	if (ibv_post_recv(a.qp, &rwr, &rbad) != 0)
-		die("post_recv");
-	fill(b.buf + LEN, r + 100);
-	post(&b, IBV_WR_SEND, 2, b.buf + LEN, &a);
-	wait_wc(&b, 2, IBV_WC_SEND);
-	wait_wc(&a, 9, IBV_WC_RECV);
-	if (memcmp(a.buf, b.buf + LEN, LEN) != 0)
-		die("round %u: SEND: a's buffer differs", r);
-	/* READ: b's target half (a's WRITE) back into b's local half */
-	post(&b, IBV_WR_RDMA_READ, 3, b.buf + LEN, &a);
-	wait_wc(&b, 3, IBV_WC_RDMA_READ);
-	if (memcmp(b.buf + LEN, a.buf, LEN) != 0)
-		die("round %u: READ: b's local half differs", r);
-
+	pair_open(&a, &b);
+	traffic(&a, &b, r);
 	side_close(&b);
 	side_close(&a);
 }
 
-int
-main(void)
+/* The second child: every use of droce it inherited is refused. */
+static int
+child_uses_rdma(struct side *a)
 {
+	struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = LEN, .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_device **list;
+	struct ibv_wc wc;
+	int n, rc;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (list != NULL || errno != ENODEV) {
+		printf("FAIL: child: ibv_get_device_list: %p, errno %d (want NULL, ENODEV)\n",
+		       (void *)list, errno);
+		return 1;
+	}
+	rc = ibv_post_send(a->qp, &wr, &bad);
+	if (rc != EPERM) {
+		printf("FAIL: child: ibv_post_send on the parent's QP: %d (want EPERM)\n", rc);
+		return 1;
+	}
+	n = ibv_poll_cq(a->cq, 1, &wc);
+	if (n >= 0) {
+		printf("FAIL: child: ibv_poll_cq on the parent's CQ: %d (want < 0)\n", n);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+reap(pid_t pid, const char *what)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		die("child %s: status 0x%x", what, st);
+}
+
+static void
+fork_rounds(void)
+{
+	struct side a = { 0 }, b = { 0 };
+	pid_t quiet, user;
+
+	pair_open(&a, &b);
+	traffic(&a, &b, 1);
+	fflush(stdout);
+	quiet = fork();
+	if (quiet < 0)
+		die("fork: %s", strerror(errno));
+	if (quiet == 0)
+		exit(0);	/* no RDMA; atexit handlers run */
+	reap(quiet, "without RDMA");
+	user = fork();
+	if (user < 0)
+		die("fork: %s", strerror(errno));
+	if (user == 0)
+		exit(child_uses_rdma(&a));
+	reap(user, "using the parent's verbs");
+	traffic(&a, &b, 2);
+	side_close(&b);
+	side_close(&a);
+	/* with nothing open, a child's exit must not close the parent's port */
+	quiet = fork();
+	if (quiet < 0)
+		die("fork: %s", strerror(errno));
+	if (quiet == 0)
+		exit(0);
+	reap(quiet, "without RDMA, nothing open");
+	round_once(3);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		fork_rounds();
+		printf("ok: a round, a child without RDMA exited, a child's verbs refused, "
+		       "a round\n");
+		return 0;
+	}
 	for (unsigned int r = 0; r < ROUNDS; r++)
 		round_once(r);
 	printf("ok: %d rounds of open x2, loopback WRITE/SEND/READ, close x2\n", ROUNDS);

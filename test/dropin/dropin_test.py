@@ -221,11 +221,14 @@ def case_tools(a, tmp):
 def case_lifecycle(a, tmp):
     """dropin_lifecycle.c in one process on a port with no peer (a memif
     server alone: the frames never leave it), run-to-completion and with a
-    transport lcore."""
-    for lcore in (False, True):
-        case = f"dropin_lifecycle{' (transport lcore)' if lcore else ''}"
-        p = run_one([a.prog], case, a.run, a.lib,
-                    droce_args(0, "l1" if lcore else "l0", tmp, lcore=lcore), tmp)
+    transport lcore; then its fork mode (children of a process using droce)
+    in both."""
+    for mode, lcore in ((None, False), (None, True), ("fork", False), ("fork", True)):
+        case = (f"dropin_lifecycle{' ' + mode if mode else ''}"
+                f"{' (transport lcore)' if lcore else ''}")
+        tag = f"l{'f' if mode else ''}{int(lcore)}"
+        p = run_one([a.prog] + ([mode] if mode else []), case, a.run, a.lib,
+                    droce_args(0, tag, tmp, lcore=lcore), tmp)
         if p is not None and check(case, p.returncode == 0 and p.stdout.startswith("ok"),
                                    f"exit {p.returncode}: {p.stdout[-600:]} {p.stderr[-600:]}"):
             print(f"ok - {case}: {p.stdout.strip()}", flush=True)
