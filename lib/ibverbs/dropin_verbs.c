@@ -714,20 +714,47 @@ dropin_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			       (struct droce_recv_wr **)bad_wr);
 }
 
-void
-dropin_set_ops(struct dropin_context *ctx)
+/* The verbs a context's ops carry: a live one's, or a forked child's. */
+struct dropin_ops {
+	struct ibv_context_ops ops;
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+};
+
+static void
+dropin_apply_ops(struct dropin_context *ctx, const struct dropin_ops *o)
 {
 	struct ibv_context_ops *ops = &ctx->vctx.context.ops;
 
-	ops->poll_cq = dropin_poll_cq;
-	ops->req_notify_cq = dropin_req_notify_cq;
-	ops->post_send = dropin_post_send;
-	ops->post_recv = dropin_post_recv;
-	ops->post_srq_recv = dropin_post_srq_recv;
-	ops->alloc_mw = dropin_alloc_mw;
-	ops->dealloc_mw = dropin_dealloc_mw;
-	ops->bind_mw = dropin_bind_mw;
-	ctx->vctx.create_qp_ex = dropin_create_qp_ex;
+	ops->poll_cq = o->ops.poll_cq;
+	ops->req_notify_cq = o->ops.req_notify_cq;
+	ops->post_send = o->ops.post_send;
+	ops->post_recv = o->ops.post_recv;
+	ops->post_srq_recv = o->ops.post_srq_recv;
+	ops->alloc_mw = o->ops.alloc_mw;
+	ops->dealloc_mw = o->ops.dealloc_mw;
+	ops->bind_mw = o->ops.bind_mw;
+	ctx->vctx.create_qp_ex = o->create_qp_ex;
+}
+
+void
+dropin_set_ops(struct dropin_context *ctx)
+{
+	static const struct dropin_ops live = {
+		.ops = {
+			.poll_cq = dropin_poll_cq,
+			.req_notify_cq = dropin_req_notify_cq,
+			.post_send = dropin_post_send,
+			.post_recv = dropin_post_recv,
+			.post_srq_recv = dropin_post_srq_recv,
+			.alloc_mw = dropin_alloc_mw,
+			.dealloc_mw = dropin_dealloc_mw,
+			.bind_mw = dropin_bind_mw,
+		},
+		.create_qp_ex = dropin_create_qp_ex,
+	};
+
+	dropin_apply_ops(ctx, &live);
 	ctx->vctx.create_cq_ex = dropin_create_cq_ex;
 }
 
@@ -807,17 +834,21 @@ forked_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *att
 void
 dropin_set_forked_ops(struct dropin_context *ctx)
 {
-	struct ibv_context_ops *ops = &ctx->vctx.context.ops;
+	static const struct dropin_ops forked = {
+		.ops = {
+			.poll_cq = forked_poll_cq,
+			.req_notify_cq = forked_req_notify_cq,
+			.post_send = forked_post_send,
+			.post_recv = forked_post_recv,
+			.post_srq_recv = forked_post_srq_recv,
+			.alloc_mw = forked_alloc_mw,
+			.dealloc_mw = forked_dealloc_mw,
+			.bind_mw = forked_bind_mw,
+		},
+		.create_qp_ex = forked_create_qp_ex,
+	};
 
-	ops->poll_cq = forked_poll_cq;
-	ops->req_notify_cq = forked_req_notify_cq;
-	ops->post_send = forked_post_send;
-	ops->post_recv = forked_post_recv;
-	ops->post_srq_recv = forked_post_srq_recv;
-	ops->alloc_mw = forked_alloc_mw;
-	ops->dealloc_mw = forked_dealloc_mw;
-	ops->bind_mw = forked_bind_mw;
-	ctx->vctx.create_qp_ex = forked_create_qp_ex;
+	dropin_apply_ops(ctx, &forked);
 }
 
 /* ---- names ---------------------------------------------------------------------------- */

@@ -235,16 +235,7 @@ load10(void)
 static struct ibv_wc
 next_wc(struct ibv_cq *cq)
 {
-	struct ibv_wc wc;
-	struct timespec t0;
-	int n;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0 && ms_since(&t0) < WAIT_MS)
-		;
-	if (n != 1)
-		die("no completion within %d ms (poll %d)", WAIT_MS, n);
-	return wc;
+	return rc_next_wc(cq, WAIT_MS);
 }
 
 static struct ibv_qp *

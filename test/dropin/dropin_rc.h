@@ -169,6 +169,22 @@ ms_since(const struct timespec *t0)
 	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+/* cq's next completion, one within wait_ms, or die. */
+static inline struct ibv_wc
+rc_next_wc(struct ibv_cq *cq, long wait_ms)
+{
+	struct ibv_wc wc;
+	struct timespec t0;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0 && ms_since(&t0) < wait_ms)
+		;
+	if (n != 1)
+		die("no completion within %ld ms (poll %d)", wait_ms, n);
+	return wc;
+}
+
 /* The first device, opened; its GID 0 in *gid. */
 static inline struct ibv_context *
 rc_open_device(union ibv_gid *gid)
