@@ -34,8 +34,12 @@ connected_events(struct rsock *rs, short events)
 		revents |= POLLIN;
 	if ((events & POLLOUT) && rs_can_send(rs))
 		revents |= POLLOUT;
-	if (!(rs->state & RSS_CONNECTED))
-		revents |= rs->state == RSS_DISCONNECTED ? POLLHUP : POLLERR;
+	/* the peer's last data is read before its hang-up shows: a program
+	 * that stops at POLLHUP (rstream -T a) gets every byte */
+	if (rs->state == RSS_DISCONNECTED && !rs_have_rdata(rs))
+		revents |= POLLHUP;
+	else if (!(rs->state & (RSS_CONNECTED | RSS_DISCONNECTED)))
+		revents |= POLLERR;
 	return revents;
 }
 
