@@ -193,6 +193,7 @@ send_done(struct rsock *rs, const struct ibv_wc *wc)
 		break;
 	case RSW_OP_IOMAP_SGL:
 		rs->sqe_avail++;
+		rs->sbuf_avail += sizeof(struct rsw_iomap);
 		break;
 	default:
 		rs->sqe_avail++;
