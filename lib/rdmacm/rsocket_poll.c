@@ -111,12 +111,27 @@ wake_fds(const struct pollfd *fds, struct pollfd *w, nfds_t nfds)
 	}
 }
 
+static bool
+any_rsocket(const struct pollfd *fds, nfds_t nfds)
+{
+	nfds_t i;
+
+	for (i = 0; i < nfds; i++)
+		if (rs_lookup(fds[i].fd) != NULL)
+			return true;
+	return false;
+}
+
 int
 rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
 	uint64_t start = rs_now_ns();
 	struct pollfd *w = NULL;
 	int n;
+
+	/* librspreload sends every poll(2) here: one without rsockets is one */
+	if (!any_rsocket(fds, nfds))
+		return poll(fds, nfds, timeout);
 
 	for (;;) {
 		uint64_t waited;
