@@ -546,10 +546,10 @@ copy_out(struct rsock *rs, uint8_t *buf, size_t len, bool consume)
 		off = (off + n) % rs->rbuf_size;
 		done += n;
 		if (!consume) {
-			if (n == m->len && ++head == rs->rq_size + 1)
-				head = 0;
-			else if (n < m->len)
+			if (n < m->len)
 				break;
+			if (++head == rs->rq_size + 1)
+				head = 0;
 			continue;
 		}
 		rs->rbuf_avail += n;
