@@ -9,14 +9,16 @@
  * source address and port (rdma_get_src_port), rdma_listen; an address
  * droce does not own is refused (EADDRNOTAVAIL), RDMA_PS_UDP too (EINVAL);
  * rdma_getaddrinfo's fields, passive and active, and EAI_NONAME; rpoll on
- * a pipe; rdma_event_str; and every call droce does not offer fails with
- * ENOSYS.  Prints "ok" and exits 0, else names the failed check, exit 1.
+ * a pipe; rdma_event_str; rsockets (options, a refused rconnect, and a
+ * connection to itself: non-blocking rconnect, raccept, rpoll, data both
+ * ways, shutdown); and every call droce does not offer fails with ENOSYS.  Prints "ok" and exits 0, else names the failed check, exit 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -161,7 +163,6 @@ check_unsupported(void)
 	struct rdma_cm_id *id = NULL;
 	struct sockaddr_in sin;
 	int mask, one = 1;
-	char buf[8];
 
 	sin_of(&sin, ADDR, PORT);
 	refused("rdma_create_ep", rdma_create_ep(&id, &rai, NULL, NULL), ENOSYS);
@@ -179,13 +180,91 @@ check_unsupported(void)
 	refused("rdma_create_srq", rdma_create_srq(id, NULL, NULL), ENOSYS);
 	refused("rdma_reject_ece", rdma_reject_ece(id, NULL, 0), ENOSYS);
 	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
-	refused("rsocket", rsocket(AF_INET, SOCK_STREAM, 0), ENOSYS);
-	refused("rconnect", rconnect(3, (struct sockaddr *)&sin, sizeof(sin)), ENOSYS);
-	refused("rsend", (int)rsend(3, buf, sizeof(buf), 0), ENOSYS);
-	refused("rrecv", (int)rrecv(3, buf, sizeof(buf), 0), ENOSYS);
-	refused("rclose", rclose(3), ENOSYS);
-	refused("rsetsockopt", rsetsockopt(3, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)),
-		ENOSYS);
+}
+
+static int
+opt_get(int s, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	CHECK(rgetsockopt(s, level, name, &v, &len) == 0 && len == sizeof(int),
+	      "rgetsockopt %d/%d", level, name);
+	return v;
+}
+
+static void
+opt_set(int s, int level, int name, int v)
+{
+	CHECK(rsetsockopt(s, level, name, &v, sizeof(v)) == 0, "rsetsockopt %d/%d", level, name);
+}
+
+/* rsockets in one process: the answers without a peer, then a connection
+ * to itself (droce loops the frames through its port): non-blocking
+ * rconnect, raccept, rpoll, data both ways, shutdown seen by the peer. */
+static void
+check_rsockets(void)
+{
+	struct sockaddr_in sin, other;
+	struct pollfd p;
+	char buf[16];
+	int l, c, a, i;
+
+	sin_of(&sin, ADDR, PORT + 10);
+	sin_of(&other, ADDR, PORT + 11);
+	refused("rsocket SOCK_DGRAM", rsocket(AF_INET, SOCK_DGRAM, 0), ENOTSUP);
+	refused("rsend on no rsocket", (int)rsend(0, buf, 1, 0), EBADF);
+	l = rsocket(AF_INET, SOCK_STREAM, 0);
+	CHECK(l >= 0 && fcntl(l, F_GETFD) >= 0, "rsocket: %d, a descriptor of its own", l);
+	opt_set(l, SOL_RDMA, RDMA_SQSIZE, 64);
+	opt_set(l, SOL_SOCKET, SO_RCVBUF, 32768);
+	opt_set(l, SOL_SOCKET, SO_REUSEADDR, 1);
+	opt_set(l, IPPROTO_TCP, TCP_NODELAY, 1);
+	CHECK(opt_get(l, SOL_RDMA, RDMA_SQSIZE) == 64 && opt_get(l, SOL_SOCKET, SO_RCVBUF) == 65536 &&
+	      opt_get(l, SOL_SOCKET, SO_REUSEADDR) == 1 && opt_get(l, IPPROTO_TCP, TCP_NODELAY) == 1 &&
+	      opt_get(l, SOL_SOCKET, SO_ERROR) == 0, "options read back");
+	CHECK(rbind(l, (struct sockaddr *)&sin, sizeof(sin)) == 0 && rlisten(l, 4) == 0, "rlisten");
+	CHECK(rfcntl(l, F_SETFL, O_NONBLOCK) == 0 && rfcntl(l, F_GETFL) == O_NONBLOCK, "rfcntl");
+	refused("raccept with nothing queued", raccept(l, NULL, NULL), EAGAIN);
+	p = (struct pollfd){ .fd = l, .events = POLLIN };
+	CHECK(rpoll(&p, 1, 10) == 0, "rpoll on an idle listener");
+	refused("rsend on a listener", (int)rsend(l, buf, 1, 0), ENOTCONN);
+
+	c = rsocket(AF_INET, SOCK_STREAM, 0);
+	CHECK(c >= 0, "rsocket");
+	refused("rconnect to a port nobody listens on",
+		rconnect(c, (struct sockaddr *)&other, sizeof(other)), ECONNREFUSED);
+	CHECK(rclose(c) == 0, "rclose");
+
+	c = rsocket(AF_INET, SOCK_STREAM, 0);
+	CHECK(c >= 0 && rfcntl(c, F_SETFL, O_NONBLOCK) == 0, "rsocket");
+	refused("non-blocking rconnect", rconnect(c, (struct sockaddr *)&sin, sizeof(sin)),
+		EINPROGRESS);
+	a = -1;
+	for (i = 0; i < 10000 && a < 0; i++) {
+		p = (struct pollfd){ .fd = c, .events = POLLOUT };
+		rpoll(&p, 1, 1);
+		a = raccept(l, NULL, NULL);
+	}
+	CHECK(a >= 0, "raccept: %s", strerror(errno));
+	p = (struct pollfd){ .fd = c, .events = POLLOUT };
+	CHECK(rpoll(&p, 1, 5000) == 1 && p.revents == POLLOUT, "rpoll POLLOUT after connect");
+	CHECK(opt_get(c, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR after connect");
+	CHECK(rsend(c, "droce", 5, 0) == 5, "rsend");
+	p = (struct pollfd){ .fd = a, .events = POLLIN };
+	CHECK(rpoll(&p, 1, 5000) == 1 && p.revents == POLLIN, "rpoll POLLIN");
+	CHECK(rrecv(a, buf, 2, MSG_PEEK) == 2 && rrecv(a, buf, sizeof(buf), 0) == 5 &&
+	      memcmp(buf, "droce", 5) == 0, "rrecv");
+	CHECK(rsend(a, "rsock", 5, 0) == 5, "rsend back");
+	for (i = 0; i < 5000 && (int)rrecv(c, buf, sizeof(buf), 0) != 5; i++)
+		CHECK(errno == EAGAIN, "rrecv back: %s", strerror(errno));
+	CHECK(memcmp(buf, "rsock", 5) == 0, "the bytes back");
+	refused("rrecv with nothing queued", (int)rrecv(c, buf, sizeof(buf), 0), EAGAIN);
+	CHECK(rshutdown(c, SHUT_WR) == 0, "rshutdown");
+	p = (struct pollfd){ .fd = a, .events = POLLIN };
+	CHECK(rpoll(&p, 1, 5000) == 1 && rrecv(a, buf, sizeof(buf), 0) == 0, "end of stream");
+	CHECK(rclose(a) == 0 && rclose(c) == 0 && rclose(l) == 0, "rclose");
+	refused("rclose twice", rclose(l), EBADF);
 }
 
 int
@@ -198,6 +277,7 @@ main(void)
 	check_ids(ctx);
 	check_addrinfo();
 	check_rpoll();
+	check_rsockets();
 	check_unsupported();
 	CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0,
 	      "rdma_event_str");

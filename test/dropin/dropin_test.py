@@ -91,6 +91,25 @@ libibverbs.so.1 and usertools/droce-run.
       its TCP channel) all four run: exit 0, a bandwidth or latency above
       zero, a latency test's messages all received (less the one in flight
       at the end), a bandwidth test's receiver at most what was sent.
+  dropin_test.py --run DROCE_RUN --lib DIR rstream
+      rdmacm-utils' unmodified rstream (rsockets through the drop-in
+      librdmacm.so.1) between two processes over net_memif, droce in
+      run-to-completion (the rsocket calls run its engine), -T v (every
+      byte verified): 64 B round trips, a 4 KiB stream, 1 MB with -T a
+      (rpoll), -T n (non-blocking) and -T b (blocking, MSG_WAITALL), 100 B
+      with rpoll and non-blocking, and 4 KiB over IPv6: both sides exit 0
+      and print the row of the exact size, transfers, iterations and
+      total.  With --preload (ASan): the round trips, -T a, -T n, IPv6.
+  dropin_test.py --run DROCE_RUN --lib DIR riostream
+      rdmacm-utils' riostream the same way (riomap / riowrite: the peer
+      writes straight into the mapped buffer), with a transport lcore on
+      each side (riostream waits by reading its buffer, outside droce).
+  dropin_test.py --run DROCE_RUN --lib DIR --prog TCP_ECHO rspreload
+      test/dropin/tcp_echo.c, a plain TCP echo server and client, under
+      rdma-core's librspreload.so (its socket calls become rsockets on
+      droce), each in a network namespace of its own (unshare -n, so no
+      kernel TCP can stand in): 4 MB of a known pattern echoed, every byte
+      checked, blocking then non-blocking with poll(2); both print "ok".
 EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
@@ -419,6 +438,87 @@ def case_rdmacm_calls(a, tmp, tag):
     if p is not None and check(case, p.returncode == 0 and p.stdout.splitlines()[-1:] == ["ok"],
                                f"exit {p.returncode}: {(p.stdout + p.stderr)[-400:]}"):
         print(f"ok - {case}: devices, ids, addresses, getaddrinfo, rpoll, ENOSYS", flush=True)
+
+
+RSPRELOAD = "/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so"
+
+
+def rstream_rows(out):
+    """The result rows of rstream/riostream: (name, bytes, xfers, iters,
+    total), each row with its time, Gb/sec and usec/xfer figures."""
+    return re.findall(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+s\s+[\d.]+\s+[\d.]+$",
+                      out, re.M)
+
+
+def case_rstream(a, tmp, tag, tool, server_opts, client_opts, rows, lcore=False, ipv6=False):
+    """tool (rstream, riostream) -b SERVER and -s SERVER, unmodified, over
+    memif: both exit 0 and print exactly rows."""
+    server = "2001:2:0:5::1" if ipv6 else DROCE_SERVER
+    argv = [[tool, "-b", server] + server_opts, [tool, "-s", server] + client_opts]
+    case = " / ".join(" ".join(v) for v in argv) + (" (transport lcore)" if lcore else "")
+    t0 = time.monotonic()
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=lcore, ipv6=ipv6)
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        got = rstream_rows(outs[side])
+        ok &= check(case, got == rows, f"{name} rows {got}, expected {rows}")
+    if ok:
+        print(f"ok - {case}: {len(rows)} rows exact on both sides "
+              f"({time.monotonic() - t0:.1f} s)", flush=True)
+
+
+def rstream_tests(a, tmp):
+    """rstream's sizes and modes, each a short custom run (the default
+    series is 200k transfers: minutes on a loaded machine)."""
+    v = ["-T", "v"]
+    runs = [  # options, the row
+        (["-S", "64", "-C", "1", "-I", "2000"] + v, ("custom", "64", "1", "2k", "250k")),
+        (["-S", "4096", "-C", "2000"] + v, ("custom", "4k", "2k", "1", "15m")),
+        (["-S", "1000000", "-C", "50", "-T", "a"] + v, ("custom", "976k", "50", "1", "95m")),
+        (["-S", "1000000", "-C", "50", "-T", "n"] + v, ("custom", "976k", "50", "1", "95m")),
+        (["-S", "1000000", "-C", "50", "-T", "b"] + v, ("custom", "976k", "50", "1", "95m")),
+        (["-S", "100", "-C", "300", "-T", "a", "-T", "n"] + v,
+         ("custom", "100", "300", "1", "58k"))]
+    if a.preload is not None:  # ASan: the round trips, rpoll, non-blocking
+        runs = [runs[0], runs[2], runs[3]]
+    for i, (opts, row) in enumerate(runs):
+        case_rstream(a, tmp, f"s{i}", "rstream", opts, opts, [row])
+    opts = ["-S", "4096", "-C", "500"] + v
+    case_rstream(a, tmp, "s9", "rstream", opts, opts, [("custom", "4k", "500", "1", "3.9m")],
+                 ipv6=True)
+
+
+def riostream_tests(a, tmp):
+    opts = ["-S", "65536", "-C", "100", "-I", "5", "-T", "v"]
+    case_rstream(a, tmp, "i0", "riostream", opts, opts,
+                 [("custom", "64k", "100", "5", "62m")], lcore=True)
+    opts = ["-S", "4096", "-C", "20", "-I", "20", "-T", "a"]
+    case_rstream(a, tmp, "i1", "riostream", opts, opts,
+                 [("custom", "4k", "20", "20", "3.1m")], lcore=True)
+
+
+def case_rspreload(a, tmp, tag):
+    """tcp_echo (a plain TCP program) under librspreload, each side in a
+    network namespace of its own: the echo of 4 MB checked byte by byte."""
+    case = "tcp_echo under librspreload"
+    if not check(case, os.path.exists(RSPRELOAD), f"{RSPRELOAD} missing (librdmacm1)"):
+        return
+    port, total = "7471", 4000000
+    # after a sanitizer runtime the harness preloads (--preload), if any
+    preload = " ".join(filter(None, [os.environ.get("LD_PRELOAD"), RSPRELOAD]))
+    pre = ["unshare", "-n", "--", "env", f"LD_PRELOAD={preload}", a.prog]
+    argv = [pre + ["server", DROCE_SERVER, port],
+            pre + ["client", DROCE_SERVER, port, str(total)]]
+    t0 = time.monotonic()
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready)
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, f"ok {name} {total}\n" in outs[side], f"{name}: {outs[side][-400:]}")
+    if ok:
+        print(f"ok - {case}: {total} bytes echoed and checked "
+              f"({time.monotonic() - t0:.1f} s)", flush=True)
 
 
 def case_refused(a, tmp, tag, tool, opt, text):
@@ -813,7 +913,7 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", action="append",
-                    help="pollfd, mw, async, abi, rdmacm_calls: the test program; daemon: "
+                    help="pollfd, mw, async, abi, rdmacm_calls, rspreload: the test program; daemon: "
                     "each one (repeated) on the two droceds")
     ap.add_argument("--droced", help="daemon: app/droced's binary")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
@@ -821,7 +921,8 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle"])
+                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle",
+                                     "rstream", "riostream", "rspreload"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -860,6 +961,12 @@ def main():
             case_daemon(a, tmp)
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
+        elif a.what == "rstream":
+            rstream_tests(a, tmp)
+        elif a.what == "riostream":
+            riostream_tests(a, tmp)
+        elif a.what == "rspreload":
+            case_rspreload(a, tmp, "u0")
         elif a.what == "rping":
             case_rping(a, tmp, "c0", ["-C", "10"], 10, 100)
             case_rping(a, tmp, "c1", [], 10, 10000)
