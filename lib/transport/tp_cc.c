@@ -13,8 +13,12 @@
 
 #include "tp_private.h"
 
-/* the pacer lets a QP catch up this much after a late round, no more */
-#define TP_PACE_SLACK_US 8
+/*
+ * A QP the engine visits late (a round ran late, the wheel's tick, the OS
+ * took the lcore) may catch up on up to this much of what its rate
+ * allowed meanwhile, and no more: a burst of 16 KiB at most.
+ */
+#define TP_PACE_BURST_KIB 16
 
 static const char *const algo_names[TP_CC_ALGO_MAX] = {
 	[TP_CC_ALGO_NONE] = "none",
@@ -209,13 +213,14 @@ tp_cc_sent(struct tp_qp *qp, uint32_t bytes)
 	uint64_t hz = qp->dev->tsc_hz;
 	uint64_t rate, base, slack;
 
+
 	qp->cc.ops->on_sent(qp, bytes, now);
 	rate = qp->cc.ops->rate(qp);
 	if (rate != qp->cc.rate) {
 		qp->cc.rate = rate;
 		qp->cc.cyc_per_kib = rate != 0 ? hz * 8 * 1024 / rate : 0;
 	}
-	slack = hz * TP_PACE_SLACK_US / 1000000;
+	slack = TP_PACE_BURST_KIB * qp->cc.cyc_per_kib;
 	base = qp->cc.next_tsc;
 	if (base + slack < now)
 		base = now - slack;
