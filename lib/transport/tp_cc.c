@@ -149,7 +149,7 @@ tp_cc_qp_start(struct tp_qp *qp)
 void
 tp_cc_on_ack(struct tp_qp *qp, uint32_t npsn)
 {
-	qp->cc.ops->on_ack(qp, npsn, 0);
+	qp->cc.ops->on_ack(qp, npsn);
 }
 
 void

@@ -26,8 +26,8 @@ struct tp_cc_ops {
 	bool paced;
 	/* the QP's connection starts (RTS): state from scratch */
 	void (*init)(struct tp_qp *qp, uint64_t now);
-	/* npsn more PSNs acknowledged */
-	void (*on_ack)(struct tp_qp *qp, uint32_t npsn, uint64_t now);
+	/* npsn more PSNs acknowledged (no clock: no TSC read per ACK) */
+	void (*on_ack)(struct tp_qp *qp, uint32_t npsn);
 	/* a CNP for this QP (reaction point); true when it was acted on */
 	bool (*on_cnp)(struct tp_qp *qp, uint64_t now);
 	/* go-back-N: timeout true for a retransmit timeout, false for a

@@ -13,9 +13,8 @@ dcqcn_init(struct tp_qp *qp, uint64_t now)
 }
 
 static void
-dcqcn_on_ack(struct tp_qp *qp, uint32_t npsn, uint64_t now)
+dcqcn_on_ack(struct tp_qp *qp, uint32_t npsn)
 {
-	(void)now;
 	tp_cc_window_ack(qp, npsn);
 }
 

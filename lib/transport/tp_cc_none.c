@@ -14,9 +14,8 @@ none_init(struct tp_qp *qp, uint64_t now)
 }
 
 static void
-none_on_ack(struct tp_qp *qp, uint32_t npsn, uint64_t now)
+none_on_ack(struct tp_qp *qp, uint32_t npsn)
 {
-	(void)now;
 	tp_cc_window_ack(qp, npsn);
 }
 

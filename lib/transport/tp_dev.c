@@ -345,6 +345,7 @@ tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 		   struct tp_qp_snapshot *snap)
 {
 	uint32_t i = qpn - TP_QPN_BASE;
+	struct tp_cc_snapshot cc;
 	const struct tp_qp *qp;
 
 	if (i >= dev->max_qp)
@@ -370,17 +371,13 @@ tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 	snap->rnr_retry_left = qp->comp.rnr_retry_left;
 	snap->wait_rnr = qp->req.wait_rnr;
 	snap->udp_sport = qp->udp_sport;
-	{
-		struct tp_cc_snapshot cc;
-
-		tp_cc_snapshot(qp, &cc);
-		snap->cc_algo = cc.algo;
-		snap->cc_rate_bps = cc.rate_bps;
-		snap->cc_target_bps = cc.target_bps;
-		snap->cc_alpha = cc.alpha;
-		snap->cc_cnps = cc.cnps;
-		snap->cc_cuts = cc.cuts;
-	}
+	tp_cc_snapshot(qp, &cc);
+	snap->cc_algo = cc.algo;
+	snap->cc_rate_bps = cc.rate_bps;
+	snap->cc_target_bps = cc.target_bps;
+	snap->cc_alpha = cc.alpha;
+	snap->cc_cnps = cc.cnps;
+	snap->cc_cuts = cc.cuts;
 	/* destroyed (or replaced) while we copied: report it gone */
 	if (__atomic_load_n(&dev->qps[i], __ATOMIC_ACQUIRE) != qp ||
 	    snap->qpn != qpn)
