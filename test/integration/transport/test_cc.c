@@ -256,8 +256,8 @@ test_dcqcn_cuts_on_cnps(void **state)
 	assert_int_equal(fx_counter(&f.a, "rcvd_cnp"), fx_counter(&f.b, "np_cnp_sent"));
 	s = snap(&f.a, f.a.qp);
 	assert_int_equal(s.cc_cnps, handled + ignored);
+	/* (the rate may have recovered by now: a cut is the outcome) */
 	assert_int_equal(s.cc_cuts, handled);
-	assert_true(s.cc_rate_bps < 100000000000ull);
 	fx_close(&f);
 }
 
@@ -298,6 +298,7 @@ test_pacer_holds_the_rate(void **state)
 static void
 burst(struct droce_link *a, struct droce_link *b, uint8_t tos, int *ce)
 {
+	static const uint8_t payload[940];
 	struct rte_mbuf *m[20];
 	uint16_t n = 0;
 
@@ -312,7 +313,7 @@ burst(struct droce_link *a, struct droce_link *b, uint8_t tos, int *ce)
 		m[i] = rte_pktmbuf_alloc(a->pool);
 		assert_non_null(m[i]);
 		assert_int_not_equal(roce_build(rte_pktmbuf_mtod(m[i], void *), 2048, &p,
-						rte_pktmbuf_mtod(m[i], uint8_t *) + 100), 0);
+						payload), 0);
 		m[i]->data_len = m[i]->pkt_len = (uint32_t)roce_frame_len(&p);
 		assert_int_equal(m[i]->pkt_len, 998);
 	}
