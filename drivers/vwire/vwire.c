@@ -287,6 +287,11 @@ vwire_get_stats(const struct droce_link *end, struct vwire_stats *tx_side)
 	tx_side->ring_full = vwire_counter_read(&dir->tx.ring_full);
 	tx_side->refused_calls = vwire_counter_read(&dir->tx.refused_calls);
 	tx_side->oversize = vwire_counter_read(&dir->tx.oversize);
+	tx_side->bn_marked = vwire_counter_read(&dir->tx.bn_marked);
+	tx_side->bn_dropped = vwire_counter_read(&dir->tx.bn_dropped);
+	tx_side->bn_backlog_max = vwire_counter_read(&dir->tx.bn_backlog_max);
+	for (int i = 0; i < VWIRE_BN_HIST; i++)
+		tx_side->bn_hist[i] = vwire_counter_read(&dir->tx.bn_hist[i]);
 }
 
 /*

@@ -48,6 +48,21 @@
  *                n): a port that is not ready yet, as net_memif refuses
  *                until its peer's first receive after connecting.  They
  *                draw nothing; the frames count as ring_full.
+ *   - bottleneck (bn.rate_bps != 0): the direction is a switch's egress
+ *                port of that rate with a queue of bn.queue_bytes.  Each
+ *                frame (after the faults above) leaves the queue one
+ *                serialisation time (its length at the rate) after the one
+ *                before it left, or after it arrived when the queue was
+ *                empty; it becomes visible to rx_burst then (plus delay_us).
+ *                The backlog a frame finds (the bytes still queued ahead
+ *                of it, from the departure times) decides, as RED with ECN
+ *                does: a frame that would not fit is dropped (counted in
+ *                dropped and bn_dropped, on_fault told); from bn.mark_min
+ *                bytes an ECN-capable IP frame (ECT(0)/ECT(1)) is marked
+ *                CE with probability rising linearly to bn.mark_prob at
+ *                bn.mark_max and 1 above it (mark_min == mark_max: every
+ *                one from there); a Not-ECT frame is never marked.
+ *                bn_hist counts the backlog each frame found.
  * Probabilities are doubles in [0, 1]: 0 never, 1 always (drop = 1.0 is a
  * cut cable or a vanished peer).
  */
@@ -88,6 +103,18 @@ struct rte_mbuf;
 typedef void vwire_fault_cb(void *arg, enum vwire_fault_kind kind,
 			    const struct rte_mbuf *m, uint64_t bit);
 
+/* A direction's bottleneck (above); rate_bps 0: none. */
+struct vwire_bottleneck {
+	uint64_t rate_bps;	/* the egress port's rate, bit/s */
+	uint32_t queue_bytes;	/* its queue (a frame must fit whole) */
+	uint32_t mark_min;	/* bytes queued from which ECT frames may be marked */
+	uint32_t mark_max;	/* bytes queued from which every ECT frame is */
+	double mark_prob;	/* marking probability at mark_max (RED max_p) */
+};
+
+/* Buckets of vwire_stats.bn_hist: queue_bytes / VWIRE_BN_HIST bytes each. */
+#define VWIRE_BN_HIST 64
+
 /* Faults applied to the frames one end sends. All zero: a clean wire. */
 struct vwire_faults {
 	double drop;		/* probability a frame is lost */
@@ -100,6 +127,7 @@ struct vwire_faults {
 	uint32_t delay_us;	/* fixed one-way delay */
 	uint32_t refuse_tx_calls;	/* first tx_burst calls refused */
 	uint64_t seed;		/* PRNG seed of this direction */
+	struct vwire_bottleneck bn;	/* a congested egress port */
 	vwire_fault_cb *on_fault;	/* NULL: nobody is told */
 	void *on_fault_arg;
 };
@@ -141,6 +169,11 @@ struct vwire_stats {
 	uint64_t ring_full;	/* frames refused: tx_burst returned < n */
 	uint64_t refused_calls;	/* tx_burst calls refused (refuse_tx_calls) */
 	uint64_t oversize;	/* frames longer than mtu + overhead, dropped */
+	/* bottleneck */
+	uint64_t bn_marked;	/* frames marked CE */
+	uint64_t bn_dropped;	/* frames dropped: the queue was full */
+	uint64_t bn_backlog_max; /* the largest backlog a frame found, bytes */
+	uint64_t bn_hist[VWIRE_BN_HIST];	/* backlog found by each frame */
 };
 
 /*

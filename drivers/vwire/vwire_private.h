@@ -47,6 +47,7 @@ enum vwire_stream {
 	VWIRE_STREAM_DUPLICATE,
 	VWIRE_STREAM_CORRUPT,
 	VWIRE_STREAM_REORDER,
+	VWIRE_STREAM_MARK,
 	VWIRE_STREAM_MAX
 };
 
@@ -56,6 +57,10 @@ struct vwire_tx {
 	uint32_t faults_gen;		/* generation of faults in effect */
 	bool faults_active;		/* any fault or delay: else the plain path */
 	uint64_t delay_tsc;
+	/* bottleneck: the last frame's departure, TSC cycles per 1024 bytes */
+	uint64_t bn_depart_tsc;
+	uint64_t bn_tsc_per_kib;
+	uint64_t bn_hist_width;		/* bytes per bn_hist bucket */
 	uint32_t refuse_left;		/* tx_burst calls still to refuse */
 	struct vwire_rng rng[VWIRE_STREAM_MAX];
 	/* counters (single writer: the sender) */
@@ -67,6 +72,10 @@ struct vwire_tx {
 	uint64_t ring_full;
 	uint64_t refused_calls;
 	uint64_t oversize;
+	uint64_t bn_marked;
+	uint64_t bn_dropped;
+	uint64_t bn_backlog_max;
+	uint64_t bn_hist[VWIRE_BN_HIST];
 } __rte_cache_aligned;
 
 /* A frame held back for reordering. */
@@ -162,6 +171,10 @@ bool vwire_rng_chance(struct vwire_rng *rng, double p);
 uint64_t vwire_rng_below(struct vwire_rng *rng, uint64_t bound);
 int vwire_faults_check(const struct vwire_faults *f);
 void vwire_tx_apply_faults(struct vwire_tx *tx, const struct vwire_faults *f);
+/* The bottleneck's verdict on m at now: its departure time, or 0 (dropped). */
+struct rte_mbuf *vwire_bottleneck(struct vwire_tx *tx, struct rte_mbuf *m,
+				  struct rte_mempool *pool, uint64_t now,
+				  uint64_t *depart);
 struct rte_mbuf *vwire_corrupt(struct vwire_tx *tx, struct rte_mbuf *m,
 			       struct rte_mempool *pool);
 

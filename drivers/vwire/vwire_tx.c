@@ -69,8 +69,13 @@ vwire_tx_put(struct vwire_pair *pair, struct vwire_dir *dir,
 		slot.window = (uint16_t)f->reorder_window;
 		slot.hold_us = f->reorder_hold_us;
 	}
+	if (f->bn.rate_bps != 0) {
+		m = vwire_bottleneck(tx, m, pair->pool, now, &slot.release_tsc);
+		if (m == NULL)
+			return;
+	}
 	if (f->delay_us != 0) {
-		slot.release_tsc = now + tx->delay_tsc;
+		slot.release_tsc = RTE_MAX(slot.release_tsc, now) + tx->delay_tsc;
 		vwire_count(&tx->delayed, 1);
 	}
 	slot.m = m;

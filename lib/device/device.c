@@ -295,6 +295,7 @@ droce_open_device(struct droce_device *d)
 	if (rc == 0) {
 		tc.max_qp = d->max_qp;
 		tc.retry_cnt_7_infinite = d->rxe_retry_compat;
+		tc.cc = d->cc;
 		tc.host_stack = true;	/* droce answers ARP/ND/ping on its port */
 		rc = -verbs_attach_link(o->ctx, o->link, &tc);
 	}

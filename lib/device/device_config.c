@@ -19,6 +19,11 @@
  *                           "1,2": on both, QPs sharded by QPN, one port
  *                           queue pair each; absent or "none":
  *                           run-to-completion
+ *   cc = dcqcn              congestion control: none (default) or dcqcn;
+ *   rp_ai_rate = 5          its parameters under mlx5's names (tp_cc_params.h)
+ *   ecn = 2                 ECN codepoint of the packets sent (2: ECT(0))
+ *   dscp = 26               DSCP when the address vector gives none
+ *   udp_sport = hash        hash | fixed | rotate; udp_sport_fixed = 49152
  *
  * Option names may spell the key with '-' or '_' (--droce-transport-lcores).
  */
@@ -255,7 +260,8 @@ apply_key(struct droce_device *d, const char *key, const char *value)
 		strcpy(d->capture, value);
 		return 0;
 	}
-	return -EINVAL;
+	/* congestion control, ECN, UDP source ports (lib/transport) */
+	return tp_cc_config_set(&d->cc, key, value) == 0 ? 0 : -EINVAL;
 }
 
 static int
@@ -329,7 +335,8 @@ apply_option(const char *arg)
 	static const char *const keys[] = { "ipv4", "ipv6", "mtu", "max_qp",
 					  "capture", "drop", "drop_seed", "drop_limit",
 					  "rxe_retry_compat",
-					  "transport_lcores", "pkeys" };
+					  "transport_lcores", "pkeys", "cc", "ecn", "dscp",
+					  "udp_sport", "udp_sport_fixed" };
 	struct droce_device *d;
 	const char *v;
 
@@ -359,6 +366,14 @@ apply_option(const char *arg)
 		if (v != NULL) {
 			d = current_device(false);
 			return d == NULL ? -ENOSPC : apply_key(d, keys[i], v);
+		}
+	}
+	/* --droce-rp_ai_rate=10 & co. (tp_cc_params.h) */
+	for (unsigned int i = 0; i < TP_CC_PARAM_MAX; i++) {
+		v = droce_option(arg, tp_cc_param_name(i));
+		if (v != NULL) {
+			d = current_device(false);
+			return d == NULL ? -ENOSPC : apply_key(d, tp_cc_param_name(i), v);
 		}
 	}
 	return -EINVAL;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "droce.h"
+#include "transport.h"
 
 /* transport lcores per device (lib/transport TP_MAX_SHARDS) */
 #define DEVICE_MAX_TRANSPORT_LCORES 8
@@ -46,6 +47,7 @@ struct droce_device {
 	bool drop_seed_given;		/* else a fresh one per open */
 	uint32_t drop_limit;		/* frames lost per queue at most; 0: no limit */
 	bool rxe_retry_compat;
+	struct tp_cc_config cc;		/* cc, ecn, dscp, udp_sport, rp_*, np_* */
 	bool daemon;			/* droced's device (daemon mode) */		/* retry_cnt 7 = forever, as Linux rxe */
 	/* transport_lcores: the engine's dedicated lcore(s); false: the
 	 * opener's.  Several: QPs sharded over them, one port queue each */

@@ -201,6 +201,41 @@ tel_stats(const char *cmd __rte_unused, const char *params,
 	return 0;
 }
 
+/*
+ * /droce/cc,DEV: the device's congestion control, ECN and UDP source
+ * port settings and every rp_* / np_* parameter (the configured ones
+ * until it opens, then the running device's).
+ */
+static int
+tel_cc(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+{
+	struct droce_device *dev = device_of(params);
+	const struct device_open *o;
+	struct tp_cc_config cc;
+
+	if (dev == NULL)
+		return -EINVAL;
+	cc = dev->cc;
+	o = tel_enter(dev);
+	if (o != NULL && verbs_tp(o->ctx) != NULL)
+		cc = tp_dev_config(verbs_tp(o->ctx))->cc;
+	if (o != NULL)
+		tel_exit(dev);
+	if (!cc.given)
+		tp_cc_config_default(&cc);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "device", dev->name);
+	rte_tel_data_add_dict_string(d, "cc", tp_cc_algo_name(cc.algo));
+	rte_tel_data_add_dict_u64(d, "ecn", cc.ecn);
+	rte_tel_data_add_dict_u64(d, "dscp", cc.dscp);
+	rte_tel_data_add_dict_string(d, "udp_sport", tp_sport_mode_name(cc.sport_mode));
+	rte_tel_data_add_dict_u64(d, "udp_sport_fixed", cc.sport_fixed);
+	for (unsigned int i = 0; i < TP_CC_PARAM_MAX; i++)
+		rte_tel_data_add_dict_u64(d, tp_cc_param_name(i),
+					  tp_cc_param_get(&cc.params, i));
+	return 0;
+}
+
 static int
 tel_qp_list(const char *cmd __rte_unused, const char *params,
 	    struct rte_tel_data *d)
@@ -271,6 +306,13 @@ tel_qp_info(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "retry_left", s.retry_left);
 	rte_tel_data_add_dict_u64(d, "rnr_retry_left", s.rnr_retry_left);
 	rte_tel_data_add_dict_int(d, "wait_rnr", s.wait_rnr);
+	rte_tel_data_add_dict_u64(d, "udp_sport", s.udp_sport);
+	rte_tel_data_add_dict_string(d, "cc", s.cc_algo);
+	rte_tel_data_add_dict_u64(d, "cc_rate_mbps", s.cc_rate_bps / 1000000);
+	rte_tel_data_add_dict_u64(d, "cc_target_mbps", s.cc_target_bps / 1000000);
+	rte_tel_data_add_dict_u64(d, "cc_alpha", s.cc_alpha);
+	rte_tel_data_add_dict_u64(d, "cc_cnps", s.cc_cnps);
+	rte_tel_data_add_dict_u64(d, "cc_cuts", s.cc_cuts);
 	return 0;
 }
 
@@ -286,6 +328,8 @@ device_telemetry_register(void)
 				   "droce devices. Takes no parameters");
 	rte_telemetry_register_cmd("/droce/stats", tel_stats,
 				   "Counters of a droce device. Parameters: device index or name (default the first)");
+	rte_telemetry_register_cmd("/droce/cc", tel_cc,
+				   "Congestion control, ECN, UDP source ports and DCQCN parameters. Parameters: device name or index");
 	rte_telemetry_register_cmd("/droce/qp/list", tel_qp_list,
 				   "QPNs of a droce device. Parameters: device index or name");
 	rte_telemetry_register_cmd("/droce/qp/info", tel_qp_info,

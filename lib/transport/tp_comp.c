@@ -120,9 +120,7 @@ advance(struct comp_ctx *c, uint32_t psn)
 
 	if (!roce_psn_after(psn, qp->comp.psn))
 		return;
-	/* the window grows by what was acknowledged (doubling per round trip) */
-	qp->req.window = RTE_MIN(qp->req.window + (uint32_t)roce_psn_diff(psn, qp->comp.psn),
-				 (uint32_t)TP_MAX_INFLIGHT_PKTS);
+	tp_cc_on_ack(qp, (uint32_t)roce_psn_diff(psn, qp->comp.psn));
 	qp->comp.psn = psn;
 	qp->comp.retry_pending = false;
 	qp->comp.gap_rearmed = false;
@@ -410,9 +408,8 @@ st_retry(struct comp_ctx *c)
 	tp_count(qp->eng, TP_CNT_COMPLETER_RETRY_ERR);
 	qp->comp.retry_pending = true;
 	qp->comp.gap_rearmed = false;
-	/* a timeout (no response at all) shrinks to the minimum, a gap halves */
-	qp->req.window = c->pkt == NULL ? TP_MIN_INFLIGHT_PKTS :
-			 RTE_MAX(qp->req.window / 2, (uint32_t)TP_MIN_INFLIGHT_PKTS);
+	/* c->pkt NULL: a timeout (no response at all), else a gap */
+	tp_cc_on_loss(qp, c->pkt == NULL);
 	tp_req_rewind(qp);
 	tp_timer_arm_retrans(qp);
 	return COMP_EXIT;

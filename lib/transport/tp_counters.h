@@ -51,7 +51,14 @@
 	X(PKEY_VIOLATION,       "pkey_violation", "packets dropped: P_Key does not match the QP's") \
 	X(RSVD_OPCODE_DROP,     "rsvd_opcode_drop", "packets dropped: reserved opcode (or RD, not in RoCEv2)") \
 	X(VENDOR_OPCODE_DROP,   "vendor_opcode_drop", "packets dropped: manufacturer-specific opcode (0xc0-0xff)") \
-	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP (counted, no congestion control)") \
+	X(RCVD_CNP,             "rcvd_cnp", "CNPs received for a QP") \
+	X(RP_CNP_HANDLED,       "rp_cnp_handled", "CNPs the QP's congestion control acted on (a rate cut)") \
+	X(RP_CNP_IGNORED,       "rp_cnp_ignored", "CNPs ignored (algorithm none, or within rp_rate_reduce_monitor_period)") \
+	X(NP_ECN_MARKED,        "np_ecn_marked_roce_packets", "RoCEv2 packets received marked ECN-CE") \
+	X(NP_CNP_SENT,          "np_cnp_sent", "CNPs sent") \
+	X(NP_CNP_LIMITED,       "np_cnp_rate_limited", "CE-marked packets not answered: a CNP went to the QP less than np_min_time_between_cnps ago") \
+	X(CC_PACE_WAITS,        "cc_pace_waits", "requester stops: the pacer held a QP back to its rate") \
+	X(SPORT_ROTATIONS,      "udp_sport_rotations", "UDP source ports changed at a retransmit timeout (udp_sport = rotate)") \
 	X(ASYNC_EVENTS,         "async_events", "asynchronous events raised") \
 	X(ASYNC_EVENT_DROP,     "async_event_drop", "asynchronous events lost: the context's queue full") \
 	X(TX_BACKPRESSURE,      "tx_backpressure", "packets deferred: the transmit queue was full") \

@@ -49,6 +49,8 @@ tp_dev_create(struct droce_context *ctx, struct prot_tables *prot,
 	dev->cfg.max_qp = max_qp;
 	if (dev->cfg.max_cq == 0)
 		dev->cfg.max_cq = TP_DEFAULT_MAX_CQ;
+	if (!dev->cfg.cc.given)
+		tp_cc_config_default(&dev->cfg.cc);
 	dev->max_qp = max_qp;
 	dev->ctx = ctx;
 	dev->prot = prot;
@@ -343,6 +345,7 @@ tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 		   struct tp_qp_snapshot *snap)
 {
 	uint32_t i = qpn - TP_QPN_BASE;
+	struct tp_cc_snapshot cc;
 	const struct tp_qp *qp;
 
 	if (i >= dev->max_qp)
@@ -367,6 +370,14 @@ tp_dev_qp_snapshot(const struct tp_dev *dev, uint32_t qpn,
 	snap->retry_left = qp->comp.retry_left;
 	snap->rnr_retry_left = qp->comp.rnr_retry_left;
 	snap->wait_rnr = qp->req.wait_rnr;
+	snap->udp_sport = qp->udp_sport;
+	tp_cc_snapshot(qp, &cc);
+	snap->cc_algo = cc.algo;
+	snap->cc_rate_bps = cc.rate_bps;
+	snap->cc_target_bps = cc.target_bps;
+	snap->cc_alpha = cc.alpha;
+	snap->cc_cnps = cc.cnps;
+	snap->cc_cuts = cc.cuts;
 	/* destroyed (or replaced) while we copied: report it gone */
 	if (__atomic_load_n(&dev->qps[i], __ATOMIC_ACQUIRE) != qp ||
 	    snap->qpn != qpn)

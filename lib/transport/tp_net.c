@@ -43,7 +43,7 @@ fill_addresses(const struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p)
 	memcpy(p->src_gid, av->sgid, 16);
 	memcpy(p->dst_gid, av->dgid, 16);
 	p->ip_ttl = av->hop_limit;
-	p->ip_dscp_ecn = av->traffic_class;
+	p->ip_dscp_ecn = tp_cc_tos(dev, av->traffic_class);
 	p->ip_flow_label = av->flow_label;
 	p->ip_df = 1;
 	p->udp_sport = qp->udp_sport;
@@ -118,6 +118,40 @@ tx_room(struct tp_engine *eng)
 	if (eng->txq_len == TP_TXQ_SIZE)
 		tp_net_flush(eng);
 	return eng->txq_len < TP_TXQ_SIZE;
+}
+
+/*
+ * A CNP (annex A17.9.3, lib/wire roce_cnp_fill) from qp to the QP it is
+ * connected to, with IP DSCP dscp.  Built whole, not from the QP's
+ * template: its BTH (MigReq 0, BECN 1) and TOS differ.  Without room or
+ * an mbuf it is not sent (-ENOBUFS): the next CE-marked packet asks again.
+ */
+int
+tp_net_send_cnp(struct tp_qp *qp, uint8_t dscp)
+{
+	struct tp_engine *eng = qp->eng;
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+
+	if (!tx_room(eng)) {
+		tp_count(eng, TP_CNT_TX_BACKPRESSURE);
+		return -ENOBUFS;
+	}
+	m = rte_pktmbuf_alloc(qp->dev->link->pool);
+	if (m == NULL) {
+		tp_count(eng, TP_CNT_TX_NOMBUF);
+		return -ENOBUFS;
+	}
+	memset(&p, 0, sizeof(p));
+	fill_addresses(qp, &qp->av, &p);
+	roce_cnp_fill(&p, qp->attr.dest_qp_num, qp->pkey, dscp);
+	if (roce_build_headers(rte_pktmbuf_mtod(m, uint8_t *),
+			       rte_pktmbuf_tailroom(m), &p) == 0) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	tp_net_finish(eng, m, &p);
+	return 0;
 }
 
 /*

@@ -44,6 +44,7 @@
 #include "net_host.h"
 #include "prot.h"
 #include "roce_wire.h"
+#include "tp_cc.h"
 #include "tp_counters.h"
 #include "tp_slab.h"
 #include "tp_wheel.h"
@@ -478,6 +479,8 @@ struct tp_qp {
 	uint64_t retrans_due;
 	uint64_t retrans_tsc;		/* its period (attr.timeout) in TSC cycles */
 	struct tp_wheel_timer rnr_tmr;
+	/* congestion control (tp_cc.h): only tp_cc*.c look inside */
+	struct tp_cc_qp cc;
 
 	/* requester (tp_req.c) */
 	struct {

@@ -281,6 +281,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 		qp->req.psn_hi = a->sq_psn;
 		qp->req.window = TP_MAX_INFLIGHT_PKTS;
 		qp->comp.psn = a->sq_psn;
+		tp_cc_qp_start(qp);
 	}
 	if (mask & DROCE_QP_MAX_QP_RD_ATOMIC)
 		cur->max_rd_atomic = a->max_rd_atomic;
@@ -295,7 +296,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 	if (mask & DROCE_QP_EN_SQD_ASYNC_NOTIFY)
 		cur->en_sqd_async_notify = a->en_sqd_async_notify;
 	if ((mask & (DROCE_QP_AV | DROCE_QP_DEST_QPN)) && qp->pub.qp_type != DROCE_QPT_UD)
-		qp->udp_sport = roce_udp_sport(qp->pub.qp_num, cur->dest_qp_num);
+		qp->udp_sport = tp_cc_udp_sport(qp, cur->dest_qp_num, qp->av.flow_label);
 	qp->tx_tmpl_ok = false;		/* addresses may have changed */
 }
 
@@ -633,6 +634,7 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	qp->mtu = (uint32_t)droce_mtu_to_num(qp->attr.path_mtu);
 	qp->attr.port_num = 1;
 	qp->pkey = dev->pkeys[0];
+	tp_cc_qp_init(qp);
 	set_state(qp, DROCE_QPS_RESET);
 	if (tp_dev_dedicated(dev) && tp_lc_qp_init(qp) != 0)
 		goto nomem;

@@ -134,10 +134,11 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 		return false;
 	}
 	tp_count(eng, TP_CNT_RCVD_PKTS);
-	/* RoCEv2 annex A17.9: a CNP names the QP whose rate it would lower;
-	 * droce has no congestion control yet and only counts it */
+	/* RoCEv2 annex A17.9: a CNP names the QP whose rate it lowers
+	 * (reaction point); it goes no further */
 	if (unlikely(pkt->op->mask & ROCE_OPM_CNP)) {
 		tp_count(eng, TP_CNT_RCVD_CNP);
+		tp_cc_on_cnp(qp);
 		return false;
 	}
 	if (!transport_matches(qp, pkt->opcode)) {
@@ -155,6 +156,9 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 	}
 	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
 		tp_event_comm_est(qp);
+	/* a switch on the way was congested (annex A17.9.1): tell the sender */
+	if (unlikely(roce_pkt_ecn(pkt) == ROCE_ECN_CE))
+		tp_cc_np_ce(qp);
 	if (pkt->op->mask & ROCE_OPM_REQ) {
 		if (batch->qp != qp)
 			tp_resp_batch_start(batch, qp);

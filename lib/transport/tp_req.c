@@ -233,6 +233,8 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	}
 	count_sent(qp, qp->req.psn, 1);
 	tp_net_finish(qp->eng, m, &p);
+	if (unlikely(qp->cc.paced))
+		tp_cc_sent(qp, p.pkt_len);
 	if (mask & TP_WR_WRITE)
 		tp_count(qp->eng, TP_CNT_RDMA_SENDS);
 
@@ -313,6 +315,8 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 	}
 	count_sent(qp, qp->req.psn, npsn);
 	tp_net_finish(qp->eng, m, &p);
+	if (unlikely(qp->cc.paced))
+		tp_cc_sent(qp, p.pkt_len);
 	tp_count(qp->eng, TP_CNT_RDMA_SENDS);
 	qp->req.psn = roce_psn_add(qp->req.psn, npsn);
 	qp->req.offset = 0;
@@ -421,6 +425,9 @@ req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 		}
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
 		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
+			return false;
+		/* the QP's congestion control grants a rate: not before its time */
+		if (unlikely(qp->cc.paced) && !tp_cc_may_send(qp))
 			return false;
 		if (mb->next == mb->n)
 			tp_net_mbufs_get(qp->dev, mb, burst_bound(qp, w, budget));

@@ -131,12 +131,16 @@ uint64_t tp_timer_retrans_tsc(const struct tp_dev *dev, uint8_t timeout);
 void tp_timer_disarm_retrans(struct tp_qp *qp);
 bool tp_timer_retrans_armed(const struct tp_qp *qp);
 void tp_timer_arm_rnr(struct tp_qp *qp, uint8_t rnr_code);
+/* the pacer's timer (tp_cc.c): the QP is marked ready at deadline */
+void tp_timer_arm_pace(struct tp_qp *qp, uint64_t deadline);
 void tp_timer_disarm_rnr(struct tp_qp *qp);
 void tp_sched_round(struct tp_engine *eng, uint64_t now);
 void tp_timer_expire(struct tp_sched *sc, uint64_t now);
 uint64_t tp_rnr_timer_us(uint8_t code);
 
 /* tp_net.c */
+/* a CNP from qp to its peer QP (tp_cc_np_ce): 0, or -ENOBUFS */
+int tp_net_send_cnp(struct tp_qp *qp, uint8_t dscp);
 void tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
 /*
@@ -197,5 +201,21 @@ int tp_lc_doorbells_alloc(struct tp_dev *dev);
 void tp_lc_doorbells_free(struct tp_dev *dev);
 void tp_lc_ring_doorbell(struct tp_qp *qp);
 void tp_lc_publish_qp(struct tp_qp *qp);
+
+/* ---- congestion control (tp_cc.c) ------------------------------------------ */
+
+void tp_cc_qp_init(struct tp_qp *qp);
+void tp_cc_qp_start(struct tp_qp *qp);
+void tp_cc_on_ack(struct tp_qp *qp, uint32_t npsn);
+void tp_cc_on_loss(struct tp_qp *qp, bool timeout);
+void tp_cc_on_cnp(struct tp_qp *qp);
+void tp_cc_np_ce(struct tp_qp *qp);
+bool tp_cc_may_send(struct tp_qp *qp);
+void tp_cc_sent(struct tp_qp *qp, uint32_t bytes);
+void tp_cc_window_ack(struct tp_qp *qp, uint32_t npsn);
+void tp_cc_window_loss(struct tp_qp *qp, bool timeout);
+uint8_t tp_cc_tos(const struct tp_dev *dev, uint8_t traffic_class);
+uint16_t tp_cc_udp_sport(const struct tp_qp *qp, uint32_t rqpn, uint32_t flow_label);
+void tp_cc_snapshot(const struct tp_qp *qp, struct tp_cc_snapshot *s);
 
 #endif /* TP_ROLE_H */

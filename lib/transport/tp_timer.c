@@ -64,6 +64,7 @@ static const uint32_t rnr_timer_us[32] = {
 enum tp_timer_tag {
 	TP_TIMER_RETRANS,
 	TP_TIMER_RNR,
+	TP_TIMER_PACE,
 };
 
 uint64_t
@@ -121,6 +122,7 @@ tp_sched_forget(struct tp_qp *qp)
 
 	tp_wheel_cancel(&sc->wheel, &qp->retrans_tmr);
 	tp_wheel_cancel(&sc->wheel, &qp->rnr_tmr);
+	tp_wheel_cancel(&sc->wheel, &qp->cc.pace_tmr);
 	if (qp->ready) {
 		TAILQ_REMOVE(&sc->ready, qp, ready_link);
 		sc->nready--;
@@ -183,6 +185,13 @@ tp_timer_disarm_rnr(struct tp_qp *qp)
 	tp_wheel_cancel(&tp_qp_sched(qp)->wheel, &qp->rnr_tmr);
 }
 
+void
+tp_timer_arm_pace(struct tp_qp *qp, uint64_t deadline)
+{
+	qp->cc.pace_tmr.tag = TP_TIMER_PACE;
+	tp_wheel_arm(&tp_qp_sched(qp)->wheel, &qp->cc.pace_tmr, deadline);
+}
+
 /* The RNR wait is over: resend from the NAKed PSN. */
 static void
 rnr_expired(struct tp_qp *qp)
@@ -237,6 +246,9 @@ tp_timer_expire(struct tp_sched *sc, uint64_t now)
 		if (t->tag == TP_TIMER_RNR) {
 			qp = container_of(t, struct tp_qp, rnr_tmr);
 			rnr_expired(qp);
+		} else if (t->tag == TP_TIMER_PACE) {
+			/* the pacer lets it send again */
+			qp = container_of(t, struct tp_qp, cc.pace_tmr);
 		} else {
 			qp = container_of(t, struct tp_qp, retrans_tmr);
 			if (now < qp->retrans_due) {

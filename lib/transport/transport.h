@@ -22,6 +22,7 @@
 #include <rte_ether.h>
 
 #include "droce.h"
+#include "tp_cc_params.h"
 
 struct droce_link;
 struct rte_mbuf;
@@ -45,6 +46,40 @@ struct tp_ah;
 #define TP_DEFAULT_MAX_CQ 65536
 /* The longest message (SGE list, RETH length): 2^31 bytes (IBTA 9.4.1.1). */
 #define TP_MAX_MSG_SZ (1u << 31)
+
+/*
+ * Congestion control, ECN and the UDP source port (tp_cc.c; README
+ * "Congestion control").  A zeroed struct (given false) means every
+ * default; tp_cc_config_set() fills the defaults before its first key.
+ */
+enum tp_cc_algo {
+	TP_CC_ALGO_NONE,	/* go-back-N's window alone (the default) */
+	TP_CC_ALGO_DCQCN,	/* DCQCN reaction point, paced */
+	TP_CC_ALGO_MAX
+};
+
+enum tp_sport_mode {
+	TP_SPORT_HASH,		/* per QP: rdma_get_udp_sport (the default) */
+	TP_SPORT_FIXED,		/* every QP: sport_fixed */
+	TP_SPORT_ROTATE,	/* hash, moved on at every retransmit timeout */
+	TP_SPORT_MAX
+};
+
+struct tp_cc_config {
+	bool given;		/* false: all defaults */
+	uint8_t algo;		/* enum tp_cc_algo: INI cc = none | dcqcn */
+	uint8_t ecn;		/* ECN codepoint of droce's packets (2: ECT(0)) */
+	uint8_t dscp;		/* DSCP when the address vector has none */
+	uint8_t sport_mode;	/* enum tp_sport_mode: udp_sport = hash|fixed|rotate */
+	uint16_t sport_fixed;	/* udp_sport_fixed (0xc000..0xffff) */
+	struct tp_cc_params params;	/* rp_* and np_* (tp_cc_params.h) */
+};
+
+void tp_cc_config_default(struct tp_cc_config *c);
+/* key = value from a configuration: 0, -EINVAL, or -ENOENT (not a key of ours) */
+int tp_cc_config_set(struct tp_cc_config *c, const char *key, const char *value);
+const char *tp_cc_algo_name(unsigned int algo);
+const char *tp_sport_mode_name(unsigned int mode);
 
 struct tp_dev_config {
 	uint32_t max_qp;	/* 0: TP_DEFAULT_MAX_QP */
@@ -74,6 +109,7 @@ struct tp_dev_config {
 	void (*capture)(void *arg, struct rte_mbuf *const *pkts, uint16_t n,
 			bool tx);
 	void *capture_arg;
+	struct tp_cc_config cc;
 };
 
 /* The device's configuration, its defaults filled in (max_qp, max_cq). */
@@ -157,6 +193,13 @@ struct tp_qp_snapshot {
 	uint8_t retry_left;		/* retries left for the oldest WQE */
 	uint8_t rnr_retry_left;
 	bool wait_rnr;			/* requester stopped by an RNR NAK */
+	uint16_t udp_sport;		/* of its packets */
+	const char *cc_algo;		/* congestion control */
+	uint64_t cc_rate_bps;		/* DCQCN: current rate (Rc); 0 unpaced */
+	uint64_t cc_target_bps;		/* DCQCN: target rate (Rt) */
+	uint32_t cc_alpha;		/* DCQCN: alpha in 1/1024 */
+	uint64_t cc_cnps;		/* DCQCN: CNPs handled */
+	uint64_t cc_cuts;		/* DCQCN: rate cuts */
 };
 
 /* Copy what telemetry shows of QP qpn: 0, or -ENOENT (no such QP). */

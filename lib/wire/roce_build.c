@@ -395,3 +395,57 @@ roce_udp_sport(uint32_t lqpn, uint32_t rqpn)
 	low = (label & 0x3fff) ^ (label >> 14);
 	return (uint16_t)(0xc000 | low);
 }
+
+uint16_t
+roce_udp_sport_fl(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
+{
+	uint32_t label = flow_label & 0xfffff;
+
+	if (label == 0)
+		return roce_udp_sport(lqpn, rqpn);
+	return (uint16_t)(0xc000 | ((label & 0x3fff) ^ (label >> 14)));
+}
+
+bool
+roce_ip_mark_ce(uint8_t *l3)
+{
+	uint16_t old_word, new_word;
+	uint32_t sum;
+
+	if ((l3[0] >> 4) == 6) {
+		/* traffic class = bits 4..11 of the first word: ECN is bits 4..5 */
+		if ((l3[1] & 0x30) == 0 || (l3[1] & 0x30) == 0x30)
+			return false;
+		l3[1] |= 0x30;
+		return true;
+	}
+	if ((l3[1] & ROCE_ECN_MASK) == ROCE_ECN_NOT_ECT ||
+	    (l3[1] & ROCE_ECN_MASK) == ROCE_ECN_CE)
+		return false;
+	old_word = wire_be16(l3);
+	l3[1] |= ROCE_ECN_CE;
+	new_word = wire_be16(l3);
+	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') */
+	sum = (uint16_t)~wire_be16(l3 + 10) + (uint16_t)~old_word + new_word;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	wire_put_be16(l3 + 10, (uint16_t)~sum);
+	return true;
+}
+
+void
+roce_cnp_fill(struct roce_pkt *p, uint32_t dest_qpn, uint16_t pkey, uint8_t dscp)
+{
+	p->opcode = ROCE_OP_CNP;
+	p->se = 0;
+	p->migreq = 0;
+	p->tver = 0;
+	p->pkey = pkey;
+	p->fecn = 0;
+	p->becn = 1;	/* A17.9.3: set in a CNP */
+	p->dest_qpn = dest_qpn & 0xffffff;
+	p->ackreq = 0;
+	p->psn = 0;
+	p->payload_len = 0;
+	p->ip_dscp_ecn = (uint8_t)(dscp << 2 | ROCE_ECN_NOT_ECT);
+}

@@ -257,5 +257,57 @@ bool roce_gid_is_ipv4(const uint8_t gid[16]);
  * hashed from lqpn * rqpn, folded into 0xC000-0xFFFF (rdma_flow_label_to_udp_sport).
  */
 uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
+/*
+ * The same from a flow label, as the kernel's rdma_get_udp_sport: a
+ * nonzero label (the address vector's) is folded as it is, 0 means the
+ * label hashed from the QPN pair (roce_udp_sport).
+ */
+uint16_t roce_udp_sport_fl(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
+
+/*
+ * ECN (RFC 3168): the low two bits of the IPv4 TOS / IPv6 traffic class
+ * (ip_dscp_ecn).  RoCEv2 senders mark ECT(0); a congested switch turns an
+ * ECT packet into CE; the receiver (notification point) answers CE with a
+ * CNP.
+ */
+#define ROCE_ECN_MASK    0x3
+#define ROCE_ECN_NOT_ECT 0x0
+#define ROCE_ECN_ECT1    0x1
+#define ROCE_ECN_ECT0    0x2
+#define ROCE_ECN_CE      0x3
+
+static inline uint8_t
+roce_pkt_ecn(const struct roce_pkt *p)
+{
+	return p->ip_dscp_ecn & ROCE_ECN_MASK;
+}
+
+/*
+ * Mark a frame's IP header (at l3, IPv4 or IPv6) CE, as a congested
+ * switch does: only an ECT(0)/ECT(1) packet is marked (true); Not-ECT and
+ * CE frames are left as they are (false).  The IPv4 header checksum is
+ * updated incrementally (RFC 1624); the ICRC does not cover the TOS or
+ * traffic class (annex A17.3.3 masks them), so it stays valid.
+ */
+bool roce_ip_mark_ce(uint8_t *l3);
+
+/*
+ * Congestion Notification Packet (RoCEv2 annex A17.9.3): a BTH with
+ * opcode 0x81, FECN 0, BECN 1, SE/MigReq/PadCnt/TVer/AckReq 0, PSN 0,
+ * the P_Key and the destination QP (the QP whose packets were marked, at
+ * the sender of those packets), then 16 reserved bytes (zero) and the
+ * ICRC.  roce_cnp_fill() turns p, whose addressing fields (MACs, GIDs,
+ * ports, TTL, flow label) are set, into that CNP, with IP DSCP dscp and
+ * ECN Not-ECT (a CNP is never marked); roce_build(p, NULL) then writes it
+ * (roce_cnp_frame_len bytes without VLAN).
+ */
+void roce_cnp_fill(struct roce_pkt *p, uint32_t dest_qpn, uint16_t pkey, uint8_t dscp);
+
+/* A parsed packet is a CNP (its BTH opcode, and only then). */
+static inline bool
+roce_pkt_is_cnp(const struct roce_pkt *p)
+{
+	return p->op != NULL && p->opcode == ROCE_OP_CNP;
+}
 
 #endif /* ROCE_WIRE_H */

@@ -30,6 +30,7 @@
 
 #include "dev_pair.h"
 #include "droce.h"
+#include "roce_wire.h"
 
 #define BUF (1u << 20)
 #define WRITE_LEN 65536u
@@ -334,6 +335,24 @@ test_telemetry_and_capture_over_memif(void **state)
 	assert_int_equal(json_u64(out, "req_psn"),
 			 100 + write_pkts + READ_LEN / MTU + send_pkts);
 	assert_int_equal(json_u64(out, "comp_psn"), json_u64(out, "req_psn"));
+	/* the UDP source port, the QP's congestion control */
+	assert_int_equal(json_u64(out, "udp_sport"),
+			 roce_udp_sport(a.qp->qp_num, b.qp->qp_num));
+	assert_non_null(strstr(out, "\"cc\":\"none\""));
+	/* /droce/cc: droce0 at the defaults (mlx5's), droce1 as configured */
+	assert_int_equal(tel_query("/droce/cc,droce0", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"cc\":\"none\""));
+	assert_int_equal(json_u64(out, "ecn"), 2);
+	assert_int_equal(json_u64(out, "rp_time_reset"), 300);
+	assert_int_equal(json_u64(out, "rp_ai_rate"), 5);
+	assert_int_equal(json_u64(out, "np_cnp_dscp"), 48);
+	assert_int_equal(tel_query("/droce/cc,droce1", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"cc\":\"dcqcn\""));
+	assert_int_equal(json_u64(out, "rp_ai_rate"), 10);
+	snprintf(cmd, sizeof(cmd), "/droce/qp/info,%u,droce1", b.qp->qp_num);
+	assert_int_equal(tel_query(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"cc\":\"dcqcn\""));
+	assert_int_equal(json_u64(out, "cc_alpha"), 1023);
 	/* errors: unknown QP, bad parameters */
 	assert_int_equal(tel_query("/droce/qp/info,99999", out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "null"));
@@ -410,6 +429,9 @@ main(int argc, char **argv)
 	args[nargs++] = (char *)port1;
 	args[nargs++] = "--droce-ipv4=198.18.10.2/24";
 	args[nargs++] = "--droce-mtu=4200";
+	/* congestion control options, by key and by parameter name */
+	args[nargs++] = "--droce-cc=dcqcn";
+	args[nargs++] = "--droce-rp_ai_rate=10";
 	args[nargs] = NULL;
 	if (droce_init(nargs, args) < 0) {
 		perror("droce_init");

@@ -351,12 +351,40 @@ fx_fill(uint8_t *p, size_t len, uint32_t seed)
 	}
 }
 
+static struct tp_dev_config fx_dev_cfg;
+
+void
+fx_set_dev_config(const struct tp_dev_config *cfg)
+{
+	if (cfg != NULL)
+		fx_dev_cfg = *cfg;
+	else
+		memset(&fx_dev_cfg, 0, sizeof(fx_dev_cfg));
+}
+
+/*
+ * The device configuration of a new end: fx_set_dev_config's, with the
+ * congestion control DROCE_TEST_CC names (none, dcqcn) when it is set, so
+ * a test runs again under another algorithm from its meson entry.
+ */
+static struct tp_dev_config
+end_config(bool host_stack)
+{
+	struct tp_dev_config cfg = fx_dev_cfg;
+	const char *cc = getenv("DROCE_TEST_CC");
+
+	cfg.host_stack = host_stack;
+	if (cc != NULL && *cc != '\0')
+		assert_int_equal(tp_cc_config_set(&cfg.cc, "cc", cc), 0);
+	return cfg;
+}
+
 static void
 open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen,
 	 bool host_stack)
 {
 	uint8_t ip[4] = { 198, 18, 0, host };
-	struct tp_dev_config cfg = { .host_stack = host_stack };
+	struct tp_dev_config cfg = end_config(host_stack);
 	int access = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
 		     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC |
 		     DROCE_ACCESS_MW_BIND;
@@ -518,11 +546,13 @@ connect_one(struct fx_end *self, struct fx_end *peer, const struct fx_qp_opts *o
 	assert_int_equal(droce_modify_qp(self->qp, &a, mask), 0);
 }
 
-void
-fx_connect(struct fx *f, const struct fx_qp_opts *opts)
+static void
+connect_pair(struct fx *f, const struct fx_qp_opts *opts, struct droce_qp **qa,
+	     struct droce_qp **qb)
 {
 	struct fx_qp_opts o = opts != NULL ? *opts : (struct fx_qp_opts){ 0 };
 	struct droce_qp_init_attr init;
+	struct droce_qp *keep_a = f->a.qp, *keep_b = f->b.qp;
 
 	if (o.type == 0)
 		o.type = DROCE_QPT_RC;
@@ -563,6 +593,25 @@ fx_connect(struct fx *f, const struct fx_qp_opts *opts)
 	assert_non_null(f->b.qp);
 	connect_one(&f->a, &f->b, &o, true);
 	connect_one(&f->b, &f->a, &o, !o.b_rtr_only);
+	*qa = f->a.qp;
+	*qb = f->b.qp;
+	if (qa != &f->a.qp) {
+		f->a.qp = keep_a;
+		f->b.qp = keep_b;
+	}
+}
+
+void
+fx_connect(struct fx *f, const struct fx_qp_opts *opts)
+{
+	connect_pair(f, opts, &f->a.qp, &f->b.qp);
+}
+
+void
+fx_connect_more(struct fx *f, const struct fx_qp_opts *opts, struct droce_qp **qa,
+		struct droce_qp **qb)
+{
+	connect_pair(f, opts, qa, qb);
 }
 
 int

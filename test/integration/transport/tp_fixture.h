@@ -83,6 +83,14 @@ int fx_run_modes(const char *prog, const char *name, const struct CMUnitTest *te
 bool fx_dedicated(void);
 uint8_t fx_qp_timeout(void);
 
+/*
+ * The device configuration of the ends opened from now on (host_stack is
+ * fx_open's to set); NULL: the defaults.  DROCE_TEST_CC=none|dcqcn in the
+ * environment then sets its congestion control.
+ */
+struct tp_dev_config;
+void fx_set_dev_config(const struct tp_dev_config *cfg);
+
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
 /*
@@ -95,6 +103,12 @@ void fx_close(struct fx *f);
 /* Create and connect a QP pair (RESET -> INIT -> RTR -> RTS). */
 void fx_connect(struct fx *f, const struct fx_qp_opts *o);
 void fx_destroy_qps(struct fx *f);
+/*
+ * Another connected QP pair on the same ends (their CQs), as fx_connect;
+ * the caller destroys them (droce_destroy_qp) before fx_close.
+ */
+void fx_connect_more(struct fx *f, const struct fx_qp_opts *o, struct droce_qp **qa,
+		     struct droce_qp **qb);
 
 /* Run both engines until cq yields n completions or the time runs out. */
 int fx_poll(struct fx *f, struct droce_cq *cq, struct droce_wc *wc, int n,

@@ -525,6 +525,102 @@ test_udp_sport_matches_linux(void **state)
 	}
 }
 
+/* ---- congestion notification (annex A17.9.3) and ECN ------------------- */
+
+static void
+test_cnp_bytes(void **state)
+{
+	static const uint8_t bth[ROCE_BTH_LEN] = {
+		0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x00, 0xd2,
+		0x00, 0x00, 0x00, 0x00,
+	};
+	static const uint8_t zero[ROCE_CNP_RSVD_LEN];
+	uint8_t frame[128];
+	struct roce_pkt p, q;
+	size_t len;
+
+	(void)state;
+	/* start from a packet whose every BTH field is set (se, migreq,
+	 * ackreq, psn ...): the CNP must clear what it does not use */
+	fill_template(&p, ROCE_OP_RDMA_WRITE_ONLY, 4, 0);
+	p.fecn = 1;
+	roce_cnp_fill(&p, 0xd2, 0xffff, 48);
+	len = roce_build(frame, sizeof(frame), &p, NULL);
+	/* 14 Ethernet + 20 IPv4 + 8 UDP + 12 BTH + 16 reserved + 4 ICRC */
+	assert_int_equal(len, 74);
+	assert_int_equal(frame[14 + 1], 48 << 2);	/* DSCP 48, Not-ECT */
+	assert_int_equal(wire_be16(frame + 34 + 2), ROCE_UDP_PORT);
+	assert_int_equal(wire_be16(frame + 34 + 4), 8 + 12 + 16 + 4);
+	assert_memory_equal(frame + 42, bth, sizeof(bth));
+	assert_memory_equal(frame + 54, zero, sizeof(zero));
+
+	assert_int_equal(roce_parse_eth(frame, len, &q), ROCE_PARSE_OK);
+	assert_true(roce_pkt_is_cnp(&q));
+	assert_true(roce_icrc_verify(frame, &q));
+	assert_int_equal(q.dest_qpn, 0xd2);
+	assert_int_equal(q.becn, 1);
+	assert_int_equal(q.fecn, 0);
+	assert_int_equal(q.psn, 0);
+	assert_int_equal(q.payload_len, 0);
+	assert_int_equal(roce_pkt_ecn(&q), ROCE_ECN_NOT_ECT);
+
+	/* IPv6: traffic class 0xc0, same BTH */
+	fill_template(&p, ROCE_OP_SEND_ONLY, 6, 0);
+	roce_cnp_fill(&p, 0xd2, 0xffff, 48);
+	len = roce_build(frame, sizeof(frame), &p, NULL);
+	assert_int_equal(len, 94);
+	assert_int_equal(wire_be32(frame + 14) >> 20 & 0xff, 0xc0);
+	assert_memory_equal(frame + 62, bth, sizeof(bth));
+	assert_int_equal(roce_parse_eth(frame, len, &q), ROCE_PARSE_OK);
+	assert_true(roce_pkt_is_cnp(&q));
+	assert_true(roce_icrc_verify(frame, &q));
+
+	/* not a CNP: any other opcode */
+	fill_template(&p, ROCE_OP_ACKNOWLEDGE, 4, 0);
+	len = roce_build(frame, sizeof(frame), &p, NULL);
+	assert_int_equal(roce_parse_eth(frame, len, &q), ROCE_PARSE_OK);
+	assert_false(roce_pkt_is_cnp(&q));
+}
+
+static void
+test_mark_ce(void **state)
+{
+	static const uint8_t payload[64];
+
+	(void)state;
+	for (unsigned int ipv = 4; ipv <= 6; ipv += 2) {
+		for (uint8_t ecn = 0; ecn < 4; ecn++) {
+			uint8_t frame[256];
+			struct roce_pkt p, q;
+			size_t len;
+
+			fill_template(&p, ROCE_OP_RDMA_WRITE_ONLY, ipv, 64);
+			p.ip_dscp_ecn = (uint8_t)(26 << 2 | ecn);
+			len = roce_build(frame, sizeof(frame), &p, payload);
+			/* only ECT(0)/ECT(1) are marked (RFC 3168 5) */
+			assert_int_equal(roce_ip_mark_ce(frame + 14),
+					 ecn == ROCE_ECN_ECT0 || ecn == ROCE_ECN_ECT1);
+			/* the IPv4 checksum still verifies, the ICRC too */
+			assert_int_equal(roce_parse_eth(frame, len, &q), ROCE_PARSE_OK);
+			assert_true(roce_icrc_verify(frame, &q));
+			assert_int_equal(q.ip_dscp_ecn >> 2, 26);
+			assert_int_equal(roce_pkt_ecn(&q), ecn == 0 ? 0 : ROCE_ECN_CE);
+		}
+	}
+}
+
+static void
+test_udp_sport_flow_label(void **state)
+{
+	(void)state;
+	/* 0: the QPN pair's label, as rdma_get_udp_sport */
+	assert_int_equal(roce_udp_sport_fl(0, 0x11, 0x21), 49713);
+	/* a label: its low 14 bits xor its high 6, over 0xc000 */
+	assert_int_equal(roce_udp_sport_fl(0xabcde, 1, 2),
+			 0xc000 | ((0xabcde & 0x3fff) ^ (0xabcde >> 14)));
+	assert_int_equal(roce_udp_sport_fl(0x4001, 1, 2), 0xc000 | (0x0001 ^ 0x1));
+}
+
 /* ---- parse errors -------------------------------------------------------- */
 
 static size_t
@@ -936,6 +1032,9 @@ main(void)
 		cmocka_unit_test(test_build_parse_roundtrip_every_opcode),
 		cmocka_unit_test(test_build_rejects_bad_requests),
 		cmocka_unit_test(test_udp_sport_matches_linux),
+		cmocka_unit_test(test_cnp_bytes),
+		cmocka_unit_test(test_mark_ce),
+		cmocka_unit_test(test_udp_sport_flow_label),
 		cmocka_unit_test(test_parse_every_truncation_is_rejected_bad_flow),
 		cmocka_unit_test(test_parse_specific_errors_bad_flow),
 		cmocka_unit_test(test_be_load_store_match_byte_loops),
