@@ -26,6 +26,16 @@ libibverbs.so.1 and usertools/droce-run (its device tree: /sys/class/infiniband,
       endpoint's configuration (UCX_LOG_LEVEL=info, "ep_cfg") on
       rc_verbs/droce0:1 only; ucp_ud: tag_lat and tag_bw (4 KiB) with
       UCX_TLS=ud_verbs, on ud_verbs/droce0:1 only.
+  dropin_ucx.py --run DROCE_RUN --lib DIR --prog MPI_PINGPONG mpi
+      test/dropin/mpi_pingpong.c (built with Open MPI's mpicc; "missing"
+      when there is none: a failure) as two ranks of `mpirun -np 1
+      droce-run ... : -np 1 droce-run ...` (one droce-run per rank, each its
+      own droce) on net_af_packet at the two ends of a veth pair, both in
+      one network namespace this script creates with mpirun (whose PMIx
+      server the ranks reach on its loopback), Open MPI's UCX pml (--mca pml ucx, btl self,
+      UCX_TLS=rc_verbs,ud_verbs): exit 0, rank 0's "ok 200 x 4096 bytes"
+      (every byte checked both ways), and every UCX endpoint on
+      rc_verbs/droce0:1.
 Each pair: both exit 0, the client's "Final:" row counts exactly the
 iterations asked and a latency or bandwidth above zero.  ucx_perftest
 checks no data (it has no option to): the bytes are checked by droce's own
@@ -180,13 +190,69 @@ def case_perftest(a, tmp, nets, tag, test, size, iters, kind, uct=None, tls=None
         print(f"ok - {case}: {n} iterations, {what}{lanes}", flush=True)
 
 
+def case_mpi(a, tmp):
+    case = "mpirun -np 2, Open MPI's UCX pml on droce"
+    if not check(case, a.prog not in (None, "missing") and os.path.exists(a.prog),
+                 f"no mpi_pingpong ({a.prog}): Open MPI's mpicc (libopenmpi-dev) missing"):
+        return
+    # one network namespace holding both ends of a veth pair (no address
+    # on either: the kernel passes nothing between them) and mpirun, whose
+    # PMIx server the ranks reach on its loopback
+    ns, ifs = f"ucxm{os.getpid() % 100000}", [f"vum{os.getpid() % 100000}{s}" for s in "ab"]
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    # DPDK's net_af_packet joins PACKET_FANOUT group (pid ^ ifindex) & 0xffff,
+    # one namespace-wide: two ranks (pids a few apart) on consecutive
+    # ifindexes can meet in one group (EINVAL).  Indexes 0x4000 apart cannot.
+    idx = 0x1000 | (os.getpid() & 0xfff)
+    subprocess.run(["ip", "-n", ns, "link", "add", ifs[0], "index", str(idx), "type", "veth",
+                    "peer", "name", ifs[1], "index", str(idx ^ 0x4000)], check=True)
+    for i in ["lo"] + ifs:
+        subprocess.run(["ip", "-n", ns, "link", "set", i, "up"], check=True)
+    ranks = []
+    for side in (0, 1):
+        args = EAL + ["-l", str(side), f"--file-prefix=ucxmpi{os.getpid()}{side}",
+                      f"--vdev=net_af_packet0,iface={ifs[side]}",
+                      "--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
+        ranks += ([":"] if side else []) + ["-np", "1", a.run, "--lib", a.lib, "--args",
+                                            " ".join(args), "--", a.prog, "200", "4096"]
+    argv = ["ip", "netns", "exec", ns, "mpirun", "--allow-run-as-root", "--oversubscribe",
+            "--mca", "pml", "ucx", "--mca", "btl", "self", "--mca", "osc", "^ucx",
+            "-x", "UCX_TLS=rc_verbs,ud_verbs", "-x", "UCX_NET_DEVICES=droce0:1",
+            "-x", "UCX_LOG_LEVEL=info"] + ranks
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp)
+    except subprocess.TimeoutExpired as e:
+        p = subprocess.CompletedProcess(argv, "timeout", str(e.stdout or ""), "")
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    out = p.stdout + p.stderr
+    lanes = EP_CFG_RE.findall(out)
+    used = {m for cfg in lanes for m in re.findall(r"\(([^)]*)\)", cfg)}
+    ok = check(case, p.returncode == 0 and re.search(r"^ok 200 x 4096 bytes", out, re.M),
+               f"exit {p.returncode}: {out[-600:]}")
+    ok = ok and check(case, lanes != [] and used == {"rc_verbs/droce0:1"},
+                      f"endpoint configurations {lanes}")
+    if ok:
+        line = re.search(r"^ok 200 x 4096 bytes.*$", out, re.M).group(0)
+        print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("what", choices=("info", "uct_rc", "uct_ud", "ucp_rc", "ucp_ud"))
+    ap.add_argument("--prog")
+    ap.add_argument("what", choices=("info", "uct_rc", "uct_ud", "ucp_rc", "ucp_ud", "mpi"))
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    if a.prog not in (None, "missing"):
+        a.prog = os.path.abspath(a.prog)
+    if a.what == "mpi":
+        with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:
+            case_mpi(a, tmp)
+        for f in failures:
+            print("FAIL:", f)
+        return 1 if failures else 0
     nets = Veth(f"u{os.getpid() % 100000}")
     try:
         with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:
