@@ -410,9 +410,18 @@ struct droce_wc {
 	unsigned int wc_flags;
 	uint16_t pkey_index;
 	uint16_t slid;
-	uint8_t sl;
+	uint8_t sl;		/* UD receive: DROCE_WC_SL_ROCE_IPV4 or _IPV6 */
 	uint8_t dlid_path_bits;
 };
+
+/*
+ * A UD receive's sl names the L3 header of the packet, as RoCE NICs report
+ * it there (mlx5's CQE; RoCEv2 has no SL on the wire): UCX's UD transport
+ * reads it to find the destination address in the GRH slot (IPv4: its
+ * last 4 bytes, Annex A17.4.5.2) and drops the datagram otherwise.
+ */
+#define DROCE_WC_SL_ROCE_IPV6 1
+#define DROCE_WC_SL_ROCE_IPV4 2
 
 /*
  * Completion channels (ibverbs' ibv_comp_channel): fd is an eventfd,

@@ -86,7 +86,8 @@ dropin_fill_device(struct dropin_device *dd, struct droce_device *d, int i)
 	dd->ibv.transport_type = IBV_TRANSPORT_IB;
 	snprintf(dd->ibv.name, sizeof(dd->ibv.name), "%s", droce_get_device_name(d));
 	snprintf(dd->ibv.dev_name, sizeof(dd->ibv.dev_name), "droce_verbs%d", i);
-	/* no sysfs: paths that exist nowhere, so sysfs reads fail cleanly */
+	/* paths that exist nowhere, so sysfs reads fail cleanly, unless
+	 * DROCE_SYSFS gets the device a tree (dropin_sysfs.c) */
 	snprintf(dd->ibv.dev_path, sizeof(dd->ibv.dev_path),
 		 "/nonexistent/droce/%s", dd->ibv.dev_name);
 	snprintf(dd->ibv.ibdev_path, sizeof(dd->ibv.ibdev_path),
@@ -122,6 +123,8 @@ dropin_fork_child(void)
 	pthread_mutex_unlock(&dropin.lock);
 }
 
+static void dropin_sysfs_start(void);
+
 static void
 dropin_start(void)
 {
@@ -147,6 +150,24 @@ dropin_start(void)
 		dropin.ndev = n;
 	}
 	droce_free_device_list(list);
+	dropin_sysfs_start();
+}
+
+/* Each device's sysfs tree under DROCE_SYSFS (dropin_sysfs.c), if set. */
+static void
+dropin_sysfs_start(void)
+{
+	const char *root = getenv("DROCE_SYSFS");
+
+	if (root == NULL || root[0] == '\0')
+		return;
+	for (int i = 0; i < dropin.ndev; i++) {
+		int rc = dropin_sysfs_write(&dropin.dev[i], root);
+
+		if (rc != 0)
+			fprintf(stderr, "libibverbs (droce): %s's tree in DROCE_SYSFS=%s: %s\n",
+				dropin.dev[i].ibv.name, root, strerror(-rc));
+	}
 }
 
 /*

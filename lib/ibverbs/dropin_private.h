@@ -146,5 +146,8 @@ struct droce_comp_channel *dropin_channel_of(struct ibv_comp_channel *channel);
 /* The member of an async event's element union its type uses (verbs.h). */
 enum dropin_element { EL_NONE, EL_CQ, EL_QP, EL_SRQ, EL_WQ, EL_PORT };
 enum dropin_element dropin_event_element(enum ibv_event_type t);
+/* dropin_sysfs.c: the device's tree under root (the kernel's sysfs layout),
+ * its ibdev_path then root/NAME; 0 or -errno. */
+int dropin_sysfs_write(struct dropin_device *dd, const char *root);
 
 #endif /* DROCE_DROPIN_PRIVATE_H */

@@ -612,6 +612,7 @@ complete_recv(struct resp_ctx *c)
 		wc.byte_len += UD_GRH_LEN;
 		wc.src_qp = pkt->deth.src_qpn;
 		wc.wc_flags |= DROCE_WC_GRH;
+		wc.sl = pkt->ip_version == 4 ? DROCE_WC_SL_ROCE_IPV4 : DROCE_WC_SL_ROCE_IPV6;
 	}
 	tp_cq_push_recv(qp->eng, qp->rcq, &wc, pkt->se != 0);
 	qp->rq.tail++;
