@@ -45,6 +45,7 @@
 #include "prot.h"
 #include "roce_wire.h"
 #include "tp_counters.h"
+#include "tp_run.h"
 #include "tp_slab.h"
 #include "tp_wheel.h"
 #include "transport.h"

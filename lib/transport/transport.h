@@ -120,6 +120,24 @@ int tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index,
 int tp_progress(struct tp_dev *dev);
 
 /*
+ * ---- adaptive progress (tp_adaptive.c) ----
+ *
+ * Run-to-completion with a progress thread: the engine runs inside the
+ * application's calls as before, and a pthread runs it while no
+ * application thread is in droce (polling while traffic flows, else
+ * sleeping, backing off to 1 ms).  Every call of this header may then come
+ * from any application thread: one at a time runs the engine (tp_run.h).
+ * After the link and its addresses, before CQs and QPs; not with transport
+ * lcores.  0, -EINVAL, -EBUSY (running already), -ENOMEM, or the thread's
+ * creation error.  tp_dev_destroy stops it (tp_dev_stop_adaptive).
+ */
+int tp_dev_run_adaptive(struct tp_dev *dev);
+void tp_dev_stop_adaptive(struct tp_dev *dev);
+/* Something besides the application's calls runs the engine: a progress
+ * thread or transport lcores (a waiter may block on an fd then). */
+bool tp_dev_self_driven(const struct tp_dev *dev);
+
+/*
  * Counters: values by enum tp_counter (tp_counters.h), names alike.
  * tp_dev_counters: engine 0's array (the whole device unless it runs on
  * several transport lcores); tp_dev_counter / tp_dev_counter_read: summed
