@@ -338,10 +338,11 @@ def prog_ok(case, rcs, outs, names):
     return ok
 
 
-def case_prog(a, tmp, tag, case, names, summary):
+def case_prog(a, tmp, tag, case, names, summary, lcore=True):
     """A test program of test/dropin (a.prog, its two sides named names),
-    droce with a transport lcore: both print "ok" and exit 0."""
-    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
+    droce with a transport lcore (lcore False: droce's defaults, the
+    progress thread): both print "ok" and exit 0."""
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=lcore)
     if prog_ok(case, rcs, outs, names):
         print(f"ok - {case}: {summary}", flush=True)
 
@@ -551,6 +552,79 @@ def perftest_tools(a, tmp, nets):
     # (the passive servers of the READ and atomic latency tests print no row)
     case_perftest(a, tmp, nets, "rl", "ib_read_lat", 8192, 200, True, rows=([], [(8192, 200)]))
     case_perftest(a, tmp, nets, "al", "ib_atomic_lat", 8, 200, True, rows=([], [(8, 200)]))
+
+
+def cpu_ns(pid):
+    """CPU time of process pid, all its threads, in ns (schedstat: exact,
+    where stat's ticks are sampled)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:
+            pass		# a thread that ended meanwhile
+    return total
+
+
+def idle_cpu(a, tmp, nets, tag, lcore):
+    """The share of a core an idle droce process uses over 2 s: an
+    ibv_rc_pingpong server on net_af_packet, its device open, QP created
+    and receives posted, waiting for a client in accept() (nothing calls
+    a verb).  lcore: with a transport lcore (polling)."""
+    port = free_port()
+    out = open(os.path.join(tmp, f"{tag}.out"), "w+")
+    eal = EAL + ["-l", "0,1" if lcore else "0", f"--file-prefix=dropin{tag}",
+                 f"--vdev=net_af_packet0,iface={nets.ifs[0]}"]
+    opts = ["--", "--droce-ipv4=198.18.5.1/24"] + \
+        (["--droce-transport-lcores=1"] if lcore else [])
+    env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
+    p = subprocess.Popen(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib, "--",
+                          "ibv_rc_pingpong", "-g", "0", "-p", str(port)],
+                         stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.poll() is None and \
+                not listening_in(nets.ns[0], port):
+            time.sleep(0.05)
+        time.sleep(0.5)		# EAL's start-up threads done
+        if p.poll() is not None:
+            out.seek(0)
+            return None, out.read()[-300:]
+        t0, c0 = time.monotonic(), cpu_ns(p.pid)
+        time.sleep(2)
+        t1, c1 = time.monotonic(), cpu_ns(p.pid)
+        return (c1 - c0) / 1e9 / (t1 - t0), ""
+    finally:
+        stop(p)
+        out.close()
+
+
+def case_idle(a, tmp, nets):
+    """droce's defaults (the progress thread): an idle process below 5 %
+    of a core; with a transport lcore (polling) the same check fails, so it
+    measures what it claims."""
+    case = "idle process, droce's defaults"
+    share, err = idle_cpu(a, tmp, nets, "i0", False)
+    if check(case, share is not None, f"server did not start: {err}") and \
+            check(case, share < 0.05, f"{share:.1%} of a core over 2 s"):
+        print(f"ok - {case}: {share:.1%} of a core over 2 s", flush=True)
+    case = "idle process, transport lcore (polling)"
+    share, err = idle_cpu(a, tmp, nets, "i1", True)
+    if check(case, share is not None, f"server did not start: {err}") and \
+            check(case, share >= 0.5, f"{share:.1%} of a core: the polling lcore not seen"):
+        print(f"ok - {case}: {share:.1%} of a core over 2 s (the check above can fail)",
+              flush=True)
+
+
+def progress_defaults(a, tmp, nets):
+    """Programs that wait outside the verbs, with droce's defaults (no
+    --droce-transport-lcores on either side): the progress thread serves
+    the peer."""
+    # the passive side of WRITE and READ waits in its TCP exchange
+    case_perftest(a, tmp, nets, "aw", "ib_write_bw", 65536, 500, False)
+    case_perftest(a, tmp, nets, "ar", "ib_read_lat", 8, 1000, False, rows=([], [(8, 1000)]))
 
 
 def perftest_options(a, tmp, nets):
@@ -818,7 +892,8 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle"])
+                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle",
+                                     "progress"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -844,6 +919,22 @@ def main():
             # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
             case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),
                       "woken by poll(), solicited_only honoured")
+        elif a.what == "progress":
+            # each step timed: the whole suite has a time budget
+            t = time.monotonic()
+            case_prog(a, tmp, "e1", "dropin_poll_fd (droce's defaults)", ("receiver", "sender"),
+                      "woken by poll(), solicited_only honoured", lcore=False)
+            print(f"# dropin_poll_fd: {time.monotonic() - t:.1f} s", flush=True)
+            nets = Veth(f"g{os.getpid() % 100000}")
+            try:
+                t = time.monotonic()
+                case_idle(a, tmp, nets)
+                print(f"# idle: {time.monotonic() - t:.1f} s", flush=True)
+                t = time.monotonic()
+                progress_defaults(a, tmp, nets)
+                print(f"# perftest: {time.monotonic() - t:.1f} s", flush=True)
+            finally:
+                nets.close()
         elif a.what == "mw":
             case_prog(a, tmp, "m0", "dropin_mw (transport lcore)", ("owner", "peer"),
                       "type 1 and 2 windows bound, used, revoked")
