@@ -603,8 +603,8 @@ def idle_cpu(a, tmp, nets, tag, lcore):
 
 def case_idle(a, tmp, nets):
     """droce's defaults (the progress thread): an idle process below 5 %
-    of a core; with a transport lcore (polling) the same check fails, so it
-    measures what it claims."""
+    of a core; with a transport lcore (polling) the same process is above
+    it (the check can fail; how far above depends on the machine's load)."""
     case = "idle process, droce's defaults"
     share, err = idle_cpu(a, tmp, nets, "i0", False)
     if check(case, share is not None, f"server did not start: {err}") and \
@@ -613,7 +613,7 @@ def case_idle(a, tmp, nets):
     case = "idle process, transport lcore (polling)"
     share, err = idle_cpu(a, tmp, nets, "i1", True)
     if check(case, share is not None, f"server did not start: {err}") and \
-            check(case, share >= 0.5, f"{share:.1%} of a core: the polling lcore not seen"):
+            check(case, share >= 0.05, f"{share:.1%} of a core: the polling lcore not seen"):
         print(f"ok - {case}: {share:.1%} of a core over 2 s (the check above can fail)",
               flush=True)
 
