@@ -625,6 +625,9 @@ def progress_defaults(a, tmp, nets):
     # the passive side of WRITE and READ waits in its TCP exchange
     case_perftest(a, tmp, nets, "aw", "ib_write_bw", 65536, 500, False)
     case_perftest(a, tmp, nets, "ar", "ib_read_lat", 8, 1000, False, rows=([], [(8, 1000)]))
+    case_perftest(a, tmp, nets, "ab", "ib_read_bw", 65536, 500, False)
+    # both sides spin on the last byte of their buffer, not on a CQ
+    case_perftest(a, tmp, nets, "al", "ib_write_lat", 64, 500, False)
 
 
 def perftest_options(a, tmp, nets):
