@@ -31,7 +31,8 @@
  * lib/protection: the thread has a QSBR reader slot of its own, online
  * only while it runs a round (the engine's slot is the application
  * thread's, which prot_ctl_lock takes offline during that thread's own
- * control calls).
+ * control calls), and after each round it reports the application's slot
+ * quiescent, as the application's own rounds do.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -143,6 +144,10 @@ pt_round(struct tp_adaptive *pt, struct tp_engine *eng)
 	n = tp_engine_progress(eng);
 	eng->prot_reader = app_reader;
 	prot_reader_offline(prot, pt->reader);
+	/* the application reads the tables only with the token: it holds no
+	 * pointer now, and a revoking call of another of its threads must
+	 * not wait for it to come back into droce */
+	prot_reader_quiescent(prot, app_reader);
 	return n > 0 || eng->sched.nready != 0 || eng->txq_len != 0;
 }
 

@@ -77,7 +77,8 @@ tp_run_give(struct tp_run *r)
 	if (--r->depth != 0)
 		return;
 	__atomic_store_n(&r->holder, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->word, r->word + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->word, __atomic_load_n(&r->word, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
 	if (unlikely(__atomic_load_n(&r->idle, __ATOMIC_RELAXED) != 0))
 		tp_run_kick(r);
 }
