@@ -21,6 +21,15 @@ libibverbs.so.1 and usertools/droce-run.
       receiver and sender over net_memif as above, droce with a transport
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_POLL_FD progress
+      droce's defaults, no transport lcore on either side (the drop-in's
+      progress thread): dropin_poll_fd as above, rping -C 10 (its CM, CQ
+      and main threads), an idle ibv_rc_pingpong server below 5 % of a core
+      over 2 s (with a transport lcore above it: the check can fail), and
+      over net_af_packet perftest's ib_write_bw and ib_read_lat (their
+      passive servers wait in the TCP exchange) and ib_write_lat (both
+      sides spin on memory): exit 0 and the exact result rows.  Each
+      step's wall time is printed.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_MW mw
       test/dropin/dropin_mw.c the same way: type-1 and type-2 memory
       windows bound, used and revoked, and MRs under an iova
