@@ -7,7 +7,9 @@
  * Calls return 0 / -errno (creators too: the object through *out); only
  * lib/verbs turns that into ibverbs' NULL + errno or positive errno.
  * Every call must come from the lcore that owns the device
- * (run-to-completion), except in the dedicated transport lcore mode
+ * (run-to-completion; with adaptive progress, tp_dev_run_adaptive, any
+ * application thread: the runner token hands the engine over, tp_run.h),
+ * except in the dedicated transport lcore mode
  * (tp_dev_run_on_lcore): then the application calls tp_post_*,
  * tp_cq_poll and tp_*_call from its own lcore, and every other call that
  * changes or reads engine state goes through tp_qp_call / tp_engine_call
