@@ -431,8 +431,10 @@ struct droce_wc {
  *
  * Who writes fd: the transport engine that makes the armed CQ's
  * completion visible (one write per arm, none per completion).  With a
- * dedicated transport lcore that is the lcore, so an application may wait
- * for fd with poll/epoll.  In run-to-completion mode the engine runs only
+ * dedicated transport lcore that is the lcore, with adaptive progress
+ * (--droce-progress=adaptive) the progress thread while the application
+ * is not in droce, so an application may wait for fd with poll/epoll.  In
+ * run-to-completion mode alone the engine runs only
  * inside droce calls on the application's lcore: fd becomes readable
  * during a droce_poll_cq/droce_progress, never while the application
  * sleeps in poll(); there droce_get_cq_event runs the engine itself
@@ -488,8 +490,9 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
 /*
  * The next completion event of the channel: its CQ and cq_context; 0, or
  * -1 with errno (EAGAIN: none and fd is O_NONBLOCK; EINVAL).  Waits in
- * read(fd) on a dedicated transport lcore, runs the engine (busy) in
- * run-to-completion mode.  Every event taken must be acked.
+ * read(fd) on a dedicated transport lcore or with adaptive progress, runs
+ * the engine (busy) in run-to-completion mode alone.  Every event taken
+ * must be acked.
  */
 int droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 		       void **cq_context);

@@ -256,6 +256,35 @@ device_link_open(struct droce_device *d, struct device_open *o)
 	return rc;
 }
 
+/*
+ * Who runs the engine from here on, decided once: transport lcores (rings
+ * only), or run-to-completion, with a progress thread behind it when
+ * --droce-progress=adaptive (the drop-in's default) or alone.
+ */
+static int
+device_run_mode(const struct droce_device *d, struct droce_context *ctx)
+{
+	int rc;
+
+	if (d->dedicated) {
+		rc = -verbs_run_on_lcores(ctx, d->transport_lcores, d->ntransport_lcores);
+		if (rc != 0)
+			fprintf(stderr, "droce: %s: cannot run on transport lcore(s) "
+				"%u.. (%s): EAL worker lcores (-l), not the caller's, "
+				"distinct; with several, the port needs as many "
+				"queues (net_af_packet: qpairs=N)\n", d->name,
+				d->transport_lcore, strerror(-rc));
+		return rc;
+	}
+	if (!device_table.adaptive)
+		return 0;
+	rc = -verbs_run_adaptive(ctx);
+	if (rc != 0)
+		fprintf(stderr, "droce: %s: cannot start the progress thread (%s)\n",
+			d->name, strerror(-rc));
+	return rc;
+}
+
 struct droce_context *
 droce_open_device(struct droce_device *d)
 {
@@ -301,17 +330,8 @@ droce_open_device(struct droce_device *d)
 	}
 	if (rc == 0)
 		rc = add_gids(d, verbs_tp(o->ctx));
-	/* transport_lcores: from here on the engine runs there (rings only) */
-	if (rc == 0 && d->dedicated) {
-		rc = -verbs_run_on_lcores(o->ctx, d->transport_lcores,
-					  d->ntransport_lcores);
-		if (rc != 0)
-			fprintf(stderr, "droce: %s: cannot run on transport lcore(s) "
-				"%u.. (%s): EAL worker lcores (-l), not the caller's, "
-				"distinct; with several, the port needs as many "
-				"queues (net_af_packet: qpairs=N)\n", d->name,
-				d->transport_lcore, strerror(-rc));
-	}
+	if (rc == 0)
+		rc = device_run_mode(d, o->ctx);
 	if (rc != 0) {
 		open_state_free(d, o);
 		errno = -rc;

@@ -26,6 +26,10 @@
  *   udp_sport = hash        hash | fixed | rotate; udp_sport_fixed = 49152
  *
  * Option names may spell the key with '-' or '_' (--droce-transport-lcores).
+ * Process-wide, not in the file: --droce-progress=adaptive|inline (the
+ * devices without transport_lcores: a progress thread behind
+ * run-to-completion, the drop-in libibverbs' default; or the application's
+ * calls alone, the default elsewhere).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -313,6 +317,19 @@ out:
 	return rc;
 }
 
+/* --droce-progress=adaptive|inline: process-wide, the last one counts. */
+static int
+parse_progress(const char *value)
+{
+	if (strcmp(value, "adaptive") == 0)
+		device_table.adaptive = true;
+	else if (strcmp(value, "inline") == 0)
+		device_table.adaptive = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* --droce-KEY=value -> value; '-' in the option name matches '_' in KEY. */
 static const char *
 droce_option(const char *arg, const char *key)
@@ -344,6 +361,8 @@ apply_option(const char *arg)
 		return load_file(v);
 	if (droce_option(arg, "daemon") != NULL)
 		return 0;	/* taken before EAL started (device_daemon.c) */
+	if ((v = droce_option(arg, "progress")) != NULL)
+		return parse_progress(v);
 	if ((v = droce_option(arg, "port")) != NULL) {
 		d = device_by_port(v);
 		if (d == NULL)

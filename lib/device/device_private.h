@@ -83,6 +83,13 @@ struct device_table {
 	 * close the parent's (device.c, "fork").
 	 */
 	bool forked;
+	/*
+	 * --droce-progress=adaptive: the devices not on transport lcores run
+	 * to completion with a progress thread behind (tp_adaptive.c); the
+	 * drop-in libibverbs' default.  inline (the default): the engine runs
+	 * only inside the application's calls.
+	 */
+	bool adaptive;
 	struct droce_device dev[DEVICE_MAX];
 	unsigned int ndev;
 };

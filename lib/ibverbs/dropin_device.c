@@ -43,6 +43,14 @@ static struct {
 	char *argv[DROPIN_MAX_ARGS + 1];
 } dropin = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/*
+ * The drop-in's default run mode, first among droce's options so that the
+ * program's --droce-progress=inline or --droce-transport-lcores wins: an
+ * unmodified program may wait outside the verbs (perftest's passive side,
+ * poll() on a completion channel), and its peer must be served meanwhile.
+ */
+static char dropin_progress[] = "--droce-progress=adaptive";
+
 /* argv for droce_init from DROCE_ARGS and DROCE_CONFIG; 0 when neither. */
 static int
 dropin_build_argv(void)
@@ -61,17 +69,22 @@ dropin_build_argv(void)
 		return -ENOMEM;
 	for (char *save = NULL, *t = strtok_r(dropin.args, " \t\n", &save);
 	     t != NULL; t = strtok_r(NULL, " \t\n", &save)) {
-		if (argc >= DROPIN_MAX_ARGS - 2)
+		if (argc >= DROPIN_MAX_ARGS - 4)
 			return -E2BIG;
-		dashdash |= strcmp(t, "--") == 0;
 		dropin.argv[argc++] = t;
+		if (!dashdash && strcmp(t, "--") == 0) {
+			dashdash = true;
+			dropin.argv[argc++] = dropin_progress;
+		}
+	}
+	if (!dashdash) {
+		dropin.argv[argc++] = (char *)"--";
+		dropin.argv[argc++] = dropin_progress;
 	}
 	if (config != NULL && config[0] != '\0') {
 		if (snprintf(config_opt, sizeof(config_opt), "--droce-config=%s",
 			     config) >= (int)sizeof(config_opt))
 			return -ENAMETOOLONG;
-		if (!dashdash)
-			dropin.argv[argc++] = (char *)"--";
 		dropin.argv[argc++] = config_opt;
 	}
 	dropin.argv[argc] = NULL;

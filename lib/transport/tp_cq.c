@@ -204,11 +204,13 @@ tp_cq_poll(struct tp_cq *cq, int n, struct droce_wc *wc)
 		return -EINVAL;
 	if (cq->lc)
 		return tp_lc_cq_poll(cq, n, wc);
-	tp_progress(cq->dev);
+	tp_run_take(&cq->dev->run);
+	tp_engine_progress(cq->dev->eng[0]);
 	while (got < n && r->tail != r->head) {
 		wc[got++] = r->wc[r->tail & cq->mask];
 		r->tail++;
 	}
+	tp_run_give(&cq->dev->run);
 	if (got == 0 && r->overflow)
 		return -EOVERFLOW;
 	return got;

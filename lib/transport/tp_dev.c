@@ -85,6 +85,7 @@ tp_dev_destroy(struct tp_dev *dev)
 
 	if (dev == NULL)
 		return 0;
+	tp_dev_stop_adaptive(dev);
 	rc = tp_dev_stop_lcore(dev);	/* back from a transport lcore */
 	if (rc != 0)
 		return rc;
@@ -287,11 +288,16 @@ tp_engine_progress(struct tp_engine *eng)
 	return n;
 }
 
-/* Run-to-completion: the device's one engine. */
+/* Run-to-completion: the device's one engine, with the runner token. */
 int
 tp_progress(struct tp_dev *dev)
 {
-	return tp_engine_progress(dev->eng[0]);
+	int n;
+
+	tp_run_take(&dev->run);
+	n = tp_engine_progress(dev->eng[0]);
+	tp_run_give(&dev->run);
+	return n;
 }
 
 const uint64_t *

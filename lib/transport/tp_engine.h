@@ -141,6 +141,9 @@ struct tp_dev {
 	int ev_fd;			/* the context's eventfd, or -1 */
 	uint64_t link_next;		/* tsc: next carrier poll */
 	int8_t link_up;			/* last carrier seen; -1 not yet */
+
+	/* run-to-completion: who runs eng[0] now (tp_run.h) */
+	struct tp_run run;
 };
 
 static inline void

@@ -169,10 +169,14 @@ int
 tp_engine_call(struct tp_engine *eng, int (*fn)(void *arg), void *arg)
 {
 	struct tp_lcore *lc = eng->lc;
+	int rc;
 
-	if (lc == NULL || rte_lcore_id() == lc->lcore)
-		return fn(arg);
-	return lc_exec(lc, fn, arg);
+	if (lc != NULL)
+		return rte_lcore_id() == lc->lcore ? fn(arg) : lc_exec(lc, fn, arg);
+	tp_run_take(&eng->dev->run);	/* run-to-completion: as a verbs call */
+	rc = fn(arg);
+	tp_run_give(&eng->dev->run);
+	return rc;
 }
 
 int

@@ -290,17 +290,15 @@ lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	return rc;
 }
 
-int
-tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
-	     struct droce_send_wr **bad_wr)
+/* Run-to-completion, the runner token held: straight into the SQ. */
+static int
+rtc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	      struct droce_send_wr **bad_wr)
 {
 	uint32_t head0 = qp->sq.head;
-	enum droce_qp_state s;
+	enum droce_qp_state s = qp->pub.state;
 	int rc = 0;
 
-	if (unlikely(qp->lc != NULL))
-		return lc_post_send(qp, wr, bad_wr);
-	s = qp->pub.state;
 	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
 		*bad_wr = wr;
 		return -EINVAL;
@@ -328,6 +326,20 @@ tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
 	return rc;
 }
 
+int
+tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	     struct droce_send_wr **bad_wr)
+{
+	int rc;
+
+	if (unlikely(qp->lc != NULL))
+		return lc_post_send(qp, wr, bad_wr);
+	tp_run_take(&qp->dev->run);
+	rc = rtc_post_send(qp, wr, bad_wr);
+	tp_run_give(&qp->dev->run);
+	return rc;
+}
+
 /* One receive WR into a WQE: 0, or -EINVAL (what ibverbs rejects). */
 static inline int
 fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr, struct tp_recv_wqe *w)
@@ -349,14 +361,12 @@ fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr, struct tp_recv_w
 	return 0;
 }
 
-int
-tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
-	     struct droce_recv_wr **bad_wr)
+static int
+rtc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
+	      struct droce_recv_wr **bad_wr)
 {
 	int rc = 0;
 
-	if (unlikely(qp->lc != NULL))
-		return lc_post_recv(qp, wr, bad_wr);
 	/* a QP on an SRQ has no receive queue of its own (ibv_post_recv: EINVAL) */
 	if (qp->pub.state == DROCE_QPS_RESET || unlikely(qp->srq != NULL)) {
 		*bad_wr = wr;
@@ -377,6 +387,20 @@ tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 		*bad_wr = wr;
 	if (qp->pub.state == DROCE_QPS_ERR)
 		tp_qp_flush(qp);
+	return rc;
+}
+
+int
+tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
+	     struct droce_recv_wr **bad_wr)
+{
+	int rc;
+
+	if (unlikely(qp->lc != NULL))
+		return lc_post_recv(qp, wr, bad_wr);
+	tp_run_take(&qp->dev->run);
+	rc = rtc_post_recv(qp, wr, bad_wr);
+	tp_run_give(&qp->dev->run);
 	return rc;
 }
 

@@ -18,6 +18,9 @@
  *   tp_shard.c hand-offs between the engines of one device
  *
  *   tp_lcore.c dedicated transport lcores: work queues, CQ and command rings
+ *   tp_adaptive.c  adaptive progress: a progress thread behind
+ *              run-to-completion, handed the engine by the runner token
+ *              (tp_run.h)
  *
  * Threading: the data path runs on the lcore of its engine (struct
  * tp_engine, the first argument of the data path; a QP's is qp->eng): the
@@ -46,6 +49,7 @@
 #include "roce_wire.h"
 #include "tp_cc.h"
 #include "tp_counters.h"
+#include "tp_run.h"
 #include "tp_slab.h"
 #include "tp_wheel.h"
 #include "transport.h"

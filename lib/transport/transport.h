@@ -7,7 +7,9 @@
  * Calls return 0 / -errno (creators too: the object through *out); only
  * lib/verbs turns that into ibverbs' NULL + errno or positive errno.
  * Every call must come from the lcore that owns the device
- * (run-to-completion), except in the dedicated transport lcore mode
+ * (run-to-completion; with adaptive progress, tp_dev_run_adaptive, any
+ * application thread: the runner token hands the engine over, tp_run.h),
+ * except in the dedicated transport lcore mode
  * (tp_dev_run_on_lcore): then the application calls tp_post_*,
  * tp_cq_poll and tp_*_call from its own lcore, and every other call that
  * changes or reads engine state goes through tp_qp_call / tp_engine_call
@@ -154,6 +156,24 @@ int tp_dev_query_pkey(const struct tp_dev *dev, unsigned int index,
 		      uint16_t *pkey);
 /* Receive, run timers, send.  Returns packets handled. */
 int tp_progress(struct tp_dev *dev);
+
+/*
+ * ---- adaptive progress (tp_adaptive.c) ----
+ *
+ * Run-to-completion with a progress thread: the engine runs inside the
+ * application's calls as before, and a pthread runs it while no
+ * application thread is in droce (polling while traffic flows, else
+ * sleeping, backing off to 1 ms).  Every call of this header may then come
+ * from any application thread: one at a time runs the engine (tp_run.h).
+ * After the link and its addresses, before CQs and QPs; not with transport
+ * lcores.  0, -EINVAL, -EBUSY (running already), -ENOMEM, or the thread's
+ * creation error.  tp_dev_destroy stops it (tp_dev_stop_adaptive).
+ */
+int tp_dev_run_adaptive(struct tp_dev *dev);
+void tp_dev_stop_adaptive(struct tp_dev *dev);
+/* Something besides the application's calls runs the engine: a progress
+ * thread or transport lcores (a waiter may block on an fd then). */
+bool tp_dev_self_driven(const struct tp_dev *dev);
 
 /*
  * Counters: values by enum tp_counter (tp_counters.h), names alike.

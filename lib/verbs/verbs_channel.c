@@ -235,7 +235,7 @@ channel_take(struct verbs_channel *ch)
 }
 
 /*
- * Run-to-completion: nobody else runs the engine, so run it here until
+ * Run-to-completion alone: nobody else runs the engine, so run it here until
  * one of the channel's CQs fired (once only if fd is O_NONBLOCK).  NULL
  * with errno EAGAIN: none.
  */
@@ -267,7 +267,7 @@ droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 		errno = EINVAL;
 		return -1;
 	}
-	if (channel->context->dedicated || channel->context->daemon != NULL) {
+	if (channel->context->daemon != NULL || tp_dev_self_driven(channel->context->tp)) {
 		if (read(channel->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
 			return -1;	/* errno: EAGAIN (O_NONBLOCK), EINTR */
 		/* the engine made the event ready before it wrote the count */

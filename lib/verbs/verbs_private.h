@@ -34,6 +34,12 @@ int verbs_run_on_lcore(struct droce_context *ctx, unsigned int lcore);
 /* Several transport lcores, QPs sharded by QPN (tp_dev_run_on_lcores). */
 int verbs_run_on_lcores(struct droce_context *ctx, const unsigned int *lcores,
 			unsigned int n);
+/*
+ * Adaptive progress: run-to-completion, and a progress thread runs the
+ * engine while no application thread is in droce (tp_dev_run_adaptive).
+ * Same preconditions; 0 or a positive errno.
+ */
+int verbs_run_adaptive(struct droce_context *ctx);
 /* Stop the transport engine (0, or EBUSY while QPs exist); a transport
  * lcore gives the engine back first (and stops if it serves no other). */
 int verbs_detach_link(struct droce_context *ctx);

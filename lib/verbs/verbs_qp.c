@@ -98,6 +98,14 @@ verbs_run_on_lcores(struct droce_context *ctx, const unsigned int *lcores,
 }
 
 int
+verbs_run_adaptive(struct droce_context *ctx)
+{
+	if (ctx == NULL || ctx->tp == NULL)
+		return EINVAL;
+	return -tp_dev_run_adaptive(ctx->tp);
+}
+
+int
 verbs_detach_link(struct droce_context *ctx)
 {
 	int rc = tp_dev_destroy(ctx->tp);	/* leaves a transport lcore first */
@@ -125,7 +133,8 @@ verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
 }
 
 /*
- * Run-to-completion: one round of the engine.  Dedicated transport lcore:
+ * Run-to-completion (with or without a progress thread): one round of
+ * the engine.  Dedicated transport lcore:
  * a no-op returning 0 (that lcore progresses the engine; droce_poll_cq
  * copies from the CQ's rings).
  */

@@ -909,8 +909,9 @@ def demo_ratio(path, label, perf_out, window):
 # ---- the drop-in libibverbs against droce-perf (--dropin) ----------------------
 
 # test, perftest's options (both sides), whether the server side is passive
-# (calls no verb while the client works: the drop-in needs a transport lcore
-# there, droce-perf's server runs the engine itself, on the same core)
+# (calls no verb while the client works: the drop-in's progress thread runs
+# the engine there, or with --dropin-lcores a transport lcore; droce-perf's
+# server runs the engine itself, on the same core)
 DROPIN_TESTS = (
     ("write_bw", ["-s", "65536", "-n", "20000"], True),
     ("read_bw", ["-s", "65536", "-n", "20000"], True),
@@ -920,14 +921,16 @@ DROPIN_TESTS = (
 )
 
 
-def dropin_argv(pmd, run, lib, test, args, passive, port):
-    """Server and client (argv, env) of Debian's ib_<test> on the drop-in."""
+def dropin_argv(pmd, run, lib, test, args, passive, port, lcores):
+    """Server and client (argv, env) of Debian's ib_<test> on the drop-in;
+    lcores: a passive server polls with a transport lcore (else droce's
+    defaults: the progress thread)."""
     argvs = []
     for side, argv in enumerate(pmd.pair_argv("x")):
         at = argv.index("x")
         prefix, eal = argv[:at], argv[at + 1:]
         opts = ["--", f"--droce-ipv4=198.18.13.{side + 1}/24"]
-        if side == 0 and passive:
+        if side == 0 and passive and lcores:
             # the engine on lcore 0 (the core droce-perf's server polls on),
             # the main thread, asleep in read(), on the client's
             i = eal.index("-l")
@@ -940,10 +943,10 @@ def dropin_argv(pmd, run, lib, test, args, passive, port):
     return argvs
 
 
-def dropin_perf(pmd, run, lib, test, args, passive):
+def dropin_perf(pmd, run, lib, test, args, passive, lcores):
     """ib_<test> through the drop-in, both sides: bw -> (MB/s, Mpps), lat -> t_typical."""
     port = 20000 + (os.getpid() * 7 + (pmd.n + 1) * 131) % 40000   # the pair's number
-    (sc, se), (cc, ce) = dropin_argv(pmd, run, lib, test, args, passive, port)
+    (sc, se), (cc, ce) = dropin_argv(pmd, run, lib, test, args, passive, port, lcores)
     res = run_two_env(sc, se, cc, ce, lambda proc, out: listening(proc.pid, port), 120)
     if res is None or res[0] != 0 or res[1] != 0:
         if res is not None:
@@ -985,7 +988,7 @@ def dropin_compare(a, nruns):
                 log(f"dropin: {test} run {r + 1}/{nruns}")
                 got["perf"].append(droce_perf(pmd, a.perf, test, args, server_args=args))
                 got["dropin"].append(dropin_perf(pmd, a.dropin, a.dropin_lib, test, args,
-                                                 passive))
+                                                 passive, a.dropin_lcores))
             vals, missing = medians(got, nruns)
             failed += missing
             unit = perf_unit(test)
@@ -1145,6 +1148,9 @@ def main():
                     "(usertools/droce-run) against droce-perf, in turn, over af_packet")
     ap.add_argument("--dropin-lib", help="--dropin: the folder of the drop-in libibverbs.so.1")
     ap.add_argument("--dropin-tests", help="--dropin: only these tests (comma-separated)")
+    ap.add_argument("--dropin-lcores", action="store_true",
+                    help="--dropin: a passive perftest server polls with a transport lcore "
+                    "(default: droce's defaults, the progress thread)")
     ap.add_argument("--daemon", metavar="DROCED",
                     help="only: droce-perf's server on droced (app/droced) against in "
                     "process, in turn, over memif (write_bw -s 65536, write_lat -s 8)")

@@ -21,6 +21,15 @@ libibverbs.so.1 and usertools/droce-run.
       receiver and sender over net_memif as above, droce with a transport
       lcore on both sides: the receiver waits for its completions with
       poll() on channel->fd (solicited_only too).  Both print "ok", exit 0.
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_POLL_FD progress
+      droce's defaults, no transport lcore on either side (the drop-in's
+      progress thread): dropin_poll_fd as above, rping -C 10 (its CM, CQ
+      and main threads), an idle ibv_rc_pingpong server below 5 % of a core
+      over 2 s (with a transport lcore above it: the check can fail), and
+      over net_af_packet perftest's ib_write_bw and ib_read_lat (their
+      passive servers wait in the TCP exchange) and ib_write_lat (both
+      sides spin on memory): exit 0 and the exact result rows.  Each
+      step's wall time is printed.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_MW mw
       test/dropin/dropin_mw.c the same way: type-1 and type-2 memory
       windows bound, used and revoked, and MRs under an iova
@@ -360,10 +369,11 @@ def prog_ok(case, rcs, outs, names):
     return ok
 
 
-def case_prog(a, tmp, tag, case, names, summary):
+def case_prog(a, tmp, tag, case, names, summary, lcore=True):
     """A test program of test/dropin (a.prog, its two sides named names),
-    droce with a transport lcore: both print "ok" and exit 0."""
-    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=True)
+    droce with a transport lcore (lcore False: droce's defaults, the
+    progress thread): both print "ok" and exit 0."""
+    rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=lcore)
     if prog_ok(case, rcs, outs, names):
         print(f"ok - {case}: {summary}", flush=True)
 
@@ -380,17 +390,18 @@ def rping_text(ping, size):
     return head + "".join(body)
 
 
-def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER):
+def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER, lcore=True):
     """Debian's rping -s and rping -c -V, unmodified, both on droce over
     memif through the drop-in librdmacm (and libibverbs); a transport lcore
-    on each side (rping's CM, CQ and main threads all call into droce).
+    on each side (rping's CM, CQ and main threads all call into droce), or
+    with lcore False droce's defaults (the progress thread).
     Each side must exit 0 and print each ping's exact text: the server the
     client's buffer it READ, the client the buffer the server WROTE back."""
     common = ["-a", server, "-S", str(size), "-v"]
     argv = [["rping", "-s"] + common + server_opts,
             ["rping", "-c", "-V", "-C", str(count)] + common]
     case = " / ".join(" ".join(v) for v in argv)
-    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=True, ipv6=":" in server)
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=lcore, ipv6=":" in server)
     ok = True
     for side, name, prefix in ((0, "server", "server ping data: "),
                                (1, "client", "ping data: ")):
@@ -654,6 +665,81 @@ def perftest_tools(a, tmp, nets):
     # (the passive servers of the READ and atomic latency tests print no row)
     case_perftest(a, tmp, nets, "rl", "ib_read_lat", 8192, 200, True, rows=([], [(8192, 200)]))
     case_perftest(a, tmp, nets, "al", "ib_atomic_lat", 8, 200, True, rows=([], [(8, 200)]))
+
+
+def cpu_ns(pid):
+    """CPU time of process pid, all its threads, in ns (schedstat: exact,
+    where stat's ticks are sampled)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:
+            pass		# a thread that ended meanwhile
+    return total
+
+
+def idle_cpu(a, tmp, nets, tag, lcore):
+    """The share of a core an idle droce process uses over 2 s: an
+    ibv_rc_pingpong server on net_af_packet, its device open, QP created
+    and receives posted, waiting for a client in accept() (nothing calls
+    a verb).  lcore: with a transport lcore (polling)."""
+    port = free_port()
+    out = open(os.path.join(tmp, f"{tag}.out"), "w+")
+    eal = EAL + ["-l", "0,1" if lcore else "0", f"--file-prefix=dropin{tag}",
+                 f"--vdev=net_af_packet0,iface={nets.ifs[0]}"]
+    opts = ["--", "--droce-ipv4=198.18.5.1/24"] + \
+        (["--droce-transport-lcores=1"] if lcore else [])
+    env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
+    p = subprocess.Popen(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib, "--",
+                          "ibv_rc_pingpong", "-g", "0", "-p", str(port)],
+                         stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.poll() is None and \
+                not listening_in(nets.ns[0], port):
+            time.sleep(0.05)
+        time.sleep(0.5)		# EAL's start-up threads done
+        if p.poll() is not None:
+            out.seek(0)
+            return None, out.read()[-300:]
+        t0, c0 = time.monotonic(), cpu_ns(p.pid)
+        time.sleep(2)
+        t1, c1 = time.monotonic(), cpu_ns(p.pid)
+        return (c1 - c0) / 1e9 / (t1 - t0), ""
+    finally:
+        stop(p)
+        out.close()
+
+
+def case_idle(a, tmp, nets):
+    """droce's defaults (the progress thread): an idle process below 5 %
+    of a core; with a transport lcore (polling) the same process is above
+    it (the check can fail; how far above depends on the machine's load)."""
+    case = "idle process, droce's defaults"
+    share, err = idle_cpu(a, tmp, nets, "i0", False)
+    if check(case, share is not None, f"server did not start: {err}") and \
+            check(case, share < 0.05, f"{share:.1%} of a core over 2 s"):
+        print(f"ok - {case}: {share:.1%} of a core over 2 s", flush=True)
+    case = "idle process, transport lcore (polling)"
+    share, err = idle_cpu(a, tmp, nets, "i1", True)
+    if check(case, share is not None, f"server did not start: {err}") and \
+            check(case, share >= 0.05, f"{share:.1%} of a core: the polling lcore not seen"):
+        print(f"ok - {case}: {share:.1%} of a core over 2 s (the check above can fail)",
+              flush=True)
+
+
+def progress_defaults(a, tmp, nets):
+    """Programs that wait outside the verbs, with droce's defaults (no
+    --droce-transport-lcores on either side): the progress thread serves
+    the peer."""
+    # the passive side of WRITE and READ waits in its TCP exchange
+    case_perftest(a, tmp, nets, "aw", "ib_write_bw", 65536, 500, False)
+    case_perftest(a, tmp, nets, "ar", "ib_read_lat", 8, 1000, False, rows=([], [(8, 1000)]))
+    # both sides spin on the last byte of their buffer, not on a CQ
+    case_perftest(a, tmp, nets, "al", "ib_write_lat", 64, 200, False)
 
 
 def perftest_options(a, tmp, nets):
@@ -922,7 +1008,7 @@ def main():
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
                                      "qperf", "mw", "async", "abi", "daemon", "lifecycle",
-                                     "rstream", "riostream", "rspreload"])
+                                     "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -948,6 +1034,27 @@ def main():
             # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
             case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),
                       "woken by poll(), solicited_only honoured")
+        elif a.what == "progress":
+            # each step timed: the whole suite has a time budget
+            t = time.monotonic()
+            case_prog(a, tmp, "e1", "dropin_poll_fd (droce's defaults)", ("receiver", "sender"),
+                      "woken by poll(), solicited_only honoured", lcore=False)
+            print(f"# dropin_poll_fd: {time.monotonic() - t:.1f} s", flush=True)
+            t = time.monotonic()
+            # rping's CM thread, CQ thread (in ibv_get_cq_event) and main
+            # thread, through the drop-in librdmacm
+            case_rping(a, tmp, "c5", ["-C", "10"], 10, 100, lcore=False)
+            print(f"# rping: {time.monotonic() - t:.1f} s", flush=True)
+            nets = Veth(f"g{os.getpid() % 100000}")
+            try:
+                t = time.monotonic()
+                case_idle(a, tmp, nets)
+                print(f"# idle: {time.monotonic() - t:.1f} s", flush=True)
+                t = time.monotonic()
+                progress_defaults(a, tmp, nets)
+                print(f"# perftest: {time.monotonic() - t:.1f} s", flush=True)
+            finally:
+                nets.close()
         elif a.what == "mw":
             case_prog(a, tmp, "m0", "dropin_mw (transport lcore)", ("owner", "peer"),
                       "type 1 and 2 windows bound, used, revoked")
