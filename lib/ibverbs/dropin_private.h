@@ -136,6 +136,9 @@ dropin_undo_alloc(void *obj)
 void dropin_set_device_ops(struct dropin_context *ctx);
 void dropin_set_ops(struct dropin_context *ctx);
 void dropin_set_forked_ops(struct dropin_context *ctx);
+/* device memory (dropin_dm.c) */
+void dropin_set_dm_ops(struct dropin_context *ctx);
+size_t dropin_dm_max_size(void);
 /* dropin_wr.c: the ibv_wr_* API for send_ops_flags (0 or EOPNOTSUPP). */
 int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
 

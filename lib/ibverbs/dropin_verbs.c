@@ -314,6 +314,13 @@ dropin_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	};
 	struct dropin_qp *qp;
 
+	/* RAW_PACKET, XRC and driver QPs: a capability droce lacks (rxe's
+	 * answer too), so that programs and rdma-core's tests skip them. */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	memcpy(&init.cap, &attr->cap, sizeof(init.cap));
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
@@ -345,8 +352,10 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 }
 
 /* ibv_create_qp_ex: ibv_create_qp's attributes and the ibv_wr_* API
- * (send_ops_flags, dropin_wr.c); nothing else of the extended ones. */
-#define DROPIN_QP_INIT_ATTR_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+ * (send_ops_flags, dropin_wr.c); create flags only when none is set;
+ * nothing else of the extended ones. */
+#define DROPIN_QP_INIT_ATTR_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | \
+				  IBV_QP_INIT_ATTR_CREATE_FLAGS)
 
 static struct ibv_qp *
 dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
@@ -362,7 +371,8 @@ dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *att
 	};
 	struct ibv_qp *qp;
 
-	if (attr->comp_mask & ~(uint32_t)DROPIN_QP_INIT_ATTR_MASK) {
+	if ((attr->comp_mask & ~(uint32_t)DROPIN_QP_INIT_ATTR_MASK) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
