@@ -291,13 +291,16 @@ ibv_open_device(struct ibv_device *device)
 		return dropin_undo_alloc(ctx);
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.context.device = device;
-	ctx->vctx.context.cmd_fd = -1;
+	/* A file as rdma-core's command fd: programs dup it to import the
+	 * context (ibv_import_device, EOPNOTSUPP here); nothing is written. */
+	ctx->vctx.context.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->vctx.context.async_fd = ctx->d->async_fd;
 	ctx->vctx.context.num_comp_vectors = 1;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	dropin_set_device_ops(ctx);
 	dropin_set_ops(ctx);
+	dropin_set_dm_ops(ctx);
 	__atomic_fetch_add(&dropin.nopen, 1, __ATOMIC_RELEASE);
 	return &ctx->vctx.context;
 }
@@ -320,6 +323,8 @@ ibv_close_device(struct ibv_context *context)
 	if (rc != 0)
 		return rc;
 	pthread_mutex_destroy(&context->mutex);
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	free(ctx);
 	__atomic_fetch_sub(&dropin.nopen, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -378,11 +383,21 @@ dropin_query_device_ex(struct ibv_context *context,
 		       const struct ibv_query_device_ex_input *input,
 		       struct ibv_device_attr_ex *attr, size_t attr_size)
 {
+	int rc;
+
 	if ((input != NULL && input->comp_mask != 0) ||
 	    attr_size < sizeof(attr->orig_attr))
 		return EINVAL;
 	memset(attr, 0, attr_size < sizeof(*attr) ? attr_size : sizeof(*attr));
-	return ibv_query_device(context, &attr->orig_attr);
+	rc = ibv_query_device(context, &attr->orig_attr);
+	/* the port count again, for devices with more than 255 ports */
+	if (rc == 0 && attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
+				    sizeof(attr->phys_port_cnt_ex))
+		attr->phys_port_cnt_ex = attr->orig_attr.phys_port_cnt;
+	if (rc == 0 && attr_size >= offsetof(struct ibv_device_attr_ex, max_dm_size) +
+				    sizeof(attr->max_dm_size))
+		attr->max_dm_size = dropin_dm_max_size();
+	return rc;
 }
 
 static int

@@ -36,9 +36,13 @@ struct dropin_context {
 	struct dropin_context *next_open;	/* the open contexts (dropin_device.c) */
 };
 
+/* A PD, or a parent domain (protection != NULL): a second ibv_pd on the
+ * protection domain's droce PD, so everything made on it is that PD's. */
 struct dropin_pd {
 	struct ibv_pd ibv;
 	struct droce_pd *d;
+	struct dropin_pd *protection;
+	unsigned int nparents;	/* parent domains on this PD */
 };
 
 struct dropin_mr {
@@ -51,9 +55,15 @@ struct dropin_mw {
 	struct droce_mw *d;
 };
 
+/* A CQ; one made by ibv_create_cq_ex is an ibv_cq_ex (which begins with
+ * an ibv_cq's fields) whose poll functions read wc (dropin_cq_ex.c). */
 struct dropin_cq {
-	struct ibv_cq ibv;
+	union {
+		struct ibv_cq ibv;
+		struct ibv_cq_ex ex;
+	};
 	struct droce_cq *d;
+	struct ibv_wc wc;	/* the completion start/next_poll took */
 };
 
 /* A completion channel: droce's; ibv.fd is its eventfd. */
@@ -136,6 +146,17 @@ dropin_undo_alloc(void *obj)
 void dropin_set_device_ops(struct dropin_context *ctx);
 void dropin_set_ops(struct dropin_context *ctx);
 void dropin_set_forked_ops(struct dropin_context *ctx);
+/* ibv_create_cq's work (dropin_verbs.c); NULL with errno on failure */
+struct dropin_cq *dropin_cq_new(struct ibv_context *context, int cqe, void *cq_context,
+				struct ibv_comp_channel *channel, int comp_vector);
+struct ibv_pd *dropin_alloc_parent_domain(struct ibv_context *context,
+					  struct ibv_parent_domain_init_attr *attr);
+/* the extended CQ (dropin_cq_ex.c) */
+struct ibv_cq_ex *dropin_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr);
+/* device memory (dropin_dm.c) */
+void dropin_set_dm_ops(struct dropin_context *ctx);
+size_t dropin_dm_max_size(void);
 /* dropin_wr.c: the ibv_wr_* API for send_ops_flags (0 or EOPNOTSUPP). */
 int dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags);
 

@@ -85,7 +85,7 @@ ibv_unimport_mr(struct ibv_mr *mr)
 	(void)mr;
 }
 
-/* No device memory (ibv_alloc_dm: verbs.h's inline, EOPNOTSUPP). */
+/* No import of device memory (droce's DMs are process memory, dropin_dm.c). */
 struct ibv_dm *
 ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {

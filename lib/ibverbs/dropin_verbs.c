@@ -65,12 +65,55 @@ ibv_alloc_pd(struct ibv_context *context)
 	return &pd->ibv;
 }
 
+/*
+ * A parent domain (ibv_alloc_parent_domain(3)): droce has no thread
+ * domains and allocates its queues itself, so it is the protection domain
+ * under a second ibv_pd; the allocators are never called (as a provider
+ * that answers IBV_ALLOCATOR_USE_DEFAULT).
+ */
+struct ibv_pd *
+dropin_alloc_parent_domain(struct ibv_context *context,
+			   struct ibv_parent_domain_init_attr *attr)
+{
+	struct dropin_pd *prot;
+	struct dropin_pd *pd;
+
+	if (attr == NULL || attr->pd == NULL || attr->pd->context != context ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	prot = DROPIN_OBJ_OF(dropin_pd, attr->pd);
+	if (attr->td != NULL || prot->protection != NULL) {
+		errno = EINVAL;		/* no thread domains; no parent of a parent */
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL)
+		return NULL;		/* errno: ENOMEM (calloc) */
+	pd->d = prot->d;
+	pd->protection = prot;
+	pd->ibv.context = context;
+	pd->ibv.handle = prot->ibv.handle;
+	prot->nparents++;
+	return &pd->ibv;
+}
+
 int
 ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct dropin_pd *p = DROPIN_OBJ_OF(dropin_pd, pd);
-	int rc = droce_dealloc_pd(p->d);
+	int rc;
 
+	if (p->protection != NULL) {
+		p->protection->nparents--;
+		free(p);
+		return 0;
+	}
+	if (p->nparents != 0)
+		return EBUSY;	/* a parent domain still uses it */
+	rc = droce_dealloc_pd(p->d);
 	if (rc == 0)
 		free(p);
 	return rc;
@@ -238,8 +281,8 @@ dropin_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind
 
 /* ---- completion queues ------------------------------------------------------------ */
 
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+struct dropin_cq *
+dropin_cq_new(struct ibv_context *context, int cqe, void *cq_context,
 	      struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct dropin_cq *cq;
@@ -265,7 +308,16 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	pthread_cond_init(&cq->ibv.cond, NULL);
 	if (channel != NULL)
 		channel->refcnt++;
-	return &cq->ibv;
+	return cq;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct dropin_cq *cq = dropin_cq_new(context, cqe, cq_context, channel, comp_vector);
+
+	return cq != NULL ? &cq->ibv : NULL;
 }
 
 int
@@ -282,16 +334,6 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	pthread_mutex_destroy(&cq->mutex);
 	free(c);
 	return 0;
-}
-
-/* The extended CQ (ibv_cq_ex's poll API) is not implemented. */
-static struct ibv_cq_ex *
-dropin_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
-{
-	(void)context;
-	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
 }
 
 /* ---- queue pairs ------------------------------------------------------------------- */
@@ -314,6 +356,13 @@ dropin_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	};
 	struct dropin_qp *qp;
 
+	/* RAW_PACKET, XRC and driver QPs: a capability droce lacks (rxe's
+	 * answer too), so that programs and rdma-core's tests skip them. */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	memcpy(&init.cap, &attr->cap, sizeof(init.cap));
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
@@ -345,8 +394,10 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 }
 
 /* ibv_create_qp_ex: ibv_create_qp's attributes and the ibv_wr_* API
- * (send_ops_flags, dropin_wr.c); nothing else of the extended ones. */
-#define DROPIN_QP_INIT_ATTR_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+ * (send_ops_flags, dropin_wr.c); create flags only when none is set;
+ * nothing else of the extended ones. */
+#define DROPIN_QP_INIT_ATTR_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | \
+				  IBV_QP_INIT_ATTR_CREATE_FLAGS)
 
 static struct ibv_qp *
 dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
@@ -362,7 +413,8 @@ dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *att
 	};
 	struct ibv_qp *qp;
 
-	if (attr->comp_mask & ~(uint32_t)DROPIN_QP_INIT_ATTR_MASK) {
+	if ((attr->comp_mask & ~(uint32_t)DROPIN_QP_INIT_ATTR_MASK) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -756,6 +808,7 @@ dropin_set_ops(struct dropin_context *ctx)
 
 	dropin_apply_ops(ctx, &live);
 	ctx->vctx.create_cq_ex = dropin_create_cq_ex;
+	ctx->vctx.alloc_parent_domain = dropin_alloc_parent_domain;
 }
 
 /*

@@ -19,7 +19,8 @@
 		       IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW | \
-		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV | \
+		       IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static struct dropin_qp *
 wr_qp(struct ibv_qp_ex *qpx)
@@ -144,6 +145,23 @@ wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
 	w->wr.atomic.rkey = rkey;
 	w->wr.atomic.remote_addr = remote_addr;
 	w->wr.atomic.compare_add = add;
+}
+
+/* IBTA 1.5 ATOMIC WRITE: the 8 bytes at atomic_wr, carried inline. */
+static void
+wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
+		const void *atomic_wr)
+{
+	struct droce_send_wr *w = wr_new(qpx, DROCE_WR_ATOMIC_WRITE);
+	struct dropin_wr_batch *b = wr_qp(qpx)->batch;
+	uint8_t *dst = b->inline_data[w - b->wr];
+
+	w->wr.rdma.rkey = rkey;
+	w->wr.rdma.remote_addr = remote_addr;
+	memcpy(dst, atomic_wr, 8);
+	w->sg_list[0] = (struct droce_sge){ .addr = (uintptr_t)dst, .length = 8 };
+	w->num_sge = 1;
+	w->send_flags |= DROCE_SEND_INLINE;
 }
 
 /* rkey: the window's new key (a type-2 bind; ibv_inc_rkey of the last) */
@@ -287,6 +305,7 @@ dropin_wr_init(struct dropin_qp *qp, uint64_t send_ops_flags)
 	x->wr_send_imm = wr_send_imm;
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_atomic_write = wr_atomic_write;
 	x->wr_bind_mw = wr_bind_mw;
 	x->wr_local_inv = wr_local_inv;
 	x->wr_send_inv = wr_send_inv;

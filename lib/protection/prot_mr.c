@@ -211,8 +211,13 @@ prot_mr_rereg(struct prot_tables *t, uint32_t *key, unsigned int flags,
 		t->ctl->pds[new_pd].refs++;
 	}
 	do_mr_fill(e, new_pd, new_addr, new_iova, new_len, new_access);
-	e->variant++;
-	*key = prot_key_make(prot_key_index(*key), e->variant);
+	/* A new translation is new memory: new keys.  A new PD or new rights
+	 * keep them (as rxe and mlx5, and rdma-core's tests expect): the PD
+	 * and the rights are checked on every access. */
+	if (flags & PROT_REREG_TRANSLATION) {
+		e->variant++;
+		*key = prot_key_make(prot_key_index(*key), e->variant);
+	}
 	prot_publish(e, *key);
 out:
 	prot_ctl_unlock(t, tok);

@@ -138,7 +138,10 @@ check_mw_access(unsigned int access)
 	 * supports no zero-based type-2 windows either (as mlx5). */
 	if (access & PROT_ACC_ZERO_BASED)
 		return -EINVAL;
-	if (access & ~PROT_ACC_MW_SUPPORTED)
+	/* LOCAL_WRITE is accepted and ignored: a window grants remote
+	 * rights only, and rxe and mlx5 take a bind that names it (rdma-core's
+	 * tests bind with LOCAL_WRITE | REMOTE_WRITE). */
+	if (access & ~(PROT_ACC_MW_SUPPORTED | PROT_ACC_LOCAL_WRITE))
 		return -EINVAL;
 	return 0;
 }
@@ -177,7 +180,7 @@ do_bind(struct prot_tables *t, struct prot_entry *mw, struct prot_entry *mr,
 	mw->iova = addr;
 	mw->length = length;
 	mw->host = mr->host + (addr - mr->iova);
-	mw->access = access;
+	mw->access = access & PROT_ACC_MW_SUPPORTED;
 	mw->qpn = qpn;
 	mw->parent = (uint32_t)(mr - t->entries);
 	mw->bound = 1;

@@ -162,6 +162,44 @@ tp_cq_published(struct tp_cq *cq, const struct tp_cq_ring *r, uint32_t old_head)
 	cq_fire(cq, r->sol_head - old_head - 1 < r->head - old_head);
 }
 
+/*
+ * A QP reset to RESET leaves no completion behind: its CQEs not yet polled
+ * are removed, the others keep their order (as libmlx5's mlx5_cq_clean and
+ * libmlx4's; rdma-core's tests restate a QP from ERR through RESET and then
+ * expect its next completion, not the flushed receives of before).  Runs on
+ * the QP's engine (modify_qp); with a dedicated transport lcore the
+ * application waits in modify_qp meanwhile, so only another of its threads
+ * polling the same CQ at that moment could race with the compaction.
+ */
+void
+tp_cq_clean(struct tp_cq *cq, const struct tp_engine *eng, uint32_t qpn)
+{
+	struct tp_cq_ring *r = &cq->rings[eng->idx];
+	uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint32_t pub = cq->lc ? r->pub_head : r->head;
+	uint32_t new_pub = tail;
+	uint32_t w = tail;
+
+	for (uint32_t i = tail; i != r->head; i++) {
+		const struct droce_wc *wc = &r->wc[i & cq->mask];
+
+		if (i == pub)
+			new_pub = w;
+		if (wc->qp_num == qpn)
+			continue;
+		if (w != i)
+			r->wc[w & cq->mask] = *wc;
+		w++;
+	}
+	if (pub == r->head)
+		new_pub = w;
+	if (r->sol_head - tail > w - tail)
+		r->sol_head = w;
+	r->head = w;
+	if (cq->lc)
+		__atomic_store_n(&r->pub_head, new_pub, __ATOMIC_RELEASE);
+}
+
 void
 tp_cq_set_event_fd(struct tp_cq *cq, int fd)
 {

@@ -60,14 +60,17 @@ fill_flush_wqe(const struct droce_send_wr *wr, struct tp_send_wqe *w)
 	return 0;
 }
 
-/* Inline data is copied now: the buffer is free on return. */
+/* Inline data is copied now: the buffer is free on return.  ATOMIC WRITE's
+ * 8 bytes are its operand, not inline data the QP was sized for: taken
+ * whatever max_inline_data (as rxe, which keeps them in the WQE). */
 static int
-copy_inline(const struct tp_qp *qp, const struct droce_send_wr *wr,
+copy_inline(const struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
 	    struct tp_send_wqe *w)
 {
+	uint32_t max = (mask & TP_WR_ATOMIC_WRITE) ? 8 : qp->cap.max_inline_data;
 	uint32_t off = 0;
 
-	if (w->length > qp->cap.max_inline_data)
+	if (w->length > max)
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++) {
 		memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
@@ -95,7 +98,7 @@ copy_sges(const struct tp_qp *qp, const struct droce_send_wr *wr, uint32_t mask,
 		return -EINVAL;
 	w->length = (uint32_t)total;
 	if (unlikely(wr->send_flags & DROCE_SEND_INLINE) && (mask & TP_WR_INLINE))
-		return copy_inline(qp, wr, w);
+		return copy_inline(qp, wr, mask, w);
 	w->is_inline = 0;
 	w->num_sge = (uint8_t)n;
 	/* the common single SGE as one assignment, not a call to memcpy */

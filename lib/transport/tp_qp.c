@@ -350,6 +350,9 @@ tp_qp_modify(struct tp_qp *qp, const struct droce_qp_attr *attr, int mask)
 
 	if (next == DROCE_QPS_RESET) {
 		reset_transport_state(qp);
+		tp_cq_clean(qp->scq, qp->eng, qp->pub.qp_num);
+		if (qp->rcq != qp->scq)
+			tp_cq_clean(qp->rcq, qp->eng, qp->pub.qp_num);
 		set_state(qp, next);
 	} else if (next == DROCE_QPS_ERR) {
 		tp_qp_to_error(qp);

@@ -189,6 +189,8 @@ bool tp_cq_push_recv(struct tp_engine *eng, struct tp_cq *cq,
 		     const struct droce_wc *wc, bool se);
 /* Dedicated lcores: ring r of an armed CQ published CQEs after old_head. */
 void tp_cq_published(struct tp_cq *cq, const struct tp_cq_ring *r, uint32_t old_head);
+/* Modify to RESET: drop the QP's CQEs not yet polled from engine eng's ring. */
+void tp_cq_clean(struct tp_cq *cq, const struct tp_engine *eng, uint32_t qpn);
 
 /* tp_lcore_rings.c: per-QP set-up (control path, on the transport
  * lcore) and the transport lcore's side of the work queues and CQ rings. */

@@ -20,6 +20,14 @@
  *    ibv_reg_dmabuf_mr, ibv_import_mr, ibv_import_dm NULL, errno
  *    EOPNOTSUPP; ibv_copy_path_rec_to_kern then _from_kern gives the
  *    record back;
+ *  - device memory: query_device_ex's max_dm_size (128 KiB) and
+ *    phys_port_cnt_ex (1); ibv_alloc_dm, ibv_memcpy_to/from_dm (bytes
+ *    back; EINVAL unaligned or outside), ibv_reg_dm_mr (ZERO_BASED only,
+ *    inside the DM, addr NULL, length 0 too), ENOMEM above max_dm_size,
+ *    EINVAL for a comp_mask;
+ *  - ibv_create_qp of RAW_PACKET and XRC_SEND: NULL, EOPNOTSUPP;
+ *    ibv_create_qp_ex with IBV_QP_INIT_ATTR_CREATE_FLAGS and no flag
+ *    works, with a flag EOPNOTSUPP; context->cmd_fd can be dup'ed;
  *  - ibv_rereg_mr: the peer's WRITE with the first rkey lands in buffer A;
  *    CHANGE_TRANSLATION to buffer B gives a new rkey, and the peer's WRITE
  *    with it lands in B (A untouched), the old rkey now gets
@@ -40,6 +48,7 @@
 #include <errno.h>
 #include <infiniband/sa.h>
 #include <infiniband/verbs.h>
+#include <inttypes.h>
 #include <rdma/ib_user_sa.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -535,6 +544,98 @@ expect_rereg_input_error(int rc, const char *what)
 		    what, rc, errno);
 }
 
+/* Device memory: process memory behind the API, 4-byte units, bounds,
+ * zero-based MRs on it; query_device_ex's port count and DM size. */
+static void
+check_device_memory(void)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_alloc_dm_attr da = { .length = 256, .log_align_req = 6 };
+	uint32_t in[16], out[16];
+	struct ibv_dm *dm;
+	struct ibv_mr *mr;
+
+	memset(&ax, 0xa5, sizeof(ax));
+	if (ibv_query_device_ex(t.ctx, NULL, &ax) != 0 ||
+	    ax.phys_port_cnt_ex != ax.orig_attr.phys_port_cnt || ax.phys_port_cnt_ex != 1 ||
+	    ax.max_dm_size != 128 * 1024)
+		die("query_device_ex: phys_port_cnt_ex %u max_dm_size %" PRIu64,
+		    ax.phys_port_cnt_ex, ax.max_dm_size);
+	dm = ibv_alloc_dm(t.ctx, &da);
+	if (dm == NULL)
+		die("ibv_alloc_dm: %s", strerror(errno));
+	for (int i = 0; i < 16; i++)
+		in[i] = 0x01020304u * (uint32_t)(i + 1);
+	if (ibv_memcpy_to_dm(dm, 64, in, sizeof(in)) != 0 ||
+	    ibv_memcpy_from_dm(out, dm, 64, sizeof(out)) != 0 || memcmp(in, out, sizeof(in)) != 0)
+		die("ibv_memcpy_to/from_dm: bytes differ");
+	if (ibv_memcpy_to_dm(dm, 3, in, 4) != EINVAL || ibv_memcpy_to_dm(dm, 4, in, 3) != EINVAL ||
+	    ibv_memcpy_from_dm(out, dm, 256, 4) != EINVAL ||
+	    ibv_memcpy_from_dm(out, dm, 0, 260) != EINVAL)
+		die("ibv_memcpy_to/from_dm: unaligned or out of bounds not EINVAL");
+	errno = 0;
+	if (ibv_reg_dm_mr(t.pd, dm, 0, 256, IBV_ACCESS_LOCAL_WRITE) != NULL || errno != EINVAL)
+		die("ibv_reg_dm_mr without ZERO_BASED: errno %d", errno);
+	errno = 0;
+	if (ibv_reg_dm_mr(t.pd, dm, 0, 260, IBV_ACCESS_ZERO_BASED) != NULL || errno != EINVAL)
+		die("ibv_reg_dm_mr past the DM: errno %d", errno);
+	mr = ibv_reg_dm_mr(t.pd, dm, 64, 64, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	if (mr == NULL || mr->addr != NULL || mr->length != 64)
+		die("ibv_reg_dm_mr: %s", strerror(errno));
+	if (ibv_dereg_mr(mr) != 0)
+		die("ibv_dereg_mr (DM)");
+	mr = ibv_reg_dm_mr(t.pd, dm, 256, 0, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	if (mr == NULL || mr->length != 0 || ibv_dereg_mr(mr) != 0)
+		die("ibv_reg_dm_mr of length 0: %s", strerror(errno));
+	if (ibv_free_dm(dm) != 0)
+		die("ibv_free_dm");
+	da.length = ax.max_dm_size + 1;
+	errno = 0;
+	if (ibv_alloc_dm(t.ctx, &da) != NULL || errno != ENOMEM)
+		die("ibv_alloc_dm above max_dm_size: errno %d", errno);
+	da.length = 64;
+	da.comp_mask = 1;
+	errno = 0;
+	if (ibv_alloc_dm(t.ctx, &da) != NULL || errno != EINVAL)
+		die("ibv_alloc_dm with a comp_mask: errno %d", errno);
+}
+
+/* QP types droce lacks fail EOPNOTSUPP; IBV_QP_INIT_ATTR_CREATE_FLAGS
+ * with no flag is taken, any flag is EOPNOTSUPP; cmd_fd can be dup'ed. */
+static void
+check_qp_kinds(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = t.cq, .recv_cq = t.cq, .qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr_ex ix = {
+		.send_cq = t.cq, .recv_cq = t.cq, .qp_type = IBV_QPT_RC, .pd = t.pd,
+		.cap = ia.cap,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+	};
+	struct ibv_qp *qp;
+	int fd;
+
+	errno = 0;
+	if (ibv_create_qp(t.pd, &ia) != NULL || errno != EOPNOTSUPP)
+		die("ibv_create_qp(RAW_PACKET): errno %d", errno);
+	ia.qp_type = IBV_QPT_XRC_SEND;
+	errno = 0;
+	if (ibv_create_qp(t.pd, &ia) != NULL || errno != EOPNOTSUPP)
+		die("ibv_create_qp(XRC_SEND): errno %d", errno);
+	qp = ibv_create_qp_ex(t.ctx, &ix);
+	if (qp == NULL || ibv_destroy_qp(qp) != 0)
+		die("ibv_create_qp_ex with CREATE_FLAGS 0: %s", strerror(errno));
+	ix.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	errno = 0;
+	if (ibv_create_qp_ex(t.ctx, &ix) != NULL || errno != EOPNOTSUPP)
+		die("ibv_create_qp_ex with a create flag: errno %d", errno);
+	fd = dup(t.ctx->cmd_fd);
+	if (fd < 0 || close(fd) != 0)
+		die("dup(cmd_fd %d): %s", t.ctx->cmd_fd, strerror(errno));
+}
+
 static void
 check_rereg(void)
 {
@@ -730,6 +831,8 @@ owner(void)
 	check_rates();
 	check_gid_table();
 	check_unsupported();
+	check_device_memory();
+	check_qp_kinds();
 	check_rereg();
 	check_compat10();
 	ask(OP_END, 0, 0, NULL, 0, 0);

@@ -15,7 +15,9 @@
  * the event names the CQ and its context, one completion with the sent
  * bytes; with solicited_only an unsolicited SEND leaves the fd unreadable
  * for 300 ms (its completion is polled) and a solicited one makes it
- * readable.  Also: ibv_create_cq_ex fails with EOPNOTSUPP.  Prints "ok"
+ * readable.  Also: ibv_create_cq_ex (standard flags; EOPNOTSUPP with a
+ * timestamp; start_poll ENOENT when empty) on a parent domain, whose PD
+ * cannot be freed before it (EBUSY).  Prints "ok"
  * and exits 0, else names the failed check, exit 1.
  */
 #include <errno.h>
@@ -55,6 +57,37 @@ fd_readable(int timeout_ms)
 	return n == 1 && (p.revents & POLLIN) ? 1 : n < 0 ? -1 : 0;
 }
 
+/* The extended CQ: standard flags only (a timestamp is EOPNOTSUPP),
+ * ENOENT when empty; on a parent domain too, which is its PD's. */
+static void
+check_cq_ex(struct ibv_cq_init_attr_ex *ax)
+{
+	struct ibv_parent_domain_init_attr pa = { .pd = t.pd };
+	struct ibv_poll_cq_attr pca = { .comp_mask = 0 };
+	struct ibv_cq_ex *cx;
+	struct ibv_pd *parent;
+
+	ax->wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	if (ibv_create_cq_ex(t.ctx, ax) != NULL || errno != EOPNOTSUPP)
+		die("ibv_create_cq_ex with a timestamp: errno %d", errno);
+	ax->wc_flags = IBV_WC_STANDARD_FLAGS;
+	parent = ibv_alloc_parent_domain(t.ctx, &pa);
+	if (parent == NULL || parent->handle != t.pd->handle)
+		die("ibv_alloc_parent_domain: %s", strerror(errno));
+	ax->comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	ax->parent_domain = parent;
+	cx = ibv_create_cq_ex(t.ctx, ax);
+	if (cx == NULL || ibv_cq_ex_to_cq(cx)->cqe < 16)
+		die("ibv_create_cq_ex: %s", strerror(errno));
+	if (ibv_start_poll(cx, &pca) != ENOENT)
+		die("ibv_start_poll of an empty CQ: not ENOENT");
+	if (ibv_dealloc_pd(t.pd) != EBUSY)
+		die("ibv_dealloc_pd under a parent domain: not EBUSY");
+	if (ibv_destroy_cq(ibv_cq_ex_to_cq(cx)) != 0 || ibv_dealloc_pd(parent) != 0)
+		die("destroy the extended CQ, the parent domain");
+}
+
 static void
 setup(bool receiver)
 {
@@ -75,10 +108,7 @@ setup(bool receiver)
 	t.cq = ibv_create_cq(t.ctx, 16, &cq_cookie, t.ch, 0);
 	if (t.cq == NULL || t.cq->channel != t.ch)
 		die("ibv_create_cq");
-	/* no extended CQ: what verbs.h's inline answers for a provider without one */
-	errno = 0;
-	if (ibv_create_cq_ex(t.ctx, &ax) != NULL || errno != EOPNOTSUPP)
-		die("ibv_create_cq_ex: not NULL with EOPNOTSUPP (errno %d)", errno);
+	check_cq_ex(&ax);
 	init.send_cq = init.recv_cq = t.cq;
 	t.qp = ibv_create_qp(t.pd, &init);
 	if (t.qp == NULL)

@@ -13,8 +13,8 @@ libibverbs.so.1 and usertools/droce-run.
       every one with -c (received data validated).  Each side must exit 0,
       its "remote address" must be the other's "local address", the GIDs
       the IPv4-mapped 198.18.5.x, and the byte and iteration counts exact.
-      ibv_rc_pingpong also with -N (the ibv_wr_* post API).  Then options
-      droce does not offer (ODP, device memory, timestamps) must fail
+      ibv_rc_pingpong also with -N (the ibv_wr_* post API) and -j (device
+      memory).  Then options droce does not offer (ODP, timestamps) must fail
       cleanly: exit status 1, no signal.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_POLL_FD pollfd
       test/dropin/dropin_poll_fd.c (built against the system's verbs.h),
@@ -1108,8 +1108,9 @@ def main():
                                     ("ibv_uc_pingpong", 4096, ["-c"]),
                                     ("ibv_ud_pingpong", 1024, ["-c"]),
                                     ("ibv_srq_pingpong", 4096, ["-c"])):
-                # -N: the ibv_wr_* post API (rc_pingpong only has it)
-                modes = [[], ["-e"]] + ([["-N"]] if tool == "ibv_rc_pingpong" else [])
+                # -N: the ibv_wr_* post API, -j: device memory (rc_pingpong
+                # only has them)
+                modes = [[], ["-e"]] + ([["-N"], ["-j"]] if tool == "ibv_rc_pingpong" else [])
                 for mode in modes:
                     case_pair(a, tmp, f"p{n}", tool, chk + mode, size, 500)
                     n += 1
@@ -1117,7 +1118,6 @@ def main():
             case_refused(a, tmp, "r0", "ibv_rc_pingpong", "-o", "The device isn't ODP capable")
             case_refused(a, tmp, "r1", "ibv_rc_pingpong", "-t",
                          "The device isn't completion timestamp capable")
-            case_refused(a, tmp, "r3", "ibv_rc_pingpong", "-j", "Device doesn't support dm allocation")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -173,6 +173,38 @@ test_atomic_write_places_8_bytes(void **state)
 	assert_int_equal(droce_dereg_mr(mr), 0);
 }
 
+/* ATOMIC WRITE's 8 inline bytes are its operand: taken on a QP created
+ * without inline data (the ibv_wr_atomic_write path), which still refuses
+ * an inline SEND. */
+static void
+test_atomic_write_inline_without_max_inline(void **state)
+{
+	uint64_t v = 0x1122334455667788ull;
+	struct droce_sge sge = { (uintptr_t)&v, 8, 0 };
+	struct droce_send_wr wr = {
+		.wr_id = 3, .sg_list = &sge, .num_sge = 1, .opcode = DROCE_WR_ATOMIC_WRITE,
+		.send_flags = DROCE_SEND_SIGNALED | DROCE_SEND_INLINE,
+	};
+	struct droce_send_wr *bad;
+	struct droce_wc wc;
+
+	(void)state;
+	fx_destroy_qps(&f);
+	fx_connect(&f, &(struct fx_qp_opts){ .no_inline = true });
+	memset(f.b.buf, 0x5a, 24);
+	wr.wr.rdma.remote_addr = (uintptr_t)f.b.buf + 8;
+	wr.wr.rdma.rkey = f.b.mr->rkey;
+	assert_int_equal(droce_post_send(f.a.qp, &wr, &bad), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 10), 1);
+	expect(&wc, 3, DROCE_WC_ATOMIC_WRITE, DROCE_WC_SUCCESS, 8);
+	assert_memory_equal(f.b.buf + 8, &v, 8);
+	fx_assert_bytes(f.b.buf, 8, 0x5a);
+	fx_assert_bytes(f.b.buf + 16, 8, 0x5a);
+	wr.opcode = DROCE_WR_SEND;
+	assert_int_equal(droce_post_send(f.a.qp, &wr, &bad), EINVAL);
+	reconnect();
+}
+
 /* Not 8 bytes: refused at post (and the parser drops such a packet). */
 static void
 test_atomic_write_wrong_length_bad_flow(void **state)
@@ -477,6 +509,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_write_places_8_bytes),
+		cmocka_unit_test(test_atomic_write_inline_without_max_inline),
 		cmocka_unit_test(test_atomic_write_wrong_length_bad_flow),
 		cmocka_unit_test(test_placement_rc_only_bad_flow),
 		cmocka_unit_test(test_atomic_write_errors_bad_flow),

@@ -997,6 +997,53 @@ test_error_then_reset_then_reuse(void **state)
 	qp_drop(qb);
 }
 
+/* RESET removes the QP's completions not yet polled from its CQ, and no
+ * other QP's (libmlx5's mlx5_cq_clean; rdma-core's tests restate a QP from
+ * ERR and expect its next completion, not the receives flushed before). */
+static void
+test_reset_cleans_unpolled_completions(void **state)
+{
+	struct droce_qp *qa = qp_create_on(&f.a, DROCE_QPT_RC);
+	struct droce_qp *qc = qp_create_on(&f.a, DROCE_QPT_RC);
+	struct droce_qp *qb = qp_create_on(&f.b, DROCE_QPT_RC);
+	struct droce_qp_attr a;
+	struct droce_wc wc[8];
+
+	(void)state;
+	bring_up(qa, f.b.gid, qb->qp_num, 5);
+	bring_up(qb, f.a.gid, qa->qp_num, 5);
+	bring_up(qc, f.b.gid, qb->qp_num, 5);
+	assert_int_equal(fx_post_recv(qa, 1, f.a.buf, 64, f.a.mr->lkey), 0);
+	assert_int_equal(fx_post_recv(qc, 3, f.a.buf, 64, f.a.mr->lkey), 0);
+	assert_int_equal(fx_post_recv(qa, 2, f.a.buf, 64, f.a.mr->lkey), 0);
+	fill(&a, S(RTS), S(ERR), 0);
+	assert_int_equal(droce_modify_qp(qc, &a, M(STATE)), 0);
+	assert_int_equal(droce_modify_qp(qa, &a, M(STATE)), 0);
+	/* three flushed receives wait in f.a.cq; none is polled */
+	fx_spin(&f, 0.05);
+	fill(&a, S(ERR), S(RESET), 0);
+	assert_int_equal(droce_modify_qp(qa, &a, M(STATE)), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 8, 0.2), 1);
+	assert_int_equal(wc[0].wr_id, 3);
+	assert_int_equal(wc[0].qp_num, qc->qp_num);
+	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
+	/* the reset QP's next completion is its own new work's */
+	assert_int_equal(droce_modify_qp(qb, &a, M(STATE)), 0);
+	bring_up(qa, f.b.gid, qb->qp_num, 77);
+	bring_up(qb, f.a.gid, qa->qp_num, 77);
+	fx_fill(f.a.buf, 256, 5);
+	assert_int_equal(fx_post(qa, DROCE_WR_RDMA_WRITE, 4, f.a.buf, 256, f.a.mr->lkey,
+				 (uintptr_t)f.b.buf + 2048, f.b.mr->rkey,
+				 DROCE_SEND_SIGNALED), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, 8, 5), 1);
+	assert_int_equal(wc[0].wr_id, 4);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_memory_equal(f.b.buf + 2048, f.a.buf, 256);
+	qp_drop(qa);
+	qp_drop(qc);
+	qp_drop(qb);
+}
+
 /* SQD: work posted there waits; SQD -> RTS sends it. */
 static void
 test_sqd_holds_new_work_until_rts(void **state)
@@ -1162,6 +1209,7 @@ main(int argc, char **argv)
 		T(test_bad_state_value_and_null_bad_flow),
 		T(test_reset_discards_work_and_qp_is_reusable),
 		T(test_error_then_reset_then_reuse),
+		T(test_reset_cleans_unpolled_completions),
 		T(test_sqd_holds_new_work_until_rts),
 		T(test_sqd_finishes_the_message_in_progress),
 		T(test_query_returns_init_attrs),

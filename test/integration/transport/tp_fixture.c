@@ -580,7 +580,7 @@ connect_pair(struct fx *f, const struct fx_qp_opts *opts, struct droce_qp **qa,
 	init.cap.max_recv_wr = o.max_wr;
 	init.cap.max_send_sge = DROCE_MAX_SGE;
 	init.cap.max_recv_sge = DROCE_MAX_SGE;
-	init.cap.max_inline_data = DROCE_MAX_INLINE_DATA;
+	init.cap.max_inline_data = o.no_inline ? 0 : DROCE_MAX_INLINE_DATA;
 	init.sq_sig_all = o.sq_sig_all;
 	init.send_cq = f->a.cq;
 	init.recv_cq = f->a.cq;

@@ -47,6 +47,7 @@ struct fx_qp_opts {
 	bool ipv6;
 	bool sq_sig_all;		/* every send WR completes */
 	bool b_rtr_only;		/* leave b's QP in RTR */
+	bool no_inline;			/* max_inline_data 0 */
 	struct droce_srq *b_srq;	/* b's QP takes its receive WQEs there */
 };
 

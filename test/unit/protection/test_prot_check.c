@@ -425,12 +425,14 @@ test_classic_wrong_or_weak_rkey_bad_flow(void **state)
 	/* Wrong: a fully privileged key of a different region. */
 	assert_int_equal(remote(f, elsewhere, f->pd, PROT_OP_WRITE, va, 8),
 			 PROT_RANGE);
-	/* Stale: the target's key after re-registration. */
+	/* Stale: the target's key after re-registration (a new translation:
+	 * re-registering the PD or rights only keeps the key). */
 	{
 		uint32_t k = target;
 
-		assert_int_equal(prot_mr_rereg(f->t, &k, PROT_REREG_ACCESS, 0,
-					       NULL, 0, ALL_REMOTE), 0);
+		assert_int_equal(prot_mr_rereg(f->t, &k, PROT_REREG_TRANSLATION |
+					       PROT_REREG_ACCESS, 0, f->buf, 64,
+					       ALL_REMOTE), 0);
 		assert_int_equal(remote(f, target, f->pd, PROT_OP_WRITE, va,
 					8), PROT_BAD_KEY);
 	}

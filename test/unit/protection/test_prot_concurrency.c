@@ -136,8 +136,9 @@ run_rounds(struct fx *f, enum mode mode, int rounds)
 			assert_int_equal(prot_mr_dereg(f->t, key), 0);
 		else if (mode == MODE_REREG)
 			assert_int_equal(prot_mr_rereg(f->t, &key,
+						       PROT_REREG_TRANSLATION |
 						       PROT_REREG_ACCESS, 0,
-						       NULL, 0, ALL_REMOTE), 0);
+						       f->buf, LEN, ALL_REMOTE), 0);
 		else
 			assert_int_equal(prot_local_invalidate(f->t, key,
 							       f->pd), 0);

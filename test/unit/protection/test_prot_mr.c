@@ -369,12 +369,18 @@ test_rereg_mr_access(void **state)
 	assert_int_equal(prot_mr_rereg(f->t, &key, PROT_REREG_ACCESS, 0, NULL,
 				       0, PROT_ACC_LOCAL_WRITE |
 				       PROT_ACC_REMOTE_WRITE), 0);
-	assert_int_equal(prot_key_index(key), prot_key_index(old));
-	assert_int_not_equal(prot_key_variant(key), prot_key_variant(old));
+	/* new rights, same memory: the key is kept (rxe, mlx5) */
+	assert_int_equal(key, old);
 	assert_int_equal(prot_check_remote(f->t, key, f->pd, 0, PROT_OP_WRITE,
 					   va_of(f->buf), 8, &host), PROT_OK);
 	assert_int_equal(rd(f, key, va_of(f->buf), 8), PROT_ACCESS);
-	assert_int_equal(rd(f, old, va_of(f->buf), 8), PROT_BAD_KEY);
+	/* a new translation gives a new key, the old one dies */
+	assert_int_equal(prot_mr_rereg(f->t, &key, PROT_REREG_TRANSLATION, 0,
+				       f->buf + 64, 64, 0), 0);
+	assert_int_equal(prot_key_index(key), prot_key_index(old));
+	assert_int_not_equal(prot_key_variant(key), prot_key_variant(old));
+	assert_int_equal(prot_check_local(f->t, old, f->pd, va_of(f->buf + 64), 8,
+					  false, &host), PROT_BAD_KEY);
 }
 
 static void

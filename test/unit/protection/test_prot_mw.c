@@ -251,6 +251,30 @@ bind2(struct fx *f, uint32_t w, uint32_t mrk, uint64_t va, uint64_t len,
 	return rkey;
 }
 
+/* LOCAL_WRITE in a bind's rights is ignored (rxe, mlx5): the window
+ * grants remote write only, on both window types. */
+static void
+test_mw_bind_local_write(void **state)
+{
+	struct fx *f = *state;
+	uint32_t mrk = mr(f, f->pd, MR_ACC);
+	uint32_t w1 = mw(f, f->pd, 1);
+	uint32_t w2 = mw(f, f->pd, 2);
+	uint64_t va = va_of(f->buf);
+	uint32_t r1 = 0;
+	uint32_t k2;
+
+	assert_int_equal(prot_mw_bind_type1(f->t, w1, mrk, va, 64,
+					    PROT_ACC_LOCAL_WRITE | PROT_ACC_REMOTE_WRITE,
+					    &r1), 0);
+	assert_int_equal(acc(f, r1, QPN, PROT_OP_WRITE, va, 64), PROT_OK);
+	assert_int_equal(acc(f, r1, QPN, PROT_OP_READ, va, 64), PROT_ACCESS);
+	assert_int_equal(f->t->entries[w1].access, PROT_ACC_REMOTE_WRITE);
+	k2 = bind2(f, w2, mrk, va, 64, PROT_ACC_LOCAL_WRITE | PROT_ACC_REMOTE_WRITE, QPN);
+	assert_int_equal(acc(f, k2, QPN, PROT_OP_WRITE, va + 8, 8), PROT_OK);
+	assert_int_equal(f->t->entries[w2].access, PROT_ACC_REMOTE_WRITE);
+}
+
 static void
 test_mw2_bind(void **state)
 {
@@ -565,6 +589,7 @@ main(void)
 		T(test_mw_alloc_bad_flow),
 		T(test_mw1_bind),
 		T(test_mw1_window_limits_bad_flow),
+		T(test_mw_bind_local_write),
 		T(test_mw1_bind_bad_flow),
 		T(test_mw1_unbind),
 		T(test_mw1_unbind_bad_flow),

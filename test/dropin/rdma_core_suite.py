@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""rdma-core 44's own test suite (python3-pyverbs ships it in
+/usr/share/doc/rdma-core/tests) on droce0, in one process, through the
+drop-in libibverbs.so.1 and usertools/droce-run.
+
+  rdma_core_suite.py --run DROCE_RUN --lib DIR --ok OK_LIST --skips SKIP_LIST
+
+The suite is copied into a private temporary folder (its gzipped files
+unpacked) and run as its run_tests.py runs it (args_parser, then
+unittest's loader on its tests package, --dev droce0), inside one droce
+process on a port with no peer (DPDK net_ring: two QPs of droce0 talk
+through the port's loopback).  Checks, exactly:
+  - no test fails or errors (nor succeeds unexpectedly);
+  - the tests that pass are exactly those OK_LIST names (a regression, or
+    a test newly passing, which then belongs in the list, fails this);
+  - every skip's reason is one SKIP_LIST allows (a reason of rdma-core's
+    for hardware or a capability droce lacks, lib/ibverbs/README.md).
+The suite's random values are seeded (RDMA_SUITE_SEED, default 1) so a
+failure can be repeated; the seed is printed.  A missing suite or pyverbs
+fails the test.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SUITE = "/usr/share/doc/rdma-core/tests"
+PYTHON = "/usr/bin/python3"
+EAL = ["--no-pci", "--no-huge", "-m", "512", "--log-level=lib.eal:error"]
+
+
+def copy_suite(dst):
+    """The suite into dst/tests, its .py.gz files unpacked."""
+    tdir = os.path.join(dst, "tests")
+    os.mkdir(tdir)
+    for name in os.listdir(SUITE):
+        src = os.path.join(SUITE, name)
+        if name.endswith(".py.gz"):
+            with gzip.open(src, "rb") as f_in, open(os.path.join(tdir, name[:-3]), "wb") as f_out:
+                shutil.copyfileobj(f_in, f_out)
+        elif name.endswith(".py"):
+            shutil.copy(src, tdir)
+    return tdir
+
+
+def inner(tdir, out, seed):
+    """In the droce process: run_tests.py's steps, outcomes to out (JSON)."""
+    import random
+    import unittest
+    from importlib.machinery import SourceFileLoader
+
+    random.seed(seed)
+    sys.path.insert(0, tdir)
+    sys.argv = [os.path.join(tdir, "run_tests.py"), "--dev", "droce0"]
+    from args_parser import parser  # the suite's own, as run_tests.py
+
+    tests = SourceFileLoader("tests", os.path.join(tdir, "__init__.py")).load_module()
+    parser.parse_args()
+    suite = unittest.defaultTestLoader.loadTestsFromModule(tests)
+    outcomes = {}
+
+    class Recording(unittest.TextTestResult):
+        def addSuccess(self, test):
+            super().addSuccess(test)
+            outcomes[test.id()] = ["ok", ""]
+
+        def addFailure(self, test, err):
+            super().addFailure(test, err)
+            outcomes[test.id()] = ["FAIL", self._exc_info_to_string(err, test)]
+
+        def addError(self, test, err):
+            super().addError(test, err)
+            outcomes[test.id()] = ["ERROR", self._exc_info_to_string(err, test)]
+
+        def addSkip(self, test, reason):
+            super().addSkip(test, reason)
+            outcomes[test.id()] = ["skipped", reason]
+
+        def addExpectedFailure(self, test, err):
+            super().addExpectedFailure(test, err)
+            outcomes[test.id()] = ["expected failure", ""]
+
+        def addUnexpectedSuccess(self, test):
+            super().addUnexpectedSuccess(test)
+            outcomes[test.id()] = ["unexpected success", ""]
+
+    unittest.TextTestRunner(verbosity=2, resultclass=Recording).run(suite)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(outcomes, f, indent=1, sort_keys=True)
+    return 0
+
+
+def read_list(path):
+    with open(path, encoding="utf-8") as f:
+        return [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
+
+
+def check(outcomes, ok_list, skips):
+    """The failures of the run against the lists, one string each."""
+    bad = []
+    for tid, (res, text) in sorted(outcomes.items()):
+        if res not in ("ok", "skipped"):
+            bad.append(f"{tid}: {res}\n{text}")
+        elif res == "skipped" and text not in skips:
+            bad.append(f"{tid}: skipped for a reason not allowed: {text!r}")
+    ok = {t for t, (res, _) in outcomes.items() if res == "ok"}
+    want = set(ok_list)
+    for tid in sorted(want - ok):
+        bad.append(f"{tid}: listed as passing, now {outcomes.get(tid, ['not run'])[0]}")
+    for tid in sorted(ok - want):
+        bad.append(f"{tid}: passes but is not in the list (add it)")
+    return bad, len(ok)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run")
+    ap.add_argument("--lib")
+    ap.add_argument("--ok")
+    ap.add_argument("--skips")
+    ap.add_argument("--inner", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    seed = int(os.environ.get("RDMA_SUITE_SEED", "1"))
+    if a.inner is not None:
+        return inner(a.inner, a.out, seed)
+    if not os.path.isfile(os.path.join(SUITE, "run_tests.py")):
+        print(f"FAIL: no rdma-core test suite in {SUITE} (python3-pyverbs)")
+        return 1
+    a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    ok_list, skips = read_list(a.ok), set(read_list(a.skips))
+    with tempfile.TemporaryDirectory(prefix="rdmasuite-") as tmp:
+        tdir = copy_suite(tmp)
+        out = os.path.join(tmp, "outcomes.json")
+        droce = " ".join(EAL + [f"--file-prefix=rdmasuite{os.getpid()}", "-l", "0",
+                                "--vdev=net_ring0", "--", "--droce-ipv4=198.18.5.1/24"])
+        env = dict(os.environ, DROCE_ARGS=droce)
+        t0 = time.monotonic()
+        p = subprocess.run([a.run, "--lib", a.lib, "--", PYTHON, os.path.abspath(__file__),
+                            "--inner", tdir, "--out", out],
+                           capture_output=True, text=True, env=env, cwd=tmp, timeout=600)
+        took = time.monotonic() - t0
+        if p.returncode != 0 or not os.path.exists(out):
+            print(f"FAIL: the suite's process exited {p.returncode}\n{p.stdout[-3000:]}"
+                  f"\n{p.stderr[-6000:]}")
+            return 1
+        with open(out, encoding="utf-8") as f:
+            outcomes = json.load(f)
+    bad, nok = check(outcomes, ok_list, skips)
+    counts = {}
+    for res, _ in outcomes.values():
+        counts[res] = counts.get(res, 0) + 1
+    print(f"seed {seed}: {len(outcomes)} tests in {took:.1f} s: "
+          + ", ".join(f"{n} {r}" for r, n in sorted(counts.items())))
+    for b in bad:
+        print("FAIL:", b)
+    if bad:
+        return 1
+    print(f"ok - rdma-core's suite on droce0: {nok} passed (the list's {len(ok_list)}), "
+          "none failed, every skip allowed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
