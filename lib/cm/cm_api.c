@@ -204,6 +204,24 @@ run_once(void)
 			cm_proto_timer(id, now);
 }
 
+void
+droce_rdma_cm_progress(void)
+{
+	struct cm_agent *a;
+	struct cm_id *id;
+	uint64_t now;
+
+	pthread_mutex_lock(&reg.lock);
+	TAILQ_FOREACH(a, &reg.agents, link)
+		if (a->ctx->dedicated)
+			cm_gsi_poll(a);
+	now = cm_now_ns();
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (id->agent != NULL && id->agent->ctx->dedicated)
+			cm_proto_timer(id, now);
+	pthread_mutex_unlock(&reg.lock);
+}
+
 int
 droce_rdma_poll_cm_event(struct droce_rdma_event_channel *channel,
 			 struct droce_rdma_cm_event **event)
@@ -407,6 +425,34 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 	return 0;
 }
 
+int
+droce_rdma_migrate_id(struct droce_rdma_cm_id *pub, struct droce_rdma_event_channel *channel)
+{
+	struct cm_channel *to = (struct cm_channel *)channel;
+	struct cm_id *id = cm_id_of(pub);
+	struct cm_event *ev, *next;
+
+	if (pub == NULL || channel == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	/* the id's events not yet taken follow it (the kernel's ucma_migrate_id) */
+	for (ev = TAILQ_FIRST(&id->ch->events); ev != NULL; ev = next) {
+		next = TAILQ_NEXT(ev, link);
+		if (ev->pub.id != pub)
+			continue;
+		TAILQ_REMOVE(&id->ch->events, ev, link);
+		fd_count(id->ch->pub.fd, false);
+		TAILQ_INSERT_TAIL(&to->events, ev, link);
+		fd_count(to->pub.fd, true);
+	}
+	id->ch->nids--;
+	to->nids++;
+	id->ch = to;
+	pub->channel = channel;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
+}
+
 /* ---- addresses ---------------------------------------------------------------------- */
 
 /* The GID of an IPv4 / IPv6 socket address and its port; -EAFNOSUPPORT. */
@@ -437,13 +483,22 @@ sockaddr_len(const struct sockaddr *sa)
 					   sizeof(struct sockaddr_in6);
 }
 
+/*
+ * The wildcard address, or a loopback one (127.0.0.0/8, ::1), which binds
+ * as the wildcard does: the kernel's rdma_bind_addr (cma_any_addr) leaves
+ * such an id on no device (verbs NULL), and libfabric's verbs provider
+ * binds "localhost" so before it lists its devices' addresses.
+ */
 static bool
 gid_is_any(const uint8_t gid[16])
 {
 	static const uint8_t any4[16] = { [10] = 0xff, [11] = 0xff };
 	static const uint8_t any6[16];
+	static const uint8_t loop6[16] = { [15] = 1 };
 
-	return memcmp(gid, any4, 16) == 0 || memcmp(gid, any6, 16) == 0;
+	return memcmp(gid, any4, 16) == 0 || memcmp(gid, any6, 16) == 0 ||
+	       memcmp(gid, loop6, 16) == 0 ||
+	       (memcmp(gid, any4, 12) == 0 && gid[12] == 127);
 }
 
 /* the agent owning gid, or (gid any) the first with that address family */
