@@ -476,6 +476,24 @@ sockaddr_gid(const struct sockaddr *sa, uint8_t gid[16], uint16_t *port)
 	return -EAFNOSUPPORT;
 }
 
+/* The socket address (port 0) of a RoCEv2 GID: IPv4-mapped or IPv6. */
+static void
+gid_sockaddr(const uint8_t gid[16], union droce_rdma_sockaddr *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (cm_gid_is_v4(gid)) {
+		struct sockaddr_in in = { .sin_family = AF_INET };
+
+		memcpy(&in.sin_addr, &gid[12], 4);
+		memcpy(ss, &in, sizeof(in));
+	} else {
+		struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+
+		memcpy(&in6.sin6_addr, gid, 16);
+		memcpy(ss, &in6, sizeof(in6));
+	}
+}
+
 static size_t
 sockaddr_len(const struct sockaddr *sa)
 {
@@ -615,11 +633,12 @@ droce_rdma_resolve_addr(struct droce_rdma_cm_id *pub, struct sockaddr *src_addr,
 	}
 	id->pub.verbs = id->agent->ctx;
 	id->port = port != 0 ? port : ephemeral_port();
-	if (src_addr != NULL)
+	/* the address the id is bound to, as the kernel's: the source given,
+	 * or (none, the wildcard or loopback) the one of the GID it uses */
+	if (src_addr != NULL && !gid_is_any(src))
 		memcpy(&id->pub.route.addr.src_addr, src_addr, sockaddr_len(src_addr));
 	else
-		memcpy(&id->pub.route.addr.src_addr, &dst_addr->sa_family,
-		       sizeof(dst_addr->sa_family));
+		gid_sockaddr(id->local_gid, &id->pub.route.addr.src_addr);
 	set_port(&id->pub.route.addr.src_addr, id->port);
 	memcpy(&id->pub.route.addr.dst_addr, dst_addr, sockaddr_len(dst_addr));
 	id->state = CM_ADDR_BOUND;
