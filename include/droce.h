@@ -1321,7 +1321,8 @@ void droce_rdma_destroy_event_channel(struct droce_rdma_event_channel *channel);
 int droce_rdma_create_id(struct droce_rdma_event_channel *channel,
 			 struct droce_rdma_cm_id **id, void *context,
 			 enum droce_rdma_port_space ps);
-/* EBUSY while events of the id are not acked; its QP must be destroyed. */
+/* EBUSY while events of the id taken are not acked (those still queued
+ * are dropped); its QP must be destroyed. */
 int droce_rdma_destroy_id(struct droce_rdma_cm_id *id);
 /* The id's events go to channel from now on, with those queued and not
  * yet taken; the ones taken are acked as before. */

@@ -401,6 +401,24 @@ droce_rdma_create_id(struct droce_rdma_event_channel *channel,
 	return 0;
 }
 
+/* The id's events not yet taken are dropped, as the kernel's rdma_cm
+ * drops those it has not reported when an id is destroyed. */
+static void
+drop_queued(struct cm_id *id)
+{
+	struct cm_event *ev, *next;
+
+	for (ev = TAILQ_FIRST(&id->ch->events); ev != NULL; ev = next) {
+		next = TAILQ_NEXT(ev, link);
+		if (ev->pub.id != &id->pub)
+			continue;
+		TAILQ_REMOVE(&id->ch->events, ev, link);
+		fd_count(id->ch->pub.fd, false);
+		id->unacked--;
+		free(ev);
+	}
+}
+
 int
 droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 {
@@ -409,6 +427,7 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 	if (pub == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&reg.lock);
+	drop_queued(id);
 	if (id->unacked != 0 || pub->qp != NULL) {
 		pthread_mutex_unlock(&reg.lock);
 		return fail(EBUSY);

@@ -200,6 +200,12 @@ check_fabric_calls(void)
 	      ev->event == RDMA_CM_EVENT_ADDR_RESOLVED && rdma_ack_cm_event(ev) == 0,
 	      "the queued event follows the id");
 	rdma_destroy_ep(id);
+	/* an event never taken does not hold the id (the kernel drops it) */
+	CHECK(rdma_create_id(ch1, &id, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 100) == 0, "resolve");
+	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id with its event queued: %s",
+	      strerror(errno));
+	refused("rdma_get_cm_event after the id", rdma_get_cm_event(ch1, &ev), EAGAIN);
 	rdma_destroy_event_channel(ch1);
 	rdma_destroy_event_channel(ch2);
 }
