@@ -1333,8 +1333,13 @@ void droce_rdma_destroy_event_channel(struct droce_rdma_event_channel *channel);
 int droce_rdma_create_id(struct droce_rdma_event_channel *channel,
 			 struct droce_rdma_cm_id **id, void *context,
 			 enum droce_rdma_port_space ps);
-/* EBUSY while events of the id are not acked; its QP must be destroyed. */
+/* EBUSY while events of the id taken are not acked (those still queued
+ * are dropped); its QP must be destroyed. */
 int droce_rdma_destroy_id(struct droce_rdma_cm_id *id);
+/* The id's events go to channel from now on, with those queued and not
+ * yet taken; the ones taken are acked as before. */
+int droce_rdma_migrate_id(struct droce_rdma_cm_id *id,
+			  struct droce_rdma_event_channel *channel);
 int droce_rdma_bind_addr(struct droce_rdma_cm_id *id, struct sockaddr *addr);
 int droce_rdma_resolve_addr(struct droce_rdma_cm_id *id, struct sockaddr *src_addr,
 			    struct sockaddr *dst_addr, int timeout_ms);
@@ -1373,6 +1378,14 @@ int droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 int droce_rdma_poll_cm_event(struct droce_rdma_event_channel *channel,
 			     struct droce_rdma_cm_event **event);
 int droce_rdma_ack_cm_event(struct droce_rdma_cm_event *event);
+/*
+ * droce extension: one pass of the CM for every channel (their events
+ * queued, their fds readable), from any thread: what wakes a program
+ * waiting in poll()/epoll on a channel's fd.  Only contexts with a
+ * dedicated transport lcore are served (a run-to-completion engine runs
+ * on its application's thread only).
+ */
+void droce_rdma_cm_progress(void);
 const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);
 /*
  * droce extension: the CM response timeout of the id's REQ/REP (IBTA

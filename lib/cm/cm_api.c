@@ -204,6 +204,24 @@ run_once(void)
 			cm_proto_timer(id, now);
 }
 
+void
+droce_rdma_cm_progress(void)
+{
+	struct cm_agent *a;
+	struct cm_id *id;
+	uint64_t now;
+
+	pthread_mutex_lock(&reg.lock);
+	TAILQ_FOREACH(a, &reg.agents, link)
+		if (a->ctx->dedicated)
+			cm_gsi_poll(a);
+	now = cm_now_ns();
+	TAILQ_FOREACH(id, &reg.ids, link)
+		if (id->agent != NULL && id->agent->ctx->dedicated)
+			cm_proto_timer(id, now);
+	pthread_mutex_unlock(&reg.lock);
+}
+
 int
 droce_rdma_poll_cm_event(struct droce_rdma_event_channel *channel,
 			 struct droce_rdma_cm_event **event)
@@ -383,6 +401,24 @@ droce_rdma_create_id(struct droce_rdma_event_channel *channel,
 	return 0;
 }
 
+/* The id's events not yet taken are dropped, as the kernel's rdma_cm
+ * drops those it has not reported when an id is destroyed. */
+static void
+drop_queued(struct cm_id *id)
+{
+	struct cm_event *ev, *next;
+
+	for (ev = TAILQ_FIRST(&id->ch->events); ev != NULL; ev = next) {
+		next = TAILQ_NEXT(ev, link);
+		if (ev->pub.id != &id->pub)
+			continue;
+		TAILQ_REMOVE(&id->ch->events, ev, link);
+		fd_count(id->ch->pub.fd, false);
+		id->unacked--;
+		free(ev);
+	}
+}
+
 int
 droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 {
@@ -391,6 +427,7 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 	if (pub == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&reg.lock);
+	drop_queued(id);
 	if (id->unacked != 0 || pub->qp != NULL) {
 		pthread_mutex_unlock(&reg.lock);
 		return fail(EBUSY);
@@ -404,6 +441,34 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 	id->ch->nids--;
 	pthread_mutex_unlock(&reg.lock);
 	free(id);
+	return 0;
+}
+
+int
+droce_rdma_migrate_id(struct droce_rdma_cm_id *pub, struct droce_rdma_event_channel *channel)
+{
+	struct cm_channel *to = (struct cm_channel *)channel;
+	struct cm_id *id = cm_id_of(pub);
+	struct cm_event *ev, *next;
+
+	if (pub == NULL || channel == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	/* the id's events not yet taken follow it (the kernel's ucma_migrate_id) */
+	for (ev = TAILQ_FIRST(&id->ch->events); ev != NULL; ev = next) {
+		next = TAILQ_NEXT(ev, link);
+		if (ev->pub.id != pub)
+			continue;
+		TAILQ_REMOVE(&id->ch->events, ev, link);
+		fd_count(id->ch->pub.fd, false);
+		TAILQ_INSERT_TAIL(&to->events, ev, link);
+		fd_count(to->pub.fd, true);
+	}
+	id->ch->nids--;
+	to->nids++;
+	id->ch = to;
+	pub->channel = channel;
+	pthread_mutex_unlock(&reg.lock);
 	return 0;
 }
 
@@ -430,6 +495,24 @@ sockaddr_gid(const struct sockaddr *sa, uint8_t gid[16], uint16_t *port)
 	return -EAFNOSUPPORT;
 }
 
+/* The socket address (port 0) of a RoCEv2 GID: IPv4-mapped or IPv6. */
+static void
+gid_sockaddr(const uint8_t gid[16], union droce_rdma_sockaddr *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (cm_gid_is_v4(gid)) {
+		struct sockaddr_in in = { .sin_family = AF_INET };
+
+		memcpy(&in.sin_addr, &gid[12], 4);
+		memcpy(ss, &in, sizeof(in));
+	} else {
+		struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+
+		memcpy(&in6.sin6_addr, gid, 16);
+		memcpy(ss, &in6, sizeof(in6));
+	}
+}
+
 static size_t
 sockaddr_len(const struct sockaddr *sa)
 {
@@ -437,13 +520,22 @@ sockaddr_len(const struct sockaddr *sa)
 					   sizeof(struct sockaddr_in6);
 }
 
+/*
+ * The wildcard address, or a loopback one (127.0.0.0/8, ::1), which binds
+ * as the wildcard does: the kernel's rdma_bind_addr (cma_any_addr) leaves
+ * such an id on no device (verbs NULL), and libfabric's verbs provider
+ * binds "localhost" so before it lists its devices' addresses.
+ */
 static bool
 gid_is_any(const uint8_t gid[16])
 {
 	static const uint8_t any4[16] = { [10] = 0xff, [11] = 0xff };
 	static const uint8_t any6[16];
+	static const uint8_t loop6[16] = { [15] = 1 };
 
-	return memcmp(gid, any4, 16) == 0 || memcmp(gid, any6, 16) == 0;
+	return memcmp(gid, any4, 16) == 0 || memcmp(gid, any6, 16) == 0 ||
+	       memcmp(gid, loop6, 16) == 0 ||
+	       (memcmp(gid, any4, 12) == 0 && gid[12] == 127);
 }
 
 /* the agent owning gid, or (gid any) the first with that address family */
@@ -560,11 +652,12 @@ droce_rdma_resolve_addr(struct droce_rdma_cm_id *pub, struct sockaddr *src_addr,
 	}
 	id->pub.verbs = id->agent->ctx;
 	id->port = port != 0 ? port : ephemeral_port();
-	if (src_addr != NULL)
+	/* the address the id is bound to, as the kernel's: the source given,
+	 * or (none, the wildcard or loopback) the one of the GID it uses */
+	if (src_addr != NULL && !gid_is_any(src))
 		memcpy(&id->pub.route.addr.src_addr, src_addr, sockaddr_len(src_addr));
 	else
-		memcpy(&id->pub.route.addr.src_addr, &dst_addr->sa_family,
-		       sizeof(dst_addr->sa_family));
+		gid_sockaddr(id->local_gid, &id->pub.route.addr.src_addr);
 	set_port(&id->pub.route.addr.src_addr, id->port);
 	memcpy(&id->pub.route.addr.dst_addr, dst_addr, sockaddr_len(dst_addr));
 	id->state = CM_ADDR_BOUND;

@@ -3,7 +3,8 @@
  * rdmacm_addrinfo.c - rdma_getaddrinfo on getaddrinfo(3), as librdmacm
  * without ib_acm: the first address found, as the destination (or with
  * RAI_PASSIVE the source), RC over RDMA_PS_TCP unless the hints say
- * otherwise.  Errors are getaddrinfo's (EAI_*), as librdmacm returns them.
+ * otherwise; without node and service, the hints' addresses.  Errors are
+ * getaddrinfo's (EAI_*), as librdmacm returns them.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -13,14 +14,16 @@
 
 #include "rdmacm_private.h"
 
-static struct sockaddr *
-addr_dup(const struct sockaddr *sa, socklen_t len)
+/* *to becomes a copy of sa (len bytes): 0 or EAI_MEMORY */
+static int
+addr_copy(struct sockaddr **to, socklen_t *to_len, const struct sockaddr *sa, socklen_t len)
 {
-	struct sockaddr *copy = malloc(len);
-
-	if (copy != NULL)
-		memcpy(copy, sa, len);
-	return copy;
+	*to = malloc(len);
+	if (*to == NULL)
+		return EAI_MEMORY;
+	memcpy(*to, sa, len);
+	*to_len = len;
+	return 0;
 }
 
 static void
@@ -43,50 +46,71 @@ gai_hints(const struct rdma_addrinfo *hints, struct addrinfo *ai)
 	}
 }
 
-int
-rdma_getaddrinfo(const char *node, const char *service,
-		 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+/* node and/or service through getaddrinfo(3): its first address */
+static int
+rai_resolve(const char *node, const char *service, const struct rdma_addrinfo *hints,
+	    struct rdma_addrinfo *rai)
 {
-	struct rdma_addrinfo *rai;
 	struct addrinfo want, *ai;
-	struct sockaddr **slot;
-	bool src_ok = true;
 	int rc;
 
-	if (res == NULL)
-		return EAI_FAIL;
 	gai_hints(hints, &want);
 	rc = getaddrinfo(node, service, &want, &ai);
 	if (rc != 0)
 		return rc;
-	rai = calloc(1, sizeof(*rai));
-	if (rai == NULL) {
-		freeaddrinfo(ai);
-		return EAI_MEMORY;
-	}
 	rai->ai_flags = hints != NULL ? hints->ai_flags : 0;
 	rai->ai_family = ai->ai_family;
 	rai->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type : IBV_QPT_RC;
 	rai->ai_port_space = hints != NULL && hints->ai_port_space != 0 ?
 			     hints->ai_port_space : RDMA_PS_TCP;
-	if (rai->ai_flags & RAI_PASSIVE) {
-		slot = &rai->ai_src_addr;
-		rai->ai_src_len = ai->ai_addrlen;
-	} else {
-		slot = &rai->ai_dst_addr;
-		rai->ai_dst_len = ai->ai_addrlen;
-	}
-	*slot = addr_dup(ai->ai_addr, ai->ai_addrlen);
+	if (rai->ai_flags & RAI_PASSIVE)
+		rc = addr_copy(&rai->ai_src_addr, &rai->ai_src_len, ai->ai_addr, ai->ai_addrlen);
+	else
+		rc = addr_copy(&rai->ai_dst_addr, &rai->ai_dst_len, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
-	if (*slot != NULL && hints != NULL && hints->ai_src_addr != NULL &&
-	    !(rai->ai_flags & RAI_PASSIVE)) {
-		rai->ai_src_addr = addr_dup(hints->ai_src_addr, hints->ai_src_len);
-		rai->ai_src_len = hints->ai_src_len;
-		src_ok = rai->ai_src_addr != NULL;
+	return rc;
+}
+
+/* Neither node nor service: the hints' own (libfabric's verbs provider
+ * passes its peer's address so), as librdmacm. */
+static int
+rai_from_hints(const struct rdma_addrinfo *hints, struct rdma_addrinfo *rai)
+{
+	rai->ai_flags = hints->ai_flags;
+	rai->ai_family = hints->ai_family;
+	rai->ai_qp_type = hints->ai_qp_type;
+	rai->ai_port_space = hints->ai_port_space;
+	if (hints->ai_dst_len == 0)
+		return 0;
+	return addr_copy(&rai->ai_dst_addr, &rai->ai_dst_len, hints->ai_dst_addr,
+			 hints->ai_dst_len);
+}
+
+int
+rdma_getaddrinfo(const char *node, const char *service,
+		 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *rai;
+	int rc;
+
+	if (res == NULL)
+		return EAI_FAIL;
+	if (node == NULL && service == NULL && hints == NULL) {
+		errno = EINVAL;
+		return -1;
 	}
-	if (*slot == NULL || !src_ok) {
-		rdma_freeaddrinfo(rai);
+	rai = calloc(1, sizeof(*rai));
+	if (rai == NULL)
 		return EAI_MEMORY;
+	rc = node != NULL || service != NULL ? rai_resolve(node, service, hints, rai) :
+					       rai_from_hints(hints, rai);
+	/* the hints' source where none was found */
+	if (rc == 0 && rai->ai_src_len == 0 && hints != NULL && hints->ai_src_len != 0)
+		rc = addr_copy(&rai->ai_src_addr, &rai->ai_src_len, hints->ai_src_addr,
+			       hints->ai_src_len);
+	if (rc != 0) {
+		rdma_freeaddrinfo(rai);
+		return rc;
 	}
 	*res = rai;
 	return 0;

@@ -45,6 +45,7 @@ rdma_create_event_channel(void)
 	}
 	pthread_mutex_init(&ch->lock, NULL);
 	ch->ibv.fd = ch->d->fd;
+	rdmacm_progress_hold();
 	return &ch->ibv;
 }
 
@@ -68,6 +69,7 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	droce_rdma_destroy_event_channel(ch->d);
 	waited = ch->waiters != 0;
 	pthread_mutex_unlock(&ch->lock);
+	rdmacm_progress_release();
 	if (!waited)
 		channel_free(ch);	/* else its last waiter's (waiter_leave) */
 }

@@ -57,6 +57,39 @@ id_free(struct rdmacm_id *id)
 	free(id);
 }
 
+/* A synchronous id's last event (sync_complete) acked. */
+static void
+sync_release(struct rdmacm_id *id)
+{
+	if (id->ibv.event != NULL) {
+		rdma_ack_cm_event(id->ibv.event);
+		id->ibv.event = NULL;
+	}
+}
+
+/*
+ * A synchronous id (rdma_create_id without a channel) waits in the call
+ * for the call's event, as librdmacm's ucma_complete: the event stays in
+ * id->event until the next such call or rdma_destroy_id acks it, and its
+ * status is the call's error (REJECTED: ECONNREFUSED).  libfabric's verbs
+ * provider resolves so, then destroys or migrates the id.
+ */
+static int
+sync_complete(struct rdmacm_id *id)
+{
+	struct rdma_cm_event *ev;
+
+	if (id->own_channel == NULL)
+		return 0;
+	sync_release(id);
+	if (rdma_get_cm_event(&id->own_channel->ibv, &ev) != 0)
+		return -1;
+	id->ibv.event = ev;
+	if (ev->status == 0)
+		return 0;
+	return fail(ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : abs(ev->status));
+}
+
 static void
 copy_sockaddr(struct sockaddr_storage *to, const union droce_rdma_sockaddr *from)
 {
@@ -147,6 +180,7 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 
 	if (pub == NULL)
 		return fail(EINVAL);
+	sync_release(id);
 	pthread_mutex_lock(&id->lock);
 	while (id->events != 0)
 		pthread_cond_wait(&id->acked, &id->lock);
@@ -157,6 +191,46 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 	if (id->own_channel != NULL)
 		rdma_destroy_event_channel(&id->own_channel->ibv);
 	id_free(id);
+	return 0;
+}
+
+/* An id (of rdma_create_id; droce makes no others) with its QP. */
+void
+rdma_destroy_ep(struct rdma_cm_id *pub)
+{
+	if (pub == NULL)
+		return;
+	rdma_destroy_qp(pub);
+	rdma_destroy_id(pub);
+}
+
+/* channel NULL: a channel of the id's own (a synchronous id), as librdmacm */
+int
+rdma_migrate_id(struct rdma_cm_id *pub, struct rdma_event_channel *channel)
+{
+	struct rdmacm_id *id = id_of(pub);
+	struct rdmacm_channel *own = NULL;
+
+	if (pub == NULL)
+		return fail(EINVAL);
+	sync_release(id);
+	if (channel == NULL) {
+		channel = rdma_create_event_channel();
+		if (channel == NULL)
+			return -1;
+		own = (struct rdmacm_channel *)channel;
+	}
+	if (droce_rdma_migrate_id(id->d, ((struct rdmacm_channel *)channel)->d) != 0) {
+		int err = errno;
+
+		if (own != NULL)
+			rdma_destroy_event_channel(channel);
+		return fail(err);
+	}
+	if (id->own_channel != NULL)
+		rdma_destroy_event_channel(&id->own_channel->ibv);
+	id->own_channel = own;
+	pub->channel = channel;
 	return 0;
 }
 
@@ -182,7 +256,7 @@ rdma_resolve_addr(struct rdma_cm_id *pub, struct sockaddr *src_addr,
 	if (droce_rdma_resolve_addr(id_of(pub)->d, src_addr, dst_addr, timeout_ms) != 0)
 		return -1;
 	rdmacm_id_sync(id_of(pub));
-	return 0;
+	return sync_complete(id_of(pub));
 }
 
 int
@@ -190,7 +264,9 @@ rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 {
 	if (pub == NULL)
 		return fail(EINVAL);
-	return droce_rdma_resolve_route(id_of(pub)->d, timeout_ms);
+	if (droce_rdma_resolve_route(id_of(pub)->d, timeout_ms) != 0)
+		return -1;
+	return sync_complete(id_of(pub));
 }
 
 static __be16
@@ -315,7 +391,9 @@ rdma_connect(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 
 	if (pub == NULL)
 		return fail(EINVAL);
-	return droce_rdma_connect(id_of(pub)->d, conn_param_of(conn_param, &d));
+	if (droce_rdma_connect(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
+		return -1;
+	return sync_complete(id_of(pub));
 }
 
 int
@@ -325,7 +403,9 @@ rdma_accept(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 
 	if (pub == NULL)
 		return fail(EINVAL);
-	return droce_rdma_accept(id_of(pub)->d, conn_param_of(conn_param, &d));
+	if (droce_rdma_accept(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
+		return -1;
+	return sync_complete(id_of(pub));
 }
 
 int

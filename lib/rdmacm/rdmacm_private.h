@@ -58,4 +58,9 @@ int rdmacm_devices_init(void);
 /* the drop-in's context of a droce context (NULL if not one of ours) */
 struct ibv_context *rdmacm_context_of(const struct droce_context *d);
 
+/* rdmacm_progress.c: while any event channel exists, a thread runs the
+ * CM's passes (each channel holds it from creation to destruction) */
+void rdmacm_progress_hold(void);
+void rdmacm_progress_release(void);
+
 #endif /* DROCE_RDMACM_PRIVATE_H */

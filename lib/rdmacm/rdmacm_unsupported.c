@@ -2,7 +2,7 @@
 /*
  * rdmacm_unsupported.c - the rest of librdmacm's exports: what lib/cm does
  * not offer fails with ENOSYS (RC over RDMA_PS_TCP only: no UD ids,
- * multicast, SRQs made by the CM, endpoints, ECE, the program moving its
+ * multicast, SRQs made by the CM, rdma_create_ep, ECE, the program moving its
  * own QP through rdma_init_qp_attr / rdma_establish).  rsockets are
  * rsocket_*.c's.
  */
@@ -25,12 +25,6 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd 
 {
 	(void)id, (void)res, (void)pd, (void)qp_init_attr;
 	return nosys();
-}
-
-void
-rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	(void)id;
 }
 
 int
@@ -100,13 +94,6 @@ int
 rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	(void)id, (void)addr;
-	return nosys();
-}
-
-int
-rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
-{
-	(void)id, (void)channel;
 	return nosys();
 }
 

@@ -11,7 +11,8 @@
  * rdma_getaddrinfo's fields, passive and active, and EAI_NONAME; rpoll on
  * a pipe; rdma_event_str; rsockets (options, a refused rconnect, and a
  * connection to itself: non-blocking rconnect, raccept, rpoll, data both
- * ways, shutdown); and every call droce does not offer fails with ENOSYS.  Prints "ok" and exits 0, else names the failed check, exit 1.
+ * ways, shutdown); what libfabric's verbs provider needs (check_fabric_calls);
+ * and every call droce does not offer fails with ENOSYS.  Prints "ok" and exits 0, else names the failed check, exit 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -141,6 +142,74 @@ check_addrinfo(void)
 	CHECK(rc == EAI_NONAME, "rdma_getaddrinfo of a name with RAI_NUMERICHOST: %d", rc);
 }
 
+/*
+ * What libfabric's verbs provider relies on: a loopback address binds as
+ * the wildcard (no device); rdma_getaddrinfo without node and service
+ * answers the hints' addresses; a synchronous id waits for its event
+ * (id->event) and resolves to the address of its GID; rdma_migrate_id
+ * moves an id and its queued events; rdma_destroy_ep.
+ */
+static void
+check_fabric_calls(void)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_FAMILY, .ai_family = AF_INET };
+	struct rdma_event_channel *ch1, *ch2;
+	struct sockaddr_in lo, dst, src;
+	struct rdma_cm_event *ev;
+	struct rdma_addrinfo *res;
+	struct rdma_cm_id *id;
+
+	sin_of(&lo, "127.0.0.1", 0);
+	CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
+	CHECK(rdma_bind_addr(id, (struct sockaddr *)&lo) == 0 && id->verbs == NULL,
+	      "rdma_bind_addr 127.0.0.1: %s, verbs %p", strerror(errno), (void *)id->verbs);
+	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id (loopback)");
+
+	sin_of(&dst, "198.18.5.2", PORT);
+	sin_of(&src, ADDR, 0);
+	hints.ai_dst_addr = (struct sockaddr *)&dst;
+	hints.ai_dst_len = sizeof(dst);
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	CHECK(rdma_getaddrinfo(NULL, NULL, &hints, &res) == 0 && res->ai_family == AF_INET &&
+	      res->ai_dst_len == sizeof(dst) && memcmp(res->ai_dst_addr, &dst, sizeof(dst)) == 0 &&
+	      res->ai_src_len == sizeof(src) && memcmp(res->ai_src_addr, &src, sizeof(src)) == 0,
+	      "rdma_getaddrinfo(NULL, NULL, hints): the hints' addresses");
+	rdma_freeaddrinfo(res);
+
+	CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 100) == 0 &&
+	      id->event != NULL && id->event->event == RDMA_CM_EVENT_ADDR_RESOLVED,
+	      "synchronous rdma_resolve_addr: %s, event %p", strerror(errno), (void *)id->event);
+	CHECK(((struct sockaddr_in *)rdma_get_local_addr(id))->sin_addr.s_addr ==
+	      src.sin_addr.s_addr, "resolved id's local address not " ADDR);
+	ch1 = rdma_create_event_channel();
+	CHECK(ch1 != NULL && rdma_migrate_id(id, ch1) == 0 && id->channel == ch1 &&
+	      id->event == NULL, "rdma_migrate_id of a synchronous id: %s", strerror(errno));
+	CHECK(fcntl(ch1->fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	refused("rdma_get_cm_event: the synchronous event stays behind",
+		rdma_get_cm_event(ch1, &ev), EAGAIN);
+	rdma_destroy_ep(id);
+
+	ch2 = rdma_create_event_channel();
+	CHECK(ch2 != NULL && rdma_create_id(ch1, &id, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 100) == 0 &&
+	      rdma_migrate_id(id, ch2) == 0 && id->channel == ch2, "rdma_migrate_id");
+	refused("rdma_get_cm_event on the old channel", rdma_get_cm_event(ch1, &ev), EAGAIN);
+	CHECK(rdma_get_cm_event(ch2, &ev) == 0 && ev->id == id &&
+	      ev->event == RDMA_CM_EVENT_ADDR_RESOLVED && rdma_ack_cm_event(ev) == 0,
+	      "the queued event follows the id");
+	rdma_destroy_ep(id);
+	/* an event never taken does not hold the id (the kernel drops it) */
+	CHECK(rdma_create_id(ch1, &id, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 100) == 0, "resolve");
+	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id with its event queued: %s",
+	      strerror(errno));
+	refused("rdma_get_cm_event after the id", rdma_get_cm_event(ch1, &ev), EAGAIN);
+	rdma_destroy_event_channel(ch1);
+	rdma_destroy_event_channel(ch2);
+}
+
 static void
 check_rpoll(void)
 {
@@ -176,7 +245,6 @@ check_unsupported(void)
 	refused("rdma_leave_multicast", rdma_leave_multicast(id, (struct sockaddr *)&sin),
 		ENOSYS);
 	refused("rdma_notify", rdma_notify(id, IBV_EVENT_COMM_EST), ENOSYS);
-	refused("rdma_migrate_id", rdma_migrate_id(id, NULL), ENOSYS);
 	refused("rdma_create_srq", rdma_create_srq(id, NULL, NULL), ENOSYS);
 	refused("rdma_reject_ece", rdma_reject_ece(id, NULL, 0), ENOSYS);
 	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
@@ -276,6 +344,7 @@ main(void)
 	check_devices(&ctx);
 	check_ids(ctx);
 	check_addrinfo();
+	check_fabric_calls();
 	check_rpoll();
 	check_rsockets();
 	check_unsupported();

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Middleware from Debian on the drop-ins (issue 22): libfabric 1.17's verbs
+provider and fio 3.33's rdma engine, unmodified, through usertools/droce-run,
+between two processes over net_af_packet on a veth pair in two network
+namespaces this script creates and deletes (perf_pair.py's Veth: the kernel
+ends 198.18.8.1/2).  droce takes the kernel's address of its veth end (as
+dropin_test.py's qperf -cm1): libfabric maps an interface to a verbs device
+by binding the interface's address with rdma_bind_addr, and both tools
+exchange their peer's address over TCP.  A transport lcore on each side
+(the server's on lcore 1, the client's on 0).
+
+  dropin_fabric.py --run DROCE_RUN --lib DIR libfabric
+      fi_info -p verbs lists droce0 (an FI_EP_MSG domain); fi_pingpong -p
+      verbs -e msg and -p "verbs;ofi_rxm" -e rdm, -c (data checked), 100
+      iterations of 1 KiB: both sides exit 0 and print the row "1k 100 =100
+      200k".
+  dropin_fabric.py --run DROCE_RUN --lib DIR fio
+      fio --ioengine=rdma --verb=write and --verb=read, 1 MiB in 4 KiB
+      blocks (--thread: no job processes of its own): the server (--rw=read)
+      and the client (--rw=write) exit 0 with err= 0, the client's io= is
+      1024KiB, 256 blocks issued.  (fio checks no data here: the rdma engine
+      moves it with RDMA WRITE / READ on the client's side only, the
+      server's job issues nothing, and --verify needs a job that reads
+      back what it wrote.)
+Needs root (network namespaces).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import dropin_test as dt
+
+PP_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+(=?\d+)\s+(\S+)\s+[\d.]+s\s", re.M)
+
+
+def droce_env(nets, side, tag):
+    """droce on side's veth end with the kernel's address of that end."""
+    ip = nets.server_addr[:-1] + str(side + 1)
+    lcores = ["-l", "0,1"] if side == 0 else ["-l", "0,1", "--main-lcore", "1"]
+    args = dt.EAL + lcores + [f"--file-prefix=dropinf{tag}{side}",
+                              f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
+                              f"--droce-ipv4={ip}/24", f"--droce-transport-lcores={1 - side}"]
+    return dict(os.environ, DROCE_ARGS=" ".join(args))
+
+
+def run_pair(a, tmp, nets, tag, argv, ready):
+    """argv[0] in the server's namespace until ready(text) or 20 s, then
+    argv[1] in the client's; both until they exit (or TIMEOUT)."""
+    procs, files = [], []
+    try:
+        for side in (0, 1):
+            out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
+            files.append(out)
+            cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--"] + argv[side]
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, cwd=tmp,
+                                          env=droce_env(nets, side, tag)))
+            deadline = time.monotonic() + 20
+            while side == 0 and time.monotonic() < deadline and procs[0].poll() is None:
+                out.seek(0)
+                if ready(out.read()):
+                    break
+                time.sleep(0.05)
+        deadline = time.monotonic() + dt.TIMEOUT
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        texts = []
+        for f in files:
+            f.seek(0)
+            texts.append(f.read())
+        return [p.returncode for p in procs], texts
+    finally:
+        for p in procs:
+            dt.stop(p)
+        for f in files:
+            f.close()
+
+
+def case_fi_info(a, tmp, nets):
+    p = subprocess.run(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib, "--",
+                        "fi_info", "-p", "verbs"], capture_output=True, text=True,
+                       timeout=dt.TIMEOUT, env=droce_env(nets, 0, "i"), cwd=tmp)
+    entries = re.findall(r"provider: (\S+)\n\s+fabric: .*\n\s+domain: (\S+)\n"
+                         r"\s+version: .*\n\s+type: (\S+)", p.stdout)
+    if dt.check("fi_info -p verbs", p.returncode == 0, f"exit {p.returncode}: {p.stderr[-300:]}") \
+            and dt.check("fi_info -p verbs", ("verbs", "droce0", "FI_EP_MSG") in entries,
+                         f"no droce0 FI_EP_MSG domain: {entries}"):
+        print(f"ok - fi_info -p verbs: droce0 FI_EP_MSG ({len(entries)} entries)", flush=True)
+
+
+def case_pingpong(a, tmp, nets, tag, prov, ep):
+    case = f'fi_pingpong -p "{prov}" -e {ep}'
+    args = ["fi_pingpong", "-p", prov, "-e", ep, "-I", "100", "-S", "1024", "-c"]
+    # the server listens on its control port (47592) before anything else
+    rcs, outs = run_pair(a, tmp, nets, tag, [args, args + [nets.server_addr]],
+                         lambda text: dt.listening_in(nets.ns[0], 47592))
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        rows = PP_ROW_RE.findall(outs[side])
+        ok &= dt.check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= dt.check(case, rows == [("1k", "100", "=100", "200k")],
+                       f"{name}: rows {rows}: {outs[side][-400:]}")
+    if ok:
+        print(f"ok - {case}: both sides 100 x 1 KiB, =100 acked, 200k, data checked",
+              flush=True)
+
+
+def case_fio(a, tmp, nets, tag, verb):
+    case = f"fio --ioengine=rdma --verb={verb}"
+    port = dt.free_port()
+    common = ["--ioengine=rdma", f"--port={port}", f"--verb={verb}", "--bs=4k", "--size=1m",
+              "--thread"]
+    argv = [["fio", "--name=server", "--rw=read"] + common,
+            ["fio", "--name=client", "--rw=write"] + common + [f"--hostname={nets.server_addr}"]]
+    rcs, outs = run_pair(a, tmp, nets, tag, argv,
+                         lambda text: "waiting for connection" in text)
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= dt.check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= dt.check(case, re.search(rf"^{name}: \(groupid=0, jobs=1\): err= 0:", outs[side],
+                                       re.M) is not None, f"{name}: no err= 0: {outs[side][-400:]}")
+    ok &= dt.check(case, re.search(r"^\s+WRITE: .*, io=1024KiB \(1049kB\),", outs[1], re.M)
+                   is not None and "issued rwts: total=0,256,0,0 " in outs[1],
+                   f"client: not 1024KiB in 256 blocks: {outs[1][-400:]}")
+    if ok:
+        print(f"ok - {case}: server and client err= 0, io=1024KiB (256 x 4 KiB)", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("what", choices=["libfabric", "fio"])
+    a = ap.parse_args()
+    a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    nets = dt.Veth(f"f{os.getpid() % 100000}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="dropinf-") as tmp:
+            if a.what == "libfabric":
+                case_fi_info(a, tmp, nets)
+                case_pingpong(a, tmp, nets, "m", "verbs", "msg")
+                case_pingpong(a, tmp, nets, "r", "verbs;ofi_rxm", "rdm")
+            else:
+                case_fio(a, tmp, nets, "w", "write")
+                case_fio(a, tmp, nets, "r", "read")
+    finally:
+        nets.close()
+    for f in dt.failures:
+        print("FAIL:", f)
+    return 1 if dt.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
