@@ -162,6 +162,16 @@ sysfs_put_gid(struct droce_context *c, const char *devdir, const char *portdir,
 	rc = rc != 0 ? rc : sysfs_put(dir, name, "%s", ifname);
 	if (rc != 0)
 		return rc;
+	/*
+	 * device/net exists only when a netdev holds a GID's address, as for
+	 * a kernel device: programs take its first entry as the device's
+	 * interface (rdma-core's tests, base.py), so an empty one would name
+	 * no interface at all.
+	 */
+	rc = sysfs_join(dir, devdir, "device/net");
+	rc = rc != 0 ? rc : sysfs_mkdirs(dir);
+	if (rc != 0)
+		return rc;
 	if (snprintf(dir, sizeof(dir), "%s/device/net/%s", devdir, ifname) >=
 	    (int)sizeof(dir))
 		return -ENAMETOOLONG;
@@ -230,14 +240,13 @@ sysfs_put_device(struct droce_context *c, const char *devdir)
 
 	if (rc != 0)
 		return -rc;
-	rc = sysfs_join(sub, devdir, "device/net");
-	rc = rc != 0 ? rc : sysfs_mkdirs(sub);
-	rc = rc != 0 ? rc : sysfs_put(devdir, "node_type", "1: CA");
+	rc = sysfs_put(devdir, "node_type", "1: CA");
 	rc = rc != 0 ? rc : sysfs_put_guid(devdir, "node_guid", a.node_guid);
 	rc = rc != 0 ? rc : sysfs_put_guid(devdir, "sys_image_guid", a.sys_image_guid);
 	rc = rc != 0 ? rc : sysfs_put(devdir, "fw_ver", "%s", a.fw_ver);
 	/* no PCI function behind it: no NUMA node, as a virtual device */
 	rc = rc != 0 ? rc : sysfs_join(sub, devdir, "device");
+	rc = rc != 0 ? rc : sysfs_mkdirs(sub);
 	rc = rc != 0 ? rc : sysfs_put(sub, "numa_node", "-1");
 	for (uint8_t p = 1; rc == 0 && p <= a.phys_port_cnt; p++)
 		rc = sysfs_put_port(c, devdir, p);
