@@ -1381,9 +1381,10 @@ int droce_rdma_ack_cm_event(struct droce_rdma_cm_event *event);
 /*
  * droce extension: one pass of the CM for every channel (their events
  * queued, their fds readable), from any thread: what wakes a program
- * waiting in poll()/epoll on a channel's fd.  Only contexts with a
- * dedicated transport lcore are served (a run-to-completion engine runs
- * on its application's thread only).
+ * waiting in poll()/epoll on a channel's fd.  Only contexts whose engine
+ * any thread may run are served: on a transport lcore, or with the
+ * progress thread (--droce-progress=adaptive, the drop-in's default); a
+ * plain run-to-completion engine runs on its application's thread only.
  */
 void droce_rdma_cm_progress(void);
 const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "roce_wire.h"
+#include "transport.h"
 #include "cm_private.h"
 
 /* ephemeral source ports, as the kernel's (ip_local_port_range default) */
@@ -213,11 +214,11 @@ droce_rdma_cm_progress(void)
 
 	pthread_mutex_lock(&reg.lock);
 	TAILQ_FOREACH(a, &reg.agents, link)
-		if (a->ctx->dedicated)
+		if (tp_dev_self_driven(a->ctx->tp))
 			cm_gsi_poll(a);
 	now = cm_now_ns();
 	TAILQ_FOREACH(id, &reg.ids, link)
-		if (id->agent != NULL && id->agent->ctx->dedicated)
+		if (id->agent != NULL && tp_dev_self_driven(id->agent->ctx->tp))
 			cm_proto_timer(id, now);
 	pthread_mutex_unlock(&reg.lock);
 }

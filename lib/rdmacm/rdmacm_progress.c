@@ -8,7 +8,8 @@
  * (its passes run inside the event calls), so while an event channel
  * exists one thread here runs a pass (droce_rdma_cm_progress) every
  * RDMACM_PROGRESS_US: the events land on their channels and wake the fds.
- * lib/cm serves only contexts with a transport lcore from it.
+ * lib/cm serves from it only contexts whose engine any thread may run (a
+ * transport lcore, or the drop-in's default progress thread).
  */
 #include <pthread.h>
 #include <stdbool.h>

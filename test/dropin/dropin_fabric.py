@@ -7,8 +7,8 @@ namespaces this script creates and deletes (perf_pair.py's Veth: the kernel
 ends 198.18.8.1/2).  droce takes the kernel's address of its veth end (as
 dropin_test.py's qperf -cm1): libfabric maps an interface to a verbs device
 by binding the interface's address with rdma_bind_addr, and both tools
-exchange their peer's address over TCP.  A transport lcore on each side
-(the server's on lcore 1, the client's on 0).
+exchange their peer's address over TCP.  droce's defaults on both sides
+(the drop-in's progress thread, no transport lcore).
 
   dropin_fabric.py --run DROCE_RUN --lib DIR libfabric
       fi_info -p verbs lists droce0 (an FI_EP_MSG domain); fi_pingpong -p
@@ -41,10 +41,9 @@ PP_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+(=?\d+)\s+(\S+)\s+[\d.]+s\s", re.M)
 def droce_env(nets, side, tag):
     """droce on side's veth end with the kernel's address of that end."""
     ip = nets.server_addr[:-1] + str(side + 1)
-    lcores = ["-l", "0,1"] if side == 0 else ["-l", "0,1", "--main-lcore", "1"]
-    args = dt.EAL + lcores + [f"--file-prefix=dropinf{tag}{side}",
-                              f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
-                              f"--droce-ipv4={ip}/24", f"--droce-transport-lcores={1 - side}"]
+    args = dt.EAL + ["-l", str(side), f"--file-prefix=dropinf{tag}{side}",
+                     f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
+                     f"--droce-ipv4={ip}/24"]
     return dict(os.environ, DROCE_ARGS=" ".join(args))
 
 
