@@ -950,6 +950,13 @@ const char *droce_event_type_str(enum droce_event_type event);
  * becomes a device without addresses.  Returns -1 with errno on failure.
  */
 int droce_init(int argc, char **argv);
+/*
+ * The socket droced listens on unless told otherwise (--socket=PATH, or
+ * socket = PATH in its configuration's [droced] section).  The drop-in
+ * libibverbs, started with none of DROCE_ARGS, DROCE_CONFIG and
+ * DROCE_DAEMON, uses the droced that accepts a connection here.
+ */
+#define DROCE_DAEMON_SOCKET "/run/droce/droced.sock"
 /* Stop every device and EAL (droce extension). */
 void droce_cleanup(void);
 /*

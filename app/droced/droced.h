@@ -4,7 +4,8 @@
  * the socket, the loop, --ctl; droced_apps.c: the applications, their
  * handle tables, the requests and the reclaim of a dead application;
  * droced_persist.c: the persistent regions (droced_table.h is what the
- * two share); droced_files.c: the files a daemon's EAL leaves.
+ * two share); droced_files.c: the files a daemon's EAL leaves;
+ * droced_config.c: --config=FILE.
  */
 #ifndef DROCED_H
 #define DROCED_H
@@ -49,6 +50,14 @@ void droced_route_event(const struct droce_async_event *ev);
 /* max_apps: the applications served at once (--max-apps); the HELLO of
  * one more is answered EUSERS. */
 void droced_apps_init(struct droce_context *ctx, const char *prefix, unsigned int max_apps);
+
+/*
+ * droced_config.c: droced --config=FILE [-- droce options]: the command
+ * line (EAL's options, --, droce's, --socket, --max-apps, then extra) that
+ * FILE's [droced] section and device sections stand for, or NULL (said why).
+ */
+char **droced_config_argv(const char *argv0, const char *file, int nextra, char **extra,
+			  int *argc);
 
 /*
  * droced_files.c: remove the hugepage files and runtime directories of

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -353,13 +354,40 @@ eal_args(int argc, char **argv, int *nargc, char *prefix, size_t len)
 	return v;
 }
 
+/* --socket=PATH, else the default one (its folder made if missing). */
 static const char *
 socket_path(int argc, char **argv)
 {
+	static char dir[] = DROCE_DAEMON_SOCKET;
+
 	for (int i = 0; i < argc; i++)
 		if (strncmp(argv[i], "--socket=", 9) == 0)
 			return argv[i] + 9;
-	return NULL;
+	*strrchr(dir, '/') = '\0';
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "droced: %s: %s\n", dir, strerror(errno));
+		return NULL;
+	}
+	return DROCE_DAEMON_SOCKET;
+}
+
+/*
+ * droced's command line: as given, or the one --config=FILE stands for
+ * (droced --config=FILE [-- droce options]); NULL after saying why.
+ */
+static char **
+command_line(int *argc, char **argv)
+{
+	const char *file;
+
+	if (*argc < 2 || strncmp(argv[1], "--config=", 9) != 0)
+		return argv;
+	file = argv[1] + 9;
+	if (*argc > 2 && strcmp(argv[2], "--") != 0) {
+		fprintf(stderr, "droced: --config=FILE takes only droce options after --\n");
+		return NULL;
+	}
+	return droced_config_argv(argv[0], file, *argc > 3 ? *argc - 3 : 0, argv + 3, argc);
 }
 
 /* --max-apps=N (1 or more) into conns.max_apps: false if malformed. */
@@ -409,9 +437,10 @@ static void
 usage(void)
 {
 	printf("Usage:\n"
-	       "  droced [EAL options] -- [droce options] --droce-transport-lcores=N --socket=PATH\n"
-	       "  droced --ctl PATH list\n"
-	       "  droced --ctl PATH release NAME\n"
+	       "  droced [EAL options] -- [droce options] --droce-transport-lcores=N [--socket=PATH]\n"
+	       "  droced --config=FILE [-- droce options]\n"
+	       "  droced --ctl [PATH] list\n"
+	       "  droced --ctl [PATH] release NAME\n"
 	       "  droced -h | --help\n"
 	       "\n"
 	       "The memory-owner daemon: owns the DPDK port and droce's engine (on a\n"
@@ -419,7 +448,11 @@ usage(void)
 	       "(DROCE_DAEMON=PATH, daemon = PATH in [droce]; droce(7)).\n"
 	       "\n"
 	       "Options:\n"
-	       "  --socket=PATH     the unix socket the applications connect to\n"
+	       "  --socket=PATH     the unix socket the applications connect to (default\n"
+	       "                    %s, where the drop-in libibverbs looks)\n"
+	       "  --config=FILE     the command line from FILE's [droced] section (eal =,\n"
+	       "                    socket =, max_apps =) and droce's device sections\n"
+	       "                    (--droce-config=FILE); config/droced.ini\n"
 	       "  --max-apps=N      applications served at once (default %u); one more\n"
 	       "                    is refused: its droce_init fails EUSERS\n"
 	       "  --ctl PATH list   the applications attached to the droced on PATH,\n"
@@ -427,7 +460,7 @@ usage(void)
 	       "                    regions (name, owner, bytes, key, lease), then exit\n"
 	       "  --ctl PATH release NAME  release the persistent region NAME (not one\n"
 	       "                    whose owner lives)\n"
-	       "  -h, --help        this text\n", DROCED_MAX_APPS);
+	       "  -h, --help        this text\n", DROCE_DAEMON_SOCKET, DROCED_MAX_APPS);
 }
 
 int
@@ -441,12 +474,19 @@ main(int argc, char **argv)
 
 	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "list") == 0)
 		return ctl_list(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[2], "list") == 0)
+		return ctl_list(DROCE_DAEMON_SOCKET);
 	if (argc == 5 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "release") == 0)
 		return ctl_release(argv[2], argv[4]);
+	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[2], "release") == 0)
+		return ctl_release(DROCE_DAEMON_SOCKET, argv[3]);
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage();	/* before EAL, which would print its own */
 		return 0;
 	}
+	argv = command_line(&argc, argv);
+	if (argv == NULL)
+		return 1;
 	unsetenv("DROCE_DAEMON");	/* droced is the daemon, not its client */
 	droced_sweep_dead();
 	args = eal_args(argc, argv, &nargs, prefix, sizeof(prefix));
@@ -459,8 +499,6 @@ main(int argc, char **argv)
 		return 1;
 	}
 	path = socket_path(nargs - consumed, args + consumed);
-	if (path == NULL)
-		fprintf(stderr, "droced: --socket=PATH is missing\n");
 	if (path != NULL && !max_apps_opt(nargs - consumed, args + consumed)) {
 		fprintf(stderr, "droced: --max-apps=N wants a number from 1 to %u\n", 1u << 20);
 		path = NULL;

@@ -6,15 +6,20 @@
  * droce starts (droce_init: EAL and the devices) at the first
  * ibv_get_device_list, from the environment, since the program does not
  * know droce: DROCE_ARGS holds "EAL options [-- droce options]" split at
- * white space, DROCE_CONFIG=FILE adds --droce-config=FILE.  Without either
- * nothing starts and the list is empty (a machine without RDMA devices).
+ * white space, DROCE_CONFIG=FILE adds --droce-config=FILE.  Without either,
+ * the device is droced's: the one at DROCE_DAEMON, else the one listening
+ * on DROCE_DAEMON_SOCKET (droce.h); with none of these nothing starts and
+ * the list is empty (a machine without RDMA devices).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "dropin_private.h"
@@ -51,7 +56,68 @@ static struct {
  */
 static char dropin_progress[] = "--droce-progress=adaptive";
 
-/* argv for droce_init from DROCE_ARGS and DROCE_CONFIG; 0 when neither. */
+static bool
+dropin_env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && v[0] != '\0';
+}
+
+/* Whether a droced accepts a connection on the default socket. */
+static bool
+dropin_droced_listens(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX, .sun_path = DROCE_DAEMON_SOCKET };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * EAL's options of an application of droced when DROCE_ARGS gives none:
+ * one lcore whose thread keeps the process's own CPU set (the program's
+ * affinity unchanged), no PCI scan, EAL's start quiet.  The device is
+ * droced's (DROCE_DAEMON, else the default socket, which the caller
+ * found listening).
+ */
+static int
+dropin_droced_args(void)
+{
+	static char lcores[1024], daemon_opt[sizeof(struct sockaddr_un) + 32];
+	const char *path = getenv("DROCE_DAEMON");
+	size_t at = snprintf(lcores, sizeof(lcores), "--lcores=0@(");
+	cpu_set_t set;
+	int argc = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -errno;
+	for (int cpu = 0; cpu < CPU_SETSIZE && at < sizeof(lcores) - 8; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			at += snprintf(lcores + at, sizeof(lcores) - at, "%d,", cpu);
+	if (lcores[at - 1] != ',')
+		return -EINVAL;
+	lcores[at - 1] = ')';
+	snprintf(daemon_opt, sizeof(daemon_opt), "--droce-daemon=%s",
+		 path != NULL && path[0] != '\0' ? path : DROCE_DAEMON_SOCKET);
+	dropin.argv[argc++] = (char *)"droce";
+	dropin.argv[argc++] = lcores;
+	dropin.argv[argc++] = (char *)"--no-pci";
+	dropin.argv[argc++] = (char *)"--log-level=lib.eal:error";
+	dropin.argv[argc++] = (char *)"--";
+	dropin.argv[argc++] = daemon_opt;
+	dropin.argv[argc] = NULL;
+	return argc;
+}
+
+/*
+ * argv for droce_init from DROCE_ARGS and DROCE_CONFIG; without either,
+ * droced's device (DROCE_DAEMON, or a droced listening on the default
+ * socket); 0 when there is none of these.
+ */
 static int
 dropin_build_argv(void)
 {
@@ -61,8 +127,11 @@ dropin_build_argv(void)
 	bool dashdash = false;
 	int argc = 0;
 
-	if ((args == NULL || args[0] == '\0') && (config == NULL || config[0] == '\0'))
+	if (!dropin_env_set("DROCE_ARGS") && !dropin_env_set("DROCE_CONFIG")) {
+		if (dropin_env_set("DROCE_DAEMON") || dropin_droced_listens())
+			return dropin_droced_args();
 		return 0;
+	}
 	dropin.argv[argc++] = (char *)"droce";
 	dropin.args = strdup(args != NULL ? args : "");
 	if (dropin.args == NULL)

@@ -59,7 +59,12 @@ libibverbs.so.1 and usertools/droce-run.
       asynchronous events, through the drop-in on droced).  Both droceds'
       lists empty after.  The buffers are the
       programs' own (posix_memalign'd, malloc'd, dropin_mw's static one):
-      moved onto memfds for droced.  Exit 77 with DROCE_NO_HUGE=1.
+      moved onto memfds for droced.  Then the device users start once:
+      without a droced, droce-run with no option gives ibv_devices no
+      device; a droced started by --config=FILE alone (in a mount namespace
+      whose /run is private) listens on the default socket, and the same
+      droce-run runs ibv_devinfo (droce0, Ethernet) and ibv_rc_pingpong
+      -c between two such droceds.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
@@ -994,6 +999,85 @@ def case_daemon(a, tmp):
             out.close()
 
 
+# One side of case_droced_default, in a mount namespace of its own whose
+# /run is empty: a droced started from its configuration file alone
+# (socket: the default /run/droce/droced.sock), then the program through
+# droce-run with no device option at all.
+DEFAULT_SIDE = r"""
+mount -t tmpfs -o mode=0755 tmpfs /run || exit 90
+"$DROCED" --config="$CONF" >"$OUT" 2>&1 </dev/null &
+dpid=$!
+for _ in $(seq 300); do
+    grep -q "droced: ready on /run/droce/droced.sock" "$OUT" && break
+    kill -0 "$dpid" 2>/dev/null || break
+    sleep 0.1
+done
+if ! grep -q "droced: ready on /run/droce/droced.sock" "$OUT"; then
+    echo "droced did not start on the default socket"; kill -TERM "$dpid"; wait "$dpid"; exit 91
+fi
+"$RUN" --lib "$LIB" -- "$@"
+rc=$?
+kill -TERM "$dpid"
+wait "$dpid" || rc=92
+exit $rc
+"""
+
+
+def droced_default_side(a, tmp, side, name, argv):
+    """argv on side's droced (started by --config=FILE alone) in a private
+    /run, through droce-run with none of DROCE_ARGS, DROCE_CONFIG and
+    DROCE_DAEMON."""
+    conf = os.path.join(tmp, f"droced_default{side}.ini")
+    memif = (f"net_memif0,role={'server' if side == 0 else 'client'},"
+             f"socket={tmp}/dd.sock,socket-abstract=no")
+    with open(conf, "w") as f:
+        f.write(f"[droced]\neal = -l 0,1 --main-lcore {side} --no-pci "
+                f"--log-level=lib.eal:error --vdev={memif}\n"
+                f"[device0]\nport = 0\nipv4 = 198.18.5.{side + 1}/24\n"
+                f"transport_lcores = {1 - side}\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DROCE_ARGS", "DROCE_CONFIG", "DROCE_DAEMON")}
+    env.update(DROCED=a.droced, CONF=conf, OUT=os.path.join(tmp, f"{name}.droced.out"),
+               RUN=a.run, LIB=a.lib)
+    out = open(os.path.join(tmp, f"{name}.out"), "w+")
+    return subprocess.Popen(["unshare", "-m", "--propagation", "private", "bash", "-c",
+                             DEFAULT_SIDE, "side"] + argv,
+                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=env, cwd=tmp), out
+
+
+def case_droced_default(a, tmp):
+    """The device users start once: without droced, droce-run with no
+    option gives a program no device; with a droced started from a
+    configuration file (config/droced.ini's shape) on the default socket,
+    the same command runs ibv_devinfo on droce0 and ibv_rc_pingpong -c
+    between two such droceds."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DROCE_ARGS", "DROCE_CONFIG", "DROCE_DAEMON")}
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c",
+                        "mount -t tmpfs tmpfs /run && exec \"$0\" --lib \"$1\" -- ibv_devices",
+                        a.run, a.lib], capture_output=True, text=True, env=env, timeout=60)
+    if check("droced default: none listening", r.returncode == 0 and "droce0" not in r.stdout,
+             f"exit {r.returncode}: {(r.stdout + r.stderr)[-300:]}"):
+        print("ok - droced default: no droced on /run/droce/droced.sock, no device", flush=True)
+    rcs, outs = wait_text([droced_default_side(a, tmp, 0, "dd_info", ["ibv_devinfo"])])
+    if check("droced default: ibv_devinfo", rcs[0] == 0 and re.search(
+            r"hca_id:\s+droce0", outs[0]) is not None and "link_layer:\t\tEthernet" in outs[0],
+            f"exit {rcs[0]}: {outs[0][-400:]}"):
+        print("ok - droced default: ibv_devinfo sees droced's droce0 (Ethernet)", flush=True)
+    port = free_port()
+    pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c", "-p", str(port)]
+    server = droced_default_side(a, tmp, 0, "dd_pp.s", pp)
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and not listening(port) and server[0].poll() is None:
+        time.sleep(0.05)
+    client = droced_default_side(a, tmp, 1, "dd_pp.c", pp + ["127.0.0.1"])
+    rcs, outs = wait_text([server, client])
+    if pingpong_ok("droced default: ibv_rc_pingpong -c", rcs, outs, 4096, 20):
+        print("ok - droced default: ibv_rc_pingpong -c between two droceds started from "
+              "their configuration, droce-run without options", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
@@ -1066,6 +1150,7 @@ def main():
                       "QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, CQ_ERR through async_fd")
         elif a.what == "daemon":
             case_daemon(a, tmp)
+            case_droced_default(a, tmp)
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rstream":
