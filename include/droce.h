@@ -16,6 +16,7 @@
 #ifndef DROCE_H
 #define DROCE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,30 +29,23 @@ extern "C" {
 #define DROCE_VERSION_MINOR 1
 
 struct droce_device;
-struct prot_tables;
-struct tp_dev;
-struct verbs_events;
+
+#include "droce_provider.h"
 
 /*
- * A device context (struct ibv_context).  device and async_fd are
- * ibverbs' fields; the fields after them are private to droce (lib/verbs)
- * and may change.
+ * A device context (struct ibv_context): the device, the operations of the
+ * provider behind it (droce_provider.h: the in-process engine, droced's
+ * client) and its fds.  Everything else is the provider's, behind it.
  */
 struct droce_context {
 	struct droce_device *device;	/* droce_open_device()'s, or NULL */
+	const struct droce_context_ops *ops;	/* its provider's */
 	/*
 	 * Asynchronous events (droce_get_async_event): an eventfd, readable
 	 * (poll/epoll) while an event is pending.  Set O_NONBLOCK on it with
 	 * fcntl() for a droce_get_async_event that does not block.
 	 */
 	int async_fd;
-	/* private to droce */
-	struct prot_tables *prot;	/* PD/MR/MW tables */
-	struct tp_dev *tp;		/* transport engine; NULL until a link */
-	struct verbs_events *events;	/* events taken from the engine */
-	int socket_id;
-	bool dedicated;			/* tp runs on a transport lcore */
-	struct verbs_daemon *daemon;	/* daemon mode (app/droced), or NULL */
 };
 
 /* ---- Protection domains, memory regions, memory windows ------------------ */
@@ -477,7 +471,22 @@ int droce_destroy_cq(struct droce_cq *cq);
  * error.  Also advances the transport (droce_progress) of the context
  * (with a dedicated transport lcore: only takes what it completed).
  */
-int droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc);
+static inline int
+droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
+{
+	int n;
+
+	if (cq == NULL || (num_entries > 0 && wc == NULL)) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = cq->context->ops->poll_cq(cq, num_entries, wc);
+	if (n < 0) {
+		errno = -n;
+		return -1;
+	}
+	return n;
+}
 /*
  * Arm the CQ for one completion event on its channel (IBTA 11.4.2.2): the
  * next completion, or with solicited_only the next receive completion of
@@ -785,10 +794,23 @@ struct droce_recv_wr {
 };
 
 /* 0, or an errno (EINVAL, ENOMEM when the queue is full) with *bad_wr set. */
-int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
-		    struct droce_send_wr **bad_wr);
-int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
-		    struct droce_recv_wr **bad_wr);
+static inline int
+droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
+		struct droce_send_wr **bad_wr)
+{
+	if (qp == NULL || bad_wr == NULL)
+		return EINVAL;
+	return -qp->context->ops->post_send(qp, wr, bad_wr);
+}
+
+static inline int
+droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
+		struct droce_recv_wr **bad_wr)
+{
+	if (qp == NULL || bad_wr == NULL)
+		return EINVAL;
+	return -qp->context->ops->post_recv(qp, wr, bad_wr);
+}
 
 
 /* ---- Shared receive queues (ibv_create_srq & co.) ------------------------ */

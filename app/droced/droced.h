@@ -16,6 +16,7 @@
 
 #include "droce.h"
 #include "verbs_daemon.h"
+#include "verbs_engine.h"
 
 struct droced_app;
 

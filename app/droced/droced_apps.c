@@ -618,7 +618,7 @@ static int
 on_query_device(struct droced_app *a, struct dmn_msg *m)
 {
 	(void)a;
-	return droce_query_device(dmn.ctx, &m->u.dev);
+	return droce_query_device_ex(dmn.ctx, NULL, &m->u.dev);
 }
 
 static int

@@ -425,7 +425,7 @@ open_device(void)
 	}
 	droce_free_device_list(list);
 	/* the applications post and poll on the engine's rings themselves */
-	if (ctx != NULL && !ctx->dedicated) {
+	if (ctx != NULL && !verbs_dedicated(ctx)) {
 		fprintf(stderr, "droced: needs --droce-transport-lcores=N (an EAL worker lcore)\n");
 		droce_close_device(ctx);
 		ctx = NULL;

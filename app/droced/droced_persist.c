@@ -182,7 +182,7 @@ move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
 static uint32_t
 bound_windows(const struct persist *p)
 {
-	struct prot_tables *t = p->mr->context->prot;
+	struct prot_tables *t = verbs_prot(p->mr->context);
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < p->held.nobj; i++) {

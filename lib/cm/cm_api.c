@@ -18,6 +18,7 @@
 
 #include "roce_wire.h"
 #include "transport.h"
+#include "verbs_engine.h"
 #include "cm_private.h"
 
 /* ephemeral source ports, as the kernel's (ip_local_port_range default) */
@@ -214,11 +215,11 @@ droce_rdma_cm_progress(void)
 
 	pthread_mutex_lock(&reg.lock);
 	TAILQ_FOREACH(a, &reg.agents, link)
-		if (tp_dev_self_driven(a->ctx->tp))
+		if (tp_dev_self_driven(verbs_tp(a->ctx)))
 			cm_gsi_poll(a);
 	now = cm_now_ns();
 	TAILQ_FOREACH(id, &reg.ids, link)
-		if (id->agent != NULL && tp_dev_self_driven(id->agent->ctx->tp))
+		if (id->agent != NULL && tp_dev_self_driven(verbs_tp(id->agent->ctx)))
 			cm_proto_timer(id, now);
 	pthread_mutex_unlock(&reg.lock);
 }

@@ -12,6 +12,7 @@
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "cm_private.h"
 
 #define RECV_LEN (CM_GRH_LEN + CM_MAD_LEN)

@@ -30,13 +30,15 @@
 #include "tp_counters.h"
 #include "transport.h"
 #include "verbs_daemon.h"
-#include "verbs_private.h"
+#include "verbs_engine.h"
 #include "device_private.h"
 
 /* Devices are DPDK ports: drivers/ethdev, by its registered name. */
 #define DEVICE_LINK_DRIVER "ethdev"
 
 struct device_table device_table;
+
+static int device_query_port(struct droce_context *context, struct droce_port_attr *attr);
 
 /*
  * fork: the child inherits EAL's state without its threads, and shares its
@@ -332,6 +334,8 @@ droce_open_device(struct droce_device *d)
 		rc = add_gids(d, verbs_tp(o->ctx));
 	if (rc == 0)
 		rc = device_run_mode(d, o->ctx);
+	if (rc == 0)
+		verbs_set_port_query(o->ctx, device_query_port);
 	if (rc != 0) {
 		open_state_free(d, o);
 		errno = -rc;
@@ -352,9 +356,9 @@ droce_close_device(struct droce_context *context)
 
 	if (context == NULL || context->device == NULL)
 		return EINVAL;
-	if (context->daemon != NULL)
-		return verbs_daemon_close(context);
 	d = context->device;
+	if (d->daemon)
+		return droce_close_context(context);	/* droced's client: nothing here */
 	device_telemetry_withdraw(d);		/* before anything is freed */
 	rc = verbs_detach_link(context);	/* EBUSY while QPs exist */
 	if (rc == 0)
@@ -414,21 +418,15 @@ ib_rate_of(uint32_t mbps, uint8_t *width, uint8_t *speed)
 	*speed = rates[i].speed;
 }
 
-int
-droce_query_port(struct droce_context *context, uint8_t port_num,
-		 struct droce_port_attr *attr)
+/* droce_query_port of a device this process runs the engine of: 0. */
+static int
+device_query_port(struct droce_context *context, struct droce_port_attr *attr)
 {
 	struct rte_eth_link link = { 0 };
 	struct device_open *o;
 	struct tp_dev *tp;
 	int carrier;
 
-	if (context == NULL || context->device == NULL || attr == NULL)
-		return EINVAL;
-	if (port_num != 1)
-		return EINVAL;
-	if (context->daemon != NULL)
-		return verbs_dmn_query_port(context, attr);
 	o = context->device->open;
 	tp = verbs_tp(context);
 	memset(attr, 0, sizeof(*attr));
@@ -450,19 +448,6 @@ droce_query_port(struct droce_context *context, uint8_t port_num,
 	ib_rate_of(link.link_speed, &attr->active_width, &attr->active_speed);
 	attr->link_layer = DROCE_LINK_LAYER_ETHERNET;
 	return 0;
-}
-
-int
-droce_query_gid(struct droce_context *context, uint8_t port_num, int index,
-		union droce_gid *gid)
-{
-	if (context == NULL || gid == NULL || port_num != 1 || index < 0)
-		return EINVAL;
-	if (context->daemon != NULL)
-		return verbs_dmn_query_gid(context, index, gid);
-	if (verbs_tp(context) == NULL)
-		return EINVAL;
-	return -tp_dev_query_gid(verbs_tp(context), (unsigned int)index, gid->raw);
 }
 
 const char *

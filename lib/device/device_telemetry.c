@@ -40,6 +40,7 @@
 #include "prot.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "device_private.h"
 
 /* ---- publication --------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "prot.h"
 #include "verbs_private.h"
 
 static void *

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs_alloc_libc.c - the hooks of builds without DPDK: libc allocates,
- * and there is no engine to raise events.
+ * verbs_alloc_libc.c - the allocator hook of builds without DPDK: libc.
  */
-#include <errno.h>
 #include <stddef.h>
 
 #include "verbs_private.h"
@@ -12,12 +10,4 @@ const struct prot_alloc_ops *
 verbs_alloc_ops(void)
 {
 	return NULL;
-}
-
-int
-verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev)
-{
-	(void)ctx;
-	(void)ev;
-	return -EAGAIN;
 }

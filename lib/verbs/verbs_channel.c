@@ -11,11 +11,10 @@
  * droce_destroy_cq waits to be equal (as ibverbs).  None of this is on the
  * data path: the engine's side is one eventfd write per arm.
  *
- * Daemon mode (app/droced/README.md): the application creates the eventfd
- * and passes it to droced (verbs_dmn_create_channel), which wraps its copy
- * in a channel of its own (verbs_channel_adopt) for its CQs, so that its
- * engine writes the count.  The CQ's ready events are in shared memory:
- * the application's channel is this same code on the daemon's CQs.
+ * The provider's ops: create_channel (droced's client passes the eventfd
+ * to droced, which wraps its copy in a channel of its own,
+ * verbs_channel_adopt, so that its engine writes the count), cq_take_event
+ * (the CQ's ready events), self_driven (whether to sleep on fd).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +24,6 @@
 #include <unistd.h>
 
 #include "droce.h"
-#include "transport.h"
-#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 struct channel_cq {
@@ -43,7 +40,10 @@ struct verbs_channel {
 	unsigned int ncq;
 	unsigned int cap;
 	unsigned int next;		/* first CQ looked at by the next take */
-	uint64_t dmn;			/* daemon mode: droced's channel on fd (else 0) */
+	/* the provider's: its ops (the context may be closed before the
+	 * channel is destroyed) and its handle of the channel (0: none) */
+	const struct droce_context_ops *ops;
+	uint64_t handle;
 };
 
 static struct verbs_channel *
@@ -91,8 +91,8 @@ droce_create_comp_channel(struct droce_context *context)
 	struct verbs_channel *ch;
 	int fd, rc;
 
-	if (context == NULL || (context->tp == NULL && context->daemon == NULL)) {
-		errno = context == NULL ? EINVAL : ENODEV;
+	if (context == NULL) {
+		errno = EINVAL;
 		return NULL;
 	}
 	fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
@@ -104,13 +104,12 @@ droce_create_comp_channel(struct droce_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (context->daemon != NULL) {
-		rc = verbs_dmn_create_channel(fd, &ch->dmn);
-		if (rc != 0) {
-			channel_free(ch);
-			errno = rc;
-			return NULL;
-		}
+	ch->ops = context->ops;
+	rc = ch->ops->create_channel(context, fd, &ch->handle);
+	if (rc != 0) {
+		channel_free(ch);
+		errno = -rc;
+		return NULL;
 	}
 	return &ch->pub;
 }
@@ -127,8 +126,8 @@ droce_destroy_comp_channel(struct droce_comp_channel *channel)
 	if (channel->refcnt != 0)
 		return EBUSY;
 	/* not channel->context: it may be closed already */
-	if (ch->dmn != 0) {
-		rc = verbs_dmn_destroy_channel(ch->dmn);
+	if (ch->handle != 0) {
+		rc = -ch->ops->destroy_channel(ch->handle);
 		if (rc != 0)
 			return rc;
 	}
@@ -139,7 +138,7 @@ droce_destroy_comp_channel(struct droce_comp_channel *channel)
 uint64_t
 verbs_channel_handle(const struct droce_comp_channel *channel)
 {
-	return channel != NULL ? ((const struct verbs_channel *)channel)->dmn : 0;
+	return channel != NULL ? ((const struct verbs_channel *)channel)->handle : 0;
 }
 
 int
@@ -162,9 +161,6 @@ verbs_channel_add(struct droce_comp_channel *channel, struct droce_cq *cq)
 	}
 	ch->cqs[ch->ncq++] = (struct channel_cq){ .cq = cq };
 	channel->refcnt++;
-	/* where the engine runs (in daemon mode, droced's channel does this) */
-	if (cq->context->daemon == NULL)
-		tp_cq_set_event_fd(tp_cq_from_pub(cq), channel->fd);
 out:
 	pthread_mutex_unlock(&ch->lock);
 	return rc;
@@ -224,7 +220,9 @@ channel_take(struct verbs_channel *ch)
 	for (unsigned int k = 0; k < ch->ncq && got == NULL; k++) {
 		unsigned int i = (ch->next + k) % ch->ncq;
 
-		if (tp_cq_take_event(verbs_cq_engine(ch->cqs[i].cq))) {
+		struct droce_cq *cq = ch->cqs[i].cq;
+
+		if (cq->context->ops->cq_take_event(cq) > 0) {
 			got = ch->cqs[i].cq;
 			ch->cqs[i].taken++;
 			ch->next = i + 1;
@@ -267,7 +265,8 @@ droce_get_cq_event(struct droce_comp_channel *channel, struct droce_cq **cq,
 		errno = EINVAL;
 		return -1;
 	}
-	if (channel->context->daemon != NULL || tp_dev_self_driven(channel->context->tp)) {
+	/* something else runs the engine (or the provider does not say) */
+	if (channel->context->ops->self_driven(channel->context) != 0) {
 		if (read(channel->fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
 			return -1;	/* errno: EAGAIN (O_NONBLOCK), EINTR */
 		/* the engine made the event ready before it wrote the count */

@@ -20,7 +20,7 @@
  * Daemon mode: droced is the raiser: it puts each event of this
  * application's objects (and every port event) into the application's own
  * ring, naming the application's object, and counts it on async_fd, which
- * droced holds a copy of (verbs_daemon.c verbs_dmn_event_take; droced
+ * droced holds a copy of (provider_droced droced_event_take; droced
  * droced_route_event).  Everything here is the same.
  */
 #include <errno.h>
@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "droce.h"
-#include "verbs_daemon.h"
 #include "verbs_private.h"
 
 /* Events taken from the engine and held here at most (collect). */
@@ -151,14 +150,14 @@ verbs_events_open(struct droce_context *ctx)
 	}
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->acked, NULL);
-	ctx->events = e;
+	verbs_ctx(ctx)->events = e;
 	return 0;
 }
 
 void
 verbs_events_close(struct droce_context *ctx)
 {
-	struct verbs_events *e = ctx->events;
+	struct verbs_events *e = verbs_ctx(ctx)->events;
 
 	close(ctx->async_fd);
 	ctx->async_fd = -1;
@@ -167,7 +166,7 @@ verbs_events_close(struct droce_context *ctx)
 	free(e->pending.ev);
 	free(e->taken.ev);
 	free(e);
-	ctx->events = NULL;
+	verbs_ctx(ctx)->events = NULL;
 }
 
 /* Read one count if there is one (under the lock: no reader blocks). */
@@ -191,7 +190,7 @@ take_count(int fd)
 static void
 collect(struct droce_context *ctx, bool all)
 {
-	struct verbs_events *e = ctx->events;
+	struct verbs_events *e = verbs_ctx(ctx)->events;
 	struct droce_async_event ev;
 
 	/* (out of memory: the rest waits in the engine's ring) */
@@ -207,7 +206,7 @@ collect(struct droce_context *ctx, bool all)
 static int
 take_event(struct droce_context *ctx, struct droce_async_event *out)
 {
-	struct verbs_events *e = ctx->events;
+	struct verbs_events *e = verbs_ctx(ctx)->events;
 
 	collect(ctx, false);
 	if (e->pending.n == 0)
@@ -234,9 +233,9 @@ droce_get_async_event(struct droce_context *context, struct droce_async_event *e
 		struct pollfd p = { .fd = context->async_fd, .events = POLLIN };
 		int rc, fl;
 
-		pthread_mutex_lock(&context->events->lock);
+		pthread_mutex_lock(&verbs_ctx(context)->events->lock);
 		rc = take_event(context, event);
-		pthread_mutex_unlock(&context->events->lock);
+		pthread_mutex_unlock(&verbs_ctx(context)->events->lock);
 		if (rc != 0) {
 			if (rc > 0)
 				return 0;
@@ -263,7 +262,7 @@ droce_ack_async_event(struct droce_async_event *event)
 
 	if (event == NULL || (obj = verbs_event_object(event)) == NULL)
 		return;		/* port and device events need no ack */
-	e = ev_context(event)->events;
+	e = verbs_ctx(ev_context(event))->events;
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->taken.n; i++) {
 		if (verbs_event_object(&e->taken.ev[i]) == obj &&
@@ -293,7 +292,7 @@ names(const struct ev_list *l, const void *obj)
 void
 verbs_events_forget(struct droce_context *ctx, const void *obj)
 {
-	struct verbs_events *e = ctx->events;
+	struct verbs_events *e = verbs_ctx(ctx)->events;
 
 	pthread_mutex_lock(&e->lock);
 	collect(ctx, true);
@@ -312,7 +311,7 @@ verbs_events_forget(struct droce_context *ctx, const void *obj)
 void
 verbs_events_reset(struct droce_context *ctx)
 {
-	struct verbs_events *e = ctx->events;
+	struct verbs_events *e = verbs_ctx(ctx)->events;
 
 	pthread_mutex_lock(&e->lock);
 	e->pending.n = 0;

@@ -1,49 +1,71 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs_private.h - private state behind the public droce_* objects.
+ * verbs_private.h - lib/verbs' generic side: the context every provider's
+ * begins with, the provider registry, events and channels.
  */
 #ifndef DROCE_VERBS_PRIVATE_H
 #define DROCE_VERBS_PRIVATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "droce.h"
-#include "prot.h"
 
 #include <errno.h>
 
-struct tp_dev_config;
-struct droce_link;
-struct tp_cq;
+struct prot_alloc_ops;
+struct verbs_events;
 
 /*
- * Bind the context to a link and start its transport engine on the calling
- * lcore (which then owns the data path).  Returns 0 or a positive errno.
- * droce_open_device (port issue) does this from the configuration; tests
- * call it directly with a virtual wire.
+ * Every provider's context begins with this: the public context, then what
+ * the generic code keeps for any provider.  A provider's own context
+ * embeds it first (struct engine_context, struct droced_context).
  */
-int verbs_attach_link(struct droce_context *ctx, struct droce_link *link,
-		      const struct tp_dev_config *cfg);
+struct verbs_context {
+	struct droce_context pub;
+	struct verbs_events *events;	/* verbs_event.c */
+};
+
+static inline struct verbs_context *
+verbs_ctx(struct droce_context *ctx)
+{
+	return (struct verbs_context *)((char *)ctx - offsetof(struct verbs_context, pub));
+}
+
 /*
- * Dedicated transport lcore mode: hand the engine to transport lcore
- * `lcore` (lib/transport/tp_lcore.c).  After the link, host, GIDs and
- * neighbours are set, before any CQ or QP.  0 or a positive errno.
+ * A provider (lib/verbs/README.md, "Providers"): its name and its ops, the
+ * ones it leaves NULL answering -EOPNOTSUPP once it is registered.
  */
-int verbs_run_on_lcore(struct droce_context *ctx, unsigned int lcore);
-/* Several transport lcores, QPs sharded by QPN (tp_dev_run_on_lcores). */
-int verbs_run_on_lcores(struct droce_context *ctx, const unsigned int *lcores,
-			unsigned int n);
+struct verbs_provider {
+	const char *name;
+	struct droce_context_ops ops;
+	struct verbs_provider *next;	/* the registry's list */
+};
+
 /*
- * Adaptive progress: run-to-completion, and a progress thread runs the
- * engine while no application thread is in droce (tp_dev_run_adaptive).
- * Same preconditions; 0 or a positive errno.
+ * Register p (from a constructor: VERBS_PROVIDER_REGISTER): fill its unset
+ * ops with the defaults and list it.  Providers are registered before
+ * main() and read-only afterwards.
  */
-int verbs_run_adaptive(struct droce_context *ctx);
-/* Stop the transport engine (0, or EBUSY while QPs exist); a transport
- * lcore gives the engine back first (and stops if it serves no other). */
-int verbs_detach_link(struct droce_context *ctx);
-struct tp_dev *verbs_tp(struct droce_context *ctx);
+void verbs_provider_register(struct verbs_provider *p);
+/* The registered providers: the first (NULL) or the one after p; NULL past the last. */
+const struct verbs_provider *verbs_provider_next(const struct verbs_provider *p);
+
+#define VERBS_PROVIDER_REGISTER(p)						\
+	static void __attribute__((constructor))				\
+	verbs_provider_register_##p(void)					\
+	{									\
+		verbs_provider_register(&(p));					\
+	}
+
+/*
+ * A new context of provider p: its ops, device and async_fd (the events
+ * lists): 0 or a positive errno.  verbs_context_fini closes them.
+ */
+int verbs_context_init(struct verbs_context *vctx, const struct verbs_provider *p,
+		       struct droce_device *device);
+void verbs_context_fini(struct verbs_context *vctx);
 
 /*
  * Asynchronous events (verbs_event.c): the context's eventfd and event
@@ -66,10 +88,16 @@ int verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev);
  */
 int verbs_channel_add(struct droce_comp_channel *channel, struct droce_cq *cq);
 void verbs_channel_leave(struct droce_cq *cq);
-/* Daemon mode: droced's handle of the channel (0: none). */
+/* A channel around the eventfd fd another process passed (droced's side
+ * of a client's channel; the channel owns fd): NULL with errno. */
+struct droce_comp_channel *verbs_channel_adopt(struct droce_context *ctx, int fd);
+/* The provider's handle of the channel (create_channel; 0: none). */
 uint64_t verbs_channel_handle(const struct droce_comp_channel *channel);
-/* The engine's CQ behind cq (daemon mode: the daemon's, NULL if not ours). */
-struct tp_cq *verbs_cq_engine(struct droce_cq *cq);
+/*
+ * The object an event names (NULL: a port or device event).  The generic
+ * verbs below call the provider's op (its event_take) for ctx.
+ */
+void *verbs_event_object(const struct droce_async_event *ev);
 
 /*
  * The one allocator hook: rte_zmalloc_socket when EAL is initialised

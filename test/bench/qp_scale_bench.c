@@ -32,6 +32,7 @@
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 #define QSB_MAX_COUNTS 8

@@ -36,6 +36,7 @@
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 #define TPB_CQ_SIZE 8192

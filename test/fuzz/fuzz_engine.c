@@ -77,6 +77,7 @@
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 #include "fuzz_check.h"
 
@@ -570,7 +571,7 @@ windows_init(void)
 static bool
 key_valid(const struct key_model *k)
 {
-	struct prot_tables *t = E.ctx->prot;
+	struct prot_tables *t = verbs_prot(E.ctx);
 	void *host;
 
 	return prot_lookup(t, k->key, true, E.pd->handle, E.qp[QK_RC]->qp_num,

@@ -41,6 +41,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 #include "tp_fixture.h"
 

@@ -14,7 +14,9 @@
 #include "net_host.h"
 #include "raw_peer.h"
 #include "transport.h"
+#include "prot.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 /*

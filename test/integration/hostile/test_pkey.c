@@ -18,6 +18,7 @@
 #include "raw_peer.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define LEN 64
 /* the GRH in front of UD data (40 bytes, as ibverbs) */

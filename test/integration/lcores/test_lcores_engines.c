@@ -33,6 +33,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define NQP 8
 #define BUF (1u << 20)

@@ -37,6 +37,7 @@
 #include "rx_lcores.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define NQP 8
 #define REGION (256u << 10)

@@ -34,6 +34,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define BUF (8u << 20)
 #define SLOT (16u << 10)

@@ -24,6 +24,7 @@
 #include "prot.h"
 #include "prot_private.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 static int use_huge;
 
@@ -72,7 +73,7 @@ test_tables_in_dpdk_heap(void **state)
 	(void)state;
 	ctx = droce_open_context(&attr);
 	assert_non_null(ctx);
-	t = ctx->prot;
+	t = verbs_prot(ctx);
 	assert_int_equal(t->nentries, 8193);
 	assert_dpdk_heap(t, attr.socket_id);
 	assert_dpdk_heap(t->entries, attr.socket_id);
@@ -125,17 +126,17 @@ test_register_under_eal(void **state)
 	mr = droce_reg_mr(pd, buf, 4096, DROCE_ACCESS_LOCAL_WRITE |
 			  DROCE_ACCESS_REMOTE_WRITE);
 	assert_non_null(mr);
-	assert_int_equal(prot_check_remote(ctx->prot, mr->rkey, pd->handle, 1,
+	assert_int_equal(prot_check_remote(verbs_prot(ctx), mr->rkey, pd->handle, 1,
 					   PROT_OP_WRITE,
 					   (uint64_t)(uintptr_t)buf + 100, 8,
 					   &host), PROT_OK);
 	assert_ptr_equal(host, buf + 100);
 	/* Negative: other PD, beyond the end, stale after dereg. */
-	assert_int_equal(prot_check_remote(ctx->prot, mr->rkey, pd2->handle,
+	assert_int_equal(prot_check_remote(verbs_prot(ctx), mr->rkey, pd2->handle,
 					   1, PROT_OP_WRITE,
 					   (uint64_t)(uintptr_t)buf, 8, &host),
 			 PROT_PD_MISMATCH);
-	assert_int_equal(prot_check_remote(ctx->prot, mr->rkey, pd->handle, 1,
+	assert_int_equal(prot_check_remote(verbs_prot(ctx), mr->rkey, pd->handle, 1,
 					   PROT_OP_WRITE,
 					   (uint64_t)(uintptr_t)buf + 4090, 8,
 					   &host), PROT_RANGE);
@@ -143,7 +144,7 @@ test_register_under_eal(void **state)
 		uint32_t rkey = mr->rkey;
 
 		assert_int_equal(droce_dereg_mr(mr), 0);
-		assert_int_equal(prot_check_remote(ctx->prot, rkey,
+		assert_int_equal(prot_check_remote(verbs_prot(ctx), rkey,
 						   pd->handle, 1,
 						   PROT_OP_WRITE,
 						   (uint64_t)(uintptr_t)buf, 8,

@@ -27,6 +27,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 static const uint8_t ip_a[4] = { 198, 18, 0, 1 };

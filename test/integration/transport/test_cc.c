@@ -25,6 +25,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 #define MAC_A 0x01	/* last byte of end a's MAC (vwire default) */

@@ -28,6 +28,7 @@
 #include "raw_peer.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 #define LEN 64

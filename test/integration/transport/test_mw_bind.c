@@ -20,6 +20,7 @@
 
 #include "prot.h"
 #include "tp_fixture.h"
+#include "verbs_engine.h"
 
 #define BUF (1u << 20)
 #define TRANSPORT_LCORE 1
@@ -152,7 +153,7 @@ expect_bind_error(struct droce_mr *mr, uint64_t off, uint64_t len, unsigned int 
 	assert_int_equal(wc[1].status, DROCE_WC_WR_FLUSH_ERR);
 	assert_int_equal(fx_qp_state(f.b.qp), DROCE_QPS_ERR);
 	/* (b's QP no longer answers: ask b's key table) */
-	assert_int_not_equal(prot_check_remote(f.b.ctx->prot, mw->rkey, f.b.pd->handle,
+	assert_int_not_equal(prot_check_remote(verbs_prot(f.b.ctx), mw->rkey, f.b.pd->handle,
 					       f.b.qp->qp_num, PROT_OP_READ,
 					       (uintptr_t)(f.b.buf + off), 1, &host),
 			     PROT_OK);

@@ -19,6 +19,7 @@
 #include "tp_fixture.h"
 #include "tp_private.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define BUF (1u << 16)
 #define NQP 64

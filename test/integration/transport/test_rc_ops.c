@@ -20,6 +20,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define BUF (8u << 20)
 #define BIG (3u << 20)

@@ -23,6 +23,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 #define BUF (1u << 20)
 #define SLOT 256u		/* bytes per message buffer */

@@ -20,6 +20,7 @@
 #include "tp_fixture.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "vwire.h"
 
 #define BUF (1u << 20)

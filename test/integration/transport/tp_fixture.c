@@ -23,6 +23,7 @@
 #include "roce_wire.h"
 #include "transport.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 #include "tp_fixture.h"
 
 double

@@ -15,6 +15,7 @@
 #include "droce.h"
 #include "prot.h"
 #include "verbs_private.h"
+#include "verbs_engine.h"
 
 struct vfx {
 	struct droce_context *ctx;
@@ -63,7 +64,7 @@ test_open_context(void **state)
 	(void)state;
 	ctx = droce_open_context(NULL);
 	assert_non_null(ctx);
-	assert_int_equal(ctx->prot->nentries,
+	assert_int_equal(verbs_prot(ctx)->nentries,
 			 PROT_DEFAULT_MAX_MR + PROT_DEFAULT_MAX_MW + 1);
 	assert_int_equal(droce_close_context(ctx), 0);
 }
@@ -143,7 +144,7 @@ test_reg_mr(void **state)
 	assert_int_equal(mr->length, sizeof(v->buf));
 	assert_int_equal(mr->lkey, mr->rkey);
 	assert_int_equal(mr->handle, mr->rkey >> 8);
-	assert_int_equal(prot_check_remote(v->ctx->prot, mr->rkey,
+	assert_int_equal(prot_check_remote(verbs_prot(v->ctx), mr->rkey,
 					   v->pd->handle, 1, PROT_OP_WRITE,
 					   (uint64_t)(uintptr_t)v->buf, 16,
 					   &host), PROT_OK);
@@ -173,7 +174,7 @@ test_reg_mr_bad_flow(void **state)
 	assert_null(droce_reg_mr(v->pd, v->buf, 64, DROCE_ACCESS_ON_DEMAND));
 	assert_int_equal(errno, EOPNOTSUPP);
 	assert_int_equal(droce_dereg_mr(NULL), EINVAL);
-	assert_int_equal(prot_mr_count(v->ctx->prot), 0);
+	assert_int_equal(prot_mr_count(verbs_prot(v->ctx)), 0);
 }
 
 static void
@@ -189,7 +190,7 @@ test_reg_mr_iova(void **state)
 	assert_non_null(mr);
 	assert_ptr_equal(mr->addr, v->buf + 8);
 	assert_int_equal(mr->length, 256);
-	assert_int_equal(prot_check_remote(v->ctx->prot, mr->rkey, v->pd->handle, 1,
+	assert_int_equal(prot_check_remote(verbs_prot(v->ctx), mr->rkey, v->pd->handle, 1,
 					   PROT_OP_WRITE, iova + 248, 8, &host),
 			 PROT_OK);
 	assert_ptr_equal(host, v->buf + 8 + 248);
@@ -200,7 +201,7 @@ test_reg_mr_iova(void **state)
 	errno = 0;
 	assert_null(droce_reg_mr_iova(v->pd, v->buf, 64, iova, DROCE_ACCESS_ZERO_BASED));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(prot_mr_count(v->ctx->prot), 0);
+	assert_int_equal(prot_mr_count(verbs_prot(v->ctx)), 0);
 }
 
 static void
@@ -259,7 +260,7 @@ test_rereg_mr_bad_flow(void **state)
 	 * transport_mw_bind; here the table's type-1 bind, which it executes.) */
 	mw = droce_alloc_mw(v->pd, DROCE_MW_TYPE_1);
 	assert_non_null(mw);
-	assert_int_equal(prot_mw_bind_type1(v->ctx->prot, mw->handle, mr->lkey,
+	assert_int_equal(prot_mw_bind_type1(verbs_prot(v->ctx), mw->handle, mr->lkey,
 					    (uint64_t)(uintptr_t)v->buf, 64,
 					    DROCE_ACCESS_REMOTE_READ, &mw->rkey), 0);
 	errno = 0;
@@ -295,36 +296,36 @@ test_mw(void **state)
 	assert_int_equal(mw1->handle, mw1->rkey >> 8);
 	r0 = mw1->rkey;
 	/* a QP of another PD binds none of this PD's windows */
-	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
+	assert_int_equal(prot_mw_bind_type1_key(verbs_prot(v->ctx), mw1->handle,
 						droce_inc_rkey(r0), mr->lkey,
 						(uint64_t)(uintptr_t)v->buf + 64, 128,
 						DROCE_ACCESS_REMOTE_WRITE, v->pd->handle + 1),
 			 -EPERM);
 	/* droce_bind_mw's bind, as the transport executes it (the verb
 	 * itself: transport_mw_bind): the key the WR names */
-	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
+	assert_int_equal(prot_mw_bind_type1_key(verbs_prot(v->ctx), mw1->handle,
 						droce_inc_rkey(r0), mr->lkey,
 						(uint64_t)(uintptr_t)v->buf + 64, 128,
 						DROCE_ACCESS_REMOTE_WRITE, v->pd->handle), 0);
-	assert_int_equal(prot_check_remote(v->ctx->prot, droce_inc_rkey(r0),
+	assert_int_equal(prot_check_remote(verbs_prot(v->ctx), droce_inc_rkey(r0),
 					   v->pd->handle, 0, PROT_OP_WRITE,
 					   (uint64_t)(uintptr_t)v->buf + 64, 128, &host),
 			 PROT_OK);
 	assert_ptr_equal(host, v->buf + 64);
 	/* not the same key twice, not another window's index */
-	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
+	assert_int_equal(prot_mw_bind_type1_key(verbs_prot(v->ctx), mw1->handle,
 						droce_inc_rkey(r0), mr->lkey,
 						(uint64_t)(uintptr_t)v->buf, 64,
 						DROCE_ACCESS_REMOTE_READ, v->pd->handle), -EINVAL);
-	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
+	assert_int_equal(prot_mw_bind_type1_key(verbs_prot(v->ctx), mw1->handle,
 						mw2->rkey, mr->lkey,
 						(uint64_t)(uintptr_t)v->buf, 64,
 						DROCE_ACCESS_REMOTE_READ, v->pd->handle), -EINVAL);
 	/* Unbind with length 0: the old key is dead. */
-	assert_int_equal(prot_mw_bind_type1_key(v->ctx->prot, mw1->handle,
+	assert_int_equal(prot_mw_bind_type1_key(verbs_prot(v->ctx), mw1->handle,
 						droce_inc_rkey(droce_inc_rkey(r0)), 0,
 						0, 0, 0, v->pd->handle), 0);
-	assert_int_not_equal(prot_check_remote(v->ctx->prot, droce_inc_rkey(r0),
+	assert_int_not_equal(prot_check_remote(verbs_prot(v->ctx), droce_inc_rkey(r0),
 					       v->pd->handle, 0, PROT_OP_WRITE,
 					       (uint64_t)(uintptr_t)v->buf + 64, 128,
 					       &host), PROT_OK);

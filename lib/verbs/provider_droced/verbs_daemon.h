@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs_daemon.h - daemon mode (app/droced/README.md): the request
- * protocol between an application and droced, and the application's side
- * of the objects the daemon owns.
+ * verbs_daemon.h - droced's client provider (app/droced/README.md): the
+ * request protocol between an application and droced, and the
+ * application's side of the objects the daemon owns.
  *
  * One AF_UNIX SOCK_SEQPACKET connection per application; one struct
  * dmn_msg each way per request.  Handles are the daemon's object
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "droce.h"
+#include "verbs_private.h"
 
 struct rte_ring;
 
@@ -107,7 +108,7 @@ struct dmn_msg {
 			struct droce_qp_attr attr;
 			struct droce_qp_init_attr init;
 		} qp;
-		struct droce_device_attr dev;
+		struct droce_device_attr_ex dev;
 		struct droce_port_attr port;
 		union droce_gid gid;
 		/* LIST's reply, a page: arg apps, len regions (from the
@@ -160,7 +161,7 @@ struct verbs_dmn_qp {
 	struct droce_qp *remote;
 };
 
-/* The process's connection (context->daemon). */
+/* The process's connection (struct droced_context's conn). */
 struct verbs_daemon {
 	void *owner;			/* HELLO's owner id */
 	int fd;				/* -1 once the daemon is gone */
@@ -172,7 +173,7 @@ struct verbs_daemon {
 };
 
 /*
- * The application's side (verbs_daemon.c).  Connect before EAL starts
+ * The application's side (droced_verbs.c).  Connect before EAL starts
  * (HELLO tells the file prefix to join): 0 or -errno.  The connection is
  * the process's; the first control verb that finds it closed fails with
  * ENOTCONN, as does every later one.
@@ -180,13 +181,12 @@ struct verbs_daemon {
 int verbs_daemon_connect(const char *path, char *prefix, size_t len);
 /* A context on the daemon's device: NULL with errno. */
 struct droce_context *verbs_daemon_open(struct droce_device *device);
-int verbs_daemon_close(struct droce_context *ctx);
 /* One request and its reply: 0 or a positive errno (ENOTCONN: daemon gone). */
 int verbs_daemon_call(struct dmn_msg *m);
 /* The same with fd (not -1) passed to the daemon as SCM_RIGHTS. */
 int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
 /*
- * REG_MR of memory outside droce's hugepages (verbs_daemon_mem.c): the
+ * REG_MR of memory outside droce's hugepages (droced_mem.c): the
  * pages are moved onto memfds and passed as pieces.  m as for REG_MR;
  * 0 (m holds the reply) or a positive errno: EOPNOTSUPP (not anonymous
  * private memory), E2BIG (more than DMN_MEM_PIECES pieces), ENOMEM,
@@ -194,79 +194,31 @@ int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
 
-/*
- * Completion channels (verbs_channel.c): the application's eventfd to
- * droced, which wraps its copy in a channel of its own (0 or a positive
- * errno, the handle in *h); droced's side of that is verbs_channel_adopt
- * (NULL with errno; the channel owns fd).
- */
-int verbs_dmn_create_channel(int fd, uint64_t *h);
-int verbs_dmn_destroy_channel(uint64_t h);
-struct droce_comp_channel *verbs_channel_adopt(struct droce_context *ctx, int fd);
-
-/*
- * Asynchronous events (verbs_event.c): the object an event names (NULL:
- * a port or device event), and in the application the next event droced
- * routed to it: 0, or -EAGAIN (none; not the context that takes them).
- */
-void *verbs_event_object(const struct droce_async_event *ev);
-/* The name droced gives obj's events (REG_MR, ALLOC_MW, CREATE_CQ,
- * CREATE_QP, ATTACH_MR): obj itself, 0 (none) in a context that takes no
- * events. */
+/* REG_MR's, CREATE_CQ's, ...: the name droced gives obj's events (obj
+ * itself), 0 (none) in a context that takes no events. */
 uint64_t verbs_dmn_event_name(const struct droce_context *ctx, const void *obj);
-int verbs_dmn_event_take(struct droce_context *ctx, struct droce_async_event *ev);
+/* The daemon's handle of the application's MR or MW proxy. */
+uint64_t verbs_dmn_mr_handle(const struct droce_mr *mr);
+uint64_t verbs_dmn_mw_handle(const struct droce_mw *mw);
 
-/* The daemon-mode verbs behind droce_* (positive errno / NULL + errno). */
-struct droce_pd *verbs_dmn_alloc_pd(struct droce_context *ctx);
-int verbs_dmn_dealloc_pd(struct droce_pd *pd);
-struct droce_mr *verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len,
-				  uint64_t iova, int access);
-int verbs_dmn_dereg_mr(struct droce_mr *mr);
-struct droce_mw *verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type);
-int verbs_dmn_dealloc_mw(struct droce_mw *mw);
-struct droce_cq *verbs_dmn_create_cq(struct droce_context *ctx, int cqe,
-				     void *cq_context,
-				     struct droce_comp_channel *channel);
-int verbs_dmn_destroy_cq(struct droce_cq *cq);
-struct droce_qp *verbs_dmn_create_qp(struct droce_pd *pd,
-				     struct droce_qp_init_attr *init);
-int verbs_dmn_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
-int verbs_dmn_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
-		       struct droce_qp_init_attr *init);
-int verbs_dmn_destroy_qp(struct droce_qp *qp);
-int verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a);
-int verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a);
-int verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid);
-/* verbs_persist.c: the leases of the daemon's MRs and MWs (h: the object's
- * handle), 0 or a positive errno. */
-int verbs_dmn_set_lease(enum dmn_lease_obj kind, uint64_t h, uint32_t lease_ms);
-int verbs_dmn_renew(enum dmn_lease_obj kind, uint64_t h);
-int verbs_dmn_query_lease(enum dmn_lease_obj kind, uint64_t h, struct droce_lease_attr *attr);
+/* droced_persist.c: the persistent regions' and leases' ops (-errno). */
+int droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
+int droced_attach_mr(struct droce_context *ctx, const char *name, struct droce_mr **out);
+int droced_release(struct droce_context *ctx, const char *name);
+int droced_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
+int droced_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms);
+int droced_renew_mr(struct droce_mr *mr);
+int droced_renew_mw(struct droce_mw *mw);
+int droced_query_mr_lease(struct droce_mr *mr, struct droce_lease_attr *attr);
+int droced_query_mw_lease(struct droce_mw *mw, struct droce_lease_attr *attr);
 /*
- * verbs_persist.c: the daemon answered rc to the dereg of mr.  For the
+ * droced_persist.c: the daemon answered rc to the dereg of mr.  For the
  * proxy of a persistent region (its name remembered), ENOENT means the
  * region was released meanwhile (its lease, a release by droced --ctl):
  * 0, the proxy is to be freed; the name is forgotten when that is 0.
  */
 int verbs_dmn_named_dereg(struct droce_mr *mr, int rc);
-void *verbs_dmn_alloc_buf(struct droce_context *ctx, size_t len);
-int verbs_dmn_free_buf(struct droce_context *ctx, void *p);
 
-/* The daemon's object behind an application's CQ/QP, or NULL if not its own. */
-static inline struct droce_cq *
-verbs_dmn_cq_remote(struct droce_cq *cq)
-{
-	const struct verbs_dmn_cq *d = (const struct verbs_dmn_cq *)cq;
-
-	return d->remote->cq_context == cq->context->daemon->owner ? d->remote : NULL;
-}
-
-static inline struct droce_qp *
-verbs_dmn_qp_remote(struct droce_qp *qp)
-{
-	const struct verbs_dmn_qp *d = (const struct verbs_dmn_qp *)qp;
-
-	return d->remote->qp_context == qp->context->daemon->owner ? d->remote : NULL;
-}
+/* The object an event names: verbs_event_object (verbs_private.h). */
 
 #endif /* DROCE_VERBS_DAEMON_H */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs_daemon.c - daemon mode, the application's side: the connection to
- * droced and the control verbs as requests on it (verbs_daemon.h).  Data
- * verbs never come here: verbs_qp.c posts to and polls the daemon's rings
- * directly.  The application's objects are proxies (struct verbs_dmn_*)
- * holding the daemon's handle.
+ * droced_verbs.c - droced's client provider: the connection to droced, the
+ * control verbs as requests on it (verbs_daemon.h), and the data path on
+ * the daemon's own CQs and QPs in shared memory (posting and polling their
+ * rings here, no request).  The application's objects are proxies (struct
+ * verbs_dmn_*) holding the daemon's handle.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,15 +13,30 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_memory.h>
 #include <rte_ring_elem.h>
 
+#include "prot.h"
+#include "transport.h"
 #include "verbs_daemon.h"
-#include "verbs_private.h"
 
 static struct verbs_daemon daemon_conn = {
 	.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
 };
+
+/* A context on droced's device: the process's connection behind it. */
+struct droced_context {
+	struct verbs_context vctx;
+	struct verbs_daemon *conn;
+};
+
+static struct droced_context *
+droced_ctx(const struct droce_context *ctx)
+{
+	return (struct droced_context *)((char *)verbs_ctx((struct droce_context *)ctx) -
+					 offsetof(struct droced_context, vctx));
+}
 
 /* The request, with fd (not -1) as SCM_RIGHTS. */
 static ssize_t
@@ -148,49 +163,51 @@ events_close(struct droce_context *ctx)
 	daemon_conn.events = NULL;
 }
 
-int
-verbs_dmn_event_take(struct droce_context *ctx, struct droce_async_event *ev)
+static int
+droced_event_take(struct droce_context *ctx, struct droce_async_event *ev)
 {
 	if (ctx != daemon_conn.events_ctx)
 		return -EAGAIN;
 	return rte_ring_sc_dequeue_elem(daemon_conn.events, ev, sizeof(*ev)) == 0 ? 0 : -EAGAIN;
 }
 
+static struct verbs_provider droced_provider;
+
 struct droce_context *
 verbs_daemon_open(struct droce_device *device)
 {
-	struct droce_context *ctx = calloc(1, sizeof(*ctx));
+	struct droced_context *d = calloc(1, sizeof(*d));
 	int rc;
 
-	if (ctx == NULL) {
+	if (d == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	ctx->socket_id = DROCE_SOCKET_ID_ANY;
-	rc = verbs_events_open(ctx);
+	d->conn = &daemon_conn;
+	rc = verbs_context_init(&d->vctx, &droced_provider, device);
 	if (rc != 0) {
-		free(ctx);
+		free(d);
 		errno = rc;
 		return NULL;
 	}
-	ctx->device = device;
-	ctx->daemon = &daemon_conn;
-	rc = events_open(ctx);
+	rc = events_open(&d->vctx.pub);
 	if (rc != 0) {
-		verbs_events_close(ctx);
-		free(ctx);
+		verbs_context_fini(&d->vctx);
+		free(d);
 		errno = rc;
 		return NULL;
 	}
-	return ctx;
+	return &d->vctx.pub;
 }
 
-int
-verbs_daemon_close(struct droce_context *ctx)
+static int
+droced_close_context(struct droce_context *ctx)
 {
+	struct droced_context *d = droced_ctx(ctx);
+
 	events_close(ctx);
-	verbs_events_close(ctx);
-	free(ctx);
+	verbs_context_fini(&d->vctx);
+	free(d);
 	return 0;
 }
 
@@ -205,26 +222,25 @@ call2(enum dmn_req type, uint64_t h0, uint64_t h1)
 
 /* ---- memory ------------------------------------------------------------------ */
 
-void *
-verbs_dmn_alloc_buf(struct droce_context *ctx, size_t len)
+static int
+droced_alloc_buf(struct droce_context *ctx, size_t len, void **buf)
 {
 	struct dmn_msg m = { .type = DMN_ALLOC_BUF, .len = len };
 	int rc;
 
 	(void)ctx;
 	rc = verbs_daemon_call(&m);
-	if (rc != 0) {
-		errno = rc;
-		return NULL;
-	}
-	return (void *)(uintptr_t)m.h[0];
+	if (rc != 0)
+		return -rc;
+	*buf = (void *)(uintptr_t)m.h[0];
+	return 0;
 }
 
-int
-verbs_dmn_free_buf(struct droce_context *ctx, void *p)
+static int
+droced_free_buf(struct droce_context *ctx, void *p)
 {
 	(void)ctx;
-	return call2(DMN_FREE_BUF, (uint64_t)(uintptr_t)p, 0);
+	return -call2(DMN_FREE_BUF, (uint64_t)(uintptr_t)p, 0);
 }
 
 /* ---- PDs and MRs --------------------------------------------------------------- */
@@ -235,37 +251,35 @@ pd_handle(const struct droce_pd *pd)
 	return ((const struct verbs_dmn_pd *)pd)->h;
 }
 
-struct droce_pd *
-verbs_dmn_alloc_pd(struct droce_context *ctx)
+static int
+droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
 {
 	struct dmn_msg m = { .type = DMN_ALLOC_PD };
 	struct verbs_dmn_pd *pd = calloc(1, sizeof(*pd));
 	int rc;
 
-	if (pd == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (pd == NULL)
+		return -ENOMEM;
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(pd);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
 	pd->pub.context = ctx;
 	pd->pub.handle = m.key;
 	pd->h = m.h[0];
-	return &pd->pub;
+	*out = &pd->pub;
+	return 0;
 }
 
-int
-verbs_dmn_dealloc_pd(struct droce_pd *pd)
+static int
+droced_dealloc_pd(struct droce_pd *pd)
 {
 	int rc = call2(DMN_DEALLOC_PD, pd_handle(pd), 0);
 
 	if (rc == 0)
 		free(pd);
-	return rc;
+	return -rc;
 }
 
 uint64_t
@@ -274,9 +288,9 @@ verbs_dmn_event_name(const struct droce_context *ctx, const void *obj)
 	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
 }
 
-struct droce_mr *
-verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
-		 int access)
+static int
+droced_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
+	      int access, struct droce_mr **out)
 {
 	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd), iova },
 			     .addr = (uint64_t)(uintptr_t)addr, .len = len,
@@ -284,10 +298,8 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 	struct verbs_dmn_mr *mr = calloc(1, sizeof(*mr));
 	int rc;
 
-	if (mr == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (mr == NULL)
+		return -ENOMEM;
 	m.h[2] = verbs_dmn_event_name(pd->context, &mr->pub);	/* its lease's event */
 	/* droce's hugepages are droced's too; other memory is moved to it */
 	if (rte_mem_virt2memseg_list(addr) != NULL)
@@ -296,8 +308,7 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 		rc = verbs_dmn_mem_reg(&m);
 	if (rc != 0) {
 		free(mr);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
 	mr->pub.context = pd->context;
 	mr->pub.pd = pd;
@@ -307,7 +318,8 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 	mr->pub.rkey = m.key;
 	mr->pub.handle = prot_key_index(m.key);
 	mr->h = m.h[0];
-	return &mr->pub;
+	*out = &mr->pub;
+	return 0;
 }
 
 /*
@@ -316,15 +328,15 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
  * events not taken are dropped and those taken waited for (acked).  The
  * same for a released persistent region's proxy: its lease may have named it.
  */
-int
-verbs_dmn_dereg_mr(struct droce_mr *mr)
+static int
+droced_dereg_mr(struct droce_mr *mr)
 {
 	uint64_t h = ((struct verbs_dmn_mr *)mr)->h;
 	/* handle 0: a persistent region released (droce_release), only the proxy left */
 	int rc = verbs_dmn_named_dereg(mr, h != 0 ? call2(DMN_DEREG_MR, h, 0) : 0);
 
 	if (rc != 0)
-		return rc;
+		return -rc;
 	verbs_events_forget(mr->context, mr);
 	free(mr);
 	return 0;
@@ -332,41 +344,39 @@ verbs_dmn_dereg_mr(struct droce_mr *mr)
 
 /* ---- memory windows ------------------------------------------------------------- */
 
-struct droce_mw *
-verbs_dmn_alloc_mw(struct droce_pd *pd, enum droce_mw_type type)
+static int
+droced_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **out)
 {
 	struct dmn_msg m = { .type = DMN_ALLOC_MW, .h = { pd_handle(pd) }, .arg = (int32_t)type };
 	struct verbs_dmn_mw *mw = calloc(1, sizeof(*mw));
 	int rc;
 
-	if (mw == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (mw == NULL)
+		return -ENOMEM;
 	m.addr = verbs_dmn_event_name(pd->context, &mw->pub);	/* its lease's event */
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(mw);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
 	mw->pub.context = pd->context;
 	mw->pub.pd = pd;
 	mw->pub.rkey = m.key;
 	mw->pub.handle = prot_key_index(m.key);
-	mw->pub.type = type;
+	mw->pub.type = (enum droce_mw_type)type;
 	mw->h = m.h[0];
-	return &mw->pub;
+	*out = &mw->pub;
+	return 0;
 }
 
-/* As verbs_dmn_dereg_mr: no event left naming it. */
-int
-verbs_dmn_dealloc_mw(struct droce_mw *mw)
+/* As droced_dereg_mr: no event left naming it. */
+static int
+droced_dealloc_mw(struct droce_mw *mw)
 {
 	int rc = call2(DMN_DEALLOC_MW, ((struct verbs_dmn_mw *)mw)->h, 0);
 
 	if (rc != 0)
-		return rc;
+		return -rc;
 	verbs_events_forget(mw->context, mw);
 	free(mw);
 	return 0;
@@ -374,28 +384,29 @@ verbs_dmn_dealloc_mw(struct droce_mw *mw)
 
 /* ---- completion channels --------------------------------------------------------- */
 
-int
-verbs_dmn_create_channel(int fd, uint64_t *h)
+static int
+droced_create_channel(struct droce_context *ctx, int fd, uint64_t *h)
 {
 	struct dmn_msg m = { .type = DMN_CREATE_CHANNEL };
 	int rc = verbs_daemon_call_fd(&m, fd);
 
+	(void)ctx;
 	if (rc == 0)
 		*h = m.h[0];
-	return rc;
+	return -rc;
 }
 
-int
-verbs_dmn_destroy_channel(uint64_t h)
+static int
+droced_destroy_channel(uint64_t h)
 {
-	return call2(DMN_DESTROY_CHANNEL, h, 0);
+	return -call2(DMN_DESTROY_CHANNEL, h, 0);
 }
 
 /* ---- CQs and QPs ---------------------------------------------------------------- */
 
-struct droce_cq *
-verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
-		    struct droce_comp_channel *channel)
+static int
+droced_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
+		 struct droce_comp_channel *channel, struct droce_cq **out)
 {
 	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe,
 			     .h = { 0, verbs_channel_handle(channel) } };
@@ -403,16 +414,13 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 	int rc;
 
 	cq = calloc(1, sizeof(*cq));
-	if (cq == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (cq == NULL)
+		return -ENOMEM;
 	m.addr = verbs_dmn_event_name(ctx, &cq->pub);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(cq);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
 	cq->h = m.h[0];
 	cq->remote = (struct droce_cq *)(uintptr_t)m.h[0];
@@ -423,10 +431,10 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 	if (channel != NULL && (rc = verbs_channel_add(channel, &cq->pub)) != 0) {
 		(void)call2(DMN_DESTROY_CQ, cq->h, 0);
 		free(cq);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
-	return &cq->pub;
+	*out = &cq->pub;
+	return 0;
 }
 
 /*
@@ -434,8 +442,8 @@ verbs_dmn_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
  * daemon frees the CQ whose ready events the channel reads.  Back on it
  * if the daemon refuses (room: the slot it left).
  */
-int
-verbs_dmn_destroy_cq(struct droce_cq *cq)
+static int
+droced_destroy_cq(struct droce_cq *cq)
 {
 	int rc;
 
@@ -445,7 +453,7 @@ verbs_dmn_destroy_cq(struct droce_cq *cq)
 	if (rc != 0 && cq->channel != NULL)
 		(void)verbs_channel_add(cq->channel, cq);
 	if (rc != 0)
-		return rc;
+		return -rc;
 	verbs_events_forget(cq->context, cq);	/* droced routes no more for it */
 	free(cq);
 	return 0;
@@ -474,23 +482,20 @@ init_wire(struct droce_qp_init_attr *w, const struct droce_qp_init_attr *init)
 	w->srq = NULL;
 }
 
-struct droce_qp *
-verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
+static int
+droced_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
+		 struct droce_qp **out)
 {
 	struct dmn_msg m = { .type = DMN_CREATE_QP };
 	struct verbs_dmn_qp *qp;
 	int rc;
 
 	/* SRQs and UD (address handles): not in daemon mode yet */
-	if (init->srq != NULL || init->qp_type == DROCE_QPT_UD) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (init->srq != NULL || init->qp_type == DROCE_QPT_UD)
+		return -EOPNOTSUPP;
 	qp = calloc(1, sizeof(*qp));
-	if (qp == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (qp == NULL)
+		return -ENOMEM;
 	m.h[0] = pd_handle(pd);
 	m.h[1] = cq_handle(init->send_cq);
 	m.h[2] = cq_handle(init->recv_cq);
@@ -499,8 +504,7 @@ verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(qp);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
 	init->cap = m.u.qp_init.cap;
 	qp->h = m.h[0];
@@ -513,11 +517,12 @@ verbs_dmn_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init)
 	qp->pub.qp_num = m.key;
 	qp->pub.qp_type = init->qp_type;
 	qp->pub.state = DROCE_QPS_RESET;
-	return &qp->pub;
+	*out = &qp->pub;
+	return 0;
 }
 
-int
-verbs_dmn_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
+static int
+droced_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
 {
 	struct dmn_msg m = { .type = DMN_MODIFY_QP, .h = { qp_handle(qp) },
 			     .arg = mask };
@@ -527,18 +532,18 @@ verbs_dmn_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
 	rc = verbs_daemon_call(&m);
 	if (rc == 0 && (mask & DROCE_QP_STATE))
 		qp->state = attr->qp_state;
-	return rc;
+	return -rc;
 }
 
-int
-verbs_dmn_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
-		   struct droce_qp_init_attr *init)
+static int
+droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
+		struct droce_qp_init_attr *init)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_QP, .h = { qp_handle(qp) } };
 	int rc = verbs_daemon_call(&m);
 
 	if (rc != 0)
-		return rc;
+		return -rc;
 	*attr = m.u.qp.attr;
 	if (init != NULL) {
 		*init = m.u.qp.init;
@@ -551,13 +556,13 @@ verbs_dmn_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 }
 
 /* As in process: its events not taken dropped, those taken acked first. */
-int
-verbs_dmn_destroy_qp(struct droce_qp *qp)
+static int
+droced_destroy_qp(struct droce_qp *qp)
 {
 	int rc = call2(DMN_DESTROY_QP, qp_handle(qp), 0);
 
 	if (rc != 0)
-		return rc;
+		return -rc;
 	verbs_events_forget(qp->context, qp);	/* droced routes no more for it */
 	free(qp);
 	return 0;
@@ -565,8 +570,8 @@ verbs_dmn_destroy_qp(struct droce_qp *qp)
 
 /* ---- queries ------------------------------------------------------------------- */
 
-int
-verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a)
+static int
+droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_DEVICE };
 	int rc = verbs_daemon_call(&m);
@@ -574,29 +579,180 @@ verbs_dmn_query_device(struct droce_context *ctx, struct droce_device_attr *a)
 	(void)ctx;
 	if (rc == 0)
 		*a = m.u.dev;
-	return rc;
+	return -rc;
 }
 
-int
-verbs_dmn_query_port(struct droce_context *ctx, struct droce_port_attr *a)
+static int
+droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port_attr *a)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_PORT };
 	int rc = verbs_daemon_call(&m);
 
 	(void)ctx;
+	(void)port_num;
 	if (rc == 0)
 		*a = m.u.port;
-	return rc;
+	return -rc;
 }
 
-int
-verbs_dmn_query_gid(struct droce_context *ctx, int index, union droce_gid *gid)
+static int
+droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union droce_gid *gid)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_GID, .arg = index };
 	int rc = verbs_daemon_call(&m);
 
 	(void)ctx;
+	(void)port_num;
 	if (rc == 0)
 		*gid = m.u.gid;
-	return rc;
+	return -rc;
 }
+
+/* droced's engine runs on its transport lcore: nothing to run here, and
+ * a channel's waiter sleeps on its fd. */
+static int
+droced_progress(struct droce_context *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static int
+droced_self_driven(struct droce_context *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+/* ---- the data path: the daemon's CQs and QPs, in shared memory ------------------ */
+
+/*
+ * The daemon's object behind an application's CQ/QP, or NULL if not its
+ * own: droced set its cq_context / qp_context to the owner id of the
+ * application it created it for.
+ */
+static inline struct tp_cq *
+cq_remote(struct droce_cq *cq)
+{
+	const struct verbs_dmn_cq *d = (const struct verbs_dmn_cq *)cq;
+
+	if (unlikely(d->remote->cq_context != droced_ctx(cq->context)->conn->owner))
+		return NULL;
+	return tp_cq_from_pub(d->remote);
+}
+
+static inline struct tp_qp *
+qp_remote(struct droce_qp *qp)
+{
+	const struct verbs_dmn_qp *d = (const struct verbs_dmn_qp *)qp;
+
+	if (unlikely(d->remote->qp_context != droced_ctx(qp->context)->conn->owner))
+		return NULL;
+	return tp_qp_from_pub(d->remote);
+}
+
+static int
+droced_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
+		 struct droce_send_wr **bad_wr)
+{
+	struct tp_qp *t = qp_remote(qp);
+
+	return t != NULL ? tp_post_send(t, wr, bad_wr) : -EINVAL;
+}
+
+static int
+droced_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
+		 struct droce_recv_wr **bad_wr)
+{
+	struct tp_qp *t = qp_remote(qp);
+
+	return t != NULL ? tp_post_recv(t, wr, bad_wr) : -EINVAL;
+}
+
+static int
+droced_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
+{
+	struct tp_cq *t = cq_remote(cq);
+
+	return t != NULL ? tp_cq_poll(t, num_entries, wc) : -EINVAL;
+}
+
+static int
+droced_req_notify_cq(struct droce_cq *cq, int solicited_only)
+{
+	struct tp_cq *t = cq_remote(cq);
+
+	if (t == NULL)
+		return -EINVAL;
+	tp_cq_arm(t, solicited_only != 0);
+	return 0;
+}
+
+static int
+droced_cq_take_event(struct droce_cq *cq)
+{
+	struct tp_cq *t = cq_remote(cq);
+
+	return t != NULL && tp_cq_take_event(t) ? 1 : 0;
+}
+
+uint64_t
+verbs_dmn_mr_handle(const struct droce_mr *mr)
+{
+	return ((const struct verbs_dmn_mr *)mr)->h;
+}
+
+uint64_t
+verbs_dmn_mw_handle(const struct droce_mw *mw)
+{
+	return ((const struct verbs_dmn_mw *)mw)->h;
+}
+
+/*
+ * What droced does not serve yet (SRQs, address handles, rereg_mr,
+ * P_Keys, counters) is left out: EOPNOTSUPP, as for any provider.
+ */
+static struct verbs_provider droced_provider = {
+	.name = "droced",
+	.ops = {
+		.post_send = droced_post_send,
+		.post_recv = droced_post_recv,
+		.poll_cq = droced_poll_cq,
+		.req_notify_cq = droced_req_notify_cq,
+		.close_context = droced_close_context,
+		.query_device_ex = droced_query_device_ex,
+		.query_port = droced_query_port,
+		.query_gid = droced_query_gid,
+		.progress = droced_progress,
+		.self_driven = droced_self_driven,
+		.event_take = droced_event_take,
+		.alloc_buf = droced_alloc_buf,
+		.free_buf = droced_free_buf,
+		.create_channel = droced_create_channel,
+		.destroy_channel = droced_destroy_channel,
+		.cq_take_event = droced_cq_take_event,
+		.alloc_pd = droced_alloc_pd,
+		.dealloc_pd = droced_dealloc_pd,
+		.reg_mr = droced_reg_mr,
+		.dereg_mr = droced_dereg_mr,
+		.alloc_mw = droced_alloc_mw,
+		.dealloc_mw = droced_dealloc_mw,
+		.set_mr_lease = droced_set_mr_lease,
+		.set_mw_lease = droced_set_mw_lease,
+		.renew_mr = droced_renew_mr,
+		.renew_mw = droced_renew_mw,
+		.query_mr_lease = droced_query_mr_lease,
+		.query_mw_lease = droced_query_mw_lease,
+		.persist_mr = droced_persist_mr,
+		.attach_mr = droced_attach_mr,
+		.release = droced_release,
+		.create_cq = droced_create_cq,
+		.destroy_cq = droced_destroy_cq,
+		.create_qp = droced_create_qp,
+		.modify_qp = droced_modify_qp,
+		.query_qp = droced_query_qp,
+		.destroy_qp = droced_destroy_qp,
+	},
+};
+
+VERBS_PROVIDER_REGISTER(droced_provider)

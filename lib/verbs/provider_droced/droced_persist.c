@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs_persist.c - persistent named regions (droce.h; daemon mode only,
- * app/droced/README.md "Persistent regions"): the requests, and the
+ * droced_persist.c - droced's client provider: persistent named regions
+ * (droce.h, app/droced/README.md "Persistent regions") and the leases of
+ * the daemon's MRs and MWs.  The requests, and the
  * process's list of the MR proxies that carry a name, so that
  * droce_release can mark them released (handle 0: droce_dereg_mr then
  * only frees the proxy, the daemon's MR being gone), and so that the
@@ -12,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prot.h"
 #include "verbs_daemon.h"
-#include "verbs_private.h"
 
 struct named {
 	char name[DROCE_PERSIST_NAME_MAX];
@@ -109,49 +110,39 @@ verbs_dmn_named_dereg(struct droce_mr *mr, int rc)
 }
 
 int
-droce_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
+droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
 {
 	struct dmn_msg m = { .type = DMN_PERSIST_MR, .arg = (int32_t)lease_ms };
 	struct named *n;
 	int rc;
 
-	if (mr == NULL || lease_ms > INT32_MAX)
-		return verbs_ret_errno(-EINVAL);
-	if (mr->context->daemon == NULL)
-		return verbs_ret_errno(-EOPNOTSUPP);
 	rc = check_name(name);
 	if (rc != 0)
-		return verbs_ret_errno(-rc);
+		return -rc;
 	n = node_new(name);
 	if (n == NULL)
-		return verbs_ret_errno(-ENOMEM);
+		return -ENOMEM;
 	m.h[0] = ((struct verbs_dmn_mr *)mr)->h;
 	rc = call_named(&m, name);
 	if (rc != 0) {
 		free(n);
-		return verbs_ret_errno(-rc);
+		return -rc;
 	}
 	link_node(n, (struct verbs_dmn_mr *)mr);
 	return 0;
 }
 
-struct droce_mr *
-droce_attach_mr(struct droce_context *context, const char *name)
+int
+droced_attach_mr(struct droce_context *context, const char *name, struct droce_mr **out)
 {
 	struct dmn_msg m = { .type = DMN_ATTACH_MR };
 	struct verbs_dmn_mr *mr;
 	struct named *n;
 	int rc;
 
-	if (context == NULL || context->daemon == NULL) {
-		errno = context == NULL ? EINVAL : EOPNOTSUPP;
-		return NULL;
-	}
 	rc = check_name(name);
-	if (rc != 0) {
-		errno = rc;
-		return NULL;
-	}
+	if (rc != 0)
+		return -rc;
 	mr = calloc(1, sizeof(*mr));
 	n = node_new(name);
 	m.h[2] = verbs_dmn_event_name(context, mr);	/* its lease's event */
@@ -159,8 +150,7 @@ droce_attach_mr(struct droce_context *context, const char *name)
 	if (rc != 0) {
 		free(mr);
 		free(n);
-		errno = rc;
-		return NULL;
+		return -rc;
 	}
 	mr->pub.context = context;
 	mr->pub.addr = (void *)(uintptr_t)m.addr;
@@ -170,50 +160,84 @@ droce_attach_mr(struct droce_context *context, const char *name)
 	mr->pub.handle = prot_key_index(m.key);
 	mr->h = m.h[0];
 	link_node(n, mr);
-	return &mr->pub;
+	*out = &mr->pub;
+	return 0;
 }
 
 int
-droce_release(struct droce_context *context, const char *name)
+droced_release(struct droce_context *context, const char *name)
 {
 	struct dmn_msg m = { .type = DMN_RELEASE };
 	int rc;
 
-	if (context == NULL)
-		return verbs_ret_errno(-EINVAL);
-	if (context->daemon == NULL)
-		return verbs_ret_errno(-EOPNOTSUPP);
+	(void)context;
 	rc = call_named(&m, name);
 	if (rc == 0)
 		forget(name);
-	return verbs_ret_errno(-rc);
+	return -rc;
 }
 
-/* ---- leases of the daemon's MRs and MWs (verbs_lease.c's daemon mode) ---------------- */
+/* ---- leases of the daemon's MRs and MWs: requests, droced's engine expires them ---- */
 
-int
-verbs_dmn_set_lease(enum dmn_lease_obj kind, uint64_t h, uint32_t lease_ms)
+static int
+set_lease(enum dmn_lease_obj kind, uint64_t h, uint32_t lease_ms)
 {
 	struct dmn_msg m = { .type = DMN_SET_LEASE, .h = { h, kind }, .arg = (int32_t)lease_ms };
 
-	return lease_ms > INT32_MAX ? EINVAL : verbs_daemon_call(&m);
+	return lease_ms > INT32_MAX ? -EINVAL : -verbs_daemon_call(&m);
 }
 
-int
-verbs_dmn_renew(enum dmn_lease_obj kind, uint64_t h)
+static int
+renew(enum dmn_lease_obj kind, uint64_t h)
 {
 	struct dmn_msg m = { .type = DMN_RENEW_LEASE, .h = { h, kind } };
 
-	return verbs_daemon_call(&m);
+	return -verbs_daemon_call(&m);
 }
 
-int
-verbs_dmn_query_lease(enum dmn_lease_obj kind, uint64_t h, struct droce_lease_attr *attr)
+static int
+query_lease(enum dmn_lease_obj kind, uint64_t h, struct droce_lease_attr *attr)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_LEASE, .h = { h, kind } };
 	int rc = verbs_daemon_call(&m);
 
 	if (rc == 0)
 		*attr = m.u.lease;
-	return rc;
+	return -rc;
+}
+
+int
+droced_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms)
+{
+	return set_lease(DMN_LEASE_MR, verbs_dmn_mr_handle(mr), lease_ms);
+}
+
+int
+droced_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms)
+{
+	return set_lease(DMN_LEASE_MW, verbs_dmn_mw_handle(mw), lease_ms);
+}
+
+int
+droced_renew_mr(struct droce_mr *mr)
+{
+	return renew(DMN_LEASE_MR, verbs_dmn_mr_handle(mr));
+}
+
+int
+droced_renew_mw(struct droce_mw *mw)
+{
+	return renew(DMN_LEASE_MW, verbs_dmn_mw_handle(mw));
+}
+
+int
+droced_query_mr_lease(struct droce_mr *mr, struct droce_lease_attr *attr)
+{
+	return query_lease(DMN_LEASE_MR, verbs_dmn_mr_handle(mr), attr);
+}
+
+int
+droced_query_mw_lease(struct droce_mw *mw, struct droce_lease_attr *attr)
+{
+	return query_lease(DMN_LEASE_MW, verbs_dmn_mw_handle(mw), attr);
 }
