@@ -64,6 +64,7 @@
  *                                   one runs out (mw_lease); all freed
  *       hold                        a PD, buffer, MR, CQ and QP; ready; a
  *                                   line on stdin: all freed
+ *       unsupported                 SRQ, AH, rereg_mr, query_pkey: EOPNOTSUPP
  *       evfree                      an MR and a window whose leases ran out,
  *                                   freed with their event queued (none may
  *                                   be left) and taken (the free waits for
@@ -1683,6 +1684,39 @@ run_async(struct droce_context *ctx, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * unsupported: the verbs droced's provider lacks each fail with EOPNOTSUPP,
+ * the one answer of a missing op, and leave nothing behind.
+ */
+static int
+run_unsupported(struct droce_context *ctx)
+{
+	struct droce_srq_init_attr si = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct droce_ah_attr ah = { .is_global = 1, .port_num = 1 };
+	struct droce_pd *pd = droce_alloc_pd(ctx);
+	void *buf = droce_alloc_buf(ctx, 4096);
+	struct droce_mr *mr;
+	uint16_t pkey;
+	int bad = 0;
+
+	check(pd != NULL && buf != NULL, "alloc_pd, alloc_buf");
+	mr = droce_reg_mr(pd, buf, 4096, DROCE_ACCESS_LOCAL_WRITE);
+	check(mr != NULL, "reg_mr");
+	errno = 0;
+	bad += refused("create_srq", droce_create_srq(pd, &si) == NULL ? errno : 0, EOPNOTSUPP);
+	errno = 0;
+	bad += refused("create_ah", droce_create_ah(pd, &ah) == NULL ? errno : 0, EOPNOTSUPP);
+	errno = 0;
+	bad += refused("rereg_mr", droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+						  DROCE_ACCESS_LOCAL_WRITE) ==
+				   DROCE_REREG_MR_ERR_INPUT ? errno : 0, EOPNOTSUPP);
+	bad += refused("query_pkey", droce_query_pkey(ctx, 1, 0, &pkey), EOPNOTSUPP);
+	check(droce_dereg_mr(mr) == 0 && droce_free_buf(ctx, buf) == 0 &&
+	      droce_dealloc_pd(pd) == 0, "dereg_mr, free_buf, dealloc_pd");
+	printf("unsupported: %s\n", bad == 0 ? "every one EOPNOTSUPP" : "WRONG");
+	return bad == 0 ? 0 : 1;
+}
+
 /* hold: a PD, buffer, MR, CQ and QP, "hold: ready", then (a line on
  * stdin) all freed: one of many applications at once. */
 static int
@@ -2279,6 +2313,8 @@ main(int argc, char **argv)
 		rc = run_mwlease(ctx, argv + 1);
 	else if (strcmp(argv[0], "evfree") == 0 && argc == 1)
 		rc = run_evfree(ctx);
+	else if (strcmp(argv[0], "unsupported") == 0 && argc == 1)
+		rc = run_unsupported(ctx);
 	else if (strcmp(argv[0], "attachlease") == 0 && argc == 2)
 		rc = run_attachlease(ctx, argv + 1);
 	else

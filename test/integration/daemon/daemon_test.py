@@ -117,6 +117,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  query expired, attach ETIME, release ENOENT, dereg 0 (the
                  group released then), attach still ETIME; the peer's first
                  failure REM_ACCESS_ERR, no success after
+  unsupported    what droced does not serve (create_srq, create_ah of UD,
+                 rereg_mr, query_pkey) fails with EOPNOTSUPP, the one answer
+                 of a verb a provider lacks (daemon_app unsupported); nothing
+                 of the application's left in droced afterwards
   evfree         an MR and a window whose leases ran out are freed with
                  their event queued (none left to take) and taken (the free
                  waits for its ack)
@@ -1060,6 +1064,22 @@ def case_persist_expire(s):
     s.expect_regions({}, "after")
 
 
+def case_unsupported(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "unsupported")
+    rc = a.wait()
+    print(a.output())
+    expect_lines(a, [
+        "unsupported: create_srq: Operation not supported",
+        "unsupported: create_ah: Operation not supported",
+        "unsupported: rereg_mr: Operation not supported",
+        "unsupported: query_pkey: Operation not supported",
+        "unsupported: every one EOPNOTSUPP"])
+    if rc != 0:
+        fail("unsupported failed", a)
+    s.expect_apps({}, "after")
+
+
 def case_evfree(s):
     s.expect_apps({}, "baseline")
     a = s.app_proc("A", "evfree")
@@ -1172,6 +1192,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
          "persist_expire": case_persist_expire, "evfree": case_evfree,
+         "unsupported": case_unsupported,
          "max_apps": case_max_apps, "many": case_many}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
