@@ -219,11 +219,10 @@ channel_take(struct verbs_channel *ch)
 	pthread_mutex_lock(&ch->lock);
 	for (unsigned int k = 0; k < ch->ncq && got == NULL; k++) {
 		unsigned int i = (ch->next + k) % ch->ncq;
-
 		struct droce_cq *cq = ch->cqs[i].cq;
 
 		if (cq->context->ops->cq_take_event(cq) > 0) {
-			got = ch->cqs[i].cq;
+			got = cq;
 			ch->cqs[i].taken++;
 			ch->next = i + 1;
 		}
