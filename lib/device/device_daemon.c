@@ -3,7 +3,7 @@
  * Daemon mode's start-up (app/droced/README.md): find the daemon's socket,
  * connect (its HELLO names the EAL file prefix to join), start EAL as a
  * secondary process of that prefix, and list droced's device as the only
- * one.  The connection itself is lib/verbs' (verbs_daemon.c).
+ * one.  The connection itself is lib/verbs' (provider_droced).
  */
 #include <errno.h>
 #include <limits.h>

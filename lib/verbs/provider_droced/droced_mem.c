@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs_daemon_mem.c - daemon mode: registration of the application's own
+ * droced_mem.c - droced's client provider: registration of the application's own
  * memory (app/droced/README.md, "Memory").  droced cannot reach a
  * malloc'd page, so the pages under the region are moved, in place, onto
  * a memfd: their content written to it, then the memfd mapped MAP_SHARED |
@@ -50,7 +50,7 @@ struct mem_piece {
 };
 
 /* The process's moved ranges: one table per address space, as there is one
- * daemon connection per process (verbs_daemon.c). */
+ * daemon connection per process (droced_verbs.c). */
 static struct {
 	pthread_mutex_t lock;	/* one registration at a time */
 	struct mem_seg seg[SEG_MAX];
