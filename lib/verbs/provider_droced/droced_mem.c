@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * droced_mem.c - droced's client provider: registration of the application's own
- * memory (app/droced/README.md, "Memory").  droced cannot reach a
- * malloc'd page, so the pages under the region are moved, in place, onto
- * a memfd: their content written to it, then the memfd mapped MAP_SHARED |
- * MAP_FIXED over the same range (the program's pointers stay valid, its
- * data is kept).
+ * droced_mem.c - droced's client provider: registration of the
+ * application's own memory (app/droced/README.md, "Memory").  droced cannot
+ * reach a malloc'd page, so the pages under the region are moved, in
+ * place, onto a memfd: their content written to it, then the memfd mapped
+ * MAP_SHARED | MAP_FIXED over the same range (the program's pointers stay
+ * valid, its data is kept).
  * The fd goes to droced (SCM_RIGHTS), which maps it and registers its
  * mapping under the application's address as iova.
  *
