@@ -35,6 +35,11 @@ libibverbs.so.1 and usertools/droce-run.
       windows bound, used and revoked, and MRs under an iova
       (ibv_reg_mr_iova2, ibv_reg_mr_iova) written by the peer (the exact
       statuses and bytes in its header).
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_CTXEV ctxev
+      test/dropin/dropin_ctxev.c: two contexts of droce0 in one process (a
+      memif server, droce's defaults), each reads exactly the events of its
+      own objects from its async_fd; then a second process (the memif
+      client) connects: PORT_ACTIVE on both, none on a context opened later.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_ASYNC async
       test/dropin/dropin_async.c the same way: the asynchronous events on
       context->async_fd (poll(2), ibv_get_async_event, ibv_ack_async_event):
@@ -124,11 +129,13 @@ started are stopped (by their own Popen handle).
 """
 import argparse
 import os
+import queue
 import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "60"))
@@ -376,6 +383,59 @@ def case_prog(a, tmp, tag, case, names, summary, lcore=True):
     rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=lcore)
     if prog_ok(case, rcs, outs, names):
         print(f"ok - {case}: {summary}", flush=True)
+
+
+def case_ctxev(a, tmp, tag):
+    """dropin_ctxev.c: the owner (memif server) until it prints "ready",
+    then the peer (memif client) until the owner prints "active", then the
+    peer's stdin closed (it leaves); both print "ok" and exit 0."""
+    case = "dropin_ctxev"
+    env = [dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp)) for side in (0, 1)]
+    lines = queue.Queue()
+    owner = peer = None
+    out = []
+
+    def wait_line(want):
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                return False
+            out.append(line)
+            if line.strip() == want:
+                return True
+        return False
+
+    try:
+        owner = subprocess.Popen([a.run, "--lib", a.lib, "--", a.prog, "owner"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 stdin=subprocess.DEVNULL, env=env[0], cwd=tmp)
+        threading.Thread(target=lambda: ([lines.put(x) for x in owner.stdout], lines.put(None)),
+                         daemon=True).start()
+        if not check(case, wait_line("ready"), "owner: no 'ready': " + "".join(out)[-600:]):
+            return
+        peer = subprocess.Popen([a.run, "--lib", a.lib, "--", a.prog, "peer"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                stdin=subprocess.PIPE, env=env[1], cwd=tmp)
+        active = wait_line("active")
+        pout = peer.communicate(input="", timeout=TIMEOUT)[0]  # stdin closed: it leaves
+        if not check(case, active, "owner: no 'active': " + "".join(out)[-600:]):
+            return
+        wait_line("ok")
+        owner.wait(timeout=TIMEOUT)
+        text = "".join(out)
+        if check(case, owner.returncode == 0 and text.splitlines()[-1:] == ["ok"],
+                 f"owner exit {owner.returncode}: {text[-800:]}") and \
+           check(case, peer.returncode == 0 and pout.splitlines()[-1:] == ["ok"],
+                 f"peer exit {peer.returncode}: {pout[-400:]}"):
+            print(f"ok - {case}: each context its own objects' events, port events to both",
+                  flush=True)
+    finally:
+        stop(owner)
+        stop(peer)
 
 
 def rping_text(ping, size):
@@ -999,7 +1059,7 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", action="append",
-                    help="pollfd, mw, async, abi, rdmacm_calls, rspreload: the test program; daemon: "
+                    help="pollfd, mw, async, ctxev, abi, rdmacm_calls, rspreload: the test program; daemon: "
                     "each one (repeated) on the two droceds")
     ap.add_argument("--droced", help="daemon: app/droced's binary")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
@@ -1007,7 +1067,7 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle",
+                                     "qperf", "mw", "async", "ctxev", "abi", "daemon", "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
@@ -1061,6 +1121,8 @@ def main():
         elif a.what == "abi":
             case_prog(a, tmp, "z0", "dropin_abi (transport lcore)", ("owner", "peer"),
                       "rates, GID table, rereg_mr, EOPNOTSUPP answers, the 1.0 ABI")
+        elif a.what == "ctxev":
+            case_ctxev(a, tmp, "x0")
         elif a.what == "async":
             case_prog(a, tmp, "y0", "dropin_async (transport lcore)", ("owner", "peer"),
                       "QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, CQ_ERR through async_fd")
