@@ -6,13 +6,16 @@
  *
  *   dropin_ctxev owner   the memif server: contexts A and B, the events
  *   dropin_ctxev peer    the memif client: its link up, until stdin ends
+ *   dropin_ctxev daemon  on droced: the object events only (no SRQ there)
  *
  * ibverbs: a context's async_fd reports the events of the objects made on
  * it, and port events reach every open context.  The owner's QPs talk
  * through the port's loopback (A's QPs to each other, one of A's to one
  * of B's) while no peer is there:
  *   - A: qa1 SENDs to qa0 (RTR, on SRQ sa, limit armed at 2 of 2 posted):
- *     IBV_EVENT_COMM_EST on qa0 and IBV_EVENT_SRQ_LIMIT_REACHED on sa;
+ *     IBV_EVENT_COMM_EST on qa0 and IBV_EVENT_SRQ_LIMIT_REACHED on sa
+ *     (daemon: qa0 without SRQ, no limit event); qa1 RTS -> SQD with
+ *     en_sqd_async_notify: IBV_EVENT_SQ_DRAINED on qa1;
  *   - B: A's qa2 WRITEs to B's qb0 with a wrong rkey (its completion:
  *     IBV_WC_REM_ACCESS_ERR): IBV_EVENT_QP_ACCESS_ERR on qb0, B's although
  *     an A QP caused it.
@@ -55,7 +58,7 @@ struct side {
 
 static struct side A = { .name = "A" }, B = { .name = "B" }, C = { .name = "C" };
 static union ibv_gid gid;
-static struct ibv_srq *sa;
+static struct ibv_srq *sa;	/* NULL: daemon mode */
 static struct ibv_qp *qa0, *qa1, *qa2, *qb0;
 
 /* An event expected on a context: its type and element. */
@@ -139,33 +142,41 @@ expect_send_recv(void)
 		die("A: the SEND's two completions, one of each kind (%#x)", seen);
 }
 
-/* The objects and the traffic that raises the events. */
+/* The objects and the traffic that raises the events (with_srq: qa0 on
+ * an SRQ whose limit is reached). */
 static void
-cause_events(void)
+cause_events(bool with_srq)
 {
 	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ibv_srq_attr limit = { .srq_limit = 2 };
 	struct ibv_sge sge = { .addr = (uintptr_t)A.buf + 64, .length = 64, .lkey = A.mr->lkey };
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
 
-	sa = ibv_create_srq(A.pd, &si);
-	if (sa == NULL)
-		die("ibv_create_srq: %s", strerror(errno));
-	for (int i = 0; i < 2; i++)
-		if (ibv_post_srq_recv(sa, &rwr, &rbad) != 0)
-			die("ibv_post_srq_recv");
-	if (ibv_modify_srq(sa, &limit, IBV_SRQ_LIMIT) != 0)
-		die("ibv_modify_srq (limit)");
+	if (with_srq) {
+		sa = ibv_create_srq(A.pd, &si);
+		if (sa == NULL)
+			die("ibv_create_srq: %s", strerror(errno));
+		for (int i = 0; i < 2; i++)
+			if (ibv_post_srq_recv(sa, &rwr, &rbad) != 0)
+				die("ibv_post_srq_recv");
+		if (ibv_modify_srq(sa, &limit, IBV_SRQ_LIMIT) != 0)
+			die("ibv_modify_srq (limit)");
+	}
 	qa0 = qp_new(&A, sa);
 	qa1 = qp_new(&A, NULL);
 	qa2 = qp_new(&A, NULL);
 	qb0 = qp_new(&B, NULL);
 	qp_to_rtr(qa0, qa1->qp_num, &gid, 0);	/* left in RTR: COMM_EST */
+	if (!with_srq && ibv_post_recv(qa0, &rwr, &rbad) != 0)
+		die("ibv_post_recv: %s", strerror(errno));
 	connect_qp(qa1, qa0->qp_num, &gid, 0);
 	connect_qp(qa2, qb0->qp_num, &gid, 0);
 	connect_qp(qb0, qa2->qp_num, &gid, IBV_ACCESS_REMOTE_WRITE);
 	post_send(qa1, &A, IBV_WR_SEND, 0, 0);
 	expect_send_recv();
+	if (ibv_modify_qp(qa1, &sqd, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) != 0)
+		die("RTS -> SQD: %s", strerror(errno));
 	post_send(qa2, &A, IBV_WR_RDMA_WRITE, (uintptr_t)B.buf, B.mr->rkey ^ 0x5a5a00);
 	expect_wc(&A, IBV_WC_REM_ACCESS_ERR);
 }
@@ -272,10 +283,23 @@ side_close(struct side *s)
 }
 
 static int
-owner(struct ibv_device *dev)
+teardown(void)
+{
+	if (ibv_destroy_qp(qa0) != 0 || ibv_destroy_qp(qa1) != 0 || ibv_destroy_qp(qa2) != 0 ||
+	    ibv_destroy_qp(qb0) != 0 || (sa != NULL && ibv_destroy_srq(sa) != 0))
+		die("destroy QPs/SRQ");
+	side_close(&A);
+	side_close(&B);
+	puts("ok");
+	return 0;
+}
+
+static int
+owner(struct ibv_device *dev, bool daemon)
 {
 	struct want wa[] = {
-		{ IBV_EVENT_COMM_EST, NULL, false }, { IBV_EVENT_SRQ_LIMIT_REACHED, NULL, false },
+		{ IBV_EVENT_COMM_EST, NULL, false }, { IBV_EVENT_SQ_DRAINED, NULL, false },
+		{ IBV_EVENT_SRQ_LIMIT_REACHED, NULL, false },
 	};
 	struct want wb[] = { { IBV_EVENT_QP_ACCESS_ERR, NULL, false } };
 
@@ -283,14 +307,17 @@ owner(struct ibv_device *dev)
 	side_open(&B, dev);
 	if (A.ctx->async_fd == B.ctx->async_fd)
 		die("contexts A and B share async_fd %d", A.ctx->async_fd);
-	cause_events();
+	cause_events(!daemon);
 	wa[0].element = qa0;
-	wa[1].element = sa;
+	wa[1].element = qa1;
+	wa[2].element = sa;
 	wb[0].element = qb0;
 	/* B first: before, its event was A's to read and A's B's */
 	expect_events(&B, wb, 1, "objects");
-	expect_events(&A, wa, 2, "objects");
+	expect_events(&A, wa, daemon ? 2 : 3, "objects");
 	expect_quiet("objects", NULL);
+	if (daemon)
+		return teardown();
 	printf("ready\n");
 	fflush(stdout);
 	port_events(IBV_EVENT_PORT_ACTIVE, "peer connected");
@@ -298,14 +325,8 @@ owner(struct ibv_device *dev)
 	expect_quiet("port", &C);
 	printf("active\n");
 	fflush(stdout);
-	if (ibv_destroy_qp(qa0) != 0 || ibv_destroy_qp(qa1) != 0 || ibv_destroy_qp(qa2) != 0 ||
-	    ibv_destroy_qp(qb0) != 0 || ibv_destroy_srq(sa) != 0)
-		die("destroy QPs/SRQ");
-	side_close(&A);
-	side_close(&B);
 	side_close(&C);
-	puts("ok");
-	return 0;
+	return teardown();
 }
 
 /* The memif client: the link up while stdin is open. */
@@ -337,8 +358,8 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (list == NULL || n < 1)
 		die("no device");
-	if (argc == 2 && strcmp(argv[1], "owner") == 0)
-		rc = owner(list[0]);
+	if (argc == 2 && (strcmp(argv[1], "owner") == 0 || strcmp(argv[1], "daemon") == 0))
+		rc = owner(list[0], strcmp(argv[1], "daemon") == 0);
 	else if (argc == 2 && strcmp(argv[1], "peer") == 0)
 		rc = peer(list[0]);
 	else

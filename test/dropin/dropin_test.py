@@ -1015,7 +1015,7 @@ def case_daemon(a, tmp):
     """ibv_rc_pingpong (polling and -e), ib_write_bw and ib_read_lat servers
     on one droced at once, their clients on a second droced at the other memif end;
     then each of a.progs (dropin_mw, dropin_async): its owner on the first, its
-    peer on the second.  Both
+    peer on the second (dropin_ctxev: its daemon mode alone on the first).  Both
     droceds' lists are empty after."""
     procs = []
     try:
@@ -1036,6 +1036,17 @@ def case_daemon(a, tmp):
             ("ib_read_lat -s 8", rlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([], [(8, 50)])))])
         for prog in a.progs:
+            if os.path.basename(prog) == "dropin_ctxev":
+                # two contexts of droce0 in one process on droced 0, each
+                # its own objects' events
+                rcs, outs = wait_text([on_droced(a, tmp, 0, socks[0], "ctxev",
+                                                 [prog, "daemon"])])
+                if check("dropin_ctxev on droced", rcs[0] == 0 and
+                         outs[0].splitlines()[-1:] == ["ok"],
+                         f"exit {rcs[0]}: {outs[0][-600:]}"):
+                    print("ok - dropin_ctxev on droced: each context its own "
+                          "objects' events", flush=True)
+                continue
             # dropin_mw: memory windows on a static buffer; dropin_async:
             # the asynchronous events, droced's event ring to the owner's fd
             daemon_pair(a, tmp, socks, [
