@@ -72,9 +72,11 @@ queue_push(struct dropin_context *ctx, const struct ibv_async_event *ev)
 		q->ev = p;
 		q->cap = cap;
 	}
+	/* (a semaphore eventfd's count: at most DROPIN_EVENTS_HELD) */
+	if (write(q->fd, &one, sizeof(one)) != sizeof(one))
+		return false;
 	q->ev[q->n++] = *ev;
-	/* the count of a semaphore eventfd: at most DROPIN_EVENTS_HELD */
-	return write(q->fd, &one, sizeof(one)) == sizeof(one);
+	return true;
 }
 
 /* Removes entry i and its count (never blocks: the count is there). */
@@ -101,12 +103,20 @@ open_context(struct dropin_router *r, struct ibv_context *ibv)
 	return NULL;	/* closed with its objects alive: nobody to tell */
 }
 
-/* droce's event as ibverbs': the element the drop-in's object, and the
- * context it goes to (NULL: every open context; false: none, dropped). */
+/*
+ * droce's event as ibverbs': the element the drop-in's object (droce's
+ * cq_context, qp_context, srq_context), and the context it goes to (NULL:
+ * every open context); false: none, dropped (also the events of lib/cm's
+ * own QP and CQ, made on droce's context with no drop-in object).
+ */
 static bool
 translate(struct dropin_router *r, const struct droce_async_event *d,
 	  struct ibv_async_event *ev, struct dropin_context **to)
 {
+	struct dropin_cq *cq;
+	struct dropin_qp *qp;
+	struct dropin_srq *srq;
+
 	memset(ev, 0, sizeof(*ev));
 	*to = NULL;
 	if (d->event_type > DROCE_EVENT_WQ_FATAL)
@@ -114,17 +124,25 @@ translate(struct dropin_router *r, const struct droce_async_event *d,
 	ev->event_type = (enum ibv_event_type)d->event_type;
 	switch (dropin_event_element(ev->event_type)) {
 	case EL_CQ:
-		/* droce's cq_context, qp_context, srq_context: the drop-in's */
-		ev->element.cq = &((struct dropin_cq *)d->element.cq->cq_context)->ibv;
-		*to = open_context(r, ev->element.cq->context);
+		cq = d->element.cq->cq_context;
+		if (cq == NULL)
+			return false;
+		ev->element.cq = &cq->ibv;
+		*to = open_context(r, cq->ibv.context);
 		return *to != NULL;
 	case EL_QP:
-		ev->element.qp = &((struct dropin_qp *)d->element.qp->qp_context)->ibv;
-		*to = open_context(r, ev->element.qp->context);
+		qp = d->element.qp->qp_context;
+		if (qp == NULL)
+			return false;
+		ev->element.qp = &qp->ibv;
+		*to = open_context(r, qp->ibv.context);
 		return *to != NULL;
 	case EL_SRQ:
-		ev->element.srq = &((struct dropin_srq *)d->element.srq->srq_context)->ibv;
-		*to = open_context(r, ev->element.srq->context);
+		srq = d->element.srq->srq_context;
+		if (srq == NULL)
+			return false;
+		ev->element.srq = &srq->ibv;
+		*to = open_context(r, srq->ibv.context);
 		return *to != NULL;
 	case EL_WQ:
 		return false;	/* droce has no WQs */

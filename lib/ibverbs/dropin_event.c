@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dropin_event.c - completion channels and asynchronous events.
+ * dropin_event.c - completion channels (asynchronous events: dropin_async.c).
  *
  * A completion channel is droce's (droce_create_comp_channel): channel->fd
  * is its eventfd, written by droce's engine when an armed CQ gets its
