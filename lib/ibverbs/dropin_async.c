@@ -116,6 +116,7 @@ translate(struct dropin_router *r, const struct droce_async_event *d,
 	struct dropin_cq *cq;
 	struct dropin_qp *qp;
 	struct dropin_srq *srq;
+	struct ibv_context *owner = NULL;
 
 	memset(ev, 0, sizeof(*ev));
 	*to = NULL;
@@ -124,35 +125,33 @@ translate(struct dropin_router *r, const struct droce_async_event *d,
 	ev->event_type = (enum ibv_event_type)d->event_type;
 	switch (dropin_event_element(ev->event_type)) {
 	case EL_CQ:
-		cq = d->element.cq->cq_context;
-		if (cq == NULL)
-			return false;
-		ev->element.cq = &cq->ibv;
-		*to = open_context(r, cq->ibv.context);
-		return *to != NULL;
+		if ((cq = d->element.cq->cq_context) != NULL) {
+			ev->element.cq = &cq->ibv;
+			owner = cq->ibv.context;
+		}
+		break;
 	case EL_QP:
-		qp = d->element.qp->qp_context;
-		if (qp == NULL)
-			return false;
-		ev->element.qp = &qp->ibv;
-		*to = open_context(r, qp->ibv.context);
-		return *to != NULL;
+		if ((qp = d->element.qp->qp_context) != NULL) {
+			ev->element.qp = &qp->ibv;
+			owner = qp->ibv.context;
+		}
+		break;
 	case EL_SRQ:
-		srq = d->element.srq->srq_context;
-		if (srq == NULL)
-			return false;
-		ev->element.srq = &srq->ibv;
-		*to = open_context(r, srq->ibv.context);
-		return *to != NULL;
+		if ((srq = d->element.srq->srq_context) != NULL) {
+			ev->element.srq = &srq->ibv;
+			owner = srq->ibv.context;
+		}
+		break;
 	case EL_WQ:
 		return false;	/* droce has no WQs */
 	case EL_PORT:
 		ev->element.port_num = (int)d->element.port_num;
 		return true;
 	case EL_NONE:
-		break;
+		return true;	/* DEVICE_FATAL */
 	}
-	return true;		/* DEVICE_FATAL */
+	*to = owner != NULL ? open_context(r, owner) : NULL;
+	return *to != NULL;
 }
 
 /* Under r->lock: every event droce has, into its contexts' queues. */

@@ -33,7 +33,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,12 +183,7 @@ cause_events(bool with_srq)
 static bool
 readable(struct side *s, int timeout_ms)
 {
-	struct pollfd p = { .fd = s->ctx->async_fd, .events = POLLIN };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		die("poll(async_fd): %s", strerror(errno));
-	return n == 1 && (p.revents & POLLIN);
+	return rc_async_readable(s->ctx, timeout_ms);
 }
 
 static const char *
