@@ -154,13 +154,14 @@ translate(struct dropin_router *r, const struct droce_async_event *d,
 	return *to != NULL;
 }
 
-/* Under r->lock: every event droce has, into its contexts' queues. */
+/* Under r->lock: every event droce has, into its contexts' queues (not
+ * in a child of fork(): the eventfds are the parent's too). */
 static void
 route(struct dropin_router *r)
 {
 	struct droce_async_event d;
 
-	while (droce_get_async_event(r->d, &d) == 0) {
+	while (!r->forked && droce_get_async_event(r->d, &d) == 0) {
 		struct ibv_async_event ev;
 		struct dropin_context *to;
 
@@ -360,6 +361,10 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	struct dropin_context *ctx = dropin_context_of(context);
 	struct dropin_router *r = router_of(context);
 
+	if (r->forked) {
+		errno = EPERM;	/* the parent's events (ibv_fork_init(3)) */
+		return -1;
+	}
 	for (;;) {
 		struct pollfd p = { .fd = ctx->events.fd, .events = POLLIN };
 		int fl;
