@@ -437,8 +437,9 @@ dropin_async_forget(struct ibv_context *context, const void *obj, pthread_mutex_
 	struct dropin_router *r = router_of(context);
 	uint32_t want;
 
+	/* (the lock: an event the router took before droce's destroy is
+	 * queued by now) */
 	pthread_mutex_lock(&r->lock);
-	route(r);	/* (what the router took before droce's destroy) */
 	for (struct dropin_context *ctx = r->ctxs; ctx != NULL; ctx = ctx->next_dev)
 		for (size_t i = ctx->events.n; i-- > 0;)
 			if (dropin_event_element(ctx->events.ev[i].event_type) != EL_PORT &&

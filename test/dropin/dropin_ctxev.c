@@ -22,7 +22,9 @@
  * Each context reads exactly its events (poll(2) on its async_fd, then
  * ibv_get_async_event; the element is its object), and nothing else is
  * readable on either fd 300 ms later; with O_NONBLOCK an empty context's
- * ibv_get_async_event is EAGAIN.  Then the owner prints "ready"; once the
+ * ibv_get_async_event is EAGAIN.  A COMM_EST left unread goes with its QP
+ * (ibv_destroy_qp returns, nothing readable after).  Then the owner
+ * prints "ready" (not in daemon mode); once the
  * peer's memif connects, each context reads IBV_EVENT_PORT_ACTIVE of port
  * 1 and nothing else, and a context C opened after it has nothing to
  * read (an event reaches the contexts open when it happens).  (Not
@@ -276,6 +278,30 @@ side_close(struct side *s)
 		die("%s: teardown", s->name);
 }
 
+/* A COMM_EST on a new QP of A left unread: destroying the QP drops it
+ * (ibv_destroy_qp returns; async_fd no longer readable). */
+static void
+unread_then_destroy(void)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)A.buf + 64, .length = 64, .lkey = A.mr->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_qp *rtr = qp_new(&A, NULL), *rts = qp_new(&A, NULL);
+
+	qp_to_rtr(rtr, rts->qp_num, &gid, 0);
+	if (ibv_post_recv(rtr, &rwr, &rbad) != 0)
+		die("ibv_post_recv: %s", strerror(errno));
+	connect_qp(rts, rtr->qp_num, &gid, 0);
+	post_send(rts, &A, IBV_WR_SEND, 0, 0);
+	expect_send_recv();
+	if (!readable(&A, WAIT_MS))
+		die("unread: no COMM_EST queued on A");
+	if (ibv_destroy_qp(rtr) != 0 || ibv_destroy_qp(rts) != 0)
+		die("unread: destroy");
+	if (readable(&A, 0) || readable(&B, 0))
+		die("unread: an event left after its QP was destroyed");
+	printf("unread: COMM_EST dropped with its QP\n");
+}
+
 static int
 teardown(void)
 {
@@ -310,6 +336,7 @@ owner(struct ibv_device *dev, bool daemon)
 	expect_events(&B, wb, 1, "objects");
 	expect_events(&A, wa, daemon ? 2 : 3, "objects");
 	expect_quiet("objects", NULL);
+	unread_then_destroy();
 	if (daemon)
 		return teardown();
 	printf("ready\n");
