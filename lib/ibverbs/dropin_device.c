@@ -188,11 +188,15 @@ static void
 dropin_fork_prepare(void)
 {
 	pthread_mutex_lock(&dropin.lock);
+	for (int i = 0; i < dropin.ndev; i++)
+		dropin_async_fork(&dropin.dev[i], DROPIN_FORK_PREPARE);
 }
 
 static void
 dropin_fork_parent(void)
 {
+	for (int i = 0; i < dropin.ndev; i++)
+		dropin_async_fork(&dropin.dev[i], DROPIN_FORK_PARENT);
 	pthread_mutex_unlock(&dropin.lock);
 }
 
@@ -202,6 +206,8 @@ dropin_fork_child(void)
 	dropin.forked = true;
 	for (struct dropin_context *c = dropin.open; c != NULL; c = c->next_open)
 		dropin_set_forked_ops(c);
+	for (int i = 0; i < dropin.ndev; i++)
+		dropin_async_fork(&dropin.dev[i], DROPIN_FORK_CHILD);
 	pthread_mutex_unlock(&dropin.lock);
 }
 
@@ -276,6 +282,32 @@ dropin_forget_open(struct dropin_context *ctx)
 		*pp = ctx->next_open;
 }
 
+/* Under dropin.lock: droce's context of the device for ctx (opened by the
+ * first), with ctx's events; NULL with errno. */
+static struct droce_context *
+dropin_share_context(struct dropin_device *dd, struct dropin_context *ctx)
+{
+	int rc;
+
+	if (dd->nctx == 0)
+		dd->ctx = droce_open_device(dd->d);
+	if (dd->ctx == NULL)
+		return NULL;
+	rc = dropin_async_open(dd, ctx);
+	if (rc != 0) {
+		if (dd->nctx == 0) {
+			(void)droce_close_device(dd->ctx);
+			dd->ctx = NULL;
+		}
+		errno = -rc;
+		return NULL;
+	}
+	dd->nctx++;
+	ctx->next_open = dropin.open;
+	dropin.open = ctx;
+	return dd->ctx;
+}
+
 #undef ibv_get_device_list
 struct ibv_device **
 ibv_get_device_list(int *num_devices)
@@ -347,14 +379,7 @@ ibv_open_device(struct ibv_device *device)
 		errno = ENODEV;
 		return dropin_undo_alloc(ctx);
 	}
-	if (dd->nctx == 0)
-		dd->ctx = droce_open_device(dd->d);
-	if (dd->ctx != NULL) {
-		dd->nctx++;
-		ctx->next_open = dropin.open;
-		dropin.open = ctx;
-	}
-	ctx->d = dd->ctx;
+	ctx->d = dropin_share_context(dd, ctx);
 	pthread_mutex_unlock(&dropin.lock);
 	if (ctx->d == NULL)
 		return dropin_undo_alloc(ctx);
@@ -363,7 +388,7 @@ ibv_open_device(struct ibv_device *device)
 	/* A file as rdma-core's command fd: programs dup it to import the
 	 * context (ibv_import_device, EOPNOTSUPP here); nothing is written. */
 	ctx->vctx.context.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	ctx->vctx.context.async_fd = ctx->d->async_fd;
+	ctx->vctx.context.async_fd = ctx->events.fd;	/* its own (dropin_async.c) */
 	ctx->vctx.context.num_comp_vectors = 1;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
@@ -382,8 +407,12 @@ ibv_close_device(struct ibv_context *context)
 	int rc = 0;
 
 	pthread_mutex_lock(&dropin.lock);
+	/* (the router, stopped with the last context, before droce's goes) */
+	dropin_async_detach(dd, ctx);
 	if (dd->nctx == 1 && !dropin.forked)
 		rc = droce_close_device(ctx->d);
+	if (rc != 0 && dropin_async_attach(dd, ctx) != 0)
+		rc = ENOMEM;	/* still open, its events lost */
 	if (rc == 0 && --dd->nctx == 0)
 		dd->ctx = NULL;
 	if (rc == 0)
@@ -391,6 +420,7 @@ ibv_close_device(struct ibv_context *context)
 	pthread_mutex_unlock(&dropin.lock);
 	if (rc != 0)
 		return rc;
+	dropin_async_free(ctx);
 	pthread_mutex_destroy(&context->mutex);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);

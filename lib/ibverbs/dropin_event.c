@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dropin_event.c - completion channels and asynchronous events.
+ * dropin_event.c - completion channels (asynchronous events: dropin_async.c).
  *
  * A completion channel is droce's (droce_create_comp_channel): channel->fd
  * is its eventfd, written by droce's engine when an armed CQ gets its
@@ -116,59 +116,4 @@ dropin_event_element(enum ibv_event_type t)
 		break;
 	}
 	return EL_NONE;
-}
-
-/* droce's QP and CQ contexts point at the drop-in's objects (dropin_verbs.c). */
-int
-ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	struct droce_async_event ev;
-
-	if (droce_get_async_event(dropin_dctx(context), &ev) != 0)
-		return -1;
-	memset(event, 0, sizeof(*event));
-	event->event_type = (enum ibv_event_type)ev.event_type;
-	switch (dropin_event_element(event->event_type)) {
-	case EL_CQ:
-		event->element.cq = &((struct dropin_cq *)ev.element.cq->cq_context)->ibv;
-		break;
-	case EL_QP:
-		event->element.qp = &((struct dropin_qp *)ev.element.qp->qp_context)->ibv;
-		break;
-	case EL_SRQ:
-		event->element.srq = &((struct dropin_srq *)ev.element.srq->srq_context)->ibv;
-		break;
-	case EL_PORT:
-		event->element.port_num = ev.element.port_num;
-		break;
-	case EL_WQ: case EL_NONE:
-		break;
-	}
-	return 0;
-}
-
-void
-ibv_ack_async_event(struct ibv_async_event *event)
-{
-	struct droce_async_event ev = {
-		.event_type = (enum droce_event_type)event->event_type,
-	};
-
-	switch (dropin_event_element(event->event_type)) {
-	case EL_CQ:
-		ev.element.cq = DROPIN_OBJ_OF(dropin_cq, event->element.cq)->d;
-		break;
-	case EL_QP:
-		ev.element.qp = DROPIN_OBJ_OF(dropin_qp, event->element.qp)->d;
-		break;
-	case EL_SRQ:
-		ev.element.srq = DROPIN_OBJ_OF(dropin_srq, event->element.srq)->d;
-		break;
-	case EL_PORT:
-		ev.element.port_num = event->element.port_num;
-		break;
-	case EL_WQ: case EL_NONE:
-		break;
-	}
-	droce_ack_async_event(&ev);
 }

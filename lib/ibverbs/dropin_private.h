@@ -8,6 +8,7 @@
 #define DROCE_DROPIN_PRIVATE_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -20,12 +21,24 @@
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* droce has one context per device; every ibv_context opened on the
- * device (the program's, the drop-in librdmacm's) shares it (nctx). */
+ * device (the program's, the drop-in librdmacm's) shares it (nctx), and
+ * its events, which the router hands to each (dropin_async.c). */
+struct dropin_router;
 struct dropin_device {
 	struct ibv_device ibv;
 	struct droce_device *d;
 	struct droce_context *ctx;
 	unsigned int nctx;
+	struct dropin_router *router;	/* while nctx > 0 */
+};
+
+/* A context's asynchronous events (dropin_async.c): async_fd, an eventfd
+ * counting the queued events (oldest first). */
+struct dropin_events {
+	int fd;
+	struct ibv_async_event *ev;
+	size_t n;
+	size_t cap;
 };
 
 /* The ibv_context lies inside the verbs_context (its last field), so the
@@ -34,6 +47,8 @@ struct dropin_context {
 	struct verbs_context vctx;
 	struct droce_context *d;
 	struct dropin_context *next_open;	/* the open contexts (dropin_device.c) */
+	struct dropin_context *next_dev;	/* its device's (dropin_async.c) */
+	struct dropin_events events;
 };
 
 /* A PD, or a parent domain (protection != NULL): a second ibv_pd on the
@@ -64,6 +79,7 @@ struct dropin_cq {
 	};
 	struct droce_cq *d;
 	struct ibv_wc wc;	/* the completion start/next_poll took */
+	uint32_t events_reported;	/* async events taken (dropin_async.c) */
 };
 
 /* A completion channel: droce's; ibv.fd is its eventfd. */
@@ -97,11 +113,13 @@ struct dropin_qp {
 	/* the CM id driving this QP (the drop-in librdmacm's rdma_create_qp),
 	 * which forgets it before ibv_destroy_qp frees it */
 	struct droce_rdma_cm_id *cm_id;
+	uint32_t events_reported;	/* async events taken (dropin_async.c) */
 };
 
 struct dropin_srq {
 	struct ibv_srq ibv;
 	struct droce_srq *d;
+	uint32_t events_reported;	/* async events taken (dropin_async.c) */
 };
 
 struct dropin_ah {
@@ -167,6 +185,22 @@ struct droce_comp_channel *dropin_channel_of(struct ibv_comp_channel *channel);
 /* The member of an async event's element union its type uses (verbs.h). */
 enum dropin_element { EL_NONE, EL_CQ, EL_QP, EL_SRQ, EL_WQ, EL_PORT };
 enum dropin_element dropin_event_element(enum ibv_event_type t);
+/*
+ * dropin_async.c: each context's asynchronous events.  Under dropin.lock:
+ * open (its eventfd, then attach: 0 or -errno), detach (its device's
+ * router forgets it, and stops with the last), attach again (a close that
+ * failed), free (the fd and queue).  forget: after droce destroyed a QP,
+ * CQ or SRQ, its events not taken dropped, those taken waited for (the
+ * object's mutex, cond, acked count and dropin_*'s events_reported).
+ */
+enum dropin_fork_stage { DROPIN_FORK_PREPARE, DROPIN_FORK_PARENT, DROPIN_FORK_CHILD };
+int dropin_async_open(struct dropin_device *dd, struct dropin_context *ctx);
+int dropin_async_attach(struct dropin_device *dd, struct dropin_context *ctx);
+void dropin_async_detach(struct dropin_device *dd, struct dropin_context *ctx);
+void dropin_async_free(struct dropin_context *ctx);
+void dropin_async_fork(struct dropin_device *dd, enum dropin_fork_stage stage);
+void dropin_async_forget(struct ibv_context *context, const void *obj, pthread_mutex_t *m,
+			 pthread_cond_t *c, const uint32_t *done, const uint32_t *reported);
 /* dropin_sysfs.c: the device's tree under root (the kernel's sysfs layout),
  * its ibdev_path then root/NAME; 0 or -errno. */
 int dropin_sysfs_write(struct dropin_device *dd, const char *root);

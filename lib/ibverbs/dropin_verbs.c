@@ -324,10 +324,12 @@ int
 ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct dropin_cq *c = DROPIN_OBJ_OF(dropin_cq, cq);
-	int rc = droce_destroy_cq(c->d);	/* waits for its events' acks */
+	int rc = droce_destroy_cq(c->d);	/* waits for its completion events' acks */
 
 	if (rc != 0)
 		return rc;
+	dropin_async_forget(cq->context, cq, &cq->mutex, &cq->cond,
+			    &cq->async_events_completed, &c->events_reported);
 	if (cq->channel != NULL)
 		cq->channel->refcnt--;
 	pthread_cond_destroy(&cq->cond);
@@ -513,6 +515,8 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	rc = droce_destroy_qp(q->d);
 	if (rc != 0)
 		return rc;
+	dropin_async_forget(qp->context, qp, &qp->mutex, &qp->cond, &qp->events_completed,
+			    &q->events_reported);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
 	free(q->batch);
@@ -569,6 +573,8 @@ ibv_destroy_srq(struct ibv_srq *srq)
 
 	if (rc != 0)
 		return rc;
+	dropin_async_forget(srq->context, srq, &srq->mutex, &srq->cond, &srq->events_completed,
+			    &s->events_reported);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
 	free(s);

@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,12 +67,7 @@ next_wc(struct ibv_cq *cq)
 static bool
 async_readable(int timeout_ms)
 {
-	struct pollfd p = { .fd = t.ctx->async_fd, .events = POLLIN };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		die("poll(async_fd): %s", strerror(errno));
-	return n == 1 && (p.revents & POLLIN);
+	return rc_async_readable(t.ctx, timeout_ms);
 }
 
 static const char *

@@ -13,7 +13,8 @@
  * no RDMA and leaves with exit(0) (its atexit handlers run); the second
  * uses the verbs it inherited and must get clear errors (the device list
  * empty with errno ENODEV, opening the device NULL, posting on the
- * parent's QP and polling its CQ refused with EPERM), never the parent's
+ * parent's QP, polling its CQ and taking its context's async events
+ * refused with EPERM), never the parent's
  * objects; then the parent's second round must pass byte by byte; then,
  * with everything closed, a third child exits and the parent opens the
  * device again for a third round.
@@ -174,6 +175,7 @@ child_uses_rdma(struct side *a)
 	struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = LEN, .lkey = a->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_async_event ev;
 	struct ibv_device **list;
 	struct ibv_wc wc;
 	int n, rc;
@@ -193,6 +195,13 @@ child_uses_rdma(struct side *a)
 	n = ibv_poll_cq(a->cq, 1, &wc);
 	if (n >= 0) {
 		printf("FAIL: child: ibv_poll_cq on the parent's CQ: %d (want < 0)\n", n);
+		return 1;
+	}
+	/* (the eventfds are the parent's too: a read would take its events) */
+	errno = 0;
+	if (ibv_get_async_event(a->qp->context, &ev) != -1 || errno != EPERM) {
+		printf("FAIL: child: ibv_get_async_event on the parent's context: errno %d "
+		       "(want -1, EPERM)\n", errno);
 		return 1;
 	}
 	return 0;

@@ -11,6 +11,7 @@
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -183,6 +184,18 @@ rc_next_wc(struct ibv_cq *cq, long wait_ms)
 	if (n != 1)
 		die("no completion within %ld ms (poll %d)", wait_ms, n);
 	return wc;
+}
+
+/* ctx's async_fd readable within timeout_ms. */
+static inline bool
+rc_async_readable(struct ibv_context *ctx, int timeout_ms)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n < 0)
+		die("poll(async_fd): %s", strerror(errno));
+	return n == 1 && (p.revents & POLLIN);
 }
 
 /* The first device, opened; its GID 0 in *gid. */

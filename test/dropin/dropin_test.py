@@ -35,6 +35,11 @@ libibverbs.so.1 and usertools/droce-run.
       windows bound, used and revoked, and MRs under an iova
       (ibv_reg_mr_iova2, ibv_reg_mr_iova) written by the peer (the exact
       statuses and bytes in its header).
+  dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_CTXEV ctxev
+      test/dropin/dropin_ctxev.c: two contexts of droce0 in one process (a
+      memif server, droce's defaults), each reads exactly the events of its
+      own objects from its async_fd; then a second process (the memif
+      client) connects: PORT_ACTIVE on both, none on a context opened later.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_ASYNC async
       test/dropin/dropin_async.c the same way: the asynchronous events on
       context->async_fd (poll(2), ibv_get_async_event, ibv_ack_async_event):
@@ -129,11 +134,13 @@ started are stopped (by their own Popen handle).
 """
 import argparse
 import os
+import queue
 import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "60"))
@@ -381,6 +388,59 @@ def case_prog(a, tmp, tag, case, names, summary, lcore=True):
     rcs, outs = run_pair(a, tmp, tag, *tcp_pair([a.prog]), lcore=lcore)
     if prog_ok(case, rcs, outs, names):
         print(f"ok - {case}: {summary}", flush=True)
+
+
+def case_ctxev(a, tmp, tag):
+    """dropin_ctxev.c: the owner (memif server) until it prints "ready",
+    then the peer (memif client) until the owner prints "active", then the
+    peer's stdin closed (it leaves); both print "ok" and exit 0."""
+    case = "dropin_ctxev"
+    env = [dict(os.environ, DROCE_ARGS=droce_args(side, tag, tmp)) for side in (0, 1)]
+    lines = queue.Queue()
+    owner = peer = None
+    out = []
+
+    def wait_line(want):
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                return False
+            out.append(line)
+            if line.strip() == want:
+                return True
+        return False
+
+    try:
+        owner = subprocess.Popen([a.run, "--lib", a.lib, "--", a.prog, "owner"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 stdin=subprocess.DEVNULL, env=env[0], cwd=tmp)
+        threading.Thread(target=lambda: ([lines.put(x) for x in owner.stdout], lines.put(None)),
+                         daemon=True).start()
+        if not check(case, wait_line("ready"), "owner: no 'ready': " + "".join(out)[-600:]):
+            return
+        peer = subprocess.Popen([a.run, "--lib", a.lib, "--", a.prog, "peer"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                stdin=subprocess.PIPE, env=env[1], cwd=tmp)
+        active = wait_line("active")
+        pout = peer.communicate(input="", timeout=TIMEOUT)[0]  # stdin closed: it leaves
+        if not check(case, active, "owner: no 'active': " + "".join(out)[-600:]):
+            return
+        wait_line("ok")
+        owner.wait(timeout=TIMEOUT)
+        text = "".join(out)
+        if check(case, owner.returncode == 0 and text.splitlines()[-1:] == ["ok"],
+                 f"owner exit {owner.returncode}: {text[-800:]}") and \
+           check(case, peer.returncode == 0 and pout.splitlines()[-1:] == ["ok"],
+                 f"peer exit {peer.returncode}: {pout[-400:]}"):
+            print(f"ok - {case}: each context its own objects' events, port events to both",
+                  flush=True)
+    finally:
+        stop(owner)
+        stop(peer)
 
 
 def rping_text(ping, size):
@@ -960,7 +1020,7 @@ def case_daemon(a, tmp):
     """ibv_rc_pingpong (polling and -e), ib_write_bw and ib_read_lat servers
     on one droced at once, their clients on a second droced at the other memif end;
     then each of a.progs (dropin_mw, dropin_async): its owner on the first, its
-    peer on the second.  Both
+    peer on the second (dropin_ctxev: its daemon mode alone on the first).  Both
     droceds' lists are empty after."""
     procs = []
     try:
@@ -981,6 +1041,18 @@ def case_daemon(a, tmp):
             ("ib_read_lat -s 8", rlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([], [(8, 50)])))])
         for prog in a.progs:
+            if os.path.basename(prog) == "dropin_ctxev":
+                # two contexts of droce0 in one process on droced 0, each
+                # its own objects' events
+                rcs, outs = wait_text([on_droced(a, tmp, 0, socks[0], "ctxev",
+                                                 [prog, "daemon"])])
+                # ("ok", then under ASan LeakSanitizer's suppression summary)
+                if check("dropin_ctxev on droced", rcs[0] == 0 and
+                         "ok" in outs[0].splitlines(),
+                         f"exit {rcs[0]}: {outs[0][-600:]}"):
+                    print("ok - dropin_ctxev on droced: each context its own "
+                          "objects' events", flush=True)
+                continue
             # dropin_mw: memory windows on a static buffer; dropin_async:
             # the asynchronous events, droced's event ring to the owner's fd
             daemon_pair(a, tmp, socks, [
@@ -1083,7 +1155,7 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", action="append",
-                    help="pollfd, mw, async, abi, rdmacm_calls, rspreload: the test program; daemon: "
+                    help="pollfd, mw, async, ctxev, abi, rdmacm_calls, rspreload: the test program; daemon: "
                     "each one (repeated) on the two droceds")
     ap.add_argument("--droced", help="daemon: app/droced's binary")
     ap.add_argument("--preload", help="a sanitizer runtime preloaded into the programs "
@@ -1091,7 +1163,7 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "abi", "daemon", "lifecycle",
+                                     "qperf", "mw", "async", "ctxev", "abi", "daemon", "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
@@ -1145,6 +1217,8 @@ def main():
         elif a.what == "abi":
             case_prog(a, tmp, "z0", "dropin_abi (transport lcore)", ("owner", "peer"),
                       "rates, GID table, rereg_mr, EOPNOTSUPP answers, the 1.0 ABI")
+        elif a.what == "ctxev":
+            case_ctxev(a, tmp, "x0")
         elif a.what == "async":
             case_prog(a, tmp, "y0", "dropin_async (transport lcore)", ("owner", "peer"),
                       "QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, CQ_ERR through async_fd")
