@@ -5,7 +5,9 @@ libibverbs.so.1 and usertools/droce-run.
 
   dropin_test.py --run DROCE_RUN --lib DIR tools
       ibv_devices lists droce0; ibv_devinfo -v prints its attributes, port
-      and RoCEv2 GID (each field asserted).
+      and RoCEv2 GID (each field asserted).  A thread that calls
+      ibv_get_device_list keeps its CPU affinity (EAL pins the thread that
+      starts it to the main lcore; libibverbs pins nobody).
   dropin_test.py --run DROCE_RUN --lib DIR pingpong
       two ibv_{rc,uc,ud,srq}_pingpong processes, both on droce, joined by DPDK
       net_memif (socket in a private temporary folder), TCP exchange over
@@ -244,6 +246,35 @@ def case_tools(a, tmp):
                                    p.stdout, re.M) is not None, "GID[0] line: " + p.stdout[-300:])
     if not [f for f in failures if f.startswith("ibv_")]:
         print("ok - ibv_devices, ibv_devinfo -v", flush=True)
+    case_affinity(a, tmp)
+
+
+# the CPUs of the calling thread before and after its first
+# ibv_get_device_list (droce's start), and the number of devices
+AFFINITY_PROG = """
+import ctypes, os
+before = sorted(os.sched_getaffinity(0))
+lib = ctypes.CDLL("libibverbs.so.1")
+lib.ibv_get_device_list.restype = ctypes.c_void_p
+n = ctypes.c_int(0)
+lst = lib.ibv_get_device_list(ctypes.byref(n))
+after = sorted(os.sched_getaffinity(0))
+print("before", before, "after", after, "devices", n.value)
+"""
+
+
+def case_affinity(a, tmp):
+    case = "ibv_get_device_list keeps the caller's CPU affinity"
+    cpus = sorted(os.sched_getaffinity(0))
+    if not check(case, len(cpus) >= 2, f"needs 2 CPUs to tell a pinned thread, has {cpus}"):
+        return
+    p = run_one(["python3", "-c", AFFINITY_PROG], case, a.run, a.lib,
+                droce_args(0, "af", tmp), tmp)
+    want = f"before {cpus} after {cpus} devices 1"
+    if p is not None and check(case, p.returncode == 0 and want in p.stdout,
+                               f"exit {p.returncode}, expected {want!r}: {p.stdout[-300:]} "
+                               f"{p.stderr[-300:]}"):
+        print(f"ok - {case}: {want}", flush=True)
 
 
 def case_lifecycle(a, tmp):
