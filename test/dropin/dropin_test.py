@@ -113,8 +113,12 @@ libibverbs.so.1 and usertools/droce-run.
       total.  With --preload (ASan): the round trips, -T a, -T n, IPv6.
   dropin_test.py --run DROCE_RUN --lib DIR riostream
       rdmacm-utils' riostream the same way (riomap / riowrite: the peer
-      writes straight into the mapped buffer), with a transport lcore on
-      each side (riostream waits by reading its buffer, outside droce).
+      writes straight into the mapped buffer) with droce's defaults:
+      riostream waits by reading its buffer, outside droce, and the
+      drop-in's progress thread runs the engine meanwhile (with
+      --droce-progress=inline both sides wait forever).  64 B round
+      trips, 64 KiB with -T v (data verified), 4 KiB with -T a (rpoll);
+      then the 64 KiB -T v run with a transport lcore on each side.
   dropin_test.py --run DROCE_RUN --lib DIR --prog TCP_ECHO rspreload
       test/dropin/tcp_echo.c, a plain TCP echo server and client, under
       rdma-core's librspreload.so (its socket calls become rsockets on
@@ -532,12 +536,19 @@ def rstream_tests(a, tmp):
 
 
 def riostream_tests(a, tmp):
-    opts = ["-S", "65536", "-C", "100", "-I", "5", "-T", "v"]
-    case_rstream(a, tmp, "i0", "riostream", opts, opts,
-                 [("custom", "64k", "100", "5", "62m")], lcore=True)
-    opts = ["-S", "4096", "-C", "20", "-I", "20", "-T", "a"]
-    case_rstream(a, tmp, "i1", "riostream", opts, opts,
-                 [("custom", "4k", "20", "20", "3.1m")], lcore=True)
+    """droce's defaults: riostream spins on the last byte of its mapped
+    buffer, outside droce, after each riowrite (the progress thread sends
+    the WRITE and places the peer's); then -T v over a transport lcore."""
+    runs = [  # options, the row, transport lcore
+        (["-S", "64", "-C", "1", "-I", "100"], ("custom", "64", "1", "100", "12k"), False),
+        (["-S", "65536", "-C", "100", "-I", "5", "-T", "v"],
+         ("custom", "64k", "100", "5", "62m"), False),
+        (["-S", "4096", "-C", "20", "-I", "20", "-T", "a"],
+         ("custom", "4k", "20", "20", "3.1m"), False),
+        (["-S", "65536", "-C", "100", "-I", "5", "-T", "v"],
+         ("custom", "64k", "100", "5", "62m"), True)]
+    for i, (opts, row, lcore) in enumerate(runs):
+        case_rstream(a, tmp, f"i{i}", "riostream", opts, opts, [row], lcore=lcore)
 
 
 def case_rspreload(a, tmp, tag):
