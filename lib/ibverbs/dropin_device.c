@@ -218,14 +218,29 @@ dropin_start(void)
 {
 	struct droce_device **list;
 	int argc = dropin_build_argv(), n = 0;
+	cpu_set_t cpus;
+	bool restore;
+	int rc, err;
 
 	if (argc <= 0)
 		return;
 	if (pthread_atfork(dropin_fork_prepare, dropin_fork_parent, dropin_fork_child) != 0)
 		return;
-	if (droce_init(argc, dropin.argv) < 0) {
+	/*
+	 * rte_eal_init pins the calling thread to the main lcore's CPU.  The
+	 * caller is the program's thread (fio's job thread, a UCX worker),
+	 * which libibverbs never pins: give it back the CPUs it had, so that
+	 * it is not left waiting for one CPU while the others are free (and
+	 * the threads it creates later do not inherit that one CPU).
+	 */
+	restore = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
+	rc = droce_init(argc, dropin.argv);
+	err = errno;
+	if (restore)
+		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	if (rc < 0) {
 		fprintf(stderr, "libibverbs (droce): droce_init failed: %s "
-			"(DROCE_ARGS / DROCE_CONFIG)\n", strerror(errno));
+			"(DROCE_ARGS / DROCE_CONFIG)\n", strerror(err));
 		return;
 	}
 	list = droce_get_device_list(&n);

@@ -22,7 +22,13 @@ exchange their peer's address over TCP.  droce's defaults on both sides
       1024KiB, 256 blocks issued.  (fio checks no data here: the rdma engine
       moves it with RDMA WRITE / READ on the client's side only, the
       server's job issues nothing, and --verify needs a job that reads
-      back what it wrote.)
+      back what it wrote.)  Then --verb=send as fio's examples run it
+      (the server --iodepth=16, the client 1: fio connects with no RNR
+      retry, so the receiving side must keep receives posted ahead), with
+      --verify=crc32c on both sides: the server's job receives the 256
+      blocks and checks each one's verify header and CRC (a client
+      writing md5 headers fails it with err=84); both err= 0, 1024KiB
+      each way.
 Needs root (network namespaces).
 """
 import argparse
@@ -112,13 +118,16 @@ def case_pingpong(a, tmp, nets, tag, prov, ep):
               flush=True)
 
 
-def case_fio(a, tmp, nets, tag, verb):
-    case = f"fio --ioengine=rdma --verb={verb}"
+def case_fio(a, tmp, nets, tag, verb, extra=((), ())):
+    """extra: the server's and the client's own options."""
+    case = " / ".join([f"fio --ioengine=rdma --verb={verb}"] +
+                      [" ".join(e) for e in extra if e])
     port = dt.free_port()
     common = ["--ioengine=rdma", f"--port={port}", f"--verb={verb}", "--bs=4k", "--size=1m",
               "--thread"]
-    argv = [["fio", "--name=server", "--rw=read"] + common,
-            ["fio", "--name=client", "--rw=write"] + common + [f"--hostname={nets.server_addr}"]]
+    argv = [["fio", "--name=server", "--rw=read"] + common + list(extra[0]),
+            ["fio", "--name=client", "--rw=write"] + common + list(extra[1]) +
+            [f"--hostname={nets.server_addr}"]]
     rcs, outs = run_pair(a, tmp, nets, tag, argv,
                          lambda text: "waiting for connection" in text)
     ok = True
@@ -129,6 +138,10 @@ def case_fio(a, tmp, nets, tag, verb):
     ok &= dt.check(case, re.search(r"^\s+WRITE: .*, io=1024KiB \(1049kB\),", outs[1], re.M)
                    is not None and "issued rwts: total=0,256,0,0 " in outs[1],
                    f"client: not 1024KiB in 256 blocks: {outs[1][-400:]}")
+    if verb == "send":  # the server's job receives every block
+        ok &= dt.check(case, re.search(r"^\s+READ: .*, io=1024KiB \(1049kB\),", outs[0], re.M)
+                       is not None and "issued rwts: total=256,0,0,0 " in outs[0],
+                       f"server: not 1024KiB in 256 blocks: {outs[0][-400:]}")
     if ok:
         print(f"ok - {case}: server and client err= 0, io=1024KiB (256 x 4 KiB)", flush=True)
 
@@ -150,6 +163,10 @@ def main():
             else:
                 case_fio(a, tmp, nets, "w", "write")
                 case_fio(a, tmp, nets, "r", "read")
+                # fio's own examples (rdmaio-server.fio, rdmaio-client.fio):
+                # the receiving side deeper than the sending one
+                case_fio(a, tmp, nets, "s", "send",
+                         (["--iodepth=16", "--verify=crc32c"], ["--verify=crc32c"]))
     finally:
         nets.close()
     for f in dt.failures:

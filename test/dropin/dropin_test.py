@@ -5,7 +5,9 @@ libibverbs.so.1 and usertools/droce-run.
 
   dropin_test.py --run DROCE_RUN --lib DIR tools
       ibv_devices lists droce0; ibv_devinfo -v prints its attributes, port
-      and RoCEv2 GID (each field asserted).
+      and RoCEv2 GID (each field asserted).  A thread that calls
+      ibv_get_device_list keeps its CPU affinity (EAL pins the thread that
+      starts it to the main lcore; libibverbs pins nobody).
   dropin_test.py --run DROCE_RUN --lib DIR pingpong
       two ibv_{rc,uc,ud,srq}_pingpong processes, both on droce, joined by DPDK
       net_memif (socket in a private temporary folder), TCP exchange over
@@ -121,8 +123,12 @@ libibverbs.so.1 and usertools/droce-run.
       total.  With --preload (ASan): the round trips, -T a, -T n, IPv6.
   dropin_test.py --run DROCE_RUN --lib DIR riostream
       rdmacm-utils' riostream the same way (riomap / riowrite: the peer
-      writes straight into the mapped buffer), with a transport lcore on
-      each side (riostream waits by reading its buffer, outside droce).
+      writes straight into the mapped buffer) with droce's defaults:
+      riostream waits by reading its buffer, outside droce, and the
+      drop-in's progress thread runs the engine meanwhile (with
+      --droce-progress=inline both sides wait forever).  64 B round
+      trips, 64 KiB with -T v (data verified), 4 KiB with -T a (rpoll);
+      then the 64 KiB -T v run with a transport lcore on each side.
   dropin_test.py --run DROCE_RUN --lib DIR --prog TCP_ECHO rspreload
       test/dropin/tcp_echo.c, a plain TCP echo server and client, under
       rdma-core's librspreload.so (its socket calls become rsockets on
@@ -256,6 +262,36 @@ def case_tools(a, tmp):
                                    p.stdout, re.M) is not None, "GID[0] line: " + p.stdout[-300:])
     if not [f for f in failures if f.startswith("ibv_")]:
         print("ok - ibv_devices, ibv_devinfo -v", flush=True)
+    if a.preload is None:  # python3 is no program to run under ASan's runtime
+        case_affinity(a, tmp)
+
+
+# the CPUs of the calling thread before and after its first
+# ibv_get_device_list (droce's start), and the number of devices
+AFFINITY_PROG = """
+import ctypes, os
+before = sorted(os.sched_getaffinity(0))
+lib = ctypes.CDLL("libibverbs.so.1")
+lib.ibv_get_device_list.restype = ctypes.c_void_p
+n = ctypes.c_int(0)
+lst = lib.ibv_get_device_list(ctypes.byref(n))
+after = sorted(os.sched_getaffinity(0))
+print("before", before, "after", after, "devices", n.value)
+"""
+
+
+def case_affinity(a, tmp):
+    case = "ibv_get_device_list keeps the caller's CPU affinity"
+    cpus = sorted(os.sched_getaffinity(0))
+    if not check(case, len(cpus) >= 2, f"needs 2 CPUs to tell a pinned thread, has {cpus}"):
+        return
+    p = run_one(["python3", "-c", AFFINITY_PROG], case, a.run, a.lib,
+                droce_args(0, "af", tmp), tmp)
+    want = f"before {cpus} after {cpus} devices 1"
+    if p is not None and check(case, p.returncode == 0 and want in p.stdout,
+                               f"exit {p.returncode}, expected {want!r}: {p.stdout[-300:]} "
+                               f"{p.stderr[-300:]}"):
+        print(f"ok - {case}: {want}", flush=True)
 
 
 def case_lifecycle(a, tmp):
@@ -566,12 +602,19 @@ def rstream_tests(a, tmp):
 
 
 def riostream_tests(a, tmp):
-    opts = ["-S", "65536", "-C", "100", "-I", "5", "-T", "v"]
-    case_rstream(a, tmp, "i0", "riostream", opts, opts,
-                 [("custom", "64k", "100", "5", "62m")], lcore=True)
-    opts = ["-S", "4096", "-C", "20", "-I", "20", "-T", "a"]
-    case_rstream(a, tmp, "i1", "riostream", opts, opts,
-                 [("custom", "4k", "20", "20", "3.1m")], lcore=True)
+    """droce's defaults: riostream spins on the last byte of its mapped
+    buffer, outside droce, after each riowrite (the progress thread sends
+    the WRITE and places the peer's); then -T v over a transport lcore."""
+    runs = [  # options, the row, transport lcore
+        (["-S", "64", "-C", "1", "-I", "100"], ("custom", "64", "1", "100", "12k"), False),
+        (["-S", "65536", "-C", "100", "-I", "5", "-T", "v"],
+         ("custom", "64k", "100", "5", "62m"), False),
+        (["-S", "4096", "-C", "20", "-I", "20", "-T", "a"],
+         ("custom", "4k", "20", "20", "3.1m"), False),
+        (["-S", "65536", "-C", "100", "-I", "5", "-T", "v"],
+         ("custom", "64k", "100", "5", "62m"), True)]
+    for i, (opts, row, lcore) in enumerate(runs):
+        case_rstream(a, tmp, f"i{i}", "riostream", opts, opts, [row], lcore=lcore)
 
 
 def case_rspreload(a, tmp, tag):
