@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
 #define DQ_VERSION 1
@@ -204,5 +205,14 @@ int dq_event_take(struct dq_ring *r, uint32_t *cons, struct dq_event *out);
 /* droced's side: one completion or event in: 0, -EAGAIN, -EINVAL. */
 int dq_cqe_put(struct dq_ring *r, uint32_t depth, uint32_t *prod, const struct dq_cqe *c);
 int dq_event_put(struct dq_ring *r, uint32_t *prod, const struct dq_event *e);
+
+/*
+ * dq_sock.c: one message of len bytes on an AF_UNIX socket with at most
+ * one fd (SCM_RIGHTS; -1: none): 0 or -errno.  Receiving: the bytes or
+ * -errno, *fd the fd passed with it (close-on-exec) or -1; more fds, or a
+ * truncated control message, are closed.
+ */
+int dq_sock_send(int sock, const void *buf, size_t len, int fd);
+ssize_t dq_sock_recv(int sock, void *buf, size_t len, int *fd);
 
 #endif /* DQ_H */
