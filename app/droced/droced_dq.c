@@ -238,6 +238,9 @@ dq_bad_count(const struct droced_app *a)
 	return a->dq != NULL ? a->dq->bad : 0;
 }
 
+/* ---- refusals ---------------------------------------------------------------------- */
+
+/* One refusal counted (the first DQ_LOG_MAX of an application logged). */
 static void
 refused(struct droced_app *a, const char *what, uint32_t slot, int err)
 {
@@ -289,8 +292,6 @@ dq_event(struct droced_app *a, uint32_t type, uint64_t name)
 	if (a->dq != NULL)
 		event_put(a, type, slot_named(a->dq, name), name);
 }
-
-/* ---- refusals ---------------------------------------------------------------------- */
 
 /* A malformed descriptor or index of QP slot s: the QP to ERR (its posted
  * work flushes into its CQs' rings), QP_REQ_ERR to the application. */

@@ -93,9 +93,13 @@ call_fd(struct client *c, struct dmn_msg *m, int fd_in, int *fd_out)
 {
 	int fd;
 
-	if (dq_sock_send(c->sock, m, sizeof(*m), fd_in) != 0 ||
-	    dq_sock_recv(c->sock, m, sizeof(*m), &fd) != (ssize_t)sizeof(*m))
+	ssize_t n;
+
+	if (dq_sock_send(c->sock, m, sizeof(*m), fd_in) != 0)
 		die("droced's socket", errno);
+	n = dq_sock_recv(c->sock, m, sizeof(*m), &fd);
+	if (n != (ssize_t)sizeof(*m))
+		die("droced's reply", n < 0 ? (int)-n : EPROTO);
 	if (fd_out != NULL)
 		*fd_out = fd;
 	else if (fd >= 0)
