@@ -470,14 +470,14 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 			     .key = HOSTILE_QPS - 1 };
 	uint32_t qp_err = 0, cq_err = 0;
 	uint64_t end = now_ms() + WAIT_MS;
-	struct droce_qp_attr init = { .qp_state = DROCE_QPS_INIT, .port_num = 1 };
 	int rc = call_fd(c, &m, -1, NULL);
 
 	printf("hostile: attach of another's QP: %s\n", strerror(rc));
-	/* live QPs (RESET cannot go to ERR: its rings would only be ignored) */
+	/* live QPs, each connected to itself: droced's engine would take a
+	 * well-formed request on any of them, so only droced's checks stop
+	 * the garbage */
 	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
-		modify(c, i, &init, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-		       DROCE_QP_ACCESS_FLAGS, "INIT");
+		qp_connect(c, i, c->qpn[i]);
 	garbage(c, other_lkey);
 	printf("hostile: garbage written\n");
 	fflush(stdout);
