@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/dq unit tests: the region's layout, the rings' indices between a
- * producer and a consumer (also garbage written by the other side), and
- * the checks of malformed descriptors, each with its exact errno.
+ * producer and a consumer (also garbage written by the other side), the
+ * checks of malformed descriptors, each with its exact errno, and an fd
+ * passed with a message.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dq.h"
 
@@ -328,6 +333,35 @@ test_events(void **state)
 	free(base);
 }
 
+/* A message and an fd across a socket pair; a message without one gives -1. */
+static void
+test_sock_fd(void **state)
+{
+	int sv[2], got = -2, fd = dup(0);
+	uint64_t msg = 0x1122334455667788, in = 0;
+	struct stat a, b;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(dq_sock_send(sv[0], &msg, sizeof(msg), fd), 0);
+	assert_int_equal(dq_sock_recv(sv[1], &in, sizeof(in), &got), (ssize_t)sizeof(in));
+	assert_int_equal(in, msg);
+	assert_true(got >= 0 && got != fd);
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(fstat(got, &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	close(got);
+	assert_int_equal(dq_sock_send(sv[0], &msg, sizeof(msg), -1), 0);
+	assert_int_equal(dq_sock_recv(sv[1], &in, sizeof(in), &got), (ssize_t)sizeof(in));
+	assert_int_equal(got, -1);
+	close(sv[0]);
+	assert_int_equal(dq_sock_recv(sv[1], &in, sizeof(in), &got), 0);	/* EOF */
+	assert_int_equal(dq_sock_send(sv[1], &msg, sizeof(msg), -1), -EPIPE);
+	close(sv[1]);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -343,6 +377,7 @@ main(void)
 		cmocka_unit_test(test_recv_check),
 		cmocka_unit_test(test_read_once),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_sock_fd),
 	};
 
 	return cmocka_run_group_tests_name("dq_format", tests, NULL, NULL);
