@@ -33,6 +33,9 @@ int droced_linger_tick(int wait_ms);
 /* droced exits: all that lingers torn down now. */
 void droced_linger_shutdown(void);
 int droced_app_fd(const struct droced_app *app);
+/* One round of the poller over every queue region (droced_dq.c): how long
+ * poll may wait (at most wait_ms): 0 while work came lately. */
+int droced_dq_tick(int wait_ms);
 /* A lease of droced's expired (its event acked): a persistent region's is released. */
 void droced_lease_expired(struct droce_mr *mr);
 /* Kept regions' windows looked at (the client-side release): how long

@@ -29,6 +29,7 @@
 #include <rte_ring_elem.h>
 #include <rte_telemetry.h>
 
+#include "dq.h"
 #include "droced.h"
 #include "droced_table.h"
 
@@ -84,12 +85,27 @@ droced_app_new(int fd, pid_t pid)
 		return NULL;
 	a->fd = fd;
 	a->rx_fd = -1;
+	a->tx_fd = -1;
 	a->ev_fd = -1;
 	a->pid = pid;
 	a->owner = (void *)(uintptr_t)dmn.next_owner++;
 	a->next = dmn.apps;
 	dmn.apps = a;
 	return a;
+}
+
+int
+droced_dq_tick(int wait_ms)
+{
+	unsigned int moved = 0;
+	bool any = false;
+
+	for (struct droced_app *a = dmn.apps; a != NULL; a = a->next)
+		if (a->dq != NULL) {
+			any = true;
+			moved += dq_poll(a);
+		}
+	return dq_wait_ms(moved, any, wait_ms);
 }
 
 int
@@ -230,8 +246,10 @@ release(struct droced_app *a, struct obj *o)
 {
 	int rc = obj_free(o->type, o->p, o->len);
 
-	if (rc == 0)
+	if (rc == 0) {
+		dq_forget(a, o->p);	/* a CQ's or QP's slot in its region */
 		obj_remove(a, o);
+	}
 	return rc;
 }
 
@@ -651,7 +669,7 @@ list_apps(struct dmn_app_info *out, uint32_t from, uint32_t *total)
 			.cq = p->count[OBJ_CQ], .qp = p->count[OBJ_QP],
 			.buf = p->count[OBJ_BUF], .buf_bytes = p->buf_bytes,
 			.mem = p->count[OBJ_MAP], .mem_bytes = p->map_bytes,
-			.mw = p->count[OBJ_MW],
+			.mw = p->count[OBJ_MW], .dq_bad = dq_bad_count(p),
 		};
 	}
 	return n;
@@ -701,12 +719,12 @@ tel_row(struct rte_tel_data *d, const char *name, const char *const *keys,
 }
 
 /* /droced/apps: {"<pid>": {"pd": n, "mr": n, "cq": n, "qp": n, "buf": n,
- * "buf_bytes": n, "mem": n, "mem_bytes": n}, ...} */
+ * "buf_bytes": n, "mem": n, "mem_bytes": n, "dq_bad": n}, ...} */
 static int
 tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	static const char *const keys[] = { "pd", "mr", "cq", "qp", "buf", "buf_bytes",
-					    "mem", "mem_bytes" };
+					    "mem", "mem_bytes", "dq_bad" };
 
 	(void)cmd;
 	(void)params;
@@ -715,7 +733,7 @@ tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (int i = 0; i < tel.n; i++) {
 		const struct dmn_app_info *p = &tel.apps[i];
 		const uint64_t v[] = { p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
-				       p->mem, p->mem_bytes };
+				       p->mem, p->mem_bytes, p->dq_bad };
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
@@ -757,7 +775,7 @@ tel_persist(const char *cmd, const char *params, struct rte_tel_data *d)
  * lib/transport cq_fire), nor may droced's to an async_fd block.
  * 0, EBADF (none passed) or EINVAL.
  */
-static int
+int
 passed_eventfd(const struct droced_app *a)
 {
 	char path[32], target[32];
@@ -853,6 +871,7 @@ deliver(struct droced_app *a, struct droce_async_event *ev)
 {
 	const uint64_t one = 1;
 
+	dq_event(a, ev->event_type, (uint64_t)(uintptr_t)ev->element.qp);
 	if (a->ev_ring == NULL)
 		return;
 	if (rte_ring_sp_enqueue_elem(a->ev_ring, ev, sizeof(*ev)) != 0) {
@@ -945,43 +964,9 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_CLOSE_EVENTS] = on_close_events,
 	[DMN_ALLOC_MW] = on_alloc_mw,
 	[DMN_DEALLOC_MW] = on_dealloc_mw,
+	[DMN_DQ_OPEN] = on_dq_open,
+	[DMN_DQ_ATTACH] = on_dq_attach,
 };
-
-/*
- * One message, and the fd passed with it (SCM_RIGHTS, close-on-exec) in
- * *fd, or -1; any more fds, or a truncated control message, are closed.
- */
-static ssize_t
-recv_with_fd(int sock, struct dmn_msg *m, int *fd)
-{
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf) };
-	ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
-
-	*fd = -1;
-	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&h) : NULL; c != NULL;
-	     c = CMSG_NXTHDR(&h, c)) {
-		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < nfd; i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(f));
-			if (*fd < 0 && !(h.msg_flags & MSG_CTRUNC))
-				*fd = f;
-			else
-				close(f);
-		}
-	}
-	return n;
-}
 
 /* What droced --ctl asks without a HELLO (an administrator, no objects). */
 static bool
@@ -994,7 +979,8 @@ bool
 droced_app_serve(struct droced_app *a)
 {
 	struct dmn_msg m;
-	ssize_t n = recv_with_fd(a->fd, &m, &a->rx_fd);
+	ssize_t n = dq_sock_recv(a->fd, &m, sizeof(m), &a->rx_fd);
+	bool sent;
 
 	if (n != (ssize_t)sizeof(m)) {
 		if (a->rx_fd >= 0)
@@ -1013,7 +999,11 @@ droced_app_serve(struct droced_app *a)
 	a->rx_fd = -1;
 	tel_snapshot();
 	/* the object is in the table already: a caller dead by now is reaped */
-	return send(a->fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m);
+	sent = dq_sock_send(a->fd, &m, sizeof(m), m.err == 0 ? a->tx_fd : -1) == 0;
+	if (a->tx_fd >= 0)	/* the application's copy is what it holds */
+		close(a->tx_fd);
+	a->tx_fd = -1;
+	return sent;
 }
 
 /* ---- death -------------------------------------------------------------------- */
@@ -1171,6 +1161,7 @@ droced_app_reap(struct droced_app *a)
 	reap_type(a, OBJ_MW);	/* a region with windows bound cannot be deregistered */
 	reap_type(a, OBJ_MR);
 	a->revoke_us = now_us() - a->seen_us;
+	dq_close(a);		/* its rings no longer read, before its QPs go */
 	drain_qps(a);
 	events_close(a);
 	pieces_drop(a);

@@ -78,9 +78,9 @@ static void
 print_app(const struct dmn_app_info *p)
 {
 	printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
-	       " mem %u mem_bytes %" PRIu64 " mw %u\n",
+	       " mem %u mem_bytes %" PRIu64 " mw %u dq_bad %" PRIu64 "\n",
 	       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
-	       p->mem, p->mem_bytes, p->mw);
+	       p->mem, p->mem_bytes, p->mw, p->dq_bad);
 }
 
 static void
@@ -274,7 +274,7 @@ serve(int lfd, struct droce_context *ctx)
 		/* released regions and dead applications whose linger is over,
 		 * kept regions' windows; after the last round's requests and
 		 * reaps, so that what they started is looked at in time */
-		wait_ms = droced_linger_tick(droced_persist_tick(200));
+		wait_ms = droced_dq_tick(droced_linger_tick(droced_persist_tick(200)));
 		pfd = conns.pfd;
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };

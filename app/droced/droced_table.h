@@ -81,6 +81,8 @@ struct droced_app {
 	uint32_t revoked;	/* MRs */
 	struct droced_linger linger;
 	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
+	int tx_fd;		/* the reply's (then closed), -1: none */
+	struct droced_dq *dq;	/* its queue region (droced_dq.c), or NULL */
 	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
 	uint32_t npiece;
 	struct droced_app *next;
@@ -102,6 +104,29 @@ void reap_objects(struct droced_app *a);
 /* Telemetry's copy of the lists, after a change. */
 void tel_snapshot(void);
 uint64_t now_us(void);
+
+/* The fd passed with the request is an eventfd: 0, EBADF (none), EINVAL. */
+int passed_eventfd(const struct droced_app *a);
+
+/* ---- droced_dq.c: queue regions (README.md "Queue regions") ---- */
+
+struct droced_dq;
+/* The requests: 0 or a positive errno. */
+int on_dq_open(struct droced_app *a, struct dmn_msg *m);
+int on_dq_attach(struct droced_app *a, struct dmn_msg *m);
+/* a's CQ or QP p was destroyed: its slot is free. */
+void dq_forget(struct droced_app *a, const void *p);
+/* a's region unmapped (its death), its rings no longer read. */
+void dq_close(struct droced_app *a);
+/* An event (type) of a's object named name into a's region, if it has one. */
+void dq_event(struct droced_app *a, uint32_t type, uint64_t name);
+/* Descriptors and indices of a's region refused so far. */
+uint64_t dq_bad_count(const struct droced_app *a);
+/* One round over a's rings: how many descriptors and completions moved. */
+unsigned int dq_poll(struct droced_app *a);
+/* How long the main loop may wait in poll(2) (at most wait_ms), given the
+ * round moved that many and whether any region exists. */
+int dq_wait_ms(unsigned int moved, bool any, int wait_ms);
 
 /* ---- droced_persist.c ---- */
 

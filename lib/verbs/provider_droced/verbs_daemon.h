@@ -55,7 +55,9 @@ struct rte_ring;
 	X(OPEN_EVENTS)	\
 	X(CLOSE_EVENTS)	\
 	X(ALLOC_MW)	\
-	X(DEALLOC_MW)
+	X(DEALLOC_MW)	\
+	X(DQ_OPEN)	\
+	X(DQ_ATTACH)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -77,6 +79,7 @@ struct dmn_app_info {
 	uint32_t mem;			/* mappings of the application's pages */
 	uint64_t mem_bytes;		/* their bytes */
 	uint32_t mw;			/* memory windows */
+	uint64_t dq_bad;		/* descriptors of its queue region refused */
 };
 
 /* One persistent region as droced --ctl list shows it. */
@@ -119,8 +122,18 @@ struct dmn_msg {
 		} list;
 		char name[DROCE_PERSIST_NAME_MAX];	/* a persistent region's */
 		struct droce_lease_attr lease;		/* QUERY_LEASE's reply */
+		/* DQ_OPEN: the region's shape, lib/dq's struct dq_geom
+		 * field by field; the reply's len is its size, the memfd
+		 * comes with it (SCM_RIGHTS) */
+		struct {
+			uint32_t nqp, ncq, sq_depth, rq_depth, cq_depth;
+		} dq;
 	} u;
 };
+
+/* DQ_ATTACH: h[0] the CQ's or QP's handle, arg which (enum dmn_dq_obj),
+ * key its slot in the region. */
+enum dmn_dq_obj { DMN_DQ_CQ, DMN_DQ_QP };
 
 /* SET_LEASE, RENEW_LEASE and QUERY_LEASE: h[0] the object's handle, h[1]
  * which kind of object it is. */

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droced_dq.c - an application's queue region (lib/dq, README.md "Queue
+ * regions"): a memfd droced makes, sizes, seals and maps, passed to the
+ * application (DQ_OPEN); the application's CQs and QPs attached to its
+ * slots (DQ_ATTACH); and the poller on droced's main thread that takes
+ * the work requests out of the send and receive rings, checks them and
+ * posts them on droced's QPs with the ordinary verbs, and writes droced's
+ * CQs' completions into the completion rings.
+ *
+ * The region is the application's to write at any time: droced keeps its
+ * own indices and the region's shape, reads the application's index once
+ * per round and each descriptor once (a copy), and checks both before
+ * acting.  A malformed one ends that QP (ERR, QP_REQ_ERR to the
+ * application, its counter); droced and the other applications go on.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dq.h"
+#include "droced_table.h"
+
+/* A round takes at most this many descriptors of one ring (fairness). */
+#define DQ_BUDGET 32
+/* Rounds without work before the main loop sleeps in poll(2) again (a
+ * round is one poll(2) with no wait and the rings looked at). */
+#define DQ_SPIN_ROUNDS 20000
+/* How long the main loop sleeps while regions exist but are idle. */
+#define DQ_IDLE_MS 1
+/* Refusals logged per application (the counter counts them all). */
+#define DQ_LOG_MAX 8
+
+/* lib/dq's values are droce.h's (ibverbs'): copied through. */
+#define SAME(x, y) ((int)(x) == (int)(y))
+_Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
+	       SAME(DQ_WR_RDMA_WRITE_WITH_IMM, DROCE_WR_RDMA_WRITE_WITH_IMM) &&
+	       SAME(DQ_WR_SEND, DROCE_WR_SEND) && SAME(DQ_WR_SEND_WITH_IMM, DROCE_WR_SEND_WITH_IMM) &&
+	       SAME(DQ_WR_RDMA_READ, DROCE_WR_RDMA_READ) &&
+	       SAME(DQ_WR_ATOMIC_CMP_AND_SWP, DROCE_WR_ATOMIC_CMP_AND_SWP) &&
+	       SAME(DQ_WR_ATOMIC_FETCH_AND_ADD, DROCE_WR_ATOMIC_FETCH_AND_ADD) &&
+	       SAME(DQ_WR_LOCAL_INV, DROCE_WR_LOCAL_INV) &&
+	       SAME(DQ_WR_SEND_WITH_INV, DROCE_WR_SEND_WITH_INV) &&
+	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
+	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED), "lib/dq's opcodes and flags");
+
+struct dq_qp_slot {
+	struct droce_qp *qp;	/* NULL: free */
+	uint64_t name;		/* the QP's name in the application's events */
+	uint32_t sq_cons, rq_cons;	/* droced's own indices */
+	bool ud;
+	bool broken;		/* in ERR for a malformed descriptor: not read again */
+};
+
+struct dq_cq_slot {
+	struct droce_cq *cq;
+	uint64_t name;
+	uint32_t prod;
+	bool broken;		/* its consumer index was garbage: not written again */
+};
+
+struct droced_dq {
+	void *base;
+	size_t size;
+	struct dq_geom g;	/* droced's copy: the region's header is not read */
+	uint32_t ev_prod;
+	bool ev_broken;
+	int ev_fd;		/* the application's eventfd, -1: none */
+	uint64_t bad;
+	struct dq_qp_slot qp[DQ_MAX_QPS];
+	struct dq_cq_slot cq[DQ_MAX_CQS];
+};
+
+/* ---- the region ------------------------------------------------------------------- */
+
+/* A memfd of size bytes that neither side can shrink or grow (a shrink
+ * would fault droced), mapped: its fd, or -errno. */
+static int
+region_make(size_t size, void **base)
+{
+	int fd = memfd_create("droce-dq", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	*base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*base == MAP_FAILED) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int
+on_dq_open(struct droced_app *a, struct dmn_msg *m)
+{
+	struct dq_geom g = { m->u.dq.nqp, m->u.dq.ncq, m->u.dq.sq_depth, m->u.dq.rq_depth,
+			     m->u.dq.cq_depth };
+	struct droced_dq *dq;
+	struct dq_header *h;
+	int rc = -dq_geom_check(&g), fd;
+
+	if (rc != 0)
+		return rc;
+	if (a->dq != NULL)
+		return EBUSY;
+	/* an eventfd passed with the request counts the region's events */
+	if (a->rx_fd >= 0 && (rc = passed_eventfd(a)) != 0)
+		return rc;
+	dq = calloc(1, sizeof(*dq));
+	if (dq == NULL)
+		return ENOMEM;
+	dq->g = g;
+	dq->size = dq_region_size(&g);
+	fd = region_make(dq->size, &dq->base);
+	if (fd < 0) {
+		free(dq);
+		return -fd;
+	}
+	h = dq->base;
+	*h = (struct dq_header){ DQ_MAGIC, DQ_VERSION, g, dq->size };
+	dq->ev_fd = a->rx_fd;
+	a->rx_fd = -1;
+	a->dq = dq;
+	a->tx_fd = fd;		/* the reply passes it, then droced closes its copy */
+	m->len = dq->size;
+	return 0;
+}
+
+void
+dq_close(struct droced_app *a)
+{
+	if (a->dq == NULL)
+		return;
+	munmap(a->dq->base, a->dq->size);
+	if (a->dq->ev_fd >= 0)
+		close(a->dq->ev_fd);
+	free(a->dq);
+	a->dq = NULL;
+}
+
+static struct dq_cq_slot *
+cq_slot_of(struct droced_dq *dq, const struct droce_cq *cq)
+{
+	for (uint32_t i = 0; i < dq->g.ncq; i++)
+		if (dq->cq[i].cq == cq)
+			return &dq->cq[i];
+	return NULL;
+}
+
+static struct dq_qp_slot *
+qp_slot_of(struct droced_dq *dq, const struct droce_qp *qp)
+{
+	for (uint32_t i = 0; i < dq->g.nqp; i++)
+		if (dq->qp[i].qp == qp)
+			return &dq->qp[i];
+	return NULL;
+}
+
+/* A CQ into slot i: once, into a free slot. */
+static int
+attach_cq(struct droced_dq *dq, struct obj *o, uint32_t i)
+{
+	if (i >= dq->g.ncq)
+		return EINVAL;
+	if (dq->cq[i].cq != NULL || cq_slot_of(dq, o->p) != NULL)
+		return EBUSY;
+	dq->cq[i] = (struct dq_cq_slot){ .cq = o->p, .name = o->app_ptr };
+	return 0;
+}
+
+/* A QP into slot i, once its CQs have slots (their completions a ring). */
+static int
+attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
+{
+	struct droce_qp *qp = o->p;
+
+	if (i >= dq->g.nqp || cq_slot_of(dq, qp->send_cq) == NULL ||
+	    cq_slot_of(dq, qp->recv_cq) == NULL)
+		return EINVAL;
+	if (dq->qp[i].qp != NULL || qp_slot_of(dq, qp) != NULL)
+		return EBUSY;
+	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
+					 .ud = qp->qp_type == DROCE_QPT_UD };
+	return 0;
+}
+
+int
+on_dq_attach(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o;
+
+	if (a->dq == NULL)
+		return EINVAL;
+	if (m->arg == DMN_DQ_CQ) {
+		o = obj_find(a, OBJ_CQ, m->h[0]);
+		return o == NULL ? ENOENT : attach_cq(a->dq, o, m->key);
+	}
+	if (m->arg == DMN_DQ_QP) {
+		o = obj_find(a, OBJ_QP, m->h[0]);
+		return o == NULL ? ENOENT : attach_qp(a->dq, o, m->key);
+	}
+	return EINVAL;
+}
+
+void
+dq_forget(struct droced_app *a, const void *p)
+{
+	struct dq_qp_slot *q;
+	struct dq_cq_slot *c;
+
+	if (a->dq == NULL)
+		return;
+	q = qp_slot_of(a->dq, p);
+	if (q != NULL)
+		*q = (struct dq_qp_slot){ 0 };
+	c = cq_slot_of(a->dq, p);
+	if (c != NULL)
+		*c = (struct dq_cq_slot){ 0 };
+}
+
+uint64_t
+dq_bad_count(const struct droced_app *a)
+{
+	return a->dq != NULL ? a->dq->bad : 0;
+}
+
+/* ---- refusals ---------------------------------------------------------------------- */
+
+/* One refusal counted (the first DQ_LOG_MAX of an application logged). */
+static void
+refused(struct droced_app *a, const char *what, uint32_t slot, int err)
+{
+	if (a->dq->bad++ < DQ_LOG_MAX)
+		fprintf(stderr, "droced: pid %d: queue region: %s of slot %u refused (%s)\n",
+			(int)a->pid, what, slot, strerror(err));
+	tel_snapshot();		/* the counter, for telemetry */
+}
+
+/* ---- events ------------------------------------------------------------------------ */
+
+static uint32_t
+slot_named(const struct droced_dq *dq, uint64_t name)
+{
+	for (uint32_t i = 0; name != 0 && i < dq->g.nqp; i++)
+		if (dq->qp[i].qp != NULL && dq->qp[i].name == name)
+			return i;
+	for (uint32_t i = 0; name != 0 && i < dq->g.ncq; i++)
+		if (dq->cq[i].cq != NULL && dq->cq[i].name == name)
+			return i;
+	return UINT32_MAX;
+}
+
+/* One event into the region's event ring, then one count on its eventfd. */
+static void
+event_put(struct droced_app *a, uint32_t type, uint32_t slot, uint64_t name)
+{
+	struct droced_dq *dq = a->dq;
+	const struct dq_event e = { type, slot, name };
+	const uint64_t one = 1;
+	int rc;
+
+	if (dq->ev_broken)
+		return;
+	rc = dq_event_put(dq_evq(dq->base, &dq->g), &dq->ev_prod, &e);
+	if (rc == -EINVAL) {	/* its consumer index is garbage */
+		dq->ev_broken = true;
+		refused(a, "event index", UINT32_MAX, EINVAL);
+		return;
+	}
+	if (rc == 0 && dq->ev_fd >= 0 && write(dq->ev_fd, &one, sizeof(one)) < 0)
+		fprintf(stderr, "droced: pid %d: event count: %s\n", (int)a->pid,
+			strerror(errno));
+}
+
+void
+dq_event(struct droced_app *a, uint32_t type, uint64_t name)
+{
+	if (a->dq != NULL)
+		event_put(a, type, slot_named(a->dq, name), name);
+}
+
+/* A malformed descriptor or index of QP slot s: the QP to ERR (its posted
+ * work flushes into its CQs' rings), QP_REQ_ERR to the application. */
+static void
+qp_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err)
+{
+	struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+	uint32_t slot = (uint32_t)(s - a->dq->qp);
+
+	refused(a, what, slot, err);
+	s->broken = true;
+	(void)droce_modify_qp(s->qp, &attr, DROCE_QP_STATE);
+	event_put(a, DROCE_EVENT_QP_REQ_ERR, slot, s->name);
+}
+
+/* The completion ring's consumer index is garbage: the CQ is not written
+ * again (CQ_ERR), its QPs go to ERR. */
+static void
+cq_refused(struct droced_app *a, struct dq_cq_slot *c)
+{
+	struct droced_dq *dq = a->dq;
+	uint32_t slot = (uint32_t)(c - dq->cq);
+
+	refused(a, "CQ index", slot, EINVAL);
+	c->broken = true;
+	event_put(a, DROCE_EVENT_CQ_ERR, slot, c->name);
+	for (uint32_t i = 0; i < dq->g.nqp; i++) {
+		struct dq_qp_slot *s = &dq->qp[i];
+		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+
+		if (s->qp != NULL && !s->broken &&
+		    (s->qp->send_cq == c->cq || s->qp->recv_cq == c->cq)) {
+			s->broken = true;
+			(void)droce_modify_qp(s->qp, &attr, DROCE_QP_STATE);
+		}
+	}
+}
+
+/* ---- the poller -------------------------------------------------------------------- */
+
+/* Every SGE's lkey one of the application's MRs (any of its PDs; the
+ * engine checks the QP's PD and the range: LOC_PROT_ERR). */
+static int
+keys_check(struct droced_app *a, const struct dq_sge *sge, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		bool own = false;
+
+		for (uint32_t j = 0; j < a->nobj && !own; j++)
+			own = a->obj[j].type == OBJ_MR &&
+			      ((const struct droce_mr *)a->obj[j].p)->lkey == sge[i].lkey;
+		if (!own)
+			return -EACCES;
+	}
+	return 0;
+}
+
+static void
+sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (struct droce_sge){ sge[i].addr, sge[i].length, sge[i].lkey };
+}
+
+/* A checked send WQE on droced's QP: 0, or the verb's errno. */
+static int
+send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
+{
+	struct droce_sge sge[DQ_MAX_SGE];
+	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
+				    .opcode = (enum droce_wr_opcode)w->opcode,
+				    .send_flags = w->flags };
+	struct droce_send_wr *bad;
+
+	sges_to(sge, w->sge, w->num_sge);
+	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
+	if (dq_wr_ops[w->opcode] & DQ_OP_ATOMIC) {
+		wr.wr.atomic.remote_addr = w->remote_addr;
+		wr.wr.atomic.compare_add = w->compare_add;
+		wr.wr.atomic.swap = w->swap;
+		wr.wr.atomic.rkey = w->rkey;
+	} else if (dq_wr_ops[w->opcode] & DQ_OP_REMOTE) {
+		wr.wr.rdma.remote_addr = w->remote_addr;
+		wr.wr.rdma.rkey = w->rkey;
+	}
+	return droce_post_send(qp, &wr, &bad);
+}
+
+static int
+recv_one(struct droce_qp *qp, const struct dq_recv_wqe *w)
+{
+	struct droce_sge sge[DQ_MAX_SGE];
+	struct droce_recv_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge };
+	struct droce_recv_wr *bad;
+
+	sges_to(sge, w->sge, w->num_sge);
+	return droce_post_recv(qp, &wr, &bad);
+}
+
+/* Slot s's send ring: how many were posted (refusals end the QP). */
+static unsigned int
+sq_step(struct droced_app *a, struct dq_qp_slot *s)
+{
+	struct droced_dq *dq = a->dq;
+	struct dq_ring *r = dq_sq(dq->base, &dq->g, (uint32_t)(s - dq->qp));
+	int avail = dq_ring_avail(r, s->sq_cons, dq->g.sq_depth), rc = 0;
+	unsigned int n = 0;
+
+	if (avail < 0) {
+		qp_refused(a, s, "SQ index", -avail);
+		return 0;
+	}
+	while (n < (unsigned int)avail && n < DQ_BUDGET) {
+		struct dq_send_wqe w;
+
+		dq_send_read(r, dq->g.sq_depth, s->sq_cons, &w);
+		rc = dq_send_check(&w, s->ud, 0);	/* no AHs yet */
+		if (rc == 0)
+			rc = keys_check(a, w.sge, w.num_sge);
+		if (rc == 0)
+			rc = -send_one(s->qp, &w);
+		if (rc == -ENOMEM)
+			break;	/* droced's QP is full: the rest next round */
+		if (rc != 0) {
+			qp_refused(a, s, "send WQE", -rc);
+			break;
+		}
+		s->sq_cons++;
+		n++;
+	}
+	dq_ring_consumed(r, s->sq_cons);
+	return n;
+}
+
+static unsigned int
+rq_step(struct droced_app *a, struct dq_qp_slot *s)
+{
+	struct droced_dq *dq = a->dq;
+	struct dq_ring *r = dq_rq(dq->base, &dq->g, (uint32_t)(s - dq->qp));
+	int avail = dq_ring_avail(r, s->rq_cons, dq->g.rq_depth), rc = 0;
+	unsigned int n = 0;
+
+	if (avail < 0) {
+		qp_refused(a, s, "RQ index", -avail);
+		return 0;
+	}
+	while (n < (unsigned int)avail && n < DQ_BUDGET) {
+		struct dq_recv_wqe w;
+
+		dq_recv_read(r, dq->g.rq_depth, s->rq_cons, &w);
+		rc = dq_recv_check(&w);
+		if (rc == 0)
+			rc = keys_check(a, w.sge, w.num_sge);
+		if (rc == 0)
+			rc = -recv_one(s->qp, &w);
+		if (rc == -ENOMEM)
+			break;
+		if (rc != 0) {
+			qp_refused(a, s, "receive WQE", -rc);
+			break;
+		}
+		s->rq_cons++;
+		n++;
+	}
+	dq_ring_consumed(r, s->rq_cons);
+	return n;
+}
+
+/* Completions of droced's CQ into slot c's ring, as many as it has room for. */
+static unsigned int
+cq_step(struct droced_app *a, struct dq_cq_slot *c)
+{
+	struct droced_dq *dq = a->dq;
+	struct dq_ring *r = dq_cq(dq->base, &dq->g, (uint32_t)(c - dq->cq));
+	int room = dq_ring_room(r, c->prod, dq->g.cq_depth), n;
+	struct droce_wc wc[DQ_BUDGET];
+	struct dq_cqe *e = dq_ring_entries(r);
+
+	if (room < 0) {
+		cq_refused(a, c);
+		return 0;
+	}
+	n = droce_poll_cq(c->cq, room < DQ_BUDGET ? room : DQ_BUDGET, wc);
+	for (int i = 0; i < n; i++)
+		e[c->prod++ & (dq->g.cq_depth - 1)] = (struct dq_cqe){
+			.wr_id = wc[i].wr_id, .status = (uint8_t)wc[i].status,
+			.opcode = (uint8_t)wc[i].opcode, .wc_flags = (uint16_t)wc[i].wc_flags,
+			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
+			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
+			.vendor_err = wc[i].vendor_err };
+	if (n > 0)
+		dq_ring_produced(r, c->prod);
+	return n > 0 ? (unsigned int)n : 0;
+}
+
+unsigned int
+dq_poll(struct droced_app *a)
+{
+	struct droced_dq *dq = a->dq;
+	unsigned int n = 0;
+
+	for (uint32_t i = 0; i < dq->g.nqp; i++) {
+		struct dq_qp_slot *s = &dq->qp[i];
+
+		if (s->qp != NULL && !s->broken)
+			n += rq_step(a, s);	/* receives first: a SEND may need them */
+		if (s->qp != NULL && !s->broken)
+			n += sq_step(a, s);
+	}
+	for (uint32_t i = 0; i < dq->g.ncq; i++)
+		if (dq->cq[i].cq != NULL && !dq->cq[i].broken)
+			n += cq_step(a, &dq->cq[i]);
+	return n;
+}
+
+int
+dq_wait_ms(unsigned int moved, bool any, int wait_ms)
+{
+	static uint32_t spin;
+
+	if (!any)
+		return wait_ms;
+	spin = moved > 0 ? 0 : spin + (spin < DQ_SPIN_ROUNDS);
+	return spin < DQ_SPIN_ROUNDS ? 0 : (wait_ms < DQ_IDLE_MS ? wait_ms : DQ_IDLE_MS);
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dq.c - the shared queue format (dq.h): the region's layout, the rings'
+ * indices and the checks of descriptors copied out of them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dq.h"
+
+_Static_assert(sizeof(struct dq_send_wqe) == 128, "send WQE size is the format");
+_Static_assert(sizeof(struct dq_recv_wqe) == 80, "recv WQE size is the format");
+_Static_assert(sizeof(struct dq_cqe) == 32, "CQE size is the format");
+_Static_assert(sizeof(struct dq_event) == 16, "event size is the format");
+_Static_assert(sizeof(struct dq_ring) == 2 * DQ_CACHE_LINE, "indices on lines of their own");
+_Static_assert(sizeof(struct dq_header) <= DQ_CACHE_LINE, "the header is one line");
+
+const uint8_t dq_wr_ops[DQ_WR_NOPS] = {
+	[DQ_WR_RDMA_WRITE] = DQ_OP_VALID | DQ_OP_REMOTE,
+	[DQ_WR_RDMA_WRITE_WITH_IMM] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_IMM,
+	[DQ_WR_SEND] = DQ_OP_VALID,
+	[DQ_WR_SEND_WITH_IMM] = DQ_OP_VALID | DQ_OP_IMM,
+	[DQ_WR_RDMA_READ] = DQ_OP_VALID | DQ_OP_REMOTE,
+	[DQ_WR_ATOMIC_CMP_AND_SWP] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_ATOMIC,
+	[DQ_WR_ATOMIC_FETCH_AND_ADD] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_ATOMIC,
+	[DQ_WR_LOCAL_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_NO_SGE,
+	[DQ_WR_SEND_WITH_INV] = DQ_OP_VALID | DQ_OP_INV,
+};
+
+static bool
+pow2(uint32_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+static size_t
+line_up(size_t n)
+{
+	return (n + DQ_CACHE_LINE - 1) & ~(size_t)(DQ_CACHE_LINE - 1);
+}
+
+int
+dq_geom_check(const struct dq_geom *g)
+{
+	if (g->nqp == 0 || g->ncq == 0 || !pow2(g->sq_depth) || !pow2(g->rq_depth) ||
+	    !pow2(g->cq_depth))
+		return -EINVAL;
+	if (g->nqp > DQ_MAX_QPS || g->ncq > DQ_MAX_CQS || g->sq_depth > DQ_MAX_DEPTH ||
+	    g->rq_depth > DQ_MAX_DEPTH || g->cq_depth > DQ_MAX_DEPTH)
+		return -E2BIG;
+	return 0;
+}
+
+/* The bytes of one ring: its indices, then depth entries of size bytes. */
+static size_t
+ring_bytes(uint32_t depth, size_t size)
+{
+	return sizeof(struct dq_ring) + line_up((size_t)depth * size);
+}
+
+/* Header, event ring, the QP slots (SQ then RQ each), the CQ slots. */
+static size_t
+evq_off(void)
+{
+	return DQ_CACHE_LINE;
+}
+
+static size_t
+qp_bytes(const struct dq_geom *g)
+{
+	return ring_bytes(g->sq_depth, sizeof(struct dq_send_wqe)) +
+	       ring_bytes(g->rq_depth, sizeof(struct dq_recv_wqe));
+}
+
+static size_t
+qp_off(const struct dq_geom *g, uint32_t i)
+{
+	(void)g;
+	return evq_off() + ring_bytes(DQ_EVENT_DEPTH, sizeof(struct dq_event)) +
+	       (size_t)i * qp_bytes(g);
+}
+
+static size_t
+cq_off(const struct dq_geom *g, uint32_t i)
+{
+	return qp_off(g, g->nqp) + (size_t)i * ring_bytes(g->cq_depth, sizeof(struct dq_cqe));
+}
+
+size_t
+dq_region_size(const struct dq_geom *g)
+{
+	return cq_off(g, g->ncq);
+}
+
+struct dq_ring *
+dq_sq(void *base, const struct dq_geom *g, uint32_t i)
+{
+	return (struct dq_ring *)((char *)base + qp_off(g, i));
+}
+
+struct dq_ring *
+dq_rq(void *base, const struct dq_geom *g, uint32_t i)
+{
+	return (struct dq_ring *)((char *)base + qp_off(g, i) +
+				  ring_bytes(g->sq_depth, sizeof(struct dq_send_wqe)));
+}
+
+struct dq_ring *
+dq_cq(void *base, const struct dq_geom *g, uint32_t i)
+{
+	return (struct dq_ring *)((char *)base + cq_off(g, i));
+}
+
+struct dq_ring *
+dq_evq(void *base, const struct dq_geom *g)
+{
+	(void)g;
+	return (struct dq_ring *)((char *)base + evq_off());
+}
+
+/* ---- indices -------------------------------------------------------------------- */
+
+int
+dq_ring_avail(const struct dq_ring *r, uint32_t cons, uint32_t depth)
+{
+	uint32_t n = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE) - cons;
+
+	return n <= depth ? (int)n : -EINVAL;
+}
+
+void
+dq_ring_consumed(struct dq_ring *r, uint32_t cons)
+{
+	__atomic_store_n(&r->cons, cons, __ATOMIC_RELEASE);
+}
+
+int
+dq_ring_room(const struct dq_ring *r, uint32_t prod, uint32_t depth)
+{
+	uint32_t used = prod - __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+
+	return used <= depth ? (int)(depth - used) : -EINVAL;
+}
+
+void
+dq_ring_produced(struct dq_ring *r, uint32_t prod)
+{
+	__atomic_store_n(&r->prod, prod, __ATOMIC_RELEASE);
+}
+
+/*
+ * One copy out of the ring; the fence keeps the compiler from reading
+ * the shared entry again for the copy's fields (the other side may be
+ * rewriting it: what was checked must be what is used).
+ */
+static void
+read_once(void *out, const void *entry, size_t size)
+{
+	memcpy(out, entry, size);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+void
+dq_send_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_send_wqe *out)
+{
+	const struct dq_send_wqe *e = dq_ring_entries(r);
+
+	read_once(out, &e[i & (depth - 1)], sizeof(*out));
+}
+
+void
+dq_recv_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_recv_wqe *out)
+{
+	const struct dq_recv_wqe *e = dq_ring_entries(r);
+
+	read_once(out, &e[i & (depth - 1)], sizeof(*out));
+}
+
+/* ---- descriptors ------------------------------------------------------------------ */
+
+/* n SGEs: their lengths add up to at most DQ_MAX_MSG, none wraps around. */
+static int
+sges_check(const struct dq_sge *sge, uint32_t n)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (sge[i].addr > UINT64_MAX - sge[i].length)
+			return -EMSGSIZE;
+		total += sge[i].length;
+	}
+	return total <= DQ_MAX_MSG ? 0 : -EMSGSIZE;
+}
+
+/* An atomic: one 8-byte SGE, the remote address 8-byte aligned (IBTA 9.4.5). */
+static int
+atomic_check(const struct dq_send_wqe *w)
+{
+	if (w->num_sge != 1 || w->sge[0].length != 8 || (w->remote_addr & 7) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+int
+dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah)
+{
+	uint8_t ops = w->opcode < DQ_WR_NOPS ? dq_wr_ops[w->opcode] : 0;
+
+	if (!(ops & DQ_OP_VALID) || (w->flags & ~DQ_SEND_FLAGS) != 0 || w->reserved != 0)
+		return -EINVAL;
+	if (w->num_sge > DQ_MAX_SGE)
+		return -E2BIG;
+	if ((ops & DQ_OP_NO_SGE) && w->num_sge != 0)
+		return -EINVAL;
+	if ((ops & DQ_OP_ATOMIC) && atomic_check(w) != 0)
+		return -EINVAL;
+	/* UD carries SENDs only, each to an address handle; RC/UC name none */
+	if (ud ? (w->opcode != DQ_WR_SEND && w->opcode != DQ_WR_SEND_WITH_IMM) ||
+		 w->ah == 0 || w->ah > max_ah : w->ah != 0)
+		return -EINVAL;
+	return sges_check(w->sge, w->num_sge);
+}
+
+int
+dq_recv_check(const struct dq_recv_wqe *w)
+{
+	for (size_t i = 0; i < sizeof(w->pad); i++)
+		if (w->pad[i] != 0)
+			return -EINVAL;
+	if (w->num_sge > DQ_MAX_SGE)
+		return -E2BIG;
+	return sges_check(w->sge, w->num_sge);
+}
+
+/* ---- producers and consumers of whole entries ---------------------------------------- */
+
+static int
+put(struct dq_ring *r, uint32_t depth, uint32_t *prod, const void *e, size_t size)
+{
+	int room = dq_ring_room(r, *prod, depth);
+
+	if (room < 0)
+		return room;
+	if (room == 0)
+		return -EAGAIN;
+	memcpy((char *)dq_ring_entries(r) + (size_t)(*prod & (depth - 1)) * size, e, size);
+	dq_ring_produced(r, ++*prod);
+	return 0;
+}
+
+static int
+take(struct dq_ring *r, uint32_t depth, uint32_t *cons, void *out, size_t size)
+{
+	int n = dq_ring_avail(r, *cons, depth);
+
+	if (n <= 0)
+		return n;
+	read_once(out, (char *)dq_ring_entries(r) + (size_t)(*cons & (depth - 1)) * size, size);
+	dq_ring_consumed(r, ++*cons);
+	return 1;
+}
+
+int
+dq_send_post(struct dq_ring *r, uint32_t depth, uint32_t *prod, const struct dq_send_wqe *w)
+{
+	return put(r, depth, prod, w, sizeof(*w));
+}
+
+int
+dq_recv_post(struct dq_ring *r, uint32_t depth, uint32_t *prod, const struct dq_recv_wqe *w)
+{
+	return put(r, depth, prod, w, sizeof(*w));
+}
+
+int
+dq_cqe_take(struct dq_ring *r, uint32_t depth, uint32_t *cons, struct dq_cqe *out)
+{
+	return take(r, depth, cons, out, sizeof(*out));
+}
+
+int
+dq_event_take(struct dq_ring *r, uint32_t *cons, struct dq_event *out)
+{
+	return take(r, DQ_EVENT_DEPTH, cons, out, sizeof(*out));
+}
+
+int
+dq_cqe_put(struct dq_ring *r, uint32_t depth, uint32_t *prod, const struct dq_cqe *c)
+{
+	return put(r, depth, prod, c, sizeof(*c));
+}
+
+int
+dq_event_put(struct dq_ring *r, uint32_t *prod, const struct dq_event *e)
+{
+	return put(r, DQ_EVENT_DEPTH, prod, e, sizeof(*e));
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dq.h - the shared queue format between a plain-process application and
+ * droced (README.md): one region (a memfd) per application holding, per
+ * QP slot, a send and a receive ring, per CQ slot a completion ring, and
+ * one ring of asynchronous events.  Every ring is an array of fixed-size
+ * descriptors with one producer and one consumer, free-running 32-bit
+ * indices on cache lines of their own (io_uring's SQ/CQ shape).
+ *
+ * Pure C, no EAL.  Whatever the other side can write is hostile: a
+ * consumer keeps its own index, reads the producer's once and checks it
+ * (dq_ring_avail), copies a descriptor out of the ring before it looks at
+ * it (dq_*_read) and checks the copy (dq_*_check); a producer keeps its
+ * own index and checks the consumer's (dq_ring_room).
+ */
+#ifndef DQ_H
+#define DQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
+#define DQ_VERSION 1
+#define DQ_CACHE_LINE 64
+#define DQ_MAX_SGE 4
+#define DQ_MAX_DEPTH 4096	/* entries of one ring, a power of two */
+#define DQ_MAX_QPS 64		/* QP slots of one region */
+#define DQ_MAX_CQS 64		/* CQ slots */
+#define DQ_EVENT_DEPTH 64	/* the region's event ring */
+#define DQ_MAX_MSG (UINT32_C(1) << 31)	/* a message's bytes (IBTA: 2^31) */
+
+/*
+ * Work request opcodes: ibverbs' values (enum ibv_wr_opcode, droce.h's
+ * enum droce_wr_opcode), so a provider copies them through.  dq_wr_ops
+ * says which the format carries.
+ */
+enum dq_wr_opcode {
+	DQ_WR_RDMA_WRITE = 0,
+	DQ_WR_RDMA_WRITE_WITH_IMM = 1,
+	DQ_WR_SEND = 2,
+	DQ_WR_SEND_WITH_IMM = 3,
+	DQ_WR_RDMA_READ = 4,
+	DQ_WR_ATOMIC_CMP_AND_SWP = 5,
+	DQ_WR_ATOMIC_FETCH_AND_ADD = 6,
+	DQ_WR_LOCAL_INV = 7,
+	DQ_WR_SEND_WITH_INV = 9,
+	DQ_WR_NOPS = 16,
+};
+
+/* Send flags: ibverbs' values (enum ibv_send_flags); INLINE is not carried. */
+#define DQ_SEND_FENCE (1u << 0)
+#define DQ_SEND_SIGNALED (1u << 1)
+#define DQ_SEND_SOLICITED (1u << 2)
+#define DQ_SEND_FLAGS (DQ_SEND_FENCE | DQ_SEND_SIGNALED | DQ_SEND_SOLICITED)
+
+/* What an opcode needs, one row each (dq_wr_ops, dq.c). */
+#define DQ_OP_VALID (1u << 0)
+#define DQ_OP_REMOTE (1u << 1)	/* remote_addr, rkey */
+#define DQ_OP_IMM (1u << 2)	/* imm (network byte order) */
+#define DQ_OP_INV (1u << 3)	/* imm is the rkey to invalidate */
+#define DQ_OP_ATOMIC (1u << 4)	/* one 8-byte SGE, remote_addr 8-aligned */
+#define DQ_OP_NO_SGE (1u << 5)	/* LOCAL_INV */
+extern const uint8_t dq_wr_ops[DQ_WR_NOPS];
+
+struct dq_sge {
+	uint64_t addr;		/* the application's address (its MR's iova) */
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* A send queue entry (128 bytes). */
+struct dq_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;		/* enum dq_wr_opcode */
+	uint8_t num_sge;
+	uint16_t flags;		/* DQ_SEND_* */
+	uint32_t imm;		/* immediate data, or the rkey to invalidate */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t ah;		/* UD: address handle index (1..), 0: none */
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t remote_qpn;	/* UD */
+	uint32_t remote_qkey;	/* UD */
+	struct dq_sge sge[DQ_MAX_SGE];
+	uint64_t reserved;	/* 0 */
+};
+
+/* A receive queue entry (80 bytes). */
+struct dq_recv_wqe {
+	uint64_t wr_id;
+	uint8_t num_sge;
+	uint8_t pad[7];		/* 0 */
+	struct dq_sge sge[DQ_MAX_SGE];
+};
+
+/* A completion (32 bytes): droce.h's struct droce_wc, narrowed. */
+struct dq_cqe {
+	uint64_t wr_id;
+	uint8_t status;		/* enum droce_wc_status */
+	uint8_t opcode;		/* enum droce_wc_opcode */
+	uint16_t wc_flags;
+	uint32_t byte_len;
+	uint32_t imm;		/* or the invalidated rkey */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t vendor_err;
+};
+
+/* An asynchronous event (16 bytes). */
+struct dq_event {
+	uint32_t type;		/* enum droce_event_type */
+	uint32_t slot;		/* the QP's or CQ's slot, UINT32_MAX: none */
+	uint64_t name;		/* the name the application gave the object */
+};
+
+/* The indices of one ring, each on a cache line of its own. */
+struct dq_ring {
+	uint32_t prod;
+	uint8_t pad0[DQ_CACHE_LINE - sizeof(uint32_t)];
+	uint32_t cons;
+	uint8_t pad1[DQ_CACHE_LINE - sizeof(uint32_t)];
+};
+
+/* A region's shape, chosen by the application, checked by droced. */
+struct dq_geom {
+	uint32_t nqp, ncq;
+	uint32_t sq_depth, rq_depth, cq_depth;	/* powers of two */
+};
+
+/*
+ * The region's first cache line, written by droced when it makes the
+ * region, for the application; droced never reads it back (its own copy
+ * of the shape is what it uses).
+ */
+struct dq_header {
+	uint32_t magic, version;
+	struct dq_geom geom;
+	uint64_t size;
+};
+
+/* 0, -EINVAL (a depth not a power of two, zero counts), -E2BIG (above the
+ * DQ_MAX_* limits). */
+int dq_geom_check(const struct dq_geom *g);
+/* The region's bytes for a checked shape. */
+size_t dq_region_size(const struct dq_geom *g);
+
+/* The rings of a region at base with shape g (checked), slot i < count. */
+struct dq_ring *dq_sq(void *base, const struct dq_geom *g, uint32_t i);
+struct dq_ring *dq_rq(void *base, const struct dq_geom *g, uint32_t i);
+struct dq_ring *dq_cq(void *base, const struct dq_geom *g, uint32_t i);
+struct dq_ring *dq_evq(void *base, const struct dq_geom *g);
+
+/* A ring's entries follow its indices. */
+static inline void *
+dq_ring_entries(struct dq_ring *r)
+{
+	return r + 1;
+}
+
+/*
+ * Consumer: how many entries the producer published beyond our own
+ * index cons (its index read once, acquire), or -EINVAL when that index
+ * is not within depth of ours (garbage, or ahead by more than the ring).
+ */
+int dq_ring_avail(const struct dq_ring *r, uint32_t cons, uint32_t depth);
+/* Consumer: the entries before cons taken (release). */
+void dq_ring_consumed(struct dq_ring *r, uint32_t cons);
+/*
+ * Producer: free entries beyond our own index prod (the consumer's read
+ * once, acquire), or -EINVAL when the consumer's index is ahead of ours
+ * or more than depth behind.
+ */
+int dq_ring_room(const struct dq_ring *r, uint32_t prod, uint32_t depth);
+/* Producer: the entries before prod published (release). */
+void dq_ring_produced(struct dq_ring *r, uint32_t prod);
+
+/* Descriptor i (any index: masked) copied out of the ring, read once. */
+void dq_send_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_send_wqe *out);
+void dq_recv_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_recv_wqe *out);
+
+/*
+ * A copied descriptor checked on its own: 0, -EINVAL (unknown opcode or
+ * flags, reserved bits set, an atomic's SGE or alignment wrong, an AH
+ * index beyond max_ah, or where none belongs), -E2BIG (more SGEs than
+ * DQ_MAX_SGE), -EMSGSIZE (the SGEs' lengths add to more than DQ_MAX_MSG,
+ * or an SGE's range wraps around).  ud: the QP is UD (an AH index
+ * 1..max_ah needed).  Keys are the caller's to check.
+ */
+int dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah);
+int dq_recv_check(const struct dq_recv_wqe *w);
+
+/* The application's side (a provider): one descriptor into a ring whose
+ * own index is *prod: 0, -EAGAIN (full), -EINVAL (consumer index bad). */
+int dq_send_post(struct dq_ring *r, uint32_t depth, uint32_t *prod,
+		 const struct dq_send_wqe *w);
+int dq_recv_post(struct dq_ring *r, uint32_t depth, uint32_t *prod,
+		 const struct dq_recv_wqe *w);
+/* One completion or event out of a ring whose own index is *cons: 1, 0
+ * (none), -EINVAL (producer index bad). */
+int dq_cqe_take(struct dq_ring *r, uint32_t depth, uint32_t *cons, struct dq_cqe *out);
+int dq_event_take(struct dq_ring *r, uint32_t *cons, struct dq_event *out);
+/* droced's side: one completion or event in: 0, -EAGAIN, -EINVAL. */
+int dq_cqe_put(struct dq_ring *r, uint32_t depth, uint32_t *prod, const struct dq_cqe *c);
+int dq_event_put(struct dq_ring *r, uint32_t *prod, const struct dq_event *e);
+
+/*
+ * dq_sock.c: one message of len bytes on an AF_UNIX socket with at most
+ * one fd (SCM_RIGHTS; -1: none): 0 or -errno.  Receiving: the bytes or
+ * -errno, *fd the fd passed with it (close-on-exec) or -1; more fds, or a
+ * truncated control message, are closed.
+ */
+int dq_sock_send(int sock, const void *buf, size_t len, int fd);
+ssize_t dq_sock_recv(int sock, void *buf, size_t len, int *fd);
+
+#endif /* DQ_H */

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dq_client - an application of droced that is a plain process: no EAL,
+ * no hugepages, only lib/dq and droced's socket protocol
+ * (lib/verbs/verbs_daemon.h, its structures only).  Its buffer is a memfd
+ * of its own registered with MEM_PIECE + REG_MEM; its queues are the
+ * region droced passes back for DQ_OPEN (app/droced/README.md, "Queue
+ * regions").  The two QPs of two such clients meet on droced's loopback.
+ *
+ *   dq_client SOCK reader     prints "ready qpn=N addr=A rkey=K lkey=L qp=H",
+ *                             reads the writer's "QPN ADDR RKEY" line; on each
+ *                             SEND (imm = round) checks that its buffer's chunk
+ *                             holds the round's WRITE, then SENDs it back
+ *   dq_client SOCK writer     the same line; reads the reader's; rounds of
+ *                             WRITE + SEND, each waited for (its CQEs, the echo),
+ *                             until a line on stdin, then the stop message
+ *   dq_client SOCK hostile LKEY QP
+ *                             garbage in its own rings, one kind per QP slot,
+ *                             another application's lkey LKEY and QP handle QP;
+ *                             prints the events and QP states it then sees
+ *
+ * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dq.h"
+#include "verbs_daemon.h"
+
+#define BUF_LEN 65536
+#define CHUNK 1024		/* a round's WRITE */
+#define CHUNKS 16		/* where rounds' WRITEs land, in turn */
+#define ECHO_OFF 32768		/* the receives' and echoes' part of the buffer */
+#define MSG 64
+#define DEPTH 64
+#define CQ_DEPTH 256
+#define STOP UINT32_MAX		/* the writer's last SEND's immediate */
+#define HOSTILE_QPS 8		/* slot 7 is on CQ 1, whose index goes bad */
+#define WAIT_MS 10000
+
+struct client {
+	int sock;
+	uint64_t pd, mr, cq[2], qp[HOSTILE_QPS];
+	uint32_t lkey, rkey, qpn[HOSTILE_QPS];
+	uint8_t *buf;
+	void *region;
+	struct dq_geom g;
+	uint32_t sq_prod[HOSTILE_QPS], rq_prod[HOSTILE_QPS], cq_cons[2], ev_cons;
+	union droce_gid gid;
+};
+
+static void
+die(const char *what, int err)
+{
+	fprintf(stderr, "dq_client: %s: %s\n", what, strerror(err));
+	exit(2);
+}
+
+static void
+check(bool ok, const char *what)
+{
+	if (!ok) {
+		printf("dq_client: FAIL: %s\n", what);
+		exit(1);
+	}
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* One request (fd_in passed with it, -1: none): droced's errno; the fd
+ * that came with the reply in *fd_out if asked for. */
+static int
+call_fd(struct client *c, struct dmn_msg *m, int fd_in, int *fd_out)
+{
+	int fd;
+
+	ssize_t n;
+
+	if (dq_sock_send(c->sock, m, sizeof(*m), fd_in) != 0)
+		die("droced's socket", errno);
+	n = dq_sock_recv(c->sock, m, sizeof(*m), &fd);
+	if (n != (ssize_t)sizeof(*m))
+		die("droced's reply", n < 0 ? (int)-n : EPROTO);
+	if (fd_out != NULL)
+		*fd_out = fd;
+	else if (fd >= 0)
+		close(fd);
+	return m->err;
+}
+
+static void
+call(struct client *c, struct dmn_msg *m, const char *what)
+{
+	int rc = call_fd(c, m, -1, NULL);
+
+	if (rc != 0)
+		die(what, rc);
+}
+
+static void
+connect_droced(struct client *c, const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct dmn_msg m = { .type = DMN_HELLO };
+
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0 || strlen(path) >= sizeof(a.sun_path))
+		die("socket", EINVAL);
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	if (connect(c->sock, (struct sockaddr *)&a, sizeof(a)) != 0)
+		die("connect", errno);
+	call(c, &m, "HELLO");
+	m = (struct dmn_msg){ .type = DMN_QUERY_GID, .arg = 0 };
+	call(c, &m, "QUERY_GID");
+	c->gid = m.u.gid;
+}
+
+/* The buffer: a memfd of ours (sealed against shrinking, as droced asks),
+ * registered as our own pages. */
+static void
+buffer_reg(struct client *c)
+{
+	int fd = memfd_create("dq-client-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct dmn_msg m;
+
+	if (fd < 0 || ftruncate(fd, BUF_LEN) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0)
+		die("memfd", errno);
+	c->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c->buf == MAP_FAILED)
+		die("mmap", errno);
+	m = (struct dmn_msg){ .type = DMN_ALLOC_PD };
+	call(c, &m, "ALLOC_PD");
+	c->pd = m.h[0];
+	m = (struct dmn_msg){ .type = DMN_MEM_PIECE, .addr = (uint64_t)(uintptr_t)c->buf,
+			      .len = BUF_LEN, .h = { 0 } };
+	if (call_fd(c, &m, fd, NULL) != 0)
+		die("MEM_PIECE", m.err);
+	close(fd);
+	m = (struct dmn_msg){ .type = DMN_REG_MEM, .addr = (uint64_t)(uintptr_t)c->buf,
+			      .len = BUF_LEN,
+			      .h = { c->pd, (uint64_t)(uintptr_t)c->buf, 0 },
+			      .arg = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+				     DROCE_ACCESS_REMOTE_READ };
+	call(c, &m, "REG_MEM");
+	c->mr = m.h[0];
+	c->lkey = c->rkey = m.key;
+}
+
+/* ncq CQs, the region (nqp QP slots), the CQs attached to their slots. */
+static void
+region_open(struct client *c, uint32_t nqp, uint32_t ncq)
+{
+	struct dmn_msg m;
+	const struct dq_header *h;
+	int fd;
+
+	for (uint32_t i = 0; i < ncq; i++) {
+		m = (struct dmn_msg){ .type = DMN_CREATE_CQ, .arg = CQ_DEPTH,
+				      .addr = 0x100 + i };
+		call(c, &m, "CREATE_CQ");
+		c->cq[i] = m.h[0];
+	}
+	m = (struct dmn_msg){ .type = DMN_DQ_OPEN, .u.dq = { nqp, ncq, DEPTH, DEPTH, CQ_DEPTH } };
+	if (call_fd(c, &m, -1, &fd) != 0 || fd < 0)
+		die("DQ_OPEN", m.err != 0 ? m.err : EBADF);
+	c->g = (struct dq_geom){ nqp, ncq, DEPTH, DEPTH, CQ_DEPTH };
+	c->region = mmap(NULL, m.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c->region == MAP_FAILED)
+		die("mmap of the region", errno);
+	close(fd);
+	h = c->region;
+	check(h->magic == DQ_MAGIC && h->size == m.len && m.len == dq_region_size(&c->g),
+	      "the region's header");
+	for (uint32_t i = 0; i < ncq; i++) {
+		m = (struct dmn_msg){ .type = DMN_DQ_ATTACH, .h = { c->cq[i] }, .arg = DMN_DQ_CQ,
+				      .key = i };
+		call(c, &m, "DQ_ATTACH of a CQ");
+	}
+}
+
+/* An RC QP on CQ cq in slot i (its name in events: 0x200 + i). */
+static void
+qp_make(struct client *c, uint32_t i, uint32_t cq)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_QP, .h = { c->pd, c->cq[cq], c->cq[cq] },
+			     .addr = 0x200 + i };
+
+	m.u.qp_init.qp_type = DROCE_QPT_RC;
+	m.u.qp_init.cap = (struct droce_qp_cap){ DEPTH, DEPTH, DQ_MAX_SGE, DQ_MAX_SGE, 0 };
+	call(c, &m, "CREATE_QP");
+	c->qp[i] = m.h[0];
+	c->qpn[i] = m.key;
+	m = (struct dmn_msg){ .type = DMN_DQ_ATTACH, .h = { c->qp[i] }, .arg = DMN_DQ_QP,
+			      .key = i };
+	call(c, &m, "DQ_ATTACH of a QP");
+}
+
+static void
+modify(struct client *c, uint32_t i, const struct droce_qp_attr *a, int mask, const char *what)
+{
+	struct dmn_msg m = { .type = DMN_MODIFY_QP, .h = { c->qp[i] }, .arg = mask };
+
+	m.u.qp.attr = *a;
+	call(c, &m, what);
+}
+
+/* Slot i's QP RESET -> INIT -> RTR -> RTS towards qpn on droced's own GID. */
+static void
+qp_connect(struct client *c, uint32_t i, uint32_t qpn)
+{
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ };
+
+	modify(c, i, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+	       DROCE_QP_ACCESS_FLAGS, "INIT");
+	a = (struct droce_qp_attr){ .qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024,
+				    .dest_qp_num = qpn, .max_dest_rd_atomic = 4,
+				    .min_rnr_timer = 1 };
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.dgid = c->gid;
+	modify(c, i, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+	       DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER, "RTR");
+	a = (struct droce_qp_attr){ .qp_state = DROCE_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				    .rnr_retry = 7, .max_rd_atomic = 4 };
+	modify(c, i, &a, DROCE_QP_STATE | DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
+	       DROCE_QP_RNR_RETRY | DROCE_QP_SQ_PSN | DROCE_QP_MAX_QP_RD_ATOMIC, "RTS");
+}
+
+static int
+qp_state(struct client *c, uint32_t i)
+{
+	struct dmn_msg m = { .type = DMN_QUERY_QP, .h = { c->qp[i] }, .arg = DROCE_QP_STATE };
+
+	call(c, &m, "QUERY_QP");
+	return (int)m.u.qp.attr.qp_state;
+}
+
+/* ---- the rings ------------------------------------------------------------------------ */
+
+static void
+post_send(struct client *c, uint32_t i, const struct dq_send_wqe *w)
+{
+	int rc = dq_send_post(dq_sq(c->region, &c->g, i), DEPTH, &c->sq_prod[i], w);
+
+	if (rc != 0)
+		die("send ring", -rc);
+}
+
+static void
+post_recv_at(struct client *c, uint32_t i, uint64_t wr_id, uint32_t off)
+{
+	struct dq_recv_wqe w = { .wr_id = wr_id, .num_sge = 1,
+				 .sge = { { (uint64_t)(uintptr_t)(c->buf + off), MSG, c->lkey } } };
+	int rc = dq_recv_post(dq_rq(c->region, &c->g, i), DEPTH, &c->rq_prod[i], &w);
+
+	if (rc != 0)
+		die("receive ring", -rc);
+}
+
+/* The next completion of CQ slot cq, waited for (sched_yield: droced's
+ * poller and engine share the machine's cores). */
+static void
+cqe_wait(struct client *c, uint32_t cq, struct dq_cqe *e)
+{
+	uint64_t end = now_ms() + WAIT_MS;
+	int rc;
+
+	while ((rc = dq_cqe_take(dq_cq(c->region, &c->g, cq), CQ_DEPTH, &c->cq_cons[cq], e)) == 0) {
+		if (now_ms() > end)
+			die("no completion", ETIMEDOUT);
+		sched_yield();
+	}
+	if (rc < 0)
+		die("completion ring", -rc);
+}
+
+/* ---- reader and writer --------------------------------------------------------------------- */
+
+static uint8_t
+pattern(uint32_t round, uint32_t k)
+{
+	return (uint8_t)(round * 131 + k * 7 + 1);
+}
+
+/* "ready ..." out, the other end's "QPN ADDR RKEY" in. */
+static void
+exchange(struct client *c, uint32_t *qpn, uint64_t *addr, uint32_t *rkey)
+{
+	printf("ready qpn=%u addr=0x%" PRIx64 " rkey=0x%x lkey=0x%x qp=0x%" PRIx64 "\n",
+	       c->qpn[0], (uint64_t)(uintptr_t)c->buf, c->rkey, c->lkey, c->qp[0]);
+	fflush(stdout);
+	if (scanf("%u %" SCNx64 " %x", qpn, addr, rkey) != 3)
+		die("the other end's line", EINVAL);
+}
+
+static void
+send_imm(struct client *c, uint64_t wr_id, uint32_t off, uint32_t imm)
+{
+	struct dq_send_wqe w = { .wr_id = wr_id, .opcode = DQ_WR_SEND_WITH_IMM, .num_sge = 1,
+				 .flags = DQ_SEND_SIGNALED, .imm = imm,
+				 .sge = { { (uint64_t)(uintptr_t)(c->buf + off), MSG, c->lkey } } };
+
+	post_send(c, 0, &w);
+}
+
+static int
+run_reader(struct client *c)
+{
+	uint32_t qpn, rkey, rounds = 0;
+	uint64_t addr;
+
+	exchange(c, &qpn, &addr, &rkey);
+	qp_connect(c, 0, qpn);	/* then receives: droced refuses them in RESET */
+	for (uint32_t k = 0; k < DEPTH; k++)
+		post_recv_at(c, 0, k, ECHO_OFF + MSG * k);
+	printf("reader: connected\n");
+	fflush(stdout);
+	for (;;) {
+		struct dq_cqe e;
+		uint32_t round;
+
+		cqe_wait(c, 0, &e);
+		check(e.status == DROCE_WC_SUCCESS, "reader: a completion's status");
+		if (e.opcode != DROCE_WC_RECV)
+			continue;	/* its echo's */
+		check(e.wc_flags & DROCE_WC_WITH_IMM, "reader: a SEND without immediate");
+		round = ntohl(e.imm);
+		if (round == STOP)
+			break;
+		for (uint32_t k = 0; k < CHUNK; k++)
+			if (c->buf[(round % CHUNKS) * CHUNK + k] != pattern(round, k)) {
+				printf("reader: round %u: byte %u differs\n", round, k);
+				return 1;
+			}
+		rounds++;
+		post_recv_at(c, 0, e.wr_id, ECHO_OFF + MSG * (uint32_t)e.wr_id);
+		send_imm(c, 1000 + round, ECHO_OFF + MSG * (uint32_t)e.wr_id, e.imm);
+	}
+	printf("reader: %u rounds, every WRITE's bytes in place\n", rounds);
+	return 0;
+}
+
+static bool
+stdin_line(void)
+{
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* Round r: a WRITE into the reader's chunk, a SEND naming it, its echo. */
+static void
+write_round(struct client *c, uint32_t r, uint64_t addr, uint32_t rkey)
+{
+	struct dq_send_wqe w = { .wr_id = r, .opcode = DQ_WR_RDMA_WRITE, .num_sge = 1,
+				 .flags = DQ_SEND_SIGNALED,
+				 .remote_addr = addr + (r % CHUNKS) * CHUNK, .rkey = rkey,
+				 .sge = { { (uint64_t)(uintptr_t)c->buf, CHUNK, c->lkey } } };
+	bool wrote = false, sent = false, echoed = false;
+
+	for (uint32_t k = 0; k < CHUNK; k++)
+		c->buf[k] = pattern(r, k);
+	post_send(c, 0, &w);
+	send_imm(c, (uint64_t)r << 32 | 1, CHUNK, htonl(r));
+	while (!(wrote && sent && echoed)) {
+		struct dq_cqe e;
+
+		cqe_wait(c, 0, &e);
+		if (e.status != DROCE_WC_SUCCESS) {
+			printf("writer: round %u: %s completion status %u\n", r,
+			       e.opcode == DROCE_WC_RDMA_WRITE ? "WRITE" : "a", e.status);
+			exit(1);
+		}
+		if (e.opcode == DROCE_WC_RDMA_WRITE && e.wr_id == r)
+			wrote = true;
+		else if (e.opcode == DROCE_WC_SEND && e.wr_id == ((uint64_t)r << 32 | 1))
+			sent = true;
+		else if (e.opcode == DROCE_WC_RECV && ntohl(e.imm) == r) {
+			echoed = true;
+			post_recv_at(c, 0, e.wr_id, ECHO_OFF + MSG * (uint32_t)e.wr_id);
+		} else {
+			printf("writer: round %u: unexpected completion\n", r);
+			exit(1);
+		}
+	}
+}
+
+static int
+run_writer(struct client *c)
+{
+	uint32_t qpn, rkey, r = 0;
+	uint64_t addr;
+	struct dq_cqe e;
+
+	exchange(c, &qpn, &addr, &rkey);
+	qp_connect(c, 0, qpn);	/* then receives: droced refuses them in RESET */
+	for (uint32_t k = 0; k < DEPTH; k++)
+		post_recv_at(c, 0, k, ECHO_OFF + MSG * k);
+	(void)getchar();	/* the newline after the other end's line */
+	for (; r < 100 || !stdin_line(); r++) {
+		write_round(c, r, addr, rkey);
+		if (r % 256 == 100) {
+			printf("writer: %u rounds\n", r);
+			fflush(stdout);
+		}
+	}
+	send_imm(c, 2, CHUNK, htonl(STOP));
+	cqe_wait(c, 0, &e);
+	check(e.status == DROCE_WC_SUCCESS && e.wr_id == 2, "writer: the stop's completion");
+	printf("writer: %u rounds of WRITE + SEND + echo, every completion SUCCESS\n", r);
+	return 0;
+}
+
+/* ---- hostile ---------------------------------------------------------------------------------- */
+
+/*
+ * One kind of garbage per QP slot; slot 7's QP is on CQ 1, whose
+ * consumer index goes bad.  Each must end its QP (and CQ 1) only.
+ */
+static void
+garbage(struct client *c, uint32_t other_lkey)
+{
+	struct dq_send_wqe s = { .opcode = DQ_WR_SEND, .num_sge = 1,
+				 .sge = { { (uint64_t)(uintptr_t)c->buf, MSG, c->lkey } } };
+	struct dq_recv_wqe r = { .num_sge = 1,
+				 .sge = { { (uint64_t)(uintptr_t)c->buf, MSG, c->lkey } } };
+
+	dq_sq(c->region, &c->g, 0)->prod = DEPTH + 5;		/* beyond the ring */
+	dq_rq(c->region, &c->g, 1)->prod = 0xdeadbeef;
+	s.opcode = 200;						/* unknown */
+	post_send(c, 2, &s);
+	s.opcode = DQ_WR_SEND;
+	s.num_sge = 9;						/* above DQ_MAX_SGE */
+	post_send(c, 3, &s);
+	s.num_sge = 1;
+	s.sge[0].lkey = other_lkey;				/* another application's */
+	post_send(c, 4, &s);
+	r.sge[0].addr = UINT64_MAX - 8;				/* wraps around */
+	dq_recv_post(dq_rq(c->region, &c->g, 5), DEPTH, &c->rq_prod[5], &r);
+	s.sge[0].lkey = c->lkey ^ 0x5a5a00;			/* nobody's */
+	post_send(c, 6, &s);
+	dq_cq(c->region, &c->g, 1)->cons = 12345;		/* ahead of droced's */
+}
+
+static int
+run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
+{
+	struct dmn_msg m = { .type = DMN_DQ_ATTACH, .h = { other_qp }, .arg = DMN_DQ_QP,
+			     .key = HOSTILE_QPS - 1 };
+	uint32_t qp_err = 0, cq_err = 0;
+	uint64_t end = now_ms() + WAIT_MS;
+	int rc = call_fd(c, &m, -1, NULL);
+
+	printf("hostile: attach of another's QP: %s\n", strerror(rc));
+	/* live QPs, each connected to itself: droced's engine would take a
+	 * well-formed request on any of them, so only droced's checks stop
+	 * the garbage */
+	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
+		qp_connect(c, i, c->qpn[i]);
+	garbage(c, other_lkey);
+	printf("hostile: garbage written\n");
+	fflush(stdout);
+	while (qp_err + cq_err < HOSTILE_QPS && now_ms() < end) {
+		struct dq_event e;
+
+		rc = dq_event_take(dq_evq(c->region, &c->g), &c->ev_cons, &e);
+		if (rc < 0)
+			die("event ring", -rc);
+		if (rc == 0) {
+			sched_yield();
+			continue;
+		}
+		printf("hostile: event %u slot %u name 0x%" PRIx64 "\n", e.type, e.slot, e.name);
+		if (e.type == DROCE_EVENT_QP_REQ_ERR && e.slot == qp_err && e.name == 0x200 + e.slot)
+			qp_err++;
+		else if (e.type == DROCE_EVENT_CQ_ERR && e.slot == 1 && e.name == 0x101)
+			cq_err++;
+		else
+			check(false, "an event not of the garbage");
+	}
+	printf("hostile: %u QP_REQ_ERR in slot order, %u CQ_ERR\n", qp_err, cq_err);
+	printf("hostile: QP states:");
+	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
+		printf(" %d", qp_state(c, i));
+	printf("\n");
+	fflush(stdout);
+	(void)getchar();	/* held until the test has looked */
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct client c = { 0 };
+	bool hostile = argc == 5 && strcmp(argv[2], "hostile") == 0;
+
+	if (argc < 3 || (!hostile && argc != 3)) {
+		fprintf(stderr, "usage: dq_client SOCK reader|writer|hostile LKEY QP\n");
+		return 2;
+	}
+	connect_droced(&c, argv[1]);
+	buffer_reg(&c);
+	region_open(&c, hostile ? HOSTILE_QPS : 1, hostile ? 2 : 1);
+	for (uint32_t i = 0; i < (hostile ? HOSTILE_QPS : 1); i++)
+		qp_make(&c, i, hostile && i == HOSTILE_QPS - 1 ? 1 : 0);
+	if (hostile)
+		return run_hostile(&c, (uint32_t)strtoul(argv[3], NULL, 0),
+				   strtoull(argv[4], NULL, 0));
+	if (strcmp(argv[2], "reader") == 0)
+		return run_reader(&c);
+	return run_writer(&c);
+}
