@@ -238,6 +238,9 @@ struct roce_tmpl {
 	uint32_t ip_flow_label;
 	uint32_t dest_qpn;
 	uint32_t ip_sum;		/* IPv4 header sum but the total length */
+	uint32_t ip6_vtf;		/* IPv6: version, traffic class, flow label */
+	uint8_t bth1;			/* BTH byte 1 but SE and PadCnt */
+	uint8_t bth4;			/* BTH byte 4 as sent (FECN, BECN) */
 };
 
 /* Returns false (t unusable) when p could not be built (IP version). */
@@ -247,6 +250,24 @@ bool roce_tmpl_init(struct roce_tmpl *t, const struct roce_pkt *p);
  * 0 when cap is too small or the opcode/length is invalid. */
 size_t roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 			       struct roce_pkt *p);
+
+/*
+ * The transmit fast path: a packet from the template patches the IP and
+ * UDP lengths, the IPv4 checksum (the template's sum plus the length, RFC
+ * 1624), the BTH's opcode, SE, PadCnt, AckReq and PSN and writes the
+ * extended headers, and nothing else.  roce_tmpl_write_headers reads of p
+ * only opcode, se, ackreq, psn, payload_len and the extended-header
+ * fields, and writes only op, padcnt, payload_off, pkt_len and ip_cksum
+ * (the other fields are the template's: roce_tmpl_build_headers fills
+ * them in).  roce_tmpl_finish then completes the frame as
+ * roce_build_finish (ip_cksum_port: as roce_build_finish_ip_cksum_offload)
+ * from the template and those five fields.  The frame is byte for byte
+ * roce_tmpl_build_headers + roce_build_finish's.
+ */
+size_t roce_tmpl_write_headers(const struct roce_tmpl *t, void *buf, size_t cap,
+			       struct roce_pkt *p);
+void roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
+		      bool ip_cksum_port);
 
 /*
  * Receive templates.  Every frame a connected QP receives from its peer
