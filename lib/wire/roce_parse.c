@@ -30,13 +30,12 @@ roce_parse_strerror(enum roce_parse_err err)
 #define EXT_FIELDS_OFF offsetof(struct roce_pkt, reth)
 #define EXT_FIELDS_LEN (offsetof(struct roce_pkt, icrc) - EXT_FIELDS_OFF)
 
-static void
-decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
+/* The fields of the extended headers the opcode has; the others are left. */
+static inline void
+decode_present_headers(const uint8_t *bth, struct roce_pkt *p)
 {
 	const struct roce_opcode_info *op = p->op;
 	const uint8_t *h;
-
-	memset((uint8_t *)p + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
 
 	if (op->mask & ROCE_OPM_DETH) {
 		h = bth + op->off[ROCE_HDR_DETH];
@@ -74,12 +73,19 @@ decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
 		p->ieth_rkey = (uint32_t)roce_ieth_get_rkey(bth + op->off[ROCE_HDR_IETH]);
 }
 
+static void
+decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
+{
+	memset((uint8_t *)p + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
+	decode_present_headers(bth, p);
+}
+
 /*
  * The payload length (pad excluded) of a packet of opcode op whose part
  * from the BTH on is n bytes (ICRC included) with pad count padcnt; set
  * before the FIXED8 check, as the parse reports it.
  */
-static enum roce_parse_err
+static inline enum roce_parse_err
 bth_payload_len(const struct roce_opcode_info *op, size_t n, unsigned int padcnt,
 		uint32_t *payload_len)
 {
@@ -399,6 +405,8 @@ roce_rx_tmpl_init(struct roce_rx_tmpl *t, const struct roce_pkt *p)
 		return false;
 	}
 
+	/* copied into every packet parsed by the template: no header's */
+	memset((uint8_t *)r + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
 	prefix = (size_t)r->bth_off + ROCE_BTH_LEN;
 	memset(keep, 0xff, prefix);
 	memset(keep + prefix, 0, sizeof(keep) - prefix);
@@ -415,22 +423,32 @@ roce_rx_tmpl_init(struct roce_rx_tmpl *t, const struct roce_pkt *p)
 	return true;
 }
 
-/*
- * The frame's fixed bytes equal the template's: a masked compare of n
- * 64-bit words (a constant at each call, so the loop unrolls).
- */
-static inline bool
-rx_tmpl_match(const struct roce_rx_tmpl *t, const uint8_t *f, unsigned int n)
+/* Word i of the frame against the template's: nonzero where they differ. */
+static inline uint64_t
+rx_tmpl_diff(const struct roce_rx_tmpl *t, const uint8_t *f, unsigned int i)
 {
-	uint64_t diff = 0;
+	uint64_t w;
 
-	for (unsigned int i = 0; i < n; i++) {
-		uint64_t w;
+	memcpy(&w, f + 8 * i, 8);
+	return (w & t->mask[i]) ^ t->val[i];
+}
 
-		memcpy(&w, f + 8 * i, 8);
-		diff |= (w & t->mask[i]) ^ t->val[i];
-	}
-	return diff == 0;
+/* The frame's fixed bytes equal the template's: a masked compare, unrolled. */
+static inline bool
+rx_tmpl_match_v4(const struct roce_rx_tmpl *t, const uint8_t *f)
+{
+	return (rx_tmpl_diff(t, f, 0) | rx_tmpl_diff(t, f, 1) | rx_tmpl_diff(t, f, 2) |
+		rx_tmpl_diff(t, f, 3) | rx_tmpl_diff(t, f, 4) | rx_tmpl_diff(t, f, 5) |
+		rx_tmpl_diff(t, f, 6)) == 0;
+}
+
+static inline bool
+rx_tmpl_match_v6(const struct roce_rx_tmpl *t, const uint8_t *f)
+{
+	return (rx_tmpl_diff(t, f, 0) | rx_tmpl_diff(t, f, 1) | rx_tmpl_diff(t, f, 2) |
+		rx_tmpl_diff(t, f, 3) | rx_tmpl_diff(t, f, 4) | rx_tmpl_diff(t, f, 5) |
+		rx_tmpl_diff(t, f, 6) | rx_tmpl_diff(t, f, 7) | rx_tmpl_diff(t, f, 8) |
+		rx_tmpl_diff(t, f, 9)) == 0;
 }
 
 /* Words compared: the prefix up to the BTH's end, rounded up. */
@@ -438,6 +456,8 @@ rx_tmpl_match(const struct roce_rx_tmpl *t, const uint8_t *f, unsigned int n)
 			   ROCE_BTH_LEN + 7) / 8)
 #define RX_TMPL_WORDS_V6 ((ROCE_ETH_HDR_LEN + ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + \
 			   ROCE_BTH_LEN + 7) / 8)
+_Static_assert(RX_TMPL_WORDS_V4 == 7 && RX_TMPL_WORDS_V6 == 10 &&
+	       RX_TMPL_WORDS_V6 <= ROCE_RX_TMPL_WORDS, "rx_tmpl_match_v4/v6 unrolled");
 
 bool
 roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
@@ -455,13 +475,13 @@ roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
 	/* the fixed bytes, then the checks of the full parse on the others
 	 * (lengths, the IPv4 checksum, the opcode and what it implies) */
 	if (t->ip_version == 4) {
-		if (len < RX_TMPL_WORDS_V4 * 8 || !rx_tmpl_match(t, f, RX_TMPL_WORDS_V4))
+		if (len < RX_TMPL_WORDS_V4 * 8 || !rx_tmpl_match_v4(t, f))
 			return false;
 		tot = wire_be16(ip + 2);
 		if (!cksum_ok && wire_ipv4_cksum(ip, ROCE_IPV4_HDR_LEN) != 0)
 			return false;
 	} else if (t->ip_version == 6) {
-		if (len < RX_TMPL_WORDS_V6 * 8 || !rx_tmpl_match(t, f, RX_TMPL_WORDS_V6))
+		if (len < RX_TMPL_WORDS_V6 * 8 || !rx_tmpl_match_v6(t, f))
 			return false;
 		tot = ROCE_IPV6_HDR_LEN + (size_t)wire_be16(ip + 4);
 	} else {
@@ -481,8 +501,9 @@ roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
 			    &payload_len) != ROCE_PARSE_OK)
 		return false;
 
-	/* the fields the template fixes, then the others from the frame */
-	memcpy(p, tp, offsetof(struct roce_pkt, reth));
+	/* the fields the template fixes (the extended headers' zero), then
+	 * the others from the frame */
+	memcpy(p, tp, offsetof(struct roce_pkt, icrc));
 	memcpy(p->src_mac, f + 6, 6);
 	if (t->ip_version == 4) {
 		p->ip_dscp_ecn = ip[1];
@@ -511,7 +532,7 @@ roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
 	w8 = wire_be32(bth + 8);
 	p->ackreq = (uint8_t)(w8 >> 31);
 	p->psn = w8 & ROCE_PSN_MASK;
-	decode_ext_headers(bth, p);
+	decode_present_headers(bth, p);
 	p->icrc = roce_icrc_load(f + p->pkt_len - ROCE_ICRC_LEN);
 	return true;
 }

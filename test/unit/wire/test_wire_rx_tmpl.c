@@ -68,6 +68,11 @@ peer_pkt(struct roce_pkt *p, int ipv)
 	p->migreq = 1;
 	p->pkey = PKEY;
 	p->dest_qpn = OUR_QPN;
+	/* (what a description may carry besides: never in a parsed packet) */
+	p->aeth.syndrome = 0x1f;
+	p->aeth.msn = 77;
+	p->reth.va = 0x1234;
+	p->imm = 5;
 }
 
 static void
