@@ -512,7 +512,6 @@ def callgrind_lat_counts(annotated, count):
     tpb_measure_raw: each function's inclusive cost, droce's without the CRC
     and libc's memcpy under it (as callgrind_count), over count round trips."""
     incl = {}
-    sub = {"crc": 0, "copy": 0}
     for line in annotated.splitlines():
         m = CG_ROW.match(line)
         if m:
@@ -522,9 +521,8 @@ def callgrind_lat_counts(annotated, count):
     crc = incl.get("roce_crc32")
     if crc is None:
         crc = sum(v for k, v in incl.items() if k.startswith("crc32_"))
-    sub["crc"] = crc
-    sub["copy"] = sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
-    droce = incl["tpb_measure"] - sub["crc"] - sub["copy"]
+    copy = sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
+    droce = incl["tpb_measure"] - crc - copy
     return round(droce / count), round(incl["tpb_measure_raw"] / count)
 
 
