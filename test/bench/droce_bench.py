@@ -479,10 +479,9 @@ CG_ROW = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+(?:\S*:)?([^\s:]+) \[")
 CG_MEMCPY = re.compile(r"^_*(memcpy|memmove|mempcpy)(_\w+)?$")
 
 
-def callgrind_count(annotated, count):
-    """Instructions per message from callgrind_annotate --inclusive=yes output:
-    the program total minus the CRC (roce_crc32, or ISA-L's crc32_* where it is
-    not seen) and libc's memcpy/memmove (the payload copies), each inclusive."""
+def callgrind_inclusive(annotated):
+    """(program total or None, {function: inclusive Ir}) from callgrind_annotate
+    --inclusive=yes output."""
     total = None
     incl = {}
     for line in annotated.splitlines():
@@ -492,13 +491,25 @@ def callgrind_count(annotated, count):
         m = CG_ROW.match(line)
         if m:
             incl.setdefault(m.group(2), int(m.group(1).replace(",", "")))
-    if total is None:
-        return None
+    return total, incl
+
+
+def callgrind_crc_copy(incl):
+    """The CRC (roce_crc32, or ISA-L's crc32_* where it is not seen) and libc's
+    memcpy/memmove (the payload copies), each inclusive, together."""
     crc = incl.get("roce_crc32")
     if crc is None:
         crc = sum(v for k, v in incl.items() if k.startswith("crc32_"))
-    copy = sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
-    return round((total - crc - copy) / count)
+    return crc + sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
+
+
+def callgrind_count(annotated, count):
+    """Instructions per message from callgrind_annotate --inclusive=yes output:
+    the program total minus the CRC and the payload copies."""
+    total, incl = callgrind_inclusive(annotated)
+    if total is None:
+        return None
+    return round((total - callgrind_crc_copy(incl)) / count)
 
 
 CG_LAT_COUNT = 20000
@@ -510,19 +521,11 @@ def callgrind_lat_counts(annotated, count):
     """(droce, raw) instructions per round trip from callgrind_annotate
     --inclusive=yes output of a write_lat run collected in tpb_measure and
     tpb_measure_raw: each function's inclusive cost, droce's without the CRC
-    and libc's memcpy under it (as callgrind_count), over count round trips."""
-    incl = {}
-    for line in annotated.splitlines():
-        m = CG_ROW.match(line)
-        if m:
-            incl.setdefault(m.group(2), int(m.group(1).replace(",", "")))
+    and the copies (as callgrind_count), over count round trips."""
+    _, incl = callgrind_inclusive(annotated)
     if "tpb_measure" not in incl or "tpb_measure_raw" not in incl:
         return None
-    crc = incl.get("roce_crc32")
-    if crc is None:
-        crc = sum(v for k, v in incl.items() if k.startswith("crc32_"))
-    copy = sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
-    droce = incl["tpb_measure"] - crc - copy
+    droce = incl["tpb_measure"] - callgrind_crc_copy(incl)
     return round(droce / count), round(incl["tpb_measure_raw"] / count)
 
 
