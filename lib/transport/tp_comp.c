@@ -9,7 +9,9 @@
  * the same code for every response and with traces on or off:
  *
  *   GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ | ATOMIC | PLACED | ACK
- *   ACK covers a whole SEND/WRITE -> COMPLETE -> GET_WQE (the next one)
+ *   ACK covers whole SEND/WRITEs: all finished in one pass (ack_covered),
+ *   then GET_WQE for the next one; READ/atomic responses -> COMPLETE ->
+ *   GET_WQE (the next one)
  *   sequence NAK / READ gap -> RETRY;  RNR NAK -> RNR;  error NAK -> ERROR
  */
 #include <errno.h>
@@ -156,8 +158,8 @@ scan_end(const struct tp_qp *qp)
  * finished on the way are retired once, after the response
  * (after_response); the search goes on after the one found last.
  */
-static inline enum comp_state
-st_get_wqe(struct comp_ctx *c)
+static inline struct tp_send_wqe *
+next_outstanding(struct comp_ctx *c, uint32_t *at)
 {
 	struct tp_qp *qp = c->qp;
 
@@ -165,13 +167,23 @@ st_get_wqe(struct comp_ctx *c)
 		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
 
 		if (w->state == TP_WQE_SENT || w->state == TP_WQE_SENDING) {
-			c->wqe = w;
-			c->scan = i + 1;
-			return COMP_CHECK_PSN;
+			*at = i;
+			return w;
 		}
 	}
-	c->wqe = NULL;
-	return COMP_DROP;	/* nothing outstanding: a stale response */
+	return NULL;
+}
+
+static inline enum comp_state
+st_get_wqe(struct comp_ctx *c)
+{
+	uint32_t i;
+
+	c->wqe = next_outstanding(c, &i);
+	if (c->wqe == NULL)
+		return COMP_DROP;	/* nothing outstanding: a stale response */
+	c->scan = i + 1;
+	return COMP_CHECK_PSN;
 }
 
 static inline enum comp_state
@@ -275,6 +287,45 @@ st_check_ack(struct comp_ctx *c)
 	}
 }
 
+/*
+ * A plain ACK for PSN p covers SEND/WRITE WQE w whole: w and the SEND/WRITE
+ * WQEs after it that p covers whole too (a cumulative ACK, IBTA 9.7.5.1.2)
+ * are finished in one pass, and comp.psn advanced once, to the end of the
+ * last.  That is where COMPLETE -> GET_WQE -> CHECK_PSN -> CHECK_ACK ->
+ * ACK -> COMPLETE per WQE ends too: for each later WQE the PSN checks pass
+ * (p is after comp.psn), and the window grows by the same sum.  The first
+ * WQE it does not cover whole (a READ or atomic one, or one p ends inside)
+ * is left to GET_WQE, as the states would see it.
+ */
+static inline enum comp_state
+ack_covered(struct comp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	struct tp_send_wqe *w = c->wqe;
+	uint32_t p = c->pkt->psn;
+	uint32_t end, i;
+
+	for (;;) {
+		tp_req_uncount(qp, w);
+		w->state = TP_WQE_DONE;
+		w->status = DROCE_WC_SUCCESS;
+		c->completed++;
+		end = wqe_last_psn(w);
+		if (!roce_psn_after(p, end))
+			break;			/* the ACK ends with w */
+		w = next_outstanding(c, &i);
+		if (w == NULL || (w->wr_mask & TP_WR_RD_ATOMIC) ||
+		    roce_psn_before(p, wqe_last_psn(w))) {
+			advance(c, roce_psn_add(end, 1));
+			return COMP_GET_WQE;
+		}
+		c->wqe = w;
+		c->scan = i + 1;
+	}
+	advance(c, roce_psn_add(end, 1));
+	return COMP_EXIT;
+}
+
 /* A plain ACK for PSN p: everything up to and including p is done. */
 static inline enum comp_state
 st_ack(struct comp_ctx *c)
@@ -286,7 +337,7 @@ st_ack(struct comp_ctx *c)
 		/* an ACK past a READ/atomic whose response never came */
 		return roce_psn_before(p, w->first_psn) ? COMP_EXIT : COMP_RETRY;
 	if (!roce_psn_before(p, wqe_last_psn(w)))
-		return COMP_COMPLETE;
+		return ack_covered(c);
 	/* part of a multi-packet message is acknowledged */
 	advance(c, roce_psn_add(p, 1));
 	return COMP_EXIT;

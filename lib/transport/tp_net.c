@@ -150,7 +150,7 @@ tp_net_send_cnp(struct tp_qp *qp, uint8_t dscp)
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
-	tp_net_finish(eng, m, &p);
+	tp_net_finish(qp, m, &p);
 	return 0;
 }
 
@@ -216,9 +216,12 @@ tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 	f = rte_pktmbuf_mtod(m, uint8_t *);
 	/* (use_template is true here exactly when it was in fill_pkt) */
 	if (use_template(qp, av)) {
-		hdr = roce_tmpl_build_headers(&qp->tx_tmpl, f, rte_pktmbuf_tailroom(m), p);
+		hdr = roce_tmpl_write_headers(&qp->tx_tmpl, f, rte_pktmbuf_tailroom(m), p);
 		if (hdr != 0 && tp_host(eng) != NULL)
 			memcpy(f, p->dst_mac, 6);
+		/* of p's layout and addressing fields only the template
+		 * knows: tp_net_finish completes the frame from it */
+		p->bth_off = 0;
 	} else {
 		hdr = roce_build_headers(f, rte_pktmbuf_tailroom(m), p);
 	}
@@ -243,28 +246,38 @@ mac_is_zero(const uint8_t mac[6])
  * A port that computes IPv4 header checksums (DROCE_LINK_TX_IPV4_CKSUM)
  * gets the frame with the checksum field 0 and the mbuf's request for it.
  * The ICRC does not cover the checksum (RoCEv2 annex A17.3.3 masks it),
- * so the port may write it after the ICRC was computed.
+ * so the port may write it after the ICRC was computed.  A packet from
+ * the QP's template (bth_off 0, tp_net_alloc) is completed from it.
  */
 static void
-build_finish(const struct tp_dev *dev, struct rte_mbuf *m, struct roce_pkt *p)
+build_finish(const struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 {
+	const struct roce_tmpl *t = &qp->tx_tmpl;
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	bool from_tmpl = p->bth_off == 0;
+	uint8_t ipv = from_tmpl ? t->ip_version : p->ip_version;
+	bool offload = ipv == 4 && (qp->dev->link->offloads & DROCE_LINK_TX_IPV4_CKSUM);
 
-	if (p->ip_version != 4 || !(dev->link->offloads & DROCE_LINK_TX_IPV4_CKSUM)) {
+	if (from_tmpl)
+		roce_tmpl_finish(t, f, p, offload);
+	else if (offload)
+		roce_build_finish_ip_cksum_offload(f, p);
+	else
 		roce_build_finish(f, p);
+	if (!offload)
 		return;
-	}
-	roce_build_finish_ip_cksum_offload(f, p);
 	m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-	m->l2_len = p->l3_off;
-	m->l3_len = (uint16_t)(p->l4_off - p->l3_off);
+	m->l2_len = from_tmpl ? t->l3_off : p->l3_off;
+	m->l3_len = ROCE_IPV4_HDR_LEN;
 }
 
 /* Pad, ICRC, length; queue for transmission. */
 void
-tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p)
+tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 {
-	build_finish(eng->dev, m, p);
+	struct tp_engine *eng = qp->eng;
+
+	build_finish(qp, m, p);
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;
 	tp_count(eng, TP_CNT_SENT_PKTS);

@@ -466,6 +466,11 @@ struct tp_qp {
 	 * (tp_net.c); tx_tmpl_ok false: to be built */
 	bool tx_tmpl_ok;
 	struct roce_tmpl tx_tmpl;
+	/* RC/UC: the fixed bytes of the frames its peer sends it, built at
+	 * the first frame after a modify (tp_recv.c); rx_tmpl_ok false: to
+	 * be built */
+	bool rx_tmpl_ok;
+	struct roce_rx_tmpl rx_tmpl;
 	struct tp_sq sq;
 	struct tp_rq rq;
 	struct tp_cq *scq;

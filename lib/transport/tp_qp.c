@@ -298,6 +298,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 	if ((mask & (DROCE_QP_AV | DROCE_QP_DEST_QPN)) && qp->pub.qp_type != DROCE_QPT_UD)
 		qp->udp_sport = tp_cc_udp_sport(qp, cur->dest_qp_num, qp->av.flow_label);
 	qp->tx_tmpl_ok = false;		/* addresses may have changed */
+	qp->rx_tmpl_ok = false;
 }
 
 static void

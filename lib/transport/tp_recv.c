@@ -195,17 +195,77 @@ recv_other(struct tp_engine *eng, struct rte_mbuf **other, uint16_t n)
 }
 
 /*
- * Parse m once.  A port that checks IPv4 header checksums
- * (DROCE_LINK_RX_IPV4_CKSUM) gave its verdict: GOOD is not computed
- * again, UNKNOWN or NONE (not IPv4, or not checked) is checked here.
+ * The receive template of a connected QP (lib/wire roce_rx_tmpl): the
+ * frame its peer sends it, to this port's MAC and from the peer's GID to
+ * ours, with its P_Key and QPN.  A template that no longer describes the
+ * QP (a GID or P_Key changed without a modify_qp) only sends frames to the
+ * full parse: it never changes a verdict, every check after the parse
+ * stays.
+ */
+static void
+rx_tmpl_build(struct tp_qp *qp)
+{
+	struct roce_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(p.dst_mac, qp->dev->link->mac.addr_bytes, 6);
+	p.ip_version = qp->av.ip_version;
+	memcpy(p.src_gid, qp->av.dgid, 16);
+	memcpy(p.dst_gid, qp->av.sgid, 16);
+	p.ip_df = 1;
+	p.pkey = qp->pkey;
+	p.dest_qpn = qp->pub.qp_num;
+	/* false: a template that matches nothing */
+	roce_rx_tmpl_init(&qp->rx_tmpl, &p);
+	qp->rx_tmpl_ok = true;
+}
+
+/*
+ * Parse m by the receive template of the QP it names, when that QP is a
+ * connected one of this engine and m's fixed header bytes are the ones
+ * its peer sends (lib/wire: then pkt is exactly what the full parse
+ * yields, with ROCE_PARSE_OK).  False: the full parse decides.
+ */
+static bool
+parse_by_template(struct tp_engine *eng, const struct rte_mbuf *m, bool cksum_ok,
+		  struct roce_pkt *pkt)
+{
+	struct tp_dev *dev = eng->dev;
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct tp_qp *qp;
+	uint32_t qpn;
+
+	if (!roce_peek_dest_qpn(f, m->data_len, &qpn) ||
+	    tp_qpn_engine(dev, qpn) != eng->idx)
+		return false;
+	qp = tp_qp_lookup(dev, qpn);
+	if (qp == NULL || qp->pub.qp_type == DROCE_QPT_UD)
+		return false;
+	if (unlikely(!qp->rx_tmpl_ok))
+		rx_tmpl_build(qp);
+	if (!roce_rx_tmpl_parse(&qp->rx_tmpl, f, m->data_len, cksum_ok, pkt))
+		return false;
+	tp_count(eng, TP_CNT_RX_TMPL_PARSED);
+	return true;
+}
+
+/*
+ * Parse m once: by its QP's receive template, else field by field.  A
+ * port that checks IPv4 header checksums (DROCE_LINK_RX_IPV4_CKSUM) gave
+ * its verdict: GOOD is not computed again, UNKNOWN or NONE (not IPv4, or
+ * not checked) is checked here.
  */
 static enum roce_parse_err
-parse_frame(const struct tp_dev *dev, const struct rte_mbuf *m, struct roce_pkt *pkt)
+parse_frame(struct tp_engine *eng, const struct rte_mbuf *m, struct roce_pkt *pkt)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	bool cksum_ok = (eng->dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
+			(m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) ==
+			RTE_MBUF_F_RX_IP_CKSUM_GOOD;
 
-	if ((dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
-	    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+	if (likely(parse_by_template(eng, m, cksum_ok, pkt)))
+		return ROCE_PARSE_OK;
+	if (cksum_ok)
 		return roce_parse_eth_cksum_ok(f, m->data_len, pkt);
 	return roce_parse_eth(f, m->data_len, pkt);
 }
@@ -238,7 +298,7 @@ tp_recv_classify(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n)
 		}
 		pkt->bth_off = 0;
 		if (likely(m->nb_segs == 1))
-			err = parse_frame(eng->dev, m, pkt);
+			err = parse_frame(eng, m, pkt);
 		if (likely(roce_pkt_is_roce(pkt))) {
 			b->err[nroce] = (uint8_t)err;
 			b->m[nroce++] = m;	/* (nroce <= i: not read again) */

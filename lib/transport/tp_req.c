@@ -232,7 +232,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 		return false;
 	}
 	count_sent(qp, qp->req.psn, 1);
-	tp_net_finish(qp->eng, m, &p);
+	tp_net_finish(qp, m, &p);
 	if (unlikely(qp->cc.paced))
 		tp_cc_sent(qp, p.pkt_len);
 	if (mask & TP_WR_WRITE)
@@ -314,7 +314,7 @@ send_rd_atomic_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct tp_tx_mbuf
 		return false;
 	}
 	count_sent(qp, qp->req.psn, npsn);
-	tp_net_finish(qp->eng, m, &p);
+	tp_net_finish(qp, m, &p);
 	if (unlikely(qp->cc.paced))
 		tp_cc_sent(qp, p.pkt_len);
 	tp_count(qp->eng, TP_CNT_RDMA_SENDS);

@@ -219,7 +219,7 @@ send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
 	m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
 	if (m == NULL)
 		return false;
-	tp_net_finish(qp->eng, m, &p);
+	tp_net_finish(qp, m, &p);
 	tp_count(qp->eng, TP_CNT_SENT_ACKS);
 	return true;
 }
@@ -262,7 +262,7 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 		return 0;
 	if (plen > 0)
 		memcpy(payload, src, plen);
-	tp_net_finish(qp->eng, m, &p);
+	tp_net_finish(qp, m, &p);
 	it->psn = roce_psn_add(it->psn, 1);
 	return 1;
 }

@@ -158,7 +158,7 @@ void tp_net_mbufs_put(struct tp_tx_mbufs *b);
 /* b NULL: one mbuf from the pool; else the next of b (empty: from the pool) */
 struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 			      struct tp_tx_mbufs *b, uint8_t **payload);
-void tp_net_finish(struct tp_engine *eng, struct rte_mbuf *m, struct roce_pkt *p);
+void tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_engine *eng);
 int tp_net_resolve(struct tp_engine *eng, struct tp_av *av);
 int tp_net_release(void *arg, struct rte_mbuf *m);

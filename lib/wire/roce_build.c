@@ -15,7 +15,9 @@ encode_ext_headers(uint8_t *bth, const struct roce_pkt *p)
 	const struct roce_opcode_info *op = p->op;
 	uint8_t *h;
 
-	memset(bth + ROCE_BTH_LEN, 0, op->hdr_len - ROCE_BTH_LEN);
+	/* every other extended header is written whole by its setters */
+	if (op->mask & (ROCE_OPM_DETH | ROCE_OPM_FETH | ROCE_OPM_CNP_RSVD))
+		memset(bth + ROCE_BTH_LEN, 0, op->hdr_len - ROCE_BTH_LEN);
 	if (op->mask & ROCE_OPM_DETH) {
 		h = bth + op->off[ROCE_HDR_DETH];
 		roce_deth_set_qkey(h, p->deth.qkey);
@@ -256,13 +258,17 @@ roce_tmpl_init(struct roce_tmpl *t, const struct roce_pkt *p)
 	t->fecn = q.fecn;
 	t->becn = q.becn;
 	t->dest_qpn = q.dest_qpn & ROCE_PSN_MASK;
+	/* SE and PadCnt per packet; MigReq and TVer */
+	t->bth1 = frame[q.bth_off + 1] & 0x4f;
+	t->bth4 = (uint8_t)((q.fecn & 1) << 7 | (q.becn & 1) << 6);
+	t->ip6_vtf = 6u << 28 | (uint32_t)q.ip_dscp_ecn << 20 | (q.ip_flow_label & 0xfffff);
 	/* the checksum per packet is then this sum plus the length (RFC 1624) */
 	t->ip_sum = q.ip_version == 4 ? ipv4_sum_but_length(frame + q.l3_off, &q) : 0;
 	return true;
 }
 
 size_t
-roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
+roce_tmpl_write_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 			struct roce_pkt *p)
 {
 	const struct roce_opcode_info *op = roce_opcode_get(p->opcode);
@@ -284,7 +290,7 @@ roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 
 	/* a constant-size copy is a few vector moves, a variable one a call;
 	 * the bytes past the BTH are overwritten below (extended headers) or
-	 * by the caller (payload) and roce_build_finish (pad, ICRC) */
+	 * by the caller (payload) and roce_tmpl_finish (pad, ICRC) */
 	if (cap >= ROCE_TMPL_HDR_MAX)
 		memcpy(f, t->hdr, ROCE_TMPL_HDR_MAX);
 	else
@@ -301,13 +307,25 @@ roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 	/* the BTH fields that change per packet (byte 4 stays masked) */
 	bth = f + t->bth_off;
 	bth[0] = p->opcode;
-	bth[1] = (uint8_t)((p->se & 1) << 7 | (bth[1] & 0x4f) | pad << 4);
+	bth[1] = (uint8_t)((p->se & 1) << 7 | t->bth1 | pad << 4);
 	wire_put_be32(bth + 8, (uint32_t)(p->ackreq & 1) << 31 |
 		      (p->psn & ROCE_PSN_MASK));
 	p->op = op;
 	encode_ext_headers(bth, p);
-
 	p->padcnt = (uint8_t)pad;
+	p->payload_off = (uint16_t)(t->bth_off + op->hdr_len);
+	p->pkt_len = (uint32_t)total;
+	return p->payload_off;
+}
+
+size_t
+roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
+			struct roce_pkt *p)
+{
+	const uint8_t *bth = (const uint8_t *)buf + t->bth_off;
+
+	if (roce_tmpl_write_headers(t, buf, cap, p) == 0)
+		return 0;
 	p->migreq = (uint8_t)roce_bth_get_migreq(bth);
 	p->tver = (uint8_t)roce_bth_get_tver(bth);
 	p->pkey = (uint16_t)roce_bth_get_pkey(bth);
@@ -321,9 +339,30 @@ roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 	p->l3_off = t->l3_off;
 	p->l4_off = t->l4_off;
 	p->bth_off = t->bth_off;
-	p->payload_off = (uint16_t)(t->bth_off + op->hdr_len);
-	p->pkt_len = (uint32_t)total;
 	return p->payload_off;
+}
+
+void
+roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
+		 bool ip_cksum_port)
+{
+	uint8_t *f = buf;
+	uint8_t *ip = f + t->l3_off;
+
+	memset(f + p->payload_off + p->payload_len, 0, ROCE_ICRC_LEN);
+	p->icrc = roce_icrc_premasked(ip, p->pkt_len - t->l3_off);
+	roce_icrc_store(f + p->pkt_len - ROCE_ICRC_LEN, p->icrc);
+	/* the fields the ICRC masks, as set_variant_fields writes them */
+	if (t->ip_version == 4) {
+		ip[1] = t->ip_dscp_ecn;
+		ip[8] = t->ip_ttl;
+		wire_put_be16(ip + 10, ip_cksum_port ? 0 : p->ip_cksum);
+	} else {
+		wire_put_be32(ip, t->ip6_vtf);
+		ip[7] = t->ip_ttl;
+	}
+	f[t->l4_off + 6] = f[t->l4_off + 7] = 0;
+	f[t->bth_off + 4] = t->bth4;
 }
 
 static void

@@ -30,13 +30,12 @@ roce_parse_strerror(enum roce_parse_err err)
 #define EXT_FIELDS_OFF offsetof(struct roce_pkt, reth)
 #define EXT_FIELDS_LEN (offsetof(struct roce_pkt, icrc) - EXT_FIELDS_OFF)
 
-static void
-decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
+/* The fields of the extended headers the opcode has; the others are left. */
+static inline void
+decode_present_headers(const uint8_t *bth, struct roce_pkt *p)
 {
 	const struct roce_opcode_info *op = p->op;
 	const uint8_t *h;
-
-	memset((uint8_t *)p + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
 
 	if (op->mask & ROCE_OPM_DETH) {
 		h = bth + op->off[ROCE_HDR_DETH];
@@ -74,11 +73,46 @@ decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
 		p->ieth_rkey = (uint32_t)roce_ieth_get_rkey(bth + op->off[ROCE_HDR_IETH]);
 }
 
+static void
+decode_ext_headers(const uint8_t *bth, struct roce_pkt *p)
+{
+	memset((uint8_t *)p + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
+	decode_present_headers(bth, p);
+}
+
+/*
+ * The payload length (pad excluded) of a packet of opcode op whose part
+ * from the BTH on is n bytes (ICRC included) with pad count padcnt; set
+ * before the FIXED8 check, as the parse reports it.
+ */
+static inline enum roce_parse_err
+bth_payload_len(const struct roce_opcode_info *op, size_t n, unsigned int padcnt,
+		uint32_t *payload_len)
+{
+	size_t data;
+
+	if (n < (size_t)op->hdr_len + ROCE_ICRC_LEN)
+		return ROCE_PARSE_LEN_MISMATCH;
+	data = n - op->hdr_len - ROCE_ICRC_LEN;	/* payload + pad */
+	if (!(op->mask & ROCE_OPM_PAYLOAD)) {
+		if (data != 0)
+			return ROCE_PARSE_LEN_MISMATCH;
+		if (padcnt != 0)
+			return ROCE_PARSE_BAD_PADCNT;
+	} else if (data % 4 != 0 || padcnt > data) {
+		return ROCE_PARSE_BAD_PADCNT;
+	}
+	*payload_len = (uint32_t)(data - padcnt);
+	if ((op->mask & ROCE_OPM_FIXED8) && *payload_len != 8)
+		return ROCE_PARSE_LEN_MISMATCH;
+	return ROCE_PARSE_OK;
+}
+
 enum roce_parse_err
 roce_parse_bth(const uint8_t *bth, size_t n, struct roce_pkt *p)
 {
 	const struct roce_opcode_info *op;
-	size_t data;
+	enum roce_parse_err err;
 
 	if (n < ROCE_BTH_LEN)
 		return ROCE_PARSE_TRUNCATED;
@@ -107,21 +141,9 @@ roce_parse_bth(const uint8_t *bth, size_t n, struct roce_pkt *p)
 	if (p->tver != 0)
 		return ROCE_PARSE_BAD_VERSION;
 
-	if (n < (size_t)op->hdr_len + ROCE_ICRC_LEN)
-		return ROCE_PARSE_LEN_MISMATCH;
-	data = n - op->hdr_len - ROCE_ICRC_LEN;	/* payload + pad */
-	if (!(op->mask & ROCE_OPM_PAYLOAD)) {
-		if (data != 0)
-			return ROCE_PARSE_LEN_MISMATCH;
-		if (p->padcnt != 0)
-			return ROCE_PARSE_BAD_PADCNT;
-	} else if (data % 4 != 0 || p->padcnt > data) {
-		return ROCE_PARSE_BAD_PADCNT;
-	}
-	p->payload_len = (uint32_t)(data - p->padcnt);
-	if ((op->mask & ROCE_OPM_FIXED8) && p->payload_len != 8)
-		return ROCE_PARSE_LEN_MISMATCH;
-
+	err = bth_payload_len(op, n, p->padcnt, &p->payload_len);
+	if (err != ROCE_PARSE_OK)
+		return err;
 	decode_ext_headers(bth, p);
 	p->icrc = roce_icrc_load(bth + n - ROCE_ICRC_LEN);
 	return ROCE_PARSE_OK;
@@ -323,4 +345,194 @@ enum roce_parse_err
 roce_parse_eth_cksum_ok(const void *buf, size_t len, struct roce_pkt *p)
 {
 	return parse_eth(buf, len, true, p);
+}
+
+/*
+ * Receive templates.  The expected frame is built (roce_build_headers) and
+ * parsed back (parse_eth), so every field the template hands out is what
+ * the full parse of a matching frame yields, by construction.
+ */
+
+/* The bytes of the header prefix a frame of one flow may vary in (per byte:
+ * the bits not compared), from the IP header on. */
+static void
+rx_tmpl_mask_varying(uint8_t *keep, size_t l3, size_t l4, size_t bth, int ipv)
+{
+	static const uint8_t v4_vary[] = { 1, 2, 3, 4, 5, 8, 10, 11 };
+	static const uint8_t v6_vary[] = { 1, 2, 3, 4, 5, 7 };
+
+	memset(keep + 6, 0, 6);			/* source MAC */
+	if (ipv == 4) {
+		/* TOS, total length, id, TTL, checksum */
+		for (size_t i = 0; i < sizeof(v4_vary); i++)
+			keep[l3 + v4_vary[i]] = 0;
+	} else {
+		/* traffic class and flow label, payload length, hop limit */
+		keep[l3] = 0xf0;
+		for (size_t i = 0; i < sizeof(v6_vary); i++)
+			keep[l3 + v6_vary[i]] = 0;
+	}
+	memset(keep + l4, 0, 2);		/* UDP source port */
+	memset(keep + l4 + 4, 0, 4);		/* UDP length, checksum */
+	keep[bth] = 0;				/* opcode */
+	keep[bth + 1] = 0x0f;			/* SE, MigReq, PadCnt vary; TVer 0 */
+	keep[bth + 4] = 0;			/* FECN, BECN, resv6a */
+	memset(keep + bth + 8, 0, 4);		/* AckReq, resv7, PSN */
+}
+
+bool
+roce_rx_tmpl_init(struct roce_rx_tmpl *t, const struct roce_pkt *p)
+{
+	uint8_t frame[ROCE_RX_TMPL_WORDS * 8 + 64];
+	uint8_t keep[ROCE_RX_TMPL_WORDS * 8];
+	struct roce_pkt q = *p;
+	struct roce_pkt *r = &t->pkt;
+	size_t prefix;
+
+	memset(t, 0, sizeof(*t));
+	if (p->has_vlan)
+		return false;
+	q.opcode = ROCE_OP_ACKNOWLEDGE;
+	q.payload_len = 0;
+	q.tver = 0;
+	q.udp_dport = ROCE_UDP_PORT;
+	memset(frame, 0, sizeof(frame));
+	if (roce_build_headers(frame, sizeof(frame), &q) == 0)
+		return false;
+	roce_build_finish(frame, &q);
+	if (parse_eth(frame, roce_frame_len(&q), false, r) != ROCE_PARSE_OK) {
+		memset(t, 0, sizeof(*t));
+		return false;
+	}
+
+	/* copied into every packet parsed by the template: no header's */
+	memset((uint8_t *)r + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
+	prefix = (size_t)r->bth_off + ROCE_BTH_LEN;
+	memset(keep, 0xff, prefix);
+	memset(keep + prefix, 0, sizeof(keep) - prefix);
+	rx_tmpl_mask_varying(keep, r->l3_off, r->l4_off, r->bth_off, r->ip_version);
+	for (size_t i = 0; i < ROCE_RX_TMPL_WORDS; i++) {
+		uint64_t v, k;
+
+		memcpy(&v, frame + 8 * i, 8);
+		memcpy(&k, keep + 8 * i, 8);
+		t->val[i] = v & k;
+		t->mask[i] = k;
+	}
+	t->ip_version = r->ip_version;
+	return true;
+}
+
+/* Word i of the frame against the template's: nonzero where they differ. */
+static inline uint64_t
+rx_tmpl_diff(const struct roce_rx_tmpl *t, const uint8_t *f, unsigned int i)
+{
+	uint64_t w;
+
+	memcpy(&w, f + 8 * i, 8);
+	return (w & t->mask[i]) ^ t->val[i];
+}
+
+/* The frame's fixed bytes equal the template's: a masked compare, unrolled. */
+static inline bool
+rx_tmpl_match_v4(const struct roce_rx_tmpl *t, const uint8_t *f)
+{
+	return (rx_tmpl_diff(t, f, 0) | rx_tmpl_diff(t, f, 1) | rx_tmpl_diff(t, f, 2) |
+		rx_tmpl_diff(t, f, 3) | rx_tmpl_diff(t, f, 4) | rx_tmpl_diff(t, f, 5) |
+		rx_tmpl_diff(t, f, 6)) == 0;
+}
+
+static inline bool
+rx_tmpl_match_v6(const struct roce_rx_tmpl *t, const uint8_t *f)
+{
+	return (rx_tmpl_diff(t, f, 0) | rx_tmpl_diff(t, f, 1) | rx_tmpl_diff(t, f, 2) |
+		rx_tmpl_diff(t, f, 3) | rx_tmpl_diff(t, f, 4) | rx_tmpl_diff(t, f, 5) |
+		rx_tmpl_diff(t, f, 6) | rx_tmpl_diff(t, f, 7) | rx_tmpl_diff(t, f, 8) |
+		rx_tmpl_diff(t, f, 9)) == 0;
+}
+
+/* Words compared: the prefix up to the BTH's end, rounded up. */
+#define RX_TMPL_WORDS_V4 ((ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + \
+			   ROCE_BTH_LEN + 7) / 8)
+#define RX_TMPL_WORDS_V6 ((ROCE_ETH_HDR_LEN + ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + \
+			   ROCE_BTH_LEN + 7) / 8)
+_Static_assert(RX_TMPL_WORDS_V4 == 7 && RX_TMPL_WORDS_V6 == 10 &&
+	       RX_TMPL_WORDS_V6 <= ROCE_RX_TMPL_WORDS, "rx_tmpl_match_v4/v6 unrolled");
+
+bool
+roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
+		   bool cksum_ok, struct roce_pkt *p)
+{
+	const uint8_t *f = buf;
+	const struct roce_pkt *tp = &t->pkt;
+	const uint8_t *ip = f + tp->l3_off;
+	const uint8_t *bth = f + tp->bth_off;
+	const struct roce_opcode_info *op;
+	size_t tot, udp_len;
+	uint32_t payload_len, w8;
+	uint8_t b1, b4;
+
+	/* the fixed bytes, then the checks of the full parse on the others
+	 * (lengths, the IPv4 checksum, the opcode and what it implies) */
+	if (t->ip_version == 4) {
+		if (len < RX_TMPL_WORDS_V4 * 8 || !rx_tmpl_match_v4(t, f))
+			return false;
+		tot = wire_be16(ip + 2);
+		if (!cksum_ok && wire_ipv4_cksum(ip, ROCE_IPV4_HDR_LEN) != 0)
+			return false;
+	} else if (t->ip_version == 6) {
+		if (len < RX_TMPL_WORDS_V6 * 8 || !rx_tmpl_match_v6(t, f))
+			return false;
+		tot = ROCE_IPV6_HDR_LEN + (size_t)wire_be16(ip + 4);
+	} else {
+		return false;		/* an unusable template */
+	}
+	if (tot > len - tp->l3_off)
+		return false;
+	udp_len = wire_be16(f + tp->l4_off + 4);
+	/* (a total length below the IP header's never equals it) */
+	if (udp_len != tot - (size_t)(tp->l4_off - tp->l3_off) ||
+	    udp_len < ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+		return false;
+	op = roce_opcode_get(bth[0]);
+	b1 = bth[1];
+	if (op->name == NULL ||
+	    bth_payload_len(op, udp_len - ROCE_UDP_HDR_LEN, (b1 >> 4) & 3,
+			    &payload_len) != ROCE_PARSE_OK)
+		return false;
+
+	/* the fields the template fixes (the extended headers' zero), then
+	 * the others from the frame */
+	memcpy(p, tp, offsetof(struct roce_pkt, icrc));
+	memcpy(p->src_mac, f + 6, 6);
+	if (t->ip_version == 4) {
+		p->ip_dscp_ecn = ip[1];
+		p->ip_id = wire_be16(ip + 4);
+		p->ip_cksum = wire_be16(ip + 10);
+		p->ip_ttl = ip[8];
+	} else {
+		uint32_t vtf = wire_be32(ip);
+
+		p->ip_dscp_ecn = (uint8_t)(vtf >> 20);
+		p->ip_flow_label = vtf & 0xfffff;
+		p->ip_ttl = ip[7];
+	}
+	p->udp_sport = wire_be16(f + tp->l4_off);
+	p->pkt_len = (uint32_t)(tp->l3_off + tot);
+	p->payload_len = payload_len;
+	p->payload_off = (uint16_t)(tp->bth_off + op->hdr_len);
+	p->op = op;
+	p->opcode = bth[0];
+	p->se = b1 >> 7;
+	p->migreq = (b1 >> 6) & 1;
+	p->padcnt = (b1 >> 4) & 3;
+	b4 = bth[4];
+	p->fecn = b4 >> 7;
+	p->becn = (b4 >> 6) & 1;
+	w8 = wire_be32(bth + 8);
+	p->ackreq = (uint8_t)(w8 >> 31);
+	p->psn = w8 & ROCE_PSN_MASK;
+	decode_present_headers(bth, p);
+	p->icrc = roce_icrc_load(f + p->pkt_len - ROCE_ICRC_LEN);
+	return true;
 }

@@ -238,6 +238,9 @@ struct roce_tmpl {
 	uint32_t ip_flow_label;
 	uint32_t dest_qpn;
 	uint32_t ip_sum;		/* IPv4 header sum but the total length */
+	uint32_t ip6_vtf;		/* IPv6: version, traffic class, flow label */
+	uint8_t bth1;			/* BTH byte 1 but SE and PadCnt */
+	uint8_t bth4;			/* BTH byte 4 as sent (FECN, BECN) */
 };
 
 /* Returns false (t unusable) when p could not be built (IP version). */
@@ -247,6 +250,80 @@ bool roce_tmpl_init(struct roce_tmpl *t, const struct roce_pkt *p);
  * 0 when cap is too small or the opcode/length is invalid. */
 size_t roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 			       struct roce_pkt *p);
+
+/*
+ * The transmit fast path: a packet from the template patches the IP and
+ * UDP lengths, the IPv4 checksum (the template's sum plus the length, RFC
+ * 1624), the BTH's opcode, SE, PadCnt, AckReq and PSN and writes the
+ * extended headers, and nothing else.  roce_tmpl_write_headers reads of p
+ * only opcode, se, ackreq, psn, payload_len and the extended-header
+ * fields, and writes only op, padcnt, payload_off, pkt_len and ip_cksum
+ * (the other fields are the template's: roce_tmpl_build_headers fills
+ * them in).  roce_tmpl_finish then completes the frame as
+ * roce_build_finish (ip_cksum_port: as roce_build_finish_ip_cksum_offload)
+ * from the template and those five fields.  The frame is byte for byte
+ * roce_tmpl_build_headers + roce_build_finish's.
+ */
+size_t roce_tmpl_write_headers(const struct roce_tmpl *t, void *buf, size_t cap,
+			       struct roce_pkt *p);
+void roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
+		      bool ip_cksum_port);
+
+/*
+ * Receive templates.  Every frame a connected QP receives from its peer
+ * has the same bytes in most of its Ethernet, IP, UDP and BTH headers:
+ * the destination MAC and EtherType, the IP version (IPv4: IHL, flags and
+ * fragment offset, protocol), the addresses, next header, the UDP
+ * destination port, the BTH's TVer, P_Key and destination QP.
+ * roce_rx_tmpl_init() keeps those bytes (and a mask of them) from the
+ * description of the frame the peer sends (as roce_build_headers reads
+ * it: MACs, IP version, GIDs, DF, P_Key, destination QP; no VLAN).
+ * roce_rx_tmpl_parse() compares a frame's fixed bytes with them (a masked
+ * compare of 64-bit words), checks what varies (lengths, the IPv4 header
+ * checksum unless cksum_ok, the opcode, pad count and payload length) and
+ * decodes the rest: true when all of that holds, and then p is exactly
+ * what roce_parse_eth (roce_parse_eth_cksum_ok with cksum_ok) writes for
+ * the frame with ROCE_PARSE_OK.  False for any other frame (p untouched):
+ * the full parse then gives its verdict.
+ */
+#define ROCE_RX_TMPL_WORDS 10		/* 80 bytes >= Ethernet + IPv6 + UDP + BTH */
+
+struct roce_rx_tmpl {
+	uint64_t val[ROCE_RX_TMPL_WORDS];	/* the fixed bytes, the rest 0 */
+	uint64_t mask[ROCE_RX_TMPL_WORDS];	/* their bits */
+	uint8_t ip_version;		/* 0: unusable, matches nothing */
+	struct roce_pkt pkt;		/* the parse of the template's frame */
+};
+
+/* Returns false (t unusable: matches nothing) when p cannot be built or has a VLAN tag. */
+bool roce_rx_tmpl_init(struct roce_rx_tmpl *t, const struct roce_pkt *p);
+bool roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
+			bool cksum_ok, struct roce_pkt *p);
+
+/*
+ * The destination QP of a frame if it is RoCEv2 over IPv4 or IPv6 without
+ * a VLAN tag, read where its BTH would be (nothing else is checked: a
+ * key to find a receive template by); false when the frame is too short
+ * or of another EtherType.
+ */
+static inline bool
+roce_peek_dest_qpn(const uint8_t *f, size_t len, uint32_t *qpn)
+{
+	size_t bth;
+
+	if (len < ROCE_ETH_HDR_LEN)
+		return false;
+	if (f[12] == 0x08 && f[13] == 0x00)
+		bth = ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN;
+	else if (f[12] == 0x86 && f[13] == 0xdd)
+		bth = ROCE_ETH_HDR_LEN + ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN;
+	else
+		return false;
+	if (len < bth + ROCE_BTH_LEN)
+		return false;
+	*qpn = (uint32_t)f[bth + 5] << 16 | (uint32_t)f[bth + 6] << 8 | f[bth + 7];
+	return true;
+}
 
 /* Fill IPv4-mapped GID from an IPv4 address in network order bytes. */
 void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ipv4[4]);

@@ -145,6 +145,17 @@ def test_callgrind_count():
     check("callgrind: no total", db.callgrind_count("nothing\n", 1000), None)
 
 
+def test_callgrind_lat_counts():
+    # write_lat: tpb_measure 1,000,000 - CRC 100,000 - copies 51,000 over
+    # 1,000 round trips; tpb_measure_raw 80,000 over the same 1,000
+    lat = CG_LISTING + ("   80,000 ( 8.00%)  /w/test/bench/tp_bench.c:tpb_measure_raw "
+                        "[/w/build/test/bench/tp_bench]\n")
+    check("callgrind write_lat: droce and raw per round trip",
+          db.callgrind_lat_counts(lat, 1000), (849, 80))
+    check("callgrind write_lat: no raw function", db.callgrind_lat_counts(CG_LISTING, 1000),
+          None)
+
+
 def test_callgrind_run(tp_bench):
     import contextlib
     import io
@@ -223,6 +234,7 @@ test_ceiling_sweep()
 test_demo_window()
 test_report()
 test_callgrind_count()
+test_callgrind_lat_counts()
 if len(sys.argv) > 1:
     test_callgrind_run(sys.argv[1])
 print("FAILED" if failures else "all passed")

@@ -479,10 +479,9 @@ CG_ROW = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+(?:\S*:)?([^\s:]+) \[")
 CG_MEMCPY = re.compile(r"^_*(memcpy|memmove|mempcpy)(_\w+)?$")
 
 
-def callgrind_count(annotated, count):
-    """Instructions per message from callgrind_annotate --inclusive=yes output:
-    the program total minus the CRC (roce_crc32, or ISA-L's crc32_* where it is
-    not seen) and libc's memcpy/memmove (the payload copies), each inclusive."""
+def callgrind_inclusive(annotated):
+    """(program total or None, {function: inclusive Ir}) from callgrind_annotate
+    --inclusive=yes output."""
     total = None
     incl = {}
     for line in annotated.splitlines():
@@ -492,13 +491,73 @@ def callgrind_count(annotated, count):
         m = CG_ROW.match(line)
         if m:
             incl.setdefault(m.group(2), int(m.group(1).replace(",", "")))
-    if total is None:
-        return None
+    return total, incl
+
+
+def callgrind_crc_copy(incl):
+    """The CRC (roce_crc32, or ISA-L's crc32_* where it is not seen) and libc's
+    memcpy/memmove (the payload copies), each inclusive, together."""
     crc = incl.get("roce_crc32")
     if crc is None:
         crc = sum(v for k, v in incl.items() if k.startswith("crc32_"))
-    copy = sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
-    return round((total - crc - copy) / count)
+    return crc + sum(v for k, v in incl.items() if CG_MEMCPY.match(k))
+
+
+def callgrind_count(annotated, count):
+    """Instructions per message from callgrind_annotate --inclusive=yes output:
+    the program total minus the CRC and the payload copies."""
+    total, incl = callgrind_inclusive(annotated)
+    if total is None:
+        return None
+    return round((total - callgrind_crc_copy(incl)) / count)
+
+
+CG_LAT_COUNT = 20000
+CG_LAT_LINE = "instructions per 8-byte write_lat round trip (both sides, excluding payload copy and CRC): "
+CG_LAT_RAW = "raw forwarding of its two WRITE frames, the same way: "
+
+
+def callgrind_lat_counts(annotated, count):
+    """(droce, raw) instructions per round trip from callgrind_annotate
+    --inclusive=yes output of a write_lat run collected in tpb_measure and
+    tpb_measure_raw: each function's inclusive cost, droce's without the CRC
+    and the copies (as callgrind_count), over count round trips."""
+    _, incl = callgrind_inclusive(annotated)
+    if "tpb_measure" not in incl or "tpb_measure_raw" not in incl:
+        return None
+    droce = incl["tpb_measure"] - callgrind_crc_copy(incl)
+    return round(droce / count), round(incl["tpb_measure_raw"] / count)
+
+
+def callgrind_lat(tp_bench):
+    """tp_bench --op write_lat under callgrind (collection in tpb_measure and
+    tpb_measure_raw only): droce's instructions per round trip beside raw
+    forwarding's of the same frames, and their ratio."""
+    tmp = tempfile.mkdtemp(prefix="droce-bench-cg-")
+    out = os.path.join(tmp, "cg.out")
+    try:
+        env = dict(os.environ, DROCE_NO_HUGE="1")
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                            "--collect-atstart=no", "--toggle-collect=tpb_measure",
+                            "--toggle-collect=tpb_measure_raw",
+                            tp_bench, "--op", "write_lat", "--size", "8", "--mtu", "1024",
+                            "--count", str(CG_LAT_COUNT), "--runs", "1", "--seed", "42"],
+                           capture_output=True, text=True, timeout=900, env=env)
+        if p.returncode != 0 or not os.path.exists(out):
+            log(f"droce-bench: tp_bench write_lat under callgrind failed ({p.returncode}): "
+                f"{p.stderr.strip().splitlines()[-1:]}")
+            return 1
+        a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
+                           capture_output=True, text=True, timeout=300)
+        r = callgrind_lat_counts(a.stdout, CG_LAT_COUNT)
+        if a.returncode != 0 or r is None:
+            log("droce-bench: callgrind_annotate gave no tpb_measure / tpb_measure_raw")
+            return 1
+        print(f"{CG_LAT_LINE}{r[0]}")
+        print(f"{CG_LAT_RAW}{r[1]} (droce / raw: {r[0] / r[1]:.1f})")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def callgrind(tp_bench):
@@ -1133,6 +1192,9 @@ def main():
     ap.add_argument("--markdown", help="also write the table as a markdown section here")
     ap.add_argument("--callgrind", metavar="TP_BENCH",
                     help="only the instructions per 64-byte WRITE (tp_bench under callgrind)")
+    ap.add_argument("--callgrind-lat", metavar="TP_BENCH",
+                    help="only the instructions per 8-byte write_lat round trip and raw "
+                         "forwarding's (tp_bench --op write_lat under callgrind)")
     ap.add_argument("--plot", metavar="DIR", help="only the plots (memif), PNGs into DIR")
     ap.add_argument("--plot-seconds", type=int, default=1, help="--plot: seconds per size")
     ap.add_argument("--demo-baseline", metavar="JSON",
@@ -1159,6 +1221,8 @@ def main():
     verbose = a.verbose
     if a.callgrind:
         return callgrind(a.callgrind)
+    if a.callgrind_lat:
+        return callgrind_lat(a.callgrind_lat)
     if a.demo_snapshot:
         return demo_snapshot()
     if a.demo_ratio:

@@ -15,7 +15,13 @@
  *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=tpb_measure
  * (use --runs 1 --no-baseline there).  --op fetch_add streams 8-byte
  * FETCH_AND_ADDs instead (atomic_bw's work; no baselines: they are WRITE
- * frames).  Results: BENCHMARKS.md.
+ * frames).  --op write_lat: perftest ib_write_lat's ping-pong instead, 8
+ * bytes each way, A writes B's buffer, B sees it and writes A's, A sees
+ * it: one round trip per message, both engines in this thread (every
+ * instruction of both sides counted, ACKs included); its raw counterpart
+ * is the same two WRITE frames forwarded A -> B -> A over a bare vwire
+ * (tpb_measure_raw, for --toggle-collect=tpb_measure_raw).
+ * Results: BENCHMARKS.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -57,6 +63,7 @@ struct tpb_opts {
 	uint64_t seed;
 	bool json;
 	bool baseline;
+	bool lat;		/* --op write_lat */
 };
 
 struct tpb_end {
@@ -74,6 +81,7 @@ struct tpb {
 	struct tpb_opts o;
 	struct tpb_end a;
 	struct tpb_end b;
+	uint64_t lat_seq;	/* write_lat: the last round trip's number */
 };
 
 /* Transport counters reported (deltas over the measured loop). */
@@ -393,13 +401,97 @@ tpb_stream(struct tpb *t, uint64_t count)
 	return true;
 }
 
+/* write_lat's byte offsets in each end's buffer: what it sends, where the peer writes */
+#define TPB_LAT_SRC 0
+#define TPB_LAT_DST 32
+
+/* Drain a CQ (running its engine); false on a failed completion. */
+static bool
+lat_poll(struct droce_cq *cq)
+{
+	struct droce_wc wc[TPB_POLL_BATCH];
+	int n = droce_poll_cq(cq, TPB_POLL_BATCH, wc);
+
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (wc[i].status != DROCE_WC_SUCCESS) {
+			fprintf(stderr, "tp_bench: write_lat WR %" PRIu64 " failed: status %d\n",
+				wc[i].wr_id, wc[i].status);
+			return false;
+		}
+	return true;
+}
+
+/* One end writes its 8-byte sequence number into the peer's buffer. */
+static bool
+lat_post(struct tpb_end *from, const struct tpb_end *to, uint64_t seq, uint32_t k)
+{
+	struct droce_sge sge = { (uintptr_t)from->buf + TPB_LAT_SRC, 8, from->mr->lkey };
+	struct droce_send_wr wr, *bad;
+
+	memcpy(from->buf + TPB_LAT_SRC, &seq, 8);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = seq;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_RDMA_WRITE;
+	wr.send_flags = seq % k == 0 ? DROCE_SEND_SIGNALED : 0;
+	wr.wr.rdma.remote_addr = (uintptr_t)to->buf + TPB_LAT_DST;
+	wr.wr.rdma.rkey = to->mr->rkey;
+	return droce_post_send(from->qp, &wr, &bad) == 0;
+}
+
+/* Spin on end e's CQ (its engine) until the peer's write of seq landed. */
+static bool
+lat_wait(struct tpb_end *e, uint64_t seq)
+{
+	volatile const uint64_t *dst = (volatile const uint64_t *)(e->buf + TPB_LAT_DST);
+	double t0 = now_s(CLOCK_MONOTONIC);
+	uint32_t spins = 0;
+
+	while (*dst != seq) {
+		if (!lat_poll(e->cq))
+			return false;
+		if (++spins % 4096 == 0 && now_s(CLOCK_MONOTONIC) - t0 > TPB_STALL_S) {
+			fprintf(stderr, "tp_bench: write_lat stalled at %" PRIu64 "\n", seq);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * perftest ib_write_lat's ping-pong: A writes seq into B's buffer, B polls
+ * until it sees it (running B's engine) and writes seq back, A polls until
+ * it sees it.  The sequence numbers go on from call to call (t->lat_seq).
+ */
+static bool
+tpb_pingpong(struct tpb *t, uint64_t count)
+{
+	uint32_t k = RTE_MIN(t->o.signal_every, t->o.depth);
+
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t seq = ++t->lat_seq;
+
+		/* each side's poll after its post runs its engine, which sends
+		 * (as the poster's own polling loop does in perftest) */
+		if (!lat_post(&t->a, &t->b, seq, k) || !lat_poll(t->a.cq) ||
+		    !lat_wait(&t->b, seq) ||
+		    !lat_post(&t->b, &t->a, seq, k) || !lat_poll(t->b.cq) ||
+		    !lat_wait(&t->a, seq))
+			return false;
+	}
+	return true;
+}
+
 /* The measured loop: a function of its own for callgrind --toggle-collect. */
 __attribute__((noinline)) bool tpb_measure(struct tpb *t, uint64_t count);
 
 __attribute__((noinline)) bool
 tpb_measure(struct tpb *t, uint64_t count)
 {
-	bool ok = tpb_stream(t, count);
+	bool ok = t->o.lat ? tpb_pingpong(t, count) : tpb_stream(t, count);
 
 	/* no tail call: callgrind must see tpb_measure return after the loop */
 	__asm__ volatile("" ::: "memory");
@@ -517,6 +609,78 @@ raw_once(struct droce_link *la, struct droce_link *lb, struct rte_mbuf *const fr
 		got += r;
 	}
 	return now_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+/*
+ * write_lat's raw counterpart: the two WRITE frames of a round trip
+ * forwarded over a bare vwire, A -> B, then B -> A, each received before
+ * the other is sent (reused with a reference count, as raw_once).
+ */
+__attribute__((noinline)) uint64_t tpb_measure_raw(struct droce_link *la,
+						    struct droce_link *lb,
+						    struct rte_mbuf *ab, struct rte_mbuf *ba,
+						    uint64_t count);
+
+static bool
+raw_hop(struct droce_link *from, struct droce_link *to, struct rte_mbuf *m)
+{
+	struct rte_mbuf *rx[TPB_RAW_BURST];
+	uint16_t r = 0;
+
+	rte_mbuf_refcnt_update(m, 1);
+	if (droce_link_tx(from, &m, 1) != 1) {
+		rte_mbuf_refcnt_update(m, -1);
+		return false;
+	}
+	while (r == 0)
+		r = droce_link_rx(to, rx, TPB_RAW_BURST);
+	rte_pktmbuf_free_bulk(rx, r);
+	return true;
+}
+
+__attribute__((noinline)) uint64_t
+tpb_measure_raw(struct droce_link *la, struct droce_link *lb, struct rte_mbuf *ab,
+		struct rte_mbuf *ba, uint64_t count)
+{
+	uint64_t done = 0;
+
+	while (done < count && raw_hop(la, lb, ab) && raw_hop(lb, la, ba))
+		done++;
+	__asm__ volatile("" ::: "memory");
+	return done;
+}
+
+/* The raw round trips of write_lat (count of them), best CPU time of reps. */
+static double
+raw_lat(const struct tpb_opts *o, uint32_t reps)
+{
+	struct vwire_config w = { .name = "tpb_raw_lat" };
+	struct droce_link *la, *lb;
+	struct rte_mbuf *ab, *ba;
+	uint16_t poff;
+	uint8_t payload[8] = { 0 };
+	double best = 1e30;
+
+	if (vwire_pair_create(&w, &la, &lb) != 0)
+		die("baseline vwire");
+	ab = build_frame(la->pool, ROCE_OP_RDMA_WRITE_ONLY, 8, payload, &poff);
+	ba = build_frame(lb->pool, ROCE_OP_RDMA_WRITE_ONLY, 8, payload, &poff);
+	/* warm-up (not in tpb_measure_raw: callgrind counts reps x count) */
+	for (uint64_t i = 0; i < o->count / 10 + 1; i++)
+		if (!raw_hop(la, lb, ab) || !raw_hop(lb, la, ba))
+			die("raw write_lat: a frame was refused");
+	for (uint32_t r = 0; r < reps; r++) {
+		double t0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+
+		if (tpb_measure_raw(la, lb, ab, ba, o->count) != o->count)
+			die("raw write_lat: a frame was refused");
+		best = RTE_MIN(best, now_s(CLOCK_THREAD_CPUTIME_ID) - t0);
+	}
+	rte_pktmbuf_free(ab);
+	rte_pktmbuf_free(ba);
+	droce_link_close(la);
+	droce_link_close(lb);
+	return best;
 }
 
 /* Both ends' data work per packet: copy in + ICRC, ICRC check + copy out. */
@@ -694,7 +858,7 @@ static void
 usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--op write|fetch_add] [--size N] [--mtu 256..4096] [--loss P]\n"
+		"usage: %s [--op write|fetch_add|write_lat] [--size N] [--mtu 256..4096] [--loss P]\n"
 		"          [--count N] [--depth D] [--signal-every K] [--timeout T]\n"
 		"          [--runs R] [--seed S] [--no-baseline] [--json]\n"
 		"  --loss P        drop probability of every frame, both directions\n"
@@ -773,8 +937,14 @@ parse(int argc, char **argv, struct tpb_opts *o)
 				"--no-baseline (the baselines are WRITE frames)\n");
 			exit(2);
 		}
+	} else if (strcmp(o->op, "write_lat") == 0) {
+		if (o->size != 8) {
+			fprintf(stderr, "tp_bench: --op write_lat needs --size 8\n");
+			exit(2);
+		}
+		o->lat = true;
 	} else if (strcmp(o->op, "write") != 0) {
-		fprintf(stderr, "tp_bench: --op %s: write or fetch_add\n", o->op);
+		fprintf(stderr, "tp_bench: --op %s: write, fetch_add or write_lat\n", o->op);
 		exit(2);
 	}
 	if (mtu_enum(o->mtu) == 0 || o->size == 0 || o->count == 0 ||
@@ -806,7 +976,7 @@ main(int argc, char **argv)
 	tpb_open(&t);
 	/* warm-up: caches, pools, the mbuf free lists (not measured) */
 	warm = RTE_MIN(t.o.count / 10 + 2ull * t.o.depth, t.o.count);
-	if (!tpb_stream(&t, warm))
+	if (!(t.o.lat ? tpb_pingpong(&t, warm) : tpb_stream(&t, warm)))
 		die("warm-up failed");
 	best.wall_s = 1e30;
 	for (uint32_t r = 0; r < t.o.runs; r++) {
@@ -820,7 +990,17 @@ main(int argc, char **argv)
 		if (res.wall_s < best.wall_s)
 			best = res;
 	}
-	if (!failed) {
+	if (!failed && t.o.lat) {
+		/* the raw round trip, the best of runs */
+		double raw_s = t.o.baseline ? raw_lat(&t.o, t.o.runs) : 0;
+
+		printf("write_lat: %.3f us per round trip (cpu %.3f us)", best.wall_s * 1e6 /
+		       best.msgs, best.cpu_s * 1e6 / best.msgs);
+		if (t.o.baseline)
+			printf("; raw vwire, the same two WRITE frames: %.3f us (cpu); "
+			       "droce / raw: %.2f", raw_s * 1e6 / t.o.count, best.cpu_s / raw_s);
+		printf("\n");
+	} else if (!failed) {
 		if (t.o.baseline)
 			base = baselines(&t.o, t.o.runs);
 		print_summary(&t, &best, t.o.baseline ? &base : NULL);

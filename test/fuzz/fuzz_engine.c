@@ -60,6 +60,7 @@
  *   - no mbuf leak: the pool is full again after the QPs were reset.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -606,11 +607,22 @@ bind_mw2_if_needed(void)
 	FUZZ_CHECK(key_valid(&E.key[K_MW2]));
 }
 
+/* At exit: how many frames took the receive templates (lib/wire roce_rx_tmpl). */
+static void
+report_templates(void)
+{
+	if (E.ctx != NULL)
+		fprintf(stderr, "fuzz_engine: rx_tmpl_parsed %" PRIu64 " of rcvd_pkts %" PRIu64 "\n",
+			droce_get_counter(E.ctx, "rx_tmpl_parsed"),
+			droce_get_counter(E.ctx, "rcvd_pkts"));
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	atexit(report_templates);
 	eal_init();
 	opcode_lists_init();
 	device_init();
@@ -824,6 +836,9 @@ fill_net(struct roce_pkt *p, const uint8_t *r)
 	memcpy(p->src_gid, (r[0] & 8) ? E.other_gid : E.peer_gid[v6], 16);
 	p->udp_sport = 0xc000u | r[14];
 	p->udp_dport = ROCE_UDP_PORT;
+	/* as droce and rxe send: the connected QPs' frames can match their
+	 * receive templates (the full parse is reached by everything else) */
+	p->ip_df = 1;
 }
 
 static uint8_t

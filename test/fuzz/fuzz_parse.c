@@ -7,6 +7,7 @@
  * computed in one piece or chained over two pieces (also after a parse
  * that stopped at an opcode the table does not define).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -92,6 +93,72 @@ check_result(const uint8_t *buf, size_t size, const struct roce_pkt *p,
 		check_unknown_opcode(buf, size, p);
 }
 
+/* Every field of two parses (not their padding). */
+static bool
+same_pkt(const struct roce_pkt *a, const struct roce_pkt *b)
+{
+#define EQ(f) (a->f == b->f)
+#define EQM(f) (memcmp(&a->f, &b->f, sizeof(a->f)) == 0)
+	return EQ(l3_off) && EQ(l4_off) && EQ(bth_off) && EQ(payload_off) &&
+	       EQ(payload_len) && EQ(pkt_len) && EQM(dst_mac) && EQM(src_mac) &&
+	       EQ(vlan_tci) && EQ(has_vlan) && EQ(ip_version) && EQ(ip_dscp_ecn) &&
+	       EQ(ip_ttl) && EQ(ip_df) && EQ(ip_id) && EQ(ip_cksum) &&
+	       EQ(ip_flow_label) && EQM(src_gid) && EQM(dst_gid) && EQ(udp_sport) &&
+	       EQ(udp_dport) && EQ(op) && EQ(opcode) && EQ(se) && EQ(migreq) &&
+	       EQ(padcnt) && EQ(tver) && EQ(fecn) && EQ(becn) && EQ(ackreq) &&
+	       EQ(pkey) && EQ(dest_qpn) && EQ(psn) && EQ(reth.va) && EQ(reth.rkey) &&
+	       EQ(reth.len) && EQ(aeth.syndrome) && EQ(aeth.msn) && EQ(atmeth.va) &&
+	       EQ(atmeth.rkey) && EQ(atmeth.swap) && EQ(atmeth.comp) &&
+	       EQ(atmack_orig) && EQ(imm) && EQ(ieth_rkey) && EQ(deth.qkey) &&
+	       EQ(deth.src_qpn) && EQ(feth.sel) && EQ(feth.plt) && EQ(icrc);
+#undef EQ
+#undef EQM
+}
+
+/*
+ * The receive template (roce_rx_tmpl_parse) against the full parse: the
+ * template of the flow the input claims to be (taken from the input's
+ * own parse when that is OK, else a fixed IPv4 one) either declines,
+ * leaving the packet untouched, or gives ROCE_PARSE_OK with the full
+ * parse's fields; an OK frame of its own flow is always taken.
+ */
+static void
+check_rx_template(const uint8_t *buf, size_t size, const struct roce_pkt *full,
+		  enum roce_parse_err err, bool cksum_ok)
+{
+	static const uint8_t ipv4[4] = { 198, 18, 0, 1 };
+	struct roce_rx_tmpl t;
+	struct roce_pkt flow, got, before;
+	/* (a template describes no VLAN tag, no IPv4 options, flags DF only) */
+	bool own = err == ROCE_PARSE_OK && !full->has_vlan &&
+		   (full->ip_version == 6 ||
+		    (buf[full->l3_off] == 0x45 && !(buf[full->l3_off + 6] & 0x80)));
+	bool took;
+
+	if (own) {
+		flow = *full;
+	} else {
+		memset(&flow, 0, sizeof(flow));
+		flow.ip_version = 4;
+		roce_gid_from_ipv4(flow.src_gid, ipv4);
+		roce_gid_from_ipv4(flow.dst_gid, ipv4);
+		flow.ip_df = 1;
+		flow.pkey = 0xffff;
+		flow.dest_qpn = 0x11;
+	}
+	FUZZ_CHECK(roce_rx_tmpl_init(&t, &flow));
+	memset(&before, 0x5a, sizeof(before));
+	got = before;
+	took = roce_rx_tmpl_parse(&t, buf, size, cksum_ok, &got);
+	if (took) {
+		FUZZ_CHECK(err == ROCE_PARSE_OK);
+		FUZZ_CHECK(same_pkt(&got, full));
+	} else {
+		FUZZ_CHECK(memcmp(&got, &before, sizeof(got)) == 0);
+		FUZZ_CHECK(!own || size < (full->ip_version == 4 ? 56u : 80u));
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -100,6 +167,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	err = roce_parse_eth(data, size, &p);
 	check_result(data, size, &p, err);
+	check_rx_template(data, size, &p, err, false);
+	err = roce_parse_eth_cksum_ok(data, size, &p);
+	check_rx_template(data, size, &p, err, true);
 
 	err = roce_parse_ip(data, size, &p);
 	FUZZ_CHECK(err != ROCE_PARSE_OK || p.l3_off == 0);

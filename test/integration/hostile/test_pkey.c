@@ -139,20 +139,27 @@ post_recv(struct droce_qp *qp, uint64_t wr_id, uint32_t len)
 	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
 }
 
-/* 0x1234 to a 0xffff QP: another partition, dropped, nothing written. */
+/*
+ * 0x1234 to a 0xffff QP: another partition, dropped, nothing written.
+ * Its P_Key is not the QP's receive template's: the full parse takes it;
+ * the frame with the QP's P_Key is parsed by the template (rx_tmpl_parsed).
+ */
 static void
 test_rc_other_partition_dropped(void **state)
 {
-	uint64_t v0;
+	uint64_t v0, t0;
 	struct droce_qp *qp = new_qp(DROCE_QPT_RC, 0, &v0);
 
 	(void)state;
+	t0 = rp_counter(&rp, "rx_tmpl_parsed");
 	send_write(qp, 0x1234);
 	expect_dropped(v0, 1);
+	assert_int_equal(rp_counter(&rp, "rx_tmpl_parsed"), t0);
 	/* the QP still expects RP_PSN: the drop consumed nothing */
 	send_write(qp, 0xffff);
 	expect_written(0xffff);
 	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0 + 1);
+	assert_int_equal(rp_counter(&rp, "rx_tmpl_parsed"), t0 + 1);
 	rp_destroy_qp(qp);
 }
 
@@ -163,10 +170,14 @@ test_rc_limited_to_full_accepted(void **state)
 	uint64_t v0;
 	struct droce_qp *qp = new_qp(DROCE_QPT_RC, 0, &v0);
 
+	uint64_t t0 = rp_counter(&rp, "rx_tmpl_parsed");
+
 	(void)state;
 	send_write(qp, 0x7fff);
 	expect_written(0xffff);
 	assert_int_equal(rp_counter(&rp, "pkey_violation"), v0);
+	/* (not the template's P_Key: the full parse, the same verdict) */
+	assert_int_equal(rp_counter(&rp, "rx_tmpl_parsed"), t0);
 	rp_destroy_qp(qp);
 }
 
