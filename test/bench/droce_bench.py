@@ -529,63 +529,59 @@ def callgrind_lat_counts(annotated, count):
     return round(droce / count), round(incl["tpb_measure_raw"] / count)
 
 
-def callgrind_lat(tp_bench):
-    """tp_bench --op write_lat under callgrind (collection in tpb_measure and
-    tpb_measure_raw only): droce's instructions per round trip beside raw
-    forwarding's of the same frames, and their ratio."""
+def callgrind_annotated(args, what):
+    """valgrind --tool=callgrind, collection toggled by args' --toggle-collect
+    options (then the program and its arguments), without hugepages (valgrind
+    and hugepage mappings); callgrind_annotate's inclusive text, or None
+    after saying why."""
     tmp = tempfile.mkdtemp(prefix="droce-bench-cg-")
     out = os.path.join(tmp, "cg.out")
     try:
         env = dict(os.environ, DROCE_NO_HUGE="1")
         p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                            "--collect-atstart=no", "--toggle-collect=tpb_measure",
-                            "--toggle-collect=tpb_measure_raw",
-                            tp_bench, "--op", "write_lat", "--size", "8", "--mtu", "1024",
-                            "--count", str(CG_LAT_COUNT), "--runs", "1", "--seed", "42"],
+                            "--collect-atstart=no"] + args,
                            capture_output=True, text=True, timeout=900, env=env)
         if p.returncode != 0 or not os.path.exists(out):
-            log(f"droce-bench: tp_bench write_lat under callgrind failed ({p.returncode}): "
+            log(f"droce-bench: {what} under callgrind failed ({p.returncode}): "
                 f"{p.stderr.strip().splitlines()[-1:]}")
-            return 1
+            return None
         a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                            capture_output=True, text=True, timeout=300)
-        r = callgrind_lat_counts(a.stdout, CG_LAT_COUNT)
-        if a.returncode != 0 or r is None:
-            log("droce-bench: callgrind_annotate gave no tpb_measure / tpb_measure_raw")
-            return 1
-        print(f"{CG_LAT_LINE}{r[0]}")
-        print(f"{CG_LAT_RAW}{r[1]} (droce / raw: {r[0] / r[1]:.1f})")
-        return 0
+        return a.stdout if a.returncode == 0 else None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def callgrind_lat(tp_bench):
+    """tp_bench --op write_lat under callgrind (collection in tpb_measure and
+    tpb_measure_raw only): droce's instructions per round trip beside raw
+    forwarding's of the same frames, and their ratio."""
+    text = callgrind_annotated(
+        ["--toggle-collect=tpb_measure", "--toggle-collect=tpb_measure_raw", tp_bench,
+         "--op", "write_lat", "--size", "8", "--mtu", "1024", "--count", str(CG_LAT_COUNT),
+         "--runs", "1", "--seed", "42"], "tp_bench write_lat")
+    r = callgrind_lat_counts(text, CG_LAT_COUNT) if text is not None else None
+    if r is None:
+        log("droce-bench: callgrind_annotate gave no tpb_measure / tpb_measure_raw")
+        return 1
+    print(f"{CG_LAT_LINE}{r[0]}")
+    print(f"{CG_LAT_RAW}{r[1]} (droce / raw: {r[0] / r[1]:.1f})")
+    return 0
 
 
 def callgrind(tp_bench):
     """Run tp_bench (64 B WRITEs, MTU 1024, one run, no baselines) under callgrind
     with collection on in tpb_measure only; print the one line."""
-    tmp = tempfile.mkdtemp(prefix="droce-bench-cg-")
-    out = os.path.join(tmp, "cg.out")
-    try:
-        env = dict(os.environ, DROCE_NO_HUGE="1")    # valgrind and hugepage mappings
-        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                            "--collect-atstart=no", "--toggle-collect=tpb_measure",
-                            tp_bench, "--size", "64", "--mtu", "1024", "--count", str(CG_COUNT),
-                            "--runs", "1", "--no-baseline", "--seed", "42"],
-                           capture_output=True, text=True, timeout=900, env=env)
-        if p.returncode != 0 or not os.path.exists(out):
-            log(f"droce-bench: tp_bench under callgrind failed ({p.returncode}): "
-                f"{p.stderr.strip().splitlines()[-1:]}")
-            return 1
-        a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
-                           capture_output=True, text=True, timeout=300)
-        n = callgrind_count(a.stdout, CG_COUNT)
-        if a.returncode != 0 or n is None:
-            log("droce-bench: callgrind_annotate gave no program total")
-            return 1
-        print(f"{CG_LINE}{n}")
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    text = callgrind_annotated(
+        ["--toggle-collect=tpb_measure", tp_bench, "--size", "64", "--mtu", "1024",
+         "--count", str(CG_COUNT), "--runs", "1", "--no-baseline", "--seed", "42"],
+        "tp_bench")
+    n = callgrind_count(text, CG_COUNT) if text is not None else None
+    if n is None:
+        log("droce-bench: callgrind_annotate gave no program total")
+        return 1
+    print(f"{CG_LINE}{n}")
+    return 0
 
 
 # ---- plots -------------------------------------------------------------------
