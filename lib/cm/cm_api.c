@@ -201,6 +201,8 @@ run_once(void)
 	TAILQ_FOREACH(a, &reg.agents, link)
 		cm_gsi_poll(a);
 	now = cm_now_ns();
+	TAILQ_FOREACH(a, &reg.agents, link)
+		cm_proto_held(a, now);
 	TAILQ_FOREACH(id, &reg.ids, link)
 		if (id->agent != NULL)
 			cm_proto_timer(id, now);
@@ -218,6 +220,9 @@ droce_rdma_cm_progress(void)
 		if (tp_dev_self_driven(verbs_tp(a->ctx)))
 			cm_gsi_poll(a);
 	now = cm_now_ns();
+	TAILQ_FOREACH(a, &reg.agents, link)
+		if (tp_dev_self_driven(verbs_tp(a->ctx)))
+			cm_proto_held(a, now);
 	TAILQ_FOREACH(id, &reg.ids, link)
 		if (id->agent != NULL && tp_dev_self_driven(verbs_tp(id->agent->ctx)))
 			cm_proto_timer(id, now);
@@ -815,6 +820,12 @@ droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 		rc = EADDRINUSE;
 	else
 		id->state = CM_LISTEN;
+	if (rc == 0) {		/* REQs that came first (cm_proto.c's hold) */
+		struct cm_agent *a;
+
+		TAILQ_FOREACH(a, &reg.agents, link)
+			cm_proto_held(a, cm_now_ns());
+	}
 	pthread_mutex_unlock(&reg.lock);
 	return rc == 0 ? 0 : fail(rc);
 }

@@ -33,6 +33,19 @@
 #define CM_HOP_LIMIT 64
 /* RNR NAK timer the QPs ask for (IBTA table 45: 12 = 0.64 ms) */
 #define CM_MIN_RNR_TIMER 12
+/* REQs for a port nobody listens on, held for a listener (cm_proto.c) */
+#define CM_HELD_REQS 16
+#define CM_REQ_HOLD_NS (250u * 1000 * 1000)
+
+struct cm_held_req {
+	uint64_t deadline_ns;		/* 0: a free slot */
+	uint64_t tid;
+	uint32_t comm_id;		/* the REQ's Local Communication ID */
+	uint16_t port;
+	uint8_t src_gid[16];
+	uint8_t dst_gid[16];
+	uint8_t mad[CM_MAD_LEN];
+};
 
 struct cm_agent {
 	TAILQ_ENTRY(cm_agent) link;
@@ -52,6 +65,7 @@ struct cm_agent {
 	unsigned int ngids;
 	enum droce_mtu mtu;		/* the port's active MTU */
 	uint64_t guid;
+	struct cm_held_req held[CM_HELD_REQS];
 };
 
 enum cm_state {
@@ -154,6 +168,8 @@ bool cm_gid_is_v4(const uint8_t gid[16]);
 void cm_proto_recv(struct cm_agent *a, const uint8_t src_gid[16],
 		   const uint8_t dst_gid[16], const uint8_t *mad);
 void cm_proto_timer(struct cm_id *id, uint64_t now);
+/* a's held REQs: to a listener that appeared, or rejected at their deadline */
+void cm_proto_held(struct cm_agent *a, uint64_t now);
 int cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p);
 int cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
 /* REJ reason 28 "consumer reject", p's private data (p may be NULL) */

@@ -309,6 +309,70 @@ take_req(struct cm_id *id, const struct cm_req *req, const uint8_t src_gid[16],
 	id->state = CM_REQ_RCVD;
 }
 
+/*
+ * A REQ for a port nobody listens on is held, not rejected at once: a
+ * server often calls rdma_listen just before its client connects (perftest
+ * -R listens for its test QPs after the exchange that sets its client
+ * connecting them), and on a device this quick the REQ can win that race.
+ * The passive side has the REQ's Remote CM Response Timeout to answer
+ * (12.6.5); the hold ends at half of it, at most CM_REQ_HOLD_NS, with the
+ * REJ (reason 8, invalid service ID) a kernel's CM sends at once.  A
+ * listen in time takes the REQ as if it had just arrived.
+ */
+static struct cm_held_req *
+held_find(struct cm_agent *a, const uint8_t src_gid[16], uint32_t comm_id)
+{
+	for (unsigned int i = 0; i < CM_HELD_REQS; i++) {
+		struct cm_held_req *r = &a->held[i];
+
+		if (r->deadline_ns != 0 && r->comm_id == comm_id &&
+		    memcmp(r->src_gid, src_gid, 16) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+static bool
+hold_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16],
+	 uint64_t tid, const struct cm_req *req, const uint8_t *mad)
+{
+	uint64_t hold = cm_timeout_ns(req->remote_cm_timeout) / 2;
+	struct cm_held_req *free_slot = NULL;
+
+	for (unsigned int i = 0; i < CM_HELD_REQS && free_slot == NULL; i++)
+		if (a->held[i].deadline_ns == 0)
+			free_slot = &a->held[i];
+	if (free_slot == NULL)
+		return false;
+	*free_slot = (struct cm_held_req){
+		.deadline_ns = cm_now_ns() + (hold < CM_REQ_HOLD_NS ? hold : CM_REQ_HOLD_NS),
+		.tid = tid, .comm_id = req->local_comm_id, .port = (uint16_t)req->service_id,
+	};
+	memcpy(free_slot->src_gid, src_gid, 16);
+	memcpy(free_slot->dst_gid, dst_gid, 16);
+	memcpy(free_slot->mad, mad, CM_MAD_LEN);
+	return true;
+}
+
+void
+cm_proto_held(struct cm_agent *a, uint64_t now)
+{
+	for (unsigned int i = 0; i < CM_HELD_REQS; i++) {
+		struct cm_held_req r = a->held[i];
+
+		if (r.deadline_ns == 0)
+			continue;
+		if (cm_find_listener(a, r.port) != NULL) {
+			a->held[i].deadline_ns = 0;
+			cm_proto_recv(a, r.src_gid, r.dst_gid, r.mad);
+		} else if (now >= r.deadline_ns) {
+			a->held[i].deadline_ns = 0;
+			send_rej(a, r.src_gid, r.tid, 0, r.comm_id, CM_MSG_REQ,
+				 CM_REJ_INVALID_SERVICE_ID, NULL, 0);
+		}
+	}
+}
+
 static void
 recv_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16],
 	 const struct cm_mad_hdr *h, const uint8_t *mad)
@@ -332,6 +396,9 @@ recv_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16
 		return;
 	}
 	lis = cm_find_listener(a, (uint16_t)req.service_id);
+	if (lis == NULL && (held_find(a, src_gid, req.local_comm_id) != NULL ||
+			    hold_req(a, src_gid, dst_gid, h->tid, &req, mad)))
+		return;		/* held, or a retransmission of one held */
 	id = lis == NULL ? NULL : cm_new_passive(lis, a);
 	if (id == NULL) {
 		send_rej(a, src_gid, h->tid, 0, req.local_comm_id, CM_MSG_REQ,

@@ -704,6 +704,25 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, extra=(), rows=N
     case = " ".join([tool] + (["-R"] if rdma_cm else []) + ["-s", str(size), "-n", str(iters)] +
                     list(extra)) + \
         (" (transport lcore)" if lcores else "")
+    outs, rcs = perftest_pair(a, tmp, nets, tag, tool, size, iters, lcores, extra, rdma_cm)
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-300:]}")
+        got = [(int(r[0]), int(r[1])) for r in PERF_ROW_RE.findall(outs[side])]
+        want = rows[side] if rows is not None else [(size, iters)]
+        ok &= check(case, got == want, f"{name}: rows {got}, expected {want}")
+        ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
+                    f"{name}: not on droce0")
+    if ok:
+        what = f"both sides, {iters} iterations of {size} bytes" if rows is None else \
+            "rows (bytes, iterations): server " + ", ".join(map(str, rows[0])) + \
+            "; client " + (", ".join(map(str, rows[1])) if len(rows[1]) < 4 else
+                           f"{rows[1][0]} to {rows[1][-1]} ({len(rows[1])})")
+        print(f"ok - {case}: {what}", flush=True)
+
+
+def perftest_pair(a, tmp, nets, tag, tool, size, iters, lcores, extra, rdma_cm):
+    """One run of case_perftest's pair: (outputs, exit codes)."""
     port = free_port()
     procs, files = [], []
     try:
@@ -732,9 +751,10 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, extra=(), rows=N
                         break
                     time.sleep(0.05)
                 time.sleep(0.5)
-        for p in procs:
+        # the client first: once it has failed, the server waits for nobody
+        for p in (procs[1], procs[0]):
             try:
-                p.wait(timeout=TIMEOUT)
+                p.wait(timeout=TIMEOUT if procs[1].returncode in (0, None) else 5)
             except subprocess.TimeoutExpired:
                 pass
         outs = []
@@ -746,21 +766,7 @@ def case_perftest(a, tmp, nets, tag, tool, size, iters, lcores, extra=(), rows=N
             stop(p)
         for f in files:
             f.close()
-    ok = True
-    for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, procs[side].returncode == 0,
-                    f"{name} exit {procs[side].returncode}: {outs[side][-300:]}")
-        got = [(int(r[0]), int(r[1])) for r in PERF_ROW_RE.findall(outs[side])]
-        want = rows[side] if rows is not None else [(size, iters)]
-        ok &= check(case, got == want, f"{name}: rows {got}, expected {want}")
-        ok &= check(case, re.search(r"Device\s+: droce0\b", outs[side]) is not None,
-                    f"{name}: not on droce0")
-    if ok:
-        what = f"both sides, {iters} iterations of {size} bytes" if rows is None else \
-            "rows (bytes, iterations): server " + ", ".join(map(str, rows[0])) + \
-            "; client " + (", ".join(map(str, rows[1])) if len(rows[1]) < 4 else
-                           f"{rows[1][0]} to {rows[1][-1]} ({len(rows[1])})")
-        print(f"ok - {case}: {what}", flush=True)
+    return outs, [p.returncode for p in procs]
 
 
 def perftest_tools(a, tmp, nets):

@@ -499,6 +499,7 @@ test_reject_reasons(void **state)
 	struct droce_rdma_cm_id *cid, *sid;
 	struct droce_rdma_cm_event *ev;
 	struct cm_fx c;
+	double t0;
 
 	(void)state;
 	cm_open(&c);
@@ -515,14 +516,49 @@ test_reject_reasons(void **state)
 	destroy(cid);
 	destroy(sid);
 
-	/* nobody listens on the port: reason 8, invalid service ID */
+	/* nobody listens on the port: reason 8, invalid service ID, once the
+	 * REQ was held for half its response timeout (67 ms) in case a
+	 * listener came */
 	cid = client(&c, PORT + 1, FAST_TIMEOUT);
+	t0 = fx_now();
 	cm_connect(cid, "hello");
 	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
+	assert_true(fx_now() - t0 >= 0.033);
 	assert_int_equal(ev->status, 8);
 	ack(ev);
 	cm_spin(&c, 0.1);
 	destroy(cid);
+	cm_close(&c);
+}
+
+/*
+ * A REQ that arrives before the server listens (perftest -R's race): held,
+ * it goes to the listener that comes 10 ms later, and the connection is
+ * made; the client sees no REJ meanwhile.
+ */
+static void
+test_listen_after_req(void **state)
+{
+	struct droce_rdma_cm_id *cid, *sid;
+	struct sockaddr_in sin;
+	struct cm_fx c;
+
+	(void)state;
+	cm_open(&c);
+	assert_int_equal(droce_rdma_destroy_id(c.listener), 0);
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	cm_spin(&c, 0.01);
+	assert_int_equal(droce_rdma_create_id(c.ch_b, &c.listener, NULL, DROCE_RDMA_PS_TCP), 0);
+	sin_of(&sin, 2, PORT);
+	assert_int_equal(droce_rdma_bind_addr(c.listener, (struct sockaddr *)&sin), 0);
+	assert_int_equal(droce_rdma_listen(c.listener, 8), 0);
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+	cm_disconnect(&c, cid, sid);
+	destroy(cid);
+	destroy(sid);
 	cm_close(&c);
 }
 
@@ -715,6 +751,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_concurrent_connections),
 		cmocka_unit_test(test_100_connections),
 		cmocka_unit_test(test_reject_reasons),
+		cmocka_unit_test(test_listen_after_req),
 		cmocka_unit_test(test_lost_req_rep_rtu),
 		cmocka_unit_test(test_use_qp_poll_event),
 		cmocka_unit_test(test_bind_port_zero),
