@@ -113,8 +113,11 @@ rping_case() {
 	fi
 }
 
-# perftest_dropin_cm_ready LOG: ib_write_bw -R's server listens once it says so.
-perftest_dropin_cm_ready() { log_ready "$1" 'Waiting for client rdma_cm QP' 60; }
+# perftest_dropin_cm_ready LOG: ib_write_bw -R's server is about to listen
+# for its exchange once it says it waits (its " Waiting for client rdma_cm
+# QP" line comes only with the test's table, after a client connected);
+# a REQ that beats the listen is held for it (lib/cm's README).
+perftest_dropin_cm_ready() { log_ready "$1" 'Waiting for client to connect' 60; }
 
 # perftest_cm_client GLOG DLOG OPTS: the guest's ib_write_bw -R server,
 # Debian's as the client on droce once it listens (on_both_sides' client
