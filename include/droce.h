@@ -700,6 +700,14 @@ int droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 int droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		   int attr_mask, struct droce_qp_init_attr *init_attr);
 int droce_destroy_qp(struct droce_qp *qp);
+/*
+ * droce extension: the congestion-control algorithm of this QP ("none",
+ * "dcqcn"), instead of its device's (the configuration's cc =).  Before the
+ * QP enters RTS (RESET, INIT or RTR).  0, EINVAL (unknown name), EBUSY (RTS
+ * or later), EOPNOTSUPP (a provider without it: droced).  Nothing on the
+ * wire changes but the pace of the QP's requests.
+ */
+int droce_qp_set_cc(struct droce_qp *qp, const char *algo);
 
 enum droce_send_flags {
 	DROCE_SEND_FENCE = 1 << 0,

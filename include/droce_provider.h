@@ -121,7 +121,8 @@ union droce_gid;
 	X(destroy_srq, (struct droce_srq *srq))					\
 	X(create_ah, (struct droce_pd *pd, struct droce_ah_attr *attr,		\
 		      struct droce_ah **ah))					\
-	X(destroy_ah, (struct droce_ah *ah))
+	X(destroy_ah, (struct droce_ah *ah))					\
+	X(set_qp_cc, (struct droce_qp *qp, const char *algo))
 
 /* Every op returns int: 0 / a count, or -errno. */
 #define DROCE_CONTEXT_OP_MEMBER(name, params) int (*name) params;

@@ -136,6 +136,28 @@ tp_cc_qp_init(struct tp_qp *qp)
 	tp_cc_qp_start(qp);
 }
 
+/*
+ * qp's own algorithm instead of the device's (droce_qp_set_cc): before RTS
+ * only, since an algorithm's state starts when the QP enters RTS
+ * (tp_cc_qp_start at the send queue's first PSN) and the pacer's timer may
+ * run from then on.
+ */
+int
+tp_qp_set_cc(struct tp_qp *qp, const char *algo)
+{
+	uint8_t a;
+
+	if (algo == NULL || parse_name(algo, algo_names, TP_CC_ALGO_MAX, &a) != 0)
+		return -EINVAL;
+	if (qp->pub.state != DROCE_QPS_RESET && qp->pub.state != DROCE_QPS_INIT &&
+	    qp->pub.state != DROCE_QPS_RTR)
+		return -EBUSY;
+	qp->cc.ops = algo_ops[a];
+	qp->cc.paced = qp->cc.ops->paced && qp->pub.qp_type != DROCE_QPT_UD;
+	tp_cc_qp_start(qp);
+	return 0;
+}
+
 void
 tp_cc_qp_start(struct tp_qp *qp)
 {
@@ -242,25 +264,29 @@ tp_cc_on_cnp(struct tp_qp *qp)
 /*
  * A packet for qp arrived marked CE (annex A17.9.1): answer with a CNP to
  * the QP that sent it, at most one per np_min_time_between_cnps per QP.
- * RC and UC only (the sender's QP is the connected peer); a UD packet is
- * counted, not answered.
+ * RC and UC: to the connected peer QP; UD: to the packet's source QP
+ * (DETH) at the address it came from (the same per-QP limit, over every
+ * source of the UD QP, as mlx5's per-QP notification point).
  */
 void
-tp_cc_np_ce(struct tp_qp *qp)
+tp_cc_np_ce(struct tp_qp *qp, const struct roce_pkt *pkt)
 {
 	const struct tp_cc_params *p = &qp->dev->cfg.cc.params;
 	uint64_t now, min;
+	int rc;
 
 	tp_count(qp->eng, TP_CNT_NP_ECN_MARKED);
-	if (qp->pub.qp_type == DROCE_QPT_UD)
-		return;
 	now = rte_get_timer_cycles();
 	min = qp->dev->tsc_hz * p->np_min_time_between_cnps / 1000000;
 	if (qp->cc.np_sent && now - qp->cc.np_last_tsc < min) {
 		tp_count(qp->eng, TP_CNT_NP_CNP_LIMITED);
 		return;
 	}
-	if (tp_net_send_cnp(qp, (uint8_t)p->np_cnp_dscp) != 0)
+	if (qp->pub.qp_type == DROCE_QPT_UD)
+		rc = tp_net_send_cnp_to(qp, pkt, (uint8_t)p->np_cnp_dscp);
+	else
+		rc = tp_net_send_cnp(qp, (uint8_t)p->np_cnp_dscp);
+	if (rc != 0)
 		return;
 	qp->cc.np_sent = true;
 	qp->cc.np_last_tsc = now;

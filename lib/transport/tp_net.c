@@ -155,6 +155,46 @@ tp_net_send_cnp(struct tp_qp *qp, uint8_t dscp)
 }
 
 /*
+ * A UD QP has no peer: its CNP goes back where the CE-marked packet came
+ * from (the frame's source MAC, the GIDs swapped) to the QP its DETH names.
+ */
+int
+tp_net_send_cnp_to(struct tp_qp *qp, const struct roce_pkt *pkt, uint8_t dscp)
+{
+	struct tp_engine *eng = qp->eng;
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+
+	if (!tx_room(eng)) {
+		tp_count(eng, TP_CNT_TX_BACKPRESSURE);
+		return -ENOBUFS;
+	}
+	m = rte_pktmbuf_alloc(qp->dev->link->pool);
+	if (m == NULL) {
+		tp_count(eng, TP_CNT_TX_NOMBUF);
+		return -ENOBUFS;
+	}
+	memset(&p, 0, sizeof(p));
+	memcpy(p.dst_mac, pkt->src_mac, 6);
+	memcpy(p.src_mac, qp->dev->link->mac.addr_bytes, 6);
+	p.ip_version = pkt->ip_version;
+	memcpy(p.src_gid, pkt->dst_gid, 16);
+	memcpy(p.dst_gid, pkt->src_gid, 16);
+	p.ip_ttl = 64;
+	p.ip_df = 1;
+	p.udp_sport = roce_udp_sport_fl(0, qp->pub.qp_num, pkt->deth.src_qpn);
+	p.udp_dport = ROCE_UDP_PORT;
+	roce_cnp_fill(&p, pkt->deth.src_qpn & 0xffffff, qp->pkey, dscp);
+	if (roce_build_headers(rte_pktmbuf_mtod(m, uint8_t *),
+			       rte_pktmbuf_tailroom(m), &p) == 0) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	tp_net_finish(qp, m, &p);
+	return 0;
+}
+
+/*
  * Fill b with want (at most TP_REQ_BURST) mbufs in one pool call; it stays
  * empty when the pool has not that many (tp_net_alloc then takes them one
  * at a time, down to the last).

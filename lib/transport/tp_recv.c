@@ -158,7 +158,7 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 		tp_event_comm_est(qp);
 	/* a switch on the way was congested (annex A17.9.1): tell the sender */
 	if (unlikely(roce_pkt_ecn(pkt) == ROCE_ECN_CE))
-		tp_cc_np_ce(qp);
+		tp_cc_np_ce(qp, pkt);
 	if (pkt->op->mask & ROCE_OPM_REQ) {
 		if (batch->qp != qp)
 			tp_resp_batch_start(batch, qp);

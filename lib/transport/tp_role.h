@@ -141,6 +141,8 @@ uint64_t tp_rnr_timer_us(uint8_t code);
 /* tp_net.c */
 /* a CNP from qp to its peer QP (tp_cc_np_ce): 0, or -ENOBUFS */
 int tp_net_send_cnp(struct tp_qp *qp, uint8_t dscp);
+/* a CNP from UD qp to the QP that sent pkt, where it came from: 0, -ENOBUFS */
+int tp_net_send_cnp_to(struct tp_qp *qp, const struct roce_pkt *pkt, uint8_t dscp);
 void tp_net_fill_pkt(struct tp_qp *qp, struct tp_av *av,
 		     struct roce_pkt *p, uint8_t opcode, uint32_t psn);
 /*
@@ -211,7 +213,7 @@ void tp_cc_qp_start(struct tp_qp *qp);
 void tp_cc_on_ack(struct tp_qp *qp, uint32_t npsn);
 void tp_cc_on_loss(struct tp_qp *qp, bool timeout);
 void tp_cc_on_cnp(struct tp_qp *qp);
-void tp_cc_np_ce(struct tp_qp *qp);
+void tp_cc_np_ce(struct tp_qp *qp, const struct roce_pkt *pkt);
 bool tp_cc_may_send(struct tp_qp *qp);
 void tp_cc_sent(struct tp_qp *qp, uint32_t bytes);
 void tp_cc_window_ack(struct tp_qp *qp, uint32_t npsn);

@@ -97,6 +97,14 @@ droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
 	return -qp->context->ops->query_qp(qp, attr, init_attr);
 }
 
+int
+droce_qp_set_cc(struct droce_qp *qp, const char *algo)
+{
+	if (qp == NULL || algo == NULL)
+		return EINVAL;
+	return -qp->context->ops->set_qp_cc(qp, algo);
+}
+
 /* As ibverbs: waits until every event got for it was acked. */
 int
 droce_destroy_qp(struct droce_qp *qp)

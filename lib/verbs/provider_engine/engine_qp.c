@@ -225,6 +225,27 @@ verbs_engine_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 	return tp_qp_call(a.qp, qp_query_fn, &a);
 }
 
+struct qp_cc_args {
+	struct tp_qp *qp;
+	const char *algo;
+};
+
+static int
+qp_set_cc_fn(void *arg)
+{
+	struct qp_cc_args *a = arg;
+
+	return tp_qp_set_cc(a->qp, a->algo);
+}
+
+int
+verbs_engine_set_qp_cc(struct droce_qp *qp, const char *algo)
+{
+	struct qp_cc_args a = { .qp = tp_qp_from_pub(qp), .algo = algo };
+
+	return tp_qp_call(a.qp, qp_set_cc_fn, &a);
+}
+
 int
 verbs_engine_destroy_qp(struct droce_qp *qp)
 {

@@ -8,8 +8,11 @@
  * - the reaction point: CNPs ignored by "none", cutting DCQCN's rate;
  * - the pacer holding a QP to its rate;
  * - the bottleneck's marking and drop counters, exact;
- * - UDP source ports: per-QP hash (64 QPs), fixed, rotated on timeout.
+ * - UDP source ports: per-QP hash (64 QPs), fixed, rotated on timeout;
+ * - a UD QP's CE answered by a CNP to the sending QP;
+ * - the algorithm chosen per QP (droce_qp_set_cc).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -459,6 +462,127 @@ test_sport_rotates_on_timeout(void **state)
 	fx_close(&f);
 }
 
+/* ---- UD notification point ------------------------------------------------ */
+
+#define UD_QKEY 0x11111111u
+
+static void
+ud_send(struct fx *f, struct droce_ah *ah, uint64_t wr_id, uint32_t len)
+{
+	struct droce_sge sge = { (uintptr_t)f->a.buf, len, f->a.mr->lkey };
+	struct droce_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_SEND;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = f->b.qp->qp_num;
+	wr.wr.ud.remote_qkey = UD_QKEY;
+	assert_int_equal(droce_post_send(f->a.qp, &wr, &bad), 0);
+}
+
+/* Each CE-marked UD SEND answered by a CNP to the QP its DETH names. */
+static void
+test_ud_ce_answered_by_cnps(void **state)
+{
+	enum { N = 8 };
+	struct droce_ah_attr attr;
+	struct vwire_config w;
+	struct vwire_stats st;
+	struct droce_wc wc[N];
+	struct droce_ah *ah;
+	struct fx f;
+
+	(void)state;
+	mark_all(&w);
+	open_cc(&f, &w, (const char *const[]){ "np_min_time_between_cnps", "0", NULL });
+	fx_connect(&f, &(struct fx_qp_opts){ .type = DROCE_QPT_UD });
+	memset(&attr, 0, sizeof(attr));
+	attr.is_global = 1;
+	attr.port_num = 1;
+	attr.grh.hop_limit = 64;
+	memcpy(attr.grh.dgid.raw, f.b.gid, 16);
+	ah = droce_create_ah(f.a.pd, &attr);
+	assert_non_null(ah);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(fx_post_recv(f.b.qp, (uint64_t)i, f.b.buf + i * 2048, 2048,
+					      f.b.mr->lkey), 0);
+	for (int i = 0; i < N; i++)
+		ud_send(&f, ah, (uint64_t)i, 1000);
+	assert_int_equal(fx_poll(&f, f.b.cq, wc, N, 10), N);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(wc[i].status, DROCE_WC_SUCCESS);
+	assert_int_equal(fx_poll(&f, f.a.cq, wc, N, 10), N);
+	fx_spin(&f, 0.01);
+	vwire_get_stats(f.a.link, &st);
+	assert_int_equal(st.bn_marked, N);
+	assert_int_equal(fx_counter(&f.b, "np_ecn_marked_roce_packets"), N);
+	assert_int_equal(fx_counter(&f.b, "np_cnp_sent"), N);
+	assert_int_equal(seen.cnps, N);
+	assert_int_equal(fx_counter(&f.a, "rcvd_cnp"), N);
+	assert_int_equal(fx_counter(&f.a, "rp_cnp_ignored") +
+			 fx_counter(&f.a, "rp_cnp_handled"), N);
+	check_cnp_bytes(&f);	/* to a's QP, from b's MAC, P_Key, ICRC */
+	assert_int_equal(droce_destroy_ah(ah), 0);
+	fx_close(&f);
+}
+
+/* ---- the algorithm per QP ----------------------------------------------- */
+
+static void
+test_cc_per_qp(void **state)
+{
+	struct vwire_config w;
+	struct droce_qp *qa, *qb;
+	uint64_t handled, ignored, cnps;
+	struct fx f;
+
+	(void)state;
+	/* the device's none, a's first QP DCQCN */
+	mark_all(&w);
+	open_cc(&f, &w, NULL);
+	fx_connect(&f, &(struct fx_qp_opts){ .a_cc = "dcqcn" });
+	assert_string_equal(snap(&f.a, f.a.qp).cc_algo, "dcqcn");
+	assert_string_equal(snap(&f.b, f.b.qp).cc_algo, "none");
+	assert_int_equal(droce_qp_set_cc(f.a.qp, "bbr"), EINVAL);
+	assert_int_equal(droce_qp_set_cc(f.a.qp, "none"), EBUSY);	/* RTS */
+	assert_string_equal(snap(&f.a, f.a.qp).cc_algo, "dcqcn");
+	writes(&f, f.a.qp, 16, 65536);
+	handled = fx_counter(&f.a, "rp_cnp_handled");
+	ignored = fx_counter(&f.a, "rp_cnp_ignored");
+	cnps = fx_counter(&f.a, "rcvd_cnp");
+	assert_true(handled >= 1);
+	assert_int_equal(snap(&f.a, f.a.qp).cc_cuts, handled);
+	assert_int_equal(handled + ignored, cnps);
+
+	/* a second pair keeps the device's: its CNPs are all ignored */
+	fx_connect_more(&f, NULL, &qa, &qb);
+	assert_string_equal(snap(&f.a, qa).cc_algo, "none");
+	writes(&f, qa, 16, 65536);
+	assert_true(fx_counter(&f.a, "rcvd_cnp") > cnps);
+	assert_int_equal(fx_counter(&f.a, "rp_cnp_handled"), handled);
+	assert_int_equal(fx_counter(&f.a, "rp_cnp_ignored") - ignored,
+			 fx_counter(&f.a, "rcvd_cnp") - cnps);
+	assert_int_equal(droce_destroy_qp(qa), 0);
+	assert_int_equal(droce_destroy_qp(qb), 0);
+	fx_close(&f);
+
+	/* the device's DCQCN, a's QP none: never a cut */
+	mark_all(&w);
+	open_cc(&f, &w, (const char *const[]){ "cc", "dcqcn", NULL });
+	fx_connect(&f, &(struct fx_qp_opts){ .a_cc = "none" });
+	assert_string_equal(snap(&f.a, f.a.qp).cc_algo, "none");
+	assert_string_equal(snap(&f.b, f.b.qp).cc_algo, "dcqcn");
+	writes(&f, f.a.qp, 16, 65536);
+	assert_true(fx_counter(&f.a, "rcvd_cnp") >= 1);
+	assert_int_equal(fx_counter(&f.a, "rp_cnp_handled"), 0);
+	assert_int_equal(fx_counter(&f.a, "rp_cnp_ignored"), fx_counter(&f.a, "rcvd_cnp"));
+	fx_close(&f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -470,6 +594,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_bottleneck_marks_and_drops),
 		cmocka_unit_test(test_sport_per_qp_hash),
 		cmocka_unit_test(test_sport_rotates_on_timeout),
+		cmocka_unit_test(test_ud_ce_answered_by_cnps),
+		cmocka_unit_test(test_cc_per_qp),
 	};
 
 	(void)argc;

@@ -12,6 +12,12 @@
  * Asserts the outcomes that do not depend on the machine's load: every
  * WRITE succeeds, its bytes arrive, the CNPs the receiver sent are those
  * the sender counted, DCQCN acted on them.
+ *
+ * INCAST_JOIN=1 measures a flow joining instead (a benchmark, not run by
+ * the test suite): through the same bottleneck, flow 0 runs alone for
+ * 0.5 s, then flow 1 starts; per 5 ms bin the bytes each completed, and
+ * the time from the join until flow 1's share of a 20 ms window enters
+ * [0.35, 0.65] and stays there for 100 ms.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -139,6 +145,97 @@ run(struct fx *f, struct phase *ph)
 	assert_memory_equal(f->b.buf + 3 * DEPTH * MSG, f->a.buf + 3 * DEPTH * MSG, MSG);
 }
 
+#define JOIN_AT_S 0.5
+#define JOIN_BIN_S 0.005
+#define JOIN_BINS 200		/* 1 s after the join */
+#define JOIN_WIN 4		/* bins per share window: 20 ms */
+#define JOIN_STAY 20		/* bins it must stay fair: 100 ms */
+
+static uint64_t join_bytes[2][JOIN_BINS];
+
+/* Flow 0 alone for JOIN_AT_S, then flow 1 too, for JOIN_BINS bins. */
+static void
+run_join(struct fx *f)
+{
+	struct droce_wc wc[64];
+	double t0 = fx_now(), tj = t0 + JOIN_AT_S;
+	double end = tj + JOIN_BINS * JOIN_BIN_S;
+	int outstanding = DEPTH;
+	bool joined = false;
+
+	memset(join_bytes, 0, sizeof(join_bytes));
+	for (int s = 0; s < DEPTH; s++)
+		post(f, 0, s);
+	for (;;) {
+		double now = fx_now();
+		int n = droce_poll_cq(f->a.cq, 64, wc);
+
+		(void)droce_poll_cq(f->b.cq, 0, wc);	/* b's engine */
+		if (!joined && now >= tj) {
+			joined = true;
+			for (int s = 0; s < DEPTH; s++)
+				post(f, 1, s);
+			outstanding += DEPTH;
+		}
+		for (int k = 0; k < n; k++) {
+			int i = flow_of(wc[k].qp_num);
+			int bin = (int)((now - tj) / JOIN_BIN_S);
+
+			assert_int_equal(wc[k].status, DROCE_WC_SUCCESS);
+			outstanding--;
+			if (now >= tj && bin < JOIN_BINS)
+				join_bytes[i][bin] += MSG;
+			if (now < end) {
+				post(f, i, (int)wc[k].wr_id);
+				outstanding++;
+			}
+		}
+		if (now >= end && outstanding == 0)
+			break;
+		assert_true(now - t0 < 30);
+	}
+	assert_memory_equal(f->b.buf + DEPTH * MSG, f->a.buf + DEPTH * MSG, MSG);
+}
+
+static double
+join_share(int from, int bins)
+{
+	uint64_t b0 = 0, b1 = 0;
+
+	for (int k = from; k < from + bins && k < JOIN_BINS; k++) {
+		b0 += join_bytes[0][k];
+		b1 += join_bytes[1][k];
+	}
+	return b0 + b1 == 0 ? 0.5 : (double)b1 / (double)(b0 + b1);
+}
+
+static void
+join_report(const char *name, double bn_bps)
+{
+	int conv = -1;
+	uint64_t sum = 0;
+
+	for (int k = 0; k + JOIN_WIN + JOIN_STAY <= JOIN_BINS && conv < 0; k++) {
+		bool fair = true;
+
+		for (int j = k; j < k + JOIN_STAY && fair; j++) {
+			double sh = join_share(j, JOIN_WIN);
+
+			fair = sh >= 0.35 && sh <= 0.65;
+		}
+		if (fair)
+			conv = k;
+	}
+	for (int k = 0; k < JOIN_BINS; k++)
+		sum += join_bytes[0][k] + join_bytes[1][k];
+	printf("join %-9s flow 1's share: 0-20 ms %.2f, 20-50 ms %.2f, 50-200 ms %.2f, "
+	       "200-1000 ms %.2f; fair (share of a 20 ms window in [0.35, 0.65] for "
+	       "100 ms) from %s%.0f ms; goodput %.3f of the bottleneck\n", name,
+	       join_share(0, 4), join_share(4, 6), join_share(10, 30), join_share(40, 160),
+	       conv < 0 ? "never: " : "", conv < 0 ? 0.0 : conv * JOIN_BIN_S * 1000,
+	       (double)sum * 8 / (JOIN_BINS * JOIN_BIN_S) / bn_bps);
+}
+
 static double
 goodput_bps(const struct phase *ph)
 {
@@ -190,7 +287,7 @@ report(const struct phase *ph, double bn_bps)
 }
 
 static void
-phase_run(struct phase *ph, uint64_t bn_bps, uint64_t line_mbps, bool dcqcn)
+phase_run(struct phase *ph, uint64_t bn_bps, uint64_t line_mbps, bool dcqcn, bool join)
 {
 	struct fx_qp_opts o = { .timeout = 14 };	/* 67 ms, as on a fabric */
 	struct tp_dev_config cfg = { 0 };
@@ -231,8 +328,13 @@ phase_run(struct phase *ph, uint64_t bn_bps, uint64_t line_mbps, bool dcqcn)
 	fx_fill(f.a.buf, BUFLEN, 7);
 	for (int i = 0; i < FLOWS; i++)
 		fx_connect_more(&f, &o, &qa[i], &qb[i]);
-	run(&f, ph);
-	{
+	if (join) {
+		run_join(&f);
+		join_report(ph->name, (double)bn_bps);
+	} else {
+		run(&f, ph);
+	}
+	if (!join) {
 		struct tp_qp_snapshot sn;
 
 		assert_int_equal(tp_dev_qp_snapshot(verbs_tp(f.a.ctx), qa[0]->qp_num, &sn), 0);
@@ -246,7 +348,7 @@ phase_run(struct phase *ph, uint64_t bn_bps, uint64_t line_mbps, bool dcqcn)
 		       fx_counter(&f.a, "retransmit_timeouts"), fx_counter(&f.a, "rcvd_seq_err"),
 		       fx_counter(&f.b, "np_cnp_sent"), fx_counter(&f.b, "np_cnp_rate_limited"));
 	}
-	if (dcqcn) {
+	if (dcqcn && !join) {
 		assert_true(ph->marked > 0);
 		assert_true(fx_counter(&f.a, "rp_cnp_handled") > 0);
 	}
@@ -267,15 +369,20 @@ test_incast(void **state)
 	uint64_t r, bn;
 
 	(void)state;
-	phase_run(&free_run, 0, 0, false);
+	phase_run(&free_run, 0, 0, false, false);
 	r = (uint64_t)goodput_bps(&free_run);
 	bn = r / FLOWS;
 	printf("incast %d:1 unlimited    goodput %7.1f Mb/s (the wire's rate R), Jain %.3f; "
 	       "bottleneck R/%d = %.1f Mb/s\n", FLOWS, (double)r / 1e6, jain(&free_run),
 	       FLOWS, (double)bn / 1e6);
-	phase_run(&none, bn, 0, false);
+	if (getenv("INCAST_JOIN") != NULL) {
+		phase_run(&none, bn, 0, false, true);
+		phase_run(&dcqcn, bn, r / 1000000, true, true);
+		return;
+	}
+	phase_run(&none, bn, 0, false, false);
 	report(&none, (double)bn);
-	phase_run(&dcqcn, bn, r / 1000000, true);
+	phase_run(&dcqcn, bn, r / 1000000, true, false);
 	report(&dcqcn, (double)bn);
 }
 

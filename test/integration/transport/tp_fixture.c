@@ -587,6 +587,8 @@ connect_pair(struct fx *f, const struct fx_qp_opts *opts, struct droce_qp **qa,
 	init.recv_cq = f->a.cq;
 	f->a.qp = droce_create_qp(f->a.pd, &init);
 	assert_non_null(f->a.qp);
+	if (o.a_cc != NULL)
+		assert_int_equal(droce_qp_set_cc(f->a.qp, o.a_cc), 0);
 	init.send_cq = f->b.cq;
 	init.recv_cq = f->b.cq;
 	init.srq = o.b_srq;

@@ -49,6 +49,7 @@ struct fx_qp_opts {
 	bool b_rtr_only;		/* leave b's QP in RTR */
 	bool no_inline;			/* max_inline_data 0 */
 	struct droce_srq *b_srq;	/* b's QP takes its receive WQEs there */
+	const char *a_cc;		/* a's QP: droce_qp_set_cc (NULL: the device's) */
 };
 
 /* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
