@@ -36,6 +36,14 @@ int droced_app_fd(const struct droced_app *app);
 /* One round of the poller over every queue region (droced_dq.c): how long
  * poll may wait (at most wait_ms): 0 while work came lately. */
 int droced_dq_tick(int wait_ms);
+/* poll(2) returned: the regions' doorbell flags cleared, droced's wake-up
+ * eventfd drained (the doorbells are drained by droced_app_bell). */
+void droced_dq_woken(void);
+/* An application's doorbell (its region's pipe; -1: none), and drained. */
+int droced_app_bell_fd(const struct droced_app *app);
+void droced_app_bell(struct droced_app *app);
+/* droced's own wake-up eventfd (-1: none yet). */
+int droced_dq_wake_fd(void);
 /* A lease of droced's expired (its event acked): a persistent region's is released. */
 void droced_lease_expired(struct droce_mr *mr);
 /* Kept regions' windows looked at (the client-side release): how long

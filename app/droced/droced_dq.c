@@ -20,18 +20,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "dq.h"
 #include "droced_table.h"
+#include "transport.h"
 
 /* A round takes at most this many descriptors of one ring (fairness). */
 #define DQ_BUDGET 32
 /* Rounds without work before the main loop sleeps in poll(2) again (a
  * round is one poll(2) with no wait and the rings looked at). */
 #define DQ_SPIN_ROUNDS 20000
-/* How long the main loop sleeps while regions exist but are idle. */
+/* How long the main loop sleeps while regions exist but are idle and one
+ * of them has no doorbell (DQ_DOORBELL): its producers are looked at this
+ * often.  With every region's doorbell, droced sleeps until rung. */
 #define DQ_IDLE_MS 1
 /* Refusals logged per application (the counter counts them all). */
 #define DQ_LOG_MAX 8
@@ -61,6 +65,9 @@ struct dq_cq_slot {
 	struct droce_cq *cq;
 	uint64_t name;
 	uint32_t prod;
+	uint32_t fired_sn;	/* the application's last arm fired */
+	uint32_t fired;		/* events fired (the region's copy is for reading) */
+	int ch_fd;		/* its channel's eventfd, -1: none */
 	bool broken;		/* its consumer index was garbage: not written again */
 };
 
@@ -71,6 +78,7 @@ struct droced_dq {
 	uint32_t ev_prod;
 	bool ev_broken;
 	int ev_fd;		/* the application's eventfd, -1: none */
+	int bell_rd;		/* the doorbell pipe's read end, -1: none yet */
 	uint64_t bad;
 	struct dq_qp_slot qp[DQ_MAX_QPS];
 	struct dq_cq_slot cq[DQ_MAX_CQS];
@@ -134,10 +142,59 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 	*h = (struct dq_header){ DQ_MAGIC, DQ_VERSION, g, dq->size };
 	dq->ev_fd = a->rx_fd;
 	a->rx_fd = -1;
+	dq->bell_rd = -1;
 	a->dq = dq;
 	a->tx_fd = fd;		/* the reply passes it, then droced closes its copy */
 	m->len = dq->size;
 	return 0;
+}
+
+/*
+ * The doorbell: a pipe whose write end goes to the application.  A pipe,
+ * not an eventfd the application passes: droced drains its read end, and
+ * a read end that is droced's own file description stays non-blocking
+ * whatever the application does to its end (an eventfd's O_NONBLOCK is
+ * shared with whoever holds it, so a read could block droced).
+ */
+int
+on_dq_doorbell(struct droced_app *a, struct dmn_msg *m)
+{
+	int p[2];
+
+	(void)m;
+	if (a->dq == NULL)
+		return EINVAL;
+	if (a->dq->bell_rd >= 0)
+		return EBUSY;
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0)
+		return errno;
+	a->dq->bell_rd = p[0];
+	a->tx_fd = p[1];	/* the reply passes it, then droced closes its copy */
+	return 0;
+}
+
+int
+dq_bell_fd(const struct droced_app *a)
+{
+	return a->dq != NULL ? a->dq->bell_rd : -1;
+}
+
+void
+dq_bell_drain(struct droced_app *a)
+{
+	char buf[64];
+
+	if (a->dq != NULL && a->dq->bell_rd >= 0)
+		while (read(a->dq->bell_rd, buf, sizeof(buf)) > 0)
+			;
+}
+
+static void
+cq_slot_clear(struct dq_cq_slot *c)
+{
+	if (c->ch_fd >= 0)
+		close(c->ch_fd);
+	*c = (struct dq_cq_slot){ .ch_fd = -1 };
 }
 
 void
@@ -148,6 +205,10 @@ dq_close(struct droced_app *a)
 	munmap(a->dq->base, a->dq->size);
 	if (a->dq->ev_fd >= 0)
 		close(a->dq->ev_fd);
+	if (a->dq->bell_rd >= 0)
+		close(a->dq->bell_rd);
+	for (uint32_t i = 0; i < a->dq->g.ncq; i++)
+		cq_slot_clear(&a->dq->cq[i]);
 	free(a->dq);
 	a->dq = NULL;
 }
@@ -170,15 +231,62 @@ qp_slot_of(struct droced_dq *dq, const struct droce_qp *qp)
 	return NULL;
 }
 
-/* A CQ into slot i: once, into a free slot. */
-static int
-attach_cq(struct droced_dq *dq, struct obj *o, uint32_t i)
+/* droced's own eventfd that the engine counts an armed attached CQ's
+ * completion on, while droced sleeps (dq_sleep); -1 before the first. */
+static int wake_fd = -1;
+
+int
+dq_wake_fd(void)
 {
-	if (i >= dq->g.ncq)
+	return wake_fd;
+}
+
+void
+dq_wake_drain(void)
+{
+	uint64_t n;
+
+	if (wake_fd >= 0)
+		(void)!read(wake_fd, &n, sizeof(n));
+}
+
+/* A ring's indices zeroed: the slot's previous user may have left any. */
+static void
+ring_reset(struct dq_ring *r)
+{
+	__atomic_store_n(&r->prod, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->cons, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * A CQ into slot i: once, into a free slot; with its channel's eventfd if
+ * one came with the request.  A CQ on a channel of droced's (made by a
+ * secondary's CREATE_CHANNEL) is not taken: its engine's eventfd is the
+ * channel's, and droced's wake-up needs it (EINVAL).
+ */
+static int
+attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
+{
+	struct droced_dq *dq = a->dq;
+	struct droce_cq *cq = o->p;
+	struct dq_notify *nf;
+	int rc;
+
+	if (i >= dq->g.ncq || cq->channel != NULL)
 		return EINVAL;
-	if (dq->cq[i].cq != NULL || cq_slot_of(dq, o->p) != NULL)
+	if (dq->cq[i].cq != NULL || cq_slot_of(dq, cq) != NULL)
 		return EBUSY;
-	dq->cq[i] = (struct dq_cq_slot){ .cq = o->p, .name = o->app_ptr };
+	if (a->rx_fd >= 0 && (rc = passed_eventfd(a)) != 0)
+		return rc;
+	if (wake_fd < 0 && (wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		return errno;
+	tp_cq_set_event_fd(tp_cq_from_pub(cq), wake_fd);
+	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ch_fd = a->rx_fd };
+	a->rx_fd = -1;
+	ring_reset(dq_cq(dq->base, &dq->g, i));
+	nf = dq_cq_notify(dq->base, &dq->g, i);
+	__atomic_store_n(&nf->arm, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&nf->fired, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -195,6 +303,8 @@ attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 		return EBUSY;
 	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
+	ring_reset(dq_sq(dq->base, &dq->g, i));
+	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
 }
 
@@ -207,7 +317,7 @@ on_dq_attach(struct droced_app *a, struct dmn_msg *m)
 		return EINVAL;
 	if (m->arg == DMN_DQ_CQ) {
 		o = obj_find(a, OBJ_CQ, m->h[0]);
-		return o == NULL ? ENOENT : attach_cq(a->dq, o, m->key);
+		return o == NULL ? ENOENT : attach_cq(a, o, m->key);
 	}
 	if (m->arg == DMN_DQ_QP) {
 		o = obj_find(a, OBJ_QP, m->h[0]);
@@ -229,7 +339,7 @@ dq_forget(struct droced_app *a, const void *p)
 		*q = (struct dq_qp_slot){ 0 };
 	c = cq_slot_of(a->dq, p);
 	if (c != NULL)
-		*c = (struct dq_cq_slot){ 0 };
+		cq_slot_clear(c);
 }
 
 uint64_t
@@ -460,6 +570,38 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 	return n;
 }
 
+/*
+ * Completions were published in slot c's ring (wc, n of them): the
+ * application's arm fires if it is new (lib/dq's struct dq_notify).  The
+ * full fence orders the ring's index before the arm's load, as the
+ * application's orders its arm before its next poll.  A solicited-only
+ * arm fires on a receive or an error completion (a droce_wc does not say
+ * whether the message was solicited: a wake-up too many, never one too
+ * few).  One eventfd count per arm, none per completion.
+ */
+static void
+cq_notify(struct droced_dq *dq, struct dq_cq_slot *c, const struct droce_wc *wc, int n)
+{
+	struct dq_notify *nf = dq_cq_notify(dq->base, &dq->g, (uint32_t)(c - dq->cq));
+	const uint64_t one = 1;
+	uint32_t arm;
+	bool match = false;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	arm = __atomic_load_n(&nf->arm, __ATOMIC_RELAXED);
+	if (DQ_ARM_SN(arm) == c->fired_sn)
+		return;
+	for (int i = 0; i < n && !match; i++)
+		match = !(arm & DQ_ARM_SOLICITED) || wc[i].status != DROCE_WC_SUCCESS ||
+			(wc[i].opcode & DROCE_WC_RECV) != 0;
+	if (!match)
+		return;
+	c->fired_sn = DQ_ARM_SN(arm);
+	__atomic_store_n(&nf->fired, ++c->fired, __ATOMIC_RELEASE);
+	if (c->ch_fd >= 0 && write(c->ch_fd, &one, sizeof(one)) < 0)
+		fprintf(stderr, "droced: a completion channel's count: %s\n", strerror(errno));
+}
+
 /* Completions of droced's CQ into slot c's ring, as many as it has room for. */
 static unsigned int
 cq_step(struct droced_app *a, struct dq_cq_slot *c)
@@ -482,9 +624,11 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
 			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
 			.vendor_err = wc[i].vendor_err };
-	if (n > 0)
-		dq_ring_produced(r, c->prod);
-	return n > 0 ? (unsigned int)n : 0;
+	if (n <= 0)
+		return 0;
+	dq_ring_produced(r, c->prod);
+	cq_notify(dq, c, wc, n);
+	return (unsigned int)n;
 }
 
 unsigned int
@@ -507,13 +651,40 @@ dq_poll(struct droced_app *a)
 	return n;
 }
 
-int
-dq_wait_ms(unsigned int moved, bool any, int wait_ms)
+bool
+dq_sleepable(const struct droced_app *a)
+{
+	return a->dq->bell_rd >= 0;
+}
+
+/*
+ * Before droced blocks: its attached CQs armed (the engine counts
+ * wake_fd on their next completion), then the doorbell flag set; the
+ * caller then fences and looks at every ring once more (lib/dq's struct
+ * dq_bell).  After: the flag cleared.
+ */
+void
+dq_sleep(struct droced_app *a, bool sleeping)
+{
+	struct droced_dq *dq = a->dq;
+
+	for (uint32_t i = 0; sleeping && i < dq->g.ncq; i++)
+		if (dq->cq[i].cq != NULL && !dq->cq[i].broken)
+			(void)droce_req_notify_cq(dq->cq[i].cq, 0);
+	__atomic_store_n(&dq_bell(dq->base)->sleeping, sleeping ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
+bool
+dq_spun_out(unsigned int moved)
 {
 	static uint32_t spin;
 
-	if (!any)
-		return wait_ms;
 	spin = moved > 0 ? 0 : spin + (spin < DQ_SPIN_ROUNDS);
-	return spin < DQ_SPIN_ROUNDS ? 0 : (wait_ms < DQ_IDLE_MS ? wait_ms : DQ_IDLE_MS);
+	return spin == DQ_SPIN_ROUNDS;
+}
+
+int
+dq_idle_ms(int wait_ms)
+{
+	return wait_ms < DQ_IDLE_MS ? wait_ms : DQ_IDLE_MS;
 }

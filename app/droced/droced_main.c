@@ -205,7 +205,9 @@ conns_grow(void)
 	if (app == NULL)
 		return false;
 	conns.app = app;
-	pfd = realloc(conns.pfd, (cap + 2) * sizeof(*pfd));
+	/* the listener, the engine's events, droced's wake-up, then each
+	 * application's connection and its region's doorbell */
+	pfd = realloc(conns.pfd, (2 * cap + 3) * sizeof(*pfd));
 	if (pfd == NULL)
 		return false;
 	conns.pfd = pfd;
@@ -278,15 +280,24 @@ serve(int lfd, struct droce_context *ctx)
 		pfd = conns.pfd;
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
-		for (unsigned int i = 0; i < conns.n; i++)
-			pfd[2 + i] = (struct pollfd){ .fd = droced_app_fd(conns.app[i]),
+		pfd[2] = (struct pollfd){ .fd = droced_dq_wake_fd(), .events = POLLIN };
+		for (unsigned int i = 0; i < conns.n; i++) {
+			pfd[3 + i] = (struct pollfd){ .fd = droced_app_fd(conns.app[i]),
 						      .events = POLLIN };
-		n = poll(pfd, conns.n + 2, wait_ms);
+			pfd[3 + conns.n + i] = (struct pollfd){
+				.fd = droced_app_bell_fd(conns.app[i]), .events = POLLIN };
+		}
+		n = poll(pfd, 2 * conns.n + 3, wait_ms);
+		if (wait_ms != 0)
+			droced_dq_woken();
 		if (n <= 0)
 			continue;
+		for (unsigned int i = 0; i < conns.n; i++)
+			if (pfd[3 + conns.n + i].revents != 0)
+				droced_app_bell(conns.app[i]);
 		/* a dead application first: its keys are revoked at once */
 		for (unsigned int i = conns.n; i-- > 0;)
-			if (pfd[2 + i].revents != 0 && !droced_app_serve(conns.app[i]))
+			if (pfd[3 + i].revents != 0 && !droced_app_serve(conns.app[i]))
 				conn_drop(i);
 		if (pfd[1].revents & POLLIN)
 			drain_events(ctx);

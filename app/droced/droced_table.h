@@ -124,9 +124,24 @@ void dq_event(struct droced_app *a, uint32_t type, uint64_t name);
 uint64_t dq_bad_count(const struct droced_app *a);
 /* One round over a's rings: how many descriptors and completions moved. */
 unsigned int dq_poll(struct droced_app *a);
-/* How long the main loop may wait in poll(2) (at most wait_ms), given the
- * round moved that many and whether any region exists. */
-int dq_wait_ms(unsigned int moved, bool any, int wait_ms);
+/* A round moved that many: true once DQ_SPIN_ROUNDS rounds in a row
+ * moved nothing (then droced may sleep). */
+bool dq_spun_out(unsigned int moved);
+/* How long droced sleeps while a region without a doorbell exists. */
+int dq_idle_ms(int wait_ms);
+/* a's region has its doorbell (DQ_DOORBELL): droced may block. */
+bool dq_sleepable(const struct droced_app *a);
+/* droced is about to block (its CQs armed, the doorbell flag set), or woke. */
+void dq_sleep(struct droced_app *a, bool sleeping);
+/* DQ_DOORBELL: the pipe's write end in the reply. */
+int on_dq_doorbell(struct droced_app *a, struct dmn_msg *m);
+/* The doorbell's read end (-1: none), drained. */
+int dq_bell_fd(const struct droced_app *a);
+void dq_bell_drain(struct droced_app *a);
+/* droced's eventfd its engine counts armed CQs' completions on (-1: none
+ * yet), drained. */
+int dq_wake_fd(void);
+void dq_wake_drain(void);
 
 /* ---- droced_persist.c ---- */
 

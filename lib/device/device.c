@@ -30,6 +30,7 @@
 #include "tp_counters.h"
 #include "transport.h"
 #include "verbs_daemon.h"
+#include "verbs_dq.h"
 #include "verbs_engine.h"
 #include "device_private.h"
 
@@ -58,7 +59,7 @@ int
 droce_init(int argc, char **argv)
 {
 	const char *daemon;
-	int eal, taken, rc;
+	int eal, taken, rc, regions = 0;
 
 	if (device_table.initialized || device_table.forked) {
 		errno = EALREADY;
@@ -68,8 +69,17 @@ droce_init(int argc, char **argv)
 	daemon = device_daemon_path(argc, argv);
 	if (daemon == NULL)
 		device_runtime_claim(argc, argv);	/* a daemon's is droced's */
-	eal = daemon != NULL ? device_daemon_eal_init(daemon, argc, argv) :
-			       device_eal_init(argc, argv);
+	else
+		regions = device_daemon_queues(argc, argv);
+	if (regions < 0) {
+		errno = -regions;
+		return -1;
+	}
+	if (regions)
+		eal = device_daemon_connect_plain(daemon, argc, argv);
+	else
+		eal = daemon != NULL ? device_daemon_eal_init(daemon, argc, argv) :
+				       device_eal_init(argc, argv);
 	if (eal < 0)
 		return -1;			/* rte_errno / errno set by EAL */
 	/* droce's own options follow EAL's; they are moved in front of the
@@ -90,7 +100,9 @@ droce_init(int argc, char **argv)
 		return -1;
 	}
 	device_table.initialized = true;
-	device_telemetry_register();
+	device_table.no_eal = regions;
+	if (!regions)
+		device_telemetry_register();
 	return eal + taken;
 }
 
@@ -100,6 +112,8 @@ droce_cleanup(void)
 	if (!device_table.initialized || device_table.forked)
 		return;			/* a child's: the devices are its parent's */
 	device_table.initialized = false;
+	if (device_table.no_eal)
+		return;			/* a plain process: no link, no EAL */
 	device_links_close();
 	rte_eal_cleanup();
 }
@@ -307,7 +321,7 @@ droce_open_device(struct droce_device *d)
 		return NULL;
 	}
 	if (d->daemon)
-		return verbs_daemon_open(d);
+		return d->regions ? verbs_dq_open(d) : verbs_daemon_open(d);
 	o = calloc(1, sizeof(*o));
 	if (o == NULL) {
 		errno = ENOMEM;

@@ -359,7 +359,7 @@ apply_option(const char *arg)
 
 	if ((v = droce_option(arg, "config")) != NULL)
 		return load_file(v);
-	if (droce_option(arg, "daemon") != NULL)
+	if (droce_option(arg, "daemon") != NULL || droce_option(arg, "queues") != NULL)
 		return 0;	/* taken before EAL started (device_daemon.c) */
 	if ((v = droce_option(arg, "progress")) != NULL)
 		return parse_progress(v);

@@ -3,7 +3,10 @@
  * Daemon mode's start-up (app/droced/README.md): find the daemon's socket,
  * connect (its HELLO names the EAL file prefix to join), start EAL as a
  * secondary process of that prefix, and list droced's device as the only
- * one.  The connection itself is lib/verbs' (provider_droced).
+ * one.  With queue regions (--droce-queues=region, queues = region in the
+ * [droce] section, DROCE_QUEUES=region) EAL does not start at all: the
+ * process is a plain one, its device opened by lib/verbs' provider_dq.
+ * The connection itself is lib/verbs' (provider_droced).
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +21,7 @@
 #include "device_private.h"
 
 static char daemon_path[PATH_MAX];
+static bool daemon_regions;
 
 /* The value of --droce-KEY=value among the options after EAL's "--". */
 static const char *
@@ -34,20 +38,20 @@ droce_arg(int argc, char **argv, const char *key)
 	return NULL;
 }
 
-/* daemon = PATH in the [droce] section of the configuration file. */
+/* KEY = value in the [droce] section of the configuration file, into buf. */
 static const char *
-file_daemon(const char *file)
+file_entry(const char *file, const char *key, char *buf, size_t len)
 {
 	struct rte_cfgfile *cfg = rte_cfgfile_load(file, 0);
 	const char *v;
 
 	if (cfg == NULL)
 		return NULL;	/* device_config_parse reports it */
-	v = rte_cfgfile_get_entry(cfg, "droce", "daemon");
+	v = rte_cfgfile_get_entry(cfg, "droce", key);
 	if (v != NULL)
-		snprintf(daemon_path, sizeof(daemon_path), "%s", v);
+		snprintf(buf, len, "%s", v);
 	rte_cfgfile_close(cfg);
-	return v != NULL ? daemon_path : NULL;
+	return v != NULL ? buf : NULL;
 }
 
 const char *
@@ -57,10 +61,60 @@ device_daemon_path(int argc, char **argv)
 	const char *file = droce_arg(argc, argv, "--droce-config");
 
 	if (v == NULL && file != NULL)
-		v = file_daemon(file);
+		v = file_entry(file, "daemon", daemon_path, sizeof(daemon_path));
 	if (v == NULL)
 		v = getenv("DROCE_DAEMON");
 	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+int
+device_daemon_queues(int argc, char **argv)
+{
+	static char buf[16];
+	const char *v = droce_arg(argc, argv, "--droce-queues");
+	const char *file = droce_arg(argc, argv, "--droce-config");
+
+	if (v == NULL && file != NULL)
+		v = file_entry(file, "queues", buf, sizeof(buf));
+	if (v == NULL)
+		v = getenv("DROCE_QUEUES");
+	if (v == NULL || *v == '\0' || strcmp(v, "shared") == 0)
+		return 0;
+	if (strcmp(v, "region") == 0)
+		return 1;
+	fprintf(stderr, "droce: queues=%s: region or shared\n", v);
+	return -EINVAL;
+}
+
+/*
+ * No EAL: what it would have taken is skipped, as rte_eal_init returns
+ * it (the options before the first "--", which argv[ret] then holds the
+ * program's name in place of), and ignored.
+ */
+static int
+skip_eal_args(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			argv[i] = argv[0];
+			return i;
+		}
+	return 0;
+}
+
+int
+device_daemon_connect_plain(const char *path, int argc, char **argv)
+{
+	char prefix[DMN_PREFIX_LEN];
+	int rc = verbs_daemon_connect(path, prefix, sizeof(prefix));
+
+	if (rc != 0) {
+		fprintf(stderr, "droce: daemon %s: %s\n", path, strerror(-rc));
+		errno = -rc;
+		return -1;
+	}
+	daemon_regions = true;
+	return skip_eal_args(argc, argv);
 }
 
 int
@@ -93,6 +147,7 @@ device_daemon_table(void)
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "droce0");
 	d->daemon = true;
+	d->regions = daemon_regions;
 	device_table.ndev = 1;
 	return 0;
 }

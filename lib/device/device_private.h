@@ -48,7 +48,8 @@ struct droce_device {
 	uint32_t drop_limit;		/* frames lost per queue at most; 0: no limit */
 	bool rxe_retry_compat;
 	struct tp_cc_config cc;		/* cc, ecn, dscp, udp_sport, rp_*, np_* */
-	bool daemon;			/* droced's device (daemon mode) */		/* retry_cnt 7 = forever, as Linux rxe */
+	bool daemon;			/* droced's device (daemon mode) */
+	bool regions;			/* ... opened by a plain process: no EAL (provider_dq) */		/* retry_cnt 7 = forever, as Linux rxe */
 	/* transport_lcores: the engine's dedicated lcore(s); false: the
 	 * opener's.  Several: QPs sharded over them, one port queue each */
 	bool dedicated;
@@ -90,6 +91,7 @@ struct device_table {
 	 * only inside the application's calls.
 	 */
 	bool adaptive;
+	bool no_eal;			/* droced's device on queue regions: EAL never started */
 	struct droce_device dev[DEVICE_MAX];
 	unsigned int ndev;
 };
@@ -148,6 +150,12 @@ int device_runtime_base(char *buf, size_t len);
  */
 const char *device_daemon_path(int argc, char **argv);
 int device_daemon_eal_init(const char *path, int argc, char **argv);
+/* Queue regions asked for (--droce-queues=, queues = in the [droce]
+ * section, DROCE_QUEUES): 1 region, 0 shared (the default), -EINVAL. */
+int device_daemon_queues(int argc, char **argv);
+/* Queue regions: the connection only, no EAL; the device_eal_init
+ * contract (EAL's options skipped, -1 with errno). */
+int device_daemon_connect_plain(const char *path, int argc, char **argv);
 int device_daemon_table(void);
 
 #endif /* DROCE_DEVICE_PRIVATE_H */

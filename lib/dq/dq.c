@@ -14,6 +14,8 @@ _Static_assert(sizeof(struct dq_cqe) == 32, "CQE size is the format");
 _Static_assert(sizeof(struct dq_event) == 16, "event size is the format");
 _Static_assert(sizeof(struct dq_ring) == 2 * DQ_CACHE_LINE, "indices on lines of their own");
 _Static_assert(sizeof(struct dq_header) <= DQ_CACHE_LINE, "the header is one line");
+_Static_assert(sizeof(struct dq_bell) == DQ_CACHE_LINE, "the doorbell is one line");
+_Static_assert(sizeof(struct dq_notify) == 2 * DQ_CACHE_LINE, "each side's word on its line");
 
 const uint8_t dq_wr_ops[DQ_WR_NOPS] = {
 	[DQ_WR_RDMA_WRITE] = DQ_OP_VALID | DQ_OP_REMOTE,
@@ -58,11 +60,18 @@ ring_bytes(uint32_t depth, size_t size)
 	return sizeof(struct dq_ring) + line_up((size_t)depth * size);
 }
 
-/* Header, event ring, the QP slots (SQ then RQ each), the CQ slots. */
+/* Header, doorbell, event ring, the QP slots (SQ then RQ each), the CQ
+ * slots (notify lines then ring each). */
+static size_t
+bell_off(void)
+{
+	return DQ_CACHE_LINE;
+}
+
 static size_t
 evq_off(void)
 {
-	return DQ_CACHE_LINE;
+	return bell_off() + sizeof(struct dq_bell);
 }
 
 static size_t
@@ -83,7 +92,8 @@ qp_off(const struct dq_geom *g, uint32_t i)
 static size_t
 cq_off(const struct dq_geom *g, uint32_t i)
 {
-	return qp_off(g, g->nqp) + (size_t)i * ring_bytes(g->cq_depth, sizeof(struct dq_cqe));
+	return qp_off(g, g->nqp) +
+	       (size_t)i * (sizeof(struct dq_notify) + ring_bytes(g->cq_depth, sizeof(struct dq_cqe)));
 }
 
 size_t
@@ -108,7 +118,19 @@ dq_rq(void *base, const struct dq_geom *g, uint32_t i)
 struct dq_ring *
 dq_cq(void *base, const struct dq_geom *g, uint32_t i)
 {
-	return (struct dq_ring *)((char *)base + cq_off(g, i));
+	return (struct dq_ring *)((char *)base + cq_off(g, i) + sizeof(struct dq_notify));
+}
+
+struct dq_notify *
+dq_cq_notify(void *base, const struct dq_geom *g, uint32_t i)
+{
+	return (struct dq_notify *)((char *)base + cq_off(g, i));
+}
+
+struct dq_bell *
+dq_bell(void *base)
+{
+	return (struct dq_bell *)((char *)base + bell_off());
 }
 
 struct dq_ring *

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
-#define DQ_VERSION 1
+#define DQ_VERSION 2
 #define DQ_CACHE_LINE 64
 #define DQ_MAX_SGE 4
 #define DQ_MAX_DEPTH 4096	/* entries of one ring, a power of two */
@@ -124,6 +124,40 @@ struct dq_ring {
 	uint8_t pad1[DQ_CACHE_LINE - sizeof(uint32_t)];
 };
 
+/*
+ * The doorbell line (one per region, after the header): droced sets
+ * sleeping before it blocks in poll(2) and clears it when it wakes.  An
+ * application that published a producer index (release), then a full
+ * fence, then finds sleeping set writes one byte to the doorbell pipe
+ * (DQ_DOORBELL); droced, between setting it (a full fence after) and
+ * blocking, reads every producer index once more.  So either droced sees
+ * the index or the application sees the flag: no work request waits for
+ * droced's timeout, and none costs a system call while droced spins.
+ */
+struct dq_bell {
+	uint32_t sleeping;	/* droced writes; 1: blocked or about to */
+	uint8_t pad[DQ_CACHE_LINE - sizeof(uint32_t)];
+};
+
+/*
+ * A CQ slot's completion events (ibv_req_notify_cq), before its ring: the
+ * application's line holds its arm, a sequence number in the bits above
+ * bit 0 (bumped for each arm) and bit 0 solicited-only; droced's line
+ * the events it fired.  droced, after publishing completions (release,
+ * then a full fence), reads the arm once; a sequence it has not fired
+ * for fires: fired + 1 (release), then one count on the channel's
+ * eventfd passed with the CQ's DQ_ATTACH.  The application arms, a full
+ * fence, then polls the ring again (ibverbs' "arm, poll, wait").
+ */
+struct dq_notify {
+	uint32_t arm;		/* the application's */
+	uint8_t pad0[DQ_CACHE_LINE - sizeof(uint32_t)];
+	uint32_t fired;		/* droced's */
+	uint8_t pad1[DQ_CACHE_LINE - sizeof(uint32_t)];
+};
+#define DQ_ARM_SOLICITED 1u
+#define DQ_ARM_SN(arm) ((arm) >> 1)
+
 /* A region's shape, chosen by the application, checked by droced. */
 struct dq_geom {
 	uint32_t nqp, ncq;
@@ -152,6 +186,8 @@ struct dq_ring *dq_sq(void *base, const struct dq_geom *g, uint32_t i);
 struct dq_ring *dq_rq(void *base, const struct dq_geom *g, uint32_t i);
 struct dq_ring *dq_cq(void *base, const struct dq_geom *g, uint32_t i);
 struct dq_ring *dq_evq(void *base, const struct dq_geom *g);
+struct dq_bell *dq_bell(void *base);
+struct dq_notify *dq_cq_notify(void *base, const struct dq_geom *g, uint32_t i);
 
 /* A ring's entries follow its indices. */
 static inline void *

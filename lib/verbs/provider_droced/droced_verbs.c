@@ -17,6 +17,7 @@
 #include <rte_memory.h>
 #include <rte_ring_elem.h>
 
+#include "dq.h"
 #include "prot.h"
 #include "transport.h"
 #include "verbs_daemon.h"
@@ -63,35 +64,54 @@ send_request(const struct dmn_msg *m, int fd)
 	return sendmsg(daemon_conn.fd, &mh, MSG_NOSIGNAL);
 }
 
-/* Under the lock.  ENOTCONN once the daemon is gone (then forever). */
+/*
+ * Under the lock.  ENOTCONN once the daemon is gone (then forever).  The
+ * fd that came with the reply goes to *fd_out (-1: none), or is closed
+ * when fd_out is NULL.
+ */
 static int
-call_locked(struct dmn_msg *m, int fd)
+call_locked(struct dmn_msg *m, int fd, int *fd_out)
 {
 	uint32_t type = m->type;
 	ssize_t n;
+	int got = -1;
 
 	if (daemon_conn.fd < 0)
 		return ENOTCONN;
 	n = send_request(m, fd);
 	if (n == (ssize_t)sizeof(*m))
-		n = recv(daemon_conn.fd, m, sizeof(*m), 0);
+		n = dq_sock_recv(daemon_conn.fd, m, sizeof(*m), &got);
 	if (n != (ssize_t)sizeof(*m) || m->type != type) {
+		if (got >= 0)
+			close(got);
 		close(daemon_conn.fd);
 		daemon_conn.fd = -1;
 		return ENOTCONN;
 	}
+	if (fd_out != NULL)
+		*fd_out = got;
+	else if (got >= 0)
+		close(got);
 	return m->err;
+}
+
+int
+verbs_daemon_call_fds(struct dmn_msg *m, int fd, int *fd_out)
+{
+	int rc;
+
+	if (fd_out != NULL)
+		*fd_out = -1;
+	pthread_mutex_lock(&daemon_conn.lock);
+	rc = call_locked(m, fd, fd_out);
+	pthread_mutex_unlock(&daemon_conn.lock);
+	return rc;
 }
 
 int
 verbs_daemon_call_fd(struct dmn_msg *m, int fd)
 {
-	int rc = ENOTCONN;
-
-	pthread_mutex_lock(&daemon_conn.lock);
-	rc = call_locked(m, fd);
-	pthread_mutex_unlock(&daemon_conn.lock);
-	return rc;
+	return verbs_daemon_call_fds(m, fd, NULL);
 }
 
 int
@@ -251,7 +271,7 @@ pd_handle(const struct droce_pd *pd)
 	return ((const struct verbs_dmn_pd *)pd)->h;
 }
 
-static int
+int
 droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
 {
 	struct dmn_msg m = { .type = DMN_ALLOC_PD };
@@ -272,7 +292,7 @@ droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
 	return 0;
 }
 
-static int
+int
 droced_dealloc_pd(struct droce_pd *pd)
 {
 	int rc = call2(DMN_DEALLOC_PD, pd_handle(pd), 0);
@@ -288,9 +308,10 @@ verbs_dmn_event_name(const struct droce_context *ctx, const void *obj)
 	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
 }
 
-static int
-droced_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
-	      int access, struct droce_mr **out)
+int
+verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+		 bool own_pages, uint64_t (*name)(const struct droce_context *, const void *),
+		 struct droce_mr **out)
 {
 	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd), iova },
 			     .addr = (uint64_t)(uintptr_t)addr, .len = len,
@@ -300,12 +321,8 @@ droced_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 
 	if (mr == NULL)
 		return -ENOMEM;
-	m.h[2] = verbs_dmn_event_name(pd->context, &mr->pub);	/* its lease's event */
-	/* droce's hugepages are droced's too; other memory is moved to it */
-	if (rte_mem_virt2memseg_list(addr) != NULL)
-		rc = verbs_daemon_call(&m);
-	else
-		rc = verbs_dmn_mem_reg(&m);
+	m.h[2] = name(pd->context, &mr->pub);	/* its lease's event */
+	rc = own_pages ? verbs_dmn_mem_reg(&m) : verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(mr);
 		return -rc;
@@ -322,13 +339,22 @@ droced_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 	return 0;
 }
 
+/* droce's hugepages are droced's too; other memory is moved to it */
+static int
+droced_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
+	      int access, struct droce_mr **out)
+{
+	return verbs_dmn_reg_mr(pd, addr, len, iova, access,
+				rte_mem_virt2memseg_list(addr) == NULL, verbs_dmn_event_name, out);
+}
+
 /*
  * As in process: once droced deregistered it (it routes no more events
  * for it, and those it routed are in the ring before its reply), its
  * events not taken are dropped and those taken waited for (acked).  The
  * same for a released persistent region's proxy: its lease may have named it.
  */
-static int
+int
 droced_dereg_mr(struct droce_mr *mr)
 {
 	uint64_t h = ((struct verbs_dmn_mr *)mr)->h;
@@ -521,7 +547,7 @@ droced_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 	return 0;
 }
 
-static int
+int
 droced_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
 {
 	struct dmn_msg m = { .type = DMN_MODIFY_QP, .h = { qp_handle(qp) },
@@ -535,7 +561,7 @@ droced_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
 	return -rc;
 }
 
-static int
+int
 droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		struct droce_qp_init_attr *init)
 {
@@ -570,7 +596,7 @@ droced_destroy_qp(struct droce_qp *qp)
 
 /* ---- queries ------------------------------------------------------------------- */
 
-static int
+int
 droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_DEVICE };
@@ -582,7 +608,7 @@ droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a
 	return -rc;
 }
 
-static int
+int
 droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port_attr *a)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_PORT };
@@ -595,7 +621,7 @@ droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port
 	return -rc;
 }
 
-static int
+int
 droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union droce_gid *gid)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_GID, .arg = index };
@@ -610,14 +636,14 @@ droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union d
 
 /* droced's engine runs on its transport lcore: nothing to run here, and
  * a channel's waiter sleeps on its fd. */
-static int
+int
 droced_progress(struct droce_context *ctx)
 {
 	(void)ctx;
 	return 0;
 }
 
-static int
+int
 droced_self_driven(struct droce_context *ctx)
 {
 	(void)ctx;

@@ -57,7 +57,8 @@ struct rte_ring;
 	X(ALLOC_MW)	\
 	X(DEALLOC_MW)	\
 	X(DQ_OPEN)	\
-	X(DQ_ATTACH)
+	X(DQ_ATTACH)	\
+	X(DQ_DOORBELL)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -132,7 +133,10 @@ struct dmn_msg {
 };
 
 /* DQ_ATTACH: h[0] the CQ's or QP's handle, arg which (enum dmn_dq_obj),
- * key its slot in the region. */
+ * key its slot in the region; a CQ's may carry its completion channel's
+ * eventfd (SCM_RIGHTS), which droced counts the CQ's fired arms on.
+ * DQ_DOORBELL: the reply carries the write end of the region's doorbell
+ * pipe (lib/dq's struct dq_bell). */
 enum dmn_dq_obj { DMN_DQ_CQ, DMN_DQ_QP };
 
 /* SET_LEASE, RENEW_LEASE and QUERY_LEASE: h[0] the object's handle, h[1]
@@ -198,6 +202,8 @@ struct droce_context *verbs_daemon_open(struct droce_device *device);
 int verbs_daemon_call(struct dmn_msg *m);
 /* The same with fd (not -1) passed to the daemon as SCM_RIGHTS. */
 int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
+/* The same; the fd that came with the reply in *fd_out (-1: none). */
+int verbs_daemon_call_fds(struct dmn_msg *m, int fd, int *fd_out);
 /*
  * REG_MR of memory outside droce's hugepages (droced_mem.c): the
  * pages are moved onto memfds and passed as pieces.  m as for REG_MR;
@@ -206,6 +212,33 @@ int verbs_daemon_call_fd(struct dmn_msg *m, int fd);
  * EFAULT (not mapped).
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
+
+/*
+ * REG_MR of [addr, addr + len) on pd (own_pages: the application's own
+ * pages, moved onto memfds, verbs_dmn_mem_reg; else droce's hugepages):
+ * the proxy (struct verbs_dmn_mr) in *out, named in events by name(): 0
+ * or -errno.
+ */
+int verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+		     bool own_pages,
+		     uint64_t (*name)(const struct droce_context *, const void *),
+		     struct droce_mr **out);
+
+/*
+ * droced's client's ops that only make requests (droced_verbs.c), shared
+ * with the queue-region provider (provider_dq): -errno as every op.
+ */
+int droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out);
+int droced_dealloc_pd(struct droce_pd *pd);
+int droced_dereg_mr(struct droce_mr *mr);
+int droced_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
+int droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
+		    struct droce_qp_init_attr *init);
+int droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a);
+int droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port_attr *a);
+int droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union droce_gid *gid);
+int droced_progress(struct droce_context *ctx);
+int droced_self_driven(struct droce_context *ctx);
 
 /* REG_MR's, CREATE_CQ's, ...: the name droced gives obj's events (obj
  * itself), 0 (none) in a context that takes no events. */

@@ -58,37 +58,42 @@ test_geom(void **state)
 }
 
 struct span {
-	struct dq_ring *r;
-	size_t bytes;
+	void *r;
+	size_t bytes;		/* all of it: indices or lines and entries */
 };
 
-/* Every ring inside the region, cache-line aligned, none overlapping the next. */
+/* Every ring, the doorbell and every CQ's notify lines inside the region,
+ * cache-line aligned, none overlapping the next. */
 static void
 test_layout(void **state)
 {
 	char *base = (char *)0x1000000;
 	size_t size = dq_region_size(&geom), end = DQ_CACHE_LINE;
-	struct span rings[1 + 2 * 3 + 2];
+	struct span rings[2 + 2 * 3 + 2 * 2];
+	const size_t idx = sizeof(struct dq_ring);
 	int n = 0;
 
 	(void)state;
+	rings[n++] = (struct span){ dq_bell(base), sizeof(struct dq_bell) };
 	rings[n++] = (struct span){ dq_evq(base, &geom),
-				    DQ_EVENT_DEPTH * sizeof(struct dq_event) };
+				    idx + DQ_EVENT_DEPTH * sizeof(struct dq_event) };
 	for (uint32_t i = 0; i < geom.nqp; i++) {
 		rings[n++] = (struct span){ dq_sq(base, &geom, i),
-						 geom.sq_depth * sizeof(struct dq_send_wqe) };
+					    idx + geom.sq_depth * sizeof(struct dq_send_wqe) };
 		rings[n++] = (struct span){ dq_rq(base, &geom, i),
-						 geom.rq_depth * sizeof(struct dq_recv_wqe) };
+					    idx + geom.rq_depth * sizeof(struct dq_recv_wqe) };
 	}
-	for (uint32_t i = 0; i < geom.ncq; i++)
+	for (uint32_t i = 0; i < geom.ncq; i++) {
+		rings[n++] = (struct span){ dq_cq_notify(base, &geom, i), sizeof(struct dq_notify) };
 		rings[n++] = (struct span){ dq_cq(base, &geom, i),
-						 geom.cq_depth * sizeof(struct dq_cqe) };
+					    idx + geom.cq_depth * sizeof(struct dq_cqe) };
+	}
 	for (int i = 0; i < n; i++) {
 		size_t off = (size_t)((char *)rings[i].r - base);
 
 		assert_int_equal(off % DQ_CACHE_LINE, 0);
 		assert_true(off >= end);
-		end = off + sizeof(struct dq_ring) + rings[i].bytes;
+		end = off + rings[i].bytes;
 		assert_true(end <= size);
 	}
 	assert_int_equal(size % DQ_CACHE_LINE, 0);

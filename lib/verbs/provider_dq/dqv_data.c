@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dqv_data.c - the queue-region provider's data path (dqv.h): work
+ * requests written into the region's send and receive rings, completions
+ * read out of its completion rings, completion events armed in its notify
+ * lines, asynchronous events out of its event ring.  No system call, no
+ * lock, no allocation per work request: one producer index published per
+ * post call (release), then one look at droced's doorbell flag, which
+ * costs a one-byte write only while droced sleeps.  As droce.h says, one
+ * thread at a time posts to a QP and one polls a CQ: each ring has one
+ * producer and one consumer.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dqv.h"
+
+/* lib/dq's values are droce.h's (ibverbs'): copied through. */
+#define SAME(x, y) ((int)(x) == (int)(y))
+_Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
+	       SAME(DQ_WR_SEND_WITH_INV, DROCE_WR_SEND_WITH_INV) &&
+	       SAME(DQ_WR_LOCAL_INV, DROCE_WR_LOCAL_INV) &&
+	       SAME(DQ_WR_ATOMIC_FETCH_AND_ADD, DROCE_WR_ATOMIC_FETCH_AND_ADD) &&
+	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
+	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED), "lib/dq's opcodes and flags");
+
+/*
+ * After a producer index was published: if droced said it sleeps, ring.
+ * The full fence orders our index's store before the flag's load, as
+ * droced's orders its flag's store before its look at our index (dq.h,
+ * struct dq_bell): one of the two sees the other.  The pipe full (droced
+ * has not drained the rings yet) is a ring already pending: EAGAIN is fine.
+ */
+static inline void
+doorbell(const struct dqv_region *r)
+{
+	static const char one = 1;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&r->bell->sleeping, __ATOMIC_RELAXED) != 0, 0))
+		(void)!write(r->bell_fd, &one, 1);
+}
+
+/* One WR as a send descriptor: 0, or -EINVAL (what the region does not
+ * carry: inline data, UD, memory-window binds, too many SGEs). */
+static inline int
+send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, struct dq_send_wqe *w)
+{
+	uint8_t ops;
+
+	if ((unsigned int)wr->opcode >= DQ_WR_NOPS || wr->num_sge < 0 ||
+	    wr->num_sge > DQ_MAX_SGE || (wr->send_flags & ~(unsigned int)DQ_SEND_FLAGS) != 0)
+		return -EINVAL;
+	ops = dq_wr_ops[wr->opcode];
+	if (!(ops & DQ_OP_VALID))
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->num_sge = (uint8_t)wr->num_sge;
+	w->flags = (uint16_t)(wr->send_flags | qp->sig_all);
+	w->imm = wr->imm_data;		/* or invalidate_rkey: one union */
+	if (ops & DQ_OP_ATOMIC) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else if (ops & DQ_OP_REMOTE) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	for (int i = 0; i < wr->num_sge; i++)
+		w->sge[i] = (struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+					     wr->sg_list[i].lkey };
+	/* droced's check, here first: a malformed WR fails its post
+	 * (EINVAL) instead of ending the QP in droced */
+	return dq_send_check(w, false, 0) == 0 ? 0 : -EINVAL;
+}
+
+int
+dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_wr **bad)
+{
+	struct dqv_qp *qp = (struct dqv_qp *)pub;
+	int room = dq_ring_room(qp->sq, qp->sq_prod, qp->sq_depth), rc = 0;
+	struct dq_send_wqe *e = dq_ring_entries(qp->sq);
+	uint32_t prod = qp->sq_prod;
+
+	if (room < 0)
+		rc = -EIO;	/* droced's index is garbage */
+	for (; wr != NULL && rc == 0; wr = wr->next) {
+		if (room-- == 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = send_wqe(qp, wr, &e[prod & (qp->sq_depth - 1)]);
+		if (rc == 0)
+			prod++;
+	}
+	if (rc != 0)
+		*bad = wr;
+	if (prod != qp->sq_prod) {
+		qp->sq_prod = prod;
+		dq_ring_produced(qp->sq, prod);
+		doorbell(qp->r);
+	}
+	return rc;
+}
+
+int
+dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	struct dqv_qp *qp = (struct dqv_qp *)pub;
+	int room = dq_ring_room(qp->rq, qp->rq_prod, qp->rq_depth), rc = 0;
+	struct dq_recv_wqe *e = dq_ring_entries(qp->rq);
+	uint32_t prod = qp->rq_prod;
+
+	if (room < 0)
+		rc = -EIO;
+	for (; wr != NULL && rc == 0; wr = wr->next) {
+		struct dq_recv_wqe *w = &e[prod & (qp->rq_depth - 1)];
+
+		if (room-- == 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > DQ_MAX_SGE) {
+			rc = -EINVAL;
+			break;
+		}
+		memset(w, 0, sizeof(*w));
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint8_t)wr->num_sge;
+		for (int i = 0; i < wr->num_sge; i++)
+			w->sge[i] = (struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+						     wr->sg_list[i].lkey };
+		if (dq_recv_check(w) != 0) {
+			rc = -EINVAL;
+			break;
+		}
+		prod++;
+	}
+	if (rc != 0)
+		*bad = wr;
+	if (prod != qp->rq_prod) {
+		qp->rq_prod = prod;
+		dq_ring_produced(qp->rq, prod);
+		doorbell(qp->r);
+	}
+	return rc;
+}
+
+int
+dqv_poll_cq(struct droce_cq *pub, int n, struct droce_wc *wc)
+{
+	struct dqv_cq *cq = (struct dqv_cq *)pub;
+	int avail = dq_ring_avail(cq->ring, cq->cons, cq->depth);
+	const struct dq_cqe *e = dq_ring_entries(cq->ring);
+
+	if (avail <= 0 || n <= 0)
+		return avail < 0 ? -EIO : 0;
+	if (avail > n)
+		avail = n;
+	for (int i = 0; i < avail; i++) {
+		const struct dq_cqe *c = &e[(cq->cons + (uint32_t)i) & (cq->depth - 1)];
+
+		wc[i] = (struct droce_wc){
+			.wr_id = c->wr_id, .status = (enum droce_wc_status)c->status,
+			.opcode = (enum droce_wc_opcode)c->opcode, .vendor_err = c->vendor_err,
+			.byte_len = c->byte_len, .imm_data = c->imm, .qp_num = c->qp_num,
+			.src_qp = c->src_qp, .wc_flags = c->wc_flags };
+	}
+	cq->cons += (uint32_t)avail;
+	dq_ring_consumed(cq->ring, cq->cons);
+	return avail;
+}
+
+/*
+ * A new arm (its sequence number, solicited-only in bit 0), then the full
+ * fence: droced reads the arm after publishing completions and a fence,
+ * so "arm, poll again, wait" either polls the completion or gets the event.
+ */
+int
+dqv_req_notify_cq(struct droce_cq *pub, int solicited_only)
+{
+	struct dqv_cq *cq = (struct dqv_cq *)pub;
+
+	cq->arm_sn++;
+	__atomic_store_n(&cq->notify->arm, cq->arm_sn << 1 | (solicited_only ? DQ_ARM_SOLICITED : 0),
+			 __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* One fired event not yet taken (droced adds to fired, then counts the
+ * channel's eventfd; the channel's lock is held). */
+int
+dqv_cq_take_event(struct droce_cq *pub)
+{
+	struct dqv_cq *cq = (struct dqv_cq *)pub;
+	uint32_t fired = __atomic_load_n(&cq->notify->fired, __ATOMIC_ACQUIRE);
+
+	if (fired == cq->taken)
+		return 0;
+	cq->taken++;
+	return 1;
+}
+
+/* The region's next event, as droce_get_async_event gives it: the object
+ * is the proxy that named it at its creation (droced names it back). */
+int
+dqv_event_take(struct droce_context *ctx, struct droce_async_event *ev)
+{
+	struct dqv_region *r = &dqv_region;
+	struct dq_event e;
+
+	if (ctx != r->events_ctx || dq_event_take(dq_evq(r->base, &r->g), &r->ev_cons, &e) != 1)
+		return -EAGAIN;
+	memset(ev, 0, sizeof(*ev));
+	ev->event_type = (enum droce_event_type)e.type;
+	ev->element.qp = (struct droce_qp *)(uintptr_t)e.name;
+	if (verbs_event_object(ev) == NULL)	/* a port's: its number */
+		ev->element.port_num = (int)(uint32_t)e.name;
+	return 0;
+}

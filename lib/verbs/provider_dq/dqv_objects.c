@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dqv_objects.c - the queue-region provider's objects (dqv.h): buffers
+ * and MRs on the application's own pages, CQs and QPs created by request
+ * (droced's client's) and put into the region's slots (DQ_ATTACH).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dqv.h"
+
+uint64_t
+dqv_event_name(const struct droce_context *ctx, const void *obj)
+{
+	return ctx == dqv_region.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+/*
+ * droce_alloc_buf: the process's own pages (droced's hugepages are not
+ * mapped here), page-aligned, so that registering it moves no neighbour
+ * (droced_mem.c); its length in the page before it.
+ */
+static size_t
+page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int
+dqv_alloc_buf(struct droce_context *ctx, size_t len, void **buf)
+{
+	size_t pg = page_size(), total;
+	char *p;
+
+	(void)ctx;
+	if (len == 0 || len > SIZE_MAX - 2 * pg)
+		return -EINVAL;
+	total = pg + ((len + pg - 1) & ~(pg - 1));
+	p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	memcpy(p, &total, sizeof(total));
+	*buf = p + pg;
+	return 0;
+}
+
+int
+dqv_free_buf(struct droce_context *ctx, void *buf)
+{
+	char *p = (char *)buf - page_size();
+	size_t total;
+
+	(void)ctx;
+	if (buf == NULL || ((uintptr_t)buf & (page_size() - 1)) != 0)
+		return -EINVAL;
+	memcpy(&total, p, sizeof(total));
+	return munmap(p, total) == 0 ? 0 : -errno;
+}
+
+/* Any memory of the process: its pages moved onto memfds droced maps. */
+int
+dqv_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+	   struct droce_mr **mr)
+{
+	return verbs_dmn_reg_mr(pd, addr, len, iova, access, true, dqv_event_name, mr);
+}
+
+/* ---- slots --------------------------------------------------------------------- */
+
+/* A free slot of the bitmap (n slots): its index, or -ENOMEM. */
+static int
+slot_take(uint64_t *used, uint32_t n)
+{
+	int i = -ENOMEM;
+
+	pthread_mutex_lock(&dqv_region.lock);
+	for (uint32_t k = 0; k < n && i < 0; k++)
+		if (!(*used & (UINT64_C(1) << k))) {
+			*used |= UINT64_C(1) << k;
+			i = (int)k;
+		}
+	pthread_mutex_unlock(&dqv_region.lock);
+	return i;
+}
+
+static void
+slot_give(uint64_t *used, uint32_t i)
+{
+	pthread_mutex_lock(&dqv_region.lock);
+	*used &= ~(UINT64_C(1) << i);
+	pthread_mutex_unlock(&dqv_region.lock);
+}
+
+/* DQ_ATTACH of handle h (a CQ or QP, enum dmn_dq_obj) into slot i, with
+ * fd (a CQ's channel's eventfd, -1: none): 0 or a positive errno. */
+static int
+attach(uint64_t h, int what, uint32_t i, int fd)
+{
+	struct dmn_msg m = { .type = DMN_DQ_ATTACH, .h = { h }, .arg = what, .key = i };
+
+	return verbs_daemon_call_fd(&m, fd);
+}
+
+/* ---- completion channels and CQs ----------------------------------------------- */
+
+/* The channel is the application's eventfd alone: each CQ on it passes it
+ * to droced at its attach. */
+int
+dqv_create_channel(struct droce_context *ctx, int fd, uint64_t *handle)
+{
+	(void)ctx;
+	(void)fd;
+	*handle = 0;
+	return 0;
+}
+
+static int
+destroy_request(enum dmn_req type, uint64_t h)
+{
+	struct dmn_msg m = { .type = type, .h = { h } };
+
+	return verbs_daemon_call(&m);
+}
+
+int
+dqv_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
+	      struct droce_comp_channel *channel, struct droce_cq **out)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe };
+	struct dqv_cq *cq = calloc(1, sizeof(*cq));
+	int slot = slot_take(&dqv_region.cq_used, dqv_region.g.ncq), rc;
+
+	if (cq == NULL || slot < 0) {
+		free(cq);
+		if (slot >= 0)
+			slot_give(&dqv_region.cq_used, (uint32_t)slot);
+		return -ENOMEM;
+	}
+	m.addr = dqv_event_name(ctx, &cq->d.pub);
+	rc = verbs_daemon_call(&m);
+	if (rc == 0) {
+		cq->d.h = m.h[0];
+		rc = attach(cq->d.h, DMN_DQ_CQ, (uint32_t)slot,
+			    channel != NULL ? channel->fd : -1);
+		if (rc != 0)
+			(void)destroy_request(DMN_DESTROY_CQ, cq->d.h);
+	}
+	if (rc == 0 && channel != NULL && (rc = verbs_channel_add(channel, &cq->d.pub)) != 0)
+		(void)destroy_request(DMN_DESTROY_CQ, cq->d.h);
+	if (rc != 0) {
+		slot_give(&dqv_region.cq_used, (uint32_t)slot);
+		free(cq);
+		return -rc;
+	}
+	cq->slot = (uint32_t)slot;
+	cq->depth = dqv_region.g.cq_depth;
+	cq->ring = dq_cq(dqv_region.base, &dqv_region.g, cq->slot);
+	cq->notify = dq_cq_notify(dqv_region.base, &dqv_region.g, cq->slot);
+	/* droced's attach zeroed the slot's indices, arm and fired count */
+	cq->d.pub.context = ctx;
+	cq->d.pub.cq_context = cq_context;
+	cq->d.pub.cqe = m.arg;
+	cq->d.pub.channel = channel;
+	*out = &cq->d.pub;
+	return 0;
+}
+
+/* As droced's client's: off the channel once its events were acked. */
+int
+dqv_destroy_cq(struct droce_cq *pub)
+{
+	struct dqv_cq *cq = (struct dqv_cq *)pub;
+	int rc;
+
+	if (pub->channel != NULL)
+		verbs_channel_leave(pub);
+	rc = destroy_request(DMN_DESTROY_CQ, cq->d.h);
+	if (rc != 0 && pub->channel != NULL)
+		(void)verbs_channel_add(pub->channel, pub);
+	if (rc != 0)
+		return -rc;
+	verbs_events_forget(pub->context, pub);
+	slot_give(&dqv_region.cq_used, cq->slot);
+	free(cq);
+	return 0;
+}
+
+/* ---- QPs ------------------------------------------------------------------------- */
+
+/* The attributes without their pointers (the handles go in h[]). */
+static void
+init_wire(struct droce_qp_init_attr *w, const struct droce_qp_init_attr *init)
+{
+	*w = *init;
+	w->qp_context = NULL;
+	w->send_cq = NULL;
+	w->recv_cq = NULL;
+	w->srq = NULL;
+}
+
+/*
+ * RC and UC.  The rings hold what the application posts until droced
+ * moves it onto its QP, so its depths must fit them (EINVAL); inline data
+ * is not carried (max_inline_data 0).
+ */
+static int
+qp_init_check(const struct droce_qp_init_attr *init)
+{
+	if (init->srq != NULL || (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC))
+		return -EOPNOTSUPP;
+	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
+	    init->cap.max_recv_wr > dqv_region.g.rq_depth ||
+	    init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
+	    init->cap.max_inline_data > 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+qp_request(struct droce_pd *pd, struct droce_qp_init_attr *init, struct dqv_qp *qp)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_QP };
+	int rc;
+
+	m.h[0] = ((const struct verbs_dmn_pd *)pd)->h;
+	m.h[1] = ((const struct verbs_dmn_cq *)init->send_cq)->h;
+	m.h[2] = ((const struct verbs_dmn_cq *)init->recv_cq)->h;
+	m.addr = dqv_event_name(pd->context, &qp->d.pub);
+	init_wire(&m.u.qp_init, init);
+	rc = verbs_daemon_call(&m);
+	if (rc != 0)
+		return rc;
+	init->cap = m.u.qp_init.cap;
+	init->cap.max_send_sge = init->cap.max_send_sge < DQ_MAX_SGE ? init->cap.max_send_sge :
+								       DQ_MAX_SGE;
+	init->cap.max_recv_sge = init->cap.max_recv_sge < DQ_MAX_SGE ? init->cap.max_recv_sge :
+								       DQ_MAX_SGE;
+	init->cap.max_inline_data = 0;
+	qp->d.h = m.h[0];
+	qp->d.pub.qp_num = m.key;
+	return 0;
+}
+
+int
+dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce_qp **out)
+{
+	struct dqv_qp *qp;
+	int slot, rc = qp_init_check(init);
+
+	if (rc != 0)
+		return rc;
+	qp = calloc(1, sizeof(*qp));
+	slot = slot_take(&dqv_region.qp_used, dqv_region.g.nqp);
+	if (qp == NULL || slot < 0) {
+		free(qp);
+		if (slot >= 0)
+			slot_give(&dqv_region.qp_used, (uint32_t)slot);
+		return -ENOMEM;
+	}
+	rc = qp_request(pd, init, qp);
+	if (rc == 0) {
+		rc = attach(qp->d.h, DMN_DQ_QP, (uint32_t)slot, -1);
+		if (rc != 0)
+			(void)destroy_request(DMN_DESTROY_QP, qp->d.h);
+	}
+	if (rc != 0) {
+		slot_give(&dqv_region.qp_used, (uint32_t)slot);
+		free(qp);
+		return -rc;
+	}
+	qp->slot = (uint32_t)slot;
+	qp->r = &dqv_region;
+	qp->sq_depth = dqv_region.g.sq_depth;
+	qp->rq_depth = dqv_region.g.rq_depth;
+	qp->sq = dq_sq(dqv_region.base, &dqv_region.g, qp->slot);
+	qp->rq = dq_rq(dqv_region.base, &dqv_region.g, qp->slot);
+	/* droced's attach zeroed the slot's indices: ours start at 0 too */
+	qp->sig_all = init->sq_sig_all ? DQ_SEND_SIGNALED : 0;
+	qp->d.pub.context = pd->context;
+	qp->d.pub.qp_context = init->qp_context;
+	qp->d.pub.pd = pd;
+	qp->d.pub.send_cq = init->send_cq;
+	qp->d.pub.recv_cq = init->recv_cq;
+	qp->d.pub.qp_type = init->qp_type;
+	qp->d.pub.state = DROCE_QPS_RESET;
+	*out = &qp->d.pub;
+	return 0;
+}
+
+/* As droced's client's: its events not taken dropped, those taken acked. */
+int
+dqv_destroy_qp(struct droce_qp *pub)
+{
+	struct dqv_qp *qp = (struct dqv_qp *)pub;
+	int rc = destroy_request(DMN_DESTROY_QP, qp->d.h);
+
+	if (rc != 0)
+		return -rc;
+	verbs_events_forget(pub->context, pub);
+	slot_give(&dqv_region.qp_used, qp->slot);
+	free(qp);
+	return 0;
+}

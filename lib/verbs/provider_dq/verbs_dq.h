@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_dq.h - the queue-region provider's entry for whoever enumerates
+ * devices (lib/device): droced's device opened by a plain process.
+ */
+#ifndef VERBS_DQ_H
+#define VERBS_DQ_H
+
+struct droce_context;
+struct droce_device;
+
+/*
+ * A context on droced's device over the process's connection (made by
+ * verbs_daemon_connect, no EAL) and its queue region (opened with the
+ * first context): NULL with errno.
+ */
+struct droce_context *verbs_dq_open(struct droce_device *device);
+
+#endif /* VERBS_DQ_H */
