@@ -135,7 +135,7 @@ droced_dq_tick(int wait_ms)
 
 	if (!any)
 		return wait_ms;
-	if (!dq_spun_out(moved))
+	if (!dq_spun_out(moved, bells))
 		return 0;
 	if (!bells)
 		return dq_idle_ms(wait_ms);
@@ -144,7 +144,7 @@ droced_dq_tick(int wait_ms)
 	moved = dq_round(&any, &bells);
 	if (moved > 0) {
 		dq_sleep_all(false);
-		(void)dq_spun_out(moved);	/* spin again */
+		(void)dq_spun_out(moved, bells);	/* spin again */
 		return 0;
 	}
 	return wait_ms;

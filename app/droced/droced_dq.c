@@ -33,6 +33,10 @@
 /* Rounds without work before the main loop sleeps in poll(2) again (a
  * round is one poll(2) with no wait and the rings looked at). */
 #define DQ_SPIN_ROUNDS 20000
+/* The same with every region's doorbell: a sleeping droced is woken by a
+ * post (the doorbell) or a completion (its CQs armed), at the cost of a
+ * wake-up, so it spins only briefly (rounds, each a poll(2) without wait). */
+#define DQ_BELL_SPIN_ROUNDS 64
 /* How long the main loop sleeps while regions exist but are idle and one
  * of them has no doorbell (DQ_DOORBELL): its producers are looked at this
  * often.  With every region's doorbell, droced sleeps until rung. */
@@ -675,12 +679,19 @@ dq_sleep(struct droced_app *a, bool sleeping)
 }
 
 bool
-dq_spun_out(unsigned int moved)
+dq_spun_out(unsigned int moved, bool bells)
 {
-	static uint32_t spin;
+	static uint32_t spin, limit_env;
+	uint32_t limit = bells ? DQ_BELL_SPIN_ROUNDS : DQ_SPIN_ROUNDS;
 
-	spin = moved > 0 ? 0 : spin + (spin < DQ_SPIN_ROUNDS);
-	return spin == DQ_SPIN_ROUNDS;
+	if (limit_env == 0) {
+		const char *e = getenv("DROCED_DQ_SPIN");
+		limit_env = e != NULL ? (uint32_t)atoi(e) + 1 : UINT32_MAX;
+	}
+	if (bells && limit_env != UINT32_MAX)
+		limit = limit_env - 1;
+	spin = moved > 0 ? 0 : spin + (spin < limit);
+	return spin >= limit;
 }
 
 int

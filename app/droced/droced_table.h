@@ -126,7 +126,7 @@ uint64_t dq_bad_count(const struct droced_app *a);
 unsigned int dq_poll(struct droced_app *a);
 /* A round moved that many: true once DQ_SPIN_ROUNDS rounds in a row
  * moved nothing (then droced may sleep). */
-bool dq_spun_out(unsigned int moved);
+bool dq_spun_out(unsigned int moved, bool bells);
 /* How long droced sleeps while a region without a doorbell exists. */
 int dq_idle_ms(int wait_ms);
 /* a's region has its doorbell (DQ_DOORBELL): droced may block. */

@@ -24,7 +24,27 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               byte and completion right; droced is alive and lists no
               application after
 
-Usage: dq_test.py CASE DROCED DQ_CLIENT.  Needs hugepages (droced is an
+and dq_app, a program of droce.h, on lib/verbs' queue-region provider
+(DROCE_QUEUES=region, DROCE_DAEMON; no EAL option at all):
+
+  dq_verbs     a server and a client: rounds of the client's 4 KiB WRITE
+               and 256 B SEND (imm = round), the server's check of every
+               byte, its WRITE into the client's buffer and SEND back, the
+               client's check of both and its READ of what it wrote; every
+               completion's status, opcode, wr_id, byte_len, qp_num; each
+               process maps no hugepage (smaps, at start, after opening
+               its objects, at the end); droced --ctl list shows each with
+               exactly its objects (its 64 KiB buffer its own pages, mem),
+               dq_bad 0; none after
+  dq_events    the same, the server waiting on a completion channel
+               (req_notify_cq, get_cq_event, ack_cq_events) each time
+  dq_pingpong  round trips of 8-byte SENDs between two plain processes,
+               then between two secondaries of the same droced (EAL
+               options, no DROCE_QUEUES), the same program: both finish;
+               the secondaries map hugepages (the check sees them), the
+               plain processes none; the figures printed
+
+Usage: dq_test.py CASE DROCED DQ_CLIENT [DQ_APP].  Needs hugepages (droced is an
 EAL primary with shared configuration; exit 77 when DROCE_NO_HUGE=1).
 """
 import json
@@ -136,17 +156,110 @@ def case_dq_hostile(s):
     print(f"droced alive; {n} rounds of the others unchanged by the garbage")
 
 
-CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile}
+APP_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# dq_app: its buffer its own pages
+
+
+def dq_apps(s, modes, plain=True):
+    """Two dq_apps (plain processes on regions, or droced's secondaries),
+    their "ready" lines exchanged."""
+    procs = []
+    for name, args in modes:
+        if plain:
+            os.environ["DROCE_DAEMON"] = s.sock
+            os.environ["DROCE_QUEUES"] = "region"
+            argv = [s.dq_app, *args]
+        else:
+            argv = [s.dq_app, "-l", "0", "--no-pci", "--log-level=lib.eal:error", "--",
+                    f"--droce-daemon={s.sock}", *args]
+        try:
+            procs.append(s.spawn(name, argv, stdin=subprocess.PIPE))
+        finally:
+            os.environ.pop("DROCE_DAEMON", None)
+            os.environ.pop("DROCE_QUEUES", None)
+    rdy = [p.wait_line(r"^ready qpn=(\d+) addr=(0x[0-9a-f]+) rkey=(0x[0-9a-f]+)")
+           for p in procs]
+    for p, other in zip(procs, reversed(rdy)):
+        p.p.stdin.write(f"{other.group(1)} {other.group(2)} {other.group(3)}\n")
+        p.p.stdin.flush()
+    return procs
+
+
+def hugepage_maps(p):
+    """The three counts a dq_app printed."""
+    return [int(p.wait_line(rf"^maps{w}: hugepage mappings (\d+)$").group(1))
+            for w in ("", " after open", " at the end")]
+
+
+def release(s, procs):
+    for p in procs:
+        p.p.stdin.write("\n")
+        p.p.stdin.flush()
+    for p in procs:
+        if p.wait() != 0:
+            fail(f"{p.name}'s exit {p.p.returncode}", p)
+    s.wait_apps({})
+    expect_apps(s, {}, "after")
+
+
+def verbs_pair(s, events):
+    rounds = 300
+    srv, cli = dq_apps(s, (("server", ["server", str(rounds)] + (["events"] if events else [])),
+                           ("client", ["client", str(rounds)])))
+    cli.wait_line(rf"^client: {rounds} rounds of WRITE \+ SEND \+ answer \+ READ, every byte "
+                  r"and completion right$", timeout=60)
+    srv.wait_line(rf"^server: {rounds} rounds, every byte and completion right"
+                  + (", waited for on a completion channel$" if events else "$"), timeout=60)
+    for p in (srv, cli):
+        maps = hugepage_maps(p)
+        print(f"{p.name}: hugepage mappings at start, after open, at the end: {maps}")
+        if maps != [0, 0, 0]:
+            fail(f"{p.name} maps hugepages: {maps}", p)
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "both done, holding")
+    release(s, (srv, cli))
+    print(f"server and client: {rounds} rounds, every byte and completion right")
+
+
+def case_dq_verbs(s):
+    verbs_pair(s, False)
+
+
+def case_dq_events(s):
+    verbs_pair(s, True)
+
+
+def case_dq_pingpong(s):
+    n, size, got = 2000, 8, {}
+    for plain in (True, False):
+        what = "plain processes on queue regions" if plain else "secondaries"
+        pong, ping = dq_apps(s, (("pong", ["pong", str(n), str(size)]),
+                                 ("ping", ["ping", str(n), str(size)])), plain)
+        m = ping.wait_line(rf"^ping: {n} round trips of {size} B: median ([0-9.]+) us, "
+                           r"mean ([0-9.]+) us, p99 ([0-9.]+) us$", timeout=120)
+        pong.wait_line(rf"^pong: {n} round trips$")
+        maps = hugepage_maps(ping)
+        if (maps[1] == 0) != plain:
+            fail(f"{what}: hugepage mappings {maps}", ping)
+        got[what] = (float(m.group(1)), float(m.group(2)), float(m.group(3)))
+        print(f"{what}: {n} round trips of {size} B SENDs: median {m.group(1)} us, "
+              f"mean {m.group(2)} us, p99 {m.group(3)} us; hugepage mappings {maps}")
+        release(s, (pong, ping))
+    print("round trips (median, mean, p99 us):", got)
+
+
+CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
+         "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
+         "dq_pingpong": case_dq_pingpong}
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
+    if len(sys.argv) not in (4, 5) or sys.argv[1] not in CASES:
         raise SystemExit(__doc__)
     if os.environ.get("DROCE_NO_HUGE") == "1":
         print("droced needs hugepages (an EAL primary of shared configuration)")
         return 77
     use_lsan_supp()
     s = Setup(sys.argv[2], sys.argv[3])
+    s.dq_app = sys.argv[4] if len(sys.argv) == 5 else None
     try:
         s.start_droced()
         CASES[sys.argv[1]](s)

@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dq_app - a program of droce.h on droced (dq_test.py).  With
+ * DROCE_QUEUES=region (and DROCE_DAEMON) and no EAL options it is a plain
+ * process on a queue region (lib/verbs provider_dq); given EAL options it
+ * is droced's secondary, the same code otherwise.  Its buffer is its own
+ * memory (posix_memalign).  Two of them meet on droced's loopback.
+ *
+ *   dq_app [EAL --] [droce options] server ROUNDS [events]
+ *   dq_app [EAL --] [droce options] client ROUNDS
+ *       prints "ready qpn=N addr=A rkey=K", reads the other's "QPN ADDR RKEY".
+ *       Each round: the client WRITEs a pattern into the server's chunk,
+ *       SENDs the round's number (imm); the server checks every byte of the
+ *       chunk and of the SEND, WRITEs its answer into the client's chunk
+ *       and SENDs it back; the client checks both, then READs the server's
+ *       chunk back and checks it.  Every completion: its status, opcode,
+ *       wr_id, byte_len, qp_num.  events: the server waits on a completion
+ *       channel (req_notify_cq, get_cq_event, ack) instead of polling.
+ *   dq_app ... pong N SIZE | ping N SIZE
+ *       N round trips of a SIZE-byte SEND each way (both poll their CQ);
+ *       ping prints the median, mean and 99th percentile in microseconds.
+ *
+ * Each prints "maps...: hugepage mappings N" (hugepage_maps) at its start,
+ * once its device, MR, CQ and QP are open, and at its end; then holds its
+ * objects until a line on stdin, and frees them all.
+ * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "droce.h"
+
+#define BUF_LEN 65536
+#define CHUNK 4096		/* a round's WRITE / READ */
+#define CHUNKS 8
+#define MSG_OFF 49152		/* the SENDs' part of the buffer */
+#define MSG 256
+#define RECVS 16
+#define WAIT_NS 10000000000ll
+
+enum { WR_WRITE = 1, WR_SEND = 2, WR_READ = 3 };
+
+struct app {
+	struct droce_context *ctx;
+	struct droce_comp_channel *ch;
+	struct droce_pd *pd;
+	struct droce_mr *mr;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	uint8_t *buf;
+	union droce_gid gid;
+	uint32_t rqpn, rkey;
+	uint64_t raddr;
+	bool events;
+};
+
+static void
+die(const char *what, int err)
+{
+	fprintf(stderr, "dq_app: %s: %s\n", what, strerror(err));
+	exit(2);
+}
+
+static void
+check(bool ok, const char *what, uint32_t round)
+{
+	if (!ok) {
+		printf("dq_app: FAIL: %s (round %u)\n", what, round);
+		fflush(stdout);
+		exit(1);
+	}
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/*
+ * Mappings of hugepage memory in /proc/self/smaps: any whose kernel page
+ * is not the base page (hugetlbfs files such as droced's
+ * /dev/hugepages/<prefix>map_*, or memfd hugepages), or whose path is on a
+ * hugetlbfs mount.  0 in a plain process: it cannot reach droced's memory.
+ */
+static int
+hugepage_maps(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512], mounts[8][260];
+	int n = 0, nm = 0;
+	FILE *m = fopen("/proc/mounts", "re");
+
+	if (f == NULL || m == NULL)
+		die("/proc/self/smaps, /proc/mounts", errno);
+	while (nm < 8 && fgets(line, sizeof(line), m) != NULL) {
+		char dir[256], type[64];
+
+		if (sscanf(line, "%*s %255s %63s", dir, type) == 2 && strcmp(type, "hugetlbfs") == 0)
+			snprintf(mounts[nm++], sizeof(mounts[0]), "%s/", dir);
+	}
+	fclose(m);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long kb;
+		char *path = strchr(line, '/');
+
+		if (sscanf(line, "KernelPageSize: %lu kB", &kb) == 1) {
+			n += kb != 4;
+			continue;
+		}
+		for (int i = 0; i < nm && path != NULL && strchr(line, '-') < path; i++)
+			n += strncmp(path, mounts[i], strlen(mounts[i])) == 0;
+	}
+	fclose(f);
+	return n;
+}
+
+static void
+open_all(struct app *a)
+{
+	struct droce_device **list;
+	struct droce_qp_init_attr init = { 0 };
+	int n = 0;
+
+	list = droce_get_device_list(&n);
+	if (list == NULL || n != 1)
+		die("device list", list == NULL ? errno : ENODEV);
+	a->ctx = droce_open_device(list[0]);
+	droce_free_device_list(list);
+	if (a->ctx == NULL)
+		die("open device", errno);
+	if (droce_query_gid(a->ctx, 1, 0, &a->gid) != 0)
+		die("query gid", errno);
+	a->pd = droce_alloc_pd(a->ctx);
+	if (a->pd == NULL)
+		die("alloc pd", errno);
+	if (posix_memalign((void **)&a->buf, 4096, BUF_LEN) != 0)
+		die("buffer", ENOMEM);
+	memset(a->buf, 0, BUF_LEN);
+	a->mr = droce_reg_mr(a->pd, a->buf, BUF_LEN, DROCE_ACCESS_LOCAL_WRITE |
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+	if (a->mr == NULL)
+		die("reg mr", errno);
+	if (a->events) {
+		a->ch = droce_create_comp_channel(a->ctx);
+		if (a->ch == NULL)
+			die("comp channel", errno);
+	}
+	a->cq = droce_create_cq(a->ctx, 256, a, a->ch, 0);
+	if (a->cq == NULL)
+		die("create cq", errno);
+	init.send_cq = a->cq;
+	init.recv_cq = a->cq;
+	init.qp_type = DROCE_QPT_RC;
+	init.cap = (struct droce_qp_cap){ 64, RECVS, 1, 1, 0 };
+	a->qp = droce_create_qp(a->pd, &init);
+	if (a->qp == NULL)
+		die("create qp", errno);
+}
+
+static void
+modify(struct app *a, struct droce_qp_attr *attr, int mask, const char *what)
+{
+	int rc = droce_modify_qp(a->qp, attr, mask);
+
+	if (rc != 0)
+		die(what, rc);
+}
+
+static void
+connect_qp(struct app *a)
+{
+	struct droce_qp_attr q = { .qp_state = DROCE_QPS_INIT, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ };
+
+	modify(a, &q, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+	       DROCE_QP_ACCESS_FLAGS, "INIT");
+	q = (struct droce_qp_attr){ .qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024,
+				    .dest_qp_num = a->rqpn, .max_dest_rd_atomic = 4,
+				    .min_rnr_timer = 1 };
+	q.ah_attr.is_global = 1;
+	q.ah_attr.port_num = 1;
+	q.ah_attr.grh.hop_limit = 64;
+	q.ah_attr.grh.dgid = a->gid;	/* one droced: its own GID */
+	modify(a, &q, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+	       DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER, "RTR");
+	q = (struct droce_qp_attr){ .qp_state = DROCE_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				    .rnr_retry = 7, .max_rd_atomic = 4 };
+	modify(a, &q, DROCE_QP_STATE | DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
+	       DROCE_QP_RNR_RETRY | DROCE_QP_SQ_PSN | DROCE_QP_MAX_QP_RD_ATOMIC, "RTS");
+}
+
+static void
+post_recv(struct app *a, uint32_t k, uint32_t len)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(a->buf + MSG_OFF + MSG * k), len,
+				 a->mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int rc = droce_post_recv(a->qp, &wr, &bad);
+
+	if (rc != 0)
+		die("post recv", rc);
+}
+
+static void
+post_send(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t len,
+	  uint64_t raddr, uint32_t imm)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(a->buf + off), len, a->mr->lkey };
+	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+	int rc;
+
+	wr.imm_data = htonl(imm);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = a->rkey;
+	rc = droce_post_send(a->qp, &wr, &bad);
+	if (rc != 0)
+		die("post send", rc);
+}
+
+/* The next completion: polled, or (events) waited for on the channel. */
+static void
+next_wc(struct app *a, struct droce_wc *wc)
+{
+	int64_t end = now_ns() + WAIT_NS;
+	int n;
+
+	while ((n = droce_poll_cq(a->cq, 1, wc)) == 0) {
+		if (a->events) {
+			struct droce_cq *cq;
+			void *cq_ctx;
+
+			if (droce_req_notify_cq(a->cq, 0) != 0)
+				die("req notify", errno);
+			n = droce_poll_cq(a->cq, 1, wc);	/* arm, poll, wait */
+			if (n != 0)
+				break;
+			if (droce_get_cq_event(a->ch, &cq, &cq_ctx) != 0)
+				die("get cq event", errno);
+			check(cq == a->cq && cq_ctx == a, "the event's CQ", 0);
+			droce_ack_cq_events(cq, 1);
+			continue;
+		}
+		if (now_ns() > end)
+			die("no completion", ETIMEDOUT);
+		sched_yield();	/* droced and its engine share the machine's cores */
+	}
+	if (n < 0)
+		die("poll cq", EIO);
+}
+
+static void
+expect_wc(struct app *a, enum droce_wc_opcode op, uint64_t wr_id, uint32_t len, uint32_t round,
+	  struct droce_wc *out)
+{
+	struct droce_wc wc;
+
+	next_wc(a, &wc);
+	if (wc.status != DROCE_WC_SUCCESS)
+		printf("dq_app: round %u: status %s (%d), opcode %d\n", round,
+		       droce_wc_status_str(wc.status), wc.status, wc.opcode);
+	check(wc.status == DROCE_WC_SUCCESS, "a completion's status", round);
+	check(wc.opcode == op, "a completion's opcode", round);
+	check(wc.qp_num == a->qp->qp_num, "a completion's qp_num", round);
+	check(op == DROCE_WC_RECV || wc.wr_id == wr_id, "a completion's wr_id", round);
+	check(op == DROCE_WC_RDMA_WRITE || op == DROCE_WC_SEND || wc.byte_len == len,
+	      "a completion's byte_len", round);
+	if (out != NULL)
+		*out = wc;
+}
+
+static uint8_t
+pattern(uint32_t round, uint32_t k, uint8_t who)
+{
+	return (uint8_t)(round * 131 + k * 7 + who);
+}
+
+static void
+fill(uint8_t *p, uint32_t len, uint32_t round, uint8_t who)
+{
+	for (uint32_t k = 0; k < len; k++)
+		p[k] = pattern(round, k, who);
+}
+
+static bool
+holds(const uint8_t *p, uint32_t len, uint32_t round, uint8_t who)
+{
+	for (uint32_t k = 0; k < len; k++)
+		if (p[k] != pattern(round, k, who))
+			return false;
+	return true;
+}
+
+/* "ready ..." out, the other end's "QPN ADDR RKEY" in. */
+static void
+exchange(struct app *a)
+{
+	printf("ready qpn=%u addr=0x%" PRIx64 " rkey=0x%x\n", a->qp->qp_num,
+	       (uint64_t)(uintptr_t)a->buf, a->mr->rkey);
+	fflush(stdout);
+	if (scanf("%u %" SCNx64 " %x", &a->rqpn, &a->raddr, &a->rkey) != 3)
+		die("the other end's line", EINVAL);
+	while (getchar() != '\n')	/* the rest of that line */
+		;
+	connect_qp(a);
+}
+
+static void
+client(struct app *a, uint32_t rounds)
+{
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t chunk = (r % CHUNKS) * CHUNK;
+		struct droce_wc wc;
+
+		fill(a->buf + chunk, CHUNK, r, 1);
+		fill(a->buf + MSG_OFF - MSG, MSG, r, 3);
+		post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, chunk, CHUNK, a->raddr + chunk, 0);
+		post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, MSG, 0, r);
+		expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, CHUNK, r, NULL);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, MSG, r, NULL);
+		/* the server's answer: its WRITE into our chunk, then its SEND */
+		expect_wc(a, DROCE_WC_RECV, 0, MSG, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the answer's immediate", r);
+		check(holds(a->buf + MSG_OFF + MSG * wc.wr_id, MSG, r, 4), "the answer's bytes", r);
+		check(holds(a->buf + chunk + CHUNK / 2, CHUNK / 2, r, 2), "the server's WRITE", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+		/* READ back what we wrote into the server's chunk */
+		memset(a->buf + CHUNKS * CHUNK, 0, CHUNK / 2);
+		post_send(a, DROCE_WR_RDMA_READ, WR_READ, CHUNKS * CHUNK, CHUNK / 2,
+			  a->raddr + chunk, 0);
+		expect_wc(a, DROCE_WC_RDMA_READ, WR_READ, CHUNK / 2, r, NULL);
+		check(holds(a->buf + CHUNKS * CHUNK, CHUNK / 2, r, 1), "the READ's bytes", r);
+	}
+	printf("client: %u rounds of WRITE + SEND + answer + READ, every byte and completion "
+	       "right\n", rounds);
+}
+
+static void
+server(struct app *a, uint32_t rounds)
+{
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t chunk = (r % CHUNKS) * CHUNK;
+		struct droce_wc wc;
+
+		expect_wc(a, DROCE_WC_RECV, 0, MSG, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the SEND's immediate", r);
+		check(holds(a->buf + MSG_OFF + MSG * wc.wr_id, MSG, r, 3), "the SEND's bytes", r);
+		check(holds(a->buf + chunk, CHUNK, r, 1), "the client's WRITE", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+		/* the answer: the second half of the client's chunk, then a SEND;
+		 * the client's first half stays ours to READ */
+		fill(a->buf + CHUNKS * CHUNK, CHUNK / 2, r, 2);
+		fill(a->buf + MSG_OFF - MSG, MSG, r, 4);
+		post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, CHUNKS * CHUNK, CHUNK / 2,
+			  a->raddr + chunk + CHUNK / 2, 0);
+		post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, MSG, 0, r);
+		expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, CHUNK / 2, r, NULL);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, MSG, r, NULL);
+	}
+	printf("server: %u rounds, every byte and completion right%s\n", rounds,
+	       a->events ? ", waited for on a completion channel" : "");
+}
+
+static int
+cmp64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The next completion, a SEND's or a RECV's (reposted): counted. */
+static void
+pp_step(struct app *a, uint32_t size, uint32_t i, uint32_t *sends, uint32_t *recvs)
+{
+	struct droce_wc wc;
+
+	next_wc(a, &wc);
+	check(wc.status == DROCE_WC_SUCCESS, "a completion's status", i);
+	check(wc.qp_num == a->qp->qp_num, "a completion's qp_num", i);
+	if (wc.opcode == DROCE_WC_SEND) {
+		(*sends)++;
+		return;
+	}
+	check(wc.opcode == DROCE_WC_RECV && wc.byte_len == size, "a RECV's opcode and length", i);
+	(*recvs)++;
+	post_recv(a, (uint32_t)wc.wr_id, MSG);
+}
+
+/* n round trips of size-byte SENDs; ping measures them (its SEND posted
+ * to the pong's SEND completed in its CQ). */
+static void
+pingpong(struct app *a, uint32_t n, uint32_t size, bool ping)
+{
+	int64_t *rtt = calloc(n, sizeof(*rtt)), sum = 0;
+	uint32_t sends = 0, recvs = 0;
+
+	if (rtt == NULL || size > MSG)
+		die("ping-pong", EINVAL);
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t t0 = now_ns();
+
+		if (ping)
+			post_send(a, DROCE_WR_SEND, WR_SEND, MSG_OFF - MSG, size, 0, 0);
+		while (recvs <= i)
+			pp_step(a, size, i, &sends, &recvs);
+		if (!ping)
+			post_send(a, DROCE_WR_SEND, WR_SEND, MSG_OFF - MSG, size, 0, 0);
+		rtt[i] = now_ns() - t0;
+		sum += rtt[i];
+	}
+	while (sends < n)
+		pp_step(a, size, n, &sends, &recvs);
+	check(sends == n && recvs == n, "SEND and RECV completions: one each per round trip", n);
+	if (ping) {
+		qsort(rtt, n, sizeof(*rtt), cmp64);
+		printf("ping: %u round trips of %u B: median %.1f us, mean %.1f us, p99 %.1f us\n",
+		       n, size, rtt[n / 2] / 1e3, (double)sum / n / 1e3, rtt[n * 99 / 100] / 1e3);
+	} else {
+		printf("pong: %u round trips\n", n);
+	}
+	free(rtt);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct app a = { 0 };
+	int ret = droce_init(argc, argv);
+	uint32_t n;
+
+	if (ret < 0)
+		die("droce_init", errno);
+	argc -= ret;
+	argv += ret;
+	/* argv[0] is the program's name's slot */
+	if (argc < 3)
+		die("usage: dq_app [EAL --] [droce options] server|client ROUNDS [events] | "
+		    "ping|pong N SIZE", EINVAL);
+	printf("maps: hugepage mappings %d\n", hugepage_maps());
+	n = (uint32_t)strtoul(argv[2], NULL, 0);
+	a.events = argc == 4 && strcmp(argv[3], "events") == 0;
+	open_all(&a);
+	printf("maps after open: hugepage mappings %d\n", hugepage_maps());
+	exchange(&a);
+	if (strcmp(argv[1], "client") == 0)
+		client(&a, n);
+	else if (strcmp(argv[1], "server") == 0)
+		server(&a, n);
+	else if (argc == 4 && (strcmp(argv[1], "ping") == 0 || strcmp(argv[1], "pong") == 0))
+		pingpong(&a, n, (uint32_t)strtoul(argv[3], NULL, 0), argv[1][1] == 'i');
+	else
+		die("mode", EINVAL);
+	printf("maps at the end: hugepage mappings %d\n", hugepage_maps());
+	fflush(stdout);
+	(void)getchar();	/* held (its objects listed) until a line on stdin */
+	if (droce_destroy_qp(a.qp) != 0 || droce_destroy_cq(a.cq) != 0 ||
+	    (a.ch != NULL && droce_destroy_comp_channel(a.ch) != 0) ||
+	    droce_dereg_mr(a.mr) != 0 || droce_dealloc_pd(a.pd) != 0 ||
+	    droce_close_device(a.ctx) != 0)
+		die("teardown", errno);
+	fflush(stdout);
+	droce_cleanup();
+	return 0;
+}
