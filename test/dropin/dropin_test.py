@@ -1006,10 +1006,11 @@ def droced_pids(a, sock):
     return sorted(int(x) for x in re.findall(r"^pid (\d+):", r.stdout, re.M))
 
 
-def on_droced(a, tmp, side, sock, name, argv):
+def on_droced(a, tmp, side, sock, name, argv, extra_env=None):
     """argv through droce-run on droced side at sock (on the lcore its
     engine does not use), output to tmp/name.out."""
-    env = dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error")
+    env = dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error",
+               **(extra_env or {}))
     out = open(os.path.join(tmp, f"{name}.out"), "w+")
     return subprocess.Popen([a.run, "--lib", a.lib, "--daemon", sock, "--"] + argv,
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -1043,10 +1044,29 @@ def perf_rows_ok(case, rcs, outs, rows):
     return ok
 
 
-def daemon_pair(a, tmp, socks, cases):
+def hugepage_maps(pid):
+    """Mappings of hugepage memory in /proc/PID/smaps: a kernel page not the
+    base page, or a file on a hugetlbfs mount (droced's map_* files)."""
+    with open("/proc/mounts") as f:
+        mounts = [l.split()[1] + "/" for l in f if l.split()[2] == "hugetlbfs"]
+    n = 0
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            m = re.match(r"KernelPageSize:\s+(\d+) kB", line)
+            if m:
+                n += int(m.group(1)) != 4
+            elif re.match(r"[0-9a-f]+-[0-9a-f]+ ", line):
+                path = line.split(maxsplit=5)[5].strip() if len(line.split()) > 5 else ""
+                n += any(path.startswith(d) for d in mounts)
+    return n
+
+
+def daemon_pair(a, tmp, socks, cases, maps=None):
     """Every case's server on droced 0 at once (all in its list), then each
-    one's client on droced 1; cases: (name, argv, port, checker)."""
-    servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
+    one's client on droced 1; cases: (name, argv, port, checker[, env]).
+    maps: each server's hugepage mappings while it waits (hugepage_maps)."""
+    servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])],
+                         c[4] if len(c) > 4 else None)
                for c in cases]
     deadline = time.monotonic() + 40	# four secondaries' EAL start at once
     while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
@@ -1055,9 +1075,12 @@ def daemon_pair(a, tmp, socks, cases):
     check("droced", pids == sorted(p.pid for p, _ in servers),
           f"droced 0's applications {pids}, expected the servers' "
           f"{sorted(p.pid for p, _ in servers)}")
+    if maps is not None:
+        maps.extend(hugepage_maps(p.pid) for p, _ in servers)
     t0 = time.monotonic()
     clients = [on_droced(a, tmp, 1, socks[1], f"{c[0]}.c",
-                         c[1] + ["-p", str(c[2]), "127.0.0.1"]) for c in cases]
+                         c[1] + ["-p", str(c[2]), "127.0.0.1"], c[4] if len(c) > 4 else None)
+               for c in cases]
     for i, c in enumerate(cases):
         rcs, outs = wait_text([servers[i], clients[i]])
         if c[3](c[0], rcs, outs):
@@ -1107,6 +1130,46 @@ def case_daemon(a, tmp):
             daemon_pair(a, tmp, socks, [
                 (os.path.basename(prog), [prog], free_port(),
                  lambda c, r, o: prog_ok(c, r, o, ("owner", "peer")))])
+        left = [droced_pids(a, s) for s in socks]
+        if check("droced", left == [[], []], f"applications left {left}"):
+            print("ok - droced: no application left on either", flush=True)
+    finally:
+        for p, _, out in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                stop(p)
+            out.close()
+
+
+def case_daemon_regions(a, tmp):
+    """ibv_rc_pingpong as plain processes on droced's queue regions
+    (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
+    provider_dq), polling and with -e (completion channels), servers on one
+    droced, clients on a second at the other memif end; and one pair as
+    droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
+    wait, the plain processes map no hugepage (/proc/PID/smaps), the
+    secondary does (the check sees droced's memory where it is mapped).
+    Both droceds' lists are empty after."""
+    procs = []
+    regions = {"DROCE_QUEUES": "region"}
+    try:
+        procs = [droced_start(a, tmp, side) for side in (0, 1)]
+        socks = [p[1] for p in procs]
+        pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
+        maps = []
+        daemon_pair(a, tmp, socks, [
+            ("ibv_rc_pingpong -c on queue regions", pp, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            ("ibv_rc_pingpong -c -e on queue regions", pp + ["-e"], free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
+        if check("hugepages", len(maps) == 3 and maps[0] == 0 and maps[1] == 0 and maps[2] > 0,
+                 f"the servers' hugepage mappings {maps}, expected [0, 0, >0]"):
+            print(f"ok - hugepage mappings of the servers: plain processes {maps[:2]}, "
+                  f"the secondary {maps[2]}", flush=True)
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
@@ -1212,7 +1275,8 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "ctxev", "abi", "daemon", "lifecycle",
+                                     "qperf", "mw", "async", "ctxev", "abi", "daemon",
+                                     "daemon_regions", "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
@@ -1227,7 +1291,7 @@ def main():
                           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     a.progs = [os.path.abspath(p) for p in a.prog or []]
     a.prog = a.progs[0] if a.progs else None
-    if a.what == "daemon" and os.environ.get("DROCE_NO_HUGE") == "1":
+    if a.what.startswith("daemon") and os.environ.get("DROCE_NO_HUGE") == "1":
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
     with tempfile.TemporaryDirectory(prefix="dropin-") as tmp:
@@ -1274,6 +1338,8 @@ def main():
         elif a.what == "daemon":
             case_daemon(a, tmp)
             case_droced_default(a, tmp)
+        elif a.what == "daemon_regions":
+            case_daemon_regions(a, tmp)
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rstream":
