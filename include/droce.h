@@ -976,6 +976,11 @@ const char *droce_event_type_str(enum droce_event_type event);
  *                           section, or DROCE_DAEMON=PATH); EAL then runs
  *                           as a secondary process of droced's, and device
  *                           options are droced's (app/droced/README.md)
+ *   --droce-queues=region   with a daemon: a plain process on droced's queue
+ *                           regions instead (also "queues = region" in the
+ *                           [droce] section, or DROCE_QUEUES=region): EAL
+ *                           does not start, EAL options before "--" are
+ *                           skipped (app/droced/README.md "Queue regions")
  * Command-line options override the file.  Without any, every ethdev port
  * becomes a device without addresses.  Returns -1 with errno on failure.
  */
