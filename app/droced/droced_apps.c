@@ -106,8 +106,8 @@ dq_round(bool *any, bool *bells)
 	for (struct droced_app *a = dmn.apps; a != NULL; a = a->next)
 		if (a->dq != NULL) {
 			*any = true;
-			*bells &= dq_sleepable(a);
 			moved += dq_poll(a);
+			*bells &= dq_sleepable(a);	/* (this round's stall) */
 		}
 	return moved;
 }
@@ -142,10 +142,10 @@ droced_dq_tick(int wait_ms)
 	dq_sleep_all(true);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	moved = dq_round(&any, &bells);
-	if (moved > 0) {
+	if (moved > 0 || !bells) {
 		dq_sleep_all(false);
 		(void)dq_spun_out(moved, bells);	/* spin again */
-		return 0;
+		return moved > 0 ? 0 : dq_idle_ms(wait_ms);
 	}
 	return wait_ms;
 }

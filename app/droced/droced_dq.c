@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "dq.h"
@@ -82,7 +83,11 @@ struct droced_dq {
 	uint32_t ev_prod;
 	bool ev_broken;
 	int ev_fd;		/* the application's eventfd, -1: none */
-	int bell_rd;		/* the doorbell pipe's read end, -1: none yet */
+	int bell_rd;		/* droced's end of the doorbell, -1: none yet */
+	/* the last round left work in a ring that only droced's own progress
+	 * frees (its QP full, the application's CQ ring full): droced must
+	 * not sleep until rung */
+	bool stalled;
 	uint64_t bad;
 	struct dq_qp_slot qp[DQ_MAX_QPS];
 	struct dq_cq_slot cq[DQ_MAX_CQS];
@@ -136,6 +141,8 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 	if (dq == NULL)
 		return ENOMEM;
 	dq->g = g;
+	for (uint32_t i = 0; i < DQ_MAX_CQS; i++)
+		dq->cq[i].ch_fd = -1;	/* (dq_close closes the attached ones') */
 	dq->size = dq_region_size(&g);
 	fd = region_make(dq->size, &dq->base);
 	if (fd < 0) {
@@ -154,26 +161,30 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 }
 
 /*
- * The doorbell: a pipe whose write end goes to the application.  A pipe,
- * not an eventfd the application passes: droced drains its read end, and
- * a read end that is droced's own file description stays non-blocking
- * whatever the application does to its end (an eventfd's O_NONBLOCK is
- * shared with whoever holds it, so a read could block droced).
+ * The doorbell: a socket pair, one end droced's, the other the
+ * application's.  Not an eventfd the application passes: droced drains
+ * its end with MSG_DONTWAIT, a socket of its own whose file status the
+ * application cannot change (an eventfd's O_NONBLOCK is shared with
+ * whoever holds it, so a read could block droced); and the application
+ * rings with MSG_DONTWAIT | MSG_NOSIGNAL, so a full doorbell or a dead
+ * droced costs it neither a wait nor a SIGPIPE (a pipe's would).
  */
 int
 on_dq_doorbell(struct droced_app *a, struct dmn_msg *m)
 {
-	int p[2];
+	int sv[2];
 
 	(void)m;
 	if (a->dq == NULL)
 		return EINVAL;
 	if (a->dq->bell_rd >= 0)
 		return EBUSY;
-	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return errno;
-	a->dq->bell_rd = p[0];
-	a->tx_fd = p[1];	/* the reply passes it, then droced closes its copy */
+	/* nobody reads the application's end: no buffer room wasted on it */
+	(void)shutdown(sv[0], SHUT_WR);
+	a->dq->bell_rd = sv[0];
+	a->tx_fd = sv[1];	/* the reply passes it, then droced closes its copy */
 	return 0;
 }
 
@@ -189,7 +200,7 @@ dq_bell_drain(struct droced_app *a)
 	char buf[64];
 
 	if (a->dq != NULL && a->dq->bell_rd >= 0)
-		while (read(a->dq->bell_rd, buf, sizeof(buf)) > 0)
+		while (recv(a->dq->bell_rd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 			;
 }
 
@@ -527,8 +538,12 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 			rc = keys_check(a, w.sge, w.num_sge);
 		if (rc == 0)
 			rc = -send_one(s->qp, &w);
-		if (rc == -ENOMEM)
-			break;	/* droced's QP is full: the rest next round */
+		if (rc == -ENOMEM) {
+			/* droced's QP is full: the rest next round (its slots
+			 * free with no completion when unsignaled) */
+			a->dq->stalled = true;
+			break;
+		}
 		if (rc != 0) {
 			qp_refused(a, s, "send WQE", -rc);
 			break;
@@ -561,8 +576,10 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 			rc = keys_check(a, w.sge, w.num_sge);
 		if (rc == 0)
 			rc = -recv_one(s->qp, &w);
-		if (rc == -ENOMEM)
+		if (rc == -ENOMEM) {
+			a->dq->stalled = true;
 			break;
+		}
 		if (rc != 0) {
 			qp_refused(a, s, "receive WQE", -rc);
 			break;
@@ -620,6 +637,10 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 		cq_refused(a, c);
 		return 0;
 	}
+	/* the application's ring full: droced's CQ may hold more, which no
+	 * new completion (the arm) would announce once the ring has room */
+	if (room == 0)
+		dq->stalled = true;
 	n = droce_poll_cq(c->cq, room < DQ_BUDGET ? room : DQ_BUDGET, wc);
 	for (int i = 0; i < n; i++)
 		e[c->prod++ & (dq->g.cq_depth - 1)] = (struct dq_cqe){
@@ -641,6 +662,7 @@ dq_poll(struct droced_app *a)
 	struct droced_dq *dq = a->dq;
 	unsigned int n = 0;
 
+	dq->stalled = false;
 	for (uint32_t i = 0; i < dq->g.nqp; i++) {
 		struct dq_qp_slot *s = &dq->qp[i];
 
@@ -658,7 +680,7 @@ dq_poll(struct droced_app *a)
 bool
 dq_sleepable(const struct droced_app *a)
 {
-	return a->dq->bell_rd >= 0;
+	return a->dq->bell_rd >= 0 && !a->dq->stalled;
 }
 
 /*

@@ -129,7 +129,8 @@ unsigned int dq_poll(struct droced_app *a);
 bool dq_spun_out(unsigned int moved, bool bells);
 /* How long droced sleeps while a region without a doorbell exists. */
 int dq_idle_ms(int wait_ms);
-/* a's region has its doorbell (DQ_DOORBELL): droced may block. */
+/* a's region has its doorbell (DQ_DOORBELL) and the last round left
+ * nothing stalled (droced's QP full, the CQ ring full): droced may block. */
 bool dq_sleepable(const struct droced_app *a);
 /* droced is about to block (its CQs armed, the doorbell flag set), or woke. */
 void dq_sleep(struct droced_app *a, bool sleeping);

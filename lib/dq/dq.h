@@ -128,7 +128,7 @@ struct dq_ring {
  * The doorbell line (one per region, after the header): droced sets
  * sleeping before it blocks in poll(2) and clears it when it wakes.  An
  * application that published a producer index (release), then a full
- * fence, then finds sleeping set writes one byte to the doorbell pipe
+ * fence, then finds sleeping set sends one byte on the doorbell socket
  * (DQ_DOORBELL); droced, between setting it (a full fence after) and
  * blocking, reads every producer index once more.  So either droced sees
  * the index or the application sees the flag: no work request waits for

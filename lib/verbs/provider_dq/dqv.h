@@ -34,7 +34,7 @@ struct dqv_region {
 	size_t size;
 	struct dq_geom g;
 	struct dq_bell *bell;
-	int bell_fd;			/* the doorbell pipe's write end */
+	int bell_fd;			/* the application's end of the doorbell */
 	pthread_mutex_t lock;		/* slots, opening: the control path */
 	uint64_t qp_used, cq_used;	/* slot bitmaps */
 	/* the event ring's consumer: the first context (under its event lock) */
@@ -76,6 +76,8 @@ int dqv_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		  struct droce_comp_channel *channel, struct droce_cq **cq);
 int dqv_destroy_cq(struct droce_cq *cq);
 int dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce_qp **qp);
+int dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
+		 struct droce_qp_init_attr *init);
 int dqv_destroy_qp(struct droce_qp *qp);
 /* The name droced gives obj's events: obj, if ctx takes the events. */
 uint64_t dqv_event_name(const struct droce_context *ctx, const void *obj);

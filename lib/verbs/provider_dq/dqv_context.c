@@ -153,7 +153,7 @@ static struct verbs_provider dqv_provider = {
 		.destroy_cq = dqv_destroy_cq,
 		.create_qp = dqv_create_qp,
 		.modify_qp = droced_modify_qp,
-		.query_qp = droced_query_qp,
+		.query_qp = dqv_query_qp,
 		.destroy_qp = dqv_destroy_qp,
 	},
 };

@@ -12,7 +12,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/socket.h>
 
 #include "dqv.h"
 
@@ -29,8 +29,9 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
  * After a producer index was published: if droced said it sleeps, ring.
  * The full fence orders our index's store before the flag's load, as
  * droced's orders its flag's store before its look at our index (dq.h,
- * struct dq_bell): one of the two sees the other.  The pipe full (droced
- * has not drained the rings yet) is a ring already pending: EAGAIN is fine.
+ * struct dq_bell): one of the two sees the other.  A full doorbell (droced
+ * has not drained it yet) is a ring already pending, and a dead droced
+ * one nobody hears: neither waits nor raises SIGPIPE.
  */
 static inline void
 doorbell(const struct dqv_region *r)
@@ -39,7 +40,7 @@ doorbell(const struct dqv_region *r)
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__builtin_expect(__atomic_load_n(&r->bell->sleeping, __ATOMIC_RELAXED) != 0, 0))
-		(void)!write(r->bell_fd, &one, 1);
+		(void)send(r->bell_fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* One WR as a send descriptor: 0, or -EINVAL (what the region does not

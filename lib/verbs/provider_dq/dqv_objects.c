@@ -292,6 +292,25 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	return 0;
 }
 
+/* droced's answer, with what the region carries (no inline data, at
+ * most DQ_MAX_SGE SGEs). */
+int
+dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_init_attr *init)
+{
+	int rc = droced_query_qp(qp, attr, init);
+
+	if (rc != 0)
+		return rc;
+	attr->cap.max_inline_data = 0;
+	if (attr->cap.max_send_sge > DQ_MAX_SGE)
+		attr->cap.max_send_sge = DQ_MAX_SGE;
+	if (attr->cap.max_recv_sge > DQ_MAX_SGE)
+		attr->cap.max_recv_sge = DQ_MAX_SGE;
+	if (init != NULL)
+		init->cap = attr->cap;
+	return 0;
+}
+
 /* As droced's client's: its events not taken dropped, those taken acked. */
 int
 dqv_destroy_qp(struct droce_qp *pub)

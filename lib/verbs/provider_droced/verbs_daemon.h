@@ -135,8 +135,8 @@ struct dmn_msg {
 /* DQ_ATTACH: h[0] the CQ's or QP's handle, arg which (enum dmn_dq_obj),
  * key its slot in the region; a CQ's may carry its completion channel's
  * eventfd (SCM_RIGHTS), which droced counts the CQ's fired arms on.
- * DQ_DOORBELL: the reply carries the write end of the region's doorbell
- * pipe (lib/dq's struct dq_bell). */
+ * DQ_DOORBELL: the reply carries the application's end of the region's
+ * doorbell, a socket pair (lib/dq's struct dq_bell). */
 enum dmn_dq_obj { DMN_DQ_CQ, DMN_DQ_QP };
 
 /* SET_LEASE, RENEW_LEASE and QUERY_LEASE: h[0] the object's handle, h[1]

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dq.h"
 #include "droce.h"
 
 #define BUF_LEN 65536
@@ -58,6 +59,7 @@ struct app {
 	uint32_t rqpn, rkey;
 	uint64_t raddr;
 	bool events;
+	uint32_t ncqe;		/* completions taken */
 };
 
 static void
@@ -122,6 +124,36 @@ hugepage_maps(void)
 	}
 	fclose(f);
 	return n;
+}
+
+/*
+ * A plain process's queue region (the "/memfd:droce-dq" mapping), its
+ * doorbell flag and slot 0's indices, for a timeout's diagnosis.
+ */
+static void
+region_dump(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uintptr_t lo = 0;
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "/memfd:droce-dq") != NULL && sscanf(line, "%" SCNxPTR, &lo) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	if (lo != 0) {
+		void *b = (void *)lo;
+		const struct dq_header *h = b;
+		struct dq_geom g = h->geom;
+
+		fprintf(stderr, "dq_app: region: sleeping %u; slot 0: sq %u/%u rq %u/%u cq %u/%u "
+			"arm %u fired %u; events %u/%u\n", dq_bell(b)->sleeping,
+			dq_sq(b, &g, 0)->prod, dq_sq(b, &g, 0)->cons, dq_rq(b, &g, 0)->prod,
+			dq_rq(b, &g, 0)->cons, dq_cq(b, &g, 0)->prod, dq_cq(b, &g, 0)->cons,
+			dq_cq_notify(b, &g, 0)->arm, dq_cq_notify(b, &g, 0)->fired,
+			dq_evq(b, &g)->prod, dq_evq(b, &g)->cons);
+	}
 }
 
 static void
@@ -232,7 +264,7 @@ post_send(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, uint32_t off, 
 static void
 next_wc(struct app *a, struct droce_wc *wc)
 {
-	int64_t end = now_ns() + WAIT_NS;
+	int64_t end = now_ns() + WAIT_NS, stall = now_ns() + WAIT_NS / 2;
 	int n;
 
 	while ((n = droce_poll_cq(a->cq, 1, wc)) == 0) {
@@ -251,12 +283,21 @@ next_wc(struct app *a, struct droce_wc *wc)
 			droce_ack_cq_events(cq, 1);
 			continue;
 		}
-		if (now_ns() > end)
+		if (stall != 0 && now_ns() > stall) {
+			printf("dq_app: stalled: %u completions\n", a->ncqe);
+			fflush(stdout);
+			stall = 0;
+		}
+		if (now_ns() > end) {
+			fprintf(stderr, "dq_app: %u completions before\n", a->ncqe);
+			region_dump();
 			die("no completion", ETIMEDOUT);
+		}
 		sched_yield();	/* droced and its engine share the machine's cores */
 	}
 	if (n < 0)
 		die("poll cq", EIO);
+	a->ncqe++;
 }
 
 static void

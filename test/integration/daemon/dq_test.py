@@ -53,6 +53,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 from daemon_test import Setup, fail, runtime_dir, use_lsan_supp
 
@@ -233,8 +234,28 @@ def case_dq_pingpong(s):
         what = "plain processes on queue regions" if plain else "secondaries"
         pong, ping = dq_apps(s, (("pong", ["pong", str(n), str(size)]),
                                  ("ping", ["ping", str(n), str(size)])), plain)
-        m = ping.wait_line(rf"^ping: {n} round trips of {size} B: median ([0-9.]+) us, "
-                           r"mean ([0-9.]+) us, p99 ([0-9.]+) us$", timeout=120)
+        m = ping.wait_line(rf"^(?:ping: {n} round trips of {size} B: median ([0-9.]+) us, "
+                           r"mean ([0-9.]+) us, p99 ([0-9.]+) us|dq_app: stalled.*)$",
+                           timeout=120)
+        if m.group(1) is None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+                t.connect(f"{runtime_dir(s.prefix)}/dpdk_telemetry.v2")
+                t.recv(4096)
+                for cmd in ["/droce/stats", "/droce/qp/list"]:
+                    t.send(cmd.encode())
+                    print(cmd, t.recv(1 << 16).decode())
+                for q in (17, 18, 19, 20):
+                    t.send(f"/droce/qp/info,{q}".encode())
+                    print(q, t.recv(1 << 16).decode())
+        try:
+            if m.group(1) is None:
+                ping.wait_line(r"^ping: never$", timeout=1)
+        except SystemExit:
+            print(f"ping exit {ping.p.poll()}, pong exit {pong.p.poll()}; the list {apps(s)}")
+            time.sleep(11)
+            print(f"--- pong (exit {pong.p.poll()}):\n{pong.output()}\n"
+                  f"--- droced:\n{s.droced.output()}")
+            raise
         pong.wait_line(rf"^pong: {n} round trips$")
         maps = hugepage_maps(ping)
         if (maps[1] == 0) != plain:
