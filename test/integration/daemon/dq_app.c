@@ -524,6 +524,7 @@ main(int argc, char **argv)
 	    droce_dereg_mr(a.mr) != 0 || droce_dealloc_pd(a.pd) != 0 ||
 	    droce_close_device(a.ctx) != 0)
 		die("teardown", errno);
+	free(a.buf);
 	fflush(stdout);
 	droce_cleanup();
 	return 0;

@@ -185,6 +185,44 @@ def dq_apps(s, modes, plain=True):
     return procs
 
 
+def wait_or_dump(s, p, pattern, other, timeout=120):
+    """p's line matching pattern; if p says it stalled instead (no
+    completion for 5 s), droced's telemetry (counters, QPs) and the other
+    process's output are printed before the failure."""
+    m = p.wait_line(rf"(?:{pattern})|^dq_app: stalled", timeout=timeout)
+    if not m.group(0).startswith("dq_app: stalled"):
+        return p.wait_line(pattern, timeout=1)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+        t.connect(f"{runtime_dir(s.prefix)}/dpdk_telemetry.v2")
+        t.recv(4096)
+        t.send(b"/droce/stats")
+        print("/droce/stats", t.recv(1 << 16).decode())
+        t.send(b"/droce/qp/list")
+        qpns = json.loads(t.recv(1 << 16))["/droce/qp/list"]
+        for q in qpns:
+            t.send(f"/droce/qp/info,{q}".encode())
+            print(f"/droce/qp/info,{q}", t.recv(1 << 16).decode())
+    print(f"--- {other.name}:\n{other.output()}")
+    ex = ["thread apply all bt"]
+    for a in ("'droced_apps.c'::dmn.apps", "'droced_apps.c'::dmn.apps->next"):
+        ex += [f"p {a}->pid", f"p {a}->dq->qp[0]", f"p {a}->dq->cq[0]",
+               f"p {a}->dq->bell_rd", f"p {a}->dq->stalled",
+               f"p *dq_sq({a}->dq->base, &{a}->dq->g, 0)",
+               f"p *dq_rq({a}->dq->base, &{a}->dq->g, 0)",
+               f"p *dq_bell({a}->dq->base)",
+               f"p *(struct tp_lc_qp *)((struct tp_qp *){a}->dq->qp[0].qp)->lc"]
+    for _ in range(2):
+        try:
+            bt = subprocess.run(["gdb", "-p", str(s.droced.p.pid), "-batch"] +
+                                [x for e in ex for x in ("-ex", e)],
+                                capture_output=True, text=True, timeout=60)
+            print(f"--- droced:\n{bt.stdout[-16000:]}\n{bt.stderr[-2000:]}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            print(f"--- droced: gdb: {e}")
+        time.sleep(1)
+    return p.wait_line(pattern, timeout=10)
+
+
 def hugepage_maps(p):
     """The three counts a dq_app printed."""
     return [int(p.wait_line(rf"^maps{w}: hugepage mappings (\d+)$").group(1))
@@ -206,8 +244,8 @@ def verbs_pair(s, events):
     rounds = 300
     srv, cli = dq_apps(s, (("server", ["server", str(rounds)] + (["events"] if events else [])),
                            ("client", ["client", str(rounds)])))
-    cli.wait_line(rf"^client: {rounds} rounds of WRITE \+ SEND \+ answer \+ READ, every byte "
-                  r"and completion right$", timeout=60)
+    wait_or_dump(s, cli, rf"^client: {rounds} rounds of WRITE \+ SEND \+ answer \+ READ, "
+                 r"every byte and completion right$", srv)
     srv.wait_line(rf"^server: {rounds} rounds, every byte and completion right"
                   + (", waited for on a completion channel$" if events else "$"), timeout=60)
     for p in (srv, cli):
@@ -234,28 +272,8 @@ def case_dq_pingpong(s):
         what = "plain processes on queue regions" if plain else "secondaries"
         pong, ping = dq_apps(s, (("pong", ["pong", str(n), str(size)]),
                                  ("ping", ["ping", str(n), str(size)])), plain)
-        m = ping.wait_line(rf"^(?:ping: {n} round trips of {size} B: median ([0-9.]+) us, "
-                           r"mean ([0-9.]+) us, p99 ([0-9.]+) us|dq_app: stalled.*)$",
-                           timeout=120)
-        if m.group(1) is None:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
-                t.connect(f"{runtime_dir(s.prefix)}/dpdk_telemetry.v2")
-                t.recv(4096)
-                for cmd in ["/droce/stats", "/droce/qp/list"]:
-                    t.send(cmd.encode())
-                    print(cmd, t.recv(1 << 16).decode())
-                for q in (17, 18, 19, 20):
-                    t.send(f"/droce/qp/info,{q}".encode())
-                    print(q, t.recv(1 << 16).decode())
-        try:
-            if m.group(1) is None:
-                ping.wait_line(r"^ping: never$", timeout=1)
-        except SystemExit:
-            print(f"ping exit {ping.p.poll()}, pong exit {pong.p.poll()}; the list {apps(s)}")
-            time.sleep(11)
-            print(f"--- pong (exit {pong.p.poll()}):\n{pong.output()}\n"
-                  f"--- droced:\n{s.droced.output()}")
-            raise
+        m = wait_or_dump(s, ping, rf"^ping: {n} round trips of {size} B: median ([0-9.]+) us, "
+                         r"mean ([0-9.]+) us, p99 ([0-9.]+) us$", pong)
         pong.wait_line(rf"^pong: {n} round trips$")
         maps = hugepage_maps(ping)
         if (maps[1] == 0) != plain:
