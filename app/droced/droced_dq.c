@@ -34,10 +34,16 @@
 /* Rounds without work before the main loop sleeps in poll(2) again (a
  * round is one poll(2) with no wait and the rings looked at). */
 #define DQ_SPIN_ROUNDS 20000
-/* The same with every region's doorbell: a sleeping droced is woken by a
+/*
+ * The same with every region's doorbell: a sleeping droced is woken by a
  * post (the doorbell) or a completion (its CQs armed), at the cost of a
- * wake-up, so it spins only briefly (rounds, each a poll(2) without wait). */
-#define DQ_BELL_SPIN_ROUNDS 64
+ * wake-up, so it does not spin: on the 2-core VM a spinning main thread
+ * took the CPU from the applications and the engine (round trips of
+ * 8-byte SENDs: median 100 us without spinning, 205-300 us after 64 idle
+ * rounds, 1.6 ms after 1,000; app/droced/README.md "Queue regions").
+ * DROCED_DQ_SPIN=N sets it, for such measurements.
+ */
+#define DQ_BELL_SPIN_ROUNDS 0
 /* How long the main loop sleeps while regions exist but are idle and one
  * of them has no doorbell (DQ_DOORBELL): its producers are looked at this
  * often.  With every region's doorbell, droced sleeps until rung. */

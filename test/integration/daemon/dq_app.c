@@ -284,8 +284,9 @@ next_wc(struct app *a, struct droce_wc *wc)
 			continue;
 		}
 		if (stall != 0 && now_ns() > stall) {
-			printf("dq_app: stalled: %u completions\n", a->ncqe);
-			fflush(stdout);
+			fprintf(stderr, "dq_app: stalled: %u completions\n", a->ncqe);
+			region_dump();
+			fflush(stderr);
 			stall = 0;
 		}
 		if (now_ns() > end) {

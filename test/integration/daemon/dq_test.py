@@ -38,7 +38,7 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                dq_bad 0; none after
   dq_events    the same, the server waiting on a completion channel
                (req_notify_cq, get_cq_event, ack_cq_events) each time
-  dq_pingpong  round trips of 8-byte SENDs between two plain processes,
+  dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
                options, no DROCE_QUEUES), the same program: both finish;
                the secondaries map hugepages (the check sees them), the
@@ -168,7 +168,9 @@ def dq_apps(s, modes, plain=True):
         if plain:
             os.environ["DROCE_DAEMON"] = s.sock
             os.environ["DROCE_QUEUES"] = "region"
-            argv = [s.dq_app, *args]
+            # on CPU 0, as EAL pins the secondaries (-l 0): the same
+            # placement for both, off droced's engine lcore (CPU 1)
+            argv = ["taskset", "-c", "0", s.dq_app, *args]
         else:
             argv = [s.dq_app, "-l", "0", "--no-pci", "--log-level=lib.eal:error", "--",
                     f"--droce-daemon={s.sock}", *args]
@@ -203,6 +205,23 @@ def wait_or_dump(s, p, pattern, other, timeout=120):
             t.send(f"/droce/qp/info,{q}".encode())
             print(f"/droce/qp/info,{q}", t.recv(1 << 16).decode())
     print(f"--- {other.name}:\n{other.output()}")
+    # droced's threads from /proc, 3 times a second apart, before gdb
+    # stops them: does its main thread wake (its poll's timeout), does
+    # the stall end on its own?
+    for _ in range(3):
+        for tid in sorted(os.listdir(f"/proc/{s.droced.p.pid}/task")):
+            with open(f"/proc/{s.droced.p.pid}/task/{tid}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+            try:
+                with open(f"/proc/{s.droced.p.pid}/task/{tid}/syscall") as f:
+                    sc = f.read().split()[:1]
+            except OSError:
+                sc = ["?"]
+            print(f"droced task {tid}: state {st[0]} utime {st[11]} stime {st[12]} "
+                  f"syscall {sc}")
+        print(f"{p.name}: {p.output().splitlines()[-1]}; {other.name}: "
+              f"{other.output().splitlines()[-1]}")
+        time.sleep(1)
     ex = ["thread apply all bt"]
     for a in ("'droced_apps.c'::dmn.apps", "'droced_apps.c'::dmn.apps->next"):
         ex += [f"p {a}->pid", f"p {a}->dq->qp[0]", f"p {a}->dq->cq[0]",
@@ -267,7 +286,7 @@ def case_dq_events(s):
 
 
 def case_dq_pingpong(s):
-    n, size, got = 2000, 8, {}
+    n, size, got = 1000, 8, {}
     for plain in (True, False):
         what = "plain processes on queue regions" if plain else "secondaries"
         pong, ping = dq_apps(s, (("pong", ["pong", str(n), str(size)]),
