@@ -163,6 +163,7 @@ AFTER = 200			# the peer's rounds on a persistent region after its owner died
 LEASE_MS = 3000			# persist_lease: its checks before the deadline take up to ~1 s on a loaded machine
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
+MW_LEASE_MS = 500		# daemon_app.c's: long enough for the set and the renewal to reach droced before it runs out
 LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
 MW_AFTER = 100		# daemon_app.c: the peer's WRITEs through a window after the death
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
@@ -1014,16 +1015,16 @@ def case_mw_lease(s):
     a = s.app_proc("A", "mwlease", s.peer_sock)
     if a.wait() != 0:
         fail("A's window lease", a)
-    m = a.wait_line(r"^mw: lease of 100 ms on the type-1 window: MW_LEASE_EXPIRED (\d+) us "
-                    r"after its renewal was asked$")
+    m = a.wait_line(rf"^mw: lease of {MW_LEASE_MS} ms on the type-1 window: "
+                    r"MW_LEASE_EXPIRED (\d+) us after its renewal was asked$")
     print(m.group(0))
     # the design (droce.h): droced's engine revokes within a lease tick of
-    # the deadline (the request's time + 100 ms), never before it; the event
+    # the deadline (the request's time + MW_LEASE_MS), never before it; the event
     # then crosses droced's ring to A, scheduled on a loaded machine
     # (EXPIRY_SLACK_MS, as persist_lease)
-    late_ms = int(m.group(1)) / 1000 - 100
+    late_ms = int(m.group(1)) / 1000 - MW_LEASE_MS
     if not 0 <= late_ms <= LEASE_TICK_MS + EXPIRY_SLACK_MS:
-        fail(f"MW_LEASE_EXPIRED {late_ms:.3f} ms after the deadline of a 100 ms lease "
+        fail(f"MW_LEASE_EXPIRED {late_ms:.3f} ms after the deadline of a {MW_LEASE_MS} ms lease "
              f"(bounds: 0 to {LEASE_TICK_MS + EXPIRY_SLACK_MS} ms)", a)
     expect_lines(a, ["mw: after the expiry the peer's WRITE: remote access error; query: "
                      "expired; renew: Timer expired", "mw: all freed"])
