@@ -439,8 +439,12 @@ tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st)
 
 /* ---- address handles ------------------------------------------------------------ */
 
-/* A free index (from the cursor on; its chunk made if missing), or 0. */
-static uint32_t
+/*
+ * A free index, from the cursor on (so that a destroyed AH's index is
+ * reused only after every other one: a stale index names nothing for
+ * long), its chunk made if missing: the index, -ENOMEM or -ENOSPC.
+ */
+static int64_t
 ah_slot(struct tp_dev *dev)
 {
 	for (uint32_t n = 0; n < TP_MAX_AH; n++) {
@@ -452,7 +456,7 @@ ah_slot(struct tp_dev *dev)
 		if (chunk == NULL) {
 			chunk = rte_zmalloc("droce_ah_dir", TP_AH_CHUNK * sizeof(*chunk), 0);
 			if (chunk == NULL)
-				return 0;
+				return -ENOMEM;
 			__atomic_store_n(&dev->ah_dir[i / TP_AH_CHUNK], chunk, __ATOMIC_RELEASE);
 		}
 		if (chunk[i % TP_AH_CHUNK] == NULL) {
@@ -460,7 +464,7 @@ ah_slot(struct tp_dev *dev)
 			return i;
 		}
 	}
-	return 0;
+	return -ENOSPC;
 }
 
 int
@@ -468,22 +472,20 @@ tp_ah_create(struct tp_dev *dev, uint32_t pd, const struct droce_ah_attr *attr,
 	     struct tp_ah **out)
 {
 	struct tp_ah *ah = rte_zmalloc("droce_ah", sizeof(*ah), 0);
-	uint32_t i;
+	int64_t i;
 	int rc;
 
 	if (ah == NULL)
 		return -ENOMEM;
 	rc = tp_av_from_attr(dev->eng[0], attr, &ah->av);
-	i = rc == 0 ? ah_slot(dev) : 0;
-	if (rc == 0 && i == 0)
-		rc = -ENOSPC;
-	if (rc != 0) {
+	i = rc == 0 ? ah_slot(dev) : rc;
+	if (i < 0) {
 		rte_free(ah);
-		return rc;
+		return (int)i;
 	}
 	ah->dev = dev;
 	ah->pd = pd;
-	ah->pub.handle = i;
+	ah->pub.handle = (uint32_t)i;
 	/* the engines may resolve it from here on */
 	__atomic_store_n(&dev->ah_dir[i / TP_AH_CHUNK][i % TP_AH_CHUNK], ah, __ATOMIC_RELEASE);
 	*out = ah;
