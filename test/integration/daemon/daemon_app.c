@@ -1699,6 +1699,7 @@ run_async(struct droce_context *ctx, int argc, char **argv)
 #define SRQ_WR_ID 100
 #define UD_QKEY 0x11111111u
 #define UD_MSG 64
+#define UD_RECV_OFF 8192
 
 /* The next async event within 5 s: exits unless it is of that type and names obj. */
 static void
@@ -1752,9 +1753,10 @@ ud_qp(struct end *e)
 	return qp;
 }
 
-/* One UD SEND of UD_MSG bytes with ah on qp (of e) to QPN 0x123: its completion's status. */
+/* One UD SEND of UD_MSG bytes (pattern wr_id) with ah on qp (of e) to QPN
+ * qpn: its completion's status. */
 static enum droce_wc_status
-ud_send(struct end *e, struct droce_qp *qp, struct droce_ah *ah, uint64_t wr_id)
+ud_send(struct end *e, struct droce_qp *qp, struct droce_ah *ah, uint32_t qpn, uint64_t wr_id)
 {
 	struct droce_sge sge = { (uint64_t)(uintptr_t)e->buf, UD_MSG, e->mr->lkey };
 	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
@@ -1762,8 +1764,9 @@ ud_send(struct end *e, struct droce_qp *qp, struct droce_ah *ah, uint64_t wr_id)
 	struct droce_send_wr *bad;
 	struct droce_wc wc;
 
+	fill(e->buf, UD_MSG, wr_id);
 	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = 0x123;
+	wr.wr.ud.remote_qpn = qpn;
 	wr.wr.ud.remote_qkey = UD_QKEY;
 	check(droce_post_send(qp, &wr, &bad) == 0, "post UD SEND");
 	wc = wait_wc(e);
@@ -1819,7 +1822,29 @@ srq_echoes(struct end *e)
 	printf("srq: %d echoes received from the SRQ, bytes the same\n", SRQ_ECHOES);
 }
 
-/* srq PEERSOCK HANDLEFILE (the file: SRQ handle, AH handle, AH index, the peer's GID). */
+/*
+ * The UD datagram srqforge sent from the same droced: its completion, the
+ * GRH slot (the IPv4 header in its last 20 bytes, IBTA A16 / ibverbs for
+ * RoCE) holding droced's own address as the source, the bytes.
+ */
+static void
+ud_received(struct end *e)
+{
+	struct droce_wc wc = wait_wc(e);
+	const uint8_t *ip = e->buf + UD_RECV_OFF + 20;
+	uint8_t want[UD_MSG];
+
+	check(wc.wr_id == 9 && wc.status == DROCE_WC_SUCCESS && wc.opcode == DROCE_WC_RECV,
+	      "the UD receive's completion");
+	check((wc.wc_flags & DROCE_WC_GRH) && ip[0] >> 4 == 4, "no IPv4 header in the GRH slot");
+	fill(want, UD_MSG, 3);
+	check(memcmp(e->buf + UD_RECV_OFF + 40, want, UD_MSG) == 0, "the datagram's bytes differ");
+	printf("srq: UD receive from QP %u: %u bytes, GRH IPv4 source %u.%u.%u.%u, "
+	       "bytes the same\n", wc.src_qp, wc.byte_len, ip[12], ip[13], ip[14], ip[15]);
+}
+
+/* srq PEERSOCK HANDLEFILE (the file: SRQ handle, AH handle, AH index, the
+ * peer's GID, its UD QP's number). */
 static _Noreturn void
 run_srq(struct droce_context *ctx, char **argv)
 {
@@ -1868,7 +1893,16 @@ run_srq(struct droce_context *ctx, char **argv)
 	print_srq(srq, "after the event");
 	ah = ah_to(e.pd, peer.gid);
 	ud = ud_qp(&e);
-	printf("srq: UD SEND with its AH: %s\n", droce_wc_status_str(ud_send(&e, ud, ah, 7)));
+	printf("srq: UD SEND with its AH: %s\n",
+	       droce_wc_status_str(ud_send(&e, ud, ah, 0x123, 7)));
+	{
+		/* room for the GRH (40 bytes) before the datagram */
+		struct droce_sge sge = { (uint64_t)(uintptr_t)(e.buf + UD_RECV_OFF), 40 + UD_MSG,
+					 e.mr->lkey };
+		struct droce_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+		check(droce_post_recv(ud, &wr, &rbad) == 0, "post_recv on the UD QP");
+	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
 	f = fopen(tmp, "w");
 	check(f != NULL, "handle file");
@@ -1876,13 +1910,14 @@ run_srq(struct droce_context *ctx, char **argv)
 		((struct verbs_dmn_ah *)ah)->h, ah->handle);
 	for (int i = 0; i < 16; i++)
 		fprintf(f, " %u", peer.gid[i]);
-	fprintf(f, "\n");
+	fprintf(f, " %u\n", ud->qp_num);
 	fclose(f);
 	check(rename(tmp, argv[1]) == 0, "rename");
 	printf("srq: ready\n");
 	fflush(stdout);
 	check(fgets(line, sizeof(line), stdin) != NULL, "no line on stdin");
 	print_srq(srq, "after the forgery");
+	ud_received(&e);
 	/* IBTA 11.6.3.1: a QP on an SRQ in ERR reports its last WQE */
 	check(droce_modify_qp(e.qp, &err, DROCE_QP_STATE) == 0, "QP to ERR");
 	expect_event(ctx, DROCE_EVENT_QP_LAST_WQE_REACHED, e.qp, "QP");
@@ -1901,8 +1936,8 @@ run_srqforge(struct droce_context *ctx, char **argv)
 	struct droce_srq_attr attr = { .srq_limit = 1 };
 	struct droce_recv_wr rwr = { 0 }, *rbad;
 	struct droce_qp_init_attr init = { .qp_type = DROCE_QPT_RC, .cap = { 4, 0, 1, 0, 0 } };
-	uint8_t gid[16];
-	unsigned int g[16];
+	union droce_gid own_gid;
+	unsigned int g[16], a_qpn;
 	struct end e;
 	int bad = 0;
 	FILE *f = fopen(argv[0], "r");
@@ -1913,10 +1948,11 @@ run_srqforge(struct droce_context *ctx, char **argv)
 	for (int i = 0; i < 16; i++)
 		if (fscanf(f, "%u", &g[i]) != 1)
 			die("handle file: GID");
+	if (fscanf(f, "%u", &a_qpn) != 1)
+		die("handle file: QPN");
 	fclose(f);
-	for (int i = 0; i < 16; i++)
-		gid[i] = (uint8_t)g[i];
 	end_create(&e, ctx, 4096);
+	check(droce_query_gid(ctx, 1, 0, &own_gid) == 0, "query_gid");
 	fsrq.pub = (struct droce_srq){ .context = ctx, .pd = e.pd };
 	fsrq.remote = (struct droce_srq *)(uintptr_t)fsrq.h;
 	fah.pub.context = ctx;
@@ -1935,18 +1971,20 @@ run_srqforge(struct droce_context *ctx, char **argv)
 	bad += refused("destroy_srq of another's SRQ", droce_destroy_srq(&fsrq.pub), ENOENT);
 	bad += refused("destroy_ah of another's AH", droce_destroy_ah(&fah.pub), ENOENT);
 	{
-		/* each on a QP of its own: a failed WQE moves its QP to ERR */
-		struct droce_ah *own = ah_to(e.pd, gid);
+		/* each on a QP of its own: a failed WQE moves its QP to ERR; the
+		 * last to the other application's UD QP on this same droced */
+		struct droce_ah *own = ah_to(e.pd, own_gid.raw);
 		struct droce_ah nobody = { ctx, e.pd, 0xffffffffu };
 		struct droce_qp *q[3] = { ud_qp(&e), ud_qp(&e), ud_qp(&e) };
 		enum droce_wc_status st[3];
 
-		st[0] = ud_send(&e, q[0], &fah.pub, 1);
-		st[1] = ud_send(&e, q[1], &nobody, 2);
-		st[2] = ud_send(&e, q[2], own, 3);
+		st[0] = ud_send(&e, q[0], &fah.pub, a_qpn, 1);
+		st[1] = ud_send(&e, q[1], &nobody, a_qpn, 2);
+		st[2] = ud_send(&e, q[2], own, a_qpn, 3);
 		printf("srqforge: UD SEND with another's AH index: %s\n", droce_wc_status_str(st[0]));
 		printf("srqforge: UD SEND with an index of none: %s\n", droce_wc_status_str(st[1]));
-		printf("srqforge: UD SEND with its own AH: %s\n", droce_wc_status_str(st[2]));
+		printf("srqforge: UD SEND with its own AH to the other's UD QP: %s (from QP %u)\n",
+		       droce_wc_status_str(st[2]), q[2]->qp_num);
 		bad += st[0] != DROCE_WC_LOC_QP_OP_ERR || st[1] != DROCE_WC_LOC_QP_OP_ERR ||
 		       st[2] != DROCE_WC_SUCCESS;
 		for (int i = 0; i < 3; i++)

@@ -126,8 +126,10 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  and AH.  B names A's SRQ and AH: modify, query, create_qp
                  on it, destroy: ENOENT; post_srq_recv: EINVAL; destroy_ah:
                  ENOENT; a UD SEND with A's AH index, and with an index of
-                 none, LOC_QP_OP_ERR, with B's own AH success.  A's SRQ
-                 unchanged; A's QP to ERR: QP_LAST_WQE_REACHED naming it;
+                 none, LOC_QP_OP_ERR, with B's own AH to A's UD QP (both on
+                 the one droced) success.  A's SRQ unchanged; A's UD receive
+                 of it: B's QP number, 40 + 64 bytes, the GRH slot's IPv4
+                 source droced's address, the bytes; A's QP to ERR: QP_LAST_WQE_REACHED naming it;
                  A SIGKILLed: droced frees all of it (0 objects left), no
                  application left
   unsupported    what droced does not serve (rereg_mr, query_pkey) fails
@@ -1127,12 +1129,16 @@ def case_srq(s):
         "srqforge: destroy_ah of another's AH: No such file or directory",
         "srqforge: UD SEND with another's AH index: local QP operation error",
         "srqforge: UD SEND with an index of none: local QP operation error",
-        "srqforge: UD SEND with its own AH: success",
         "srqforge: every attempt refused"])
+    bqp = b.wait_line(r"^srqforge: UD SEND with its own AH to the other's UD QP: success "
+                      r"\(from QP (\d+)\)$").group(1)
+    print(f"B: UD SEND with its own AH to A's UD QP: success (from QP {bqp})")
     a.p.stdin.write("go\n")
     a.p.stdin.flush()
     expect_lines(a, [
         "srq: after the forgery: max_wr 32 max_sge 1 limit 0",
+        f"srq: UD receive from QP {bqp}: 104 bytes, GRH IPv4 source 198.18.20.1, "
+        "bytes the same",
         "srq: last WQE reached of its QP",
         "srq: holding"])
     a.p.kill()
