@@ -306,7 +306,6 @@ struct tp_ah {
 	struct tp_av av;
 };
 
-
 /* ---- completion queues ---------------------------------------------------- */
 
 /*
