@@ -165,13 +165,10 @@ do_local_op(struct tp_qp *qp, struct tp_send_wqe *w)
 
 /* UD: the WQE's address handle, NULL if it names none of the QP's PD. */
 static struct tp_av *
-wqe_av(struct tp_qp *qp, const struct tp_send_wqe *w)
+ud_av(struct tp_qp *qp, const struct tp_send_wqe *w)
 {
-	struct tp_ah *ah;
+	struct tp_ah *ah = tp_ah_get(qp->dev, w->ah, qp->pd);
 
-	if (likely(qp->pub.qp_type != DROCE_QPT_UD))
-		return &qp->av;
-	ah = tp_ah_get(qp->dev, w->ah, qp->pd);
 	return ah != NULL ? &ah->av : NULL;
 }
 
@@ -202,20 +199,21 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	uint8_t opcode = send_write_opcode(mask, first, last);
 	struct rte_mbuf *m;
 	struct roce_pkt p;
-	struct tp_av *av;
+	struct tp_av *av = &qp->av;
 	uint8_t *payload;
 
-	if (qp->pub.qp_type == DROCE_QPT_UC)
+	if (qp->pub.qp_type == DROCE_QPT_UC) {
 		opcode |= ROCE_OP_UC;
-	else if (qp->pub.qp_type == DROCE_QPT_UD)
+	} else if (qp->pub.qp_type == DROCE_QPT_UD) {
 		opcode = (mask & TP_WR_IMM) ? ROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
 					      ROCE_OP_UD_SEND_ONLY;
-
-	av = wqe_av(qp, w);
-	if (unlikely(av == NULL)) {
-		fail_wqe(qp, w, DROCE_WC_LOC_QP_OP_ERR);
-		return false;
+		av = ud_av(qp, w);
+		if (unlikely(av == NULL)) {
+			fail_wqe(qp, w, DROCE_WC_LOC_QP_OP_ERR);
+			return false;
+		}
 	}
+
 	tp_net_fill_pkt(qp, av, &p, opcode, qp->req.psn);
 	p.payload_len = plen;
 	qp->req.pkts_since_ackreq++;
