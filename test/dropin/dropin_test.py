@@ -1143,8 +1143,9 @@ def case_daemon_srqud(a, tmp):
     """ibv_srq_pingpong and ibv_ud_pingpong (polling and -e) servers on one
     droced at once, their clients on a second droced at the other memif
     end; the servers' SRQ and AH counts in droced's list while they run;
-    both droceds' lists empty after."""
-    procs = []
+    both droceds' lists empty after.  Whatever still runs at the end (a
+    failure) is killed."""
+    procs, progs = [], []
     try:
         procs = [droced_start(a, tmp, side) for side in (0, 1)]
         socks = [p[1] for p in procs]
@@ -1156,11 +1157,12 @@ def case_daemon_srqud(a, tmp):
                  ("ibv_ud_pingpong -c -e", ud + ["-e"], free_port(), 1024)]
         servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
                    for c in cases]
+        progs += servers
         deadline = time.monotonic() + 40	# four secondaries' EAL start at once
         while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
             time.sleep(0.05)
         # a server listens once its objects exist: the SRQ pingpong's one
-        # SRQ, the UD pingpong's AH is made once the client's address came
+        # SRQ; the UD pingpong makes its AH once the client's address came
         objs = droced_objects(a, socks[0])
         want = {p.pid: (1, 0) if "srq" in c[0] else (0, 0) for (p, _), c in zip(servers, cases)}
         if check("droced", objs == want, f"droced 0's SRQs and AHs {objs}, expected {want}"):
@@ -1169,6 +1171,7 @@ def case_daemon_srqud(a, tmp):
         t0 = time.monotonic()
         clients = [on_droced(a, tmp, 1, socks[1], f"{c[0]}.c",
                              c[1] + ["-p", str(c[2]), "127.0.0.1"]) for c in cases]
+        progs += clients
         for i, c in enumerate(cases):
             rcs, outs = wait_text([servers[i], clients[i]])
             if pingpong_ok(c[0], rcs, outs, c[3], 20):
@@ -1178,6 +1181,11 @@ def case_daemon_srqud(a, tmp):
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
     finally:
+        for p, out in progs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
         for p, _, out in reversed(procs):
             p.terminate()
             try:
