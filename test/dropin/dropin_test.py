@@ -173,6 +173,15 @@ ITERS_RE = re.compile(r"^(\d+) iters in \d+\.\d\d seconds = [\d.]+ usec/iter$", 
 failures = []
 
 
+def brief(text, n):
+    """text's last n characters, without the sanitizer's reports: a
+    program that failed and exited without freeing prints a leak report
+    that would otherwise hide why it failed."""
+    text = re.sub(r"^=+\n==\d+==ERROR: LeakSanitizer.*?^SUMMARY: AddressSanitizer:[^\n]*\n",
+                  "[leak report]\n", text, flags=re.M | re.S)
+    return text[-n:]
+
+
 def check(case, cond, msg):
     if not cond:
         failures.append(f"{case}: {msg}")
@@ -395,10 +404,10 @@ def pingpong_ok(case, rcs, outs, size, iters):
     each one's local address the other's remote, the exact counts."""
     ok = True
     for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
     loc = [LOCAL_RE.search(o) for o in outs]
     rem = [REMOTE_RE.search(o) for o in outs]
-    if not check(case, all(loc) and all(rem), "address lines missing: " + outs[0][-300:]):
+    if not check(case, all(loc) and all(rem), "address lines missing: " + brief(outs[0], 300)):
         return False
     for side in (0, 1):
         ok &= check(case, loc[side].groups() == rem[1 - side].groups(),
@@ -515,7 +524,7 @@ def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER, lcore
     ok = True
     for side, name, prefix in ((0, "server", "server ping data: "),
                                (1, "client", "ping data: ")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
         got = [ln for ln in outs[side].splitlines() if ln.startswith(prefix)]
         want = [prefix + rping_text(i, size) for i in range(count)]
         ok &= check(case, got == want, f"{name}: {len(got)} ping lines, "
@@ -581,7 +590,7 @@ def case_rstream(a, tmp, tag, tool, server_opts, client_opts, rows, lcore=False,
     rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=lcore, ipv6=ipv6)
     ok = True
     for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
         got = rstream_rows(outs[side])
         ok &= check(case, got == rows, f"{name} rows {got}, expected {rows}")
     if ok:
@@ -642,7 +651,7 @@ def case_rspreload(a, tmp, tag):
     rcs, outs = run_pair(a, tmp, tag, argv, memif_ready)
     ok = True
     for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
         ok &= check(case, f"ok {name} {total}\n" in outs[side], f"{name}: {outs[side][-400:]}")
     if ok:
         print(f"ok - {case}: {total} bytes echoed and checked "
