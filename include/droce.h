@@ -586,7 +586,7 @@ struct droce_ah_attr {
 struct droce_ah {
 	struct droce_context *context;
 	struct droce_pd *pd;
-	uint32_t handle;
+	uint32_t handle;	/* the engine's index of it: what a UD WQE carries */
 };
 
 /* Returns NULL with errno set (EINVAL: not global, bad sgid_index). */

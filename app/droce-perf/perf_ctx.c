@@ -293,6 +293,12 @@ print_gaps(struct droce_context *context)
 {
 	if (context == NULL)
 		return;
+	/* UINT64_MAX: no such counter here (an application of droced:
+	 * the engine and its counters are droced's) */
+	if (droce_get_counter(context, "sched_gap_max_us") == UINT64_MAX) {
+		fprintf(stderr, "droce-perf: engine gaps: not counted here (the engine is droced's)\n");
+		return;
+	}
 	fprintf(stderr, "droce-perf: engine gaps: longest %" PRIu64 " us, %" PRIu64
 		" of 1 ms or more, %" PRIu64 " retransmit timeouts in them re-armed\n",
 		droce_get_counter(context, "sched_gap_max_us"),

@@ -390,7 +390,9 @@ print_counters(struct droce_context *context)
 	static const char *const names[] = {
 		"sent_pkts", "rcvd_pkts", "retransmitted_pkts", "completer_retry_err",
 		"retransmit_timeouts", "rcvd_seq_err", "out_of_seq_request",
-		"duplicate_request", "sent_seq_nak", "icrc_err",
+		"duplicate_request", "sent_seq_nak", "icrc_err", "sched_gaps",
+		"sched_gap_max_us", "retransmit_timeouts_in_gap", "sent_acks", "rcvd_acks",
+		"not_for_us_pkts", "malformed_pkts", "tx_backpressure", "link_downed",
 	};
 
 	if (getenv("DROCE_COUNTERS") == NULL)

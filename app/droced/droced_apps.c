@@ -3,7 +3,7 @@
  * droced_apps.c - the applications of the daemon.  Each has a table of
  * the objects it created (the handle is the object's address); every
  * handle in a request is looked up in the caller's table, so another
- * application's PD, MR, CQ, QP or buffer is ENOENT, and a PD's MRs can
+ * application's PD, MR, CQ, QP, SRQ, AH or buffer is ENOENT, and a PD's MRs can
  * only cover the caller's own buffers (EFAULT) or the caller's own pages,
  * passed as memfds (REG_MEM, README "Memory").  The objects are the
  * daemon's, created with the droce_* verbs on its own context; a CQ's and
@@ -267,6 +267,10 @@ obj_free(enum obj_type type, void *p, uint64_t len)
 		return droce_dereg_mr(p);
 	case OBJ_QP:
 		return droce_destroy_qp(p);
+	case OBJ_SRQ:
+		return droce_destroy_srq(p);
+	case OBJ_AH:
+		return droce_destroy_ah(p);
 	case OBJ_CQ:
 		return droce_destroy_cq(p);
 	case OBJ_PD:
@@ -644,19 +648,17 @@ on_create_qp(struct droced_app *a, struct dmn_msg *m)
 	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
 	struct obj *scq = obj_find(a, OBJ_CQ, m->h[1]);
 	struct obj *rcq = obj_find(a, OBJ_CQ, m->h[2]);
+	struct obj *srq = m->len != 0 ? obj_find(a, OBJ_SRQ, m->len) : NULL;
 	struct droce_qp_init_attr init = m->u.qp_init;
 	struct droce_qp *qp;
 	int rc;
 
-	if (pd == NULL || scq == NULL || rcq == NULL)
+	if (pd == NULL || scq == NULL || rcq == NULL || (m->len != 0 && srq == NULL))
 		return ENOENT;
-	/* a UD WQE holds an address handle's pointer, an SRQ is not yet here */
-	if (init.qp_type == DROCE_QPT_UD)
-		return EOPNOTSUPP;
 	init.qp_context = a->owner;
 	init.send_cq = scq->p;
 	init.recv_cq = rcq->p;
-	init.srq = NULL;
+	init.srq = srq != NULL ? srq->p : NULL;
 	qp = droce_create_qp(pd->p, &init);
 	if (qp == NULL)
 		return errno;
@@ -699,6 +701,86 @@ on_destroy_qp(struct droced_app *a, struct dmn_msg *m)
 	return release_handle(a, OBJ_QP, m->h[0]);
 }
 
+/* ---- SRQs and address handles ---------------------------------------------------- */
+
+/* The SRQ's srq_context is the caller's owner id: the application's
+ * post_srq_recv checks it, as its post and poll check a QP's and CQ's. */
+static int
+on_create_srq(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+	struct droce_srq_init_attr init = { .srq_context = a->owner, .attr = m->u.srq };
+	struct droce_srq *srq;
+	int rc;
+
+	if (pd == NULL)
+		return ENOENT;
+	srq = droce_create_srq(pd->p, &init);
+	if (srq == NULL)
+		return errno;
+	rc = adopt_named(a, OBJ_SRQ, srq, m->addr);
+	if (rc != 0)
+		return rc;
+	m->u.srq = init.attr;
+	m->h[0] = (uint64_t)(uintptr_t)srq;
+	m->key = srq->handle;
+	return 0;
+}
+
+static int
+on_modify_srq(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_SRQ, m->h[0]);
+
+	return o != NULL ? droce_modify_srq(o->p, &m->u.srq, m->arg) : ENOENT;
+}
+
+static int
+on_query_srq(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_SRQ, m->h[0]);
+
+	return o != NULL ? droce_query_srq(o->p, &m->u.srq) : ENOENT;
+}
+
+static int
+on_destroy_srq(struct droced_app *a, struct dmn_msg *m)
+{
+	return release_handle(a, OBJ_SRQ, m->h[0]);
+}
+
+/*
+ * The reply's key is the AH's index in droced's engine: a UD work request
+ * of the application carries it, and the engine sends with it only on a
+ * QP of the AH's PD (lib/transport tp_ah_get), so another application's
+ * index ends in LOC_QP_OP_ERR, as does one destroyed meanwhile.
+ */
+static int
+on_create_ah(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+	struct droce_ah *ah;
+	int rc;
+
+	if (pd == NULL)
+		return ENOENT;
+	ah = droce_create_ah(pd->p, &m->u.ah);
+	if (ah == NULL)
+		return errno;
+	rc = adopt(a, OBJ_AH, ah, 0);
+	if (rc != 0)
+		return rc;
+	m->h[0] = (uint64_t)(uintptr_t)ah;
+	m->key = ah->handle;
+	return 0;
+}
+
+static int
+on_destroy_ah(struct droced_app *a, struct dmn_msg *m)
+{
+	return release_handle(a, OBJ_AH, m->h[0]);
+}
+
 static int
 on_query_device(struct droced_app *a, struct dmn_msg *m)
 {
@@ -737,6 +819,7 @@ list_apps(struct dmn_app_info *out, uint32_t from, uint32_t *total)
 			.buf = p->count[OBJ_BUF], .buf_bytes = p->buf_bytes,
 			.mem = p->count[OBJ_MAP], .mem_bytes = p->map_bytes,
 			.mw = p->count[OBJ_MW], .dq_bad = dq_bad_count(p),
+			.srq = p->count[OBJ_SRQ], .ah = p->count[OBJ_AH],
 		};
 	}
 	return n;
@@ -786,12 +869,12 @@ tel_row(struct rte_tel_data *d, const char *name, const char *const *keys,
 }
 
 /* /droced/apps: {"<pid>": {"pd": n, "mr": n, "cq": n, "qp": n, "buf": n,
- * "buf_bytes": n, "mem": n, "mem_bytes": n, "dq_bad": n}, ...} */
+ * "buf_bytes": n, "mem": n, "mem_bytes": n, "dq_bad": n, "srq": n, "ah": n}, ...} */
 static int
 tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	static const char *const keys[] = { "pd", "mr", "cq", "qp", "buf", "buf_bytes",
-					    "mem", "mem_bytes", "dq_bad" };
+					    "mem", "mem_bytes", "dq_bad", "srq", "ah" };
 
 	(void)cmd;
 	(void)params;
@@ -800,7 +883,7 @@ tel_apps(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (int i = 0; i < tel.n; i++) {
 		const struct dmn_app_info *p = &tel.apps[i];
 		const uint64_t v[] = { p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
-				       p->mem, p->mem_bytes, p->dq_bad };
+				       p->mem, p->mem_bytes, p->dq_bad, p->srq, p->ah };
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
@@ -1033,6 +1116,12 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_DEALLOC_MW] = on_dealloc_mw,
 	[DMN_DQ_OPEN] = on_dq_open,
 	[DMN_DQ_ATTACH] = on_dq_attach,
+	[DMN_CREATE_SRQ] = on_create_srq,
+	[DMN_MODIFY_SRQ] = on_modify_srq,
+	[DMN_QUERY_SRQ] = on_query_srq,
+	[DMN_DESTROY_SRQ] = on_destroy_srq,
+	[DMN_CREATE_AH] = on_create_ah,
+	[DMN_DESTROY_AH] = on_destroy_ah,
 	[DMN_DQ_DOORBELL] = on_dq_doorbell,
 };
 
@@ -1110,7 +1199,8 @@ now_us(void)
 /*
  * Keys first (windows, then regions: dereg: no access after it returns,
  * peers get a NAK), then
- * the QPs to the error state and away, then CQs, completion channels
+ * the QPs to the error state and away, then their SRQs and the address
+ * handles their WQEs named, CQs, completion channels
  * (our copies of their fds closed), PDs, the mappings of the application's
  * own pages (nothing reaches them once their keys are gone), buffers.  The WQE
  * rings go with their QPs; the mbufs in flight are the engine's (freed
@@ -1119,8 +1209,8 @@ now_us(void)
 void
 reap_objects(struct droced_app *a)
 {
-	static const enum obj_type order[] = { OBJ_MW, OBJ_MR, OBJ_QP, OBJ_CQ, OBJ_CHANNEL,
-					       OBJ_PD, OBJ_MAP, OBJ_BUF };
+	static const enum obj_type order[] = { OBJ_MW, OBJ_MR, OBJ_QP, OBJ_SRQ, OBJ_AH, OBJ_CQ,
+					       OBJ_CHANNEL, OBJ_PD, OBJ_MAP, OBJ_BUF };
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		reap_type(a, order[i]);

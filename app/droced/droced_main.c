@@ -78,9 +78,9 @@ static void
 print_app(const struct dmn_app_info *p)
 {
 	printf("pid %d: pd %u mr %u cq %u qp %u buf %u buf_bytes %" PRIu64
-	       " mem %u mem_bytes %" PRIu64 " mw %u dq_bad %" PRIu64 "\n",
+	       " mem %u mem_bytes %" PRIu64 " mw %u dq_bad %" PRIu64 " srq %u ah %u\n",
 	       (int)p->pid, p->pd, p->mr, p->cq, p->qp, p->buf, p->buf_bytes,
-	       p->mem, p->mem_bytes, p->mw, p->dq_bad);
+	       p->mem, p->mem_bytes, p->mw, p->dq_bad, p->srq, p->ah);
 }
 
 static void

@@ -139,6 +139,10 @@ region_member(const struct persist *p, const struct droced_app *a, const struct 
 		return group_qp(p, o);
 	case OBJ_MW:		/* its PD's windows: those bound to the region */
 		return ((const struct droce_mw *)o->p)->pd == p->mr->pd;
+	case OBJ_SRQ:		/* its PD's: the group's QPs may receive from one */
+		return ((const struct droce_srq *)o->p)->pd == p->mr->pd;
+	case OBJ_AH:		/* its PD's: they keep the PD */
+		return ((const struct droce_ah *)o->p)->pd == p->mr->pd;
 	case OBJ_CQ:
 		for (uint32_t i = 0; i < a->nobj; i++) {
 			const struct droce_qp *qp = a->obj[i].p;
@@ -161,7 +165,8 @@ static void
 move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
 {
 	/* the CQs while their QPs are still in from */
-	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_MW, OBJ_MR, OBJ_PD, OBJ_BUF };
+	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_AH, OBJ_MW, OBJ_MR,
+					       OBJ_PD, OBJ_BUF };
 
 	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]); t++)
 		for (uint32_t i = from->nobj; i-- > 0;) {

@@ -44,13 +44,13 @@ void droced_linger(struct droced_linger *l, uint64_t revoked_us,
 
 /* OBJ_MAP: droced's mapping of an application's pages, one per MR on them */
 enum obj_type { OBJ_BUF, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_MAP, OBJ_CHANNEL,
-		OBJ_MW, OBJ_NTYPES };
+		OBJ_MW, OBJ_SRQ, OBJ_AH, OBJ_NTYPES };
 
 struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's, a mapping's */
-	uint64_t app_ptr;	/* a CQ's, QP's, MR's, MW's name in its events (0: none) */
+	uint64_t app_ptr;	/* a CQ's, QP's, SRQ's, MR's, MW's name in its events (0: none) */
 };
 
 /* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */

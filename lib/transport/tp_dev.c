@@ -98,6 +98,8 @@ tp_dev_destroy(struct tp_dev *dev)
 	prot_reader_unregister(dev->prot, dev->eng[0]->prot_reader);
 	tp_engine_destroy(dev->eng[0]);
 	tp_qp_mem_fini(dev);
+	for (uint32_t i = 0; i < TP_AH_CHUNKS; i++)
+		rte_free(dev->ah_dir[i]);
 	rte_free(dev->qps);
 	rte_free(dev);
 	return 0;
@@ -437,26 +439,87 @@ tp_dev_prot_counter(const struct tp_dev *dev, bool remote, unsigned int st)
 
 /* ---- address handles ------------------------------------------------------------ */
 
+/*
+ * A free index, from the cursor on (so that a destroyed AH's index is
+ * reused only after every other one: a stale index names nothing for
+ * long), its chunk made if missing: the index, -ENOMEM or -ENOSPC.
+ */
+static int64_t
+ah_slot(struct tp_dev *dev)
+{
+	for (uint32_t n = 0; n < TP_MAX_AH; n++) {
+		uint32_t i = (dev->ah_next + n) % TP_MAX_AH;
+		struct tp_ah **chunk = dev->ah_dir[i / TP_AH_CHUNK];
+
+		if (i == 0)
+			continue;
+		if (chunk == NULL) {
+			chunk = rte_zmalloc("droce_ah_dir", TP_AH_CHUNK * sizeof(*chunk), 0);
+			if (chunk == NULL)
+				return -ENOMEM;
+			__atomic_store_n(&dev->ah_dir[i / TP_AH_CHUNK], chunk, __ATOMIC_RELEASE);
+		}
+		if (chunk[i % TP_AH_CHUNK] == NULL) {
+			dev->ah_next = i + 1;
+			return i;
+		}
+	}
+	return -ENOSPC;
+}
+
 int
-tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr, struct tp_ah **out)
+tp_ah_create(struct tp_dev *dev, uint32_t pd, const struct droce_ah_attr *attr,
+	     struct tp_ah **out)
 {
 	struct tp_ah *ah = rte_zmalloc("droce_ah", sizeof(*ah), 0);
+	int64_t i;
 	int rc;
 
 	if (ah == NULL)
 		return -ENOMEM;
 	rc = tp_av_from_attr(dev->eng[0], attr, &ah->av);
-	if (rc != 0) {
+	i = rc == 0 ? ah_slot(dev) : rc;
+	if (i < 0) {
 		rte_free(ah);
-		return rc;
+		return (int)i;
 	}
+	ah->dev = dev;
+	ah->pd = pd;
+	ah->pub.handle = (uint32_t)i;
+	/* the engines may resolve it from here on */
+	__atomic_store_n(&dev->ah_dir[i / TP_AH_CHUNK][i % TP_AH_CHUNK], ah, __ATOMIC_RELEASE);
 	*out = ah;
 	return 0;
 }
 
-void
-tp_ah_destroy(struct tp_ah *ah)
+/* on the first engine, where the slots are set */
+static int
+ah_unpublish_fn(void *arg)
 {
+	struct tp_ah *ah = arg;
+	struct tp_dev *dev = ah->dev;
+	uint32_t i = ah->pub.handle;
+
+	__atomic_store_n(&dev->ah_dir[i / TP_AH_CHUNK][i % TP_AH_CHUNK], NULL,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int
+engine_pass_fn(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+void
+tp_ah_destroy(struct tp_dev *dev, struct tp_ah *ah)
+{
+	(void)tp_dev_call(dev, ah_unpublish_fn, ah);
+	/* an engine that resolved it before the slot was emptied is done
+	 * with it once it ran a command: commands run between rounds */
+	for (uint32_t k = 1; k < dev->neng; k++)
+		(void)tp_engine_call(dev->eng[k], engine_pass_fn, NULL);
 	rte_free(ah);
 }
 

@@ -101,6 +101,11 @@ struct tp_engine {
  */
 #define TP_RING_CLASSES 15
 
+/* The address handle table: TP_AH_CHUNKS chunks of TP_AH_CHUNK slots
+ * (TP_MAX_AH, transport.h); index 0 names none. */
+#define TP_AH_CHUNK 1024u
+#define TP_AH_CHUNKS (TP_MAX_AH / TP_AH_CHUNK)
+
 struct tp_qp_mem {
 	rte_spinlock_t lock;	/* engines create QPs at once (tp_qp.c) */
 	struct tp_slab qp;
@@ -135,6 +140,13 @@ struct tp_dev {
 
 	uint32_t ncq;			/* CQs that exist (control path) */
 	uint32_t nsrq;			/* SRQs that exist (atomic: any engine) */
+
+	/* address handles by index (their pub.handle, 1 ..): a UD WQE names
+	 * its AH by index and the engine resolves it (tp_ah_get); chunks of
+	 * TP_AH_CHUNK made on demand, published with a release store and
+	 * freed with the device; chunks and slots written on eng[0] only */
+	struct tp_ah **ah_dir[TP_AH_CHUNKS];
+	uint32_t ah_next;		/* allocation cursor */
 
 	/* asynchronous events (tp_event.c) */
 	struct rte_ring *ev_ring;	/* MP/SC, struct droce_async_event */
@@ -291,6 +303,27 @@ tp_qp_lookup(struct tp_dev *dev, uint32_t qpn)
 	if (likely(i < dev->max_qp))
 		return dev->qps[i];
 	return qpn == TP_GSI_QPN ? __atomic_load_n(&dev->gsi, __ATOMIC_ACQUIRE) : NULL;
+}
+
+/*
+ * The engine's resolution of a UD WQE's address handle: index's AH if it
+ * exists and was made on pd, else NULL.  The index comes from the work
+ * request (in droced: from memory the application writes), so it is
+ * bounds-checked; the slot is read with acquire (tp_ah_create's release).
+ */
+static inline struct tp_ah *
+tp_ah_get(struct tp_dev *dev, uint32_t index, uint32_t pd)
+{
+	struct tp_ah **chunk;
+	struct tp_ah *ah;
+
+	if (unlikely(index == 0 || index >= TP_MAX_AH))
+		return NULL;
+	chunk = __atomic_load_n(&dev->ah_dir[index / TP_AH_CHUNK], __ATOMIC_ACQUIRE);
+	if (unlikely(chunk == NULL))
+		return NULL;
+	ah = __atomic_load_n(&chunk[index % TP_AH_CHUNK], __ATOMIC_ACQUIRE);
+	return likely(ah != NULL && ah->pd == pd) ? ah : NULL;
 }
 
 #endif /* TP_ENGINE_H */

@@ -140,7 +140,7 @@ fill_ud_wqe(const struct tp_qp *qp, const struct droce_send_wr *wr,
 {
 	if (wr->wr.ud.ah == NULL || w->length > qp->mtu)
 		return -EINVAL;
-	w->ah = container_of(wr->wr.ud.ah, struct tp_ah, pub);
+	w->ah = wr->wr.ud.ah->handle;	/* resolved by the engine: tp_ah_get */
 	w->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;
 	/* o10-15.2.x: a Q_Key with the high bit set means "use the QP's" */
 	w->remote_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ?

@@ -163,10 +163,13 @@ do_local_op(struct tp_qp *qp, struct tp_send_wqe *w)
 
 /* ---- building one packet ------------------------------------------------------ */
 
+/* UD: the WQE's address handle, NULL if it names none of the QP's PD. */
 static struct tp_av *
-wqe_av(struct tp_qp *qp, struct tp_send_wqe *w)
+ud_av(struct tp_qp *qp, const struct tp_send_wqe *w)
 {
-	return qp->pub.qp_type == DROCE_QPT_UD ? &w->ah->av : &qp->av;
+	struct tp_ah *ah = tp_ah_get(qp->dev, w->ah, qp->pd);
+
+	return ah != NULL ? &ah->av : NULL;
 }
 
 static void
@@ -196,15 +199,22 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	uint8_t opcode = send_write_opcode(mask, first, last);
 	struct rte_mbuf *m;
 	struct roce_pkt p;
+	struct tp_av *av = &qp->av;
 	uint8_t *payload;
 
-	if (qp->pub.qp_type == DROCE_QPT_UC)
+	if (qp->pub.qp_type == DROCE_QPT_UC) {
 		opcode |= ROCE_OP_UC;
-	else if (qp->pub.qp_type == DROCE_QPT_UD)
+	} else if (qp->pub.qp_type == DROCE_QPT_UD) {
 		opcode = (mask & TP_WR_IMM) ? ROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
 					      ROCE_OP_UD_SEND_ONLY;
+		av = ud_av(qp, w);
+		if (unlikely(av == NULL)) {
+			fail_wqe(qp, w, DROCE_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+	}
 
-	tp_net_fill_pkt(qp, wqe_av(qp, w), &p, opcode, qp->req.psn);
+	tp_net_fill_pkt(qp, av, &p, opcode, qp->req.psn);
 	p.payload_len = plen;
 	qp->req.pkts_since_ackreq++;
 	p.ackreq = last || qp->req.pkts_since_ackreq >= TP_ACKREQ_EVERY;
@@ -223,7 +233,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 		p.udp_sport = roce_udp_sport(qp->pub.qp_num, w->remote_qpn);
 	}
 
-	m = tp_net_alloc(qp, wqe_av(qp, w), &p, mb, &payload);
+	m = tp_net_alloc(qp, av, &p, mb, &payload);
 	if (m == NULL)
 		return false;
 	if (!gather(qp, w, qp->req.offset, plen, payload, gc)) {

@@ -363,9 +363,20 @@ struct tp_srq *tp_srq_from_pub(struct droce_srq *srq);
 int tp_post_srq_recv(struct tp_srq *srq, struct droce_recv_wr *wr,
 		     struct droce_recv_wr **bad_wr);
 
-int tp_ah_create(struct tp_dev *dev, const struct droce_ah_attr *attr,
+/*
+ * Address handles.  Each has an index in dev's table (its pub.handle,
+ * 1 .. TP_MAX_AH - 1) and the PD it was made on: a UD work request names
+ * it by index, and the engine uses it only for a QP of that PD (else the
+ * WQE completes DROCE_WC_LOC_QP_OP_ERR), so a WQE never holds a pointer
+ * the engine trusts.  tp_ah_create on dev's first engine (tp_dev_call:
+ * resolving may send ARP/ND); tp_ah_destroy not on an engine's lcore: the
+ * slot is emptied on the first engine, then every engine passes a round
+ * before the AH is freed.  -ENOSPC: the table is full.
+ */
+#define TP_MAX_AH (1u << 20)
+int tp_ah_create(struct tp_dev *dev, uint32_t pd, const struct droce_ah_attr *attr,
 		 struct tp_ah **out);
-void tp_ah_destroy(struct tp_ah *ah);
+void tp_ah_destroy(struct tp_dev *dev, struct tp_ah *ah);
 struct droce_ah *tp_ah_pub(struct tp_ah *ah);
 struct tp_ah *tp_ah_from_pub(struct droce_ah *ah);
 

@@ -6,7 +6,7 @@
  *
  *   dropin_ctxev owner   the memif server: contexts A and B, the events
  *   dropin_ctxev peer    the memif client: its link up, until stdin ends
- *   dropin_ctxev daemon  on droced: the object events only (no SRQ there)
+ *   dropin_ctxev daemon  on droced: the object events only
  *
  * ibverbs: a context's async_fd reports the events of the objects made on
  * it, and port events reach every open context.  The owner's QPs talk
@@ -14,7 +14,7 @@
  * of B's) while no peer is there:
  *   - A: qa1 SENDs to qa0 (RTR, on SRQ sa, limit armed at 2 of 2 posted):
  *     IBV_EVENT_COMM_EST on qa0 and IBV_EVENT_SRQ_LIMIT_REACHED on sa
- *     (daemon: qa0 without SRQ, no limit event); qa1 RTS -> SQD with
+ *     (on droced too: droced's SRQ, its event routed to the owner); qa1 RTS -> SQD with
  *     en_sqd_async_notify: IBV_EVENT_SQ_DRAINED on qa1;
  *   - B: A's qa2 WRITEs to B's qb0 with a wrong rkey (its completion:
  *     IBV_WC_REM_ACCESS_ERR): IBV_EVENT_QP_ACCESS_ERR on qb0, B's although
@@ -59,7 +59,7 @@ struct side {
 
 static struct side A = { .name = "A" }, B = { .name = "B" }, C = { .name = "C" };
 static union ibv_gid gid;
-static struct ibv_srq *sa;	/* NULL: daemon mode */
+static struct ibv_srq *sa;
 static struct ibv_qp *qa0, *qa1, *qa2, *qb0;
 
 /* An event expected on a context: its type and element. */
@@ -143,10 +143,10 @@ expect_send_recv(void)
 		die("A: the SEND's two completions, one of each kind (%#x)", seen);
 }
 
-/* The objects and the traffic that raises the events (with_srq: qa0 on
- * an SRQ whose limit is reached). */
+/* The objects and the traffic that raises the events (qa0 on an SRQ
+ * whose limit is reached). */
 static void
-cause_events(bool with_srq)
+cause_events(void)
 {
 	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ibv_srq_attr limit = { .srq_limit = 2 };
@@ -154,23 +154,19 @@ cause_events(bool with_srq)
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
 	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
 
-	if (with_srq) {
-		sa = ibv_create_srq(A.pd, &si);
-		if (sa == NULL)
-			die("ibv_create_srq: %s", strerror(errno));
-		for (int i = 0; i < 2; i++)
-			if (ibv_post_srq_recv(sa, &rwr, &rbad) != 0)
-				die("ibv_post_srq_recv");
-		if (ibv_modify_srq(sa, &limit, IBV_SRQ_LIMIT) != 0)
-			die("ibv_modify_srq (limit)");
-	}
+	sa = ibv_create_srq(A.pd, &si);
+	if (sa == NULL)
+		die("ibv_create_srq: %s", strerror(errno));
+	for (int i = 0; i < 2; i++)
+		if (ibv_post_srq_recv(sa, &rwr, &rbad) != 0)
+			die("ibv_post_srq_recv");
+	if (ibv_modify_srq(sa, &limit, IBV_SRQ_LIMIT) != 0)
+		die("ibv_modify_srq (limit)");
 	qa0 = qp_new(&A, sa);
 	qa1 = qp_new(&A, NULL);
 	qa2 = qp_new(&A, NULL);
 	qb0 = qp_new(&B, NULL);
 	qp_to_rtr(qa0, qa1->qp_num, &gid, 0);	/* left in RTR: COMM_EST */
-	if (!with_srq && ibv_post_recv(qa0, &rwr, &rbad) != 0)
-		die("ibv_post_recv: %s", strerror(errno));
 	connect_qp(qa1, qa0->qp_num, &gid, 0);
 	connect_qp(qa2, qb0->qp_num, &gid, 0);
 	connect_qp(qb0, qa2->qp_num, &gid, IBV_ACCESS_REMOTE_WRITE);
@@ -306,7 +302,7 @@ static int
 teardown(void)
 {
 	if (ibv_destroy_qp(qa0) != 0 || ibv_destroy_qp(qa1) != 0 || ibv_destroy_qp(qa2) != 0 ||
-	    ibv_destroy_qp(qb0) != 0 || (sa != NULL && ibv_destroy_srq(sa) != 0))
+	    ibv_destroy_qp(qb0) != 0 || ibv_destroy_srq(sa) != 0)
 		die("destroy QPs/SRQ");
 	side_close(&A);
 	side_close(&B);
@@ -327,14 +323,14 @@ owner(struct ibv_device *dev, bool daemon)
 	side_open(&B, dev);
 	if (A.ctx->async_fd == B.ctx->async_fd)
 		die("contexts A and B share async_fd %d", A.ctx->async_fd);
-	cause_events(!daemon);
+	cause_events();
 	wa[0].element = qa0;
 	wa[1].element = qa1;
 	wa[2].element = sa;
 	wb[0].element = qb0;
 	/* B first: before, its event was A's to read and A's B's */
 	expect_events(&B, wb, 1, "objects");
-	expect_events(&A, wa, daemon ? 2 : 3, "objects");
+	expect_events(&A, wa, 3, "objects");
 	expect_quiet("objects", NULL);
 	unread_then_destroy();
 	if (daemon)

@@ -72,6 +72,22 @@ libibverbs.so.1 and usertools/droce-run.
       whose /run is private) listens on the default socket, and the same
       droce-run runs ibv_devinfo (droce0, Ethernet) and ibv_rc_pingpong
       -c between two such droceds.  Exit 77 with DROCE_NO_HUGE=1.
+  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon_srqud
+      SRQs and UD on droced: two droceds as for daemon; Debian's
+      ibv_srq_pingpong -c and ibv_ud_pingpong -c (each polling and -e)
+      servers on the first at once (its list shows exactly their four pids,
+      each with one SRQ or one address handle), their clients on the
+      second: the pingpong checks above (exact bytes and iterations, each
+      side's local address the other's remote, no "invalid data"; the UD
+      receive's GRH slot is filled by droced's engine).  Both droceds' lists
+      empty after.  Exit 77 with DROCE_NO_HUGE=1.
+  dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon_regions
+      Debian's ibv_rc_pingpong -c (polling, and -e) as plain processes on
+      droced's queue regions (DROCE_QUEUES=region: no EAL), one pair as
+      secondaries beside them, two droceds as for daemon: the pingpong
+      checks above; while the servers wait, /proc/PID/smaps of the plain
+      processes shows no hugepage mapping, the secondary's some.  Exit 77
+      with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR [--preload LIBASAN] rping
       Debian's rping -s (-C 10, then no count) and rping -c -V -C 10,
       both on droce over net_memif through the drop-in librdmacm.so.1
@@ -162,6 +178,15 @@ BYTES_RE = re.compile(r"^(\d+) bytes in \d+\.\d\d seconds = [\d.]+ Mbit/sec$", r
 ITERS_RE = re.compile(r"^(\d+) iters in \d+\.\d\d seconds = [\d.]+ usec/iter$", re.M)
 
 failures = []
+
+
+def brief(text, n):
+    """text's last n characters, without the sanitizer's reports: a
+    program that failed and exited without freeing prints a leak report
+    that would otherwise hide why it failed."""
+    text = re.sub(r"^=+\n==\d+==ERROR: LeakSanitizer.*?^SUMMARY: AddressSanitizer:[^\n]*\n",
+                  "[leak report]\n", text, flags=re.M | re.S)
+    return text[-n:]
 
 
 def check(case, cond, msg):
@@ -386,10 +411,10 @@ def pingpong_ok(case, rcs, outs, size, iters):
     each one's local address the other's remote, the exact counts."""
     ok = True
     for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
     loc = [LOCAL_RE.search(o) for o in outs]
     rem = [REMOTE_RE.search(o) for o in outs]
-    if not check(case, all(loc) and all(rem), "address lines missing: " + outs[0][-300:]):
+    if not check(case, all(loc) and all(rem), "address lines missing: " + brief(outs[0], 300)):
         return False
     for side in (0, 1):
         ok &= check(case, loc[side].groups() == rem[1 - side].groups(),
@@ -506,7 +531,7 @@ def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER, lcore
     ok = True
     for side, name, prefix in ((0, "server", "server ping data: "),
                                (1, "client", "ping data: ")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
         got = [ln for ln in outs[side].splitlines() if ln.startswith(prefix)]
         want = [prefix + rping_text(i, size) for i in range(count)]
         ok &= check(case, got == want, f"{name}: {len(got)} ping lines, "
@@ -572,7 +597,7 @@ def case_rstream(a, tmp, tag, tool, server_opts, client_opts, rows, lcore=False,
     rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=lcore, ipv6=ipv6)
     ok = True
     for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
         got = rstream_rows(outs[side])
         ok &= check(case, got == rows, f"{name} rows {got}, expected {rows}")
     if ok:
@@ -633,7 +658,7 @@ def case_rspreload(a, tmp, tag):
     rcs, outs = run_pair(a, tmp, tag, argv, memif_ready)
     ok = True
     for side, name in ((0, "server"), (1, "client")):
-        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
         ok &= check(case, f"ok {name} {total}\n" in outs[side], f"{name}: {outs[side][-400:]}")
     if ok:
         print(f"ok - {case}: {total} bytes echoed and checked "
@@ -1143,6 +1168,72 @@ def case_daemon(a, tmp):
             out.close()
 
 
+def droced_objects(a, sock):
+    """{pid: (srq, ah)} of droced --ctl list."""
+    r = subprocess.run([a.droced, "--ctl", sock, "list"], capture_output=True, text=True,
+                       timeout=10)
+    if r.returncode != 0:
+        raise SystemExit(f"FAIL: droced --ctl {sock} list exited {r.returncode}")
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"^pid (\d+):.* srq (\d+) ah (\d+)$", r.stdout, re.M)}
+
+
+def case_daemon_srqud(a, tmp):
+    """ibv_srq_pingpong and ibv_ud_pingpong (polling and -e) servers on one
+    droced at once, their clients on a second droced at the other memif
+    end; the servers' SRQ and AH counts in droced's list while they run;
+    both droceds' lists empty after.  Whatever still runs at the end (a
+    failure) is killed."""
+    procs, progs = [], []
+    try:
+        procs = [droced_start(a, tmp, side) for side in (0, 1)]
+        socks = [p[1] for p in procs]
+        srq = ["ibv_srq_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
+        ud = ["ibv_ud_pingpong", "-g", "0", "-s", "1024", "-n", "20", "-c"]
+        cases = [("ibv_srq_pingpong -c", srq, free_port(), 4096),
+                 ("ibv_srq_pingpong -c -e", srq + ["-e"], free_port(), 4096),
+                 ("ibv_ud_pingpong -c", ud, free_port(), 1024),
+                 ("ibv_ud_pingpong -c -e", ud + ["-e"], free_port(), 1024)]
+        servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
+                   for c in cases]
+        progs += servers
+        deadline = time.monotonic() + 40	# four secondaries' EAL start at once
+        while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
+            time.sleep(0.05)
+        # a server listens once its objects exist: the SRQ pingpong's one
+        # SRQ; the UD pingpong makes its AH once the client's address came
+        objs = droced_objects(a, socks[0])
+        want = {p.pid: (1, 0) if "srq" in c[0] else (0, 0) for (p, _), c in zip(servers, cases)}
+        if check("droced", objs == want, f"droced 0's SRQs and AHs {objs}, expected {want}"):
+            print("ok - droced 0 lists the four servers, the SRQ pingpongs' one SRQ each",
+                  flush=True)
+        t0 = time.monotonic()
+        clients = [on_droced(a, tmp, 1, socks[1], f"{c[0]}.c",
+                             c[1] + ["-p", str(c[2]), "127.0.0.1"]) for c in cases]
+        progs += clients
+        for i, c in enumerate(cases):
+            rcs, outs = wait_text([servers[i], clients[i]])
+            if pingpong_ok(c[0], rcs, outs, c[3], 20):
+                print(f"ok - {c[0]} on droced (server and client on two droceds, "
+                      f"{len(cases)} at once; {time.monotonic() - t0:.1f} s)", flush=True)
+        left = [droced_pids(a, s) for s in socks]
+        if check("droced", left == [[], []], f"applications left {left}"):
+            print("ok - droced: no application left on either", flush=True)
+    finally:
+        for p, out in progs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+        for p, _, out in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                stop(p)
+            out.close()
+
+
 def case_daemon_regions(a, tmp):
     """ibv_rc_pingpong as plain processes on droced's queue regions
     (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
@@ -1275,8 +1366,9 @@ def main():
                     "test/lsan.supp's")
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
-                                     "qperf", "mw", "async", "ctxev", "abi", "daemon",
-                                     "daemon_regions", "lifecycle",
+                                     "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
+                                     "daemon_regions",
+                                     "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
@@ -1335,6 +1427,8 @@ def main():
         elif a.what == "async":
             case_prog(a, tmp, "y0", "dropin_async (transport lcore)", ("owner", "peer"),
                       "QP_ACCESS_ERR, COMM_EST, SQ_DRAINED, CQ_ERR through async_fd")
+        elif a.what == "daemon_srqud":
+            case_daemon_srqud(a, tmp)
         elif a.what == "daemon":
             case_daemon(a, tmp)
             case_droced_default(a, tmp)

@@ -497,7 +497,13 @@ qp_handle(const struct droce_qp *qp)
 	return ((const struct verbs_dmn_qp *)qp)->h;
 }
 
-/* The attributes without their pointers (the handles go in h[]). */
+static uint64_t
+srq_handle(const struct droce_srq *srq)
+{
+	return ((const struct verbs_dmn_srq *)srq)->h;
+}
+
+/* The attributes without their pointers (the handles go in h[] and len). */
 static void
 init_wire(struct droce_qp_init_attr *w, const struct droce_qp_init_attr *init)
 {
@@ -516,15 +522,13 @@ droced_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 	struct verbs_dmn_qp *qp;
 	int rc;
 
-	/* SRQs and UD (address handles): not in daemon mode yet */
-	if (init->srq != NULL || init->qp_type == DROCE_QPT_UD)
-		return -EOPNOTSUPP;
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return -ENOMEM;
 	m.h[0] = pd_handle(pd);
 	m.h[1] = cq_handle(init->send_cq);
 	m.h[2] = cq_handle(init->recv_cq);
+	m.len = init->srq != NULL ? srq_handle(init->srq) : 0;
 	m.addr = verbs_dmn_event_name(pd->context, &qp->pub);
 	init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
@@ -540,6 +544,7 @@ droced_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 	qp->pub.pd = pd;
 	qp->pub.send_cq = init->send_cq;
 	qp->pub.recv_cq = init->recv_cq;
+	qp->pub.srq = init->srq;
 	qp->pub.qp_num = m.key;
 	qp->pub.qp_type = init->qp_type;
 	qp->pub.state = DROCE_QPS_RESET;
@@ -576,6 +581,7 @@ droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		init->qp_context = qp->qp_context;
 		init->send_cq = qp->send_cq;
 		init->recv_cq = qp->recv_cq;
+		init->srq = qp->srq;
 	}
 	qp->state = attr->qp_state;
 	return 0;
@@ -592,6 +598,104 @@ droced_destroy_qp(struct droce_qp *qp)
 	verbs_events_forget(qp->context, qp);	/* droced routes no more for it */
 	free(qp);
 	return 0;
+}
+
+/* ---- shared receive queues ------------------------------------------------------ */
+
+/* droced's SRQ, created with the caller's owner id as its srq_context. */
+static int
+droced_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init,
+		  struct droce_srq **out)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_SRQ, .h = { pd_handle(pd) },
+			     .u.srq = init->attr };
+	struct verbs_dmn_srq *srq = calloc(1, sizeof(*srq));
+	int rc;
+
+	if (srq == NULL)
+		return -ENOMEM;
+	m.addr = verbs_dmn_event_name(pd->context, &srq->pub);	/* its limit's event */
+	rc = verbs_daemon_call(&m);
+	if (rc != 0) {
+		free(srq);
+		return -rc;
+	}
+	init->attr = m.u.srq;
+	srq->h = m.h[0];
+	srq->remote = (struct droce_srq *)(uintptr_t)m.h[0];
+	srq->pub.context = pd->context;
+	srq->pub.srq_context = init->srq_context;
+	srq->pub.pd = pd;
+	srq->pub.handle = m.key;
+	*out = &srq->pub;
+	return 0;
+}
+
+static int
+droced_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
+{
+	struct dmn_msg m = { .type = DMN_MODIFY_SRQ, .h = { srq_handle(srq) }, .arg = mask,
+			     .u.srq = *attr };
+
+	return -verbs_daemon_call(&m);
+}
+
+static int
+droced_query_srq(struct droce_srq *srq, struct droce_srq_attr *attr)
+{
+	struct dmn_msg m = { .type = DMN_QUERY_SRQ, .h = { srq_handle(srq) } };
+	int rc = verbs_daemon_call(&m);
+
+	if (rc == 0)
+		*attr = m.u.srq;
+	return -rc;
+}
+
+/* As droced_destroy_qp: no event left naming it. */
+static int
+droced_destroy_srq(struct droce_srq *srq)
+{
+	int rc = call2(DMN_DESTROY_SRQ, srq_handle(srq), 0);
+
+	if (rc != 0)
+		return -rc;
+	verbs_events_forget(srq->context, srq);	/* droced routes no more for it */
+	free(srq);
+	return 0;
+}
+
+/* ---- address handles -------------------------------------------------------------- */
+
+static int
+droced_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr, struct droce_ah **out)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_AH, .h = { pd_handle(pd) }, .u.ah = *attr };
+	struct verbs_dmn_ah *ah = calloc(1, sizeof(*ah));
+	int rc;
+
+	if (ah == NULL)
+		return -ENOMEM;
+	rc = verbs_daemon_call(&m);
+	if (rc != 0) {
+		free(ah);
+		return -rc;
+	}
+	ah->pub.context = pd->context;
+	ah->pub.pd = pd;
+	ah->pub.handle = m.key;	/* what a UD work request carries */
+	ah->h = m.h[0];
+	*out = &ah->pub;
+	return 0;
+}
+
+static int
+droced_destroy_ah(struct droce_ah *ah)
+{
+	int rc = call2(DMN_DESTROY_AH, ((struct verbs_dmn_ah *)ah)->h, 0);
+
+	if (rc == 0)
+		free(ah);
+	return -rc;
 }
 
 /* ---- queries ------------------------------------------------------------------- */
@@ -695,6 +799,25 @@ droced_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 	return t != NULL ? tp_post_recv(t, wr, bad_wr) : -EINVAL;
 }
 
+static inline struct tp_srq *
+srq_remote(struct droce_srq *srq)
+{
+	const struct verbs_dmn_srq *d = (const struct verbs_dmn_srq *)srq;
+
+	if (unlikely(d->remote->srq_context != droced_ctx(srq->context)->conn->owner))
+		return NULL;
+	return tp_srq_from_pub(d->remote);
+}
+
+static int
+droced_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr,
+		     struct droce_recv_wr **bad_wr)
+{
+	struct tp_srq *t = srq_remote(srq);
+
+	return t != NULL ? tp_post_srq_recv(t, wr, bad_wr) : -EINVAL;
+}
+
 static int
 droced_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
 {
@@ -735,8 +858,8 @@ verbs_dmn_mw_handle(const struct droce_mw *mw)
 }
 
 /*
- * What droced does not serve yet (SRQs, address handles, rereg_mr,
- * P_Keys, counters) is left out: EOPNOTSUPP, as for any provider.
+ * What droced does not serve yet (rereg_mr, P_Keys, counters) is left
+ * out: EOPNOTSUPP, as for any provider.
  */
 static struct verbs_provider droced_provider = {
 	.name = "droced",
@@ -744,6 +867,7 @@ static struct verbs_provider droced_provider = {
 		.post_send = droced_post_send,
 		.post_recv = droced_post_recv,
 		.poll_cq = droced_poll_cq,
+		.post_srq_recv = droced_post_srq_recv,
 		.req_notify_cq = droced_req_notify_cq,
 		.close_context = droced_close_context,
 		.query_device_ex = droced_query_device_ex,
@@ -778,6 +902,12 @@ static struct verbs_provider droced_provider = {
 		.modify_qp = droced_modify_qp,
 		.query_qp = droced_query_qp,
 		.destroy_qp = droced_destroy_qp,
+		.create_srq = droced_create_srq,
+		.modify_srq = droced_modify_srq,
+		.query_srq = droced_query_srq,
+		.destroy_srq = droced_destroy_srq,
+		.create_ah = droced_create_ah,
+		.destroy_ah = droced_destroy_ah,
 	},
 };
 

@@ -58,6 +58,12 @@ struct rte_ring;
 	X(DEALLOC_MW)	\
 	X(DQ_OPEN)	\
 	X(DQ_ATTACH)	\
+	X(CREATE_SRQ)	\
+	X(MODIFY_SRQ)	\
+	X(QUERY_SRQ)	\
+	X(DESTROY_SRQ)	\
+	X(CREATE_AH)	\
+	X(DESTROY_AH)	\
 	X(DQ_DOORBELL)
 
 enum dmn_req {
@@ -81,6 +87,7 @@ struct dmn_app_info {
 	uint64_t mem_bytes;		/* their bytes */
 	uint32_t mw;			/* memory windows */
 	uint64_t dq_bad;		/* descriptors of its queue region refused */
+	uint32_t srq, ah;		/* SRQs, address handles */
 };
 
 /* One persistent region as droced --ctl list shows it. */
@@ -129,8 +136,17 @@ struct dmn_msg {
 		struct {
 			uint32_t nqp, ncq, sq_depth, rq_depth, cq_depth;
 		} dq;
+		/* CREATE_SRQ (h[0] the PD), MODIFY_SRQ (arg the mask) and
+		 * QUERY_SRQ's reply; the SRQ's name in its events in addr */
+		struct droce_srq_attr srq;
+		/* CREATE_AH: h[0] the PD; the reply's key is the AH's index
+		 * in droced's engine, what a UD work request names */
+		struct droce_ah_attr ah;
 	} u;
 };
+
+/* CREATE_QP: h[0] the PD, h[1] and h[2] the send and receive CQs, len the
+ * SRQ's handle (0: none), addr the QP's name in its events. */
 
 /* DQ_ATTACH: h[0] the CQ's or QP's handle, arg which (enum dmn_dq_obj),
  * key its slot in the region; a CQ's may carry its completion channel's
@@ -176,6 +192,21 @@ struct verbs_dmn_qp {
 	struct droce_qp pub;
 	uint64_t h;
 	struct droce_qp *remote;
+};
+
+/* An SRQ: remote's srq_context is the owner id, as a CQ's cq_context. */
+struct verbs_dmn_srq {
+	struct droce_srq pub;
+	uint64_t h;
+	struct droce_srq *remote;
+};
+
+/* An address handle: pub.handle is droced's AH's index, which a UD work
+ * request built in the application carries and droced's engine resolves
+ * (only for a QP of the AH's PD: lib/transport tp_ah_get). */
+struct verbs_dmn_ah {
+	struct droce_ah pub;
+	uint64_t h;
 };
 
 /* The process's connection (struct droced_context's conn). */

@@ -258,8 +258,8 @@ verbs_engine_query_device_ex(struct droce_context *ctx, struct droce_device_attr
 	/* the responder's atomics are CPU atomics on host memory: atomic
 	 * against the CPUs' own atomic accesses too */
 	a->atomic_cap = DROCE_ATOMIC_GLOB;
-	/* address handles are allocated one by one, no table limits them */
-	a->max_ah = INT_MAX;
+	/* address handles: lib/transport's table of them (index 0 names none) */
+	a->max_ah = TP_MAX_AH - 1;
 	/* SRQs too (tp_srq.c); their sizes are a QP's receive queue's */
 	a->max_srq = INT_MAX;
 	a->max_srq_wr = DROCE_MAX_QP_WR;

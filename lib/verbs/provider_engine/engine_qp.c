@@ -371,6 +371,7 @@ verbs_engine_destroy_srq(struct droce_srq *srq)
 
 struct ah_create_args {
 	struct tp_dev *dev;
+	uint32_t pd;
 	struct droce_ah_attr *attr;
 	struct tp_ah *ah;
 };
@@ -381,21 +382,14 @@ ah_create_fn(void *arg)
 {
 	struct ah_create_args *a = arg;
 
-	return tp_ah_create(a->dev, a->attr, &a->ah);
-}
-
-static int
-ah_destroy_fn(void *arg)
-{
-	tp_ah_destroy(arg);
-	return 0;
+	return tp_ah_create(a->dev, a->pd, a->attr, &a->ah);
 }
 
 int
 verbs_engine_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr, struct droce_ah **out)
 {
 	struct engine_context *e = engine_ctx(pd->context);
-	struct ah_create_args a = { .dev = e->tp, .attr = attr };
+	struct ah_create_args a = { .dev = e->tp, .pd = pd->handle, .attr = attr };
 	struct droce_ah *pub;
 	int rc;
 
@@ -424,7 +418,7 @@ verbs_engine_destroy_ah(struct droce_ah *ah)
 	struct engine_context *e = engine_ctx(ah->context);
 	uint32_t pd = ah->pd->handle;
 
-	tp_dev_call(e->tp, ah_destroy_fn, tp_ah_from_pub(ah));
+	tp_ah_destroy(e->tp, tp_ah_from_pub(ah));
 	prot_pd_put(e->prot, pd);
 	return 0;
 }

@@ -117,8 +117,23 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  query expired, attach ETIME, release ENOENT, dereg 0 (the
                  group released then), attach still ETIME; the peer's first
                  failure REM_ACCESS_ERR, no success after
-  unsupported    what droced does not serve (create_srq, create_ah of UD,
-                 rereg_mr, query_pkey) fails with EOPNOTSUPP, the one answer
+  srq            A: an RC QP on an SRQ (limit armed at 6 of 8 receives, a
+                 limit of 16 EINVAL, resized to 32; each queried: exact
+                 values), three SENDs echoed by the peer received from the
+                 SRQ (wr_ids, lengths, QP number, bytes), exactly one
+                 SRQ_LIMIT_REACHED naming A's SRQ (its limit 0 after), an AH
+                 and a UD QP whose SEND succeeds; --ctl list counts A's SRQ
+                 and AH.  B names A's SRQ and AH: modify, query, create_qp
+                 on it, destroy: ENOENT; post_srq_recv: EINVAL; destroy_ah:
+                 ENOENT; a UD SEND with A's AH index, and with an index of
+                 none, LOC_QP_OP_ERR, with B's own AH to A's UD QP (both on
+                 the one droced) success.  A's SRQ unchanged; A's UD receive
+                 of it: B's QP number, 40 + 64 bytes, the GRH slot's IPv4
+                 source droced's address, the bytes; A's QP to ERR: QP_LAST_WQE_REACHED naming it;
+                 A SIGKILLed: droced frees all of it (0 objects left), no
+                 application left
+  unsupported    what droced does not serve (rereg_mr, query_pkey) fails
+                 with EOPNOTSUPP, the one answer
                  of a verb a provider lacks (daemon_app unsupported); nothing
                  of the application's left in droced afterwards
   evfree         an MR and a window whose leases ran out are freed with
@@ -163,6 +178,7 @@ AFTER = 200			# the peer's rounds on a persistent region after its owner died
 LEASE_MS = 3000			# persist_lease: its checks before the deadline take up to ~1 s on a loaded machine
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
+MW_LEASE_MS = 500		# daemon_app.c's: long enough for the set and the renewal to reach droced before it runs out
 LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
 MW_AFTER = 100		# daemon_app.c: the peer's WRITEs through a window after the death
 GIDS = ("198.18.20.1/24", "198.18.20.2/24")
@@ -1014,16 +1030,16 @@ def case_mw_lease(s):
     a = s.app_proc("A", "mwlease", s.peer_sock)
     if a.wait() != 0:
         fail("A's window lease", a)
-    m = a.wait_line(r"^mw: lease of 100 ms on the type-1 window: MW_LEASE_EXPIRED (\d+) us "
-                    r"after its renewal was asked$")
+    m = a.wait_line(rf"^mw: lease of {MW_LEASE_MS} ms on the type-1 window: "
+                    r"MW_LEASE_EXPIRED (\d+) us after its renewal was asked$")
     print(m.group(0))
     # the design (droce.h): droced's engine revokes within a lease tick of
-    # the deadline (the request's time + 100 ms), never before it; the event
+    # the deadline (the request's time + MW_LEASE_MS), never before it; the event
     # then crosses droced's ring to A, scheduled on a loaded machine
     # (EXPIRY_SLACK_MS, as persist_lease)
-    late_ms = int(m.group(1)) / 1000 - 100
+    late_ms = int(m.group(1)) / 1000 - MW_LEASE_MS
     if not 0 <= late_ms <= LEASE_TICK_MS + EXPIRY_SLACK_MS:
-        fail(f"MW_LEASE_EXPIRED {late_ms:.3f} ms after the deadline of a 100 ms lease "
+        fail(f"MW_LEASE_EXPIRED {late_ms:.3f} ms after the deadline of a {MW_LEASE_MS} ms lease "
              f"(bounds: 0 to {LEASE_TICK_MS + EXPIRY_SLACK_MS} ms)", a)
     expect_lines(a, ["mw: after the expiry the peer's WRITE: remote access error; query: "
                      "expired; renew: Timer expired", "mw: all freed"])
@@ -1070,14 +1086,70 @@ def case_unsupported(s):
     rc = a.wait()
     print(a.output())
     expect_lines(a, [
-        "unsupported: create_srq: Operation not supported",
-        "unsupported: create_ah: Operation not supported",
         "unsupported: rereg_mr: Operation not supported",
         "unsupported: query_pkey: Operation not supported",
         "unsupported: every one EOPNOTSUPP"])
     if rc != 0:
         fail("unsupported failed", a)
     s.expect_apps({}, "after")
+
+
+def srq_ah_counts(s):
+    """droced --ctl list's SRQs and address handles per application: {pid: (srq, ah)}."""
+    out = subprocess.run([s.droced_bin, "--ctl", s.sock, "list"], text=True,
+                         capture_output=True, timeout=10).stdout
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"pid (\d+): .* srq (\d+) ah (\d+)", out)}
+
+
+def case_srq(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "srq", s.peer_sock, f"{s.tmp}/hA", stdin=subprocess.PIPE)
+    a.wait_line(r"^srq: ready")
+    expect_lines(a, [
+        "srq: limit armed: max_wr 16 max_sge 1 limit 6",
+        "srq: a limit not below max_wr: Invalid argument",
+        "srq: resized: max_wr 32 max_sge 1 limit 6",
+        "srq: 3 echoes received from the SRQ, bytes the same",
+        "srq: SRQ limit reached of its SRQ",
+        "srq: after the event: max_wr 32 max_sge 1 limit 0",
+        "srq: UD SEND with its AH: success"])
+    got = srq_ah_counts(s)
+    print(f"droced --ctl list: SRQs and AHs {got}")
+    if got != {a.p.pid: (1, 1)}:
+        fail(f"SRQs and AHs {got}, expected A's (1, 1)", s.droced)
+    b = s.app_proc("B", "srqforge", f"{s.tmp}/hA")
+    if b.wait() != 0:
+        fail("srqforge", b)
+    expect_lines(b, [
+        "srqforge: modify_srq of another's SRQ: No such file or directory",
+        "srqforge: query_srq of another's SRQ: No such file or directory",
+        "srqforge: create_qp on another's SRQ: No such file or directory",
+        "srqforge: post_srq_recv on another's SRQ: Invalid argument",
+        "srqforge: destroy_srq of another's SRQ: No such file or directory",
+        "srqforge: destroy_ah of another's AH: No such file or directory",
+        "srqforge: UD SEND with another's AH index: local QP operation error",
+        "srqforge: UD SEND with an index of none: local QP operation error",
+        "srqforge: every attempt refused"])
+    bqp = b.wait_line(r"^srqforge: UD SEND with its own AH to the other's UD QP: success "
+                      r"\(from QP (\d+)\)$").group(1)
+    print(f"B: UD SEND with its own AH to A's UD QP: success (from QP {bqp})")
+    a.p.stdin.write("go\n")
+    a.p.stdin.flush()
+    expect_lines(a, [
+        "srq: after the forgery: max_wr 32 max_sge 1 limit 0",
+        f"srq: UD receive from QP {bqp}: 104 bytes, GRH IPv4 source 198.18.20.1, "
+        "bytes the same",
+        "srq: last WQE reached of its QP",
+        "srq: holding"])
+    a.p.kill()
+    gone = s.droced.wait_line(rf"droced: pid {a.p.pid} gone: (.*)")
+    print(f"A killed: {gone.group(0)}")
+    if re.search(r", 0 objects left \(seen at \d+ us\)$", gone.group(1)) is None:
+        fail("A's objects not all freed", s.droced)
+    s.expect_apps({}, "after")
+    if srq_ah_counts(s) != {}:
+        fail("SRQs or AHs left", s.droced)
 
 
 def case_evfree(s):
@@ -1192,7 +1264,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
          "persist_expire": case_persist_expire, "evfree": case_evfree,
-         "unsupported": case_unsupported,
+         "unsupported": case_unsupported, "srq": case_srq,
          "max_apps": case_max_apps, "many": case_many}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"]}

@@ -21,6 +21,7 @@ its device is up, kills it with SIGKILL and checks:
      its unknown option, after droce_init, without droce_cleanup).
 Usage: crash_leftovers.py DROCE_PINGPONG
 """
+import fcntl
 import os
 import signal
 import socket
@@ -95,6 +96,14 @@ def foreign_dirs(tag):
     return [empty, with_sock]
 
 
+def pin_runtime_dir(prefix):
+    """A shared flock on PREFIX's droce.lock (lib/device/device_rundir.c):
+    no sweep removes the directory while it is held."""
+    fd = os.open(os.path.join(runtime_dir(prefix), "droce.lock"), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
 def fail(msg):
     print(f"FAIL: {msg}")
     sys.exit(1)
@@ -123,6 +132,11 @@ def main():
             fail(f"--no-huge, yet {held} kB of hugepages held")
         if not no_huge and held == 0:
             fail("the server held no hugepages: nothing would be checked")
+        # Another droce process started on this machine meanwhile (a test
+        # run in parallel) sweeps the server's directory as soon as nobody
+        # holds its droce.lock; a shared lock of ours, kept until our own
+        # next start, makes the directory outlive the kill for that start.
+        pin = pin_runtime_dir(tag + "a")
         foreign = foreign_dirs(tag)
         next_start(pp, tag + "l", tmp, no_huge)
         if not os.path.isdir(runtime_dir(tag + "a")):
@@ -163,6 +177,7 @@ def main():
             fail(f"--no-huge: expected the shared configuration in {dead}")
         print(f"after SIGKILL: {dead} holds {sorted(os.listdir(dead))}")
         time.sleep(SWEEP_AGE_S + 0.5)
+        os.close(pin)			# now the dead server's is the only claim
         next_start(pp, tag + "b", tmp, no_huge)
         if os.path.exists(dead):
             fail(f"{dead} still there after the next start: {os.listdir(dead)}")

@@ -81,7 +81,7 @@ test_query_device_identity_and_defaults(void **state)
 	assert_int_equal(a.max_ee, 0);
 	assert_int_equal(a.max_rdd, 0);
 	assert_int_equal(a.max_mcast_grp, 0);
-	assert_int_equal(a.max_ah, INT32_MAX);
+	assert_int_equal(a.max_ah, TP_MAX_AH - 1);
 	assert_int_equal(a.max_srq, INT32_MAX);
 	assert_int_equal(a.max_srq_wr, 16384);
 	assert_int_equal(a.max_srq_sge, 16);

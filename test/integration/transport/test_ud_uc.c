@@ -172,6 +172,64 @@ test_ud_without_receive_buffer_is_dropped_bad_flow(void **state)
 	fx_close(&f);
 }
 
+/*
+ * A UD WQE names its AH by index (droce_ah.handle), resolved by the engine
+ * for the QP's PD only: an AH of another PD of the same context, and the
+ * index of an AH destroyed already, end the WQE in LOC_QP_OP_ERR (and its
+ * QP in ERR); nothing is sent.
+ */
+static void
+ud_send_fails(bool stale)
+{
+	struct droce_ah *mine, *other, copy;
+	struct droce_pd *pd2, *pd1;
+	struct droce_wc wc;
+	struct fx f;
+
+	fx_open(&f, NULL, BUF);
+	fx_connect(&f, &(struct fx_qp_opts){ .type = DROCE_QPT_UD, .mtu = DROCE_MTU_4096 });
+	pd2 = droce_alloc_pd(f.a.ctx);
+	assert_non_null(pd2);
+	mine = ah_to(&f.a, &f.b, 0);
+	assert_non_null(mine);
+	/* the same address on pd2: only the PD differs */
+	pd1 = f.a.pd;
+	f.a.pd = pd2;
+	other = ah_to(&f.a, &f.b, 0);
+	f.a.pd = pd1;
+	assert_non_null(other);
+	copy = *mine;
+	if (stale) {
+		assert_int_equal(droce_destroy_ah(mine), 0);
+		mine = NULL;
+	}
+	assert_int_equal(post_ud_send(&f.a, stale ? &copy : other, f.b.qp->qp_num, QKEY, 5,
+				      64, false), 0);
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, DROCE_WC_LOC_QP_OP_ERR);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, 1), 0);	/* nothing arrived */
+	assert_int_equal(droce_destroy_ah(other), 0);
+	if (mine != NULL)
+		assert_int_equal(droce_destroy_ah(mine), 0);
+	assert_int_equal(droce_dealloc_pd(pd2), 0);
+	fx_close(&f);
+}
+
+static void
+test_ud_ah_of_another_pd_bad_flow(void **state)
+{
+	(void)state;
+	ud_send_fails(false);
+}
+
+static void
+test_ud_destroyed_ah_bad_flow(void **state)
+{
+	(void)state;
+	ud_send_fails(true);
+}
+
 static void
 test_uc_write_and_send(void **state)
 {
@@ -342,6 +400,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud_send_ipv4_and_ipv6_with_grh),
 		cmocka_unit_test(test_ud_wrong_qkey_is_dropped_bad_flow),
 		cmocka_unit_test(test_ud_without_receive_buffer_is_dropped_bad_flow),
+		cmocka_unit_test(test_ud_ah_of_another_pd_bad_flow),
+		cmocka_unit_test(test_ud_destroyed_ah_bad_flow),
 		cmocka_unit_test(test_uc_write_and_send),
 		cmocka_unit_test(test_uc_loss_drops_messages_never_corrupts),
 	};
