@@ -13,17 +13,24 @@ write_lat -s 8 -n ITERS, checks:
     freed, 0 objects left (droce-perf released all of it itself, the buffer
     with droce_free_buf), and droced --ctl list empty again.
 No speed is asserted (test/bench/droce_bench.py --daemon measures it).
+When a case fails, droced's engine counters (/droce/stats) are printed
+beside the client's output: sent/received frames, retransmissions and the
+transport lcore's scheduling gaps, to tell frames lost from a side that did
+not run (a client giving up after 10 s without frames while droced's
+counters match its own, and droced's retransmissions sent after the
+client's exit, is the latter).
 
 Usage: daemon_perf.py DROCED DROCE_PERF.  Only processes this script
 started are stopped (by their Popen handle).  Needs hugepages (exit 77 when
 DROCE_NO_HUGE=1).
 """
+import json
 import os
 import re
 import socket
 import sys
 
-from daemon_test import GIDS, Setup, fail, use_lsan_supp
+from daemon_test import GIDS, Setup, fail, runtime_dir, use_lsan_supp
 
 ITERS = 1000
 CASES = (("write_bw", 65536), ("write_lat", 8))
@@ -37,6 +44,28 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# droced's engine counters printed when a case fails: whether droced's
+# transport lcore was descheduled (sched_gap_max_us; counted only while a
+# timer is armed) and what it sent after the client's last frame
+DROCED_COUNTERS = ("sent_pkts", "rcvd_pkts", "retransmitted_pkts", "retransmit_timeouts",
+                   "retransmit_timeouts_in_gap", "sched_gaps", "sched_gap_max_us",
+                   "link_tx_pkts", "link_tx_full", "link_rx_pkts")
+
+
+def droced_counters(s):
+    """droced's /droce/stats (its engine's counters), a subset, or why not."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.settimeout(10)
+            t.connect(f"{runtime_dir(s.prefix)}/dpdk_telemetry.v2")
+            t.recv(4096)			# the greeting
+            t.send(b"/droce/stats,droce0")
+            st = json.loads(t.recv(1 << 16))["/droce/stats"]
+        return " ".join(f"{k}={st.get(k)}" for k in DROCED_COUNTERS)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"not read ({e})"
 
 
 def run_case(s, perf, test, size):
@@ -55,6 +84,7 @@ def run_case(s, perf, test, size):
     rc_c, rc_s = cli.wait(120), srv.wait(30)
     if rc_c != 0 or rc_s != 0:
         print(f"--- {cli.name}:\n{cli.output()}")
+        print(f"--- droced's engine: {droced_counters(s)}")
         fail(f"{test}: exit server {rc_s} client {rc_c}", srv)
     for p in (srv, cli):
         rows = [(int(m.group(1)), int(m.group(2))) for m in ROW.finditer(p.output())]
