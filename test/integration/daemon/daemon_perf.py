@@ -9,6 +9,11 @@ write_lat -s 8 -n ITERS, checks:
     (write_bw: the client's row on both; write_lat: each side's own);
   - write_bw: the server's data check passed over all 65536 bytes (the
     client's pattern is in the server's droce_alloc_buf buffer);
+  - with DROCE_COUNTERS=1 (set for both): the server, an application of
+    droced, prints that its counters are droced's ("not counted here"),
+    never a value (UINT64_MAX, "no such counter", was printed for each);
+    the client prints its engine's, sent_pkts >= ITERS (a packet at least
+    per operation);
   - droced's reap line for the server: 0 MRs revoked, 0 QPs, 0 buffer bytes
     freed, 0 objects left (droce-perf released all of it itself, the buffer
     with droce_free_buf), and droced --ctl list empty again.
@@ -37,6 +42,8 @@ CASES = (("write_bw", 65536), ("write_lat", 8))
 QP_TIMEOUT = 18
 NUM = r"\d+(?:\.\d+)?"
 ROW = re.compile(r"^ (\d+)\s+(\d+)\s+" + NUM + r"(?:\s+" + NUM + r"){2,6}\s*$", re.M)
+SRV_COUNTERS = "droce counters: not counted here (the engine is droced's)"
+CLI_COUNTERS = re.compile(r"^droce counters: sent_pkts=(\d+) ", re.M)
 PASSED = "droce-perf: data check passed: all 65536 bytes written are the client's pattern"
 
 
@@ -91,6 +98,11 @@ def run_case(s, perf, test, size):
         if rows != [(size, ITERS)]:
             fail(f"{p.name}: rows (#bytes, #iterations) {rows}, expected "
                  f"[({size}, {ITERS})]", p)
+    if SRV_COUNTERS not in srv.output() or str(2**64 - 1) in srv.output():
+        fail(f"{test}: the server's counters line is not {SRV_COUNTERS!r}", srv)
+    m = CLI_COUNTERS.search(cli.output())
+    if m is None or int(m.group(1)) < ITERS:
+        fail(f"{test}: the client's counters: no sent_pkts >= {ITERS}", cli)
     if test == "write_bw" and PASSED not in srv.output():
         fail(f"{test}: no data check on the server", srv)
     reap = s.droced.wait_line(rf"droced: pid {srv.p.pid} gone: (.*)")
@@ -110,6 +122,7 @@ def main():
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
     use_lsan_supp()
+    os.environ["DROCE_COUNTERS"] = "1"	# droce-perf's counters line, both sides
     for test, size in CASES:
         # a droced per case: its memif server side does not take a second
         # client after the first one left
