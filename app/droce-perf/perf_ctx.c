@@ -276,6 +276,12 @@ print_counters(struct droce_context *context)
 
 	if (getenv("DROCE_COUNTERS") == NULL || context == NULL)
 		return;
+	/* UINT64_MAX: an application of droced, whose engine counts for
+	 * every application at once (droced's telemetry /droce/stats) */
+	if (droce_get_counter(context, names[0]) == UINT64_MAX) {
+		fprintf(stderr, "droce counters: not counted here (the engine is droced's)\n");
+		return;
+	}
 	fprintf(stderr, "droce counters:");
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		fprintf(stderr, " %s=%" PRIu64, names[i],
