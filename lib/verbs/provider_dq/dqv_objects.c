@@ -193,16 +193,6 @@ dqv_destroy_cq(struct droce_cq *pub)
 /* ---- QPs ------------------------------------------------------------------------- */
 
 /* The attributes without their pointers (the handles go in h[]). */
-static void
-init_wire(struct droce_qp_init_attr *w, const struct droce_qp_init_attr *init)
-{
-	*w = *init;
-	w->qp_context = NULL;
-	w->send_cq = NULL;
-	w->recv_cq = NULL;
-	w->srq = NULL;
-}
-
 /*
  * RC and UC.  The rings hold what the application posts until droced
  * moves it onto its QP, so its depths must fit them (EINVAL); inline data
@@ -231,7 +221,7 @@ qp_request(struct droce_pd *pd, struct droce_qp_init_attr *init, struct dqv_qp *
 	m.h[1] = ((const struct verbs_dmn_cq *)init->send_cq)->h;
 	m.h[2] = ((const struct verbs_dmn_cq *)init->recv_cq)->h;
 	m.addr = dqv_event_name(pd->context, &qp->d.pub);
-	init_wire(&m.u.qp_init, init);
+	verbs_dmn_qp_init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0)
 		return rc;

@@ -504,16 +504,6 @@ srq_handle(const struct droce_srq *srq)
 }
 
 /* The attributes without their pointers (the handles go in h[] and len). */
-static void
-init_wire(struct droce_qp_init_attr *w, const struct droce_qp_init_attr *init)
-{
-	*w = *init;
-	w->qp_context = NULL;
-	w->send_cq = NULL;
-	w->recv_cq = NULL;
-	w->srq = NULL;
-}
-
 static int
 droced_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 		 struct droce_qp **out)
@@ -530,7 +520,7 @@ droced_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 	m.h[2] = cq_handle(init->recv_cq);
 	m.len = init->srq != NULL ? srq_handle(init->srq) : 0;
 	m.addr = verbs_dmn_event_name(pd->context, &qp->pub);
-	init_wire(&m.u.qp_init, init);
+	verbs_dmn_qp_init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(qp);

@@ -298,4 +298,16 @@ int verbs_dmn_named_dereg(struct droce_mr *mr, int rc);
 
 /* The object an event names: verbs_event_object (verbs_private.h). */
 
+/* A CREATE_QP request's attributes: the application's pointers left out
+ * (droced names the CQs and SRQ by handle). */
+static inline void
+verbs_dmn_qp_init_wire(struct droce_qp_init_attr *w, const struct droce_qp_init_attr *init)
+{
+	*w = *init;
+	w->qp_context = NULL;
+	w->send_cq = NULL;
+	w->recv_cq = NULL;
+	w->srq = NULL;
+}
+
 #endif /* DROCE_VERBS_DAEMON_H */
