@@ -447,6 +447,25 @@ map_of(struct droced_app *a, const struct droce_mr *mr)
  * lib/protection's grace period means no engine access with its key is
  * running or can start then, and its mapping is its own.
  */
+/* REREG_MR of the caller's MR h[0]: its PD (h[1], the caller's) or its
+ * rights (arg), flags in len; a new translation is the client's own new
+ * registration (verbs_dmn_rereg_mr), never a request. */
+static int
+on_rereg_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	const int flags = DROCE_REREG_MR_CHANGE_PD | DROCE_REREG_MR_CHANGE_ACCESS;
+	struct obj *mr = obj_find(a, OBJ_MR, m->h[0]);
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[1]);
+
+	if (mr == NULL || pd == NULL)
+		return ENOENT;
+	if (m->len == 0 || (m->len & ~(uint64_t)flags) != 0)
+		return EINVAL;
+	if (droce_rereg_mr(mr->p, (int)m->len, pd->p, NULL, 0, m->arg) != 0)
+		return errno;
+	return 0;
+}
+
 static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
@@ -1114,6 +1133,7 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_QUERY_PORT] = on_query_port,
 	[DMN_QUERY_GID] = on_query_gid,
 	[DMN_QUERY_PKEY] = on_query_pkey,
+	[DMN_REREG_MR] = on_rereg_mr,
 	[DMN_LIST] = on_list,
 	[DMN_MEM_PIECE] = on_mem_piece,
 	[DMN_REG_MEM] = on_reg_mem,

@@ -317,7 +317,9 @@ verbs_dmn_mem_reg(struct dmn_msg *m)
  * moved range into private anonymous memory put in its place (mremap); the
  * forking thread of the parent waits until it has, so that its own writes
  * (its malloc, right after fork returns) reach the child's copy later
- * than the fork, never during.  A registration and a fork exclude each
+ * than the fork, never during.  Until its copy exists the child must not
+ * allocate (its heap pages are still the parent's: stdio's fopen would
+ * take freed chunks from them).  A registration and a fork exclude each
  * other (mem.lock across the fork).
  */
 static struct {
@@ -358,18 +360,26 @@ mem_fork_parent(void)
 	errno = saved;
 }
 
-/* [l->start, l->end) replaced by a private copy of itself: 0 or -errno.
+/* A range of the child to copy. */
+struct mem_range {
+	uintptr_t start, end;
+};
+
+/* Mappings of moved segments a child copies: a segment may be split. */
+#define FORK_RANGES (4 * SEG_MAX)
+
+/* [r->start, r->end) replaced by a private copy of itself: 0 or -errno.
  * The copy is the kernel's (a read of /proc/self/mem), as in pages_to_fd. */
 static int
-range_privatize(int self, const struct maps_line *l)
+range_privatize(int self, const struct mem_range *r)
 {
-	size_t len = l->end - l->start, done = 0;
+	size_t len = r->end - r->start, done = 0;
 	void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (copy == MAP_FAILED)
 		return -errno;
 	while (done < len) {
-		ssize_t n = pread(self, (char *)copy + done, len - done, (off_t)(l->start + done));
+		ssize_t n = pread(self, (char *)copy + done, len - done, (off_t)(r->start + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -379,7 +389,7 @@ range_privatize(int self, const struct maps_line *l)
 		}
 		done += (size_t)n;
 	}
-	if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->start) == MAP_FAILED) {
+	if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)r->start) == MAP_FAILED) {
 		int rc = -errno;
 
 		munmap(copy, len);
@@ -388,30 +398,79 @@ range_privatize(int self, const struct maps_line *l)
 	return 0;
 }
 
-/* Every mapping of a moved segment in this (the child's) address space. */
+/* One maps line: a shared mapping of a moved segment goes to r[*n]. */
+static int
+range_of_line(const char *line, struct mem_range *r, int *n)
+{
+	struct maps_line l;
+
+	if (!maps_parse(line, &l) || seg_of(&l) == NULL || strcmp(l.perms, "rw-s") != 0)
+		return 0;
+	if (*n == FORK_RANGES)
+		return -E2BIG;
+	r[(*n)++] = (struct mem_range){ l.start, l.end };
+	return 0;
+}
+
+/*
+ * The mappings of moved segments, from /proc/self/maps read with read(2)
+ * into the stack: no malloc (stdio's buffers), because until they are
+ * copied the child's heap pages are still the parent's.  Their number,
+ * or -errno.
+ */
+static int
+ranges_to_copy(struct mem_range *r)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), n = 0, rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? -errno : 0;
+			break;
+		}
+		have += (size_t)got;
+		buf[have] = '\0';
+		while (rc == 0 && (nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			rc = range_of_line(line, r, &n);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (rc != 0 || have == sizeof(buf) - 1)
+			rc = rc != 0 ? rc : -E2BIG;	/* a line longer than the buffer */
+		if (rc != 0)
+			break;
+	}
+	close(fd);
+	return rc != 0 ? rc : n;
+}
+
+/* Every mapping of a moved segment in this (the child's) address space:
+ * read all of them first, as a remap would shift the maps under the read. */
 static int
 segs_privatize(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	int self = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-	struct maps_line l[SEG_MAX];
-	char line[512];
-	int n = 0, rc = 0;
+	struct mem_range r[FORK_RANGES];
+	int self, n = ranges_to_copy(r), rc = 0;
 
-	/* the maps first, then the changes: a remap while reading them would
-	 * shift the file under fgets */
-	while (f != NULL && self >= 0 && fgets(line, sizeof(line), f) != NULL)
-		if (maps_parse(line, &l[n]) && seg_of(&l[n]) != NULL &&
-		    strcmp(l[n].perms, "rw-s") == 0 && ++n == SEG_MAX)
-			break;
-	if (f == NULL || self < 0)
-		rc = -errno;
+	if (n < 0)
+		return n;
+	self = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return -errno;
 	for (int i = 0; i < n && rc == 0; i++)
-		rc = range_privatize(self, &l[i]);
-	if (f != NULL)
-		fclose(f);
-	if (self >= 0)
-		close(self);
+		rc = range_privatize(self, &r[i]);
+	close(self);
 	return rc;
 }
 
