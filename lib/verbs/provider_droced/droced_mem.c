@@ -19,10 +19,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,6 +49,7 @@ struct mem_piece {
 	uintptr_t start, end;
 	uint64_t off;
 	int fd;
+	int shmid;		/* >= 0: of a System V segment, droced attaches it */
 };
 
 /* The process's moved ranges: one table per address space, as there is one
@@ -129,6 +132,24 @@ movable(const struct maps_line *l)
 	return l->path[0] == '/';
 }
 
+/*
+ * A System V segment this process made (UCX's hugepage memory pools:
+ * shmget(IPC_PRIVATE, SHM_HUGETLB), shmat, IPC_RMID): shared memory that
+ * cannot move, which droced attaches itself by its id (the maps give it
+ * as the inode) once it has checked that this process made it.
+ */
+static int
+sysv_own(const struct maps_line *l)
+{
+	struct shmid_ds ds;
+
+	if (strcmp(l->perms, "rw-s") != 0 || strncmp(l->path, "/SYSV", 5) != 0 ||
+	    l->ino > INT_MAX || shmctl((int)l->ino, IPC_STAT, &ds) != 0 ||
+	    ds.shm_cpid != getpid())
+		return -1;
+	return (int)l->ino;
+}
+
 /* The part of line l from *cur up to hi as a piece: 0 or -errno. */
 static int
 piece_of(const struct maps_line *l, uintptr_t *cur, uintptr_t hi, struct mem_piece *p)
@@ -139,8 +160,11 @@ piece_of(const struct maps_line *l, uintptr_t *cur, uintptr_t hi, struct mem_pie
 	p->end = l->end < hi ? l->end : hi;
 	p->off = 0;
 	p->fd = -1;
+	p->shmid = sysv_own(l);
 	if (s != NULL && strcmp(l->perms, "rw-s") == 0) {
 		p->fd = s->fd;
+		p->off = l->off + (p->start - l->start);
+	} else if (p->shmid >= 0) {
 		p->off = l->off + (p->start - l->start);
 	} else if (!movable(l)) {
 		return -EOPNOTSUPP;	/* shared with another process, or the stack */
@@ -272,7 +296,15 @@ send_pieces(struct dmn_msg *m, const struct mem_piece *p, int n)
 	for (int i = 0; i < n; i++) {
 		struct dmn_msg pm = { .type = DMN_MEM_PIECE, .addr = p[i].start,
 				      .len = p[i].end - p[i].start, .h = { p[i].off } };
-		int rc = verbs_daemon_call_fd(&pm, p[i].fd);
+		int rc;
+
+		if (p[i].shmid >= 0) {
+			pm.arg = DMN_PIECE_SYSV;
+			pm.h[1] = (uint64_t)p[i].shmid;
+			rc = verbs_daemon_call(&pm);
+		} else {
+			rc = verbs_daemon_call_fd(&pm, p[i].fd);
+		}
 
 		if (rc != 0)
 			return rc;
@@ -299,7 +331,7 @@ verbs_dmn_mem_reg(struct dmn_msg *m)
 	if (rc == 0)
 		segs_forget_unmapped();
 	for (int i = 0; i < n && rc == 0; i++)
-		if (p[i].fd < 0)
+		if (p[i].fd < 0 && p[i].shmid < 0)
 			rc = -seg_move(&p[i]);
 	if (rc == 0)
 		rc = send_pieces(m, p, n);

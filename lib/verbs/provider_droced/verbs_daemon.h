@@ -79,6 +79,9 @@ enum dmn_req {
 #define DMN_LIST_MAX 32
 /* Pieces of one registration of the application's own memory (E2BIG). */
 #define DMN_MEM_PIECES 8
+/* MEM_PIECE's arg: the piece is System V segment h[1] (no fd), at offset
+ * h[0] in it; else a memfd (SCM_RIGHTS) at offset h[0]. */
+#define DMN_PIECE_SYSV 1
 
 /* One application as droced --ctl list shows it. */
 struct dmn_app_info {

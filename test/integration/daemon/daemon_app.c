@@ -66,7 +66,8 @@
  *                                   line on stdin: all freed
  *       unsupported                 what droced once lacked: rereg_mr
  *                                   (rights and PD keep the keys, a new
- *                                   translation new ones), query_pkey
+ *                                   translation new ones), query_pkey,
+ *                                   System V memory (and forged pieces)
  *       fork                        an MR on its heap, fork(): the child's
  *                                   copy of the moved page is its own
  *       evfree                      an MR and a window whose leases ran out,
@@ -97,6 +98,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -2005,6 +2007,69 @@ run_srqforge(struct droce_context *ctx, char **argv)
  * unsupported: the verbs droced's provider lacks each fail with EOPNOTSUPP,
  * the one answer of a missing op, and leave nothing behind.
  */
+/* A System V segment's id, made by a child of fork() that stays alive
+ * until *child is killed: a segment this process did not make. */
+static int
+foreign_shm(pid_t *child)
+{
+	int p[2], id = -1;
+
+	check(pipe(p) == 0, "sysv: pipe");
+	*child = fork();
+	check(*child >= 0, "sysv: fork");
+	if (*child == 0) {
+		id = shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600);
+		(void)!write(p[1], &id, sizeof(id));
+		pause();
+		_exit(0);
+	}
+	check(read(p[0], &id, sizeof(id)) == sizeof(id) && id >= 0, "sysv: the child's segment");
+	close(p[0]);
+	close(p[1]);
+	return id;
+}
+
+/*
+ * System V memory (UCX's "huge" memory pools: shmget IPC_PRIVATE, shmat,
+ * IPC_RMID), which cannot move: droced attaches the segment the process
+ * made.  A segment of another process, or a range past a segment's end,
+ * named in a forged MEM_PIECE: refused.
+ */
+static int
+sysv_checks(struct droce_pd *pd)
+{
+	const size_t len = 1 << 20;
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600), other, bad = 0;
+	struct dmn_msg m = { .type = DMN_MEM_PIECE, .addr = 1 << 20, .len = 4096,
+			     .arg = DMN_PIECE_SYSV };
+	struct droce_mr *mr;
+	uint8_t *seg;
+	pid_t child;
+
+	check(id >= 0, "sysv: shmget");
+	seg = shmat(id, NULL, 0);
+	check(seg != (void *)-1 && shmctl(id, IPC_RMID, NULL) == 0, "sysv: shmat, IPC_RMID");
+	mr = droce_reg_mr(pd, seg + 4096, 8192, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ);
+	if (mr == NULL) {
+		printf("unsupported: reg_mr on System V memory: %s\n", strerror(errno));
+		bad++;
+	} else if (droce_dereg_mr(mr) != 0) {
+		bad++;
+	}
+	m.h[0] = len;	/* past its end */
+	m.h[1] = (uint64_t)id;
+	bad += refused("a piece past the segment's end", verbs_daemon_call(&m), EINVAL);
+	other = foreign_shm(&child);
+	m.h[0] = 0;
+	m.h[1] = (uint64_t)other;
+	bad += refused("another process's segment", verbs_daemon_call(&m), EPERM);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	(void)shmctl(other, IPC_RMID, NULL);
+	check(shmdt(seg) == 0, "sysv: shmdt");
+	return bad;
+}
+
 static int
 run_unsupported(struct droce_context *ctx)
 {
@@ -2054,11 +2119,13 @@ run_unsupported(struct droce_context *ctx)
 		bad++;
 	}
 	bad += refused("query_pkey past the table", droce_query_pkey(ctx, 1, 4096, &pkey), EINVAL);
+	bad += sysv_checks(pd);
 	check(droce_dereg_mr(mr) == 0 && droce_dealloc_pd(pd2) == 0 && droce_dealloc_pd(pd) == 0,
 	      "dereg_mr, dealloc_pd");
 	free(own);
 	free(own2);
-	printf("unsupported: %s\n", bad == 0 ? "rereg_mr and query_pkey through droced" : "WRONG");
+	printf("unsupported: %s\n", bad == 0 ? "rereg_mr, query_pkey, System V memory through droced" :
+					       "WRONG");
 	return bad == 0 ? 0 : 1;
 }
 

@@ -1090,7 +1090,9 @@ def case_unsupported(s):
         "unsupported: rereg without flags: Invalid argument",
         "unsupported: rereg to no memory: Invalid argument",
         "unsupported: query_pkey past the table: Invalid argument",
-        "unsupported: rereg_mr and query_pkey through droced"])
+        "unsupported: a piece past the segment's end: Invalid argument",
+        "unsupported: another process's segment: Operation not permitted",
+        "unsupported: rereg_mr, query_pkey, System V memory through droced"])
     if rc != 0:
         fail("unsupported failed", a)
     s.expect_apps({}, "after")
