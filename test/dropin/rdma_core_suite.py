@@ -101,14 +101,16 @@ def inner(tdir, out, seed):
     return 0
 
 
-def droced_start(droced, tmp):
-    """A droced on net_ring (its engine on lcore 1): (Popen, socket, output)."""
+def droced_start(droced, tmp, wrap=(), port=("--vdev=net_ring0", "--",
+                                              "--droce-ipv4=198.18.5.1/24")):
+    """A droced (by default on net_ring; port: its vdev, "--" and droce's
+    address), its engine on lcore 1, under wrap (e.g. ip netns exec NS):
+    (Popen, socket, output)."""
     sock = os.path.join(tmp, "droced.sock")
     out = open(os.path.join(tmp, "droced.out"), "w+")
-    p = subprocess.Popen([droced, "-l", "0,1", "--main-lcore", "0", "--no-pci",
-                          "--log-level=lib.eal:error", f"--file-prefix=rdmasuited{os.getpid()}",
-                          "--vdev=net_ring0", "--", "--droce-ipv4=198.18.5.1/24",
-                          "--droce-transport-lcores=1", f"--socket={sock}"],
+    p = subprocess.Popen(list(wrap) + [droced, "-l", "0,1", "--main-lcore", "0", "--no-pci",
+                          "--log-level=lib.eal:error", f"--file-prefix=rdmasuited{os.getpid()}"] +
+                         list(port) + ["--droce-transport-lcores=1", f"--socket={sock}"],
                          stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and p.poll() is None:
