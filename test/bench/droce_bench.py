@@ -45,6 +45,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -1061,6 +1062,255 @@ def dropin_compare(a, nruns):
     return 1 if failed else 0
 
 
+# ---- middleware on the drop-ins against droce-perf (--middleware) --------------
+
+# Debian's ucx_perftest's last line: iterations, latency 50%ile, average,
+# overall (usec, one way: half the round trip of its ping-pong), bandwidth
+# average, overall (MB/s of 2^20 bytes), message rate average, overall
+UCX_FINAL_RE = re.compile(r"^Final:\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+"
+                          r"([\d.]+)", re.M)
+MW_BW_ITERS, MW_LAT_ITERS = 2000, 2000
+FIO_SIZE = "128m"
+
+
+class ToolFailed(Exception):
+    """A tool of a middleware row exited non-zero or printed no figure."""
+
+
+def mw_argv(pmd, run, lib, tool, droce_ip, passive_lcore, side):
+    """(argv, env) of tool (argv list) on the drop-in on pmd's side: the EAL
+    of droce-perf's pair, droce's defaults (adaptive progress) unless
+    passive_lcore (then the engine polls on a transport lcore, core 0, and the
+    main thread, asleep outside the verbs, has core 1)."""
+    argv = pmd.argv("x", side, pmd.n)
+    at = argv.index("x")
+    prefix, eal = argv[:at], argv[at + 1:]
+    opts = ["--", f"--droce-ipv4={droce_ip}/24"]
+    if passive_lcore:
+        i = eal.index("-l")
+        eal[i + 1:i + 2] = ["0,1", "--main-lcore", "1"]
+        opts.append("--droce-transport-lcores=0")
+    env = dict(os.environ, DROCE_ARGS=" ".join(eal + opts))
+    return prefix + [run, "--lib", lib, "--"] + tool, env
+
+
+def mw_pair(pmd, a, name, tools, ready, droce_ips=None, passive=False, extra_env=None):
+    """tools[0] (server) until ready(proc, out_path), then tools[1]; both must
+    exit 0.  (server output, client output) or ToolFailed."""
+    pmd.n += 1
+    ips = droce_ips or ["198.18.13.1", "198.18.13.2"]
+    (sc, se), (cc, ce) = [mw_argv(pmd, a.dropin, a.dropin_lib, tools[s], ips[s],
+                                  s == 0 and passive and a.dropin_lcores, s) for s in (0, 1)]
+    for e in (se, ce):
+        e.update(extra_env or {})
+    res = run_two_env(sc, se, cc, ce, ready, 120)
+    if res is None:
+        raise ToolFailed(f"{name}: the server did not start: {' '.join(sc)}")
+    if res[0] != 0 or res[1] != 0:
+        raise ToolFailed(f"{name}: exit {res[0]} (server) / {res[1]} (client): "
+                         f"{(res[4] or res[3] or res[2]).strip()[-400:]}")
+    return res[2], res[3]
+
+
+def mw_ucx(pmd, a, args, env=None, kind="bw"):
+    """ucx_perftest args both sides: bw -> overall MB/s, lat -> 50th percentile (us)."""
+    port = 20000 + (os.getpid() * 7 + (pmd.n + 1) * 131) % 40000
+    name = "ucx_perftest " + " ".join(args) + (" " + " ".join(f"{k}={v}" for k, v in
+                                                               (env or {}).items()))
+    tool = ["ucx_perftest", "-p", str(port)] + args
+    _, out = mw_pair(pmd, a, name, [tool, tool + [pmd.server_addr]],
+                     lambda proc, path: listening(proc.pid, port), extra_env=env)
+    final = UCX_FINAL_RE.findall(out)
+    n = int(args[args.index("-n") + 1])
+    if len(final) != 1 or int(final[0][0]) != n:
+        raise ToolFailed(f"{name}: no Final row of {n} iterations: {out.strip()[-400:]}")
+    return float(final[0][5]) if kind == "bw" else float(final[0][1])
+
+
+def fio_json(out, name):
+    start = out.find('{\n  "fio version"')
+    if start < 0:
+        raise ToolFailed(f"{name}: no JSON report: {out.strip()[-400:]}")
+    try:
+        return json.JSONDecoder().raw_decode(out[start:])[0]
+    except ValueError as e:
+        raise ToolFailed(f"{name}: bad JSON report ({e})") from e
+
+
+def mw_fio(pmd, a, verb, bs, iodepth, kind):
+    """fio --ioengine=rdma --verb=verb on both sides (the server's job waits,
+    the client's issues): bw -> the client's MB/s (2^20), lat -> the client's
+    median completion latency (us: one WRITE/READ until its completion, a
+    round trip)."""
+    port = 20000 + (os.getpid() * 7 + (pmd.n + 1) * 131) % 40000
+    name = f"fio --ioengine=rdma --verb={verb} --bs={bs} --iodepth={iodepth}"
+    size = FIO_SIZE if kind == "bw" else str(int(bs) * MW_LAT_ITERS)
+    common = ["--ioengine=rdma", f"--port={port}", f"--verb={verb}", f"--bs={bs}",
+              f"--size={size}", f"--iodepth={iodepth}", "--thread", "--output-format=json"]
+    srv = ["fio", "--name=server", "--rw=read"] + common
+    cli = ["fio", "--name=client", "--rw=write"] + common + [f"--hostname={pmd.server_addr}"]
+    # its listening rdma_cm id is droce's, not a kernel socket: its line
+    _, out = mw_pair(pmd, a, name, [srv, cli],
+                     lambda proc, path: file_has(path, "waiting for connection"),
+                     droce_ips=["198.18.12.1", "198.18.12.2"], passive=True)
+    job = fio_json(out, name)["jobs"][0]
+    if job.get("error") != 0:
+        raise ToolFailed(f"{name}: client error {job.get('error')}")
+    w = job["write"]
+    want = int(size[:-1]) << 20 if size.endswith("m") else int(size)
+    if w["io_bytes"] != want:
+        raise ToolFailed(f"{name}: client moved {w['io_bytes']} bytes, not {want}")
+    if kind == "bw":
+        return w["bw_bytes"] / 1048576
+    return w["clat_ns"]["percentile"]["50.000000"] / 1000
+
+
+def mw_ib(pmd, a, test, args, passive):
+    v = dropin_perf(pmd, a.dropin, a.dropin_lib, test, args, passive, a.dropin_lcores)
+    if v is None:
+        raise ToolFailed(f"ib_{test} {' '.join(args)} on the drop-in (see above)")
+    return v[0] if isinstance(v, tuple) else v
+
+
+def mw_perf(pmd, a, test, args):
+    v = droce_perf(pmd, a.perf, test, args, server_args=args)
+    if v is None:
+        raise ToolFailed(f"droce-perf {test} {' '.join(args)} (see above)")
+    return v[0] if isinstance(v, tuple) else v
+
+
+def mw_raw(pmd, a, what):
+    """raw_fwd at its default burst and ring (no sweep): 1082 B frames
+    (a 1024-byte WRITE_MIDDLE) in MB/s of payload (2^20), or the one-way time
+    (half the median round trip) of the 8-byte WRITE's 82 B frame."""
+    if what == "bw":
+        v = raw_rate(pmd, a.raw, FRAME_MTU[1024], 2.0)
+        return v * 1024 * 1e6 / 1048576 if v is not None else None
+    v = raw_rtt(pmd, a.raw, FRAME_W8, 20000)
+    return v / 2 if v is not None else None
+
+
+BW8, LAT8 = ["-s", "65536", "-n", str(MW_BW_ITERS)], ["-s", "8", "-n", str(MW_LAT_ITERS)]
+UCP_ENV = {"UCX_TLS": "rc_verbs,ud_verbs", "UCX_NET_DEVICES": "droce0:1"}
+
+
+def mw_rows(a):
+    """(label, kind, reference factor, measure(pmd, a)): kind bw (MiB/s,
+    against droce-perf's write_bw 64 KiB) or lat (us, against droce-perf's
+    write_lat 8 B t_typical x factor: 1 for perftest's and UCX's half round
+    trips, 2 for fio's completion latency, a whole round trip)."""
+    rows = [
+        ("droce-perf write_bw -s 65536", "bw", 1, lambda p, a: mw_perf(p, a, "write_bw", BW8)),
+        ("droce-perf write_lat -s 8", "lat", 1, lambda p, a: mw_perf(p, a, "write_lat", LAT8)),
+        ("ib_write_bw -s 65536 (perftest)", "bw", 1,
+         lambda p, a: mw_ib(p, a, "write_bw", BW8, True)),
+        ("ib_write_lat -s 8 (perftest)", "lat", 1,
+         lambda p, a: mw_ib(p, a, "write_lat", LAT8, False)),
+        ("ucx_perftest -x rc_verbs put_bw 65536 zcopy", "bw", 1,
+         lambda p, a: mw_ucx(p, a, ["-x", "rc_verbs", "-d", "droce0:1", "-t", "put_bw",
+                                    "-D", "zcopy"] + BW8)),
+        ("ucx_perftest -x rc_verbs am_lat 8", "lat", 1,
+         lambda p, a: mw_ucx(p, a, ["-x", "rc_verbs", "-d", "droce0:1", "-t", "am_lat"] + LAT8,
+                             kind="lat")),
+        ("ucx_perftest -x ud_verbs am_lat 8", "lat", 1,
+         lambda p, a: mw_ucx(p, a, ["-x", "ud_verbs", "-d", "droce0:1", "-t", "am_lat"] + LAT8,
+                             kind="lat")),
+        ("ucx_perftest tag_bw 65536 (UCP, rc+ud)", "bw", 1,
+         lambda p, a: mw_ucx(p, a, ["-t", "tag_bw"] + BW8, UCP_ENV)),
+        ("ucx_perftest tag_lat 8 (UCP, rc+ud)", "lat", 1,
+         lambda p, a: mw_ucx(p, a, ["-t", "tag_lat"] + LAT8, UCP_ENV, kind="lat")),
+        ("fio rdma write 64k iodepth 16", "bw", 1,
+         lambda p, a: mw_fio(p, a, "write", "65536", 16, "bw")),
+        ("fio rdma read 64k iodepth 16", "bw", 1,
+         lambda p, a: mw_fio(p, a, "read", "65536", 16, "bw")),
+        ("fio rdma write 64k iodepth 1 (clat p50)", "lat", None,
+         lambda p, a: mw_fio(p, a, "write", "65536", 1, "lat")),
+        ("fio rdma write 8 B iodepth 1 (clat p50)", "lat", 2,
+         lambda p, a: mw_fio(p, a, "write", "8", 1, "lat")),
+    ]
+    if a.raw:
+        rows += [("raw_fwd 1082 B frames x 1024 B (af_packet)", "bw", 1,
+                  lambda p, a: mw_raw(p, a, "bw")),
+                 ("raw_fwd 82 B round trip / 2 (af_packet)", "lat", 1,
+                  lambda p, a: mw_raw(p, a, "lat"))]
+    if a.mw_rows:
+        keep = [s.strip() for s in a.mw_rows.split(",")]
+        rows = [r for r in rows if r[0].startswith(("droce-perf",)) or
+                any(k in r[0] for k in keep)]
+    return rows
+
+
+def spread(xs):
+    return f"{min(xs):.2f} .. {max(xs):.2f}" if xs else "-"
+
+
+def middleware_compare(a, nruns):
+    """--middleware: every row of mw_rows, in turn, nruns rounds over one
+    net_af_packet link; the medians, their spread and each row's ratio to
+    droce-perf's figure of its kind from the same rounds.  A failed tool
+    is named and makes the exit status 1."""
+    # a SIGTERM (timeout(1)) still deletes the namespaces (finally below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    tmp = tempfile.mkdtemp(prefix="droce-bench-")
+    pmd = Pmd("af_packet", tmp, os.getpid() % 100000)
+    meter = Meter(a.load_max)
+    rows = mw_rows(a)
+    got = {r[0]: [] for r in rows}
+    failed = []
+    try:
+        for r in range(nruns):
+            for label, kind, factor, fn in rows:
+                log(f"middleware: round {r + 1}/{nruns}: {label}")
+                try:
+                    s = meter.take(fn, pmd, a)
+                except ToolFailed as e:
+                    failed.append(f"round {r + 1}: {e}")
+                    log(f"  FAILED: {e}")
+                    continue
+                if s.value is None or s.value <= 0:
+                    failed.append(f"round {r + 1}: {label}: no figure")
+                    log(f"  FAILED: {label}: no figure")
+                    continue
+                got[label].append(s)
+                log(f"  {s.value:.2f} {'MiB/s' if kind == 'bw' else 'us'}"
+                    f"{' (loaded)' if s.loaded else ''}")
+    finally:
+        pmd.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    ref = {"bw": med([s.value for s in got[rows[0][0]]]),
+           "lat": med([s.value for s in got[rows[1][0]]])}
+    mode = ("passive servers (ib_write_bw's, fio's) on a transport lcore (polling)"
+            if a.dropin_lcores else "droce's defaults (adaptive progress)")
+    lines = [f"drop-ins: {mode}; median of {nruns} rounds, every row once per round, in turn",
+             "", "| tool and test | median | min .. max | unit | / droce-perf | reference |",
+             "|---|---:|---:|---|---:|---|"]
+    for label, kind, factor, fn in rows:
+        vals = [s.value for s in got[label]]
+        hot = LOADED if any(s.loaded for s in got[label]) else ""
+        m = med(vals)
+        unit = "MiB/s" if kind == "bw" else "us"
+        if factor is None:
+            ratio, what = None, "none (no droce-perf figure of this kind)"
+        elif kind == "bw":
+            ratio, what = div(m, ref["bw"]), "write_bw -s 65536"
+        else:
+            ratio = div(m, ref["lat"] * factor if ref["lat"] else None)
+            what = "write_lat -s 8 t_typical" + (" x 2 (a round trip)" if factor == 2 else "")
+        lines.append(f"| {label} | {fmt(m, '.2f')} | {spread(vals)} | {unit} | "
+                     f"{fmt(ratio, '.3f')} | {hot}{what} |")
+    lines += ["", meter.line()]
+    if failed:
+        lines += ["", "FAILED (a row without all its rounds):"] + [f"- {f}" for f in failed]
+    print("\n".join(lines))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    if failed:
+        log(f"droce-bench --middleware: {len(failed)} measurement(s) failed:\n  " +
+            "\n  ".join(failed))
+    return 1 if failed else 0
+
+
 # ---- droce-perf's server on droced against in process (--daemon) --------------
 
 DAEMON_TESTS = (
@@ -1209,6 +1459,13 @@ def main():
     ap.add_argument("--dropin-lcores", action="store_true",
                     help="--dropin: a passive perftest server polls with a transport lcore "
                     "(default: droce's defaults, the progress thread)")
+    ap.add_argument("--middleware", metavar="DROCE_RUN",
+                    help="only: ucx_perftest, fio's rdma engine and perftest through the "
+                    "drop-ins (usertools/droce-run) beside droce-perf, rounds in turn, "
+                    "over af_packet (needs --perf and --dropin-lib; --raw adds raw_fwd)")
+    ap.add_argument("--middleware-rows", dest="mw_rows",
+                    help="--middleware: only the rows whose label contains one of these "
+                    "(comma-separated; droce-perf's two always)")
     ap.add_argument("--daemon", metavar="DROCED",
                     help="only: droce-perf's server on droced (app/droced) against in "
                     "process, in turn, over memif (write_bw -s 65536, write_lat -s 8)")
@@ -1233,6 +1490,13 @@ def main():
             ap.error("--dropin needs --perf and --dropin-lib")
         a.perf = os.path.abspath(a.perf)
         return dropin_compare(a, a.runs)
+    if a.middleware:
+        if not a.perf or not a.dropin_lib:
+            ap.error("--middleware needs --perf and --dropin-lib")
+        a.perf, a.dropin = os.path.abspath(a.perf), os.path.abspath(a.middleware)
+        a.dropin_lib = os.path.abspath(a.dropin_lib)
+        a.raw = os.path.abspath(a.raw) if a.raw else None
+        return middleware_compare(a, a.runs)
     if a.daemon:
         if not a.perf:
             ap.error("--daemon needs --perf")
