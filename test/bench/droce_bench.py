@@ -1282,8 +1282,8 @@ def middleware_compare(a, nruns):
     mode = ("passive servers (ib_write_bw's, fio's) on a transport lcore (polling)"
             if a.dropin_lcores else "droce's defaults (adaptive progress)")
     lines = [f"drop-ins: {mode}; median of {nruns} rounds, every row once per round, in turn",
-             "", "| tool and test | median | min .. max | unit | / droce-perf | reference |",
-             "|---|---:|---:|---|---:|---|"]
+             "", "| tool and test | rounds | median | min .. max | unit | / droce-perf | reference |",
+             "|---|---:|---:|---:|---|---:|---|"]
     for label, kind, factor, fn in rows:
         vals = [s.value for s in got[label]]
         hot = LOADED if any(s.loaded for s in got[label]) else ""
@@ -1296,7 +1296,7 @@ def middleware_compare(a, nruns):
         else:
             ratio = div(m, ref["lat"] * factor if ref["lat"] else None)
             what = "write_lat -s 8 t_typical" + (" x 2 (a round trip)" if factor == 2 else "")
-        lines.append(f"| {label} | {fmt(m, '.2f')} | {spread(vals)} | {unit} | "
+        lines.append(f"| {label} | {len(vals)}/{nruns} | {fmt(m, '.2f')} | {spread(vals)} | {unit} | "
                      f"{fmt(ratio, '.3f')} | {hot}{what} |")
     lines += ["", meter.line()]
     if failed:
