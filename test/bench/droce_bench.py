@@ -1094,13 +1094,14 @@ def mw_argv(pmd, run, lib, tool, droce_ip, passive_lcore, side):
     return prefix + [run, "--lib", lib, "--"] + tool, env
 
 
-def mw_pair(pmd, a, name, tools, ready, droce_ips=None, passive=False, extra_env=None):
+def mw_pair(pmd, a, name, tools, ready, droce_ips=None, poll=False, extra_env=None):
     """tools[0] (server) until ready(proc, out_path), then tools[1]; both must
-    exit 0.  (server output, client output) or ToolFailed."""
+    exit 0 (poll: the server's engine on a transport lcore).  (server output,
+    client output) or ToolFailed."""
     pmd.n += 1
     ips = droce_ips or ["198.18.13.1", "198.18.13.2"]
     (sc, se), (cc, ce) = [mw_argv(pmd, a.dropin, a.dropin_lib, tools[s], ips[s],
-                                  s == 0 and passive and a.dropin_lcores, s) for s in (0, 1)]
+                                  s == 0 and poll, s) for s in (0, 1)]
     for e in (se, ce):
         e.update(extra_env or {})
     res = run_two_env(sc, se, cc, ce, ready, 120)
@@ -1137,7 +1138,7 @@ def fio_json(out, name):
         raise ToolFailed(f"{name}: bad JSON report ({e})") from e
 
 
-def mw_fio(pmd, a, verb, bs, iodepth, kind):
+def mw_fio(pmd, a, verb, bs, iodepth, kind, poll=False):
     """fio --ioengine=rdma --verb=verb on both sides (the server's job waits,
     the client's issues): bw -> the client's MB/s (2^20), lat -> the client's
     median completion latency (us: one WRITE/READ until its completion, a
@@ -1152,7 +1153,7 @@ def mw_fio(pmd, a, verb, bs, iodepth, kind):
     # its listening rdma_cm id is droce's, not a kernel socket: its line
     _, out = mw_pair(pmd, a, name, [srv, cli],
                      lambda proc, path: file_has(path, "waiting for connection"),
-                     droce_ips=["198.18.12.1", "198.18.12.2"], passive=True)
+                     droce_ips=["198.18.12.1", "198.18.12.2"], poll=poll)
     job = fio_json(out, name)["jobs"][0]
     if job.get("error") != 0:
         raise ToolFailed(f"{name}: client error {job.get('error')}")
@@ -1165,8 +1166,8 @@ def mw_fio(pmd, a, verb, bs, iodepth, kind):
     return w["clat_ns"]["percentile"]["50.000000"] / 1000
 
 
-def mw_ib(pmd, a, test, args, passive):
-    v = dropin_perf(pmd, a.dropin, a.dropin_lib, test, args, passive, a.dropin_lcores)
+def mw_ib(pmd, a, test, args, passive, poll=False):
+    v = dropin_perf(pmd, a.dropin, a.dropin_lib, test, args, passive, poll)
     if v is None:
         raise ToolFailed(f"ib_{test} {' '.join(args)} on the drop-in (see above)")
     return v[0] if isinstance(v, tuple) else v
@@ -1228,6 +1229,20 @@ def mw_rows(a):
         ("fio rdma write 8 B iodepth 1 (clat p50)", "lat", 2,
          lambda p, a: mw_fio(p, a, "write", "8", 1, "lat")),
     ]
+    if a.dropin_lcores:
+        # the passive servers again, their engine polling on a transport
+        # lcore, in the same rounds as their adaptive rows
+        pl = " (server polling)"
+        rows += [
+            ("ib_write_bw -s 65536 (perftest)" + pl, "bw", 1,
+             lambda p, a: mw_ib(p, a, "write_bw", BW8, True, poll=True)),
+            ("fio rdma write 64k iodepth 16" + pl, "bw", 1,
+             lambda p, a: mw_fio(p, a, "write", "65536", 16, "bw", poll=True)),
+            ("fio rdma read 64k iodepth 16" + pl, "bw", 1,
+             lambda p, a: mw_fio(p, a, "read", "65536", 16, "bw", poll=True)),
+            ("fio rdma write 8 B iodepth 1 (clat p50)" + pl, "lat", 2,
+             lambda p, a: mw_fio(p, a, "write", "8", 1, "lat", poll=True)),
+        ]
     if a.raw:
         rows += [("raw_fwd 1082 B frames x 1024 B (af_packet)", "bw", 1,
                   lambda p, a: mw_raw(p, a, "bw")),
@@ -1279,8 +1294,10 @@ def middleware_compare(a, nruns):
         shutil.rmtree(tmp, ignore_errors=True)
     ref = {"bw": med([s.value for s in got[rows[0][0]]]),
            "lat": med([s.value for s in got[rows[1][0]]])}
-    mode = ("passive servers (ib_write_bw's, fio's) on a transport lcore (polling)"
-            if a.dropin_lcores else "droce's defaults (adaptive progress)")
+    mode = "droce's defaults (adaptive progress)" + (
+        "; rows \"(server polling)\": the passive server (ib_write_bw's, fio's) with its "
+        "engine on a transport lcore (core 0; its main thread on core 1)"
+        if a.dropin_lcores else "")
     lines = [f"drop-ins: {mode}; median of {nruns} rounds, every row once per round, in turn",
              "", "| tool and test | rounds | median | min .. max | unit | / droce-perf | reference |",
              "|---|---:|---:|---:|---|---:|---|"]
