@@ -1108,8 +1108,11 @@ def mw_pair(pmd, a, name, tools, ready, droce_ips=None, poll=False, extra_env=No
     if res is None:
         raise ToolFailed(f"{name}: the server did not start: {' '.join(sc)}")
     if res[0] != 0 or res[1] != 0:
+        # the tools' last words, on one line (-1: killed after 120 s, a hang)
+        said = [l.strip() for l in (res[2] + res[3] + res[4]).splitlines() if l.strip()
+                and not l.startswith(("TELEMETRY:", "ethdev_link:", "EAL:"))]
         raise ToolFailed(f"{name}: exit {res[0]} (server) / {res[1]} (client): "
-                         f"{(res[4] or res[3] or res[2]).strip()[-400:]}")
+                         f"{' / '.join(said[-3:])[-300:]}")
     return res[2], res[3]
 
 
