@@ -56,6 +56,17 @@ def pair(s, plain=False, between=None):
     srv = app(s, "server", ["server", IP, PORT], plain)
     srv.wait_line(r"^listening$")
     cli = app(s, "client", ["client", IP, PORT], plain, stdin=subprocess.PIPE)
+    try:
+        rounds(s, srv, cli, between)
+    except SystemExit:
+        print(f"--- client:\n{cli.output()}\n--- droced:\n{s.droced.output()}")
+        raise
+    print(f"{'plain processes' if plain else 'secondaries'}: connected, 2 rounds of "
+          "WRITE + SEND checked, DISCONNECTED on both sides")
+    s.wait_apps({})
+
+
+def rounds(s, srv, cli, between):
     for p in (srv, cli):
         p.wait_line(r"^established$|^cm_app: ", timeout=20)
         p.wait_line(r"^established$", timeout=1)
@@ -72,9 +83,6 @@ def pair(s, plain=False, between=None):
         p.wait_line(r"^cm_app: ok$")
         if p.wait() != 0:
             fail(f"{p.name} exit {p.p.returncode}", p)
-    print(f"{'plain processes' if plain else 'secondaries'}: connected, 2 rounds of "
-          "WRITE + SEND checked, DISCONNECTED on both sides")
-    s.wait_apps({})
 
 
 def case_cm_pair(s):
