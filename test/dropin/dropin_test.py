@@ -1234,6 +1234,82 @@ def case_daemon_srqud(a, tmp):
             out.close()
 
 
+def rping_on_droced(a, tmp, sock, name, argv, extra_env):
+    """argv through droce-run on droced side 0 (as on_droced), its stderr
+    apart: rping's stdout to a file is written in 4 KiB blocks, which its
+    unbuffered stderr lines would otherwise cut."""
+    env = dict(os.environ, DROCE_ARGS="-l 0 --no-pci --log-level=lib.eal:error",
+               **(extra_env or {}))
+    out = open(os.path.join(tmp, f"{name}.out"), "w+")
+    err = open(os.path.join(tmp, f"{name}.err"), "w")
+    p = subprocess.Popen([a.run, "--lib", a.lib, "--daemon", sock, "--"] + argv,
+                         stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+    err.close()
+    return p, out
+
+
+def case_daemon_rping(a, tmp):
+    """Debian's rping -s and rping -c -V -C 10, unmodified through the
+    drop-in librdmacm, both on one droced (its GSI QP relays their CM MADs,
+    loopback: the client connects to droced's own address): as droced's
+    secondaries, then as plain processes on queue regions.  Each side exits
+    0 and prints each ping's exact text (rping -V verifies the data the
+    server wrote back); droced's list is empty after each."""
+    p, sock, dout = droced_start(a, tmp, 0)
+    progs = []
+    try:
+        for what, env in (("secondaries", None), ("queue regions", {"DROCE_QUEUES": "region"})):
+            port, count, size = str(free_port()), 10, 1000
+            common = ["-a", "198.18.5.1", "-p", port, "-S", str(size), "-v"]
+            case = f"rping on droced ({what})"
+            srv = rping_on_droced(a, tmp, sock, f"rping-s-{port}",
+                                  ["rping", "-s", "-C", str(count)] + common, env)
+            progs.append(srv)
+            # the server is droced's application, then listens within
+            # milliseconds (droced holds a REQ 250 ms for its listener)
+            deadline = time.monotonic() + 30
+            while srv[0].pid not in droced_pids(a, sock) and time.monotonic() < deadline \
+                    and srv[0].poll() is None:
+                time.sleep(0.05)
+            time.sleep(0.2)
+            cli = rping_on_droced(a, tmp, sock, f"rping-c-{port}",
+                                  ["rping", "-c", "-V", "-C", str(count)] + common, env)
+            progs.append(cli)
+            rcs, outs = wait_text([srv, cli])
+            ok = True
+            for side, name, prefix in ((0, "server", "server ping data: "),
+                                       (1, "client", "ping data: ")):
+                ok &= check(case, rcs[side] == 0,
+                            f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
+                got = [ln for ln in outs[side].splitlines() if ln.startswith(prefix)]
+                want = [prefix + rping_text(i, size) for i in range(count)]
+                ok &= check(case, got == want, f"{name}: {len(got)} ping lines, "
+                            f"{sum(g == w for g, w in zip(got, want))} as expected of {count}")
+            ok &= check(case, "data mismatch" not in outs[1], "client: data mismatch")
+            deadline = time.monotonic() + 5
+            while droced_pids(a, sock) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            left = droced_pids(a, sock)
+            ok &= check(case, left == [], f"applications left {left}")
+            if ok:
+                print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides, "
+                      "no application left", flush=True)
+    finally:
+        for q, out in progs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+            out.close()
+        p.terminate()
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            stop(p)
+        dout.seek(0)
+        print(f"# droced: {brief(dout.read(), 600)}", flush=True)
+        dout.close()
+
+
 def case_daemon_regions(a, tmp):
     """ibv_rc_pingpong as plain processes on droced's queue regions
     (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
@@ -1367,7 +1443,7 @@ def main():
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
-                                     "daemon_regions",
+                                     "daemon_regions", "daemon_rping",
                                      "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
@@ -1434,6 +1510,8 @@ def main():
             case_droced_default(a, tmp)
         elif a.what == "daemon_regions":
             case_daemon_regions(a, tmp)
+        elif a.what == "daemon_rping":
+            case_daemon_rping(a, tmp)
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rstream":
