@@ -802,6 +802,20 @@ on_query_gid(struct droced_app *a, struct dmn_msg *m)
 	return droce_query_gid(dmn.ctx, 1, m->arg, &m->u.gid);
 }
 
+/* The port's P_Key table entry, in network byte order (droce_query_pkey). */
+static int
+on_query_pkey(struct droced_app *a, struct dmn_msg *m)
+{
+	uint16_t pkey;
+	int rc;
+
+	(void)a;
+	rc = droce_query_pkey(dmn.ctx, 1, m->arg, &pkey);
+	if (rc == 0)
+		m->key = pkey;
+	return rc;
+}
+
 /* The applications that said HELLO, at most DMN_LIST_MAX from the from-th
  * on: how many; *total: all of them. */
 static int
@@ -1099,6 +1113,7 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_QUERY_DEVICE] = on_query_device,
 	[DMN_QUERY_PORT] = on_query_port,
 	[DMN_QUERY_GID] = on_query_gid,
+	[DMN_QUERY_PKEY] = on_query_pkey,
 	[DMN_LIST] = on_list,
 	[DMN_MEM_PIECE] = on_mem_piece,
 	[DMN_REG_MEM] = on_reg_mem,

@@ -57,6 +57,10 @@ static struct {
 	bool seen[SEG_MAX];	/* this registration's maps name it */
 } mem = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+static void mem_fork_prepare(void);
+static void mem_fork_parent(void);
+static void mem_fork_child(void);
+
 static void
 mem_init_once(void)
 {
@@ -66,6 +70,9 @@ mem_init_once(void)
 		return;
 	for (int i = 0; i < SEG_MAX; i++)
 		mem.seg[i].fd = -1;
+	/* without the handlers a child would share the moved pages (fork) */
+	if (pthread_atfork(mem_fork_prepare, mem_fork_parent, mem_fork_child) != 0)
+		return;
 	done = true;
 }
 
@@ -298,4 +305,140 @@ verbs_dmn_mem_reg(struct dmn_msg *m)
 		rc = send_pieces(m, p, n);
 	pthread_mutex_unlock(&mem.lock);
 	return rc;
+}
+
+/* ---- fork ------------------------------------------------------------------------ */
+
+/*
+ * fork() gives the child of a process with moved pages its own copy of
+ * them, taken at the fork, as the kernel does for pinned pages of private
+ * memory (ibv_is_fork_initialized(3): IBV_FORK_UNNEEDED): MAP_SHARED
+ * would leave parent and child writing one heap.  The child copies each
+ * moved range into private anonymous memory put in its place (mremap); the
+ * forking thread of the parent waits until it has, so that its own writes
+ * (its malloc, right after fork returns) reach the child's copy later
+ * than the fork, never during.  A registration and a fork exclude each
+ * other (mem.lock across the fork).
+ */
+static struct {
+	int pipe[2];		/* the child's "copied", the parent's wait */
+	bool wait;		/* this fork has moved pages to copy */
+} fork_sync = { .pipe = { -1, -1 } };
+
+static bool
+segs_any(void)
+{
+	for (int i = 0; i < SEG_MAX; i++)
+		if (mem.seg[i].fd >= 0)
+			return true;
+	return false;
+}
+
+static void
+mem_fork_prepare(void)
+{
+	pthread_mutex_lock(&mem.lock);
+	fork_sync.wait = segs_any() && pipe2(fork_sync.pipe, O_CLOEXEC) == 0;
+}
+
+static void
+mem_fork_parent(void)
+{
+	int saved = errno;	/* fork's */
+	char c;
+
+	if (fork_sync.wait) {
+		close(fork_sync.pipe[1]);
+		/* one byte once copied; EOF if the child died first or no child */
+		while (read(fork_sync.pipe[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(fork_sync.pipe[0]);
+	}
+	pthread_mutex_unlock(&mem.lock);
+	errno = saved;
+}
+
+/* [l->start, l->end) replaced by a private copy of itself: 0 or -errno.
+ * The copy is the kernel's (a read of /proc/self/mem), as in pages_to_fd. */
+static int
+range_privatize(int self, const struct maps_line *l)
+{
+	size_t len = l->end - l->start, done = 0;
+	void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (copy == MAP_FAILED)
+		return -errno;
+	while (done < len) {
+		ssize_t n = pread(self, (char *)copy + done, len - done, (off_t)(l->start + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			munmap(copy, len);
+			return n < 0 ? -errno : -EIO;
+		}
+		done += (size_t)n;
+	}
+	if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->start) == MAP_FAILED) {
+		int rc = -errno;
+
+		munmap(copy, len);
+		return rc;
+	}
+	return 0;
+}
+
+/* Every mapping of a moved segment in this (the child's) address space. */
+static int
+segs_privatize(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	int self = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	struct maps_line l[SEG_MAX];
+	char line[512];
+	int n = 0, rc = 0;
+
+	/* the maps first, then the changes: a remap while reading them would
+	 * shift the file under fgets */
+	while (f != NULL && self >= 0 && fgets(line, sizeof(line), f) != NULL)
+		if (maps_parse(line, &l[n]) && seg_of(&l[n]) != NULL &&
+		    strcmp(l[n].perms, "rw-s") == 0 && ++n == SEG_MAX)
+			break;
+	if (f == NULL || self < 0)
+		rc = -errno;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = range_privatize(self, &l[i]);
+	if (f != NULL)
+		fclose(f);
+	if (self >= 0)
+		close(self);
+	return rc;
+}
+
+static void
+mem_fork_child(void)
+{
+	int saved = errno;
+
+	if (fork_sync.wait) {
+		int rc = segs_privatize();
+
+		if (rc != 0) {
+			/* sharing the parent's heap would corrupt both: not run */
+			dprintf(STDERR_FILENO, "droce: fork: the child's copy of registered "
+				"memory failed (%s); the child exits\n", strerror(-rc));
+			_exit(127);
+		}
+		close(fork_sync.pipe[0]);
+		(void)!write(fork_sync.pipe[1], "", 1);
+		close(fork_sync.pipe[1]);
+	}
+	/* the parent's registrations are not the child's (it has no device) */
+	for (int i = 0; i < SEG_MAX; i++)
+		if (mem.seg[i].fd >= 0) {
+			close(mem.seg[i].fd);
+			mem.seg[i].fd = -1;
+		}
+	pthread_mutex_unlock(&mem.lock);
+	errno = saved;
 }

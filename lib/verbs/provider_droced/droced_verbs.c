@@ -728,6 +728,20 @@ droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union d
 	return -rc;
 }
 
+/* *pkey in network byte order, as ibv_query_pkey's; the reply's key field. */
+int
+droced_query_pkey(struct droce_context *ctx, uint8_t port_num, int index, uint16_t *pkey)
+{
+	struct dmn_msg m = { .type = DMN_QUERY_PKEY, .arg = index };
+	int rc = verbs_daemon_call(&m);
+
+	(void)ctx;
+	(void)port_num;
+	if (rc == 0)
+		*pkey = (uint16_t)m.key;
+	return -rc;
+}
+
 /* droced's engine runs on its transport lcore: nothing to run here, and
  * a channel's waiter sleeps on its fd. */
 int
@@ -863,6 +877,7 @@ static struct verbs_provider droced_provider = {
 		.query_device_ex = droced_query_device_ex,
 		.query_port = droced_query_port,
 		.query_gid = droced_query_gid,
+		.query_pkey = droced_query_pkey,
 		.cm_relay = droced_cm_relay,
 		.progress = droced_progress,
 		.self_driven = droced_self_driven,

@@ -41,6 +41,7 @@ struct rte_ring;
 	X(QUERY_DEVICE)	\
 	X(QUERY_PORT)	\
 	X(QUERY_GID)	\
+	X(QUERY_PKEY)	\
 	X(LIST)		\
 	X(MEM_PIECE)	\
 	X(REG_MEM)	\
@@ -276,6 +277,7 @@ int droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 int droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a);
 int droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port_attr *a);
 int droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union droce_gid *gid);
+int droced_query_pkey(struct droce_context *ctx, uint8_t port_num, int index, uint16_t *pkey);
 int droced_progress(struct droce_context *ctx);
 int droced_self_driven(struct droce_context *ctx);
 /* lib/cm's relay through droced (droced_cm.c): request CM. */

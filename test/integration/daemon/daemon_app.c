@@ -64,7 +64,10 @@
  *                                   one runs out (mw_lease); all freed
  *       hold                        a PD, buffer, MR, CQ and QP; ready; a
  *                                   line on stdin: all freed
- *       unsupported                 rereg_mr, query_pkey: EOPNOTSUPP
+ *       unsupported                 rereg_mr: EOPNOTSUPP; query_pkey
+ *                                   through droced: 0xffff, EINVAL past it
+ *       fork                        an MR on its heap, fork(): the child's
+ *                                   copy of the moved page is its own
  *       evfree                      an MR and a window whose leases ran out,
  *                                   freed with their event queued (none may
  *                                   be left) and taken (the free waits for
@@ -95,6 +98,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2016,10 +2020,85 @@ run_unsupported(struct droce_context *ctx)
 	bad += refused("rereg_mr", droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 						  DROCE_ACCESS_LOCAL_WRITE) ==
 				   DROCE_REREG_MR_ERR_INPUT ? errno : 0, EOPNOTSUPP);
-	bad += refused("query_pkey", droce_query_pkey(ctx, 1, 0, &pkey), EOPNOTSUPP);
+	/* the port's P_Key table through droced: the default partition first */
+	if (droce_query_pkey(ctx, 1, 0, &pkey) != 0 || pkey != htons(0xffff)) {
+		printf("unsupported: query_pkey index 0: 0x%04x, not the default 0xffff\n",
+		       ntohs(pkey));
+		bad++;
+	}
+	bad += refused("query_pkey past the table", droce_query_pkey(ctx, 1, 4096, &pkey), EINVAL);
 	check(droce_dereg_mr(mr) == 0 && droce_free_buf(ctx, buf) == 0 &&
 	      droce_dealloc_pd(pd) == 0, "dereg_mr, free_buf, dealloc_pd");
-	printf("unsupported: %s\n", bad == 0 ? "every one EOPNOTSUPP" : "WRONG");
+	printf("unsupported: %s\n", bad == 0 ? "rereg_mr EOPNOTSUPP, query_pkey answered" : "WRONG");
+	return bad == 0 ? 0 : 1;
+}
+
+/* One byte over a pipe (fork's go and done). */
+static void
+pipe_byte(int fd, bool send_it)
+{
+	char c = 0;
+
+	check((send_it ? write(fd, &c, 1) : read(fd, &c, 1)) == 1, "fork: pipe");
+}
+
+/*
+ * fork: an MR on the program's own heap moves its page onto a memfd
+ * (droced_mem.c); a child of fork() gets its own copy of that page, as of
+ * the fork: it does not see the parent's later writes, the parent does
+ * not see the child's, and the child's malloc does not touch the parent's
+ * heap.  The parent's registration works on after the child's exit.
+ */
+static int
+run_fork(struct droce_context *ctx)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct droce_pd *pd = droce_alloc_pd(ctx);
+	struct droce_mr *mr, *mr2;
+	int go[2], status, bad = 0;
+	uint8_t *blk;
+	pid_t pid;
+
+	check(pd != NULL && posix_memalign((void **)&blk, pg, 2 * pg) == 0, "fork: pd, block");
+	memset(blk, 1, 2 * pg);
+	/* 256 bytes inside the first page: the whole page moves, neighbours too */
+	mr = droce_reg_mr(pd, blk + 64, 256, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE);
+	check(mr != NULL && pipe(go) == 0, "fork: reg_mr on the heap, pipe");
+	pid = fork();
+	check(pid >= 0, "fork");
+	if (pid == 0) {
+		int wrong = 0;
+
+		pipe_byte(go[0], false);	/* the parent has written 2s */
+		wrong |= blk[100] != 1 || blk[pg / 2] != 1;
+		memset(blk, 3, pg);
+		for (int i = 0; i < 1000; i++)
+			free(malloc((size_t)(16 + i % 200)));
+		_exit(wrong);
+	}
+	blk[100] = 2;			/* in the MR */
+	blk[pg / 2] = 2;		/* its page, outside it */
+	pipe_byte(go[1], true);
+	check(waitpid(pid, &status, 0) == pid, "fork: waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		printf("fork: the child saw the parent's writes after the fork (status 0x%x)\n",
+		       status);
+		bad++;
+	}
+	if (blk[100] != 2 || blk[pg / 2] != 2 || blk[0] != 1 || blk[pg - 1] != 1) {
+		printf("fork: the child's writes reached the parent (%u %u %u %u)\n", blk[0],
+		       blk[100], blk[pg / 2], blk[pg - 1]);
+		bad++;
+	}
+	mr2 = droce_reg_mr(pd, blk + 512, 64, DROCE_ACCESS_LOCAL_WRITE);
+	if (mr2 == NULL || droce_dereg_mr(mr2) != 0 || droce_dereg_mr(mr) != 0) {
+		printf("fork: the parent's registrations after the child's exit: %s\n",
+		       strerror(errno));
+		bad++;
+	}
+	check(droce_dealloc_pd(pd) == 0, "fork: dealloc_pd");
+	free(blk);
+	printf("fork: %s\n", bad == 0 ? "the child's copy of the moved page is its own" : "WRONG");
 	return bad == 0 ? 0 : 1;
 }
 
@@ -2623,6 +2702,8 @@ main(int argc, char **argv)
 		rc = run_mwlease(ctx, argv + 1);
 	else if (strcmp(argv[0], "evfree") == 0 && argc == 1)
 		rc = run_evfree(ctx);
+	else if (strcmp(argv[0], "fork") == 0 && argc == 1)
+		rc = run_fork(ctx);
 	else if (strcmp(argv[0], "unsupported") == 0 && argc == 1)
 		rc = run_unsupported(ctx);
 	else if (strcmp(argv[0], "srq") == 0 && argc == 3)

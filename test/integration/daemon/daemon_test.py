@@ -1087,10 +1087,21 @@ def case_unsupported(s):
     print(a.output())
     expect_lines(a, [
         "unsupported: rereg_mr: Operation not supported",
-        "unsupported: query_pkey: Operation not supported",
-        "unsupported: every one EOPNOTSUPP"])
+        "unsupported: query_pkey past the table: Invalid argument",
+        "unsupported: rereg_mr EOPNOTSUPP, query_pkey answered"])
     if rc != 0:
         fail("unsupported failed", a)
+    s.expect_apps({}, "after")
+
+
+def case_fork(s):
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "fork")
+    rc = a.wait()
+    print(a.output())
+    expect_lines(a, ["fork: the child's copy of the moved page is its own"])
+    if rc != 0:
+        fail("fork failed", a)
     s.expect_apps({}, "after")
 
 
@@ -1264,7 +1275,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
          "persist_expire": case_persist_expire, "evfree": case_evfree,
-         "unsupported": case_unsupported, "srq": case_srq,
+         "unsupported": case_unsupported, "srq": case_srq, "fork": case_fork,
          "max_apps": case_max_apps, "many": case_many}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
