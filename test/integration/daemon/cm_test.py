@@ -12,7 +12,7 @@ the GSI QP and relays their CM MADs (here on its loopback: same GID).
               sides; both exit 0, droced lists no application after
   cm_regions  the same with both plain processes on queue regions
               (DROCE_QUEUES=region, no EAL)
-  cm_forge    a listener SIGKILLed first: its port is free again (the
+  cm_forge    a listener (a plain process) SIGKILLed first: its port is free again (the
               pair's server listens on it); then, between the pair's two
               rounds, a third application listens on the server's port
               (EADDRINUSE) and sends through the relay DREQ, DREP, REJ and
@@ -94,7 +94,7 @@ def case_cm_regions(s):
 
 
 def case_cm_forge(s):
-    dead = app(s, "dead", ["server", IP, PORT])
+    dead = app(s, "dead", ["server", IP, PORT], plain=True)
     dead.wait_line(r"^listening$")
     dead.p.send_signal(signal.SIGKILL)
     dead.wait()
