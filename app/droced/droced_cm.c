@@ -27,9 +27,11 @@
 /* MADs waiting for one client; one more is dropped (its sender resends) */
 #define CM_QUEUE 64
 /* comm IDs: all clients, and one client */
-#define CM_COMM_IDS 4096
+#define CM_COMM_IDS 16384
 #define CM_APP_COMM_IDS 1024
-#define CM_LISTENS 256
+/* ports listened on: all clients, and one client */
+#define CM_LISTENS 1024
+#define CM_APP_LISTENS 64
 /* REQs that came before their listener: held as lib/cm holds them */
 #define CM_HELD 16
 #define CM_HOLD_US 250000
@@ -47,7 +49,8 @@ struct droced_cm_app {
 	struct cm_mad q[CM_QUEUE];
 	unsigned int head, n;
 	uint32_t ncomm;
-	uint64_t dropped;
+	uint32_t nlis;
+	uint64_t dropped, wake_failed;
 	struct {
 		uint8_t gid[16];
 		uint32_t comm_id;
@@ -165,8 +168,9 @@ enqueue(struct droced_app *a, const uint8_t src[16], const uint8_t dst[16], cons
 	memcpy(m->dgid, dst, 16);
 	memcpy(m->mad, mad, CM_RELAY_MAD_LEN);
 	/* non-blocking (set at OPEN): a full count only loses the wake-up */
-	if (write(c->fd, &one, sizeof(one)) < 0)
-		c->dropped++;
+	if (write(c->fd, &one, sizeof(one)) < 0 && c->wake_failed++ == 0)
+		fprintf(stderr, "droced: pid %d's CM eventfd: %s\n", (int)a->pid,
+			strerror(errno));
 }
 
 static void
@@ -355,8 +359,9 @@ cm_listen(struct droced_app *a, uint64_t port)
 		cm.lis[l].refs++;
 		return 0;
 	}
-	if (cm.nlis == CM_LISTENS)
+	if (cm.nlis == CM_LISTENS || a->cm->nlis == CM_APP_LISTENS)
 		return ENOSPC;
+	a->cm->nlis++;
 	cm.lis[cm.nlis].port = (uint16_t)port;
 	cm.lis[cm.nlis].refs = 1;
 	cm.lis[cm.nlis++].app = a;
@@ -371,8 +376,10 @@ cm_unlisten(struct droced_app *a, uint64_t port)
 
 	if (l < 0 || cm.lis[l].app != a)
 		return ENOENT;
-	if (--cm.lis[l].refs == 0)
+	if (--cm.lis[l].refs == 0) {
 		cm.lis[l] = cm.lis[--cm.nlis];
+		a->cm->nlis--;
+	}
 	return 0;
 }
 

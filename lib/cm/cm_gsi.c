@@ -246,7 +246,30 @@ cm_gsi_close(struct cm_agent *a)
 	a->buf = NULL;
 }
 
-/* The address handle to gid, kept for the agent's lifetime (a peer per entry). */
+/*
+ * droced's port (a->rx set): its peers are whatever GIDs its clients send
+ * to, so a full cache gives up an AH no send in flight uses (a WQE never
+ * names a destroyed AH) rather than refusing every new peer.
+ */
+static bool
+ah_evict(struct cm_agent *a)
+{
+	for (unsigned int j = 0; j < a->nah; j++) {
+		bool used = false;
+
+		for (unsigned int i = 0; i < CM_SEND_SLOTS && !used; i++)
+			used = a->send_busy[i] && a->send_ah[i] == a->ah[j].ah;
+		if (used)
+			continue;
+		droce_destroy_ah(a->ah[j].ah);
+		a->ah[j] = a->ah[--a->nah];
+		return true;
+	}
+	return false;
+}
+
+/* The address handle to gid, kept for the agent's lifetime (a peer per
+ * entry; on droced's port, until the cache is full: ah_evict). */
 static struct droce_ah *
 ah_for(struct cm_agent *a, const uint8_t gid[16])
 {
@@ -257,7 +280,7 @@ ah_for(struct cm_agent *a, const uint8_t gid[16])
 	for (unsigned int i = 0; i < a->nah; i++)
 		if (memcmp(a->ah[i].gid, gid, 16) == 0)
 			return a->ah[i].ah;
-	if (sgid < 0 || a->nah == CM_AH_CACHE)
+	if (sgid < 0 || (a->nah == CM_AH_CACHE && (a->rx == NULL || !ah_evict(a))))
 		return NULL;
 	memcpy(at.grh.dgid.raw, gid, 16);
 	at.grh.sgid_index = (uint8_t)sgid;
@@ -298,6 +321,7 @@ qp1_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad)
 	if (droce_post_send(a->qp, &wr, &bad) != 0)
 		return -EAGAIN;
 	a->send_busy[i] = true;
+	a->send_ah[i] = ah;
 	return 0;
 }
 

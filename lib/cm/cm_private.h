@@ -71,6 +71,7 @@ struct cm_agent {
 	struct droce_mr *mr;
 	uint8_t *buf;			/* receive slots, then send slots */
 	bool send_busy[CM_SEND_SLOTS];
+	struct droce_ah *send_ah[CM_SEND_SLOTS];	/* a busy slot's AH */
 	struct {
 		uint8_t gid[16];
 		struct droce_ah *ah;

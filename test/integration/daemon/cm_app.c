@@ -19,7 +19,8 @@
  *       DREQ and a REJ under each of the 16 comm IDs below its own, a
  *       REJ of a REQ it never got, a MAD of another class, an unknown op:
  *       each refused ("forged N refused"); a DREQ under its own comm ID
- *       accepted ("own accepted").
+ *       accepted ("own accepted"), and to 80 other GIDs of the subnet
+ *       ("own to 80 peers: N sent").
  * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
  */
 #include <arpa/inet.h>
@@ -406,6 +407,20 @@ forge(struct app *a, const char *ip, const char *port)
 		memcpy(f.dgid, gid.raw, 16);
 		mad(&f, 0x0015, r.comm_id, 0x7fffffff);
 		printf("own %s\n", relay(ctx, &f) == 0 ? "accepted" : "refused");
+	}
+	{	/* to 80 GIDs (198.18.20.100-179, nobody's): more peers than
+		 * droced's GSI QP keeps address handles for (64) */
+		unsigned int sent = 0;
+
+		for (unsigned int k = 0; k < 80; k++) {
+			struct droce_cm_relay f = { .op = DROCE_CM_RELAY_SEND };
+
+			memcpy(f.dgid, gid.raw, 16);
+			f.dgid[15] = (uint8_t)(100 + k);
+			mad(&f, 0x0015, r.comm_id, 0x7fffffff);
+			sent += relay(ctx, &f) == 0;
+		}
+		printf("own to 80 peers: %u sent\n", sent);
 	}
 	fflush(stdout);
 	droce_rdma_destroy_id(lis);
