@@ -13,11 +13,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -447,6 +449,25 @@ map_of(struct droced_app *a, const struct droce_mr *mr)
  * lib/protection's grace period means no engine access with its key is
  * running or can start then, and its mapping is its own.
  */
+/* REREG_MR of the caller's MR h[0]: its PD (h[1], the caller's) or its
+ * rights (arg), flags in len; a new translation is the client's own new
+ * registration (verbs_dmn_rereg_mr), never a request. */
+static int
+on_rereg_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	const int flags = DROCE_REREG_MR_CHANGE_PD | DROCE_REREG_MR_CHANGE_ACCESS;
+	struct obj *mr = obj_find(a, OBJ_MR, m->h[0]);
+	struct obj *pd = obj_find(a, OBJ_PD, m->h[1]);
+
+	if (mr == NULL || pd == NULL)
+		return ENOENT;
+	if (m->len == 0 || (m->len & ~(uint64_t)flags) != 0)
+		return EINVAL;
+	if (droce_rereg_mr(mr->p, (int)m->len, pd->p, NULL, 0, m->arg) != 0)
+		return errno;
+	return 0;
+}
+
 static int
 on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 {
@@ -501,7 +522,8 @@ static void
 pieces_drop(struct droced_app *a)
 {
 	for (uint32_t i = 0; i < a->npiece; i++)
-		close(a->piece[i].fd);
+		if (a->piece[i].fd >= 0)
+			close(a->piece[i].fd);
 	a->npiece = 0;
 }
 
@@ -521,29 +543,76 @@ check_piece_fd(int fd, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* One piece of the next REG_MEM, with its fd; any error drops them all. */
+/*
+ * A System V segment the application made (its pid from the socket's
+ * credentials, not from the request), holding [off, off + len): memory it
+ * could reach anyway, and one that cannot shrink under the engine.
+ */
+static int
+check_piece_shm(const struct droced_app *a, uint64_t shmid, uint64_t off, uint64_t len)
+{
+	struct shmid_ds ds;
+
+	if (shmid > INT_MAX || shmctl((int)shmid, IPC_STAT, &ds) != 0)
+		return EINVAL;
+	if (ds.shm_cpid != a->pid)
+		return EPERM;
+	if (off > UINT64_MAX - len || ds.shm_segsz < off + len)
+		return EINVAL;
+	return 0;
+}
+
+/* One piece of the next REG_MEM, with its fd or its System V segment (the
+ * registration's only piece); any error drops them all. */
 static int
 on_mem_piece(struct droced_app *a, struct dmn_msg *m)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	bool shm = m->arg == DMN_PIECE_SYSV;
 	int rc = 0;
 
-	if (a->rx_fd < 0 || m->len == 0 || ((m->addr | m->len | m->h[0]) & (pg - 1)) ||
-	    m->addr > UINT64_MAX - m->len)
+	if ((a->rx_fd < 0) != shm || (m->arg != 0 && !shm) || m->len == 0 ||
+	    ((m->addr | m->len | m->h[0]) & (pg - 1)) || m->addr > UINT64_MAX - m->len)
 		rc = EINVAL;
 	else if (a->npiece == DMN_MEM_PIECES)
 		rc = E2BIG;
+	else if (a->npiece > 0 && (shm || a->piece[0].fd < 0))
+		rc = EINVAL;	/* a segment's piece is the only one */
 	else if (a->npiece > 0 && m->addr != a->piece[a->npiece - 1].addr +
 					     a->piece[a->npiece - 1].len)
 		rc = EINVAL;	/* pieces come in order, without gaps */
 	else
-		rc = check_piece_fd(a->rx_fd, m->h[0], m->len);
+		rc = shm ? check_piece_shm(a, m->h[1], m->h[0], m->len) :
+			   check_piece_fd(a->rx_fd, m->h[0], m->len);
 	if (rc != 0) {
 		pieces_drop(a);
 		return rc;
 	}
-	a->piece[a->npiece++] = (struct mem_piece){ m->addr, m->len, m->h[0], a->rx_fd };
+	a->piece[a->npiece++] = (struct mem_piece){ m->addr, m->len, m->h[0], a->rx_fd,
+						    shm ? (int)m->h[1] : -1 };
 	a->rx_fd = -1;
+	return 0;
+}
+
+/* The segment of the only piece attached: *base and *len the mapping,
+ * *first the piece's start in it; 0 or an errno. */
+static int
+piece_shm_map(const struct droced_app *a, uint8_t **base, uint64_t *len, uint8_t **first)
+{
+	const struct mem_piece *p = &a->piece[0];
+	struct shmid_ds ds;
+	void *seg;
+
+	/* checked again: the id may name another segment by now */
+	if (check_piece_shm(a, (uint64_t)p->shmid, p->off, p->len) != 0 ||
+	    shmctl(p->shmid, IPC_STAT, &ds) != 0)
+		return EINVAL;
+	seg = shmat(p->shmid, NULL, 0);
+	if (seg == (void *)-1)
+		return errno;
+	*base = seg;
+	*len = ds.shm_segsz;	/* munmap of all of it detaches it */
+	*first = (uint8_t *)seg + p->off;
 	return 0;
 }
 
@@ -577,8 +646,8 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 {
 	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
 	const struct mem_piece *first = &a->piece[0], *last = &a->piece[a->npiece - 1];
-	uint64_t span = last->addr + last->len - first->addr;
-	uint8_t *base;
+	uint64_t span = last->addr + last->len - first->addr, maplen = 0;
+	uint8_t *base = NULL, *host = NULL;
 	int rc;
 
 	if (pd == NULL)
@@ -586,12 +655,19 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 	if (m->addr < first->addr || m->len == 0 || m->len > span ||
 	    m->addr - first->addr > span - m->len)
 		return EFAULT;	/* not what the pieces cover */
-	base = pieces_map(a, span);
-	if (base == NULL)
-		return ENOMEM;
-	rc = adopt(a, OBJ_MAP, base, span);
+	if (first->fd < 0) {
+		rc = piece_shm_map(a, &base, &maplen, &host);
+		if (rc != 0)
+			return rc;
+	} else {
+		base = host = pieces_map(a, span);
+		maplen = span;
+		if (base == NULL)
+			return ENOMEM;
+	}
+	rc = adopt(a, OBJ_MAP, base, maplen);
 	if (rc == 0)
-		rc = reg_reply(a, m, pd->p, base + (m->addr - first->addr));
+		rc = reg_reply(a, m, pd->p, host + (m->addr - first->addr));
 	if (rc != 0)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;
@@ -1114,6 +1190,7 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_QUERY_PORT] = on_query_port,
 	[DMN_QUERY_GID] = on_query_gid,
 	[DMN_QUERY_PKEY] = on_query_pkey,
+	[DMN_REREG_MR] = on_rereg_mr,
 	[DMN_LIST] = on_list,
 	[DMN_MEM_PIECE] = on_mem_piece,
 	[DMN_REG_MEM] = on_reg_mem,

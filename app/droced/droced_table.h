@@ -56,7 +56,8 @@ struct obj {
 /* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
 struct mem_piece {
 	uint64_t addr, len, off;
-	int fd;
+	int fd;			/* -1: System V segment shmid */
+	int shmid;
 };
 
 /* An application: its connection and its table (a region's table: fd -1). */

@@ -29,6 +29,10 @@ exchange their peer's address over TCP.  droce's defaults on both sides
       blocks and checks each one's verify header and CRC (a client
       writing md5 headers fails it with err=84); both err= 0, 1024KiB
       each way.
+  dropin_fabric.py --run DROCE_RUN --lib DIR --droced DROCED droced
+      fi_info, fi_pingpong -e msg, fio --verb=write and --verb=read as
+      above, both sides applications of one droced (DrocedNet); droced
+      lists no application after.
 Needs root (network namespaces).
 """
 import argparse
@@ -40,12 +44,52 @@ import tempfile
 import time
 
 import dropin_test as dt
+from rdma_core_suite import droced_apps, droced_start, droced_stop
 
 PP_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+(=?\d+)\s+(\S+)\s+[\d.]+s\s", re.M)
 
 
+class DrocedNet:
+    """Both sides applications of one droced, in one network namespace this
+    script creates and deletes: droced on net_af_packet at a veth end that
+    holds the kernel's address (198.18.10.1; libfabric finds the verbs
+    device by that address), its engine on lcore 1; the programs' TCP
+    exchange and their connection to that address (droced's loopback, its
+    CM relayed)."""
+    server_addr = "198.18.10.1"
+
+    def __init__(self, droced, tmp):
+        tag = os.getpid() % 100000
+        self.ns = [f"dfd{tag}"] * 2
+        ifs = [f"dfa{tag}", f"dfb{tag}"]
+        run = lambda *args: subprocess.run(args, check=True)
+        run("ip", "netns", "add", self.ns[0])
+        try:
+            run("ip", "-n", self.ns[0], "link", "add", ifs[0], "type", "veth", "peer",
+                "name", ifs[1])
+            for i in ["lo"] + ifs:
+                run("ip", "-n", self.ns[0], "link", "set", i, "up")
+            run("ip", "-n", self.ns[0], "addr", "add", f"{self.server_addr}/24", "dev", ifs[0])
+            self.daemon = droced_start(droced, tmp, [
+                "ip", "netns", "exec", self.ns[0]],
+                [f"--vdev=net_af_packet0,iface={ifs[0]}", "--",
+                 f"--droce-ipv4={self.server_addr}/24"])
+        except BaseException:
+            subprocess.run(["ip", "netns", "del", self.ns[0]], check=False)
+            raise
+        self.droced = droced
+        self.run_args = ["--daemon", self.daemon[1]]
+
+    def close(self):
+        droced_stop(self.daemon)
+        subprocess.run(["ip", "netns", "del", self.ns[0]], check=False)
+
+
 def droce_env(nets, side, tag):
-    """droce on side's veth end with the kernel's address of that end."""
+    """droce on side's veth end with the kernel's address of that end; on
+    droced only the core (EAL's secondary)."""
+    if isinstance(nets, DrocedNet):
+        return dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error")
     ip = nets.server_addr[:-1] + str(side + 1)
     args = dt.EAL + ["-l", str(side), f"--file-prefix=dropinf{tag}{side}",
                      f"--vdev=net_af_packet0,iface={nets.ifs[side]}", "--",
@@ -61,7 +105,8 @@ def run_pair(a, tmp, nets, tag, argv, ready):
         for side in (0, 1):
             out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
             files.append(out)
-            cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--"] + argv[side]
+            cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib] + \
+                getattr(nets, "run_args", []) + ["--"] + argv[side]
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, cwd=tmp,
                                           env=droce_env(nets, side, tag)))
@@ -90,8 +135,8 @@ def run_pair(a, tmp, nets, tag, argv, ready):
 
 
 def case_fi_info(a, tmp, nets):
-    p = subprocess.run(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib, "--",
-                        "fi_info", "-p", "verbs"], capture_output=True, text=True,
+    p = subprocess.run(["ip", "netns", "exec", nets.ns[0], a.run, "--lib", a.lib] +
+                       getattr(nets, "run_args", []) + ["--", "fi_info", "-p", "verbs"], capture_output=True, text=True,
                        timeout=dt.TIMEOUT, env=droce_env(nets, 0, "i"), cwd=tmp)
     entries = re.findall(r"provider: (\S+)\n\s+fabric: .*\n\s+domain: (\S+)\n"
                          r"\s+version: .*\n\s+type: (\S+)", p.stdout)
@@ -146,13 +191,36 @@ def case_fio(a, tmp, nets, tag, verb, extra=((), ())):
         print(f"ok - {case}: server and client err= 0, io=1024KiB (256 x 4 KiB)", flush=True)
 
 
+def on_droced(a):
+    """libfabric's msg endpoints and fio's write and read, both sides
+    applications of one droced; droced lists no application after."""
+    with tempfile.TemporaryDirectory(prefix="dropinf-") as tmp:
+        nets = DrocedNet(a.droced, tmp)
+        try:
+            case_fi_info(a, tmp, nets)
+            case_pingpong(a, tmp, nets, "m", "verbs", "msg")
+            case_fio(a, tmp, nets, "w", "write")
+            case_fio(a, tmp, nets, "r", "read")
+            left = droced_apps(a.droced, nets.daemon[1])
+            if dt.check("droced", left == "", f"applications left: {left}"):
+                print("ok - droced: no application left", flush=True)
+        finally:
+            nets.close()
+    for f in dt.failures:
+        print("FAIL:", f)
+    return 1 if dt.failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("what", choices=["libfabric", "fio"])
+    ap.add_argument("--droced")
+    ap.add_argument("what", choices=["libfabric", "fio", "droced"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
+    if a.what == "droced":
+        return on_droced(a)
     nets = dt.Veth(f"f{os.getpid() % 100000}")
     try:
         with tempfile.TemporaryDirectory(prefix="dropinf-") as tmp:

@@ -26,6 +26,10 @@ libibverbs.so.1 and usertools/droce-run (its device tree: /sys/class/infiniband,
       endpoint's configuration (UCX_LOG_LEVEL=info, "ep_cfg") on
       rc_verbs/droce0:1 only; ucp_ud: tag_lat and tag_bw (4 KiB) with
       UCX_TLS=ud_verbs, on ud_verbs/droce0:1 only.
+  dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED ucp_droced
+      ucp_rc's three with both sides applications of one droced (net_ring,
+      droced's loopback; TCP exchange on 127.0.0.1), UCX's defaults (its
+      memory pools System V hugepage segments); droced empty after.
   dropin_ucx.py --run DROCE_RUN --lib DIR --prog MPI_PINGPONG mpi
       test/dropin/mpi_pingpong.c (built with Open MPI's mpicc; "missing"
       when there is none: a failure) as two ranks of `mpirun -np 1
@@ -52,6 +56,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dropin_test import EAL, Veth, check, failures, stop  # noqa: E402
+from rdma_core_suite import droced_apps, droced_start, droced_stop  # noqa: E402
 
 TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "40"))
 PORT = 13337
@@ -62,8 +67,26 @@ FINAL_RE = re.compile(r"^Final:\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.
 EP_CFG_RE = re.compile(r"ep_cfg\[\d+\]: (.*)$", re.M)
 
 
+class Droced:
+    """Both sides applications of one droced (net_ring; its engine on
+    lcore 1): their connection droced's loopback, the TCP exchange on
+    127.0.0.1.  The Veth's stand-in for droce_env and in_ns."""
+
+    def __init__(self, droced, tmp):
+        self.droced = droced
+        self.daemon = droced_start(droced, tmp)
+        self.sock = self.daemon[1]
+        self.server_addr = "127.0.0.1"
+
+    def close(self):
+        droced_stop(self.daemon)
+
+
 def droce_env(nets, side, ip=None):
-    """droce on side's veth end, on its own core, run-to-completion."""
+    """droce on side's veth end, on its own core, run-to-completion; on
+    droced, only the core (EAL's secondary)."""
+    if isinstance(nets, Droced):
+        return dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error")
     eal = EAL + ["-l", str(side), f"--file-prefix=ucx{os.getpid()}{side}",
                  f"--vdev=net_af_packet0,iface={nets.ifs[side]}"]
     return dict(os.environ, DROCE_ARGS=" ".join(
@@ -71,6 +94,8 @@ def droce_env(nets, side, ip=None):
 
 
 def in_ns(a, nets, side, argv, extra=()):
+    if isinstance(nets, Droced):
+        return [a.run, "--lib", a.lib, "--daemon", nets.sock] + list(extra) + ["--"] + argv
     return ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib] + list(extra) + \
         ["--"] + argv
 
@@ -237,12 +262,35 @@ def case_mpi(a, tmp):
         print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1", flush=True)
 
 
+def ucp_droced(a):
+    """The protocol level with both ucx_perftests applications of one
+    droced: UCX's memory pools are System V hugepage segments (its "huge"
+    allocation) that droced attaches; droced lists no application after."""
+    with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:
+        nets = Droced(a.droced, tmp)
+        try:
+            rc = "rc_verbs,ud_verbs"
+            case_perftest(a, tmp, nets, "d0", "tag_lat", 8, 500, "lat", tls=rc)
+            case_perftest(a, tmp, nets, "d1", "tag_bw", 65536, 100, "bw", tls=rc)
+            case_perftest(a, tmp, nets, "d2", "stream_bw", 4096, 200, "bw", tls=rc)
+            left = droced_apps(a.droced, nets.sock)
+            if check("droced", left == "", f"applications left: {left}"):
+                print("ok - droced: no application left", flush=True)
+        finally:
+            nets.close()
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog")
-    ap.add_argument("what", choices=("info", "uct_rc", "uct_ud", "ucp_rc", "ucp_ud", "mpi"))
+    ap.add_argument("--droced")
+    ap.add_argument("what", choices=("info", "uct_rc", "uct_ud", "ucp_rc", "ucp_ud", "mpi",
+                                     "ucp_droced"))
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog not in (None, "missing"):
@@ -253,6 +301,8 @@ def main():
         for f in failures:
             print("FAIL:", f)
         return 1 if failures else 0
+    if a.what == "ucp_droced":
+        return ucp_droced(a)
     nets = Veth(f"u{os.getpid() % 100000}")
     try:
         with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:

@@ -5,6 +5,7 @@
 drop-in libibverbs.so.1 and usertools/droce-run.
 
   rdma_core_suite.py --run DROCE_RUN --lib DIR --ok OK_LIST --skips SKIP_LIST
+                     [--droced DROCED]
 
 The suite is copied into a private temporary folder (its gzipped files
 unpacked) and run as its run_tests.py runs it (args_parser, then
@@ -16,6 +17,10 @@ through the port's loopback).  Checks, exactly:
     a test newly passing, which then belongs in the list, fails this);
   - every skip's reason is one SKIP_LIST allows (a reason of rdma-core's
     for hardware or a capability droce lacks, lib/ibverbs/README.md).
+With --droced the same process is an application of a droced of its own
+(net_ring too; the process a DPDK secondary, its memory moved onto
+memfds), with the same lists: droced serves every verb the suite's
+passing tests use; droced's list is empty after the process exits.
 The suite's random values are seeded (RDMA_SUITE_SEED, default 1) so a
 failure can be repeated; the seed is printed.  A missing suite or pyverbs
 fails the test.
@@ -96,6 +101,49 @@ def inner(tdir, out, seed):
     return 0
 
 
+def droced_start(droced, tmp, wrap=(), port=("--vdev=net_ring0", "--",
+                                              "--droce-ipv4=198.18.5.1/24")):
+    """A droced (by default on net_ring; port: its vdev, "--" and droce's
+    address), its engine on lcore 1, under wrap (e.g. ip netns exec NS):
+    (Popen, socket, output)."""
+    sock = os.path.join(tmp, "droced.sock")
+    out = open(os.path.join(tmp, "droced.out"), "w+")
+    p = subprocess.Popen(list(wrap) + [droced, "-l", "0,1", "--main-lcore", "0", "--no-pci",
+                          "--log-level=lib.eal:error", f"--file-prefix=rdmasuited{os.getpid()}"] +
+                         list(port) + ["--droce-transport-lcores=1", f"--socket={sock}"],
+                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None:
+        out.seek(0)
+        if "droced: ready on" in out.read():
+            return p, sock, out
+        time.sleep(0.05)
+    out.seek(0)
+    text = out.read()
+    droced_stop((p, sock, out))
+    raise SystemExit(f"FAIL: droced did not start: {text[-500:]}")
+
+
+def droced_apps(droced, sock):
+    """droced --ctl list's application lines ("" when none)."""
+    r = subprocess.run([droced, "--ctl", sock, "list"], capture_output=True, text=True,
+                       timeout=10)
+    if r.returncode != 0:
+        raise SystemExit(f"FAIL: droced --ctl list exited {r.returncode}: {r.stderr[-300:]}")
+    return "\n".join(ln for ln in r.stdout.splitlines() if ln.startswith("pid "))
+
+
+def droced_stop(daemon):
+    p, _, out = daemon
+    p.terminate()
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    out.close()
+
+
 def read_list(path):
     with open(path, encoding="utf-8") as f:
         return [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
@@ -124,6 +172,7 @@ def main():
     ap.add_argument("--lib")
     ap.add_argument("--ok")
     ap.add_argument("--skips")
+    ap.add_argument("--droced")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -138,14 +187,29 @@ def main():
     with tempfile.TemporaryDirectory(prefix="rdmasuite-") as tmp:
         tdir = copy_suite(tmp)
         out = os.path.join(tmp, "outcomes.json")
-        droce = " ".join(EAL + [f"--file-prefix=rdmasuite{os.getpid()}", "-l", "0",
-                                "--vdev=net_ring0", "--", "--droce-ipv4=198.18.5.1/24"])
+        if a.droced:
+            daemon = droced_start(a.droced, tmp)
+            droce = "-l 0 --no-pci --log-level=lib.eal:error"
+            via = ["--daemon", daemon[1]]
+        else:
+            droce = " ".join(EAL + [f"--file-prefix=rdmasuite{os.getpid()}", "-l", "0",
+                                    "--vdev=net_ring0", "--", "--droce-ipv4=198.18.5.1/24"])
+            via = []
         env = dict(os.environ, DROCE_ARGS=droce)
         t0 = time.monotonic()
-        p = subprocess.run([a.run, "--lib", a.lib, "--", PYTHON, os.path.abspath(__file__),
-                            "--inner", tdir, "--out", out],
-                           capture_output=True, text=True, env=env, cwd=tmp, timeout=600)
+        try:
+            p = subprocess.run([a.run, "--lib", a.lib] + via +
+                               ["--", PYTHON, os.path.abspath(__file__), "--inner", tdir,
+                                "--out", out],
+                               capture_output=True, text=True, env=env, cwd=tmp, timeout=600)
+            left = droced_apps(a.droced, daemon[1]) if a.droced else ""
+        finally:
+            if a.droced:
+                droced_stop(daemon)
         took = time.monotonic() - t0
+        if left:
+            print(f"FAIL: droced still lists an application after the suite's exit:\n{left}")
+            return 1
         if p.returncode != 0 or not os.path.exists(out):
             print(f"FAIL: the suite's process exited {p.returncode}\n{p.stdout[-3000:]}"
                   f"\n{p.stderr[-6000:]}")
@@ -162,7 +226,8 @@ def main():
         print("FAIL:", b)
     if bad:
         return 1
-    print(f"ok - rdma-core's suite on droce0: {nok} passed (the list's {len(ok_list)}), "
+    where = " on droced" if a.droced else ""
+    print(f"ok - rdma-core's suite on droce0{where}: {nok} passed (the list's {len(ok_list)}), "
           "none failed, every skip allowed")
     return 0
 

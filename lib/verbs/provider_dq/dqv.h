@@ -69,6 +69,8 @@ extern struct dqv_region dqv_region;
 /* dqv_objects.c: the object ops. */
 int dqv_alloc_buf(struct droce_context *ctx, size_t len, void **buf);
 int dqv_free_buf(struct droce_context *ctx, void *buf);
+int dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr, size_t length,
+		 int access);
 int dqv_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
 	       struct droce_mr **mr);
 int dqv_create_channel(struct droce_context *ctx, int fd, uint64_t *handle);

@@ -121,8 +121,7 @@ dqv_close_context(struct droce_context *ctx)
 /*
  * What the region does not carry (SRQs, UD and address handles, memory
  * windows, inline data), droced's persistent regions (their memory is
- * droced's hugepages, not mappable here), rereg_mr, P_Keys and counters
- * are left out: EOPNOTSUPP, as for any provider.
+ * droced's hugepages, not mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
  */
 static struct verbs_provider dqv_provider = {
 	.name = "dq",
@@ -148,6 +147,7 @@ static struct verbs_provider dqv_provider = {
 		.dealloc_pd = droced_dealloc_pd,
 		.reg_mr = dqv_reg_mr,
 		.dereg_mr = droced_dereg_mr,
+		.rereg_mr = dqv_rereg_mr,
 		.set_mr_lease = droced_set_mr_lease,
 		.renew_mr = droced_renew_mr,
 		.query_mr_lease = droced_query_mr_lease,

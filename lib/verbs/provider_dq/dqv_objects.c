@@ -70,6 +70,13 @@ dqv_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int acces
 	return verbs_dmn_reg_mr(pd, addr, len, iova, access, true, dqv_event_name, mr);
 }
 
+int
+dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr, size_t length,
+	     int access)
+{
+	return verbs_dmn_rereg_mr(mr, flags, pd, addr, length, access, true);
+}
+
 /* ---- slots --------------------------------------------------------------------- */
 
 /* A free slot of the bitmap (n slots): its index, or -ENOMEM. */

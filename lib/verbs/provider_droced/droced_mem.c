@@ -19,10 +19,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,6 +49,7 @@ struct mem_piece {
 	uintptr_t start, end;
 	uint64_t off;
 	int fd;
+	int shmid;		/* >= 0: of a System V segment, droced attaches it */
 };
 
 /* The process's moved ranges: one table per address space, as there is one
@@ -129,6 +132,24 @@ movable(const struct maps_line *l)
 	return l->path[0] == '/';
 }
 
+/*
+ * A System V segment this process made (UCX's hugepage memory pools:
+ * shmget(IPC_PRIVATE, SHM_HUGETLB), shmat, IPC_RMID): shared memory that
+ * cannot move, which droced attaches itself by its id (the maps give it
+ * as the inode) once it has checked that this process made it.
+ */
+static int
+sysv_own(const struct maps_line *l)
+{
+	struct shmid_ds ds;
+
+	if (strcmp(l->perms, "rw-s") != 0 || strncmp(l->path, "/SYSV", 5) != 0 ||
+	    l->ino > INT_MAX || shmctl((int)l->ino, IPC_STAT, &ds) != 0 ||
+	    ds.shm_cpid != getpid())
+		return -1;
+	return (int)l->ino;
+}
+
 /* The part of line l from *cur up to hi as a piece: 0 or -errno. */
 static int
 piece_of(const struct maps_line *l, uintptr_t *cur, uintptr_t hi, struct mem_piece *p)
@@ -139,8 +160,11 @@ piece_of(const struct maps_line *l, uintptr_t *cur, uintptr_t hi, struct mem_pie
 	p->end = l->end < hi ? l->end : hi;
 	p->off = 0;
 	p->fd = -1;
+	p->shmid = sysv_own(l);
 	if (s != NULL && strcmp(l->perms, "rw-s") == 0) {
 		p->fd = s->fd;
+		p->off = l->off + (p->start - l->start);
+	} else if (p->shmid >= 0) {
 		p->off = l->off + (p->start - l->start);
 	} else if (!movable(l)) {
 		return -EOPNOTSUPP;	/* shared with another process, or the stack */
@@ -272,7 +296,15 @@ send_pieces(struct dmn_msg *m, const struct mem_piece *p, int n)
 	for (int i = 0; i < n; i++) {
 		struct dmn_msg pm = { .type = DMN_MEM_PIECE, .addr = p[i].start,
 				      .len = p[i].end - p[i].start, .h = { p[i].off } };
-		int rc = verbs_daemon_call_fd(&pm, p[i].fd);
+		int rc;
+
+		if (p[i].shmid >= 0) {
+			pm.arg = DMN_PIECE_SYSV;
+			pm.h[1] = (uint64_t)p[i].shmid;
+			rc = verbs_daemon_call(&pm);
+		} else {
+			rc = verbs_daemon_call_fd(&pm, p[i].fd);
+		}
 
 		if (rc != 0)
 			return rc;
@@ -299,7 +331,7 @@ verbs_dmn_mem_reg(struct dmn_msg *m)
 	if (rc == 0)
 		segs_forget_unmapped();
 	for (int i = 0; i < n && rc == 0; i++)
-		if (p[i].fd < 0)
+		if (p[i].fd < 0 && p[i].shmid < 0)
 			rc = -seg_move(&p[i]);
 	if (rc == 0)
 		rc = send_pieces(m, p, n);
@@ -317,7 +349,9 @@ verbs_dmn_mem_reg(struct dmn_msg *m)
  * moved range into private anonymous memory put in its place (mremap); the
  * forking thread of the parent waits until it has, so that its own writes
  * (its malloc, right after fork returns) reach the child's copy later
- * than the fork, never during.  A registration and a fork exclude each
+ * than the fork, never during.  Until its copy exists the child must not
+ * allocate (its heap pages are still the parent's: stdio's fopen would
+ * take freed chunks from them).  A registration and a fork exclude each
  * other (mem.lock across the fork).
  */
 static struct {
@@ -358,18 +392,26 @@ mem_fork_parent(void)
 	errno = saved;
 }
 
-/* [l->start, l->end) replaced by a private copy of itself: 0 or -errno.
+/* A range of the child to copy. */
+struct mem_range {
+	uintptr_t start, end;
+};
+
+/* Mappings of moved segments a child copies: a segment may be split. */
+#define FORK_RANGES (4 * SEG_MAX)
+
+/* [r->start, r->end) replaced by a private copy of itself: 0 or -errno.
  * The copy is the kernel's (a read of /proc/self/mem), as in pages_to_fd. */
 static int
-range_privatize(int self, const struct maps_line *l)
+range_privatize(int self, const struct mem_range *r)
 {
-	size_t len = l->end - l->start, done = 0;
+	size_t len = r->end - r->start, done = 0;
 	void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (copy == MAP_FAILED)
 		return -errno;
 	while (done < len) {
-		ssize_t n = pread(self, (char *)copy + done, len - done, (off_t)(l->start + done));
+		ssize_t n = pread(self, (char *)copy + done, len - done, (off_t)(r->start + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -379,7 +421,7 @@ range_privatize(int self, const struct maps_line *l)
 		}
 		done += (size_t)n;
 	}
-	if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)l->start) == MAP_FAILED) {
+	if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)r->start) == MAP_FAILED) {
 		int rc = -errno;
 
 		munmap(copy, len);
@@ -388,30 +430,79 @@ range_privatize(int self, const struct maps_line *l)
 	return 0;
 }
 
-/* Every mapping of a moved segment in this (the child's) address space. */
+/* One maps line: a shared mapping of a moved segment goes to r[*n]. */
+static int
+range_of_line(const char *line, struct mem_range *r, int *n)
+{
+	struct maps_line l;
+
+	if (!maps_parse(line, &l) || seg_of(&l) == NULL || strcmp(l.perms, "rw-s") != 0)
+		return 0;
+	if (*n == FORK_RANGES)
+		return -E2BIG;
+	r[(*n)++] = (struct mem_range){ l.start, l.end };
+	return 0;
+}
+
+/*
+ * The mappings of moved segments, from /proc/self/maps read with read(2)
+ * into the stack: no malloc (stdio's buffers), because until they are
+ * copied the child's heap pages are still the parent's.  Their number,
+ * or -errno.
+ */
+static int
+ranges_to_copy(struct mem_range *r)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), n = 0, rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? -errno : 0;
+			break;
+		}
+		have += (size_t)got;
+		buf[have] = '\0';
+		while (rc == 0 && (nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			rc = range_of_line(line, r, &n);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (rc != 0 || have == sizeof(buf) - 1)
+			rc = rc != 0 ? rc : -E2BIG;	/* a line longer than the buffer */
+		if (rc != 0)
+			break;
+	}
+	close(fd);
+	return rc != 0 ? rc : n;
+}
+
+/* Every mapping of a moved segment in this (the child's) address space:
+ * read all of them first, as a remap would shift the maps under the read. */
 static int
 segs_privatize(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	int self = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-	struct maps_line l[SEG_MAX];
-	char line[512];
-	int n = 0, rc = 0;
+	struct mem_range r[FORK_RANGES];
+	int self, n = ranges_to_copy(r), rc = 0;
 
-	/* the maps first, then the changes: a remap while reading them would
-	 * shift the file under fgets */
-	while (f != NULL && self >= 0 && fgets(line, sizeof(line), f) != NULL)
-		if (maps_parse(line, &l[n]) && seg_of(&l[n]) != NULL &&
-		    strcmp(l[n].perms, "rw-s") == 0 && ++n == SEG_MAX)
-			break;
-	if (f == NULL || self < 0)
-		rc = -errno;
+	if (n < 0)
+		return n;
+	self = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return -errno;
 	for (int i = 0; i < n && rc == 0; i++)
-		rc = range_privatize(self, &l[i]);
-	if (f != NULL)
-		fclose(f);
-	if (self >= 0)
-		close(self);
+		rc = range_privatize(self, &r[i]);
+	close(self);
 	return rc;
 }
 

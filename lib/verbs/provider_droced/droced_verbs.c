@@ -308,25 +308,19 @@ verbs_dmn_event_name(const struct droce_context *ctx, const void *obj)
 	return ctx == daemon_conn.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
 }
 
-int
-verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
-		 bool own_pages, uint64_t (*name)(const struct droce_context *, const void *),
-		 struct droce_mr **out)
+/* REG_MR into the proxy mr (named name in events): 0 or a positive errno;
+ * on success mr's handle, keys, PD, range and rights are the new MR's. */
+static int
+dmn_register(struct verbs_dmn_mr *mr, struct droce_pd *pd, void *addr, size_t len,
+	     uint64_t iova, int access, bool own_pages, uint64_t name)
 {
-	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd), iova },
+	struct dmn_msg m = { .type = DMN_REG_MR, .h = { pd_handle(pd), iova, name },
 			     .addr = (uint64_t)(uintptr_t)addr, .len = len,
 			     .arg = access };
-	struct verbs_dmn_mr *mr = calloc(1, sizeof(*mr));
-	int rc;
+	int rc = own_pages ? verbs_dmn_mem_reg(&m) : verbs_daemon_call(&m);
 
-	if (mr == NULL)
-		return -ENOMEM;
-	m.h[2] = name(pd->context, &mr->pub);	/* its lease's event */
-	rc = own_pages ? verbs_dmn_mem_reg(&m) : verbs_daemon_call(&m);
-	if (rc != 0) {
-		free(mr);
-		return -rc;
-	}
+	if (rc != 0)
+		return rc;
 	mr->pub.context = pd->context;
 	mr->pub.pd = pd;
 	mr->pub.addr = addr;
@@ -335,8 +329,82 @@ verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int
 	mr->pub.rkey = m.key;
 	mr->pub.handle = prot_key_index(m.key);
 	mr->h = m.h[0];
+	mr->name = name;
+	mr->access = access;
+	return 0;
+}
+
+int
+verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+		 bool own_pages, uint64_t (*name)(const struct droce_context *, const void *),
+		 struct droce_mr **out)
+{
+	struct verbs_dmn_mr *mr = calloc(1, sizeof(*mr));
+	int rc;
+
+	if (mr == NULL)
+		return -ENOMEM;
+	/* its lease's event names it */
+	rc = dmn_register(mr, pd, addr, len, iova, access, own_pages, name(pd->context, &mr->pub));
+	if (rc != 0) {
+		free(mr);
+		return -rc;
+	}
 	*out = &mr->pub;
 	return 0;
+}
+
+/* A new translation: the new MR first, then the old one's dereg. */
+static int
+rereg_translation(struct verbs_dmn_mr *mr, struct droce_pd *pd, void *addr, size_t length,
+		  int access, bool own_pages)
+{
+	struct verbs_dmn_mr old = *mr;
+	int rc;
+
+	if (addr == NULL || length == 0)
+		return EINVAL;
+	rc = dmn_register(mr, pd, addr, length, (uint64_t)(uintptr_t)addr, access, own_pages,
+			  mr->name);
+	if (rc != 0)
+		return rc;
+	rc = call2(DMN_DEREG_MR, old.h, 0);	/* EBUSY: windows bound to it */
+	if (rc != 0) {
+		(void)call2(DMN_DEREG_MR, mr->h, 0);
+		*mr = old;
+	}
+	return rc;
+}
+
+int
+verbs_dmn_rereg_mr(struct droce_mr *pub, int flags, struct droce_pd *pd, void *addr,
+		   size_t length, int access, bool own_pages)
+{
+	struct verbs_dmn_mr *mr = (struct verbs_dmn_mr *)pub;
+	struct droce_pd *npd = (flags & DROCE_REREG_MR_CHANGE_PD) ? pd : pub->pd;
+	int nacc = (flags & DROCE_REREG_MR_CHANGE_ACCESS) ? access : mr->access;
+	struct dmn_msg m = { .type = DMN_REREG_MR, .h = { mr->h, pd_handle(npd) }, .arg = nacc };
+	int rc;
+
+	if (mr->h == 0)
+		return -EINVAL;	/* a released persistent region's proxy */
+	if (flags & DROCE_REREG_MR_CHANGE_TRANSLATION)
+		return -rereg_translation(mr, npd, addr, length, nacc, own_pages);
+	m.len = (uint64_t)flags;
+	rc = verbs_daemon_call(&m);
+	if (rc != 0)
+		return -rc;
+	pub->pd = npd;
+	mr->access = nacc;
+	return 0;
+}
+
+static int
+droced_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr, size_t length,
+		int access)
+{
+	return verbs_dmn_rereg_mr(mr, flags, pd, addr, length, access,
+				  rte_mem_virt2memseg_list(addr) == NULL);
 }
 
 /* droce's hugepages are droced's too; other memory is moved to it */
@@ -862,7 +930,7 @@ verbs_dmn_mw_handle(const struct droce_mw *mw)
 }
 
 /*
- * What droced does not serve yet (rereg_mr, P_Keys, counters) is left
+ * What droced does not serve yet (counters) is left
  * out: EOPNOTSUPP, as for any provider.
  */
 static struct verbs_provider droced_provider = {
@@ -891,6 +959,7 @@ static struct verbs_provider droced_provider = {
 		.dealloc_pd = droced_dealloc_pd,
 		.reg_mr = droced_reg_mr,
 		.dereg_mr = droced_dereg_mr,
+		.rereg_mr = droced_rereg_mr,
 		.alloc_mw = droced_alloc_mw,
 		.dealloc_mw = droced_dealloc_mw,
 		.set_mr_lease = droced_set_mr_lease,

@@ -42,6 +42,7 @@ struct rte_ring;
 	X(QUERY_PORT)	\
 	X(QUERY_GID)	\
 	X(QUERY_PKEY)	\
+	X(REREG_MR)	\
 	X(LIST)		\
 	X(MEM_PIECE)	\
 	X(REG_MEM)	\
@@ -79,6 +80,9 @@ enum dmn_req {
 #define DMN_LIST_MAX 32
 /* Pieces of one registration of the application's own memory (E2BIG). */
 #define DMN_MEM_PIECES 8
+/* MEM_PIECE's arg: the piece is System V segment h[1] (no fd), at offset
+ * h[0] in it; else a memfd (SCM_RIGHTS) at offset h[0]. */
+#define DMN_PIECE_SYSV 1
 
 /* One application as droced --ctl list shows it. */
 struct dmn_app_info {
@@ -177,6 +181,8 @@ struct verbs_dmn_pd {
 struct verbs_dmn_mr {
 	struct droce_mr pub;
 	uint64_t h;
+	uint64_t name;			/* its name in events */
+	int access;			/* as registered (rereg keeps it) */
 };
 
 /* pub.handle is the window's index in droced's tables: a BIND_MW work
@@ -263,6 +269,17 @@ int verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova,
 		     bool own_pages,
 		     uint64_t (*name)(const struct droce_context *, const void *),
 		     struct droce_mr **out);
+
+/*
+ * rereg_mr on droced: a new PD or new rights by droced (its MR keeps its
+ * keys, as in process); a new translation as a new registration (on the
+ * new PD, with the new rights if asked) that replaces the old, deregistered
+ * before this returns (new keys, the old ones dead).  Every failure leaves
+ * the MR as it was.  own_pages: how addr's memory is registered
+ * (verbs_dmn_reg_mr).  0 or -errno.
+ */
+int verbs_dmn_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr,
+		       size_t length, int access, bool own_pages);
 
 /*
  * droced's client's ops that only make requests (droced_verbs.c), shared

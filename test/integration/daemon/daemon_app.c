@@ -64,8 +64,10 @@
  *                                   one runs out (mw_lease); all freed
  *       hold                        a PD, buffer, MR, CQ and QP; ready; a
  *                                   line on stdin: all freed
- *       unsupported                 rereg_mr: EOPNOTSUPP; query_pkey
- *                                   through droced: 0xffff, EINVAL past it
+ *       unsupported                 what droced once lacked: rereg_mr
+ *                                   (rights and PD keep the keys, a new
+ *                                   translation new ones), query_pkey,
+ *                                   System V memory (and forged pieces)
  *       fork                        an MR on its heap, fork(): the child's
  *                                   copy of the moved page is its own
  *       evfree                      an MR and a window whose leases ran out,
@@ -96,6 +98,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -2004,22 +2007,111 @@ run_srqforge(struct droce_context *ctx, char **argv)
  * unsupported: the verbs droced's provider lacks each fail with EOPNOTSUPP,
  * the one answer of a missing op, and leave nothing behind.
  */
+/* A System V segment's id, made by a child of fork() that stays alive
+ * until *child is killed: a segment this process did not make. */
+static int
+foreign_shm(pid_t *child)
+{
+	int p[2], id = -1;
+
+	check(pipe(p) == 0, "sysv: pipe");
+	*child = fork();
+	check(*child >= 0, "sysv: fork");
+	if (*child == 0) {
+		id = shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600);
+		(void)!write(p[1], &id, sizeof(id));
+		pause();
+		_exit(0);
+	}
+	check(read(p[0], &id, sizeof(id)) == sizeof(id) && id >= 0, "sysv: the child's segment");
+	close(p[0]);
+	close(p[1]);
+	return id;
+}
+
+/*
+ * System V memory (UCX's "huge" memory pools: shmget IPC_PRIVATE, shmat,
+ * IPC_RMID), which cannot move: droced attaches the segment the process
+ * made.  A segment of another process, or a range past a segment's end,
+ * named in a forged MEM_PIECE: refused.
+ */
+static int
+sysv_checks(struct droce_pd *pd)
+{
+	const size_t len = 1 << 20;
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600), other, bad = 0;
+	struct dmn_msg m = { .type = DMN_MEM_PIECE, .addr = 1 << 20, .len = 4096,
+			     .arg = DMN_PIECE_SYSV };
+	struct droce_mr *mr;
+	uint8_t *seg;
+	pid_t child;
+
+	check(id >= 0, "sysv: shmget");
+	seg = shmat(id, NULL, 0);
+	check(seg != (void *)-1 && shmctl(id, IPC_RMID, NULL) == 0, "sysv: shmat, IPC_RMID");
+	mr = droce_reg_mr(pd, seg + 4096, 8192, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ);
+	if (mr == NULL) {
+		printf("unsupported: reg_mr on System V memory: %s\n", strerror(errno));
+		bad++;
+	} else if (droce_dereg_mr(mr) != 0) {
+		bad++;
+	}
+	m.h[0] = len;	/* past its end */
+	m.h[1] = (uint64_t)id;
+	bad += refused("a piece past the segment's end", verbs_daemon_call(&m), EINVAL);
+	other = foreign_shm(&child);
+	m.h[0] = 0;
+	m.h[1] = (uint64_t)other;
+	bad += refused("another process's segment", verbs_daemon_call(&m), EPERM);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	(void)shmctl(other, IPC_RMID, NULL);
+	check(shmdt(seg) == 0, "sysv: shmdt");
+	return bad;
+}
+
 static int
 run_unsupported(struct droce_context *ctx)
 {
-	struct droce_pd *pd = droce_alloc_pd(ctx);
-	void *buf = droce_alloc_buf(ctx, 4096);
+	struct droce_pd *pd = droce_alloc_pd(ctx), *pd2 = droce_alloc_pd(ctx);
+	uint8_t *own = malloc(8192), *own2 = malloc(4096);
 	struct droce_mr *mr;
+	uint32_t key;
 	uint16_t pkey;
 	int bad = 0;
 
-	check(pd != NULL && buf != NULL, "alloc_pd, alloc_buf");
-	mr = droce_reg_mr(pd, buf, 4096, DROCE_ACCESS_LOCAL_WRITE);
+	check(pd != NULL && pd2 != NULL && own != NULL && own2 != NULL, "alloc_pd, malloc");
+	mr = droce_reg_mr(pd, own, 8192, DROCE_ACCESS_LOCAL_WRITE);
 	check(mr != NULL, "reg_mr");
+	key = mr->lkey;
+	/* new rights, new PD: droced's MR, its keys kept (as in process) */
+	if (droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE) != 0 ||
+	    mr->lkey != key || mr->rkey != key) {
+		printf("unsupported: rereg CHANGE_ACCESS: %s, key 0x%x -> 0x%x\n", strerror(errno),
+		       key, mr->lkey);
+		bad++;
+	}
+	if (droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) != 0 || mr->pd != pd2 ||
+	    mr->lkey != key) {
+		printf("unsupported: rereg CHANGE_PD: %s\n", strerror(errno));
+		bad++;
+	}
+	bad += refused("dealloc_pd of the MR's new PD", droce_dealloc_pd(pd2), EBUSY);
+	/* a new translation: new keys, the old MR gone from droced's table */
+	if (droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_TRANSLATION, NULL, own2, 4096, 0) != 0 ||
+	    mr->addr != own2 || mr->length != 4096 || mr->lkey == key) {
+		printf("unsupported: rereg CHANGE_TRANSLATION: %s, key 0x%x -> 0x%x\n",
+		       strerror(errno), key, mr->lkey);
+		bad++;
+	}
 	errno = 0;
-	bad += refused("rereg_mr", droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-						  DROCE_ACCESS_LOCAL_WRITE) ==
-				   DROCE_REREG_MR_ERR_INPUT ? errno : 0, EOPNOTSUPP);
+	bad += refused("rereg without flags", droce_rereg_mr(mr, 0, NULL, NULL, 0, 0) ==
+					       DROCE_REREG_MR_ERR_INPUT ? errno : 0, EINVAL);
+	errno = 0;
+	bad += refused("rereg to no memory",
+		       droce_rereg_mr(mr, DROCE_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 0, 0) ==
+		       DROCE_REREG_MR_ERR_INPUT ? errno : 0, EINVAL);
 	/* the port's P_Key table through droced: the default partition first */
 	if (droce_query_pkey(ctx, 1, 0, &pkey) != 0 || pkey != htons(0xffff)) {
 		printf("unsupported: query_pkey index 0: 0x%04x, not the default 0xffff\n",
@@ -2027,9 +2119,13 @@ run_unsupported(struct droce_context *ctx)
 		bad++;
 	}
 	bad += refused("query_pkey past the table", droce_query_pkey(ctx, 1, 4096, &pkey), EINVAL);
-	check(droce_dereg_mr(mr) == 0 && droce_free_buf(ctx, buf) == 0 &&
-	      droce_dealloc_pd(pd) == 0, "dereg_mr, free_buf, dealloc_pd");
-	printf("unsupported: %s\n", bad == 0 ? "rereg_mr EOPNOTSUPP, query_pkey answered" : "WRONG");
+	bad += sysv_checks(pd);
+	check(droce_dereg_mr(mr) == 0 && droce_dealloc_pd(pd2) == 0 && droce_dealloc_pd(pd) == 0,
+	      "dereg_mr, dealloc_pd");
+	free(own);
+	free(own2);
+	printf("unsupported: %s\n", bad == 0 ? "rereg_mr, query_pkey, System V memory through droced" :
+					       "WRONG");
 	return bad == 0 ? 0 : 1;
 }
 
@@ -2040,6 +2136,44 @@ pipe_byte(int fd, bool send_it)
 	char c = 0;
 
 	check((send_it ? write(fd, &c, 1) : read(fd, &c, 1)) == 1, "fork: pipe");
+}
+
+/*
+ * fork's heap check: two chunks of the sizes stdio takes first (a FILE, a
+ * 1 KiB buffer) freed inside a moved range, so a child that allocates
+ * before its copy exists takes them from the shared pages; the parent
+ * compares the range with what it held at the fork.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define FORK_HEAP_CHECK false
+#else
+#define FORK_HEAP_CHECK true
+#endif
+
+struct fork_heap {
+	uint8_t *lo, *snap;
+	size_t len;
+	struct droce_mr *mr;
+};
+
+static void
+fork_heap_prepare(struct droce_pd *pd, struct fork_heap *h)
+{
+	uint8_t *file = malloc(472), *buf = malloc(1024), *guard = malloc(16);
+	uint8_t *lo = file < buf ? file : buf, *hi = (file < buf ? buf + 1024 : file + 472);
+
+	check(file != NULL && buf != NULL && guard != NULL, "fork: chunks");
+	/* glibc's malloc puts them side by side; ASan's allocator keeps each
+	 * size in its own region, with no free chunk in a neighbour's page */
+	check(hi - lo < 65536, "fork: the chunks are not neighbours (not glibc's malloc?)");
+	h->len = (size_t)(hi - lo);
+	h->lo = lo;
+	h->mr = droce_reg_mr(pd, lo, h->len, DROCE_ACCESS_LOCAL_WRITE);
+	h->snap = malloc(h->len);
+	check(h->mr != NULL && h->snap != NULL, "fork: reg_mr over the chunks");
+	free(buf);
+	free(file);
+	memcpy(h->snap, h->lo, h->len);
 }
 
 /*
@@ -2055,6 +2189,7 @@ run_fork(struct droce_context *ctx)
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	struct droce_pd *pd = droce_alloc_pd(ctx);
 	struct droce_mr *mr, *mr2;
+	struct fork_heap heap;
 	int go[2], status, bad = 0;
 	uint8_t *blk;
 	pid_t pid;
@@ -2064,6 +2199,9 @@ run_fork(struct droce_context *ctx)
 	/* 256 bytes inside the first page: the whole page moves, neighbours too */
 	mr = droce_reg_mr(pd, blk + 64, 256, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE);
 	check(mr != NULL && pipe(go) == 0, "fork: reg_mr on the heap, pipe");
+	heap = (struct fork_heap){ 0 };
+	if (FORK_HEAP_CHECK)
+		fork_heap_prepare(pd, &heap);
 	pid = fork();
 	check(pid >= 0, "fork");
 	if (pid == 0) {
@@ -2085,18 +2223,24 @@ run_fork(struct droce_context *ctx)
 		       status);
 		bad++;
 	}
+	if (heap.len != 0 && memcmp(heap.lo, heap.snap, heap.len) != 0) {
+		printf("fork: the child's allocations changed the parent's heap\n");
+		bad++;
+	}
 	if (blk[100] != 2 || blk[pg / 2] != 2 || blk[0] != 1 || blk[pg - 1] != 1) {
 		printf("fork: the child's writes reached the parent (%u %u %u %u)\n", blk[0],
 		       blk[100], blk[pg / 2], blk[pg - 1]);
 		bad++;
 	}
 	mr2 = droce_reg_mr(pd, blk + 512, 64, DROCE_ACCESS_LOCAL_WRITE);
-	if (mr2 == NULL || droce_dereg_mr(mr2) != 0 || droce_dereg_mr(mr) != 0) {
+	if (mr2 == NULL || droce_dereg_mr(mr2) != 0 || droce_dereg_mr(mr) != 0 ||
+	    (heap.mr != NULL && droce_dereg_mr(heap.mr) != 0)) {
 		printf("fork: the parent's registrations after the child's exit: %s\n",
 		       strerror(errno));
 		bad++;
 	}
 	check(droce_dealloc_pd(pd) == 0, "fork: dealloc_pd");
+	free(heap.snap);
 	free(blk);
 	printf("fork: %s\n", bad == 0 ? "the child's copy of the moved page is its own" : "WRONG");
 	return bad == 0 ? 0 : 1;

@@ -1086,9 +1086,13 @@ def case_unsupported(s):
     rc = a.wait()
     print(a.output())
     expect_lines(a, [
-        "unsupported: rereg_mr: Operation not supported",
+        "unsupported: dealloc_pd of the MR's new PD: Device or resource busy",
+        "unsupported: rereg without flags: Invalid argument",
+        "unsupported: rereg to no memory: Invalid argument",
         "unsupported: query_pkey past the table: Invalid argument",
-        "unsupported: rereg_mr EOPNOTSUPP, query_pkey answered"])
+        "unsupported: a piece past the segment's end: Invalid argument",
+        "unsupported: another process's segment: Operation not permitted",
+        "unsupported: rereg_mr, query_pkey, System V memory through droced"])
     if rc != 0:
         fail("unsupported failed", a)
     s.expect_apps({}, "after")
