@@ -45,6 +45,35 @@ struct droce_srq_init_attr;
 struct droce_wc;
 union droce_gid;
 
+/*
+ * lib/cm's seam for a provider whose contexts cannot own the port's GSI QP
+ * (droced's clients: droced owns QP1 and relays CM MADs, app/droced/README.md
+ * "RDMA CM").  One op, r->op saying what: 0 (RECV: 1 when a MAD was
+ * returned, 0 when none waits) or -errno.
+ */
+enum droce_cm_relay_op {
+	DROCE_CM_RELAY_OPEN,		/* fd: an eventfd counting MADs waiting */
+	DROCE_CM_RELAY_CLOSE,
+	DROCE_CM_RELAY_SEND,		/* mad to QP1 at dgid */
+	DROCE_CM_RELAY_RECV,		/* the oldest MAD waiting: sgid, dgid, mad */
+	DROCE_CM_RELAY_LISTEN,		/* port's REQs to this context (EADDRINUSE) */
+	DROCE_CM_RELAY_UNLISTEN,
+	DROCE_CM_RELAY_COMM_ID,		/* a new local communication ID: comm_id */
+	DROCE_CM_RELAY_COMM_ID_FREE,
+};
+
+#define DROCE_CM_MAD_LEN 256
+
+struct droce_cm_relay {
+	uint32_t op;			/* enum droce_cm_relay_op */
+	int32_t fd;
+	uint32_t comm_id;
+	uint16_t port;
+	uint8_t sgid[16];
+	uint8_t dgid[16];
+	uint8_t mad[DROCE_CM_MAD_LEN];
+};
+
 #define DROCE_CONTEXT_OPS(X)							\
 	/* the data path (droce.h inline) */					\
 	X(post_send, (struct droce_qp *qp, struct droce_send_wr *wr,		\
@@ -122,7 +151,9 @@ union droce_gid;
 	X(create_ah, (struct droce_pd *pd, struct droce_ah_attr *attr,		\
 		      struct droce_ah **ah))					\
 	X(destroy_ah, (struct droce_ah *ah))					\
-	X(set_qp_cc, (struct droce_qp *qp, const char *algo))
+	X(set_qp_cc, (struct droce_qp *qp, const char *algo))			\
+	/* lib/cm's GSI relay, for a context with no QP1 of its own */		\
+	X(cm_relay, (struct droce_context *ctx, struct droce_cm_relay *r))
 
 /* Every op returns int: 0 / a count, or -errno. */
 #define DROCE_CONTEXT_OP_MEMBER(name, params) int (*name) params;

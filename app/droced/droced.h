@@ -64,6 +64,18 @@ void droced_route_event(const struct droce_async_event *ev);
 void droced_apps_init(struct droce_context *ctx, const char *prefix, unsigned int max_apps);
 
 /*
+ * droced_cm.c: the RDMA CM relay (README.md "RDMA CM"): droced's GSI QP
+ * on ctx (its absence logged: CM requests then answer EOPNOTSUPP), the fd
+ * the loop polls (-1: none) and what to do when it is readable, the held
+ * REQs' deadlines (how long poll may wait, at most wait_ms).
+ */
+void droced_cm_init(struct droce_context *ctx);
+void droced_cm_shutdown(void);
+int droced_cm_fd(void);
+void droced_cm_poll(void);
+int droced_cm_tick(int wait_ms);
+
+/*
  * droced_config.c: droced --config=FILE [-- droce options]: the command
  * line (EAL's options, --, droce's, --socket, --max-apps, then extra) that
  * FILE's [droced] section and device sections stand for, or NULL (said why).

@@ -1215,6 +1215,7 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_CREATE_AH] = on_create_ah,
 	[DMN_DESTROY_AH] = on_destroy_ah,
 	[DMN_DQ_DOORBELL] = on_dq_doorbell,
+	[DMN_CM] = droced_cm_request,
 };
 
 /* What droced --ctl asks without a HELLO (an administrator, no objects). */
@@ -1414,6 +1415,7 @@ droced_app_reap(struct droced_app *a)
 	dq_close(a);		/* its rings no longer read, before its QPs go */
 	drain_qps(a);
 	events_close(a);
+	droced_cm_reap(a);	/* its listens and comm IDs free for others */
 	pieces_drop(a);
 	close(a->fd);
 	a->fd = -1;

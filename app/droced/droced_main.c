@@ -206,8 +206,8 @@ conns_grow(void)
 		return false;
 	conns.app = app;
 	/* the listener, the engine's events, droced's wake-up, then each
-	 * application's connection and its region's doorbell */
-	pfd = realloc(conns.pfd, (2 * cap + 3) * sizeof(*pfd));
+	 * application's connection and its region's doorbell, then the CM's */
+	pfd = realloc(conns.pfd, (2 * cap + 4) * sizeof(*pfd));
 	if (pfd == NULL)
 		return false;
 	conns.pfd = pfd;
@@ -276,7 +276,8 @@ serve(int lfd, struct droce_context *ctx)
 		/* released regions and dead applications whose linger is over,
 		 * kept regions' windows; after the last round's requests and
 		 * reaps, so that what they started is looked at in time */
-		wait_ms = droced_dq_tick(droced_linger_tick(droced_persist_tick(200)));
+		wait_ms = droced_dq_tick(droced_linger_tick(droced_persist_tick(
+				droced_cm_tick(200))));
 		pfd = conns.pfd;
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
@@ -287,11 +288,15 @@ serve(int lfd, struct droce_context *ctx)
 			pfd[3 + conns.n + i] = (struct pollfd){
 				.fd = droced_app_bell_fd(conns.app[i]), .events = POLLIN };
 		}
-		n = poll(pfd, 2 * conns.n + 3, wait_ms);
+		pfd[2 * conns.n + 3] = (struct pollfd){ .fd = droced_cm_fd(), .events = POLLIN };
+		n = poll(pfd, 2 * conns.n + 4, wait_ms);
 		if (wait_ms != 0)
 			droced_dq_woken();
 		if (n <= 0)
 			continue;
+		/* received CM MADs queued before the requests that take them */
+		if (pfd[2 * conns.n + 3].revents != 0)
+			droced_cm_poll();
 		for (unsigned int i = 0; i < conns.n; i++)
 			if (pfd[3 + conns.n + i].revents != 0)
 				droced_app_bell(conns.app[i]);
@@ -521,10 +526,12 @@ main(int argc, char **argv)
 		signal(SIGTERM, on_signal);
 		signal(SIGINT, on_signal);
 		droced_apps_init(ctx, prefix, conns.max_apps);
+		droced_cm_init(ctx);
 		(void)fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
 		printf("droced: ready on %s, EAL file prefix %s\n", path, prefix);
 		fflush(stdout);
 		serve(lfd, ctx);
+		droced_cm_shutdown();
 		close(lfd);
 		unlink(path);
 	}

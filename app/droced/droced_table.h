@@ -84,12 +84,16 @@ struct droced_app {
 	int rx_fd;		/* the request's SCM_RIGHTS fd, -1: none or taken */
 	int tx_fd;		/* the reply's (then closed), -1: none */
 	struct droced_dq *dq;	/* its queue region (droced_dq.c), or NULL */
+	struct droced_cm_app *cm;	/* its CM relay (droced_cm.c), or NULL */
 	struct mem_piece piece[DMN_MEM_PIECES];	/* for the next REG_MEM */
 	uint32_t npiece;
 	struct droced_app *next;
 };
 
 /* ---- droced_apps.c ---- */
+
+/* The request's SCM_RIGHTS fd is an eventfd: 0, EBADF (none) or EINVAL. */
+int passed_eventfd(const struct droced_app *a);
 
 /* 0 or ENOMEM. */
 int obj_add(struct droced_app *a, enum obj_type type, void *p, uint64_t len);
@@ -165,5 +169,12 @@ int on_release(struct droced_app *a, struct dmn_msg *m);
 int on_set_lease(struct droced_app *a, struct dmn_msg *m);
 int on_renew_lease(struct droced_app *a, struct dmn_msg *m);
 int on_query_lease(struct droced_app *a, struct dmn_msg *m);
+
+/* ---- droced_cm.c ---- */
+
+/* Request CM (verbs_daemon.h): a positive errno. */
+int droced_cm_request(struct droced_app *a, struct dmn_msg *m);
+/* a's listens and comm IDs released (its death, or CLOSE). */
+void droced_cm_reap(struct droced_app *a);
 
 #endif /* DROCED_TABLE_H */

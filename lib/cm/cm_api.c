@@ -38,6 +38,8 @@ static struct {
 	.ids = TAILQ_HEAD_INITIALIZER(reg.ids),
 };
 
+static int relay_listen(struct cm_id *id, bool on);
+
 static int
 fail(int err)
 {
@@ -56,8 +58,8 @@ cm_now_ns(void)
 
 /* Comm IDs start at a random value, so a restarted peer's are not taken
  * for its previous run's (12.9.2: they must be unique over time). */
-uint32_t
-cm_next_comm_id(void)
+static uint32_t
+local_comm_id(void)
 {
 	if (!reg.init) {
 		if (getrandom(&reg.next_comm_id, sizeof(reg.next_comm_id), 0) !=
@@ -68,6 +70,34 @@ cm_next_comm_id(void)
 	if (++reg.next_comm_id == 0)	/* 0: "no ID" in a REJ to a REQ */
 		reg.next_comm_id = 1;
 	return reg.next_comm_id;
+}
+
+/* A relay's comm IDs are droced's to give: it routes MADs by them. */
+uint32_t
+cm_next_comm_id(struct cm_agent *a)
+{
+	struct droce_cm_relay r = { .op = DROCE_CM_RELAY_COMM_ID };
+
+	if (!a->relay)
+		return local_comm_id();
+	return a->ctx->ops->cm_relay(a->ctx, &r) == 0 ? r.comm_id : 0;
+}
+
+void
+cm_free_comm_id(struct cm_agent *a, uint32_t comm_id)
+{
+	struct droce_cm_relay r = { .op = DROCE_CM_RELAY_COMM_ID_FREE, .comm_id = comm_id };
+
+	if (a != NULL && a->relay && comm_id != 0)
+		a->ctx->ops->cm_relay(a->ctx, &r);
+}
+
+/* Any thread may run a's passes: its engine runs elsewhere, or droced's
+ * relay brings its MADs. */
+static bool
+self_driven(const struct cm_agent *a)
+{
+	return a->relay || tp_dev_self_driven(verbs_tp(a->ctx));
 }
 
 static bool
@@ -217,14 +247,14 @@ droce_rdma_cm_progress(void)
 
 	pthread_mutex_lock(&reg.lock);
 	TAILQ_FOREACH(a, &reg.agents, link)
-		if (tp_dev_self_driven(verbs_tp(a->ctx)))
+		if (self_driven(a))
 			cm_gsi_poll(a);
 	now = cm_now_ns();
 	TAILQ_FOREACH(a, &reg.agents, link)
-		if (tp_dev_self_driven(verbs_tp(a->ctx)))
+		if (self_driven(a))
 			cm_proto_held(a, now);
 	TAILQ_FOREACH(id, &reg.ids, link)
-		if (id->agent != NULL && tp_dev_self_driven(verbs_tp(id->agent->ctx)))
+		if (id->agent != NULL && self_driven(id->agent))
 			cm_proto_timer(id, now);
 	pthread_mutex_unlock(&reg.lock);
 }
@@ -444,6 +474,9 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 		cm_proto_disconnect(id);
 	else if (id->state == CM_REQ_RCVD)
 		cm_proto_reject(id, NULL);
+	if (id->state == CM_LISTEN)
+		relay_listen(id, false);
+	cm_free_comm_id(id->agent, id->local_comm_id);
 	TAILQ_REMOVE(&reg.ids, id, link);
 	id->ch->nids--;
 	pthread_mutex_unlock(&reg.lock);
@@ -804,6 +837,36 @@ droce_rdma_reject(struct droce_rdma_cm_id *pub, const void *private_data,
 	return locked(cm_proto_reject, pub, &p);
 }
 
+/*
+ * A listener's port registered with droced for each relayed agent it
+ * serves (the wildcard: every one): 0, or the first refusal's errno
+ * (EADDRINUSE: another client of droced listens on it) with those made
+ * undone.  on == false takes them back.
+ */
+static int
+relay_listen(struct cm_id *id, bool on)
+{
+	struct cm_agent *a, *b;
+	int rc = 0;
+
+	TAILQ_FOREACH(a, &reg.agents, link) {
+		if (!a->relay || (id->agent != NULL && id->agent != a))
+			continue;
+		rc = -cm_gsi_listen(a, id->port, on);
+		if (rc != 0 && on)
+			break;
+	}
+	if (rc == 0 || !on)
+		return 0;
+	TAILQ_FOREACH(b, &reg.agents, link) {
+		if (b == a)
+			break;
+		if (b->relay && (id->agent == NULL || id->agent == b))
+			cm_gsi_listen(b, id->port, false);
+	}
+	return rc;
+}
+
 int
 droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 {
@@ -819,6 +882,8 @@ droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 	else if (cm_find_listener(id->agent, id->port) != NULL)
 		rc = EADDRINUSE;
 	else
+		rc = relay_listen(id, true);
+	if (rc == 0)
 		id->state = CM_LISTEN;
 	if (rc == 0) {		/* REQs that came first (cm_proto.c's hold) */
 		struct cm_agent *a;

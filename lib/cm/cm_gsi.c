@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "roce_wire.h"
 #include "transport.h"
@@ -69,15 +71,36 @@ sgid_for(const struct cm_agent *a, const uint8_t gid[16])
 	return -1;
 }
 
+static bool
+gid_zero(const uint8_t gid[16])
+{
+	static const uint8_t zero[16];
+
+	return memcmp(gid, zero, 16) == 0;
+}
+
+/* a relay's GIDs: the port's table as its provider answers it (droced's) */
+static void
+query_gids(struct cm_agent *a)
+{
+	union droce_gid g;
+
+	while (a->ngids < CM_MAX_GIDS &&
+	       droce_query_gid(a->ctx, 1, (int)a->ngids, &g) == 0 && !gid_zero(g.raw))
+		memcpy(a->gids[a->ngids++], g.raw, 16);
+}
+
 static int
 load_gids(struct cm_agent *a)
 {
 	struct tp_dev *tp = verbs_tp(a->ctx);
 
-	if (tp == NULL)
+	if (tp == NULL && !a->relay)
 		return -EINVAL;
 	a->ngids = 0;
-	while (a->ngids < CM_MAX_GIDS &&
+	if (a->relay)
+		query_gids(a);
+	while (!a->relay && a->ngids < CM_MAX_GIDS &&
 	       tp_dev_query_gid(tp, a->ngids, a->gids[a->ngids]) == 0)
 		a->ngids++;
 	if (a->ngids == 0)
@@ -87,6 +110,39 @@ load_gids(struct cm_agent *a)
 	for (unsigned int i = 8; i < 16; i++)
 		a->guid = a->guid << 8 | a->gids[0][i];
 	return 0;
+}
+
+static int
+relay_call(struct cm_agent *a, struct droce_cm_relay *r)
+{
+	return a->ctx->ops->cm_relay(a->ctx, r);
+}
+
+/*
+ * A context whose provider has no engine here (droced's client): droced
+ * owns QP1; its relay takes this context's MADs (app/droced/README.md,
+ * "RDMA CM").  The port's MTU is asked once, as the engine's is read.
+ */
+static int
+relay_open(struct cm_agent *a)
+{
+	struct droce_cm_relay r = { .op = DROCE_CM_RELAY_OPEN };
+	struct droce_port_attr pa;
+	int rc;
+
+	if (droce_query_port(a->ctx, 1, &pa) != 0)
+		return -errno;
+	a->mtu = pa.active_mtu;
+	a->relay_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (a->relay_fd < 0)
+		return -errno;
+	r.fd = a->relay_fd;
+	rc = relay_call(a, &r);
+	if (rc != 0) {
+		close(a->relay_fd);
+		a->relay_fd = -1;
+	}
+	return rc;
 }
 
 static int
@@ -139,13 +195,17 @@ int
 cm_gsi_open(struct cm_agent *a)
 {
 	size_t len = (size_t)CM_RECV_SLOTS * RECV_LEN + (size_t)CM_SEND_SLOTS * CM_MAD_LEN;
-	int rc = load_gids(a);
+	int rc;
 
-	if (rc != 0)
-		return rc;
+	/* not the engine's context: the provider's relay, or its EOPNOTSUPP */
+	a->relay = verbs_prot(a->ctx) == NULL;
+	a->relay_fd = -1;
+	rc = load_gids(a);
+	if (rc != 0 || a->relay)
+		return rc != 0 ? rc : relay_open(a);
 	a->buf = calloc(1, len);
 	a->pd = droce_alloc_pd(a->ctx);
-	a->cq = droce_create_cq(a->ctx, CM_RECV_SLOTS + CM_SEND_SLOTS, NULL, NULL, 0);
+	a->cq = droce_create_cq(a->ctx, CM_RECV_SLOTS + CM_SEND_SLOTS, NULL, a->channel, 0);
 	if (a->buf == NULL || a->pd == NULL || a->cq == NULL) {
 		cm_gsi_close(a);
 		return -ENOMEM;
@@ -160,6 +220,13 @@ cm_gsi_open(struct cm_agent *a)
 void
 cm_gsi_close(struct cm_agent *a)
 {
+	if (a->relay) {
+		relay_call(a, &(struct droce_cm_relay){ .op = DROCE_CM_RELAY_CLOSE });
+		if (a->relay_fd >= 0)
+			close(a->relay_fd);
+		a->relay_fd = -1;
+		return;
+	}
 	if (a->qp != NULL)
 		droce_destroy_qp(a->qp);
 	for (unsigned int i = 0; i < a->nah; i++)
@@ -179,7 +246,30 @@ cm_gsi_close(struct cm_agent *a)
 	a->buf = NULL;
 }
 
-/* The address handle to gid, kept for the agent's lifetime (a peer per entry). */
+/*
+ * droced's port (a->rx set): its peers are whatever GIDs its clients send
+ * to, so a full cache gives up an AH no send in flight uses (a WQE never
+ * names a destroyed AH) rather than refusing every new peer.
+ */
+static bool
+ah_evict(struct cm_agent *a)
+{
+	for (unsigned int j = 0; j < a->nah; j++) {
+		bool used = false;
+
+		for (unsigned int i = 0; i < CM_SEND_SLOTS && !used; i++)
+			used = a->send_busy[i] && a->send_ah[i] == a->ah[j].ah;
+		if (used)
+			continue;
+		droce_destroy_ah(a->ah[j].ah);
+		a->ah[j] = a->ah[--a->nah];
+		return true;
+	}
+	return false;
+}
+
+/* The address handle to gid, kept for the agent's lifetime (a peer per
+ * entry; on droced's port, until the cache is full: ah_evict). */
 static struct droce_ah *
 ah_for(struct cm_agent *a, const uint8_t gid[16])
 {
@@ -190,7 +280,7 @@ ah_for(struct cm_agent *a, const uint8_t gid[16])
 	for (unsigned int i = 0; i < a->nah; i++)
 		if (memcmp(a->ah[i].gid, gid, 16) == 0)
 			return a->ah[i].ah;
-	if (sgid < 0 || a->nah == CM_AH_CACHE)
+	if (sgid < 0 || (a->nah == CM_AH_CACHE && (a->rx == NULL || !ah_evict(a))))
 		return NULL;
 	memcpy(at.grh.dgid.raw, gid, 16);
 	at.grh.sgid_index = (uint8_t)sgid;
@@ -203,8 +293,8 @@ ah_for(struct cm_agent *a, const uint8_t gid[16])
 	return ah;
 }
 
-int
-cm_gsi_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad)
+static int
+qp1_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad)
 {
 	struct droce_sge sge = { .length = CM_MAD_LEN, .lkey = a->mr->lkey };
 	struct droce_send_wr wr = {
@@ -231,7 +321,20 @@ cm_gsi_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad)
 	if (droce_post_send(a->qp, &wr, &bad) != 0)
 		return -EAGAIN;
 	a->send_busy[i] = true;
+	a->send_ah[i] = ah;
 	return 0;
+}
+
+int
+cm_gsi_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad)
+{
+	struct droce_cm_relay r = { .op = DROCE_CM_RELAY_SEND };
+
+	if (!a->relay)
+		return qp1_send(a, gid, mad);
+	memcpy(r.dgid, gid, 16);
+	memcpy(r.mad, mad, CM_MAD_LEN);
+	return relay_call(a, &r);
 }
 
 /* The sender's and destination GIDs of a received GRH (RoCEv2: the IPv6
@@ -264,10 +367,43 @@ handle_wc(struct cm_agent *a, const struct droce_wc *wc)
 	if (wc->status == DROCE_WC_SUCCESS && wc->byte_len >= RECV_LEN &&
 	    (wc->wc_flags & DROCE_WC_GRH)) {
 		grh_gids(recv_slot(a, i), src, dst);
-		cm_proto_recv(a, src, dst, recv_slot(a, i) + CM_GRH_LEN);
+		if (a->rx != NULL)
+			a->rx(a->rx_arg, src, dst, recv_slot(a, i) + CM_GRH_LEN);
+		else
+			cm_proto_recv(a, src, dst, recv_slot(a, i) + CM_GRH_LEN);
 	}
 	/* cannot fail: the slot's WQE just completed, so the RQ has room */
 	post_recv(a, i);
+}
+
+/*
+ * A relay's MADs: droced counts each it queues for this context on
+ * relay_fd after queueing it, so a count read means one or more to take
+ * (a MAD queued between the read and the last RECV is taken with the
+ * others and leaves a count for one more RECV that answers none).
+ */
+static void
+relay_poll(struct cm_agent *a)
+{
+	struct droce_cm_relay r = { .op = DROCE_CM_RELAY_RECV };
+	uint64_t n;
+
+	if (read(a->relay_fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;
+	while (relay_call(a, &r) == 1) {
+		cm_proto_recv(a, r.sgid, r.dgid, r.mad);
+		r.op = DROCE_CM_RELAY_RECV;
+	}
+}
+
+int
+cm_gsi_listen(struct cm_agent *a, uint16_t port, bool on)
+{
+	struct droce_cm_relay r = {
+		.op = on ? DROCE_CM_RELAY_LISTEN : DROCE_CM_RELAY_UNLISTEN, .port = port,
+	};
+
+	return a->relay ? relay_call(a, &r) : 0;
 }
 
 void
@@ -276,6 +412,10 @@ cm_gsi_poll(struct cm_agent *a)
 	struct droce_wc wc[16];
 	int n;
 
+	if (a->relay) {
+		relay_poll(a);
+		return;
+	}
 	while ((n = droce_poll_cq(a->cq, 16, wc)) > 0)
 		for (int k = 0; k < n; k++)
 			handle_wc(a, &wc[k]);

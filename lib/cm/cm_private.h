@@ -47,15 +47,31 @@ struct cm_held_req {
 	uint8_t mad[CM_MAD_LEN];
 };
 
+/* a MAD received on a GSI QP not lib/cm's own state machine's (cm_relay.c) */
+typedef void (*cm_gsi_rx_t)(void *arg, const uint8_t src_gid[16],
+			    const uint8_t dst_gid[16], const uint8_t *mad);
+
 struct cm_agent {
 	TAILQ_ENTRY(cm_agent) link;
 	struct droce_context *ctx;
+	/*
+	 * relay: the context cannot own QP1 (droced's client): MADs go and
+	 * come through its provider's cm_relay op, relay_fd (an eventfd
+	 * droced adds to) counting those waiting; no QP, CQ, MR or AH here.
+	 */
+	bool relay;
+	int relay_fd;
+	/* droced's own port (cm_relay.c): MADs to rx, the CQ on channel */
+	cm_gsi_rx_t rx;
+	void *rx_arg;
+	struct droce_comp_channel *channel;
 	struct droce_pd *pd;
 	struct droce_cq *cq;
 	struct droce_qp *qp;		/* the GSI QP, QPN 1 */
 	struct droce_mr *mr;
 	uint8_t *buf;			/* receive slots, then send slots */
 	bool send_busy[CM_SEND_SLOTS];
+	struct droce_ah *send_ah[CM_SEND_SLOTS];	/* a busy slot's AH */
 	struct {
 		uint8_t gid[16];
 		struct droce_ah *ah;
@@ -147,7 +163,10 @@ struct cm_id *cm_find_remote(struct cm_agent *a, const uint8_t gid[16],
 			     uint32_t remote_comm_id);
 struct cm_id *cm_find_listener(struct cm_agent *a, uint16_t port);
 struct cm_id *cm_new_passive(struct cm_id *listener, struct cm_agent *a);
-uint32_t cm_next_comm_id(void);
+/* a new local comm ID for an id of a (0: none to be had, a relay's refusal) */
+uint32_t cm_next_comm_id(struct cm_agent *a);
+/* a relayed agent's comm ID of an id being freed given back */
+void cm_free_comm_id(struct cm_agent *a, uint32_t comm_id);
 uint64_t cm_now_ns(void);
 /* queue an event on id's channel; pdata (len bytes) copied */
 int cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type,
@@ -159,8 +178,11 @@ int cm_gsi_open(struct cm_agent *a);
 void cm_gsi_close(struct cm_agent *a);
 /* send a MAD to QP1 at gid from the local GID of the same family */
 int cm_gsi_send(struct cm_agent *a, const uint8_t gid[16], const uint8_t *mad);
-/* poll the GSI CQ (which runs the transport), each MAD to cm_proto_recv */
+/* poll the GSI CQ (which runs the transport), each MAD to cm_proto_recv
+ * (a->rx when set); a relay: the MADs droced holds for this context */
 void cm_gsi_poll(struct cm_agent *a);
+/* a relay: ask droced for port's REQs (on) or stop (0 or -errno) */
+int cm_gsi_listen(struct cm_agent *a, uint16_t port, bool on);
 int cm_gid_index(const struct cm_agent *a, const uint8_t gid[16]);
 bool cm_gid_is_v4(const uint8_t gid[16]);
 

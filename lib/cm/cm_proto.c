@@ -171,7 +171,9 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	if (id->state != CM_ROUTE_RESOLVED || id->pub.qp == NULL || p == NULL ||
 	    p->srq != 0 || p->private_data_len > CM_REQ_PDATA - CM_IP_HDR_LEN)
 		return EINVAL;
-	id->local_comm_id = cm_next_comm_id();
+	id->local_comm_id = cm_next_comm_id(id->agent);
+	if (id->local_comm_id == 0)
+		return ENOMEM;
 	id->qp = (struct cm_qp_params){
 		.rq_psn = random_psn(), .mtu = id->agent->mtu,
 		.responder_resources = clamp_rd(p->responder_resources),
@@ -289,7 +291,6 @@ take_req(struct cm_id *id, const struct cm_req *req, const uint8_t src_gid[16],
 	 const uint8_t dst_gid[16], uint64_t tid, enum droce_mtu port_mtu)
 {
 	id->remote_comm_id = req->local_comm_id;
-	id->local_comm_id = cm_next_comm_id();
 	id->tid = tid;
 	memcpy(id->remote_gid, src_gid, 16);
 	memcpy(id->local_gid, dst_gid, 16);
@@ -379,6 +380,7 @@ recv_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16
 {
 	struct cm_req req;
 	struct cm_id *id, *lis;
+	uint32_t comm_id;
 	uint16_t reason;
 
 	cm_req_get(mad, &req);
@@ -399,13 +401,16 @@ recv_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16
 	if (lis == NULL && (held_find(a, src_gid, req.local_comm_id) != NULL ||
 			    hold_req(a, src_gid, dst_gid, h->tid, &req, mad)))
 		return;		/* held, or a retransmission of one held */
-	id = lis == NULL ? NULL : cm_new_passive(lis, a);
+	comm_id = lis == NULL ? 0 : cm_next_comm_id(a);
+	id = comm_id == 0 ? NULL : cm_new_passive(lis, a);
 	if (id == NULL) {
+		cm_free_comm_id(a, comm_id);
 		send_rej(a, src_gid, h->tid, 0, req.local_comm_id, CM_MSG_REQ,
 			 lis == NULL ? CM_REJ_INVALID_SERVICE_ID : CM_REJ_NO_RESOURCES,
 			 NULL, 0);
 		return;
 	}
+	id->local_comm_id = comm_id;
 	take_req(id, &req, src_gid, dst_gid, h->tid, a->mtu);
 	if (cm_event_post(id, DROCE_RDMA_CM_EVENT_CONNECT_REQUEST, 0,
 			  req.pdata + CM_IP_HDR_LEN, CM_REQ_PDATA - CM_IP_HDR_LEN) == 0) {

@@ -1234,6 +1234,122 @@ def case_daemon_srqud(a, tmp):
             out.close()
 
 
+def rping_on_droced(a, tmp, side, sock, name, argv, extra_env):
+    """argv through droce-run on droced side at sock (as on_droced), its
+    stderr apart: rping's stdout to a file is written in 4 KiB blocks,
+    which its unbuffered stderr lines would otherwise cut."""
+    env = dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error",
+               **(extra_env or {}))
+    out = open(os.path.join(tmp, f"{name}.out"), "w+")
+    err = open(os.path.join(tmp, f"{name}.err"), "w")
+    p = subprocess.Popen([a.run, "--lib", a.lib, "--daemon", sock, "--"] + argv,
+                         stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=tmp)
+    err.close()
+    return p, out
+
+
+def wait_app(a, sock, proc, text=None):
+    """proc is droced's application (and, given text, has printed it)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc[0].poll() is None:
+        if text is None and proc[0].pid in droced_pids(a, sock):
+            return
+        if text is not None:
+            proc[1].seek(0)
+            if text in proc[1].read():
+                return
+        time.sleep(0.05)
+
+
+def daemon_rping_one(a, tmp, socks, what, env, client_side):
+    """rping -s on droced 0, rping -c -V on droced client_side."""
+    port, count, size = str(free_port()), 10, 1000
+    common = ["-a", "198.18.5.1", "-p", port, "-S", str(size), "-v"]
+    case = f"rping on droced ({what})"
+    srv = rping_on_droced(a, tmp, 0, socks[0], f"rping-s-{port}",
+                          ["rping", "-s", "-C", str(count)] + common, env)
+    # the server is droced's application, then listens within
+    # milliseconds (droced holds a REQ 250 ms for its listener)
+    wait_app(a, socks[0], srv)
+    time.sleep(0.2)
+    cli = rping_on_droced(a, tmp, client_side, socks[client_side], f"rping-c-{port}",
+                          ["rping", "-c", "-V", "-C", str(count)] + common, env)
+    rcs, outs = wait_text([srv, cli])
+    ok = True
+    for side, name, prefix in ((0, "server", "server ping data: "),
+                               (1, "client", "ping data: ")):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
+        got = [ln for ln in outs[side].splitlines() if ln.startswith(prefix)]
+        want = [prefix + rping_text(i, size) for i in range(count)]
+        ok &= check(case, got == want, f"{name}: {len(got)} ping lines, "
+                    f"{sum(g == w for g, w in zip(got, want))} as expected of {count}")
+    ok &= check(case, "data mismatch" not in outs[1], "client: data mismatch")
+    if ok:
+        print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
+
+
+def daemon_write_bw_cm(a, tmp, socks, client_side, iters=200):
+    """ib_write_bw -R: its server on droced 0, its client on droced
+    client_side; both print the one row (65536 B, iters) on droce0."""
+    port = str(free_port())
+    perf = ["stdbuf", "-oL", "ib_write_bw", "-x", "0", "-s", "65536", "-n", str(iters),
+            "-u", str(PERF_QP_TIMEOUT), "-p", port, "-R"]
+    where = "the same droced" if client_side == 0 else "two droceds over memif"
+    case = f"ib_write_bw -R on droced ({where})"
+    srv = rping_on_droced(a, tmp, 0, socks[0], f"bw-s-{port}", perf, None)
+    wait_app(a, socks[0], srv, "Waiting for client")
+    time.sleep(0.3)
+    cli = rping_on_droced(a, tmp, client_side, socks[client_side], f"bw-c-{port}",
+                          perf + ["198.18.5.1"], None)
+    rcs, outs = wait_text([cli, srv])
+    rcs.reverse()
+    outs.reverse()
+    if perf_rows_ok(case, rcs, outs, [[(65536, iters)], [(65536, iters)]]):
+        print(f"ok - {case}: 65536 B x {iters} on droce0, both sides", flush=True)
+
+
+def case_daemon_rping(a, tmp):
+    """The drop-in librdmacm on droced, whose GSI QP relays the programs'
+    CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
+    rping -s and rping -c -V -C 10 -S 1000 both on one droced (loopback:
+    the client connects to droced's own address), as droced's
+    secondaries, then as plain processes on queue regions; the same with
+    the client on a second droced at the other memif end (droced's GSI QPs
+    on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
+    the two.  rping: each side exits 0 and prints each ping's exact text
+    (rping -V verifies the data the server wrote back); ib_write_bw: each
+    side exits 0 with exactly its one row, on droce0.  Both droceds' lists
+    are empty after.  With --preload (the sanitizer build) rping only."""
+    procs = []
+    regions = {"DROCE_QUEUES": "region"}
+    try:
+        procs = [droced_start(a, tmp, side) for side in (0, 1)]
+        socks = [p[1] for p in procs]
+        daemon_rping_one(a, tmp, socks, "secondaries, one droced", None, 0)
+        daemon_rping_one(a, tmp, socks, "queue regions, one droced", regions, 0)
+        daemon_rping_one(a, tmp, socks, "secondaries, two droceds", None, 1)
+        daemon_rping_one(a, tmp, socks, "queue regions, two droceds", regions, 1)
+        # (not with the sanitizer's runtime preloaded: perftest exits 1
+        # on its own leaks there)
+        if a.preload is None:
+            daemon_write_bw_cm(a, tmp, socks, 0)
+            daemon_write_bw_cm(a, tmp, socks, 1)
+        deadline = time.monotonic() + 5
+        while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [droced_pids(a, s) for s in socks]
+        if check("droced", left == [[], []], f"applications left {left}"):
+            print("ok - droced: no application left on either", flush=True)
+    finally:
+        for p, _, out in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                stop(p)
+            out.close()
+
+
 def case_daemon_regions(a, tmp):
     """ibv_rc_pingpong as plain processes on droced's queue regions
     (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
@@ -1367,7 +1483,7 @@ def main():
     ap.add_argument("what", choices=["tools", "pingpong", "perftest", "pollfd", "rping",
                                      "perftest_cm", "rdmacm_calls", "perftest_options",
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
-                                     "daemon_regions",
+                                     "daemon_regions", "daemon_rping",
                                      "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress"])
     a = ap.parse_args()
@@ -1434,6 +1550,8 @@ def main():
             case_droced_default(a, tmp)
         elif a.what == "daemon_regions":
             case_daemon_regions(a, tmp)
+        elif a.what == "daemon_rping":
+            case_daemon_rping(a, tmp)
         elif a.what == "rdmacm_calls":
             case_rdmacm_calls(a, tmp, "k0")
         elif a.what == "rstream":

@@ -135,6 +135,7 @@ static struct verbs_provider dqv_provider = {
 		.query_port = droced_query_port,
 		.query_gid = droced_query_gid,
 		.query_pkey = droced_query_pkey,
+		.cm_relay = droced_cm_relay,
 		.progress = droced_progress,
 		.self_driven = droced_self_driven,
 		.event_take = dqv_event_take,

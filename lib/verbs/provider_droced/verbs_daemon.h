@@ -66,7 +66,8 @@ struct rte_ring;
 	X(DESTROY_SRQ)	\
 	X(CREATE_AH)	\
 	X(DESTROY_AH)	\
-	X(DQ_DOORBELL)
+	X(DQ_DOORBELL)	\
+	X(CM)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -147,6 +148,13 @@ struct dmn_msg {
 		/* CREATE_AH: h[0] the PD; the reply's key is the AH's index
 		 * in droced's engine, what a UD work request names */
 		struct droce_ah_attr ah;
+		/* CM: arg the enum droce_cm_relay_op, key a comm ID, len a
+		 * port; OPEN passes an eventfd (SCM_RIGHTS) */
+		struct {
+			uint8_t sgid[16];
+			uint8_t dgid[16];
+			uint8_t mad[DROCE_CM_MAD_LEN];
+		} cm;
 	} u;
 };
 
@@ -289,6 +297,8 @@ int droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, uni
 int droced_query_pkey(struct droce_context *ctx, uint8_t port_num, int index, uint16_t *pkey);
 int droced_progress(struct droce_context *ctx);
 int droced_self_driven(struct droce_context *ctx);
+/* lib/cm's relay through droced (droced_cm.c): request CM. */
+int droced_cm_relay(struct droce_context *ctx, struct droce_cm_relay *r);
 
 /* REG_MR's, CREATE_CQ's, ...: the name droced gives obj's events (obj
  * itself), 0 (none) in a context that takes no events. */
