@@ -594,11 +594,23 @@ agent_for(const uint8_t gid[16], uint8_t local_gid[16])
 	return NULL;
 }
 
+/*
+ * The next ephemeral port.  Each process starts at a random point of the
+ * range: on droced the applications share one port space (its CM relay
+ * refuses a listen on another's port, EADDRINUSE), and two that both began
+ * at the range's start took the same first port (libfabric's rxm: both
+ * sides listen on an ephemeral port).
+ */
 static uint16_t
 ephemeral_port(void)
 {
-	if (reg.next_port < CM_PORT_FIRST || reg.next_port >= CM_PORT_LAST)
-		reg.next_port = CM_PORT_FIRST;
+	if (reg.next_port < CM_PORT_FIRST || reg.next_port >= CM_PORT_LAST) {
+		uint32_t r;
+
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			r = (uint32_t)getpid() * 2654435761u;
+		reg.next_port = (uint16_t)(CM_PORT_FIRST + r % (CM_PORT_LAST - CM_PORT_FIRST));
+	}
 	return reg.next_port++;
 }
 

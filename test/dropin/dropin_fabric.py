@@ -30,8 +30,9 @@ exchange their peer's address over TCP.  droce's defaults on both sides
       writing md5 headers fails it with err=84); both err= 0, 1024KiB
       each way.
   dropin_fabric.py --run DROCE_RUN --lib DIR --droced DROCED droced
-      fi_info, fi_pingpong -e msg, fio --verb=write and --verb=read as
-      above, both sides applications of one droced (DrocedNet); droced
+      fi_info, fi_pingpong -e msg and -e rdm (verbs;ofi_rxm: both
+      sides listen on an ephemeral port of the one port space), fio
+      --verb=write and --verb=read as above, both sides applications of one droced (DrocedNet); droced
       lists no application after.
 Needs root (network namespaces).
 """
@@ -199,6 +200,7 @@ def on_droced(a):
         try:
             case_fi_info(a, tmp, nets)
             case_pingpong(a, tmp, nets, "m", "verbs", "msg")
+            case_pingpong(a, tmp, nets, "r", "verbs;ofi_rxm", "rdm")
             case_fio(a, tmp, nets, "w", "write")
             case_fio(a, tmp, nets, "r", "read")
             left = droced_apps(a.droced, nets.daemon[1])
