@@ -30,6 +30,9 @@ libibverbs.so.1 and usertools/droce-run (its device tree: /sys/class/infiniband,
       ucp_rc's three with both sides applications of one droced (net_ring,
       droced's loopback; TCP exchange on 127.0.0.1), UCX's defaults (its
       memory pools System V hugepage segments); droced empty after.
+  dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED --prog MPI_PINGPONG mpi_droced
+      mpi's two ranks as applications of one droced (mpirun in a network
+      namespace of its own, loopback only); droced empty after.
   dropin_ucx.py --run DROCE_RUN --lib DIR --prog MPI_PINGPONG mpi
       test/dropin/mpi_pingpong.c (built with Open MPI's mpicc; "missing"
       when there is none: a failure) as two ranks of `mpirun -np 1
@@ -262,6 +265,50 @@ def case_mpi(a, tmp):
         print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1", flush=True)
 
 
+def case_mpi_droced(a, tmp):
+    """mpi_pingpong's two ranks as applications of one droced (net_ring,
+    droced's loopback), mpirun and the ranks in a network namespace of
+    their own (loopback only) for mpirun's PMIx server; as case_mpi."""
+    case = "mpirun -np 2, Open MPI's UCX pml on droced"
+    if not check(case, a.prog not in (None, "missing") and os.path.exists(a.prog),
+                 f"no mpi_pingpong ({a.prog}): Open MPI's mpicc (libopenmpi-dev) missing"):
+        return
+    ns = f"ucxd{os.getpid() % 100000}"
+    nets = Droced(a.droced, tmp)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        ranks = []
+        for side in (0, 1):
+            ranks += ([":"] if side else []) + [
+                "-np", "1", a.run, "--lib", a.lib, "--daemon", nets.sock, "--args",
+                f"-l {side} --no-pci --log-level=lib.eal:error", "--", a.prog, "200", "4096"]
+        argv = ["ip", "netns", "exec", ns, "mpirun", "--allow-run-as-root", "--oversubscribe",
+                "--mca", "pml", "ucx", "--mca", "btl", "self", "--mca", "osc", "^ucx",
+                "-x", "UCX_TLS=rc_verbs,ud_verbs", "-x", "UCX_NET_DEVICES=droce0:1",
+                "-x", "UCX_LOG_LEVEL=info"] + ranks
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp)
+        except subprocess.TimeoutExpired as e:
+            p = subprocess.CompletedProcess(argv, "timeout", str(e.stdout or ""), "")
+        left = droced_apps(a.droced, nets.sock)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+        nets.close()
+    out = p.stdout + p.stderr
+    lanes = EP_CFG_RE.findall(out)
+    used = {m for cfg in lanes for m in re.findall(r"\(([^)]*)\)", cfg)}
+    ok = check(case, p.returncode == 0 and re.search(r"^ok 200 x 4096 bytes", out, re.M),
+               f"exit {p.returncode}: {out[-600:]}")
+    ok = ok and check(case, lanes != [] and used == {"rc_verbs/droce0:1"},
+                      f"endpoint configurations {lanes}")
+    ok = ok and check(case, left == "", f"droced lists applications after: {left}")
+    if ok:
+        line = re.search(r"^ok 200 x 4096 bytes.*$", out, re.M).group(0)
+        print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1, droced empty after",
+              flush=True)
+
+
 def ucp_droced(a):
     """The protocol level with both ucx_perftests applications of one
     droced: UCX's memory pools are System V hugepage segments (its "huge"
@@ -290,14 +337,14 @@ def main():
     ap.add_argument("--prog")
     ap.add_argument("--droced")
     ap.add_argument("what", choices=("info", "uct_rc", "uct_ud", "ucp_rc", "ucp_ud", "mpi",
-                                     "ucp_droced"))
+                                     "ucp_droced", "mpi_droced"))
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog not in (None, "missing"):
         a.prog = os.path.abspath(a.prog)
-    if a.what == "mpi":
+    if a.what in ("mpi", "mpi_droced"):
         with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:
-            case_mpi(a, tmp)
+            (case_mpi if a.what == "mpi" else case_mpi_droced)(a, tmp)
         for f in failures:
             print("FAIL:", f)
         return 1 if failures else 0
