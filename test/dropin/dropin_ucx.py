@@ -218,6 +218,21 @@ def case_perftest(a, tmp, nets, tag, test, size, iters, kind, uct=None, tls=None
         print(f"ok - {case}: {n} iterations, {what}{lanes}", flush=True)
 
 
+def mpi_result(case, p):
+    """mpirun's exit 0, rank 0's "ok 200 x 4096 bytes" and every UCX
+    endpoint on rc_verbs/droce0:1."""
+    out = p.stdout + p.stderr
+    lanes = EP_CFG_RE.findall(out)
+    used = {m for cfg in lanes for m in re.findall(r"\(([^)]*)\)", cfg)}
+    ok = check(case, p.returncode == 0 and re.search(r"^ok 200 x 4096 bytes", out, re.M),
+               f"exit {p.returncode}: {out[-600:]}")
+    ok = ok and check(case, lanes != [] and used == {"rc_verbs/droce0:1"},
+                      f"endpoint configurations {lanes}")
+    if ok:
+        line = re.search(r"^ok 200 x 4096 bytes.*$", out, re.M).group(0)
+        print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1", flush=True)
+
+
 def case_mpi(a, tmp):
     case = "mpirun -np 2, Open MPI's UCX pml on droce"
     if not check(case, a.prog not in (None, "missing") and os.path.exists(a.prog),
@@ -253,16 +268,7 @@ def case_mpi(a, tmp):
         p = subprocess.CompletedProcess(argv, "timeout", str(e.stdout or ""), "")
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
-    out = p.stdout + p.stderr
-    lanes = EP_CFG_RE.findall(out)
-    used = {m for cfg in lanes for m in re.findall(r"\(([^)]*)\)", cfg)}
-    ok = check(case, p.returncode == 0 and re.search(r"^ok 200 x 4096 bytes", out, re.M),
-               f"exit {p.returncode}: {out[-600:]}")
-    ok = ok and check(case, lanes != [] and used == {"rc_verbs/droce0:1"},
-                      f"endpoint configurations {lanes}")
-    if ok:
-        line = re.search(r"^ok 200 x 4096 bytes.*$", out, re.M).group(0)
-        print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1", flush=True)
+    mpi_result(case, p)
 
 
 def case_mpi_droced(a, tmp):
@@ -295,18 +301,8 @@ def case_mpi_droced(a, tmp):
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
         nets.close()
-    out = p.stdout + p.stderr
-    lanes = EP_CFG_RE.findall(out)
-    used = {m for cfg in lanes for m in re.findall(r"\(([^)]*)\)", cfg)}
-    ok = check(case, p.returncode == 0 and re.search(r"^ok 200 x 4096 bytes", out, re.M),
-               f"exit {p.returncode}: {out[-600:]}")
-    ok = ok and check(case, lanes != [] and used == {"rc_verbs/droce0:1"},
-                      f"endpoint configurations {lanes}")
-    ok = ok and check(case, left == "", f"droced lists applications after: {left}")
-    if ok:
-        line = re.search(r"^ok 200 x 4096 bytes.*$", out, re.M).group(0)
-        print(f"ok - {case}: {line}, endpoints on rc_verbs/droce0:1, droced empty after",
-              flush=True)
+    if check(case, left == "", f"droced lists applications after: {left}"):
+        mpi_result(case, p)
 
 
 def ucp_droced(a):
