@@ -46,7 +46,7 @@ import tempfile
 import time
 
 import dropin_test as dt
-from rdma_core_suite import droced_apps, droced_start, droced_stop
+from droced_util import droced_apps, droced_start, droced_stop
 
 PP_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+(=?\d+)\s+(\S+)\s+[\d.]+s\s", re.M)
 
@@ -73,9 +73,8 @@ class DrocedNet:
                 run("ip", "-n", self.ns[0], "link", "set", i, "up")
             run("ip", "-n", self.ns[0], "addr", "add", f"{self.server_addr}/24", "dev", ifs[0])
             self.daemon = droced_start(droced, tmp, [
-                "ip", "netns", "exec", self.ns[0]],
-                [f"--vdev=net_af_packet0,iface={ifs[0]}", "--",
-                 f"--droce-ipv4={self.server_addr}/24"])
+                f"--vdev=net_af_packet0,iface={ifs[0]}", "--",
+                f"--droce-ipv4={self.server_addr}/24"], wrap=["ip", "netns", "exec", self.ns[0]])
         except BaseException:
             subprocess.run(["ip", "netns", "del", self.ns[0]], check=False)
             raise

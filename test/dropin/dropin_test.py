@@ -165,6 +165,8 @@ import tempfile
 import threading
 import time
 
+import droced_util
+
 TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "60"))
 EAL = ["--no-pci", "--no-huge", "-m", "256", "--log-level=lib.eal:error"]
 # the server's droce address (side 0: droce_args, case_perftest), the
@@ -1001,23 +1003,11 @@ def qperf_tests(a, tmp, nets, port, use_cm):
 def droced_start(a, tmp, side):
     """droced on side 0 (memif server, 198.18.5.1, its engine on lcore 1) or 1
     (client, .2, its engine on lcore 0): its Popen and socket, once ready."""
-    sock = os.path.join(tmp, f"droced{side}.sock")
     memif = (f"net_memif0,role={'server' if side == 0 else 'client'},"
              f"socket={tmp}/dm.sock,socket-abstract=no")
-    out = open(os.path.join(tmp, f"droced{side}.out"), "w+")
-    p = subprocess.Popen([a.droced, "-l", "0,1", "--main-lcore", str(side), "--no-pci",
-                          "--log-level=lib.eal:error", f"--vdev={memif}", "--",
-                          f"--droce-ipv4=198.18.5.{side + 1}/24",
-                          f"--droce-transport-lcores={1 - side}", f"--socket={sock}"],
-                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and p.poll() is None:
-        out.seek(0)
-        if "droced: ready on" in out.read():
-            return p, sock, out
-        time.sleep(0.05)
-    out.seek(0)
-    raise SystemExit(f"FAIL: droced {side} did not start: {out.read()[-500:]}")
+    return droced_util.droced_start(a.droced, tmp, [f"--vdev={memif}", "--",
+                                                    f"--droce-ipv4=198.18.5.{side + 1}/24"],
+                                    side=side)
 
 
 def droced_pids(a, sock):

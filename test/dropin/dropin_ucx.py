@@ -59,7 +59,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dropin_test import EAL, Veth, check, failures, stop  # noqa: E402
-from rdma_core_suite import droced_apps, droced_start, droced_stop  # noqa: E402
+from droced_util import droced_apps, droced_start, droced_stop  # noqa: E402
 
 TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "40"))
 PORT = 13337

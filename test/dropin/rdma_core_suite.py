@@ -35,6 +35,8 @@ import sys
 import tempfile
 import time
 
+from droced_util import droced_apps, droced_start, droced_stop
+
 SUITE = "/usr/share/doc/rdma-core/tests"
 PYTHON = "/usr/bin/python3"
 EAL = ["--no-pci", "--no-huge", "-m", "512", "--log-level=lib.eal:error"]
@@ -99,49 +101,6 @@ def inner(tdir, out, seed):
     with open(out, "w", encoding="utf-8") as f:
         json.dump(outcomes, f, indent=1, sort_keys=True)
     return 0
-
-
-def droced_start(droced, tmp, wrap=(), port=("--vdev=net_ring0", "--",
-                                              "--droce-ipv4=198.18.5.1/24")):
-    """A droced (by default on net_ring; port: its vdev, "--" and droce's
-    address), its engine on lcore 1, under wrap (e.g. ip netns exec NS):
-    (Popen, socket, output)."""
-    sock = os.path.join(tmp, "droced.sock")
-    out = open(os.path.join(tmp, "droced.out"), "w+")
-    p = subprocess.Popen(list(wrap) + [droced, "-l", "0,1", "--main-lcore", "0", "--no-pci",
-                          "--log-level=lib.eal:error", f"--file-prefix=rdmasuited{os.getpid()}"] +
-                         list(port) + ["--droce-transport-lcores=1", f"--socket={sock}"],
-                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and p.poll() is None:
-        out.seek(0)
-        if "droced: ready on" in out.read():
-            return p, sock, out
-        time.sleep(0.05)
-    out.seek(0)
-    text = out.read()
-    droced_stop((p, sock, out))
-    raise SystemExit(f"FAIL: droced did not start: {text[-500:]}")
-
-
-def droced_apps(droced, sock):
-    """droced --ctl list's application lines ("" when none)."""
-    r = subprocess.run([droced, "--ctl", sock, "list"], capture_output=True, text=True,
-                       timeout=10)
-    if r.returncode != 0:
-        raise SystemExit(f"FAIL: droced --ctl list exited {r.returncode}: {r.stderr[-300:]}")
-    return "\n".join(ln for ln in r.stdout.splitlines() if ln.startswith("pid "))
-
-
-def droced_stop(daemon):
-    p, _, out = daemon
-    p.terminate()
-    try:
-        p.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-    out.close()
 
 
 def read_list(path):
