@@ -487,7 +487,9 @@ sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
 		out[i] = (struct droce_sge){ sge[i].addr, sge[i].length, sge[i].lkey };
 }
 
-/* A checked send WQE on droced's QP: 0, or the verb's errno. */
+/* A checked send WQE on droced's QP: 0, or the verb's errno.  A UD
+ * WQE's AH index goes to the engine as is: it resolves it for the QP's PD
+ * only (another application's AH, or a freed one: LOC_QP_OP_ERR). */
 static int
 send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
 {
@@ -495,7 +497,14 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
 	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
 				    .opcode = (enum droce_wr_opcode)w->opcode,
 				    .send_flags = w->flags };
+	struct droce_ah ah = { .context = qp->context, .pd = qp->pd, .handle = w->ah };
 	struct droce_send_wr *bad;
+
+	if (qp->qp_type == DROCE_QPT_UD) {
+		wr.wr.ud.ah = &ah;
+		wr.wr.ud.remote_qpn = w->remote_qpn;
+		wr.wr.ud.remote_qkey = w->remote_qkey;
+	}
 
 	sges_to(sge, w->sge, w->num_sge);
 	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
@@ -539,7 +548,7 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		struct dq_send_wqe w;
 
 		dq_send_read(r, dq->g.sq_depth, s->sq_cons, &w);
-		rc = dq_send_check(&w, s->ud, 0);	/* no AHs yet */
+		rc = dq_send_check(&w, s->ud, TP_MAX_AH - 1);
 		if (rc == 0)
 			rc = keys_check(a, w.sge, w.num_sge);
 		if (rc == 0)

@@ -1343,7 +1343,8 @@ def case_daemon_rping(a, tmp):
 def case_daemon_regions(a, tmp):
     """ibv_rc_pingpong as plain processes on droced's queue regions
     (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
-    provider_dq), polling and with -e (completion channels), servers on one
+    provider_dq), polling and with -e (completion channels), and
+    ibv_ud_pingpong (droced's address handles), servers on one
     droced, clients on a second at the other memif end; and one pair as
     droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
     wait, the plain processes map no hugepage (/proc/PID/smaps), the
@@ -1355,18 +1356,22 @@ def case_daemon_regions(a, tmp):
         procs = [droced_start(a, tmp, side) for side in (0, 1)]
         socks = [p[1] for p in procs]
         pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
+        ud = ["ibv_ud_pingpong", "-g", "0", "-s", "1024", "-n", "20", "-c"]
         maps = []
         daemon_pair(a, tmp, socks, [
             ("ibv_rc_pingpong -c on queue regions", pp, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
             ("ibv_rc_pingpong -c -e on queue regions", pp + ["-e"], free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            # UD: droced's address handles, named by index in the ring
+            ("ibv_ud_pingpong -c on queue regions", ud, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 1024, 20), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
-        if check("hugepages", len(maps) == 3 and maps[0] == 0 and maps[1] == 0 and maps[2] > 0,
-                 f"the servers' hugepage mappings {maps}, expected [0, 0, >0]"):
-            print(f"ok - hugepage mappings of the servers: plain processes {maps[:2]}, "
-                  f"the secondary {maps[2]}", flush=True)
+        if check("hugepages", len(maps) == 4 and maps[:3] == [0, 0, 0] and maps[3] > 0,
+                 f"the servers' hugepage mappings {maps}, expected [0, 0, 0, >0]"):
+            print(f"ok - hugepage mappings of the servers: plain processes {maps[:3]}, "
+                  f"the secondary {maps[3]}", flush=True)
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)

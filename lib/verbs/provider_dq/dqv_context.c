@@ -119,8 +119,8 @@ dqv_close_context(struct droce_context *ctx)
 }
 
 /*
- * What the region does not carry (SRQs, UD and address handles, memory
- * windows, inline data), droced's persistent regions (their memory is
+ * What the region does not carry (SRQs, memory windows, inline data),
+ * droced's persistent regions (their memory is
  * droced's hugepages, not mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
  */
 static struct verbs_provider dqv_provider = {
@@ -135,6 +135,8 @@ static struct verbs_provider dqv_provider = {
 		.query_port = droced_query_port,
 		.query_gid = droced_query_gid,
 		.query_pkey = droced_query_pkey,
+		.create_ah = droced_create_ah,
+		.destroy_ah = droced_destroy_ah,
 		.cm_relay = droced_cm_relay,
 		.progress = droced_progress,
 		.self_driven = droced_self_driven,

@@ -44,7 +44,8 @@ doorbell(const struct dqv_region *r)
 }
 
 /* One WR as a send descriptor: 0, or -EINVAL (what the region does not
- * carry: inline data, UD, memory-window binds, too many SGEs). */
+ * carry: inline data, memory-window binds, too many SGEs; a UD WR without
+ * an address handle).  A UD WR names droced's AH by its index. */
 static inline int
 send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, struct dq_send_wqe *w)
 {
@@ -71,12 +72,20 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, struct dq_send
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	if (qp->d.pub.qp_type == DROCE_QPT_UD) {
+		if (wr->wr.ud.ah == NULL)
+			return -EINVAL;
+		w->ah = wr->wr.ud.ah->handle;
+		w->remote_qpn = wr->wr.ud.remote_qpn;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+	}
 	for (int i = 0; i < wr->num_sge; i++)
 		w->sge[i] = (struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
 					     wr->sg_list[i].lkey };
 	/* droced's check, here first: a malformed WR fails its post
-	 * (EINVAL) instead of ending the QP in droced */
-	return dq_send_check(w, false, 0) == 0 ? 0 : -EINVAL;
+	 * (EINVAL) instead of ending the QP in droced (which knows the AH
+	 * table's size; any index passes here) */
+	return dq_send_check(w, qp->d.pub.qp_type == DROCE_QPT_UD, UINT32_MAX) == 0 ? 0 : -EINVAL;
 }
 
 int

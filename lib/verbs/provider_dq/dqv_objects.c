@@ -201,14 +201,15 @@ dqv_destroy_cq(struct droce_cq *pub)
 
 /* The attributes without their pointers (the handles go in h[]). */
 /*
- * RC and UC.  The rings hold what the application posts until droced
+ * RC, UC and UD.  The rings hold what the application posts until droced
  * moves it onto its QP, so its depths must fit them (EINVAL); inline data
  * is not carried (max_inline_data 0).
  */
 static int
 qp_init_check(const struct droce_qp_init_attr *init)
 {
-	if (init->srq != NULL || (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC))
+	if (init->srq != NULL || (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
+				  init->qp_type != DROCE_QPT_UD))
 		return -EOPNOTSUPP;
 	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
 	    init->cap.max_recv_wr > dqv_region.g.rq_depth ||

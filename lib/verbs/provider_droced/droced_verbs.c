@@ -724,7 +724,7 @@ droced_destroy_srq(struct droce_srq *srq)
 
 /* ---- address handles -------------------------------------------------------------- */
 
-static int
+int
 droced_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr, struct droce_ah **out)
 {
 	struct dmn_msg m = { .type = DMN_CREATE_AH, .h = { pd_handle(pd) }, .u.ah = *attr };
@@ -746,7 +746,7 @@ droced_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr, struct droce_a
 	return 0;
 }
 
-static int
+int
 droced_destroy_ah(struct droce_ah *ah)
 {
 	int rc = call2(DMN_DESTROY_AH, ((struct verbs_dmn_ah *)ah)->h, 0);

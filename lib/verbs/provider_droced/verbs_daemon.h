@@ -295,6 +295,8 @@ int droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_e
 int droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port_attr *a);
 int droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union droce_gid *gid);
 int droced_query_pkey(struct droce_context *ctx, uint8_t port_num, int index, uint16_t *pkey);
+int droced_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr, struct droce_ah **out);
+int droced_destroy_ah(struct droce_ah *ah);
 int droced_progress(struct droce_context *ctx);
 int droced_self_driven(struct droce_context *ctx);
 /* lib/cm's relay through droced (droced_cm.c): request CM. */
