@@ -127,6 +127,26 @@ def wait_baseline(s, base, what, heap=None, timeout=60):
         time.sleep(0.1)
 
 
+def gdb_bt(pid):
+    try:
+        out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                             capture_output=True, text=True, timeout=60)
+        return out.stdout[-8000:] + out.stderr[-1000:]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"gdb: {e}"
+
+
+def wait_exit(s, p, timeout=60):
+    """p's exit status; if it has not exited in time, its threads' stacks
+    and droced's before the failure."""
+    try:
+        return p.p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        print(f"--- {p.name} (pid {p.p.pid}) still running after {timeout} s:\n"
+              f"{gdb_bt(p.p.pid)}\n--- droced:\n{gdb_bt(s.droced.p.pid)}")
+        fail(f"{p.name}: still running after {timeout} s", p)
+
+
 def started(p):
     """The step times (us) of a dq_start, and its "rts" line's fields."""
     m = p.wait_line(r"^start us: droce_init (\d+) open (\d+) pd (\d+) mr (\d+) cq (\d+) "
@@ -165,9 +185,11 @@ def sequential(s, n):
         p = spawn(s, f"seq{i}")
         times.append(started(p)[0])
         say(p, "exit")
-        if p.wait() != 0:
+        if wait_exit(s, p) != 0:
             fail(f"seq{i}'s exit {p.p.returncode}", p)
         s.procs.remove(p)
+        if (i + 1) % 50 == 0:
+            print(f"one at a time: {i + 1} started and exited", flush=True)
     print_stats("one at a time", times)
     return times
 
@@ -202,6 +224,9 @@ def wave(s, k, n, batch, base, mem0):
             times.append(t)
             rts.append(r)
         apps += group
+        if len(apps) % 200 < batch:
+            print(f"wave {k}: {len(apps)} at RTS after {time.monotonic() - t0:.1f} s",
+                  flush=True)
     took = time.monotonic() - t0
     print(f"wave {k}: {n} applications at RTS, {batch} at a time, in {took:.2f} s")
     print_stats(f"wave {k}: {n} at once, {batch} at a time", times)
@@ -230,7 +255,7 @@ def wave(s, k, n, batch, base, mem0):
     for p in apps:
         say(p, "exit")
     for p in apps:
-        if p.wait() != 0:
+        if wait_exit(s, p) != 0:
             fail(f"{p.name}'s exit {p.p.returncode}", p)
         s.procs.remove(p)
     print(f"wave {k}: {n} applications exited 0 in {time.monotonic() - t0:.2f} s")
