@@ -123,12 +123,29 @@ cq_fire(struct tp_cq *cq, bool solicited)
 	RTE_VERIFY(n == (ssize_t)sizeof(one));
 }
 
+/*
+ * Dedicated lcores: the CQ goes on the engine's list of rings to publish
+ * after its round (tp_lc_publish_cqs), once until published, so that a
+ * round costs the CQs it wrote into, not every CQ the engine serves (a
+ * thousand idle applications on droced are a thousand CQs).
+ */
+static inline void
+cq_mark(struct tp_engine *eng, struct tp_cq *cq)
+{
+	if (cq->lc && !cq->on[eng->idx].linked) {
+		cq->on[eng->idx].next = eng->cqs;
+		cq->on[eng->idx].linked = true;
+		eng->cqs = cq;
+	}
+}
+
 static inline bool
 cq_place(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc,
 	 bool solicited)
 {
 	struct tp_cq_ring *r = &cq->rings[eng->idx];
 
+	cq_mark(eng, cq);	/* a CQE or an overrun to publish */
 	if (unlikely(r->head - r->tail_seen > cq->mask) && cq_full(eng, cq, r))
 		return false;
 	r->wc[r->head & cq->mask] = *wc;

@@ -105,22 +105,8 @@ tp_engines_free(struct tp_dev *dev)
 	dev->neng = 1;
 }
 
-/*
- * Dedicated lcores: the engine publishes the head of its own ring of cq
- * after each round (tp_lcore_rings.c); a CQ joins the engine's list with
- * the engine's first QP on it and stays until the CQ is destroyed.
- */
-static void
-join_cq(struct tp_engine *eng, struct tp_cq *cq)
-{
-	if (!cq->lc || cq->on[eng->idx].linked)
-		return;
-	cq->on[eng->idx].next = eng->cqs;
-	cq->on[eng->idx].linked = true;
-	eng->cqs = cq;
-}
-
-/* On the engine's lcore (tp_cq_mute_events): cq leaves its list. */
+/* On the engine's lcore (tp_cq_mute_events): cq leaves its list of CQs
+ * to publish (tp_cq.c cq_mark), if on it. */
 void
 tp_engine_drop_cq(struct tp_engine *eng, struct tp_cq *cq)
 {
@@ -146,8 +132,6 @@ tp_engine_add_qp(struct tp_engine *eng, struct tp_qp *qp)
 	qp->live_index = eng->nlive;
 	eng->live[eng->nlive] = qp;
 	__atomic_store_n(&eng->nlive, eng->nlive + 1, __ATOMIC_RELAXED);
-	join_cq(eng, qp->scq);
-	join_cq(eng, qp->rcq);
 }
 
 /* Likewise: qp leaves it (the last QP takes its slot). */

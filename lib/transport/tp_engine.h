@@ -77,7 +77,8 @@ struct tp_engine {
 	struct rte_ring *rx_in;
 	struct rte_ring *tx_in;
 	struct rte_ring *mac_in;
-	/* dedicated lcore: the CQs its QPs complete on (cq->on[idx]) */
+	/* dedicated lcore: the CQs it wrote into since it last published
+	 * (cq->on[idx]) */
 	struct tp_cq *cqs;
 	struct tp_tx_turn turn;
 	struct tp_sched sched;

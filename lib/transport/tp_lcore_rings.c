@@ -227,16 +227,21 @@ tp_lc_publish_tails(struct tp_engine *eng)
 }
 
 /*
- * The engine's own rings of its CQs -> the pollers (after the tails: a
+ * The engine's own rings of the CQs it wrote into since the last time
+ * (its list, tp_cq.c cq_mark) -> the pollers (after the tails: a
  * completion polled means its work-queue slot is free again).  Stores only
  * on change: the application's lcore reads these lines.
  */
 void
 tp_lc_publish_cqs(struct tp_engine *eng)
 {
-	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = cq->on[eng->idx].next) {
+	struct tp_cq *next;
+
+	for (struct tp_cq *cq = eng->cqs; cq != NULL; cq = next) {
 		struct tp_cq_ring *r = &cq->rings[eng->idx];
 
+		next = cq->on[eng->idx].next;
+		cq->on[eng->idx].linked = false;
 		uint32_t old = __atomic_load_n(&r->pub_head, __ATOMIC_RELAXED);
 
 		if (old != r->head) {
@@ -251,6 +256,7 @@ tp_lc_publish_cqs(struct tp_engine *eng)
 		    !__atomic_load_n(&r->pub_overflow, __ATOMIC_RELAXED))
 			__atomic_store_n(&r->pub_overflow, true, __ATOMIC_RELEASE);
 	}
+	eng->cqs = NULL;
 }
 
 unsigned int

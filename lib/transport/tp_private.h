@@ -355,8 +355,8 @@ struct tp_cq {
 	uint8_t arm;
 	uint32_t ev_ready;
 	/* dedicated lcores: engine k's list of the CQs whose ring k it
-	 * publishes (eng->cqs), joined with its first QP on the CQ, left at
-	 * destroy (tp_engine.c) */
+	 * publishes after its round (eng->cqs): joined when it writes into
+	 * the ring (tp_cq.c cq_mark), left when published or at destroy */
 	struct {
 		struct tp_cq *next;
 		bool linked;

@@ -247,9 +247,10 @@ def wave(s, k, n, batch, base, mem0):
         fail(f"telemetry /droced/apps {tel}")
     print(f"droced --ctl list: all {n} with exactly one PD, MR, CQ, QP and 64 KiB of own "
           f"pages; telemetry the same for the {len(tel)} it shows")
+    # (telemetry's lists stop at RTE_TEL_MAX_ARRAY_ENTRIES, 512)
     qps = telemetry(s, "/droce/qp/list")
-    if len(qps) != len(base[3]) + n:
-        fail(f"the engine's QPs: {len(qps)}, expected {len(base[3])} + {n}")
+    if len(qps) != min(512, len(base[3]) + n):
+        fail(f"the engine's QPs: {len(qps)}, expected {len(base[3])} + {n} (at most 512 listed)")
     write_pair(apps[0], apps[-1], rts[0], rts[-1])
     t0 = time.monotonic()
     for p in apps:
