@@ -177,9 +177,10 @@ listen_on(const char *path)
 	if (unix_addr(path, &a) != 0)
 		return -1;
 	(void)unlink(path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* non-blocking: accept_app takes what waits until EAGAIN */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    listen(fd, 16) != 0) {
+	    listen(fd, SOMAXCONN) != 0) {
 		perror("droced: socket");
 		return -1;
 	}
@@ -215,25 +216,32 @@ conns_grow(void)
 	return true;
 }
 
-/* A new connection (one over --max-apps is answered EUSERS at its HELLO,
- * a clear error rather than a closed connection). */
+/* Connections taken in one round at most: applications starting 50 at a
+ * time wait for their accept one round each otherwise (each round polls
+ * every connection: O(applications)). */
+#define ACCEPT_BURST 64
+
+/* The new connections (one over --max-apps is answered EUSERS at its
+ * HELLO, a clear error rather than a closed connection). */
 static void
 accept_app(int lfd)
 {
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	struct droced_app *a;
+	for (unsigned int k = 0; k < ACCEPT_BURST; k++) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);	/* blocking */
+		struct droced_app *a;
 
-	if (fd < 0)
-		return;
-	if ((conns.n == conns.cap && !conns_grow()) ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-	    (a = droced_app_new(fd, cred.pid)) == NULL) {
-		close(fd);
-		return;
+		if (fd < 0)
+			return;
+		if ((conns.n == conns.cap && !conns_grow()) ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+		    (a = droced_app_new(fd, cred.pid)) == NULL) {
+			close(fd);
+			continue;
+		}
+		conns.app[conns.n++] = a;
 	}
-	conns.app[conns.n++] = a;
 }
 
 /* Connection i is closed: the application reaped, the last one moved in. */
