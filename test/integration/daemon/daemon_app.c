@@ -136,7 +136,7 @@ struct xchg {
 	uint8_t gid[16];
 };
 
-static void
+static _Noreturn void
 die(const char *what)
 {
 	fprintf(stderr, "daemon_app: %s: %s\n", what, strerror(errno));
