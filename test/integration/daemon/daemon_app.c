@@ -2191,7 +2191,7 @@ run_fork(struct droce_context *ctx)
 	struct droce_mr *mr, *mr2;
 	struct fork_heap heap;
 	int go[2], status, bad = 0;
-	uint8_t *blk;
+	uint8_t *blk = NULL;
 	pid_t pid;
 
 	check(pd != NULL && posix_memalign((void **)&blk, pg, 2 * pg) == 0, "fork: pd, block");
