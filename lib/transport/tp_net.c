@@ -331,7 +331,7 @@ tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 	if (mac_is_zero(p->dst_mac)) {
 		/* held until ARP/ND answers (or behind the held frames the
 		 * queue had no room for yet), then back through
-		 * tp_net_release (captured there, when it is sent); dropped
+		 * tp_net_release (and leaves from there); dropped
 		 * when the resolution fails or the budget is spent: the
 		 * transport's retransmission covers both */
 		tp_net_flush(eng);
@@ -345,7 +345,7 @@ tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 /*
  * lib/net's output (net_host_set_output): a frame it held for ARP/ND, its
  * MAC now filled in.  It joins the transmit queue behind what is queued,
- * and is captured and retried like every other frame.  When the queue is
+ * and is retried like every other frame.  When the queue is
  * full and the link takes nothing, -EAGAIN: lib/net keeps the frame (and
  * those behind it, in order) and offers it again next round, so a release
  * larger than the queue loses nothing.  arg: engine 0.
@@ -398,11 +398,6 @@ tp_net_flush(struct tp_engine *eng)
 	}
 	if (eng->txq_len == 0)
 		return;
-	/* --- capture hook (lib/device, --droce-capture): frames out --- */
-	if (unlikely(dev->cfg.capture != NULL))
-		dev->cfg.capture(dev->cfg.capture_arg, eng->txq,
-				 (uint16_t)eng->txq_len, true);
-	/* --- end capture hook --- */
 	sent = droce_link_tx_q(dev->link, 0, eng->txq, (uint16_t)eng->txq_len);
 	if (sent < eng->txq_len)
 		memmove(eng->txq, eng->txq + sent,
