@@ -218,6 +218,13 @@ tp_host(const struct tp_engine *eng)
 	return eng->idx == 0 ? eng->dev->host : NULL;
 }
 
+/* A destination MAC not known yet (all zero: lib/net has not resolved it). */
+static inline bool
+tp_mac_is_zero(const uint8_t mac[6])
+{
+	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
+}
+
 /* The ready list and timer wheel of the engine that owns qp. */
 static inline struct tp_sched *
 tp_qp_sched(struct tp_qp *qp)
