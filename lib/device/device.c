@@ -189,10 +189,10 @@ open_state_free(struct droce_device *d, struct device_open *o)
 	}
 	/*
 	 * After the transport's last flush (verbs_detach_link): the capture's
-	 * statistics block describes the port while it is there.
+	 * statistics block describes the port while it is there.  The port's
+	 * link stays open, without the capture.
 	 */
-	device_capture_close(o->cap);
-	d->link = o->link;
+	d->link = droce_link_tap_unwrap(o->link);
 	free(o);
 }
 
@@ -328,10 +328,13 @@ droce_open_device(struct droce_device *d)
 		return NULL;
 	}
 	rc = device_link_open(d, o);
+	/* every frame of every queue, as the port moves it (lib/link) */
 	if (rc == 0 && d->capture[0] != '\0') {
-		rc = device_capture_open(d->capture, d->port_id, d->name, &o->cap);
-		tc.capture = device_capture_burst;
-		tc.capture_arg = o->cap;
+		rc = droce_link_capture_wrap(o->link, d->capture, d->port_id, d->name,
+					     &o->link);
+		if (rc != 0)
+			fprintf(stderr, "droce: %s: cannot capture to %s: %s\n", d->name,
+				d->capture, strerror(-rc));
 	}
 	if (rc == 0) {
 		o->ctx = droce_open_context(&d->tables);

@@ -19,7 +19,6 @@
 struct droce_link;
 struct droce_link_driver;
 struct rte_mbuf;
-struct device_capture;
 
 struct device_addr {
 	uint8_t gid[16];		/* IPv4-mapped or IPv6 */
@@ -30,9 +29,10 @@ struct device_addr {
 struct device_open {
 	struct droce_device *device;
 	const struct droce_link_driver *driver;	/* that opened link */
+	/* the port's link; with --droce-capture, the capture around it
+	 * (lib/link droce_link_capture_wrap) */
 	struct droce_link *link;
 	struct droce_context *ctx;
-	struct device_capture *cap;	/* --droce-capture, or NULL */
 };
 
 /* The opaque struct droce_device of droce.h. */
@@ -108,13 +108,6 @@ void device_links_close(void);
 int device_config_parse(int nargs, char **args);
 /* Resolve the configured ports (or take every port) into device_table. */
 int device_table_build(void);
-
-/* device_capture.c: pcapng capture of a device's RoCEv2 frames. */
-int device_capture_open(const char *path, uint16_t port_id, const char *name,
-			struct device_capture **out);
-void device_capture_burst(void *arg, struct rte_mbuf *const *pkts, uint16_t n,
-			  bool tx);
-void device_capture_close(struct device_capture *c);
 
 /* device_telemetry.c: /droce/... telemetry commands (droce_init). */
 void device_telemetry_register(void);

@@ -171,7 +171,8 @@ stats_of(struct rte_tel_data *d, const struct device_open *o)
 				     __atomic_load_n(&nc[i], __ATOMIC_RELAXED));
 	}
 	if (o->driver != NULL && o->driver->stats != NULL)
-		(void)o->driver->stats(droce_link_loop_inner(o->link), add_link_stat, d);
+		(void)o->driver->stats(droce_link_loop_inner(droce_link_tap_inner(o->link)),
+				       add_link_stat, d);
 	for (unsigned int i = 0; tp != NULL && i < PROT_STATUS_MAX; i++) {
 		add_prefixed(d, "prot_remote_", prot_status_name(i),
 			     tp_dev_prot_counter(tp, true, i));

@@ -183,4 +183,32 @@ struct droce_link *droce_link_loop_inner(struct droce_link *link);
 /* Frames looped back so far (any thread; 0 for a link that is no wrapper). */
 uint64_t droce_link_loop_count(const struct droce_link *link);
 
+/*
+ * Capture around a link (link_capture.c): fn sees every frame of every
+ * queue, received as the wrapped link hands it over (before anyone parses
+ * it) and sent as it is offered to the wrapped link (after it was built;
+ * a frame the link refuses is seen again when offered again), on the
+ * lcore that polls queue q.  fn must not keep or modify the mbufs.  On
+ * success *out is the wrapper; closing it closes inner too.  -EINVAL,
+ * -ENOMEM.
+ */
+typedef void droce_link_tap_fn(void *arg, uint16_t q, struct rte_mbuf *const *pkts,
+			       uint16_t n, bool tx);
+int droce_link_tap_wrap(struct droce_link *inner, droce_link_tap_fn *fn, void *arg,
+			struct droce_link **out);
+/*
+ * The same, writing every frame to the pcapng file path with DPDK's
+ * rte_pcapng (the queue and direction of each frame recorded; frames
+ * name ethdev port port_id's interface block; name: the capture's
+ * application name, NULL: the link's).  -errno when the file or its
+ * copy pool cannot be made.
+ */
+int droce_link_capture_wrap(struct droce_link *inner, const char *path,
+			    uint16_t port_id, const char *name, struct droce_link **out);
+/* Free a capture wrapper (a pcapng file gets its statistics block and is
+ * closed) and return the link it wrapped; link itself if it is none. */
+struct droce_link *droce_link_tap_unwrap(struct droce_link *link);
+/* The link a capture wraps (link itself if it is none). */
+struct droce_link *droce_link_tap_inner(struct droce_link *link);
+
 #endif /* DROCE_LINK_H */

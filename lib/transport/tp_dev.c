@@ -232,19 +232,15 @@ tp_run_qps(struct tp_engine *eng)
 	}
 }
 
-/* Engine 0 alone: lib/net's host stack, the carrier, the capture hook. */
+/* Engine 0 alone: lib/net's host stack, the carrier. */
 static void
-engine0_chores(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n, uint64_t now)
+engine0_chores(struct tp_engine *eng, uint64_t now)
 {
 	struct tp_dev *dev = eng->dev;
 
 	net_host_timer(dev->host, now);
 	if (unlikely(now >= dev->link_next))
 		tp_event_link_poll(eng, now);	/* port events */
-	/* --- capture hook (lib/device, --droce-capture): RoCEv2 frames in --- */
-	if (unlikely(dev->cfg.capture != NULL) && n != 0)
-		dev->cfg.capture(dev->cfg.capture_arg, b->m, n, false);
-	/* --- end capture hook --- */
 }
 
 int
@@ -270,7 +266,7 @@ tp_engine_progress(struct tp_engine *eng)
 	now = rte_get_timer_cycles();
 	tp_sched_round(eng, now);
 	if (eng->idx == 0)
-		engine0_chores(eng, &b, n, now);
+		engine0_chores(eng, now);
 	if (unlikely(now >= eng->lease_next))
 		tp_event_lease_poll(eng, now);	/* MR/MW leases, before the burst */
 	/* dedicated lcore(s): receives posted after this round's drain */

@@ -32,6 +32,7 @@ tp_engine_create(struct tp_dev *dev, unsigned int idx, uint32_t live_max)
 	}
 	eng->dev = dev;
 	eng->idx = idx;
+	tp_engine_set_lcore(eng, NULL);	/* run-to-completion until handed over */
 	eng->live_max = live_max;
 	eng->prot_reader = -1;
 	return eng;

@@ -49,6 +49,35 @@ struct tp_sched {
 };
 
 /*
+ * How an engine is run, a property of the engine chosen once: at its
+ * creation (TP_RUN_RTC: run-to-completion, the application's thread with
+ * the runner token, or adaptive progress's thread) and when it moves to a
+ * transport lcore or back (TP_RUN_LCORE; only while it has no QP,
+ * tp_engine_set_lcore).  Posting goes through it, one indirect call per
+ * post call, and both modes share one posting loop (tp_post.c).  The
+ * engine and its QPs keep the mode as an index into each process's own
+ * table (tp_post.c tp_run_modes[]), never as a pointer: droced's applications post
+ * into the daemon's QPs, whose memory they share but not its code, and
+ * mask the index they read there (what another process writes is input).
+ */
+struct tp_qp;
+struct droce_send_wr;
+struct droce_recv_wr;
+enum tp_run_kind {
+	TP_RUN_RTC,
+	TP_RUN_LCORE,
+	TP_RUN_KINDS		/* a power of two: TP_RUN_MASK bounds an index */
+};
+#define TP_RUN_MASK (TP_RUN_KINDS - 1)
+
+struct tp_run_mode {
+	int (*post_send)(struct tp_qp *qp, struct droce_send_wr *wr,
+			 struct droce_send_wr **bad_wr);
+	int (*post_recv)(struct tp_qp *qp, struct droce_recv_wr *wr,
+			 struct droce_recv_wr **bad_wr);
+};
+
+/*
  * One transport engine: what one lcore runs for a device (tp_engine.c).
  * Run-to-completion and one dedicated lcore: the device has one engine;
  * several transport lcores: one per lcore, engine k owning QPs whose QPN
@@ -61,6 +90,7 @@ struct tp_sched {
 struct tp_engine {
 	struct tp_dev *dev;
 	unsigned int idx;		/* in dev->eng[] */
+	uint8_t mode;			/* enum tp_run_kind (tp_engine_set_lcore) */
 	struct tp_lcore *lc;		/* its transport lcore; NULL: run-to-completion */
 	int prot_reader;		/* its QSBR slot, registered by its own thread */
 	/* its QPs, dense (qp->live_index); room for live_max */
@@ -217,6 +247,21 @@ static inline struct net_host *
 tp_host(const struct tp_engine *eng)
 {
 	return eng->idx == 0 ? eng->dev->host : NULL;
+}
+
+/* Engine eng is run by transport lcore lc from now on (NULL: run-to-completion). */
+static inline void
+tp_engine_set_lcore(struct tp_engine *eng, struct tp_lcore *lc)
+{
+	eng->lc = lc;
+	eng->mode = lc != NULL ? TP_RUN_LCORE : TP_RUN_RTC;
+}
+
+/* A destination MAC not known yet (all zero: lib/net has not resolved it). */
+static inline bool
+tp_mac_is_zero(const uint8_t mac[6])
+{
+	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
 }
 
 /* The ready list and timer wheel of the engine that owns qp. */

@@ -315,10 +315,10 @@ engine_to_lcore(struct tp_engine *eng, unsigned int lcore)
 			return rc;
 	}
 	lc->users++;
-	eng->lc = lc;
+	tp_engine_set_lcore(eng, lc);
 	rc = lc_exec(lc, cmd_add_engine, eng);
 	if (rc != 0) {
-		eng->lc = NULL;
+		tp_engine_set_lcore(eng, NULL);
 		lc_put(lc);
 	}
 	return rc;
@@ -336,7 +336,7 @@ engine_from_lcore(struct tp_engine *eng)
 	rc = lc_exec(lc, cmd_remove_engine, eng);
 	if (rc != 0)
 		return rc;
-	eng->lc = NULL;
+	tp_engine_set_lcore(eng, NULL);
 	lc_put(lc);
 	return 0;
 }

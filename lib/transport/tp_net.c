@@ -276,12 +276,6 @@ tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 	return m;
 }
 
-static bool
-mac_is_zero(const uint8_t mac[6])
-{
-	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
-}
-
 /*
  * A port that computes IPv4 header checksums (DROCE_LINK_TX_IPV4_CKSUM)
  * gets the frame with the checksum field 0 and the mbuf's request for it.
@@ -325,13 +319,13 @@ tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 		/* another transport lcore's engine (tp_shard.c) */
 		/* (the frame's MAC: p's is not set on the template path) */
 		tp_shard_tx(eng, m, p->dst_gid,
-			    mac_is_zero(rte_pktmbuf_mtod(m, const uint8_t *)));
+			    tp_mac_is_zero(rte_pktmbuf_mtod(m, const uint8_t *)));
 		return;
 	}
-	if (mac_is_zero(p->dst_mac)) {
+	if (tp_mac_is_zero(p->dst_mac)) {
 		/* held until ARP/ND answers (or behind the held frames the
 		 * queue had no room for yet), then back through
-		 * tp_net_release (captured there, when it is sent); dropped
+		 * tp_net_release (and leaves from there); dropped
 		 * when the resolution fails or the budget is spent: the
 		 * transport's retransmission covers both */
 		tp_net_flush(eng);
@@ -345,7 +339,7 @@ tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 /*
  * lib/net's output (net_host_set_output): a frame it held for ARP/ND, its
  * MAC now filled in.  It joins the transmit queue behind what is queued,
- * and is captured and retried like every other frame.  When the queue is
+ * and is retried like every other frame.  When the queue is
  * full and the link takes nothing, -EAGAIN: lib/net keeps the frame (and
  * those behind it, in order) and offers it again next round, so a release
  * larger than the queue loses nothing.  arg: engine 0.
@@ -386,24 +380,20 @@ tp_net_released(void *arg, const uint8_t gid[16])
 	}
 }
 
+/*
+ * The one transmit flush, whatever runs the engine: its queue onto its
+ * own queue of the link (engine k: queue k; an engine without one never
+ * queues, tp_shard_tx).  What the link does not take stays, in order.
+ */
 void
 tp_net_flush(struct tp_engine *eng)
 {
-	struct tp_dev *dev = eng->dev;
 	uint16_t sent;
 
-	if (unlikely(eng->idx != 0)) {
-		tp_shard_flush(eng);
-		return;
-	}
 	if (eng->txq_len == 0)
 		return;
-	/* --- capture hook (lib/device, --droce-capture): frames out --- */
-	if (unlikely(dev->cfg.capture != NULL))
-		dev->cfg.capture(dev->cfg.capture_arg, eng->txq,
-				 (uint16_t)eng->txq_len, true);
-	/* --- end capture hook --- */
-	sent = droce_link_tx_q(dev->link, 0, eng->txq, (uint16_t)eng->txq_len);
+	sent = droce_link_tx_q(eng->dev->link, (uint16_t)eng->idx, eng->txq,
+			       (uint16_t)eng->txq_len);
 	if (sent < eng->txq_len)
 		memmove(eng->txq, eng->txq + sent,
 			(eng->txq_len - sent) * sizeof(eng->txq[0]));

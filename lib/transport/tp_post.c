@@ -201,148 +201,6 @@ fill_send_wqe(struct tp_qp *qp, const struct droce_send_wr *wr,
 	return 0;
 }
 
-/* ---- dedicated transport lcore (tp_lcore.c): the work queues as SP/SC rings ---- */
-
-/*
- * The WQE is built in place in the work queue's next free slot, the new
- * head published with one release store per call (struct tp_lc_qp) and
- * then the QP's doorbell rung, so that its engine takes the head.  The
- * WR, its SGE list and inline data are copied before post returns, so the
- * caller may reuse them.  Outstanding WRs (posted here, not yet
- * retired there) are limited to max_wr: ENOMEM as ibverbs returns for a
- * full queue; nothing blocks, nothing is lost.  The tail is read again
- * before a post is refused, so a slot retired since the last look counts.
- * The fields fill_*_wqe read (cap, type, mtu, qkey) change only in
- * modify_qp, which returns after the transport lcore ran it.
- */
-static inline bool
-lc_room(uint32_t head, uint32_t *tail, const uint32_t *pub_tail, uint32_t max_wr)
-{
-	if (head - *tail < max_wr)
-		return true;
-	*tail = __atomic_load_n(pub_tail, __ATOMIC_ACQUIRE);
-	return head - *tail < max_wr;
-}
-
-/* out of line: run-to-completion's tp_post_send pays one branch, no more */
-static __rte_noinline __rte_cold int
-lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
-	     struct droce_send_wr **bad_wr)
-{
-	struct tp_lc_qp *lc = qp->lc;
-	enum droce_qp_state s = lc->state;
-	uint32_t head = lc->s_head;
-	uint32_t tail = __atomic_load_n(&lc->s_tail, __ATOMIC_ACQUIRE);
-	int rc = 0;
-
-	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	for (; wr != NULL; wr = wr->next) {
-		if (!lc_room(head, &tail, &lc->s_tail, qp->sq.max_wr)) {
-			rc = -ENOMEM;
-			break;
-		}
-		rc = fill_send_wqe(qp, wr, &qp->sq.wqe[head & qp->sq.mask]);
-		if (rc != 0)
-			break;
-		head++;
-	}
-	if (head != lc->s_head) {
-		__atomic_store_n(&lc->s_head, head, __ATOMIC_RELEASE);
-		tp_lc_ring_doorbell(qp);	/* after the head (tp_lcore_rings.c) */
-	}
-	if (rc != 0)
-		*bad_wr = wr;
-	return rc;
-}
-
-static inline int fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr,
-				struct tp_recv_wqe *w);
-
-static __rte_noinline __rte_cold int
-lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
-	     struct droce_recv_wr **bad_wr)
-{
-	struct tp_lc_qp *lc = qp->lc;
-	uint32_t head = lc->r_head;
-	uint32_t tail = __atomic_load_n(&lc->r_tail, __ATOMIC_ACQUIRE);
-	int rc = 0;
-
-	if (lc->state == DROCE_QPS_RESET || qp->srq != NULL) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	for (; wr != NULL; wr = wr->next) {
-		if (!lc_room(head, &tail, &lc->r_tail, qp->rq.max_wr)) {
-			rc = -ENOMEM;
-			break;
-		}
-		rc = fill_recv_wqe(qp->cap.max_recv_sge, wr, &qp->rq.wqe[head & qp->rq.mask]);
-		if (rc != 0)
-			break;
-		head++;
-	}
-	if (head != lc->r_head) {
-		__atomic_store_n(&lc->r_head, head, __ATOMIC_RELEASE);
-		tp_lc_ring_doorbell(qp);	/* after the head (tp_lcore_rings.c) */
-	}
-	if (rc != 0)
-		*bad_wr = wr;
-	return rc;
-}
-
-/* Run-to-completion, the runner token held: straight into the SQ. */
-static int
-rtc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
-	      struct droce_send_wr **bad_wr)
-{
-	uint32_t head0 = qp->sq.head;
-	enum droce_qp_state s = qp->pub.state;
-	int rc = 0;
-
-	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	for (; wr != NULL; wr = wr->next) {
-		struct tp_send_wqe *w;
-
-		if (tp_ring_count(qp->sq.head, qp->sq.tail) >= qp->sq.max_wr) {
-			rc = -ENOMEM;
-			break;
-		}
-		w = &qp->sq.wqe[qp->sq.head & qp->sq.mask];
-		rc = fill_send_wqe(qp, wr, w);
-		if (rc != 0)
-			break;
-		qp->sq.head++;
-	}
-	if (rc != 0)
-		*bad_wr = wr;
-	/* In the error state, what was posted completes at once with a flush. */
-	if (s == DROCE_QPS_ERR)
-		tp_qp_flush(qp);
-	else if (qp->sq.head != head0)
-		tp_qp_ready(qp);
-	return rc;
-}
-
-int
-tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
-	     struct droce_send_wr **bad_wr)
-{
-	int rc;
-
-	if (unlikely(qp->lc != NULL))
-		return lc_post_send(qp, wr, bad_wr);
-	tp_run_take(&qp->dev->run);
-	rc = rtc_post_send(qp, wr, bad_wr);
-	tp_run_give(&qp->dev->run);
-	return rc;
-}
-
 /* One receive WR into a WQE: 0, or -EINVAL (what ibverbs rejects). */
 static inline int
 fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr, struct tp_recv_wqe *w)
@@ -364,47 +222,238 @@ fill_recv_wqe(uint32_t max_sge, const struct droce_recv_wr *wr, struct tp_recv_w
 	return 0;
 }
 
+/* ---- the posting loop -------------------------------------------------------- */
+
+/*
+ * Where a post meets the engine, for one work queue: its slots, the head
+ * the poster advances, and the tail up to which the engine retired WQEs.
+ * Run-to-completion: the work queue's own head and tail (the runner token
+ * held); a transport lcore: the published copies (struct tp_lc_qp); an
+ * SRQ: its own, published in every mode.  The engine's run mode
+ * (struct tp_run_mode) chooses which, once per call, never per WR.
+ */
+struct post_q {
+	void *wqe;			/* the slots */
+	uint32_t mask;
+	uint32_t max_wr;
+	uint32_t head;			/* in: the first free slot; out: the new head */
+	const uint32_t *tail;		/* the retired tail (acquire loads) */
+	void *fill_arg;			/* what fill takes besides the WR: QP or SRQ */
+};
+
+typedef int post_fill_fn(void *arg, const void *wr, void *wqe);
+typedef const void *post_next_fn(const void *wr);
+
+/*
+ * The one posting loop: each WR into the slot at the head while fewer than
+ * max_wr are outstanding (the tail is read again before a post is refused,
+ * so a slot retired since the last look counts); ENOMEM as ibverbs returns
+ * for a full queue, nothing blocks, nothing is lost.  *stop: the WR not
+ * taken (NULL: all were).  Inlined with its fill and next functions into
+ * each caller, so a WR costs what it cost with a loop of its own.
+ */
+static __rte_always_inline int
+post_loop(struct post_q *q, const void *wr, const void **stop, size_t wqe_size,
+	  post_fill_fn *fill, post_next_fn *next)
+{
+	uint32_t head = q->head;
+	uint32_t tail = __atomic_load_n(q->tail, __ATOMIC_ACQUIRE);
+	int rc = 0;
+
+	for (; wr != NULL; wr = next(wr)) {
+		if (head - tail >= q->max_wr) {
+			tail = __atomic_load_n(q->tail, __ATOMIC_ACQUIRE);
+			if (head - tail >= q->max_wr) {
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		rc = fill(q->fill_arg, wr, (uint8_t *)q->wqe + (size_t)(head & q->mask) * wqe_size);
+		if (rc != 0)
+			break;
+		head++;
+	}
+	q->head = head;
+	*stop = wr;
+	return rc;
+}
+
+static __rte_always_inline int
+send_fill(void *qp, const void *wr, void *w)
+{
+	return fill_send_wqe(qp, wr, w);
+}
+
+static __rte_always_inline const void *
+send_next(const void *wr)
+{
+	return ((const struct droce_send_wr *)wr)->next;
+}
+
+static __rte_always_inline int
+recv_fill_qp(void *qp, const void *wr, void *w)
+{
+	return fill_recv_wqe(((struct tp_qp *)qp)->cap.max_recv_sge, wr, w);
+}
+
+static __rte_always_inline int
+recv_fill_srq(void *srq, const void *wr, void *w)
+{
+	return fill_recv_wqe(((struct tp_srq *)srq)->max_sge, wr, w);
+}
+
+static __rte_always_inline const void *
+recv_next(const void *wr)
+{
+	return ((const struct droce_recv_wr *)wr)->next;
+}
+
+/* The send queue's WRs from head on; 0 or -errno, *bad_wr at the first not taken. */
+static __rte_always_inline int
+post_sends(struct tp_qp *qp, enum droce_qp_state s, uint32_t *head, const uint32_t *tail,
+	   struct droce_send_wr *wr, struct droce_send_wr **bad_wr)
+{
+	struct post_q q = { qp->sq.wqe, qp->sq.mask, qp->sq.max_wr, *head, tail, qp };
+	const void *stop;
+	int rc;
+
+	if (s == DROCE_QPS_RESET || s == DROCE_QPS_INIT || s == DROCE_QPS_RTR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	rc = post_loop(&q, wr, &stop, sizeof(struct tp_send_wqe), send_fill, send_next);
+	*head = q.head;
+	if (rc != 0)
+		*bad_wr = (struct droce_send_wr *)(uintptr_t)stop;
+	return rc;
+}
+
+/* The receive queue's, the same way (a QP on an SRQ has none: EINVAL). */
+static __rte_always_inline int
+post_recvs(struct tp_qp *qp, enum droce_qp_state s, uint32_t *head, const uint32_t *tail,
+	   struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr)
+{
+	struct post_q q = { qp->rq.wqe, qp->rq.mask, qp->rq.max_wr, *head, tail, qp };
+	const void *stop;
+	int rc;
+
+	if (s == DROCE_QPS_RESET || unlikely(qp->srq != NULL)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	rc = post_loop(&q, wr, &stop, sizeof(struct tp_recv_wqe), recv_fill_qp, recv_next);
+	*head = q.head;
+	if (rc != 0)
+		*bad_wr = (struct droce_recv_wr *)(uintptr_t)stop;
+	return rc;
+}
+
+/* ---- run-to-completion: straight into the work queue, the runner token held ---- */
+
+static int
+rtc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	      struct droce_send_wr **bad_wr)
+{
+	enum droce_qp_state s;
+	uint32_t head;
+	int rc;
+
+	tp_run_take(&qp->dev->run);
+	s = qp->pub.state;
+	head = qp->sq.head;
+	rc = post_sends(qp, s, &head, &qp->sq.tail, wr, bad_wr);
+	/* In the error state, what was posted completes at once with a flush. */
+	if (head != qp->sq.head) {
+		qp->sq.head = head;
+		if (s == DROCE_QPS_ERR)
+			tp_qp_flush(qp);
+		else
+			tp_qp_ready(qp);
+	}
+	tp_run_give(&qp->dev->run);
+	return rc;
+}
+
 static int
 rtc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	      struct droce_recv_wr **bad_wr)
 {
-	int rc = 0;
+	int rc;
 
-	/* a QP on an SRQ has no receive queue of its own (ibv_post_recv: EINVAL) */
-	if (qp->pub.state == DROCE_QPS_RESET || unlikely(qp->srq != NULL)) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	for (; wr != NULL; wr = wr->next) {
-		if (tp_ring_count(qp->rq.head, qp->rq.tail) >= qp->rq.max_wr) {
-			rc = -ENOMEM;
-			break;
-		}
-		rc = fill_recv_wqe(qp->cap.max_recv_sge, wr,
-				   &qp->rq.wqe[qp->rq.head & qp->rq.mask]);
-		if (rc != 0)
-			break;
-		qp->rq.head++;
-	}
-	if (rc != 0)
-		*bad_wr = wr;
+	tp_run_take(&qp->dev->run);
+	rc = post_recvs(qp, qp->pub.state, &qp->rq.head, &qp->rq.tail, wr, bad_wr);
 	if (qp->pub.state == DROCE_QPS_ERR)
 		tp_qp_flush(qp);
+	tp_run_give(&qp->dev->run);
 	return rc;
+}
+
+/* ---- a transport lcore (tp_lcore.c): the work queues as SP/SC rings ---- */
+
+/*
+ * The WQEs are built in place in the work queue's free slots, the new
+ * head published with one release store per call (struct tp_lc_qp) and
+ * then the QP's doorbell rung, so that its engine takes the head.  The
+ * WR, its SGE list and inline data are copied before post returns, so the
+ * caller may reuse them.  The state checked is the last modify_qp's; the
+ * fields fill_*_wqe read (cap, type, mtu, qkey) change only in modify_qp,
+ * which returns after the transport lcore ran it.
+ */
+static int
+lc_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	     struct droce_send_wr **bad_wr)
+{
+	struct tp_lc_qp *lc = qp->lc;
+	uint32_t head = lc->s_head;
+	int rc = post_sends(qp, lc->state, &head, &lc->s_tail, wr, bad_wr);
+
+	if (head != lc->s_head) {
+		__atomic_store_n(&lc->s_head, head, __ATOMIC_RELEASE);
+		tp_lc_ring_doorbell(qp);	/* after the head (tp_lcore_rings.c) */
+	}
+	return rc;
+}
+
+static int
+lc_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
+	     struct droce_recv_wr **bad_wr)
+{
+	struct tp_lc_qp *lc = qp->lc;
+	uint32_t head = lc->r_head;
+	int rc = post_recvs(qp, lc->state, &head, &lc->r_tail, wr, bad_wr);
+
+	if (head != lc->r_head) {
+		__atomic_store_n(&lc->r_head, head, __ATOMIC_RELEASE);
+		tp_lc_ring_doorbell(qp);	/* after the head (tp_lcore_rings.c) */
+	}
+	return rc;
+}
+
+/* By enum tp_run_kind (tp_engine.h): run-to-completion, a transport lcore. */
+static const struct tp_run_mode tp_run_modes[TP_RUN_KINDS] = {
+	[TP_RUN_RTC] = {
+		.post_send = rtc_post_send,
+		.post_recv = rtc_post_recv,
+	},
+	[TP_RUN_LCORE] = {
+		.post_send = lc_post_send,
+		.post_recv = lc_post_recv,
+	},
+};
+
+/* Whatever runs the QP's engine: its run mode's posting. */
+int
+tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,
+	     struct droce_send_wr **bad_wr)
+{
+	return tp_run_modes[qp->run & TP_RUN_MASK].post_send(qp, wr, bad_wr);
 }
 
 int
 tp_post_recv(struct tp_qp *qp, struct droce_recv_wr *wr,
 	     struct droce_recv_wr **bad_wr)
 {
-	int rc;
-
-	if (unlikely(qp->lc != NULL))
-		return lc_post_recv(qp, wr, bad_wr);
-	tp_run_take(&qp->dev->run);
-	rc = rtc_post_recv(qp, wr, bad_wr);
-	tp_run_give(&qp->dev->run);
-	return rc;
+	return tp_run_modes[qp->run & TP_RUN_MASK].post_recv(qp, wr, bad_wr);
 }
 
 /*
@@ -417,23 +466,14 @@ int
 tp_post_srq_recv(struct tp_srq *srq, struct droce_recv_wr *wr,
 		 struct droce_recv_wr **bad_wr)
 {
-	uint32_t head = srq->head;
-	uint32_t tail = __atomic_load_n(&srq->tail, __ATOMIC_ACQUIRE);
-	int rc = 0;
+	struct post_q q = { srq->wqe, srq->mask, srq->max_wr, srq->head, &srq->tail, srq };
+	const void *stop;
+	int rc = post_loop(&q, wr, &stop, sizeof(struct tp_recv_wqe), recv_fill_srq,
+			   recv_next);
 
-	for (; wr != NULL; wr = wr->next) {
-		if (!lc_room(head, &tail, &srq->tail, srq->max_wr)) {
-			rc = -ENOMEM;
-			break;
-		}
-		rc = fill_recv_wqe(srq->max_sge, wr, &srq->wqe[head & srq->mask]);
-		if (rc != 0)
-			break;
-		head++;
-	}
-	if (head != srq->head)
-		__atomic_store_n(&srq->head, head, __ATOMIC_RELEASE);
+	if (q.head != srq->head)
+		__atomic_store_n(&srq->head, q.head, __ATOMIC_RELEASE);
 	if (rc != 0)
-		*bad_wr = wr;
+		*bad_wr = (struct droce_recv_wr *)(uintptr_t)stop;
 	return rc;
 }

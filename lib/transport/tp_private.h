@@ -459,6 +459,7 @@ struct tp_qp {
 	struct droce_qp pub;
 	struct tp_dev *dev;
 	struct tp_engine *eng;		/* the engine that owns it (tp_qpn_engine) */
+	uint8_t run;			/* eng->mode, read by every post */
 	uint32_t pd;			/* protection-domain handle */
 	struct droce_qp_attr attr;	/* current attributes */
 	struct droce_qp_cap cap;

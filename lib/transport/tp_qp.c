@@ -620,6 +620,7 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 
 	qp->dev = dev;
 	qp->eng = eng;
+	qp->run = eng->mode;	/* fixed while the engine has QPs */
 	qp->pd = pd;
 	qp->scq = scq;
 	qp->rcq = rcq;

@@ -100,7 +100,6 @@ uint16_t tp_shard_rx(struct tp_engine *eng, struct rte_mbuf **pkts, uint16_t n);
 bool tp_shard_handoff(struct tp_engine *eng, unsigned int owner, struct rte_mbuf *m);
 void tp_shard_tx(struct tp_engine *eng, struct rte_mbuf *m, const uint8_t dst_gid[16],
 		 bool need_host);
-void tp_shard_flush(struct tp_engine *eng);
 bool tp_shard_tx_room(struct tp_engine *eng);
 void tp_shard_tx_in(struct tp_engine *eng);
 void tp_shard_mac_in(struct tp_engine *eng);

@@ -120,30 +120,8 @@ tp_shard_tx_room(struct tp_engine *eng)
 	if (eng->idx >= droce_link_queues(dev->link))
 		return true;
 	if (eng->txq_len == TP_TXQ_SIZE)
-		tp_shard_flush(eng);
+		tp_net_flush(eng);
 	return eng->txq_len < TP_TXQ_SIZE;
-}
-
-/* Engine >= 1: send its queue on its own tx queue. */
-void
-tp_shard_flush(struct tp_engine *eng)
-{
-	uint16_t sent;
-
-	if (eng->txq_len == 0)
-		return;
-	sent = droce_link_tx_q(eng->dev->link, (uint16_t)eng->idx, eng->txq,
-			       (uint16_t)eng->txq_len);
-	if (sent < eng->txq_len)
-		memmove(eng->txq, eng->txq + sent,
-			(eng->txq_len - sent) * sizeof(eng->txq[0]));
-	eng->txq_len -= sent;
-}
-
-static bool
-mac_is_zero(const uint8_t mac[6])
-{
-	return (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0;
 }
 
 static bool
@@ -194,7 +172,7 @@ tp_shard_mac_in(struct tp_engine *eng)
 			struct tp_qp *qp = eng->live[j];
 
 			if (memcmp(qp->av.dgid, u[i].gid, 16) != 0 ||
-			    !mac_is_zero(qp->av.dmac))
+			    !tp_mac_is_zero(qp->av.dmac))
 				continue;
 			memcpy(qp->av.dmac, u[i].mac, 6);
 			qp->tx_tmpl_ok = false;

@@ -100,17 +100,6 @@ struct tp_dev_config {
 	 * frames are malformed, peers only resolve through static entries.
 	 */
 	bool host_stack;
-	/*
-	 * Packet capture hook (lib/device, --droce-capture); NULL: off, and
-	 * then it costs one pointer test per burst.  Called on the owning
-	 * lcore with every RoCEv2 frame received (after the host stack took
-	 * ARP/ND/ICMP, before parsing: bad frames are captured too) and sent
-	 * (before tx_burst; frames the link refuses are seen again when
-	 * retried).  It must not keep or modify the mbufs.
-	 */
-	void (*capture)(void *arg, struct rte_mbuf *const *pkts, uint16_t n,
-			bool tx);
-	void *capture_arg;
 	struct tp_cc_config cc;
 };
 

@@ -14,9 +14,10 @@
  *   UC: a 16-packet SEND is delivered (UC never resends: one packet lost
  *       and the message is gone), IPv4 and IPv6.
  * Path MTU 1024 and payload sizes are chosen so the packet counts are
- * exact.  Device a captures (--droce-capture): every frame it sent is in
- * the file once, when it was sent, with the peer's MAC (a held frame is
- * captured when lib/net releases it, never while it waits).
+ * exact.  Device a captures (--droce-capture): every RoCEv2 frame it sent
+ * is in the file once, when it was sent, with the peer's MAC (a held frame
+ * is captured when lib/net releases it, never while it waits; the file
+ * also holds the port's ARP and ND frames).
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -267,10 +268,26 @@ le32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
+/* A RoCEv2 frame (UDP destination port 4791 over IPv4 or IPv6)? */
+static bool
+is_roce(const uint8_t *f, uint32_t len)
+{
+	uint16_t type = (uint16_t)(f[12] << 8 | f[13]);
+	uint32_t udp;
+
+	if (type == 0x0800 && len >= 14 + 20 && f[14 + 9] == 17)
+		udp = 14 + (uint32_t)(f[14] & 0xf) * 4;
+	else if (type == 0x86dd && len >= 14 + 40 && f[14 + 6] == 17)
+		udp = 14 + 40;
+	else
+		return false;
+	return len >= udp + 8 && f[udp + 2] == 0x12 && f[udp + 3] == 0xb7;
+}
+
 /*
  * a's capture (pcapng, little-endian as rte_pcapng writes it on x86): its
- * own frames are those from the source MAC of the first one (a sends
- * first).  Each must name the peer's MAC, and there must be a_sent.
+ * own RoCEv2 frames are those from the source MAC of the first one (a
+ * sends first).  Each must name the peer's MAC, and there must be a_sent.
  */
 static int
 check_capture(const char *path)
@@ -295,6 +312,8 @@ check_capture(const char *path)
 		}
 		if (type != 6 || len < 28 + 14)		/* enhanced packet block */
 			continue;
+		if (!is_roce(blk + 28, le32(blk + 20)))
+			continue;		/* ARP, ND */
 		if (out == 0 && in == 0) {
 			memcpy(src, blk + 28 + 6, 6);
 			memcpy(dst, blk + 28, 6);

@@ -17,6 +17,14 @@
  * put frames on queue 1) and worked, and what landed on the wrong queue
  * was handed over (shard_handoff_rx), never lost; once shard 0 resolved a
  * peer's MAC for shard 1, shard 1 sends on its own queue only.
+ *
+ * Device a captures (--droce-capture, lib/link's capture around its link):
+ * the pcapng holds every frame both queues received (at least as many as
+ * the shards counted from their queues, ARP included) and frames each
+ * queue sent, queue 1's (shard 1's) too; a frame to UDP port 4791 with a
+ * wrong IPv4 header checksum sent to a from a raw socket, which a's
+ * receive classification drops (malformed_pkts + 1), is in it byte for
+ * byte: the capture sees frames before they are classified or parsed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +36,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
 #include <cmocka.h>
+#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
@@ -62,6 +77,8 @@ struct end {
 };
 
 static struct end a, b;
+static char cap_path[96];
+static char ifa[IFNAMSIZ], ifb[IFNAMSIZ];
 
 static void
 open_end(struct end *e, struct droce_device *dev)
@@ -240,11 +257,138 @@ check_shards(struct end *e, const char *name)
 	assert_true(shard_counter(e, 1, "rcvd_pkts") > 0);
 }
 
+/* ---- the capture ------------------------------------------------------------ */
+
+#define BAD_LEN 60
+
+/*
+ * A frame for UDP port 4791 from b's side of the veth to a's MAC and
+ * address whose IPv4 header checksum is wrong (and whose UDP payload is
+ * too short for a BTH): receive's classification drops it (lib/net hands
+ * it back, malformed_pkts), before any RoCEv2 parse.
+ */
+static void
+bad_frame(uint8_t f[BAD_LEN])
+{
+	static const uint8_t ip_a[4] = { 198, 18, 13, 1 }, ip_b[4] = { 198, 18, 13, 2 };
+	struct rte_ipv4_hdr ip = {
+		.version_ihl = 0x45,
+		.total_length = htons(20 + 8 + 4),
+		.time_to_live = 64,
+		.next_proto_id = IPPROTO_UDP,
+	};
+	unsigned int mac[6];
+	char path[64];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifa);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(fscanf(fp, "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2],
+				&mac[3], &mac[4], &mac[5]), 6);
+	fclose(fp);
+	memset(f, 0x5a, BAD_LEN);
+	for (int i = 0; i < 6; i++)
+		f[i] = (uint8_t)mac[i];
+	memcpy(f + 6, (const uint8_t[6]){ 0x02, 0, 0, 0, 0x7b, 0x01 }, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	memcpy(&ip.src_addr, ip_b, 4);
+	memcpy(&ip.dst_addr, ip_a, 4);
+	ip.hdr_checksum = (uint16_t)(rte_ipv4_cksum(&ip) ^ 0x0101);
+	memcpy(f + 14, &ip, 20);
+	/* UDP: source 49152, destination 4791, length 12, no checksum */
+	memcpy(f + 34, (const uint8_t[8]){ 0xc0, 0x00, 0x12, 0xb7, 0x00, 0x0c, 0, 0 }, 8);
+	memcpy(f + 42, (const uint8_t[4]){ 0x77, 0x66, 0x55, 0x44 }, 4);
+}
+
+/* Send the bad frame on b's veth (so that a's port receives it). */
+static void
+send_bad_frame(const uint8_t f[BAD_LEN])
+{
+	struct sockaddr_ll to = {
+		.sll_family = AF_PACKET,
+		.sll_ifindex = (int)if_nametoindex(ifb),
+		.sll_halen = 6,
+	};
+	int s = socket(AF_PACKET, SOCK_RAW, 0);
+
+	assert_true(s >= 0);
+	assert_true(to.sll_ifindex > 0);
+	memcpy(to.sll_addr, f, 6);
+	assert_int_equal(sendto(s, f, BAD_LEN, 0, (struct sockaddr *)&to, sizeof(to)),
+			 BAD_LEN);
+	close(s);
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+struct cap_count {
+	uint64_t in[2], out[2];		/* frames per direction and queue */
+	uint64_t bad;			/* received frames equal to the bad one */
+};
+
+/*
+ * Read a pcapng as rte_pcapng writes it (little-endian on x86): per
+ * enhanced packet block its direction (epb_flags, option 2: 1 in, 2 out)
+ * and queue (DPDK's option 6).
+ */
+static void
+read_capture(const char *path, const uint8_t bad[BAD_LEN], struct cap_count *c)
+{
+	static uint8_t blk[16384];
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	memset(c, 0, sizeof(*c));
+	while (fread(blk, 1, 8, f) == 8) {
+		uint32_t type = le32(blk), len = le32(blk + 4), caplen, off;
+		uint32_t dir = 0, queue = UINT32_MAX;
+
+		assert_true(len >= 12 && len <= sizeof(blk) && len % 4 == 0);
+		assert_int_equal(fread(blk + 8, 1, len - 8, f), len - 8);
+		if (type != 6)			/* enhanced packet block */
+			continue;
+		caplen = le32(blk + 20);
+		assert_true(28 + caplen <= len - 4);
+		for (off = 28 + ((caplen + 3) & ~3u); off + 4 <= len - 4;) {
+			uint16_t code = (uint16_t)(blk[off] | blk[off + 1] << 8);
+			uint16_t olen = (uint16_t)(blk[off + 2] | blk[off + 3] << 8);
+
+			if (code == 0)
+				break;
+			if (code == 2 && olen == 4)
+				dir = le32(blk + off + 4) & 3;
+			if (code == 6 && olen == 4)
+				queue = le32(blk + off + 4);
+			off += 4 + ((olen + 3u) & ~3u);
+		}
+		assert_true(queue < 2);
+		assert_true(dir == 1 || dir == 2);
+		if (dir == 1) {
+			c->in[queue]++;
+			if (caplen == BAD_LEN && memcmp(blk + 28, bad, BAD_LEN) == 0)
+				c->bad++;
+		} else {
+			c->out[queue]++;
+		}
+	}
+	fclose(f);
+}
+
 static void
 test_sharded_devices(void **state)
 {
 	static struct rx_lcores rx0, rx1;
 	struct droce_device **list;
+	uint64_t link_rx[2], malformed;
+	uint8_t bad[BAD_LEN];
+	struct cap_count cap;
 	int n;
 
 	(void)state;
@@ -280,8 +424,34 @@ test_sharded_devices(void **state)
 	destroy_qps();
 	check_shards(&a, "a");
 	check_shards(&b, "b");
+
+	/* a malformed frame: dropped by a's receive, in a's capture */
+	bad_frame(bad);
+	malformed = droce_get_counter(a.ctx, "malformed_pkts");
+	send_bad_frame(bad);
+	for (double end = dp_now() + T_OUT;
+	     droce_get_counter(a.ctx, "malformed_pkts") == malformed && dp_now() < end;)
+		usleep(1000);
+	assert_int_equal(droce_get_counter(a.ctx, "malformed_pkts"), malformed + 1);
+	link_rx[0] = shard_counter(&a, 0, "shard_link_rx");
+	link_rx[1] = shard_counter(&a, 1, "shard_link_rx");
 	close_end(&a);
 	close_end(&b);
+	read_capture(cap_path, bad, &cap);
+	printf("# a's capture: in %llu + %llu (queues 0, 1; the shards took %llu + %llu "
+	       "from them), out %llu + %llu, the malformed frame %llu\n",
+	       (unsigned long long)cap.in[0], (unsigned long long)cap.in[1],
+	       (unsigned long long)link_rx[0], (unsigned long long)link_rx[1],
+	       (unsigned long long)cap.out[0], (unsigned long long)cap.out[1],
+	       (unsigned long long)cap.bad);
+	/* every frame either queue brought (frames may arrive after the count) */
+	assert_true(cap.in[0] >= link_rx[0]);
+	assert_true(cap.in[1] >= link_rx[1]);
+	/* shard 1 sent on queue 1 */
+	assert_true(cap.out[0] > 0);
+	assert_true(cap.out[1] > 0);
+	assert_int_equal(cap.bad, 1);
+	unlink(cap_path);
 	/* shard k took the frames of queue k, on lcore 1 + k */
 	for (uint16_t q = 0; q < 2; q++) {
 		assert_int_equal(rx_lcores_of(&rx0, q), UINT64_C(1) << (1 + q));
@@ -295,7 +465,7 @@ test_sharded_devices(void **state)
 int
 main(int argc, char **argv)
 {
-	char v0[160], v1[160], prefix[64];
+	char v0[160], v1[160], prefix[64], cap_opt[128];
 	const char *veth = getenv("DROCE_TEST_VETH");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sharded_devices),
@@ -316,6 +486,10 @@ main(int argc, char **argv)
 		 strchr(veth, ',') + 1);
 	printf("# ports: net_af_packet qpairs=2 on veth %s; app lcore 0, "
 	       "transport lcores 1 and 2\n", veth);
+	snprintf(ifa, sizeof(ifa), "%.*s", (int)(strchr(veth, ',') - veth), veth);
+	snprintf(ifb, sizeof(ifb), "%s", strchr(veth, ',') + 1);
+	snprintf(cap_path, sizeof(cap_path), "/tmp/droce-shards-%d.pcapng", getpid());
+	snprintf(cap_opt, sizeof(cap_opt), "--droce-capture=%s", cap_path);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=droce-shards-%d", getpid());
 	(void)dp_eal_args(args, &nargs, argv[0], "--lcores", "0@0,1@1,2@1", prefix);
 	dp_vdev_args(args, &nargs, v0, v1);
@@ -324,6 +498,7 @@ main(int argc, char **argv)
 	args[nargs++] = "--droce-ipv6=2001:2:0:13::1/64";
 	args[nargs++] = "--droce-mtu=4200";
 	args[nargs++] = "--droce-transport-lcores=1,2";
+	args[nargs++] = cap_opt;
 	args[nargs++] = "--droce-port=net_af_packet1";
 	args[nargs++] = "--droce-ipv4=198.18.13.2/24";
 	args[nargs++] = "--droce-ipv6=2001:2:0:13::2/64";

@@ -34,7 +34,7 @@
 #define MAC_A 0x01	/* last byte of end a's MAC (vwire default) */
 #define BUFLEN (4u << 20)
 
-/* What the capture hook saw each end send. */
+/* What the capture around each end's link saw it send. */
 struct seen {
 	uint64_t roce[2];		/* RoCEv2 frames sent by a, b */
 	uint64_t tos_other[2];		/* ... whose TOS was not tos_want */
@@ -49,9 +49,10 @@ struct seen {
 static struct seen seen;
 
 static void
-capture(void *arg, struct rte_mbuf *const *pkts, uint16_t n, bool tx)
+capture(void *arg, uint16_t q, struct rte_mbuf *const *pkts, uint16_t n, bool tx)
 {
 	(void)arg;
+	(void)q;
 	if (!tx)
 		return;
 	for (uint16_t i = 0; i < n; i++) {
@@ -80,14 +81,16 @@ capture(void *arg, struct rte_mbuf *const *pkts, uint16_t n, bool tx)
 static void
 open_cc(struct fx *f, const struct vwire_config *w, const char *const *kv)
 {
-	struct tp_dev_config cfg = { .capture = capture };
+	struct tp_dev_config cfg = { 0 };
 
 	for (; kv != NULL && kv[0] != NULL; kv += 2)
 		assert_int_equal(tp_cc_config_set(&cfg.cc, kv[0], kv[1]), 0);
 	fx_set_dev_config(&cfg);
+	fx_set_tap(capture);
 	memset(&seen, 0, sizeof(seen));
 	fx_open(f, w, BUFLEN);
 	fx_set_dev_config(NULL);
+	fx_set_tap(NULL);
 }
 
 /* n signalled WRITEs of len bytes a -> b, all completed successfully. */

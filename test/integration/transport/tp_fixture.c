@@ -353,6 +353,13 @@ fx_fill(uint8_t *p, size_t len, uint32_t seed)
 }
 
 static struct tp_dev_config fx_dev_cfg;
+static droce_link_tap_fn *fx_tap;
+
+void
+fx_set_tap(droce_link_tap_fn *fn)
+{
+	fx_tap = fn;
+}
 
 void
 fx_set_dev_config(const struct tp_dev_config *cfg)
@@ -393,6 +400,12 @@ open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen,
 	e->ctx = droce_open_context(NULL);
 	assert_non_null(e->ctx);
 	e->link = link;
+	e->tap = NULL;
+	if (fx_tap != NULL) {
+		assert_int_equal(droce_link_tap_wrap(link, fx_tap,
+						     (void *)(uintptr_t)(host - 1), &e->tap), 0);
+		link = e->tap;
+	}
 	assert_int_equal(verbs_attach_link(e->ctx, link, &cfg), 0);
 	roce_gid_from_ipv4(e->gid, ip);
 	assert_int_equal(net_host_add_addr(tp_dev_host(verbs_tp(e->ctx)), e->gid, 24), 0);
@@ -483,6 +496,8 @@ fx_close(struct fx *f)
 	close_end(&f->b);
 	droce_link_close(f->a.link);
 	droce_link_close(f->b.link);
+	(void)droce_link_tap_unwrap(f->a.tap);
+	(void)droce_link_tap_unwrap(f->b.tap);
 }
 
 void

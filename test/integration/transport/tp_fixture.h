@@ -17,7 +17,8 @@
 
 struct fx_end {
 	struct droce_context *ctx;
-	struct droce_link *link;
+	struct droce_link *link;	/* the vwire end */
+	struct droce_link *tap;		/* fx_set_tap's wrapper around it, or NULL */
 	struct droce_pd *pd;
 	struct droce_mr *mr;		/* the whole buffer, every right */
 	uint8_t *buf;
@@ -92,6 +93,12 @@ uint8_t fx_qp_timeout(void);
  */
 struct tp_dev_config;
 void fx_set_dev_config(const struct tp_dev_config *cfg);
+/*
+ * The ends opened from now on drive their vwire end through a capture
+ * (lib/link droce_link_tap_wrap) calling fn with arg 0 for a, 1 for b;
+ * NULL: none.
+ */
+void fx_set_tap(droce_link_tap_fn *fn);
 
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
