@@ -218,6 +218,20 @@ def case_perftest(a, tmp, nets, tag, test, size, iters, kind, uct=None, tls=None
         print(f"ok - {case}: {n} iterations, {what}{lanes}", flush=True)
 
 
+def mpirun(ns, ranks, tmp):
+    """mpirun of ranks in network namespace ns, Open MPI's UCX pml on
+    droce0 (rc_verbs, ud_verbs): its CompletedProcess ("timeout" as the
+    exit status after TIMEOUT)."""
+    argv = ["ip", "netns", "exec", ns, "mpirun", "--allow-run-as-root", "--oversubscribe",
+            "--mca", "pml", "ucx", "--mca", "btl", "self", "--mca", "osc", "^ucx",
+            "-x", "UCX_TLS=rc_verbs,ud_verbs", "-x", "UCX_NET_DEVICES=droce0:1",
+            "-x", "UCX_LOG_LEVEL=info"] + ranks
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(argv, "timeout", str(e.stdout or ""), "")
+
+
 def mpi_result(case, p):
     """mpirun's exit 0, rank 0's "ok 200 x 4096 bytes" and every UCX
     endpoint on rc_verbs/droce0:1."""
@@ -258,14 +272,8 @@ def case_mpi(a, tmp):
                       "--", f"--droce-ipv4=198.18.5.{side + 1}/24"]
         ranks += ([":"] if side else []) + ["-np", "1", a.run, "--lib", a.lib, "--args",
                                             " ".join(args), "--", a.prog, "200", "4096"]
-    argv = ["ip", "netns", "exec", ns, "mpirun", "--allow-run-as-root", "--oversubscribe",
-            "--mca", "pml", "ucx", "--mca", "btl", "self", "--mca", "osc", "^ucx",
-            "-x", "UCX_TLS=rc_verbs,ud_verbs", "-x", "UCX_NET_DEVICES=droce0:1",
-            "-x", "UCX_LOG_LEVEL=info"] + ranks
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp)
-    except subprocess.TimeoutExpired as e:
-        p = subprocess.CompletedProcess(argv, "timeout", str(e.stdout or ""), "")
+        p = mpirun(ns, ranks, tmp)
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
     mpi_result(case, p)
@@ -289,14 +297,7 @@ def case_mpi_droced(a, tmp):
             ranks += ([":"] if side else []) + [
                 "-np", "1", a.run, "--lib", a.lib, "--daemon", nets.sock, "--args",
                 f"-l {side} --no-pci --log-level=lib.eal:error", "--", a.prog, "200", "4096"]
-        argv = ["ip", "netns", "exec", ns, "mpirun", "--allow-run-as-root", "--oversubscribe",
-                "--mca", "pml", "ucx", "--mca", "btl", "self", "--mca", "osc", "^ucx",
-                "-x", "UCX_TLS=rc_verbs,ud_verbs", "-x", "UCX_NET_DEVICES=droce0:1",
-                "-x", "UCX_LOG_LEVEL=info"] + ranks
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp)
-        except subprocess.TimeoutExpired as e:
-            p = subprocess.CompletedProcess(argv, "timeout", str(e.stdout or ""), "")
+        p = mpirun(ns, ranks, tmp)
         left = droced_apps(a.droced, nets.sock)
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
