@@ -98,10 +98,14 @@ cm_port_local(const struct cm_port *p, const uint8_t gid[16], uint8_t src[16])
 	return false;
 }
 
-static bool
-known_attr(uint16_t attr)
+/* A CM MAD a relay carries: its header checked, a Send of REQ .. DREP. */
+static int
+relay_hdr(const uint8_t *mad, size_t len, struct cm_mad_hdr *h)
 {
-	return attr >= CM_ATTR_REQ && attr <= CM_ATTR_DREP;
+	if (cm_mad_check(mad, len, h) != 0 || h->method != CM_MAD_METHOD_SEND ||
+	    h->attr_id < CM_ATTR_REQ || h->attr_id > CM_ATTR_DREP)
+		return -EINVAL;
+	return 0;
 }
 
 int
@@ -111,8 +115,7 @@ cm_relay_route(const uint8_t *mad, size_t len, struct cm_relay_route *r)
 	struct cm_req req;
 	struct cm_rtu ids;
 
-	if (cm_mad_check(mad, len, &h) != 0 || h.method != CM_MAD_METHOD_SEND ||
-	    !known_attr(h.attr_id))
+	if (relay_hdr(mad, len, &h) != 0)
 		return -EINVAL;
 	r->req = h.attr_id == CM_ATTR_REQ;
 	if (r->req) {
@@ -137,8 +140,7 @@ cm_relay_out(const uint8_t *mad, size_t len, struct cm_relay_out *o)
 	struct cm_rtu ids;
 	struct cm_rej rej;
 
-	if (cm_mad_check(mad, len, &h) != 0 || h.method != CM_MAD_METHOD_SEND ||
-	    !known_attr(h.attr_id))
+	if (relay_hdr(mad, len, &h) != 0)
 		return -EINVAL;
 	cm_rtu_get(mad, &ids);		/* a REQ's Local Comm ID is there too */
 	o->local_comm_id = ids.local_comm_id;
