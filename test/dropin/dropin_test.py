@@ -1149,13 +1149,8 @@ def case_daemon(a, tmp):
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
     finally:
-        for p, _, out in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                stop(p)
-            out.close()
+        for d in reversed(procs):
+            droced_util.droced_stop(d)
 
 
 def droced_objects(a, sock):
@@ -1215,13 +1210,8 @@ def case_daemon_srqud(a, tmp):
                 p.kill()
                 p.wait()
             out.close()
-        for p, _, out in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                stop(p)
-            out.close()
+        for d in reversed(procs):
+            droced_util.droced_stop(d)
 
 
 def rping_on_droced(a, tmp, side, sock, name, argv, extra_env):
@@ -1331,13 +1321,8 @@ def case_daemon_rping(a, tmp):
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
     finally:
-        for p, _, out in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                stop(p)
-            out.close()
+        for d in reversed(procs):
+            droced_util.droced_stop(d)
 
 
 def case_daemon_regions(a, tmp):
@@ -1376,13 +1361,8 @@ def case_daemon_regions(a, tmp):
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
     finally:
-        for p, _, out in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                stop(p)
-            out.close()
+        for d in reversed(procs):
+            droced_util.droced_stop(d)
 
 
 # One side of case_droced_default, in a mount namespace of its own whose
