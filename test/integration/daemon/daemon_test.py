@@ -229,10 +229,17 @@ class Proc:
                 self.cv.wait(min(left, 0.2))
 
     def wait(self, timeout=60):
+        """Its exit status once it exited and its output is all read (the
+        reader thread may still hold its last lines when the process is
+        gone: a check of output() right after would miss them)."""
         try:
-            return self.p.wait(timeout)
+            rc = self.p.wait(timeout)
         except subprocess.TimeoutExpired:
             fail(f"{self.name}: still running after {timeout} s", self)
+        with self.cv:
+            if not self.cv.wait_for(lambda: self.eof, timeout=10):
+                fail(f"{self.name}: its output not closed 10 s after its exit", self)
+        return rc
 
     def stop(self):
         if self.p.poll() is None:

@@ -346,7 +346,11 @@ test_queue_full_enomem(void **state)
 
 	(void)state;
 	fx_open(&f, NULL, BUF);
-	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = max_wr });
+	/* b's RNR NAKs ask for 491.52 ms (IBTA table 45, 31): a retried SEND
+	 * that lands while b fills its receive queue would consume a receive
+	 * and free the slot the test expects ENOMEM for (with the default
+	 * 10 us it did, once in a full run) */
+	fx_connect(&f, &(struct fx_qp_opts){ .max_wr = max_wr, .min_rnr_timer = 31 });
 	for (uint32_t i = 0; i < max_wr; i++, posted++)
 		assert_int_equal(fx_post(f.a.qp, DROCE_WR_SEND, i, f.a.buf, 64,
 					 f.a.mr->lkey, 0, 0, DROCE_SEND_SIGNALED), 0);
