@@ -1288,6 +1288,60 @@ def daemon_write_bw_cm(a, tmp, socks, client_side, iters=200):
         print(f"ok - {case}: 65536 B x {iters} on droce0, both sides", flush=True)
 
 
+def daemon_qperf(a, tmp, socks):
+    """qperf -cm1's four RC tests on droced: the server a secondary of
+    droced 0, clients as secondaries of droced 1 (across memif) and as
+    plain processes on droced 0's queue regions (loopback).  qperf's TCP
+    channel needs droce's address in the kernel too: both ends run in a
+    network namespace whose lo holds 198.18.5.1 and .2 (qperf -cm1
+    connects its RDMA CM to its TCP peer's address).  The qperf server
+    forks a child per test, each a new application of droced."""
+    ns = f"dqp{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    server = None
+    try:
+        for cmd in (["link", "set", "lo", "up"], ["addr", "add", "198.18.5.1/32", "dev", "lo"],
+                    ["addr", "add", "198.18.5.2/32", "dev", "lo"]):
+            subprocess.run(["ip", "-n", ns] + cmd, check=True)
+        port = free_port()
+        sout = open(os.path.join(tmp, f"qperf-s-{port}.out"), "w+")
+        server = subprocess.Popen(["ip", "netns", "exec", ns, a.run, "--lib", a.lib, "--daemon",
+                                   socks[0], "--", "qperf", "-lp", str(port)],
+                                  stdout=sout, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, cwd=tmp,
+                                  env=dict(os.environ, DROCE_ARGS="-l 0 --no-pci "
+                                           "--log-level=lib.eal:error"))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and server.poll() is None and \
+                not listening_in(ns, port):
+            time.sleep(0.05)
+        for where, side, env in (("secondary of droced 1", 1, None),
+                                 ("queue regions of droced 0", 0, {"DROCE_QUEUES": "region"})):
+            for test in QPERF_TESTS:
+                case = f"qperf -cm1 {test} on droced ({where})"
+                cmd = ["ip", "netns", "exec", ns, a.run, "--lib", a.lib, "--daemon", socks[side],
+                       "--", "qperf", "-lp", str(port), "-cm1", "-vvs", "198.18.5.1", "-t", "1",
+                       test]
+                env_all = dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci "
+                               "--log-level=lib.eal:error", **(env or {}))
+                try:
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                                       env=env_all, cwd=tmp)
+                except subprocess.TimeoutExpired:
+                    check(case, False, "timed out")
+                    continue
+                qperf_cm_ok(case, p.stdout + p.stderr, p.returncode, test)
+        sout.seek(0)
+        if check("qperf server on droced", server.poll() is None,
+                 f"exited: {sout.read()[-300:]}"):
+            print("ok - qperf server on droced: still serving after the eight", flush=True)
+    finally:
+        if server is not None:
+            stop(server)
+            sout.close()
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
 def case_daemon_rping(a, tmp):
     """The drop-in librdmacm on droced, whose GSI QP relays the programs'
     CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
@@ -1296,7 +1350,8 @@ def case_daemon_rping(a, tmp):
     secondaries, then as plain processes on queue regions; the same with
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
-    the two.  rping: each side exits 0 and prints each ping's exact text
+    the two; qperf -cm1's four RC tests (daemon_qperf).  rping: each
+    side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
     side exits 0 with exactly its one row, on droce0.  Both droceds' lists
     are empty after.  With --preload (the sanitizer build) rping only."""
@@ -1314,6 +1369,7 @@ def case_daemon_rping(a, tmp):
         if a.preload is None:
             daemon_write_bw_cm(a, tmp, socks, 0)
             daemon_write_bw_cm(a, tmp, socks, 1)
+            daemon_qperf(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
             time.sleep(0.05)
