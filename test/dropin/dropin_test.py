@@ -543,6 +543,59 @@ def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER, lcore
         print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
 
 
+CMTIME_ROW_RE = re.compile(r"^(create id|resolve addr|resolve route|create qp|connect|"
+                           r"disconnect|destroy)\s*:\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+
+
+def case_rdmacm_utils(a, tmp):
+    """rdmacm-utils' other programs, unmodified, two processes over memif
+    with droce's defaults:
+    - ucmatose (RC: connect, SENDs both ways, disconnect): both exit 0,
+      "return status 0";
+    - rdma_server / rdma_client (rdma_getaddrinfo, rdma_create_ep passive
+      and active, rdma_get_request, CQs the library makes, rdma_connect
+      without parameters): both exit 0, "end 0";
+    - rdma_xserver / rdma_xclient (RC; an inline SEND on a QP asking for no
+      inline room, as on rxe): both exit 0;
+    - cmtime -c 10 (the program's own QPs moved through rdma_init_qp_attr,
+      rdma_accept / rdma_connect with their QP numbers, rdma_establish):
+      the client exits 0 and every step's row has a real minimum (a
+      failed step keeps the 1e9 us it starts at); the server serves on;
+    - rcopy of 100000 random bytes (rsockets): the copy is byte-exact."""
+    pairs = (("ucmatose", ["ucmatose"], ["ucmatose", "-s", DROCE_SERVER], "return status 0"),
+             ("rdma_server", ["rdma_server"], ["rdma_client", "-s", DROCE_SERVER], "end 0"),
+             ("rdma_xserver", ["rdma_xserver"], ["rdma_xclient", "-s", DROCE_SERVER], "end 0"))
+    for i, (name, srv, cli, last) in enumerate(pairs):
+        case = f"{name} / {' '.join(cli)}"
+        rcs, outs = run_pair(a, tmp, f"u{i}", [srv, cli], memif_ready)
+        ok = True
+        for side in (0, 1):
+            ok &= check(case, rcs[side] == 0 and last in outs[side],
+                        f"side {side} exit {rcs[side]}: {brief(outs[side], 300)}")
+        if ok:
+            print(f"ok - {case}: both sides exit 0, '{last}'", flush=True)
+    case = "cmtime -c 10"
+    rcs, outs = run_pair(a, tmp, "u3", [["cmtime"], ["cmtime", "-s", DROCE_SERVER, "-c", "10"]],
+                         memif_ready, server_stays=True)
+    rows = {m.group(1): float(m.group(4)) for m in CMTIME_ROW_RE.finditer(outs[1])}
+    if check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 400)}") and \
+       check(case, len(rows) == 7 and all(v < 1e8 for v in rows.values()),
+             f"steps {rows}: {brief(outs[1], 400)}"):
+        print(f"ok - {case}: 10 connections, every step done (connect min "
+              f"{rows['connect']:g} us)", flush=True)
+    case = "rcopy of 100000 bytes"
+    src, dst = os.path.join(tmp, "rcopy.src"), os.path.join(tmp, "rcopy.dst")
+    data = os.urandom(100000)
+    with open(src, "wb") as f:
+        f.write(data)
+    rcs, outs = run_pair(a, tmp, "u4", [["rcopy"], ["rcopy", src, f"{DROCE_SERVER}:{dst}"]],
+                         memif_ready, server_stays=True)
+    got = open(dst, "rb").read() if os.path.exists(dst) else b""
+    if check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 300)}") and \
+       check(case, got == data, f"{len(got)} bytes copied, equal {got == data}"):
+        print(f"ok - {case}: byte-exact", flush=True)
+
+
 def case_rping_rejected(a, tmp, tag):
     """rping -c to a port nobody listens on (the server listens on the
     next): droce's CM answers REJ 8 "invalid service ID", as the kernel's
@@ -1516,7 +1569,8 @@ def main():
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
-                                     "rstream", "riostream", "rspreload", "progress"])
+                                     "rstream", "riostream", "rspreload", "progress",
+                                     "rdmacm_utils"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1538,6 +1592,8 @@ def main():
             case_tools(a, tmp)
         elif a.what == "lifecycle":
             case_lifecycle(a, tmp)
+        elif a.what == "rdmacm_utils":
+            case_rdmacm_utils(a, tmp)
         elif a.what == "pollfd":
             # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
             case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),
