@@ -1395,6 +1395,49 @@ def daemon_qperf(a, tmp, socks):
         subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
+def daemon_rdmacm_utils(a, tmp, socks):
+    """rdmacm-utils' ucmatose, rdma_server / rdma_client, rdma_xserver /
+    rdma_xclient and cmtime -c 5 on droced: each server a secondary of
+    droced 0, its client a secondary of droced 1 (across memif); ucmatose
+    and cmtime also as plain processes on droced 0's queue regions.  Each
+    client exits 0 with its last line (cmtime: every step's row)."""
+    runs = [("ucmatose", ["ucmatose"], ["ucmatose", "-s", "198.18.5.1"], "return status 0"),
+            ("rdma_server", ["rdma_server"], ["rdma_client", "-s", "198.18.5.1"],
+             "rdma_client: end 0"),
+            ("rdma_xserver", ["rdma_xserver"], ["rdma_xclient", "-s", "198.18.5.1"],
+             "rdma_xclient: end 0"),
+            ("cmtime", ["cmtime"], ["cmtime", "-s", "198.18.5.1", "-c", "5"], None)]
+    regions = {"DROCE_QUEUES": "region"}
+    plans = [(r, 1, None, "secondaries, two droceds") for r in runs] + \
+            [(r, 0, regions, "queue regions, one droced") for r in (runs[0], runs[3])]
+    for (name, srv, cli, last), client_side, env, where in plans:
+        case = f"{name} on droced ({where})"
+        tag = f"{name}-{client_side}-{free_port()}"
+        sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}", ["stdbuf", "-oL"] + srv, env)
+        try:
+            wait_app(a, socks[0], sp)
+            time.sleep(0.3)
+            cp = rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
+                                 ["stdbuf", "-oL"] + cli, env)
+            try:
+                rc = cp[0].wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                rc = None
+            stop(cp[0])
+            cp[1].seek(0)
+            out = cp[1].read()
+            cp[1].close()
+        finally:
+            stop(sp[0])
+            sp[1].close()
+        rows = {m.group(1): float(m.group(4)) for m in CMTIME_ROW_RE.finditer(out)}
+        done = (last in out) if last is not None else \
+            (len(rows) == 7 and all(v < 1e8 for v in rows.values()))
+        if check(case, rc == 0 and done, f"client exit {rc}: {brief(out, 300)}"):
+            print(f"ok - {case}: client exit 0, " +
+                  (f"'{last}'" if last is not None else "every step done"), flush=True)
+
+
 def case_daemon_rping(a, tmp):
     """The drop-in librdmacm on droced, whose GSI QP relays the programs'
     CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
@@ -1403,7 +1446,8 @@ def case_daemon_rping(a, tmp):
     secondaries, then as plain processes on queue regions; the same with
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
-    the two; qperf -cm1's four RC tests (daemon_qperf).  rping: each
+    the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
+    other programs (daemon_rdmacm_utils).  rping: each
     side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
     side exits 0 with exactly its one row, on droce0.  Both droceds' lists
@@ -1423,6 +1467,7 @@ def case_daemon_rping(a, tmp):
             daemon_write_bw_cm(a, tmp, socks, 0)
             daemon_write_bw_cm(a, tmp, socks, 1)
             daemon_qperf(a, tmp, socks)
+            daemon_rdmacm_utils(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
             time.sleep(0.05)
