@@ -62,7 +62,8 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_WR_LOCAL_INV, DROCE_WR_LOCAL_INV) &&
 	       SAME(DQ_WR_SEND_WITH_INV, DROCE_WR_SEND_WITH_INV) &&
 	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
-	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED), "lib/dq's opcodes and flags");
+	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
+	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE), "lib/dq's opcodes and flags");
 
 struct dq_qp_slot {
 	struct droce_qp *qp;	/* NULL: free */
@@ -489,9 +490,11 @@ sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
 
 /* A checked send WQE on droced's QP: 0, or the verb's errno.  A UD
  * WQE's AH index goes to the engine as is: it resolves it for the QP's PD
- * only (another application's AH, or a freed one: LOC_QP_OP_ERR). */
+ * only (another application's AH, or a freed one: LOC_QP_OP_ERR).  Inline
+ * data is droced's copy (data), one SGE the engine copies in turn (its
+ * length checked against the QP's max_inline_data there: EINVAL). */
 static int
-send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
+send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
@@ -506,7 +509,12 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
 		wr.wr.ud.remote_qkey = w->remote_qkey;
 	}
 
-	sges_to(sge, w->sge, w->num_sge);
+	if (w->flags & DQ_SEND_INLINE) {
+		sge[0] = (struct droce_sge){ (uint64_t)(uintptr_t)data, w->inline_len, 0 };
+		wr.num_sge = w->inline_len > 0;
+	} else {
+		sges_to(sge, w->sge, w->num_sge);
+	}
 	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
 	if (dq_wr_ops[w->opcode] & DQ_OP_ATOMIC) {
 		wr.wr.atomic.remote_addr = w->remote_addr;
@@ -531,7 +539,25 @@ recv_one(struct droce_qp *qp, const struct dq_recv_wqe *w)
 	return droce_post_recv(qp, &wr, &bad);
 }
 
-/* Slot s's send ring: how many were posted (refusals end the QP). */
+/*
+ * The checked descriptor w's inline data, copied once out of the ring
+ * into data: 0, or -EINVAL when its entries (dq_send_slots, from the
+ * checked copy's length) are not all among the avail published.
+ */
+static int
+inline_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
+	    uint32_t avail, uint8_t *data, uint32_t *slots)
+{
+	if (!(w->flags & DQ_SEND_INLINE))
+		return 0;
+	*slots = dq_send_slots(w->inline_len);
+	if (*slots > avail)
+		return -EINVAL;
+	dq_inline_read(r, depth, i, data, w->inline_len);
+	return 0;
+}
+
+/* Slot s's send ring: how many entries were taken (refusals end the QP). */
 static unsigned int
 sq_step(struct droced_app *a, struct dq_qp_slot *s)
 {
@@ -545,14 +571,19 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		return 0;
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
+		uint8_t data[DQ_MAX_INLINE];
 		struct dq_send_wqe w;
+		uint32_t slots = 1;
 
 		dq_send_read(r, dq->g.sq_depth, s->sq_cons, &w);
 		rc = dq_send_check(&w, s->ud, TP_MAX_AH - 1);
 		if (rc == 0)
+			rc = inline_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
+					 data, &slots);
+		if (rc == 0)
 			rc = keys_check(a, w.sge, w.num_sge);
 		if (rc == 0)
-			rc = -send_one(s->qp, &w);
+			rc = -send_one(s->qp, &w, data);
 		if (rc == -ENOMEM) {
 			/* droced's QP is full: the rest next round (its slots
 			 * free with no completion when unsignaled) */
@@ -563,8 +594,8 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 			qp_refused(a, s, "send WQE", -rc);
 			break;
 		}
-		s->sq_cons++;
-		n++;
+		s->sq_cons += slots;
+		n += slots;
 	}
 	dq_ring_consumed(r, s->sq_cons);
 	return n;

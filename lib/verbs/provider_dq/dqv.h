@@ -60,6 +60,7 @@ struct dqv_qp {
 	uint32_t sq_depth, rq_depth;
 	uint32_t sq_prod, rq_prod;	/* our own indices */
 	uint16_t sig_all;		/* DQ_SEND_SIGNALED when sq_sig_all */
+	uint32_t max_inline;		/* the QP's max_inline_data */
 	struct dq_ring *sq, *rq;
 	struct dqv_region *r;
 };

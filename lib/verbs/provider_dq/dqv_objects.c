@@ -199,11 +199,11 @@ dqv_destroy_cq(struct droce_cq *pub)
 
 /* ---- QPs ------------------------------------------------------------------------- */
 
-/* The attributes without their pointers (the handles go in h[]). */
 /*
  * RC, UC and UD.  The rings hold what the application posts until droced
- * moves it onto its QP, so its depths must fit them (EINVAL); inline data
- * is not carried (max_inline_data 0).
+ * moves it onto its QP, so its depths must fit them (EINVAL): with inline
+ * data, max_send_wr descriptors of max_inline_data bytes each
+ * (dq_send_slots entries each) must fit the send ring.
  */
 static int
 qp_init_check(const struct droce_qp_init_attr *init)
@@ -214,7 +214,9 @@ qp_init_check(const struct droce_qp_init_attr *init)
 	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
 	    init->cap.max_recv_wr > dqv_region.g.rq_depth ||
 	    init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
-	    init->cap.max_inline_data > 0)
+	    init->cap.max_inline_data > DQ_MAX_INLINE ||
+	    (uint64_t)init->cap.max_send_wr * dq_send_slots(init->cap.max_inline_data) >
+		    dqv_region.g.sq_depth)
 		return -EINVAL;
 	return 0;
 }
@@ -238,7 +240,6 @@ qp_request(struct droce_pd *pd, struct droce_qp_init_attr *init, struct dqv_qp *
 								       DQ_MAX_SGE;
 	init->cap.max_recv_sge = init->cap.max_recv_sge < DQ_MAX_SGE ? init->cap.max_recv_sge :
 								       DQ_MAX_SGE;
-	init->cap.max_inline_data = 0;
 	qp->d.h = m.h[0];
 	qp->d.pub.qp_num = m.key;
 	return 0;
@@ -279,6 +280,7 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	qp->rq = dq_rq(dqv_region.base, &dqv_region.g, qp->slot);
 	/* droced's attach zeroed the slot's indices: ours start at 0 too */
 	qp->sig_all = init->sq_sig_all ? DQ_SEND_SIGNALED : 0;
+	qp->max_inline = init->cap.max_inline_data;
 	qp->d.pub.context = pd->context;
 	qp->d.pub.qp_context = init->qp_context;
 	qp->d.pub.pd = pd;
@@ -290,8 +292,9 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	return 0;
 }
 
-/* droced's answer, with what the region carries (no inline data, at
- * most DQ_MAX_SGE SGEs). */
+/* droced's answer, with what the region carries (at most DQ_MAX_SGE
+ * SGEs; inline data as droced's QP, which was asked for what the region
+ * allowed). */
 int
 dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_init_attr *init)
 {
@@ -299,7 +302,6 @@ dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_in
 
 	if (rc != 0)
 		return rc;
-	attr->cap.max_inline_data = 0;
 	if (attr->cap.max_send_sge > DQ_MAX_SGE)
 		attr->cap.max_send_sge = DQ_MAX_SGE;
 	if (attr->cap.max_recv_sge > DQ_MAX_SGE)

@@ -16,6 +16,14 @@
  *       chunk back and checks it.  Every completion: its status, opcode,
  *       wr_id, byte_len, qp_num.  events: the server waits on a completion
  *       channel (req_notify_cq, get_cq_event, ack) instead of polling.
+ *   dq_app ... server|client ROUNDS inline
+ *       The QPs are asked for max_inline_data 256 (and get it; 257 is
+ *       EINVAL); each round the client WRITEs and SENDs (imm = round) a
+ *       size of 0, 1, 63, 64, 65, 192, 193 or 256 bytes inline, from its
+ *       stack with lkey 0, its source overwritten at once after the post,
+ *       the WRITE in two SGEs; the server checks every byte and answers
+ *       with an empty SEND; an inline SEND of 257 bytes fails EINVAL at
+ *       the post, nothing posted.
  *   dq_app ... pong N SIZE | ping N SIZE
  *       N round trips of a SIZE-byte SEND each way (both poll their CQ);
  *       ping prints the median, mean and 99th percentile in microseconds.
@@ -44,6 +52,8 @@
 #define MSG 256
 #define RECVS 16
 #define WAIT_NS 10000000000ll
+#define INL_MAX 256		/* droce.h's DROCE_MAX_INLINE_DATA */
+#define INL_OFF (CHUNKS * CHUNK + CHUNK)	/* the inline WRITEs' place */
 
 enum { WR_WRITE = 1, WR_SEND = 2, WR_READ = 3 };
 
@@ -59,6 +69,7 @@ struct app {
 	uint32_t rqpn, rkey;
 	uint64_t raddr;
 	bool events;
+	bool inl;		/* inline rounds */
 	uint32_t ncqe;		/* completions taken */
 };
 
@@ -193,10 +204,27 @@ open_all(struct app *a)
 	init.send_cq = a->cq;
 	init.recv_cq = a->cq;
 	init.qp_type = DROCE_QPT_RC;
-	init.cap = (struct droce_qp_cap){ 64, RECVS, 1, 1, 0 };
+	init.cap = (struct droce_qp_cap){ 64, RECVS, 2, 1, a->inl ? INL_MAX + 1 : 0 };
+	if (a->inl) {
+		/* above droce.h's limit: refused, nothing made */
+		a->qp = droce_create_qp(a->pd, &init);
+		check(a->qp == NULL && errno == EINVAL, "a QP of max_inline_data 257: EINVAL", 0);
+		init.cap.max_inline_data = INL_MAX;
+	}
 	a->qp = droce_create_qp(a->pd, &init);
 	if (a->qp == NULL)
 		die("create qp", errno);
+	if (a->inl) {
+		struct droce_qp_attr qa;
+		struct droce_qp_init_attr qi;
+
+		check(init.cap.max_inline_data == INL_MAX, "max_inline_data 256 given", 0);
+		if (droce_query_qp(a->qp, &qa, DROCE_QP_CAP, &qi) != 0)
+			die("query qp", errno);
+		check(qa.cap.max_inline_data == INL_MAX && qi.cap.max_inline_data == INL_MAX,
+		      "max_inline_data 256 queried", 0);
+		printf("max_inline_data %u\n", qa.cap.max_inline_data);
+	}
 }
 
 static void
@@ -423,6 +451,92 @@ server(struct app *a, uint32_t rounds)
 	       a->events ? ", waited for on a completion channel" : "");
 }
 
+static const uint32_t inl_sizes[] = { 0, 1, 63, 64, 65, 192, 193, 256 };
+
+/* An inline WRITE (two SGEs) or SEND of len bytes of src, lkey 0. */
+static int
+post_inline(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, uint8_t *src, uint32_t len,
+	    uint32_t imm)
+{
+	struct droce_sge sge[2] = { { (uint64_t)(uintptr_t)src, len / 2, 0 },
+				    { (uint64_t)(uintptr_t)(src + len / 2), len - len / 2, 0 } };
+	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = sge,
+				    .num_sge = op == DROCE_WR_SEND_WITH_IMM ? 1 : 2,
+				    .opcode = op,
+				    .send_flags = DROCE_SEND_SIGNALED | DROCE_SEND_INLINE }, *bad;
+
+	if (wr.num_sge == 1)
+		sge[0].length = len;
+	wr.imm_data = htonl(imm);
+	wr.wr.rdma.remote_addr = a->raddr + INL_OFF;
+	wr.wr.rdma.rkey = a->rkey;
+	return droce_post_send(a->qp, &wr, &bad);
+}
+
+static void
+inline_client(struct app *a, uint32_t rounds)
+{
+	uint8_t src[INL_MAX + 1];
+	int rc;
+
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, 99, src, INL_MAX + 1, 0);
+	check(rc == EINVAL, "an inline SEND of 257 bytes: EINVAL", 0);
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t len = inl_sizes[r % (sizeof(inl_sizes) / sizeof(inl_sizes[0]))];
+		struct droce_wc wc;
+
+		fill(src, len, r, 5);
+		rc = post_inline(a, DROCE_WR_RDMA_WRITE, WR_WRITE, src, len, 0);
+		if (rc != 0)
+			die("post inline WRITE", rc);
+		memset(src, 0xee, sizeof(src));		/* free on return */
+		fill(src, len, r, 6);
+		rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, src, len, r);
+		if (rc != 0)
+			die("post inline SEND", rc);
+		memset(src, 0xee, sizeof(src));
+		expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, len, r, NULL);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, len, r, NULL);
+		expect_wc(a, DROCE_WC_RECV, 0, 0, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the answer's immediate", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+	}
+	printf("client: %u rounds of inline WRITE + SEND + answer, every completion right\n",
+	       rounds);
+}
+
+static void
+inline_server(struct app *a, uint32_t rounds)
+{
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t len = inl_sizes[r % (sizeof(inl_sizes) / sizeof(inl_sizes[0]))];
+		struct droce_wc wc;
+		int rc;
+
+		expect_wc(a, DROCE_WC_RECV, 0, len, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the SEND's immediate", r);
+		check(holds(a->buf + MSG_OFF + MSG * wc.wr_id, len, r, 6), "the inline SEND's bytes",
+		      r);
+		check(holds(a->buf + INL_OFF, len, r, 5), "the inline WRITE's bytes", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+		rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, a->buf, 0, r);
+		if (rc != 0)
+			die("post SEND", rc);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, 0, r, NULL);
+	}
+	printf("server: %u rounds of inline data, every byte and completion right\n", rounds);
+}
+
 static int
 cmp64(const void *x, const void *y)
 {
@@ -506,13 +620,14 @@ main(int argc, char **argv)
 	printf("maps: hugepage mappings %d\n", hugepage_maps());
 	n = (uint32_t)strtoul(argv[2], NULL, 0);
 	a.events = argc == 4 && strcmp(argv[3], "events") == 0;
+	a.inl = argc == 4 && strcmp(argv[3], "inline") == 0;
 	open_all(&a);
 	printf("maps after open: hugepage mappings %d\n", hugepage_maps());
 	exchange(&a);
 	if (strcmp(argv[1], "client") == 0)
-		client(&a, n);
+		(a.inl ? inline_client : client)(&a, n);
 	else if (strcmp(argv[1], "server") == 0)
-		server(&a, n);
+		(a.inl ? inline_server : server)(&a, n);
 	else if (argc == 4 && (strcmp(argv[1], "ping") == 0 || strcmp(argv[1], "pong") == 0))
 		pingpong(&a, n, (uint32_t)strtoul(argv[3], NULL, 0), argv[1][1] == 'i');
 	else
