@@ -65,13 +65,21 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
 	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE), "lib/dq's opcodes and flags");
 
+/* A QP slot holds a QP, or an SRQ (its receive ring only); both NULL: free. */
 struct dq_qp_slot {
-	struct droce_qp *qp;	/* NULL: free */
+	struct droce_qp *qp;
+	struct droce_srq *srq;
 	uint64_t name;		/* the QP's name in the application's events */
 	uint32_t sq_cons, rq_cons;	/* droced's own indices */
 	bool ud;
 	bool broken;		/* in ERR for a malformed descriptor: not read again */
 };
+
+static bool
+slot_used(const struct dq_qp_slot *s)
+{
+	return s->qp != NULL || s->srq != NULL;
+}
 
 struct dq_cq_slot {
 	struct droce_cq *cq;
@@ -253,6 +261,15 @@ qp_slot_of(struct droced_dq *dq, const struct droce_qp *qp)
 	return NULL;
 }
 
+static struct dq_qp_slot *
+srq_slot_of(struct droced_dq *dq, const struct droce_srq *srq)
+{
+	for (uint32_t i = 0; i < dq->g.nqp; i++)
+		if (dq->qp[i].srq == srq)
+			return &dq->qp[i];
+	return NULL;
+}
+
 /* droced's own eventfd that the engine counts an armed attached CQ's
  * completion on, while droced sleeps (dq_sleep); -1 before the first. */
 static int wake_fd = -1;
@@ -321,10 +338,26 @@ attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 	if (i >= dq->g.nqp || cq_slot_of(dq, qp->send_cq) == NULL ||
 	    cq_slot_of(dq, qp->recv_cq) == NULL)
 		return EINVAL;
-	if (dq->qp[i].qp != NULL || qp_slot_of(dq, qp) != NULL)
+	if (slot_used(&dq->qp[i]) || qp_slot_of(dq, qp) != NULL)
 		return EBUSY;
 	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
+	ring_reset(dq_sq(dq->base, &dq->g, i));
+	ring_reset(dq_rq(dq->base, &dq->g, i));
+	return 0;
+}
+
+/* An SRQ into QP slot i: its receive ring is the SRQ's. */
+static int
+attach_srq(struct droced_dq *dq, struct obj *o, uint32_t i)
+{
+	struct droce_srq *srq = o->p;
+
+	if (i >= dq->g.nqp)
+		return EINVAL;
+	if (slot_used(&dq->qp[i]) || srq_slot_of(dq, srq) != NULL)
+		return EBUSY;
+	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr };
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -345,6 +378,10 @@ on_dq_attach(struct droced_app *a, struct dmn_msg *m)
 		o = obj_find(a, OBJ_QP, m->h[0]);
 		return o == NULL ? ENOENT : attach_qp(a->dq, o, m->key);
 	}
+	if (m->arg == DMN_DQ_SRQ) {
+		o = obj_find(a, OBJ_SRQ, m->h[0]);
+		return o == NULL ? ENOENT : attach_srq(a->dq, o, m->key);
+	}
 	return EINVAL;
 }
 
@@ -357,6 +394,8 @@ dq_forget(struct droced_app *a, const void *p)
 	if (a->dq == NULL)
 		return;
 	q = qp_slot_of(a->dq, p);
+	if (q == NULL)
+		q = srq_slot_of(a->dq, p);
 	if (q != NULL)
 		*q = (struct dq_qp_slot){ 0 };
 	c = cq_slot_of(a->dq, p);
@@ -388,7 +427,7 @@ static uint32_t
 slot_named(const struct droced_dq *dq, uint64_t name)
 {
 	for (uint32_t i = 0; name != 0 && i < dq->g.nqp; i++)
-		if (dq->qp[i].qp != NULL && dq->qp[i].name == name)
+		if (slot_used(&dq->qp[i]) && dq->qp[i].name == name)
 			return i;
 	for (uint32_t i = 0; name != 0 && i < dq->g.ncq; i++)
 		if (dq->cq[i].cq != NULL && dq->cq[i].name == name)
@@ -462,6 +501,29 @@ cq_refused(struct droced_app *a, struct dq_cq_slot *c)
 	}
 }
 
+/* slot s's SRQ had a malformed descriptor or index: SRQ_ERR to the
+ * application, its ring not read again, and the QPs that receive from it
+ * to ERR (their work flushes), as a CQ's. */
+static void
+srq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err)
+{
+	struct droced_dq *dq = a->dq;
+	uint32_t slot = (uint32_t)(s - dq->qp);
+
+	refused(a, what, slot, err);
+	s->broken = true;
+	event_put(a, DROCE_EVENT_SRQ_ERR, slot, s->name);
+	for (uint32_t i = 0; i < dq->g.nqp; i++) {
+		struct dq_qp_slot *q = &dq->qp[i];
+		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+
+		if (q->qp != NULL && !q->broken && q->qp->srq == s->srq) {
+			q->broken = true;
+			(void)droce_modify_qp(q->qp, &attr, DROCE_QP_STATE);
+		}
+	}
+}
+
 /* ---- the poller -------------------------------------------------------------------- */
 
 /* Every SGE's lkey one of the application's MRs (any of its PDs; the
@@ -528,15 +590,27 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data)
 	return droce_post_send(qp, &wr, &bad);
 }
 
+/* A checked receive WQE on the slot's QP, or its SRQ. */
 static int
-recv_one(struct droce_qp *qp, const struct dq_recv_wqe *w)
+recv_one(const struct dq_qp_slot *s, const struct dq_recv_wqe *w)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_recv_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge };
 	struct droce_recv_wr *bad;
 
 	sges_to(sge, w->sge, w->num_sge);
-	return droce_post_recv(qp, &wr, &bad);
+	return s->srq != NULL ? droce_post_srq_recv(s->srq, &wr, &bad) :
+				droce_post_recv(s->qp, &wr, &bad);
+}
+
+/* A refusal in slot s's receive ring: its QP's, or its SRQ's. */
+static void
+rq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err)
+{
+	if (s->srq != NULL)
+		srq_refused(a, s, what, err);
+	else
+		qp_refused(a, s, what, err);
 }
 
 /*
@@ -610,7 +684,7 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 	unsigned int n = 0;
 
 	if (avail < 0) {
-		qp_refused(a, s, "RQ index", -avail);
+		rq_refused(a, s, "RQ index", -avail);
 		return 0;
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
@@ -621,13 +695,13 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 		if (rc == 0)
 			rc = keys_check(a, w.sge, w.num_sge);
 		if (rc == 0)
-			rc = -recv_one(s->qp, &w);
+			rc = -recv_one(s, &w);
 		if (rc == -ENOMEM) {
 			a->dq->stalled = true;
 			break;
 		}
 		if (rc != 0) {
-			qp_refused(a, s, "receive WQE", -rc);
+			rq_refused(a, s, "receive WQE", -rc);
 			break;
 		}
 		s->rq_cons++;
@@ -712,7 +786,7 @@ dq_poll(struct droced_app *a)
 	for (uint32_t i = 0; i < dq->g.nqp; i++) {
 		struct dq_qp_slot *s = &dq->qp[i];
 
-		if (s->qp != NULL && !s->broken)
+		if (slot_used(s) && !s->broken)
 			n += rq_step(a, s);	/* receives first: a SEND may need them */
 		if (s->qp != NULL && !s->broken)
 			n += sq_step(a, s);

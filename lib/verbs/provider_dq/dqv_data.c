@@ -178,18 +178,19 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 	return rc;
 }
 
-int
-dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+/* Receive WRs into a ring whose own index is *prod: as droced checks them. */
+static int
+recv_post(struct dqv_region *reg, struct dq_ring *r, uint32_t depth, uint32_t *prod_p,
+	  struct droce_recv_wr *wr, struct droce_recv_wr **bad)
 {
-	struct dqv_qp *qp = (struct dqv_qp *)pub;
-	int room = dq_ring_room(qp->rq, qp->rq_prod, qp->rq_depth), rc = 0;
-	struct dq_recv_wqe *e = dq_ring_entries(qp->rq);
-	uint32_t prod = qp->rq_prod;
+	int room = dq_ring_room(r, *prod_p, depth), rc = 0;
+	struct dq_recv_wqe *e = dq_ring_entries(r);
+	uint32_t prod = *prod_p;
 
 	if (room < 0)
 		rc = -EIO;
 	for (; wr != NULL && rc == 0; wr = wr->next) {
-		struct dq_recv_wqe *w = &e[prod & (qp->rq_depth - 1)];
+		struct dq_recv_wqe *w = &e[prod & (depth - 1)];
 
 		if (room-- == 0) {
 			rc = -ENOMEM;
@@ -213,12 +214,33 @@ dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_
 	}
 	if (rc != 0)
 		*bad = wr;
-	if (prod != qp->rq_prod) {
-		qp->rq_prod = prod;
-		dq_ring_produced(qp->rq, prod);
-		doorbell(qp->r);
+	if (prod != *prod_p) {
+		*prod_p = prod;
+		dq_ring_produced(r, prod);
+		doorbell(reg);
 	}
 	return rc;
+}
+
+/* A QP on an SRQ takes no receive of its own (as in process: EINVAL). */
+int
+dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	struct dqv_qp *qp = (struct dqv_qp *)pub;
+
+	if (pub->srq != NULL) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	return recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, wr, bad);
+}
+
+int
+dqv_post_srq_recv(struct droce_srq *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	struct dqv_srq *srq = (struct dqv_srq *)pub;
+
+	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, wr, bad);
 }
 
 int

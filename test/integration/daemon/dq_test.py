@@ -49,6 +49,16 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                server's check of every byte, its empty answer; an inline
                SEND of 257 bytes EINVAL at the post; droced --ctl list:
                dq_bad 0
+  dq_srq       a server whose QP receives from an SRQ (max_wr 32, 16 posted,
+               limit armed at 8) and a client: rounds of 256 B SENDs with
+               immediate, checked byte for byte, answered; the server
+               reposts nothing until 9 came, then exactly one
+               SRQ_LIMIT_REACHED naming its SRQ, the limit 0 after; a burst
+               of 17 SENDs: 16 received, the 17th RNR_RETRY_EXC_ERR (no
+               other event); a receive with the client's key in the SRQ:
+               SRQ_ERR naming it, the QP in ERR, then QP_LAST_WQE_REACHED
+               naming the QP and no other event, dq_bad 1 (the client's 0);
+               a second pair's 50 rounds right after, droced alive
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
                options, no DROCE_QUEUES), the same program: both finish;
@@ -314,6 +324,29 @@ def case_dq_inline(s):
           "and completion right")
 
 
+def case_dq_srq(s):
+    rounds = 100
+    srv, cli = dq_apps(s, (("server", ["server", str(rounds), "srq"]),
+                           ("client", ["client", str(rounds), "srq"])))
+    wait_or_dump(s, cli, rf"^client: {rounds} rounds through the server's SRQ, every byte and "
+                 r"completion right; the 17th SEND of a burst RNR_RETRY_EXC_ERR$", srv)
+    srv.wait_line(rf"^server: {rounds} rounds through an SRQ, every byte and completion right, "
+                  r"1 SRQ_LIMIT_REACHED; 16 receives of the burst$", timeout=60)
+    srv.wait_line(r"^server: a foreign key in its SRQ: SRQ_ERR, its QP in ERR, "
+                  r"QP_LAST_WQE_REACHED$", timeout=30)
+    bad = APP_OBJS[:-1] + (1,)
+    expect_apps(s, {srv.p.pid: bad, cli.p.pid: APP_OBJS}, "the SRQ refused")
+    # droced and other applications carry on: a new pair's rounds
+    s2, c2 = dq_apps(s, (("server2", ["server", "50"]), ("client2", ["client", "50"])))
+    wait_or_dump(s, c2, r"^client: 50 rounds of WRITE \+ SEND \+ answer \+ READ, "
+                 r"every byte and completion right$", s2)
+    expect_apps(s, {srv.p.pid: bad, cli.p.pid: APP_OBJS, s2.p.pid: APP_OBJS,
+                    c2.p.pid: APP_OBJS}, "a second pair done")
+    release(s, (srv, cli, s2, c2))
+    print(f"an SRQ on a queue region: {rounds} rounds, its limit event, RNR when empty, "
+          "a foreign key refused (dq_bad 1); another pair's 50 rounds after")
+
+
 def case_dq_pingpong(s):
     n, size, got = 1000, 8, {}
     for plain in (True, False):
@@ -335,7 +368,7 @@ def case_dq_pingpong(s):
 
 CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
          "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
-         "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline}
+         "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline, "dq_srq": case_dq_srq}
 
 
 def main():
