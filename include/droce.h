@@ -898,8 +898,10 @@ int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *recv_wr,
  *                  than it (once, then disarmed; IBTA 10.2.9, 11.6.3.1);
  *   QP_LAST_WQE_REACHED  a QP on an SRQ entered the error state: it takes
  *                  no more WQEs from the SRQ (IBTA 10.3.1, 11.6.3.1).
- * The others are never raised (no paths to migrate, no SM; SRQ_ERR: no
- * SRQ catastrophic error exists in software).
+ *   SRQ_ERR        only on droced's queue regions: the SRQ's ring held a
+ *                  descriptor droced refused (app/droced/README.md, "Queue
+ *                  regions"); its QPs then go to the error state.
+ * The others are never raised (no paths to migrate, no SM).
  */
 enum droce_event_type {
 	DROCE_EVENT_CQ_ERR,

@@ -82,7 +82,8 @@ libibverbs.so.1 and usertools/droce-run.
       receive's GRH slot is filled by droced's engine).  Both droceds' lists
       empty after.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon_regions
-      Debian's ibv_rc_pingpong -c (polling, and -e) as plain processes on
+      Debian's ibv_rc_pingpong -c (polling, and -e), ibv_ud_pingpong -c,
+      ibv_srq_pingpong -c (polling, and -e) and perftest's ib_send_lat / ib_write_lat -s 8 as plain processes on
       droced's queue regions (DROCE_QUEUES=region: no EAL), one pair as
       secondaries beside them, two droceds as for daemon: the pingpong
       checks above; while the servers wait, /proc/PID/smaps of the plain
@@ -1483,7 +1484,10 @@ def case_daemon_regions(a, tmp):
     """ibv_rc_pingpong as plain processes on droced's queue regions
     (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
     provider_dq), polling and with -e (completion channels), and
-    ibv_ud_pingpong (droced's address handles), servers on one
+    ibv_ud_pingpong (droced's address handles), ibv_srq_pingpong (polling
+    and -e: 16 QPs on an SRQ), perftest's ib_send_lat and
+    ib_write_lat -s 8 (200 iterations, each side's one row on droce0),
+    servers on one
     droced, clients on a second at the other memif end; and one pair as
     droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
     wait, the plain processes map no hugepage (/proc/PID/smaps), the
@@ -1496,6 +1500,9 @@ def case_daemon_regions(a, tmp):
         socks = [p[1] for p in procs]
         pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
         ud = ["ibv_ud_pingpong", "-g", "0", "-s", "1024", "-n", "20", "-c"]
+        srq = ["ibv_srq_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
+        slat = ["ib_send_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
+        wlat = ["ib_write_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
         maps = []
         daemon_pair(a, tmp, socks, [
             ("ibv_rc_pingpong -c on queue regions", pp, free_port(),
@@ -1505,12 +1512,23 @@ def case_daemon_regions(a, tmp):
             # UD: droced's address handles, named by index in the ring
             ("ibv_ud_pingpong -c on queue regions", ud, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 1024, 20), regions),
+            # 16 QPs on one SRQ: its ring is a QP slot's receive ring
+            ("ibv_srq_pingpong -c on queue regions", srq, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            ("ibv_srq_pingpong -c -e on queue regions", srq + ["-e"], free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            # perftest's latency tools (no inline data: perftest uses it
+            # only on devices it knows, "Max inline data : 0[B]")
+            ("ib_send_lat -s 8 on queue regions", slat, free_port(),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
+            ("ib_write_lat -s 8 on queue regions", wlat, free_port(),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
-        if check("hugepages", len(maps) == 4 and maps[:3] == [0, 0, 0] and maps[3] > 0,
-                 f"the servers' hugepage mappings {maps}, expected [0, 0, 0, >0]"):
-            print(f"ok - hugepage mappings of the servers: plain processes {maps[:3]}, "
-                  f"the secondary {maps[3]}", flush=True)
+        if check("hugepages", len(maps) == 8 and maps[:7] == [0] * 7 and maps[7] > 0,
+                 f"the servers' hugepage mappings {maps}, expected seven 0 and >0"):
+            print(f"ok - hugepage mappings of the servers: plain processes {maps[:7]}, "
+                  f"the secondary {maps[7]}", flush=True)
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
