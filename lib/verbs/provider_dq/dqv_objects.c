@@ -208,15 +208,19 @@ dqv_destroy_cq(struct droce_cq *pub)
 static int
 qp_init_check(const struct droce_qp_init_attr *init)
 {
+	/* the inline room droced's QP will grant (droce_qp_min_inline) */
+	uint32_t inl = init->cap.max_inline_data;
+
+	if (inl < droce_qp_min_inline(init->cap.max_send_sge))
+		inl = droce_qp_min_inline(init->cap.max_send_sge);
 	if (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
 	    init->qp_type != DROCE_QPT_UD)
 		return -EOPNOTSUPP;
 	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
 	    (init->srq == NULL && init->cap.max_recv_wr > dqv_region.g.rq_depth) ||
 	    init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
-	    init->cap.max_inline_data > DQ_MAX_INLINE ||
-	    (uint64_t)init->cap.max_send_wr * dq_send_slots(init->cap.max_inline_data) >
-		    dqv_region.g.sq_depth)
+	    inl > DQ_MAX_INLINE ||
+	    (uint64_t)init->cap.max_send_wr * dq_send_slots(inl) > dqv_region.g.sq_depth)
 		return -EINVAL;
 	return 0;
 }
