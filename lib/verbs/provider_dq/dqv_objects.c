@@ -77,6 +77,14 @@ dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr, si
 	return verbs_dmn_rereg_mr(mr, flags, pd, addr, length, access, true);
 }
 
+/* Memory windows: droced's, by request; bound by BIND_MW descriptors in
+ * the send ring (droce_bind_mw posts one). */
+int
+dqv_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **mw)
+{
+	return verbs_dmn_alloc_mw(pd, type, dqv_event_name, mw);
+}
+
 /* ---- slots --------------------------------------------------------------------- */
 
 /* A free slot of the bitmap (n slots): its index, or -ENOMEM. */
