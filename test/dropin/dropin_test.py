@@ -544,6 +544,59 @@ def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER, lcore
         print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
 
 
+CMTIME_ROW_RE = re.compile(r"^(create id|resolve addr|resolve route|create qp|connect|"
+                           r"disconnect|destroy)\s*:\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+
+
+def case_rdmacm_utils(a, tmp):
+    """rdmacm-utils' other programs, unmodified, two processes over memif
+    with droce's defaults:
+    - ucmatose (RC: connect, SENDs both ways, disconnect): both exit 0,
+      "return status 0";
+    - rdma_server / rdma_client (rdma_getaddrinfo, rdma_create_ep passive
+      and active, rdma_get_request, CQs the library makes, rdma_connect
+      without parameters): both exit 0, "end 0";
+    - rdma_xserver / rdma_xclient (RC; an inline SEND on a QP asking for no
+      inline room, as on rxe): both exit 0;
+    - cmtime -c 10 (the program's own QPs moved through rdma_init_qp_attr,
+      rdma_accept / rdma_connect with their QP numbers, rdma_establish):
+      the client exits 0 and every step's row has a real minimum (a
+      failed step keeps the 1e9 us it starts at); the server serves on;
+    - rcopy of 100000 random bytes (rsockets): the copy is byte-exact."""
+    pairs = (("ucmatose", ["ucmatose"], ["ucmatose", "-s", DROCE_SERVER], "return status 0"),
+             ("rdma_server", ["rdma_server"], ["rdma_client", "-s", DROCE_SERVER], "end 0"),
+             ("rdma_xserver", ["rdma_xserver"], ["rdma_xclient", "-s", DROCE_SERVER], "end 0"))
+    for i, (name, srv, cli, last) in enumerate(pairs):
+        case = f"{name} / {' '.join(cli)}"
+        rcs, outs = run_pair(a, tmp, f"u{i}", [srv, cli], memif_ready)
+        ok = True
+        for side in (0, 1):
+            ok &= check(case, rcs[side] == 0 and last in outs[side],
+                        f"side {side} exit {rcs[side]}: {brief(outs[side], 300)}")
+        if ok:
+            print(f"ok - {case}: both sides exit 0, '{last}'", flush=True)
+    case = "cmtime -c 10"
+    rcs, outs = run_pair(a, tmp, "u3", [["cmtime"], ["cmtime", "-s", DROCE_SERVER, "-c", "10"]],
+                         memif_ready, server_stays=True)
+    rows = {m.group(1): float(m.group(4)) for m in CMTIME_ROW_RE.finditer(outs[1])}
+    if check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 400)}") and \
+       check(case, len(rows) == 7 and all(v < 1e8 for v in rows.values()),
+             f"steps {rows}: {brief(outs[1], 400)}"):
+        print(f"ok - {case}: 10 connections, every step done (connect min "
+              f"{rows['connect']:g} us)", flush=True)
+    case = "rcopy of 100000 bytes"
+    src, dst = os.path.join(tmp, "rcopy.src"), os.path.join(tmp, "rcopy.dst")
+    data = os.urandom(100000)
+    with open(src, "wb") as f:
+        f.write(data)
+    rcs, outs = run_pair(a, tmp, "u4", [["rcopy"], ["rcopy", src, f"{DROCE_SERVER}:{dst}"]],
+                         memif_ready, server_stays=True)
+    got = open(dst, "rb").read() if os.path.exists(dst) else b""
+    if check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 300)}") and \
+       check(case, got == data, f"{len(got)} bytes copied, equal {got == data}"):
+        print(f"ok - {case}: byte-exact", flush=True)
+
+
 def case_rping_rejected(a, tmp, tag):
     """rping -c to a port nobody listens on (the server listens on the
     next): droce's CM answers REJ 8 "invalid service ID", as the kernel's
@@ -1289,6 +1342,103 @@ def daemon_write_bw_cm(a, tmp, socks, client_side, iters=200):
         print(f"ok - {case}: 65536 B x {iters} on droce0, both sides", flush=True)
 
 
+def daemon_qperf(a, tmp, socks):
+    """qperf -cm1's four RC tests on droced: the server a secondary of
+    droced 0, clients as secondaries of droced 1 (across memif) and as
+    plain processes on droced 0's queue regions (loopback).  qperf's TCP
+    channel needs droce's address in the kernel too: both ends run in a
+    network namespace whose lo holds 198.18.5.1 and .2 (qperf -cm1
+    connects its RDMA CM to its TCP peer's address).  The qperf server
+    forks a child per test, each a new application of droced."""
+    ns = f"dqp{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    server = None
+    try:
+        for cmd in (["link", "set", "lo", "up"], ["addr", "add", "198.18.5.1/32", "dev", "lo"],
+                    ["addr", "add", "198.18.5.2/32", "dev", "lo"]):
+            subprocess.run(["ip", "-n", ns] + cmd, check=True)
+        port = free_port()
+        sout = open(os.path.join(tmp, f"qperf-s-{port}.out"), "w+")
+        server = subprocess.Popen(["ip", "netns", "exec", ns, a.run, "--lib", a.lib, "--daemon",
+                                   socks[0], "--", "qperf", "-lp", str(port)],
+                                  stdout=sout, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, cwd=tmp,
+                                  env=dict(os.environ, DROCE_ARGS="-l 0 --no-pci "
+                                           "--log-level=lib.eal:error"))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and server.poll() is None and \
+                not listening_in(ns, port):
+            time.sleep(0.05)
+        for where, side, env in (("secondary of droced 1", 1, None),
+                                 ("queue regions of droced 0", 0, {"DROCE_QUEUES": "region"})):
+            for test in QPERF_TESTS:
+                case = f"qperf -cm1 {test} on droced ({where})"
+                cmd = ["ip", "netns", "exec", ns, a.run, "--lib", a.lib, "--daemon", socks[side],
+                       "--", "qperf", "-lp", str(port), "-cm1", "-vvs", "198.18.5.1", "-t", "1",
+                       test]
+                env_all = dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci "
+                               "--log-level=lib.eal:error", **(env or {}))
+                try:
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                                       env=env_all, cwd=tmp)
+                except subprocess.TimeoutExpired:
+                    check(case, False, "timed out")
+                    continue
+                qperf_cm_ok(case, p.stdout + p.stderr, p.returncode, test)
+        sout.seek(0)
+        if check("qperf server on droced", server.poll() is None,
+                 f"exited: {sout.read()[-300:]}"):
+            print("ok - qperf server on droced: still serving after the eight", flush=True)
+    finally:
+        if server is not None:
+            stop(server)
+            sout.close()
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def daemon_rdmacm_utils(a, tmp, socks):
+    """rdmacm-utils' ucmatose, rdma_server / rdma_client, rdma_xserver /
+    rdma_xclient and cmtime -c 5 on droced: each server a secondary of
+    droced 0, its client a secondary of droced 1 (across memif); ucmatose
+    and cmtime also as plain processes on droced 0's queue regions.  Each
+    client exits 0 with its last line (cmtime: every step's row)."""
+    runs = [("ucmatose", ["ucmatose"], ["ucmatose", "-s", "198.18.5.1"], "return status 0"),
+            ("rdma_server", ["rdma_server"], ["rdma_client", "-s", "198.18.5.1"],
+             "rdma_client: end 0"),
+            ("rdma_xserver", ["rdma_xserver"], ["rdma_xclient", "-s", "198.18.5.1"],
+             "rdma_xclient: end 0"),
+            ("cmtime", ["cmtime"], ["cmtime", "-s", "198.18.5.1", "-c", "5"], None)]
+    regions = {"DROCE_QUEUES": "region"}
+    plans = [(r, 1, None, "secondaries, two droceds") for r in runs] + \
+            [(r, 0, regions, "queue regions, one droced") for r in (runs[0], runs[3])]
+    for (name, srv, cli, last), client_side, env, where in plans:
+        case = f"{name} on droced ({where})"
+        tag = f"{name}-{client_side}-{free_port()}"
+        sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}", ["stdbuf", "-oL"] + srv, env)
+        try:
+            wait_app(a, socks[0], sp)
+            time.sleep(0.3)
+            cp = rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
+                                 ["stdbuf", "-oL"] + cli, env)
+            try:
+                rc = cp[0].wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                rc = None
+            stop(cp[0])
+            cp[1].seek(0)
+            out = cp[1].read()
+            cp[1].close()
+        finally:
+            stop(sp[0])
+            sp[1].close()
+        rows = {m.group(1): float(m.group(4)) for m in CMTIME_ROW_RE.finditer(out)}
+        done = (last in out) if last is not None else \
+            (len(rows) == 7 and all(v < 1e8 for v in rows.values()))
+        if check(case, rc == 0 and done, f"client exit {rc}: {brief(out, 300)}"):
+            print(f"ok - {case}: client exit 0, " +
+                  (f"'{last}'" if last is not None else "every step done"), flush=True)
+
+
 def case_daemon_rping(a, tmp):
     """The drop-in librdmacm on droced, whose GSI QP relays the programs'
     CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
@@ -1297,7 +1447,9 @@ def case_daemon_rping(a, tmp):
     secondaries, then as plain processes on queue regions; the same with
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
-    the two.  rping: each side exits 0 and prints each ping's exact text
+    the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
+    other programs (daemon_rdmacm_utils).  rping: each
+    side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
     side exits 0 with exactly its one row, on droce0.  Both droceds' lists
     are empty after.  With --preload (the sanitizer build) rping only."""
@@ -1315,6 +1467,8 @@ def case_daemon_rping(a, tmp):
         if a.preload is None:
             daemon_write_bw_cm(a, tmp, socks, 0)
             daemon_write_bw_cm(a, tmp, socks, 1)
+            daemon_qperf(a, tmp, socks)
+            daemon_rdmacm_utils(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -1478,7 +1632,8 @@ def main():
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
-                                     "rstream", "riostream", "rspreload", "progress"])
+                                     "rstream", "riostream", "rspreload", "progress",
+                                     "rdmacm_utils"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1500,6 +1655,8 @@ def main():
             case_tools(a, tmp)
         elif a.what == "lifecycle":
             case_lifecycle(a, tmp)
+        elif a.what == "rdmacm_utils":
+            case_rdmacm_utils(a, tmp)
         elif a.what == "pollfd":
             # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
             case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),
