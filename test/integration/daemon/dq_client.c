@@ -512,8 +512,9 @@ garbage(struct client *c, uint32_t other_lkey)
 	post_inline(c, 7, inl, data, 0, 1);
 	inl.inline_len = DQ_MAX_INLINE;		/* 3 entries, 1 published */
 	post_inline(c, 8, inl, data, DQ_MAX_INLINE, 1);
-	inl.inline_len = 64;			/* the QP's max_inline_data is 0 */
-	post_inline(c, 9, inl, data, 64, 1);
+	/* asked for none, its room the SGEs' 64 bytes (lib/transport) */
+	inl.inline_len = 200;
+	post_inline(c, 9, inl, data, 200, dq_send_slots(200));
 	s = (struct dq_send_wqe){ .opcode = DQ_WR_BIND_MW, .imm = 0x1234, .rkey = 0x123456,
 				  .remote_addr = (uint64_t)(uintptr_t)c->buf };
 	s.bind.length = MSG;				/* a window of nobody's */

@@ -17,8 +17,9 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               the reader's lkey, a wrapping SGE, an lkey of nobody, an
               inline length of 4096 (after a well-formed inline WRITE of
               200 bytes on that QP: its completion and bytes right), an
-              inline descriptor of 3 entries with 1 published, 64 inline
-              bytes on a QP of max_inline_data 0, a BIND_MW of a window
+              inline descriptor of 3 entries with 1 published, 200 inline
+              bytes on a QP that asked for none (its room: its SGEs' 64
+              bytes), a BIND_MW of a window
               not its own, a completion ring's consumer index ahead of
               droced's; and attaches the reader's QP handle (ENOENT).  It
               gets exactly 11 QP_REQ_ERR (its slots 0-10, in order) and 1
