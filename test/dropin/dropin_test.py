@@ -1559,7 +1559,7 @@ def case_daemon_regions(a, tmp):
     provider_dq), polling and with -e (completion channels), and
     ibv_ud_pingpong (droced's address handles), ibv_srq_pingpong (polling
     and -e: 16 QPs on an SRQ), perftest's ib_send_lat and
-    ib_write_lat -s 8 (200 iterations, each side's one row on droce0),
+    ib_write_lat -s 8 (50 iterations, each side's one row on droce0),
     servers on one
     droced, clients on a second at the other memif end; and one pair as
     droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
@@ -1574,8 +1574,8 @@ def case_daemon_regions(a, tmp):
         pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
         ud = ["ibv_ud_pingpong", "-g", "0", "-s", "1024", "-n", "20", "-c"]
         srq = ["ibv_srq_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
-        slat = ["ib_send_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
-        wlat = ["ib_write_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
+        slat = ["ib_send_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "50"]
+        wlat = ["ib_write_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "50"]
         maps = []
         daemon_pair(a, tmp, socks, [
             ("ibv_rc_pingpong -c on queue regions", pp, free_port(),
@@ -1593,9 +1593,9 @@ def case_daemon_regions(a, tmp):
             # perftest's latency tools (no inline data: perftest uses it
             # only on devices it knows, "Max inline data : 0[B]")
             ("ib_send_lat -s 8 on queue regions", slat, free_port(),
-             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 50)], [(8, 50)])), regions),
             ("ib_write_lat -s 8 on queue regions", wlat, free_port(),
-             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 50)], [(8, 50)])), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
         if check("hugepages", len(maps) == 8 and maps[:7] == [0] * 7 and maps[7] > 0,
