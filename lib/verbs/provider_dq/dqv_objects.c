@@ -258,26 +258,6 @@ qp_request(struct droce_pd *pd, struct droce_qp_init_attr *init, struct dqv_qp *
 	return 0;
 }
 
-/*
- * The QP's inline room as droced's engine has it: at least the asked
- * max_inline_data, and at least its SGEs' size (lib/transport, as rxe),
- * which droced's reply to CREATE_QP does not say but a query does; the
- * program may post that much inline (it may query it), so the post's
- * check uses it too.  The send ring holds max_send_wr of it: the SGEs'
- * size is one entry (DQ_MAX_SGE SGEs).
- */
-static uint32_t
-qp_inline_room(struct dqv_qp *qp, struct droce_qp_init_attr *init)
-{
-	struct droce_qp_attr attr;
-
-	if (droced_query_qp(&qp->d.pub, &attr, NULL) == 0 &&
-	    attr.cap.max_inline_data > init->cap.max_inline_data &&
-	    dq_send_slots(attr.cap.max_inline_data) <= dq_send_slots(init->cap.max_inline_data))
-		init->cap.max_inline_data = attr.cap.max_inline_data;
-	return init->cap.max_inline_data;
-}
-
 int
 dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce_qp **out)
 {
@@ -313,7 +293,7 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	qp->rq = dq_rq(dqv_region.base, &dqv_region.g, qp->slot);
 	/* droced's attach zeroed the slot's indices: ours start at 0 too */
 	qp->sig_all = init->sq_sig_all ? DQ_SEND_SIGNALED : 0;
-	qp->max_inline = qp_inline_room(qp, init);
+	qp->max_inline = init->cap.max_inline_data;	/* as droced granted */
 	qp->d.pub.context = pd->context;
 	qp->d.pub.qp_context = init->qp_context;
 	qp->d.pub.pd = pd;
