@@ -194,6 +194,23 @@ region_dump(void)
 	}
 }
 
+/* The device as the region carries it (lib/verbs provider_dq): 4 SGEs a
+ * descriptor, 64 QP and CQ slots, rings of at most 4096 entries. */
+static void
+check_limits(struct droce_context *ctx)
+{
+	struct droce_device_attr d;
+
+	check(droce_query_device(ctx, &d) == 0, "query_device", 0);
+	check(d.max_sge == 4 && d.max_sge_rd == 4 && d.max_srq_sge == 4,
+	      "query_device: 4 SGEs a descriptor", (uint32_t)d.max_sge);
+	check(d.max_qp == 64 && d.max_srq == 64 && d.max_cq == 64,
+	      "query_device: the region's 64 QP and CQ slots", (uint32_t)d.max_qp);
+	check(d.max_qp_wr <= 4096 && d.max_srq_wr <= 4096 && d.max_cqe <= 4096 &&
+	      d.max_qp_wr > 0 && d.max_cqe > 0, "query_device: within the rings",
+	      (uint32_t)d.max_qp_wr);
+}
+
 static void
 open_all(struct app *a)
 {
@@ -210,6 +227,7 @@ open_all(struct app *a)
 		die("open device", errno);
 	if (droce_query_gid(a->ctx, 1, 0, &a->gid) != 0)
 		die("query gid", errno);
+	check_limits(a->ctx);
 	a->pd = droce_alloc_pd(a->ctx);
 	if (a->pd == NULL)
 		die("alloc pd", errno);
