@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdmacm_unsupported.c - the rest of librdmacm's exports: what lib/cm does
- * not offer fails with ENOSYS (RC over RDMA_PS_TCP only: no UD ids,
- * multicast, SRQs made by the CM, rdma_create_ep, ECE, the program moving its
- * own QP through rdma_init_qp_attr / rdma_establish).  rsockets are
- * rsocket_*.c's.
+ * not offer fails with ENOSYS (multicast, SRQs made by the CM,
+ * rdma_create_ep, ECE, the program moving its own QP through
+ * rdma_init_qp_attr / rdma_establish).  rsockets are rsocket_*.c's.
  */
 #include <errno.h>
 

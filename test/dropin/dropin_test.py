@@ -96,6 +96,16 @@ libibverbs.so.1 and usertools/droce-run.
       the pings' exact text.  Then rping -c to a port nobody listens on:
       REJECTED, error 8, exit 255; and ib_write_bw -R there: perftest's
       "Unexpected CM event ... 8" (REJECTED), exit 1.
+  dropin_test.py --run DROCE_RUN --lib DIR udaddy
+      Debian's udaddy (UD ids over RDMA_PS_UDP: SIDR, then datagrams), server
+      (-b 198.18.5.1) and client (-s) on droce over net_memif through the
+      drop-in librdmacm: with droce's defaults, the default 10 messages of
+      100 bytes, then -c 3 -C 50 -S 1000 (three ids each way), then -P ipoib
+      -C 20 with a transport lcore: both exit 0 and print exactly their
+      steps (each ends only once its -C messages per connection arrived).
+      Then udaddy -s to a port space nobody listens in (the server's is
+      RDMA_PS_IPOIB): UNREACHABLE, error 1 (SIDR_REP "service ID not
+      supported"), exit 1.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_RDMACM_CALLS rdmacm_calls
       test/dropin/dropin_rdmacm_calls.c (built against the system's
       rdma_cma.h) alone on droce: it prints "ok" and exits 0.
@@ -568,6 +578,54 @@ def case_perftest_rejected(a, tmp, tag):
     if check(case, rcs[1] == 1, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
        check(case, "Unexpected CM event bl blka 8\n" in outs[1], outs[1][-400:]):
         print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, exit 1", flush=True)
+
+
+UDADDY_SERVER = ["udaddy: starting server", "receiving data transfers", "sending replies",
+                 "data transfers complete", "test complete", "return status 0"]
+UDADDY_CLIENT = ["udaddy: starting client", "udaddy: connecting", "initiating data transfers",
+                 "receiving data transfers", "data transfers complete", "test complete",
+                 "return status 0"]
+
+
+def udaddy_lines(out):
+    """udaddy's own lines (its "udaddy:" messages and steps), in order."""
+    steps = set(UDADDY_SERVER + UDADDY_CLIENT)
+    return [ln for ln in out.splitlines() if ln in steps or ln.startswith("udaddy:")]
+
+
+def case_udaddy(a, tmp, tag, opts, lcore=False):
+    """Debian's udaddy (rdmacm-utils: RDMA_PS_UDP ids, SIDR, UD QPs made by
+    rdma_create_qp) unmodified, server (-b) and client (-s) on droce over
+    memif through the drop-in librdmacm, with opts on both sides (-c
+    connections, -C messages, -S size, -P port space): each exits 0 and
+    prints exactly its steps.  The server's steps end once it received
+    -C messages on each connection and its -C replies completed; the
+    client's once it received the server's -C replies on each: so the
+    counts are the programs' own."""
+    argv = [["udaddy", "-b", DROCE_SERVER] + opts, ["udaddy", "-s", DROCE_SERVER] + opts]
+    case = " / ".join(" ".join(v) for v in argv) + ("" if lcore else " (droce's defaults)")
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=lcore)
+    ok = True
+    for side, name, want in ((0, "server", UDADDY_SERVER), (1, "client", UDADDY_CLIENT)):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
+        ok &= check(case, udaddy_lines(outs[side]) == want,
+                    f"{name}: {udaddy_lines(outs[side])}")
+    if ok:
+        print(f"ok - {case}: both sides exit 0, every step", flush=True)
+
+
+def case_udaddy_unsupported(a, tmp, tag):
+    """udaddy -s to a service ID nobody serves (the server listens on the
+    same port in RDMA_PS_IPOIB's space): the SIDR_REP's status 1 "service
+    ID not supported", as the kernel's ib_cm answers; the client reports
+    RDMA_CM_EVENT_UNREACHABLE, error 1, and exits 1 (its status)."""
+    argv = [["udaddy", "-b", DROCE_SERVER, "-P", "ipoib"], ["udaddy", "-s", DROCE_SERVER]]
+    case = "udaddy -s to a port space nobody listens in"
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, server_stays=True)
+    if check(case, rcs[1] == 1, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
+       check(case, "udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 1\n" in outs[1] and
+             "return status 1\n" in outs[1], outs[1][-400:]):
+        print(f"ok - {case}: RDMA_CM_EVENT_UNREACHABLE, error 1, exit 1", flush=True)
 
 
 def case_rdmacm_calls(a, tmp, tag):
@@ -1516,7 +1574,8 @@ def main():
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
-                                     "rstream", "riostream", "rspreload", "progress"])
+                                     "rstream", "riostream", "rspreload", "progress",
+                                     "udaddy"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1597,6 +1656,11 @@ def main():
             case_rping(a, tmp, "c2", ["-C", "20"], 20, 1000, "2001:2:0:5::1")
             case_rping_rejected(a, tmp, "c3")
             case_perftest_rejected(a, tmp, "c4")
+        elif a.what == "udaddy":
+            case_udaddy(a, tmp, "v0", [])
+            case_udaddy(a, tmp, "v1", ["-c", "3", "-C", "50", "-S", "1000"])
+            case_udaddy(a, tmp, "v2", ["-P", "ipoib", "-C", "20"], lcore=True)
+            case_udaddy_unsupported(a, tmp, "v3")
         elif a.what == "perftest_cm":
             nets = Veth(f"r{os.getpid() % 100000}")
             try:
