@@ -898,8 +898,10 @@ int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *recv_wr,
  *                  than it (once, then disarmed; IBTA 10.2.9, 11.6.3.1);
  *   QP_LAST_WQE_REACHED  a QP on an SRQ entered the error state: it takes
  *                  no more WQEs from the SRQ (IBTA 10.3.1, 11.6.3.1).
- * The others are never raised (no paths to migrate, no SM; SRQ_ERR: no
- * SRQ catastrophic error exists in software).
+ *   SRQ_ERR        only on droced's queue regions: the SRQ's ring held a
+ *                  descriptor droced refused (app/droced/README.md, "Queue
+ *                  regions"); its QPs then go to the error state.
+ * The others are never raised (no paths to migrate, no SM).
  */
 enum droce_event_type {
 	DROCE_EVENT_CQ_ERR,
@@ -1354,7 +1356,7 @@ struct droce_rdma_conn_param {
 	uint8_t retry_count;		/* ignored on accept */
 	uint8_t rnr_retry_count;
 	uint8_t srq;			/* must be 0 */
-	uint32_t qp_num;		/* ignored: the id's QP */
+	uint32_t qp_num;		/* the caller's QP when the id has none */
 };
 
 /* a UD id's peer (librdmacm's rdma_ud_param) */
@@ -1436,6 +1438,20 @@ int droce_rdma_reject(struct droce_rdma_cm_id *id, const void *private_data,
 		      uint8_t private_data_len);
 /* DREQ (the QP goes to ERR); DISCONNECTED follows on both sides. */
 int droce_rdma_disconnect(struct droce_rdma_cm_id *id);
+/*
+ * An id without a QP (the caller's own, named by conn_param->qp_num in
+ * connect / accept): the attributes that move that QP to attr->qp_state
+ * (INIT once the id has its device; RTR and RTS once the peer's REQ or
+ * REP came) and their mask.  0, or -1 with errno EINVAL.
+ */
+int droce_rdma_init_qp_attr(struct droce_rdma_cm_id *id, struct droce_qp_attr *attr,
+			    int *attr_mask);
+/* The active side of such an id, after CONNECT_RESPONSE and moving its QP
+ * to RTS: the RTU.  0, or -1 with errno EINVAL. */
+int droce_rdma_establish(struct droce_rdma_cm_id *id);
+/* DROCE_EVENT_COMM_EST on the passive side's QP before the RTU came: the
+ * connection is established (ESTABLISHED).  EISCONN if it was; EINVAL. */
+int droce_rdma_notify(struct droce_rdma_cm_id *id, enum droce_event_type event);
 int droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 			    struct droce_rdma_cm_event **event);
 /*
@@ -1462,6 +1478,12 @@ const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);
  * many times a MAD is resent before the connection fails (0..15; default
  * 15).  Before connect / accept.
  */
+/* librdmacm's RDMA_OPTION_ID_TOS: the traffic class of the connection's
+ * packets (its QP's GRH and the REQ's path), before connect / accept. */
+int droce_rdma_set_tos(struct droce_rdma_cm_id *id, uint8_t tos);
+/* RDMA_OPTION_ID_ACK_TIMEOUT: the QP's local ACK timeout (IBTA 9.7.6.1.3:
+ * 4.096 us * 2^timeout, 1..31; 0 the default), before connect / accept. */
+int droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *id, uint8_t timeout);
 int droce_rdma_set_cm_timeout(struct droce_rdma_cm_id *id, uint8_t timeout,
 			      uint8_t retries);
 

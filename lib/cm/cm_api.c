@@ -854,6 +854,49 @@ droce_rdma_disconnect(struct droce_rdma_cm_id *id)
 }
 
 int
+droce_rdma_init_qp_attr(struct droce_rdma_cm_id *pub, struct droce_qp_attr *attr,
+			int *attr_mask)
+{
+	int rc;
+
+	if (pub == NULL || attr == NULL || attr_mask == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	rc = cm_id_is_ud(cm_id_of(pub)) ? cm_sidr_init_qp_attr(cm_id_of(pub), attr, attr_mask) :
+					   cm_proto_init_qp_attr(cm_id_of(pub), attr, attr_mask);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+static int
+establish(struct cm_id *id, const struct droce_rdma_conn_param *p)
+{
+	(void)p;
+	return cm_proto_establish(id);
+}
+
+int
+droce_rdma_establish(struct droce_rdma_cm_id *id)
+{
+	return locked(establish, id, NULL);
+}
+
+static int
+comm_est(struct cm_id *id, const struct droce_rdma_conn_param *p)
+{
+	(void)p;
+	return cm_proto_comm_est(id);
+}
+
+int
+droce_rdma_notify(struct droce_rdma_cm_id *id, enum droce_event_type event)
+{
+	if (event != DROCE_EVENT_COMM_EST)
+		return fail(EINVAL);
+	return locked(comm_est, id, NULL);
+}
+
+int
 droce_rdma_reject(struct droce_rdma_cm_id *pub, const void *private_data,
 		  uint8_t private_data_len)
 {
@@ -920,6 +963,28 @@ droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 	}
 	pthread_mutex_unlock(&reg.lock);
 	return rc == 0 ? 0 : fail(rc);
+}
+
+int
+droce_rdma_set_tos(struct droce_rdma_cm_id *pub, uint8_t tos)
+{
+	if (pub == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	cm_id_of(pub)->tos = tos;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
+}
+
+int
+droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *pub, uint8_t timeout)
+{
+	if (pub == NULL || timeout > 31)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	cm_id_of(pub)->ack_timeout = timeout;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
 }
 
 int

@@ -91,6 +91,7 @@ enum cm_state {
 	CM_ROUTE_RESOLVED,
 	CM_LISTEN,
 	CM_REQ_SENT,		/* active: waiting for REP */
+	CM_REP_RCVD,		/* active, the caller's QP: waiting for establish */
 	CM_REQ_RCVD,		/* passive: waiting for accept / reject */
 	CM_REP_SENT,		/* passive: waiting for RTU */
 	CM_ESTABLISHED,
@@ -145,6 +146,14 @@ struct cm_id {
 	uint32_t remote_comm_id;
 	uint64_t tid;
 	struct cm_qp_params qp;
+	/*
+	 * The caller moves its own QP (pub.qp NULL; rdma_init_qp_attr), whose
+	 * number came in the conn param of connect / accept: the CM sends it
+	 * in the REQ / REP and never touches the QP.
+	 */
+	uint32_t ext_qpn;
+	uint8_t tos;			/* the connection's traffic class */
+	uint8_t ack_timeout;		/* 0: the REQ's (rdma_set_option) */
 	uint8_t cm_timeout;		/* ours, 4.096 us * 2^t */
 	uint8_t peer_cm_timeout;	/* the peer's (its REQ's local one) */
 	uint8_t max_retries;
@@ -204,6 +213,13 @@ int cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
 /* REJ reason 28 "consumer reject", p's private data (p may be NULL) */
 int cm_proto_reject(struct cm_id *id, const struct droce_rdma_conn_param *p);
 int cm_proto_disconnect(struct cm_id *id);
+/* the caller's QP (ext_qpn): the RTU after its REP (rdma_establish) */
+int cm_proto_establish(struct cm_id *id);
+/* a communication-established event of the passive side's QP: as the RTU */
+int cm_proto_comm_est(struct cm_id *id);
+/* the attributes that move a QP to attr->qp_state for this connection */
+int cm_proto_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask);
+
 /* the annex A11 header of an active id's REQ / SIDR_REQ; its peer's port */
 void cm_ip_hdr_of(const struct cm_id *id, struct cm_ip_hdr *h);
 uint16_t cm_dst_port(const struct cm_id *id);
@@ -227,5 +243,7 @@ int cm_sidr_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
 int cm_sidr_reject(struct cm_id *id, const struct droce_rdma_conn_param *p);
 /* a UD QP of the id's: INIT (Q_Key DROCE_RDMA_UDP_QKEY), RTR, RTS; 0 or an errno */
 int cm_sidr_qp_ready(struct droce_qp *qp);
+/* rdma_init_qp_attr of a UD id: INIT with the Q_Key, RTR, RTS (SQ PSN 0) */
+int cm_sidr_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask);
 
 #endif /* DROCE_CM_PRIVATE_H */

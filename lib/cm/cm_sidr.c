@@ -64,24 +64,52 @@ send_status(struct cm_agent *a, const uint8_t gid[16], uint64_t tid, uint32_t re
 	cm_gsi_send(a, gid, mad);
 }
 
+/* a UD QP needs no peer: INIT with the id's Q_Key, then RTR and RTS as they are */
+static int
+ud_qp_attr(enum droce_qp_state state, struct droce_qp_attr *attr, int *mask)
+{
+	*attr = (struct droce_qp_attr){ .qp_state = state };
+	switch (state) {
+	case DROCE_QPS_INIT:
+		attr->pkey_index = 0;
+		attr->port_num = 1;
+		attr->qkey = DROCE_RDMA_UDP_QKEY;
+		*mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT | DROCE_QP_QKEY;
+		return 0;
+	case DROCE_QPS_RTR:
+		*mask = DROCE_QP_STATE;
+		return 0;
+	case DROCE_QPS_RTS:
+		attr->sq_psn = 0;
+		*mask = DROCE_QP_STATE | DROCE_QP_SQ_PSN;
+		return 0;
+	default:
+		return EINVAL;
+	}
+}
+
+int
+cm_sidr_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask)
+{
+	if (id->pub.verbs == NULL)
+		return EINVAL;
+	return ud_qp_attr(attr->qp_state, attr, mask);
+}
+
 int
 cm_sidr_qp_ready(struct droce_qp *qp)
 {
-	struct droce_qp_attr at = {
-		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qkey = DROCE_RDMA_UDP_QKEY,
+	static const enum droce_qp_state steps[] = {
+		DROCE_QPS_INIT, DROCE_QPS_RTR, DROCE_QPS_RTS,
 	};
-	int rc;
+	struct droce_qp_attr at;
+	int mask, rc = 0;
 
-	rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
-			     DROCE_QP_PORT | DROCE_QP_QKEY);
-	at.qp_state = DROCE_QPS_RTR;
-	if (rc == 0)
-		rc = droce_modify_qp(qp, &at, DROCE_QP_STATE);
-	at.qp_state = DROCE_QPS_RTS;
-	at.sq_psn = 0;
-	if (rc == 0)
-		rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN);
+	for (unsigned int i = 0; i < sizeof(steps) / sizeof(steps[0]) && rc == 0; i++) {
+		rc = ud_qp_attr(steps[i], &at, &mask);
+		if (rc == 0)
+			rc = droce_modify_qp(qp, &at, mask);
+	}
 	return rc;
 }
 

@@ -19,7 +19,9 @@ static struct {
 	int err;
 	int n;
 	struct ibv_context *ctx[RDMACM_MAX_DEVICES];
-} devs = { .once = PTHREAD_ONCE_INIT };
+	struct ibv_pd *pd[RDMACM_MAX_DEVICES];
+	pthread_mutex_t pd_lock;
+} devs = { .once = PTHREAD_ONCE_INIT, .pd_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void
 devices_open(void)
@@ -61,6 +63,28 @@ rdmacm_context_of(const struct droce_context *d)
 		if (dropin_dctx(devs.ctx[i]) == d)
 			return devs.ctx[i];
 	return NULL;
+}
+
+struct ibv_pd *
+rdmacm_default_pd(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = NULL;
+	int err = ENODEV;
+
+	pthread_mutex_lock(&devs.pd_lock);
+	for (int i = 0; i < devs.n; i++) {
+		if (devs.ctx[i] != ctx)
+			continue;
+		if (devs.pd[i] == NULL)
+			devs.pd[i] = ibv_alloc_pd(ctx);
+		pd = devs.pd[i];
+		err = errno;
+		break;
+	}
+	pthread_mutex_unlock(&devs.pd_lock);
+	if (pd == NULL)
+		errno = err;
+	return pd;
 }
 
 struct ibv_context **

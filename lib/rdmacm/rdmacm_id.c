@@ -119,6 +119,8 @@ rdmacm_id_sync(struct rdmacm_id *id)
 	struct rdma_addr *addr = &id->ibv.route.addr;
 
 	id->ibv.verbs = d->verbs != NULL ? rdmacm_context_of(d->verbs) : NULL;
+	if (id->ibv.pd == NULL && id->ibv.verbs != NULL)
+		id->ibv.pd = rdmacm_default_pd(id->ibv.verbs);
 	id->ibv.port_num = d->port_num;
 	copy_sockaddr(&addr->src_storage, &d->route.addr.src_addr);
 	copy_sockaddr(&addr->dst_storage, &d->route.addr.dst_addr);
@@ -193,16 +195,6 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 		rdma_destroy_event_channel(&id->own_channel->ibv);
 	id_free(id);
 	return 0;
-}
-
-/* An id (of rdma_create_id; droce makes no others) with its QP. */
-void
-rdma_destroy_ep(struct rdma_cm_id *pub)
-{
-	if (pub == NULL)
-		return;
-	rdma_destroy_qp(pub);
-	rdma_destroy_id(pub);
 }
 
 /* channel NULL: a channel of the id's own (a synchronous id), as librdmacm */
@@ -316,10 +308,81 @@ qp_attach(struct rdmacm_id *id, struct ibv_qp *qp)
 	return 0;
 }
 
-/* The program's PD and CQs (librdmacm would make CQs for an id without). */
+/* The CQs (and their completion channels) this library made for the id. */
+static void
+own_cqs_destroy(struct rdmacm_id *id)
+{
+	struct rdma_cm_id *c = &id->ibv;
+
+	if (!id->own_cqs)
+		return;
+	if (c->send_cq != NULL)
+		ibv_destroy_cq(c->send_cq);
+	if (c->recv_cq != NULL)
+		ibv_destroy_cq(c->recv_cq);
+	if (c->send_cq_channel != NULL)
+		ibv_destroy_comp_channel(c->send_cq_channel);
+	if (c->recv_cq_channel != NULL)
+		ibv_destroy_comp_channel(c->recv_cq_channel);
+	c->send_cq = c->recv_cq = NULL;
+	c->send_cq_channel = c->recv_cq_channel = NULL;
+	id->own_cqs = false;
+}
+
+static struct ibv_cq *
+own_cq(struct rdma_cm_id *c, uint32_t size, struct ibv_comp_channel **channel)
+{
+	*channel = ibv_create_comp_channel(c->verbs);
+	if (*channel == NULL)
+		return NULL;
+	return ibv_create_cq(c->verbs, size != 0 ? (int)size : 1, c, *channel, 0);
+}
+
+/* A QP or its CQs failed: drop the CQs own_cqs_create made. */
+static int
+cqs_failed(struct rdmacm_id *id)
+{
+	int err = errno;
+
+	own_cqs_destroy(id);
+	return fail(err);
+}
+
+/*
+ * A QP's CQs the caller did not give: as librdmacm's, the id gets a send
+ * and a receive CQ of the queues' depths, each with its completion
+ * channel (rdma_get_send_comp / rdma_get_recv_comp wait on them), and
+ * rdma_destroy_qp destroys them.
+ */
+static int
+own_cqs_create(struct rdmacm_id *id, struct ibv_cq **send_cq, struct ibv_cq **recv_cq,
+	       const struct ibv_qp_cap *cap)
+{
+	struct rdma_cm_id *c = &id->ibv;
+
+	if (*send_cq != NULL && *recv_cq != NULL)
+		return 0;
+	if (id->own_cqs)
+		return fail(EINVAL);
+	id->own_cqs = true;
+	if ((*send_cq == NULL &&
+	     (c->send_cq = own_cq(c, cap->max_send_wr, &c->send_cq_channel)) == NULL) ||
+	    (*recv_cq == NULL &&
+	     (c->recv_cq = own_cq(c, cap->max_recv_wr, &c->recv_cq_channel)) == NULL))
+		return cqs_failed(id);
+	if (*send_cq == NULL)
+		*send_cq = c->send_cq;
+	if (*recv_cq == NULL)
+		*recv_cq = c->recv_cq;
+	return 0;
+}
+
+/* The program's PD and CQs, or (none given) the id's PD and CQs of its
+ * own, as librdmacm's. */
 int
 rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
+	struct rdmacm_id *id = id_of(pub);
 	struct ibv_qp *qp;
 
 	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
@@ -328,40 +391,56 @@ rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_att
 		pd = pub->pd;
 	/* any context of the device: the program's and this library's share
 	 * droce's one (lib/ibverbs' dropin_device) */
-	if (pd == NULL || dropin_dctx(pd->context) != dropin_dctx(pub->verbs) ||
-	    attr->send_cq == NULL ||
-	    attr->recv_cq == NULL)
+	if (pd == NULL || dropin_dctx(pd->context) != dropin_dctx(pub->verbs))
 		return fail(EINVAL);
+	if (own_cqs_create(id, &attr->send_cq, &attr->recv_cq, &attr->cap) != 0)
+		return -1;
+	if (attr->srq == NULL)
+		attr->srq = pub->srq;
 	qp = ibv_create_qp(pd, attr);
-	return qp != NULL ? qp_attach(id_of(pub), qp) : -1;
+	if (qp == NULL)
+		return cqs_failed(id);
+	return qp_attach(id, qp) == 0 ? 0 : cqs_failed(id);
 }
 
 int
 rdma_create_qp_ex(struct rdma_cm_id *pub, struct ibv_qp_init_attr_ex *attr)
 {
+	struct rdmacm_id *id = id_of(pub);
 	struct ibv_qp *qp;
 
 	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
 		return fail(EINVAL);
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) && pub->pd != NULL) {
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
 		attr->pd = pub->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
-	    dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs) ||
-	    attr->send_cq == NULL || attr->recv_cq == NULL)
+	if (attr->pd == NULL || dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs))
 		return fail(EINVAL);
+	if (own_cqs_create(id, &attr->send_cq, &attr->recv_cq, &attr->cap) != 0)
+		return -1;
+	if (attr->srq == NULL)
+		attr->srq = pub->srq;
 	qp = ibv_create_qp_ex(attr->pd->context, attr);
-	return qp != NULL ? qp_attach(id_of(pub), qp) : -1;
+	if (qp == NULL)
+		return cqs_failed(id);
+	return qp_attach(id, qp) == 0 ? 0 : cqs_failed(id);
 }
 
 void
 rdma_destroy_qp(struct rdma_cm_id *pub)
 {
-	if (pub == NULL || pub->qp == NULL)
+	if (pub == NULL)
 		return;
-	ibv_destroy_qp(pub->qp);	/* lib/cm forgets it first */
+	if (pub->qp != NULL)
+		ibv_destroy_qp(pub->qp);	/* lib/cm forgets it first */
 	pub->qp = NULL;
+	if (id_of(pub)->own_cqs) {
+		own_cqs_destroy(id_of(pub));
+	} else {	/* the program's, named by qp_attach */
+		pub->send_cq = NULL;
+		pub->recv_cq = NULL;
+	}
 }
 
 /* ---- connections --------------------------------------------------------- */
@@ -385,14 +464,23 @@ conn_param_of(const struct rdma_conn_param *p, struct droce_rdma_conn_param *d)
 	return d;
 }
 
+/*
+ * conn_param NULL (the id's QP): librdmacm's defaults, the device's most
+ * reads and atomics each way (RDMA_MAX_RESP_RES, which lib/cm clamps),
+ * retry_count and rnr_retry_count 7.
+ */
 int
 rdma_connect(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 {
-	struct droce_rdma_conn_param d;
+	struct droce_rdma_conn_param d = {
+		.responder_resources = RDMA_MAX_RESP_RES, .initiator_depth = RDMA_MAX_INIT_DEPTH,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
 
-	if (pub == NULL)
+	if (pub == NULL || (conn_param == NULL && pub->qp == NULL))
 		return fail(EINVAL);
-	if (droce_rdma_connect(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
+	if (droce_rdma_connect(id_of(pub)->d,
+			       conn_param != NULL ? conn_param_of(conn_param, &d) : &d) != 0)
 		return -1;
 	return sync_complete(id_of(pub));
 }

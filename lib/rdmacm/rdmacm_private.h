@@ -36,6 +36,9 @@ struct rdmacm_id {
 	struct rdma_cm_id ibv;
 	struct droce_rdma_cm_id *d;
 	struct rdmacm_channel *own_channel;	/* rdma_create_id(NULL, ...) */
+	/* a passive rdma_create_ep's: each rdma_get_request's QP (NULL: none) */
+	struct ibv_qp_init_attr *request_qp;
+	bool own_cqs;		/* send_cq, recv_cq and their channels are ours */
 	pthread_mutex_t lock;
 	pthread_cond_t acked;
 	unsigned int events;
@@ -57,6 +60,9 @@ void rdmacm_id_sync(struct rdmacm_id *id);
 int rdmacm_devices_init(void);
 /* the drop-in's context of a droce context (NULL if not one of ours) */
 struct ibv_context *rdmacm_context_of(const struct droce_context *d);
+/* the device's PD of every id without one (librdmacm's per device), made
+ * at the first need; NULL with errno */
+struct ibv_pd *rdmacm_default_pd(struct ibv_context *ctx);
 
 /* rdmacm_progress.c: while any event channel exists, a thread runs the
  * CM's passes (each channel holds it from creation to destruction) */

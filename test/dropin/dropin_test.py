@@ -82,7 +82,8 @@ libibverbs.so.1 and usertools/droce-run.
       receive's GRH slot is filled by droced's engine).  Both droceds' lists
       empty after.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon_regions
-      Debian's ibv_rc_pingpong -c (polling, and -e) as plain processes on
+      Debian's ibv_rc_pingpong -c (polling, and -e), ibv_ud_pingpong -c,
+      ibv_srq_pingpong -c (polling, and -e) and perftest's ib_send_lat / ib_write_lat -s 8 as plain processes on
       droced's queue regions (DROCE_QUEUES=region: no EAL), one pair as
       secondaries beside them, two droceds as for daemon: the pingpong
       checks above; while the servers wait, /proc/PID/smaps of the plain
@@ -551,6 +552,59 @@ def case_rping(a, tmp, tag, server_opts, count, size, server=DROCE_SERVER, lcore
     ok &= check(case, "data mismatch" not in outs[1], "client: data mismatch")
     if ok:
         print(f"ok - {case}: {count} pings of {size} bytes, exact on both sides", flush=True)
+
+
+CMTIME_ROW_RE = re.compile(r"^(create id|resolve addr|resolve route|create qp|connect|"
+                           r"disconnect|destroy)\s*:\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
+
+
+def case_rdmacm_utils(a, tmp):
+    """rdmacm-utils' other programs, unmodified, two processes over memif
+    with droce's defaults:
+    - ucmatose (RC: connect, SENDs both ways, disconnect): both exit 0,
+      "return status 0";
+    - rdma_server / rdma_client (rdma_getaddrinfo, rdma_create_ep passive
+      and active, rdma_get_request, CQs the library makes, rdma_connect
+      without parameters): both exit 0, "end 0";
+    - rdma_xserver / rdma_xclient (RC; an inline SEND on a QP asking for no
+      inline room, as on rxe): both exit 0;
+    - cmtime -c 10 (the program's own QPs moved through rdma_init_qp_attr,
+      rdma_accept / rdma_connect with their QP numbers, rdma_establish):
+      the client exits 0 and every step's row has a real minimum (a
+      failed step keeps the 1e9 us it starts at); the server serves on;
+    - rcopy of 100000 random bytes (rsockets): the copy is byte-exact."""
+    pairs = (("ucmatose", ["ucmatose"], ["ucmatose", "-s", DROCE_SERVER], "return status 0"),
+             ("rdma_server", ["rdma_server"], ["rdma_client", "-s", DROCE_SERVER], "end 0"),
+             ("rdma_xserver", ["rdma_xserver"], ["rdma_xclient", "-s", DROCE_SERVER], "end 0"))
+    for i, (name, srv, cli, last) in enumerate(pairs):
+        case = f"{name} / {' '.join(cli)}"
+        rcs, outs = run_pair(a, tmp, f"u{i}", [srv, cli], memif_ready)
+        ok = True
+        for side in (0, 1):
+            ok &= check(case, rcs[side] == 0 and last in outs[side],
+                        f"side {side} exit {rcs[side]}: {brief(outs[side], 300)}")
+        if ok:
+            print(f"ok - {case}: both sides exit 0, '{last}'", flush=True)
+    case = "cmtime -c 10"
+    rcs, outs = run_pair(a, tmp, "u3", [["cmtime"], ["cmtime", "-s", DROCE_SERVER, "-c", "10"]],
+                         memif_ready, server_stays=True)
+    rows = {m.group(1): float(m.group(4)) for m in CMTIME_ROW_RE.finditer(outs[1])}
+    if check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 400)}") and \
+       check(case, len(rows) == 7 and all(v < 1e8 for v in rows.values()),
+             f"steps {rows}: {brief(outs[1], 400)}"):
+        print(f"ok - {case}: 10 connections, every step done (connect min "
+              f"{rows['connect']:g} us)", flush=True)
+    case = "rcopy of 100000 bytes"
+    src, dst = os.path.join(tmp, "rcopy.src"), os.path.join(tmp, "rcopy.dst")
+    data = os.urandom(100000)
+    with open(src, "wb") as f:
+        f.write(data)
+    rcs, outs = run_pair(a, tmp, "u4", [["rcopy"], ["rcopy", src, f"{DROCE_SERVER}:{dst}"]],
+                         memif_ready, server_stays=True)
+    got = open(dst, "rb").read() if os.path.exists(dst) else b""
+    if check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 300)}") and \
+       check(case, got == data, f"{len(got)} bytes copied, equal {got == data}"):
+        print(f"ok - {case}: byte-exact", flush=True)
 
 
 def case_rping_rejected(a, tmp, tag):
@@ -1400,6 +1454,49 @@ def daemon_qperf(a, tmp, socks):
         subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
+def daemon_rdmacm_utils(a, tmp, socks):
+    """rdmacm-utils' ucmatose, rdma_server / rdma_client, rdma_xserver /
+    rdma_xclient and cmtime -c 5 on droced: each server a secondary of
+    droced 0, its client a secondary of droced 1 (across memif); ucmatose
+    and cmtime also as plain processes on droced 0's queue regions.  Each
+    client exits 0 with its last line (cmtime: every step's row)."""
+    runs = [("ucmatose", ["ucmatose"], ["ucmatose", "-s", "198.18.5.1"], "return status 0"),
+            ("rdma_server", ["rdma_server"], ["rdma_client", "-s", "198.18.5.1"],
+             "rdma_client: end 0"),
+            ("rdma_xserver", ["rdma_xserver"], ["rdma_xclient", "-s", "198.18.5.1"],
+             "rdma_xclient: end 0"),
+            ("cmtime", ["cmtime"], ["cmtime", "-s", "198.18.5.1", "-c", "5"], None)]
+    regions = {"DROCE_QUEUES": "region"}
+    plans = [(r, 1, None, "secondaries, two droceds") for r in runs] + \
+            [(r, 0, regions, "queue regions, one droced") for r in (runs[0], runs[3])]
+    for (name, srv, cli, last), client_side, env, where in plans:
+        case = f"{name} on droced ({where})"
+        tag = f"{name}-{client_side}-{free_port()}"
+        sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}", ["stdbuf", "-oL"] + srv, env)
+        try:
+            wait_app(a, socks[0], sp)
+            time.sleep(0.3)
+            cp = rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
+                                 ["stdbuf", "-oL"] + cli, env)
+            try:
+                rc = cp[0].wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                rc = None
+            stop(cp[0])
+            cp[1].seek(0)
+            out = cp[1].read()
+            cp[1].close()
+        finally:
+            stop(sp[0])
+            sp[1].close()
+        rows = {m.group(1): float(m.group(4)) for m in CMTIME_ROW_RE.finditer(out)}
+        done = (last in out) if last is not None else \
+            (len(rows) == 7 and all(v < 1e8 for v in rows.values()))
+        if check(case, rc == 0 and done, f"client exit {rc}: {brief(out, 300)}"):
+            print(f"ok - {case}: client exit 0, " +
+                  (f"'{last}'" if last is not None else "every step done"), flush=True)
+
+
 def case_daemon_rping(a, tmp):
     """The drop-in librdmacm on droced, whose GSI QP relays the programs'
     CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
@@ -1408,7 +1505,8 @@ def case_daemon_rping(a, tmp):
     secondaries, then as plain processes on queue regions; the same with
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
-    the two; qperf -cm1's four RC tests (daemon_qperf).  rping: each
+    the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
+    other programs (daemon_rdmacm_utils).  rping: each
     side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
     side exits 0 with exactly its one row, on droce0.  Both droceds' lists
@@ -1428,6 +1526,7 @@ def case_daemon_rping(a, tmp):
             daemon_write_bw_cm(a, tmp, socks, 0)
             daemon_write_bw_cm(a, tmp, socks, 1)
             daemon_qperf(a, tmp, socks)
+            daemon_rdmacm_utils(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -1443,7 +1542,10 @@ def case_daemon_regions(a, tmp):
     """ibv_rc_pingpong as plain processes on droced's queue regions
     (DROCE_QUEUES=region: no EAL, droce-run's EAL options ignored; lib/verbs
     provider_dq), polling and with -e (completion channels), and
-    ibv_ud_pingpong (droced's address handles), servers on one
+    ibv_ud_pingpong (droced's address handles), ibv_srq_pingpong (polling
+    and -e: 16 QPs on an SRQ), perftest's ib_send_lat and
+    ib_write_lat -s 8 (200 iterations, each side's one row on droce0),
+    servers on one
     droced, clients on a second at the other memif end; and one pair as
     droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
     wait, the plain processes map no hugepage (/proc/PID/smaps), the
@@ -1456,6 +1558,9 @@ def case_daemon_regions(a, tmp):
         socks = [p[1] for p in procs]
         pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
         ud = ["ibv_ud_pingpong", "-g", "0", "-s", "1024", "-n", "20", "-c"]
+        srq = ["ibv_srq_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
+        slat = ["ib_send_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
+        wlat = ["ib_write_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
         maps = []
         daemon_pair(a, tmp, socks, [
             ("ibv_rc_pingpong -c on queue regions", pp, free_port(),
@@ -1465,12 +1570,23 @@ def case_daemon_regions(a, tmp):
             # UD: droced's address handles, named by index in the ring
             ("ibv_ud_pingpong -c on queue regions", ud, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 1024, 20), regions),
+            # 16 QPs on one SRQ: its ring is a QP slot's receive ring
+            ("ibv_srq_pingpong -c on queue regions", srq, free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            ("ibv_srq_pingpong -c -e on queue regions", srq + ["-e"], free_port(),
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), regions),
+            # perftest's latency tools (no inline data: perftest uses it
+            # only on devices it knows, "Max inline data : 0[B]")
+            ("ib_send_lat -s 8 on queue regions", slat, free_port(),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
+            ("ib_write_lat -s 8 on queue regions", wlat, free_port(),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
-        if check("hugepages", len(maps) == 4 and maps[:3] == [0, 0, 0] and maps[3] > 0,
-                 f"the servers' hugepage mappings {maps}, expected [0, 0, 0, >0]"):
-            print(f"ok - hugepage mappings of the servers: plain processes {maps[:3]}, "
-                  f"the secondary {maps[3]}", flush=True)
+        if check("hugepages", len(maps) == 8 and maps[:7] == [0] * 7 and maps[7] > 0,
+                 f"the servers' hugepage mappings {maps}, expected seven 0 and >0"):
+            print(f"ok - hugepage mappings of the servers: plain processes {maps[:7]}, "
+                  f"the secondary {maps[7]}", flush=True)
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
@@ -1575,7 +1691,7 @@ def main():
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress",
-                                     "udaddy"])
+                                     "rdmacm_utils", "udaddy"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1597,6 +1713,8 @@ def main():
             case_tools(a, tmp)
         elif a.what == "lifecycle":
             case_lifecycle(a, tmp)
+        elif a.what == "rdmacm_utils":
+            case_rdmacm_utils(a, tmp)
         elif a.what == "pollfd":
             # dropin_poll_fd.c: the receiver waits with poll() on channel->fd
             case_prog(a, tmp, "e0", "dropin_poll_fd (transport lcore)", ("receiver", "sender"),

@@ -119,7 +119,7 @@ dqv_close_context(struct droce_context *ctx)
 }
 
 /*
- * What the region does not carry (SRQs, memory windows, inline data),
+ * What the region does not carry (memory windows),
  * droced's persistent regions (their memory is
  * droced's hugepages, not mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
  */
@@ -128,6 +128,7 @@ static struct verbs_provider dqv_provider = {
 	.ops = {
 		.post_send = dqv_post_send,
 		.post_recv = dqv_post_recv,
+		.post_srq_recv = dqv_post_srq_recv,
 		.poll_cq = dqv_poll_cq,
 		.req_notify_cq = dqv_req_notify_cq,
 		.close_context = dqv_close_context,
@@ -159,6 +160,10 @@ static struct verbs_provider dqv_provider = {
 		.modify_qp = droced_modify_qp,
 		.query_qp = dqv_query_qp,
 		.destroy_qp = dqv_destroy_qp,
+		.create_srq = dqv_create_srq,
+		.modify_srq = dqv_modify_srq,
+		.query_srq = droced_query_srq,
+		.destroy_srq = dqv_destroy_srq,
 	},
 };
 

@@ -689,7 +689,7 @@ droced_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init,
 	return 0;
 }
 
-static int
+int
 droced_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
 {
 	struct dmn_msg m = { .type = DMN_MODIFY_SRQ, .h = { srq_handle(srq) }, .arg = mask,
@@ -698,7 +698,7 @@ droced_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
 	return -verbs_daemon_call(&m);
 }
 
-static int
+int
 droced_query_srq(struct droce_srq *srq, struct droce_srq_attr *attr)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_SRQ, .h = { srq_handle(srq) } };

@@ -305,6 +305,20 @@ test_sidr_connect_data(void **state)
 		pdata[i] = (uint8_t)(i * 7 + 1);
 	cid = client(&c, PORT, 15, true);
 	c.f.a.qp = cid->qp;
+	{	/* rdma_init_qp_attr of a UD id: what librdmacm moves its QP with */
+		struct droce_qp_attr at = { .qp_state = DROCE_QPS_INIT };
+		int mask;
+
+		assert_int_equal(droce_rdma_init_qp_attr(cid, &at, &mask), 0);
+		assert_int_equal(mask, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+				 DROCE_QP_QKEY);
+		assert_int_equal(at.qkey, 0x01234567);
+		assert_int_equal(at.port_num, 1);
+		at.qp_state = DROCE_QPS_RTS;
+		assert_int_equal(droce_rdma_init_qp_attr(cid, &at, &mask), 0);
+		assert_int_equal(mask, DROCE_QP_STATE | DROCE_QP_SQ_PSN);
+		assert_int_equal(at.sq_psn, 0);
+	}
 	post_recv(&c.f.a, 0);
 	assert_int_equal(droce_rdma_connect(cid, &too_long), -1);
 	assert_int_equal(errno, EINVAL);
