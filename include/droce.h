@@ -1272,7 +1272,8 @@ int droce_query_pkey(struct droce_context *context, uint8_t port_num, int index,
 /*
  * Connections over the IBTA CM protocol on each port's GSI QP (QP1),
  * interoperable with the Linux kernel's rdma_cm (RDMA_PS_TCP, IPv4 and
- * IPv6 addresses in annex A11's private-data header).  Names, shapes and
+ * IPv6 addresses in annex A11's private-data header); UD ids
+ * (RDMA_PS_UDP, RDMA_PS_IPOIB) by Service ID Resolution (IBTA 12.11).  Names, shapes and
  * conventions are librdmacm's with rdma_ -> droce_rdma_: calls return 0
  * or -1 with errno set.
  *

@@ -1497,6 +1497,48 @@ def daemon_rdmacm_utils(a, tmp, socks):
                   (f"'{last}'" if last is not None else "every step done"), flush=True)
 
 
+def daemon_udaddy(a, tmp, socks):
+    """udaddy (UD ids: SIDR relayed by droced, then datagrams) on droced:
+    the server (-b 198.18.5.1, -C 20) on droced 0, its client on droced 1
+    (across memif: droced's GSI QPs on the wire) as secondaries, then both
+    as plain processes on queue regions on droced 0 (the SIDR_REQ looped
+    back to droced's own port) and across the two.  Each side exits 0 and
+    prints exactly its steps (case_udaddy)."""
+    regions = {"DROCE_QUEUES": "region"}
+    for client_side, env, where in ((1, None, "secondaries, two droceds"),
+                                    (0, regions, "queue regions, one droced"),
+                                    (1, regions, "queue regions, two droceds")):
+        case = f"udaddy on droced ({where})"
+        tag = f"ud-{client_side}-{free_port()}"
+        sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}",
+                             ["stdbuf", "-oL", "udaddy", "-b", "198.18.5.1", "-C", "20"], env)
+        outs, rcs = ["", ""], [None, None]
+        try:
+            wait_app(a, socks[0], sp, "udaddy: starting server")
+            time.sleep(0.3)
+            cp = rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
+                                 ["stdbuf", "-oL", "udaddy", "-s", "198.18.5.1", "-C", "20"],
+                                 env)
+            for side, p in ((1, cp), (0, sp)):
+                try:
+                    rcs[side] = p[0].wait(timeout=TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    pass
+                stop(p[0])
+                p[1].seek(0)
+                outs[side] = p[1].read()
+            cp[1].close()
+        finally:
+            stop(sp[0])
+            sp[1].close()
+        ok = True
+        for side, name, want in ((0, "server", UDADDY_SERVER), (1, "client", UDADDY_CLIENT)):
+            ok &= check(case, rcs[side] == 0 and udaddy_lines(outs[side]) == want,
+                        f"{name} exit {rcs[side]}: {brief(outs[side], 300)}")
+        if ok:
+            print(f"ok - {case}: both sides exit 0, every step", flush=True)
+
+
 def case_daemon_rping(a, tmp):
     """The drop-in librdmacm on droced, whose GSI QP relays the programs'
     CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
@@ -1506,7 +1548,7 @@ def case_daemon_rping(a, tmp):
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
     the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
-    other programs (daemon_rdmacm_utils).  rping: each
+    other programs (daemon_rdmacm_utils); udaddy (daemon_udaddy).  rping: each
     side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
     side exits 0 with exactly its one row, on droce0.  Both droceds' lists
@@ -1527,6 +1569,7 @@ def case_daemon_rping(a, tmp):
             daemon_write_bw_cm(a, tmp, socks, 1)
             daemon_qperf(a, tmp, socks)
             daemon_rdmacm_utils(a, tmp, socks)
+            daemon_udaddy(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
             time.sleep(0.05)
