@@ -119,9 +119,8 @@ dqv_close_context(struct droce_context *ctx)
 }
 
 /*
- * What the region does not carry (memory windows),
- * droced's persistent regions (their memory is
- * droced's hugepages, not mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
+ * droced's persistent regions (their memory is droced's hugepages, not
+ * mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
  */
 static struct verbs_provider dqv_provider = {
 	.name = "dq",
@@ -151,6 +150,11 @@ static struct verbs_provider dqv_provider = {
 		.reg_mr = dqv_reg_mr,
 		.dereg_mr = droced_dereg_mr,
 		.rereg_mr = dqv_rereg_mr,
+		.alloc_mw = dqv_alloc_mw,
+		.dealloc_mw = droced_dealloc_mw,
+		.set_mw_lease = droced_set_mw_lease,
+		.renew_mw = droced_renew_mw,
+		.query_mw_lease = droced_query_mw_lease,
 		.set_mr_lease = droced_set_mr_lease,
 		.renew_mr = droced_renew_mr,
 		.query_mr_lease = droced_query_mr_lease,
