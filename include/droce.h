@@ -1285,7 +1285,8 @@ int droce_query_pkey(struct droce_context *context, uint8_t port_num, int index,
 /*
  * Connections over the IBTA CM protocol on each port's GSI QP (QP1),
  * interoperable with the Linux kernel's rdma_cm (RDMA_PS_TCP, IPv4 and
- * IPv6 addresses in annex A11's private-data header).  Names, shapes and
+ * IPv6 addresses in annex A11's private-data header); UD ids
+ * (RDMA_PS_UDP, RDMA_PS_IPOIB) by Service ID Resolution (IBTA 12.11).  Names, shapes and
  * conventions are librdmacm's with rdma_ -> droce_rdma_: calls return 0
  * or -1 with errno set.
  *
@@ -1316,9 +1317,15 @@ enum droce_rdma_cm_event_type {
 	DROCE_RDMA_CM_EVENT_TIMEWAIT_EXIT,
 };
 
+/* service IDs 0x0000000001 | PS | port (annex A11; rdma_cm's values) */
 enum droce_rdma_port_space {
-	DROCE_RDMA_PS_TCP = 0x0106,	/* the only one droce serves: RC */
+	DROCE_RDMA_PS_IPOIB = 0x0002,	/* UD ids (SIDR), as RDMA_PS_UDP */
+	DROCE_RDMA_PS_TCP = 0x0106,	/* RC ids */
+	DROCE_RDMA_PS_UDP = 0x0111,	/* UD ids: SIDR (IBTA 12.11) */
 };
+
+/* the Q_Key of a UD id's QP and its SIDR_REP (rdma_cm's RDMA_UDP_QKEY) */
+#define DROCE_RDMA_UDP_QKEY 0x01234567u
 
 struct droce_rdma_event_channel {
 	int fd;		/* an eventfd, readable while events are queued */
@@ -1366,15 +1373,29 @@ struct droce_rdma_conn_param {
 	uint32_t qp_num;		/* the caller's QP when the id has none */
 };
 
+/* a UD id's peer (librdmacm's rdma_ud_param) */
+struct droce_rdma_ud_param {
+	const void *private_data;
+	uint8_t private_data_len;
+	struct droce_ah_attr ah_attr;	/* ESTABLISHED: the path to the peer */
+	uint32_t qp_num;
+	uint32_t qkey;
+};
+
 struct droce_rdma_cm_event {
 	struct droce_rdma_cm_id *id;
 	struct droce_rdma_cm_id *listen_id;	/* CONNECT_REQUEST */
 	enum droce_rdma_cm_event_type event;
-	int status;	/* REJECTED: the REJ's reason (IBTA table 112) */
+	/* REJECTED: the REJ's reason (IBTA table 112); UNREACHABLE of a UD
+	 * id: the SIDR_REP's status (table 122), or -ETIMEDOUT */
+	int status;
 	union {
 		/* CONNECT_REQUEST, ESTABLISHED (active), REJECTED, DISCONNECTED:
 		 * the peer's private data and parameters, seen from this side */
 		struct droce_rdma_conn_param conn;
+		/* a UD id's CONNECT_REQUEST (the SIDR_REQ's private data),
+		 * ESTABLISHED and UNREACHABLE (the SIDR_REP's) */
+		struct droce_rdma_ud_param ud;
 	} param;
 };
 
@@ -1402,7 +1423,8 @@ int droce_rdma_resolve_addr(struct droce_rdma_cm_id *id, struct sockaddr *src_ad
 			    struct sockaddr *dst_addr, int timeout_ms);
 int droce_rdma_resolve_route(struct droce_rdma_cm_id *id, int timeout_ms);
 /* A QP of type RC on the id's context, moved to INIT; the CM moves it to
- * RTR and RTS with the REQ's and REP's parameters. */
+ * RTR and RTS with the REQ's and REP's parameters.  A UD id's QP (type UD)
+ * goes to RTS at once with Q_Key DROCE_RDMA_UDP_QKEY, as librdmacm's. */
 int droce_rdma_create_qp(struct droce_rdma_cm_id *id, struct droce_pd *pd,
 			 struct droce_qp_init_attr *qp_init_attr);
 void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
@@ -1413,14 +1435,19 @@ void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
  * its QP (before the caller destroys it).  0, or -1 with errno EINVAL.
  */
 int droce_rdma_use_qp(struct droce_rdma_cm_id *id, struct droce_qp *qp);
-/* conn_param: private data up to 56 bytes (92 minus annex A11's header). */
+/* conn_param: private data up to 56 bytes (92 minus annex A11's header);
+ * a UD id: a SIDR_REQ, up to 180 bytes (216 minus the header), and
+ * ESTABLISHED (or UNREACHABLE) when the SIDR_REP comes. */
 int droce_rdma_connect(struct droce_rdma_cm_id *id,
 		       struct droce_rdma_conn_param *conn_param);
 int droce_rdma_listen(struct droce_rdma_cm_id *id, int backlog);
-/* up to 196 bytes of private data */
+/* up to 196 bytes of private data; a UD id: a SIDR_REP (status 0, its
+ * QP's number or conn_param's qp_num, Q_Key DROCE_RDMA_UDP_QKEY), up to
+ * 136 bytes, and no event */
 int droce_rdma_accept(struct droce_rdma_cm_id *id,
 		      struct droce_rdma_conn_param *conn_param);
-/* REJ with reason 28 "consumer reject"; up to 148 bytes of private data */
+/* REJ with reason 28 "consumer reject"; up to 148 bytes of private data
+ * (a UD id: a SIDR_REP with status 2 "rejected", up to 136 bytes) */
 int droce_rdma_reject(struct droce_rdma_cm_id *id, const void *private_data,
 		      uint8_t private_data_len);
 /* DREQ (the QP goes to ERR); DISCONNECTED follows on both sides. */

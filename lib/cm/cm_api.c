@@ -130,12 +130,12 @@ cm_find_remote(struct cm_agent *a, const uint8_t gid[16], uint32_t remote_comm_i
 }
 
 struct cm_id *
-cm_find_listener(struct cm_agent *a, uint16_t port)
+cm_find_listener(struct cm_agent *a, uint16_t port, uint16_t ps)
 {
 	struct cm_id *id;
 
 	TAILQ_FOREACH(id, &reg.ids, link)
-		if (id->state == CM_LISTEN && id->port == port &&
+		if (id->state == CM_LISTEN && id->port == port && id->pub.ps == ps &&
 		    (id->agent == NULL || id->agent == a))
 			return id;
 	return NULL;
@@ -153,7 +153,8 @@ id_alloc(struct cm_channel *ch, void *context, enum droce_rdma_port_space ps)
 	id->pub.context = context;
 	id->pub.ps = ps;
 	id->pub.port_num = 1;
-	id->pub.qp_type = DROCE_QPT_RC;
+	/* RDMA_PS_UDP and RDMA_PS_IPOIB: UD ids (cm_sidr.c), as rdma_cm's */
+	id->pub.qp_type = ps == DROCE_RDMA_PS_TCP ? DROCE_QPT_RC : DROCE_QPT_UD;
 	id->cm_timeout = CM_DEFAULT_TIMEOUT;
 	id->max_retries = CM_DEFAULT_RETRIES;
 	ch->nids++;
@@ -427,7 +428,8 @@ droce_rdma_create_id(struct droce_rdma_event_channel *channel,
 {
 	struct cm_id *c;
 
-	if (channel == NULL || id == NULL || ps != DROCE_RDMA_PS_TCP)
+	if (channel == NULL || id == NULL ||
+	    (ps != DROCE_RDMA_PS_TCP && ps != DROCE_RDMA_PS_UDP && ps != DROCE_RDMA_PS_IPOIB))
 		return fail(EINVAL);
 	pthread_mutex_lock(&reg.lock);
 	c = id_alloc((struct cm_channel *)channel, context, ps);
@@ -469,8 +471,11 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 		pthread_mutex_unlock(&reg.lock);
 		return fail(EBUSY);
 	}
-	/* a connection still up is ended (DREQ) and a REQ not answered refused */
-	if (id->state == CM_ESTABLISHED)
+	/* a connection still up is ended (DREQ) and a REQ not answered refused
+	 * (a UD id's SIDR_REQ: SIDR_REP "rejected", as the kernel's ib_cm) */
+	if (cm_id_is_ud(id) && id->state == CM_REQ_RCVD)
+		cm_sidr_reject(id, NULL);
+	else if (id->state == CM_ESTABLISHED)
 		cm_proto_disconnect(id);
 	else if (id->state == CM_REQ_RCVD)
 		cm_proto_reject(id, NULL);
@@ -755,10 +760,13 @@ droce_rdma_use_qp(struct droce_rdma_cm_id *pub, struct droce_qp *qp)
 		return 0;
 	}
 	if (pub->verbs == NULL || qp->context != pub->verbs || pub->qp != NULL ||
-	    qp->qp_type != DROCE_QPT_RC)
+	    qp->qp_type != pub->qp_type)
 		return fail(EINVAL);
-	rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
-			     DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS);
+	if (pub->qp_type == DROCE_QPT_UD)
+		rc = cm_sidr_qp_ready(qp);
+	else
+		rc = droce_modify_qp(qp, &at, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+				     DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS);
 	if (rc != 0)
 		return fail(rc);
 	pthread_mutex_lock(&reg.lock);
@@ -775,7 +783,7 @@ droce_rdma_create_qp(struct droce_rdma_cm_id *pub, struct droce_pd *pd,
 	struct droce_qp *qp;
 
 	if (pub == NULL || pd == NULL || init == NULL || pub->verbs == NULL ||
-	    pd->context != pub->verbs || pub->qp != NULL || init->qp_type != DROCE_QPT_RC)
+	    pd->context != pub->verbs || pub->qp != NULL || init->qp_type != pub->qp_type)
 		return fail(EINVAL);
 	qp = droce_create_qp(pd, init);
 	if (qp == NULL)
@@ -813,16 +821,23 @@ locked(int (*fn)(struct cm_id *, const struct droce_rdma_conn_param *),
 	return rc == 0 ? 0 : fail(rc);
 }
 
+/* a UD id (its type fixed at creation) on SIDR (cm_sidr.c) */
+static bool
+ud(const struct droce_rdma_cm_id *pub)
+{
+	return pub != NULL && pub->qp_type == DROCE_QPT_UD;
+}
+
 int
 droce_rdma_connect(struct droce_rdma_cm_id *id, struct droce_rdma_conn_param *p)
 {
-	return locked(cm_proto_connect, id, p);
+	return locked(ud(id) ? cm_sidr_connect : cm_proto_connect, id, p);
 }
 
 int
 droce_rdma_accept(struct droce_rdma_cm_id *id, struct droce_rdma_conn_param *p)
 {
-	return locked(cm_proto_accept, id, p);
+	return locked(ud(id) ? cm_sidr_accept : cm_proto_accept, id, p);
 }
 
 static int
@@ -847,7 +862,8 @@ droce_rdma_init_qp_attr(struct droce_rdma_cm_id *pub, struct droce_qp_attr *attr
 	if (pub == NULL || attr == NULL || attr_mask == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&reg.lock);
-	rc = cm_proto_init_qp_attr(cm_id_of(pub), attr, attr_mask);
+	rc = cm_id_is_ud(cm_id_of(pub)) ? cm_sidr_init_qp_attr(cm_id_of(pub), attr, attr_mask) :
+					   cm_proto_init_qp_attr(cm_id_of(pub), attr, attr_mask);
 	pthread_mutex_unlock(&reg.lock);
 	return rc == 0 ? 0 : fail(rc);
 }
@@ -888,7 +904,7 @@ droce_rdma_reject(struct droce_rdma_cm_id *pub, const void *private_data,
 		.private_data = private_data, .private_data_len = private_data_len,
 	};
 
-	return locked(cm_proto_reject, pub, &p);
+	return locked(ud(pub) ? cm_sidr_reject : cm_proto_reject, pub, &p);
 }
 
 /*
@@ -933,7 +949,7 @@ droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 	pthread_mutex_lock(&reg.lock);
 	if (id->state != CM_ADDR_BOUND || id->port == 0)
 		rc = EINVAL;
-	else if (cm_find_listener(id->agent, id->port) != NULL)
+	else if (cm_find_listener(id->agent, id->port, (uint16_t)pub->ps) != NULL)
 		rc = EADDRINUSE;
 	else
 		rc = relay_listen(id, true);

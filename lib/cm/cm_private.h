@@ -41,6 +41,7 @@ struct cm_held_req {
 	uint64_t deadline_ns;		/* 0: a free slot */
 	uint64_t tid;
 	uint32_t comm_id;		/* the REQ's Local Communication ID */
+	uint16_t ps;			/* its service ID's port space */
 	uint16_t port;
 	uint8_t src_gid[16];
 	uint8_t dst_gid[16];
@@ -97,6 +98,9 @@ enum cm_state {
 	CM_DREQ_SENT,		/* waiting for DREP */
 	CM_TIMEWAIT,		/* duplicate DREQs answered until it ends */
 	CM_CLOSED,		/* rejected, timed out or timewait over */
+	/* a UD id whose SIDR is over: active, the SIDR_REP came; passive,
+	 * its SIDR_REP sent (kept in mad, sent again to a duplicate SIDR_REQ) */
+	CM_SIDR_DONE,
 };
 
 struct cm_channel {
@@ -170,7 +174,8 @@ cm_id_of(struct droce_rdma_cm_id *id)
 struct cm_id *cm_find_local(struct cm_agent *a, uint32_t local_comm_id);
 struct cm_id *cm_find_remote(struct cm_agent *a, const uint8_t gid[16],
 			     uint32_t remote_comm_id);
-struct cm_id *cm_find_listener(struct cm_agent *a, uint16_t port);
+/* a's (or a wildcard) listener on port of port space ps */
+struct cm_id *cm_find_listener(struct cm_agent *a, uint16_t port, uint16_t ps);
 struct cm_id *cm_new_passive(struct cm_id *listener, struct cm_agent *a);
 /* a new local comm ID for an id of a (0: none to be had, a relay's refusal) */
 uint32_t cm_next_comm_id(struct cm_agent *a);
@@ -201,6 +206,8 @@ void cm_proto_recv(struct cm_agent *a, const uint8_t src_gid[16],
 void cm_proto_timer(struct cm_id *id, uint64_t now);
 /* a's held REQs: to a listener that appeared, or rejected at their deadline */
 void cm_proto_held(struct cm_agent *a, uint64_t now);
+/* a held REQ's slot for a MAD (NULL: all taken) */
+struct cm_held_req *cm_proto_hold_slot(struct cm_agent *a);
 int cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p);
 int cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
 /* REJ reason 28 "consumer reject", p's private data (p may be NULL) */
@@ -212,5 +219,31 @@ int cm_proto_establish(struct cm_id *id);
 int cm_proto_comm_est(struct cm_id *id);
 /* the attributes that move a QP to attr->qp_state for this connection */
 int cm_proto_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask);
+
+/* the annex A11 header of an active id's REQ / SIDR_REQ; its peer's port */
+void cm_ip_hdr_of(const struct cm_id *id, struct cm_ip_hdr *h);
+uint16_t cm_dst_port(const struct cm_id *id);
+
+/* cm_sidr.c: UD ids (RDMA_PS_UDP, RDMA_PS_IPOIB), SIDR of IBTA 12.11 */
+static inline bool
+cm_id_is_ud(const struct cm_id *id)
+{
+	return id->pub.qp_type == DROCE_QPT_UD;
+}
+
+void cm_sidr_recv_req(struct cm_agent *a, const uint8_t src_gid[16],
+		      const uint8_t dst_gid[16], const struct cm_mad_hdr *h,
+		      const uint8_t *mad);
+void cm_sidr_recv_rep(struct cm_agent *a, const uint8_t *mad);
+/* a held SIDR_REQ nobody listened for in time: SIDR_REP "unsupported" */
+void cm_sidr_refuse(struct cm_agent *a, const struct cm_held_req *r);
+void cm_sidr_timer(struct cm_id *id, uint64_t now);
+int cm_sidr_connect(struct cm_id *id, const struct droce_rdma_conn_param *p);
+int cm_sidr_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
+int cm_sidr_reject(struct cm_id *id, const struct droce_rdma_conn_param *p);
+/* a UD QP of the id's: INIT (Q_Key DROCE_RDMA_UDP_QKEY), RTR, RTS; 0 or an errno */
+int cm_sidr_qp_ready(struct droce_qp *qp);
+/* rdma_init_qp_attr of a UD id: INIT with the Q_Key, RTR, RTS (SQ PSN 0) */
+int cm_sidr_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask);
 
 #endif /* DROCE_CM_PRIVATE_H */

@@ -178,8 +178,8 @@ clamp_rd(uint8_t v)
 
 /* ---- active side ----------------------------------------------------------- */
 
-static void
-ip_hdr_of(const struct cm_id *id, struct cm_ip_hdr *h)
+void
+cm_ip_hdr_of(const struct cm_id *id, struct cm_ip_hdr *h)
 {
 	bool v4 = cm_gid_is_v4(id->local_gid);
 
@@ -195,8 +195,8 @@ ip_hdr_of(const struct cm_id *id, struct cm_ip_hdr *h)
 	}
 }
 
-static uint16_t
-dst_port(const struct cm_id *id)
+uint16_t
+cm_dst_port(const struct cm_id *id)
 {
 	const union droce_rdma_sockaddr *ss = &id->pub.route.addr.dst_addr;
 	const uint8_t *p = (const uint8_t *)ss + 2;	/* sin_port / sin6_port */
@@ -224,7 +224,7 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 		.ack_timeout = id->ack_timeout != 0 ? id->ack_timeout : CM_ACK_TIMEOUT,
 	};
 	req.local_comm_id = id->local_comm_id;
-	req.service_id = (uint64_t)CM_PS_TCP << 16 | dst_port(id);
+	req.service_id = (uint64_t)CM_PS_TCP << 16 | cm_dst_port(id);
 	req.local_ca_guid = id->agent->guid;
 	req.local_qpn = local_qpn(id);
 	req.responder_resources = id->qp.responder_resources;
@@ -244,7 +244,7 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	req.primary.hop_limit = CM_HOP_LIMIT;
 	req.primary.traffic_class = id->tos;
 	req.primary.local_ack_timeout = id->qp.ack_timeout;
-	ip_hdr_of(id, &ih);
+	cm_ip_hdr_of(id, &ih);
 	cm_ip_hdr_put(req.pdata, &ih);
 	if (p->private_data_len != 0)
 		memcpy(req.pdata + CM_IP_HDR_LEN, p->private_data, p->private_data_len);
@@ -401,21 +401,28 @@ held_find(struct cm_agent *a, const uint8_t src_gid[16], uint32_t comm_id)
 	return NULL;
 }
 
+struct cm_held_req *
+cm_proto_hold_slot(struct cm_agent *a)
+{
+	for (unsigned int i = 0; i < CM_HELD_REQS; i++)
+		if (a->held[i].deadline_ns == 0)
+			return &a->held[i];
+	return NULL;
+}
+
 static bool
 hold_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16],
 	 uint64_t tid, const struct cm_req *req, const uint8_t *mad)
 {
 	uint64_t hold = cm_timeout_ns(req->remote_cm_timeout) / 2;
-	struct cm_held_req *free_slot = NULL;
+	struct cm_held_req *free_slot = cm_proto_hold_slot(a);
 
-	for (unsigned int i = 0; i < CM_HELD_REQS && free_slot == NULL; i++)
-		if (a->held[i].deadline_ns == 0)
-			free_slot = &a->held[i];
 	if (free_slot == NULL)
 		return false;
 	*free_slot = (struct cm_held_req){
 		.deadline_ns = cm_now_ns() + (hold < CM_REQ_HOLD_NS ? hold : CM_REQ_HOLD_NS),
-		.tid = tid, .comm_id = req->local_comm_id, .port = (uint16_t)req->service_id,
+		.tid = tid, .comm_id = req->local_comm_id, .ps = CM_PS_TCP,
+		.port = (uint16_t)req->service_id,
 	};
 	memcpy(free_slot->src_gid, src_gid, 16);
 	memcpy(free_slot->dst_gid, dst_gid, 16);
@@ -431,13 +438,16 @@ cm_proto_held(struct cm_agent *a, uint64_t now)
 
 		if (r.deadline_ns == 0)
 			continue;
-		if (cm_find_listener(a, r.port) != NULL) {
+		if (cm_find_listener(a, r.port, r.ps) != NULL) {
 			a->held[i].deadline_ns = 0;
 			cm_proto_recv(a, r.src_gid, r.dst_gid, r.mad);
 		} else if (now >= r.deadline_ns) {
 			a->held[i].deadline_ns = 0;
-			send_rej(a, r.src_gid, r.tid, 0, r.comm_id, CM_MSG_REQ,
-				 CM_REJ_INVALID_SERVICE_ID, NULL, 0);
+			if (r.ps != CM_PS_TCP)
+				cm_sidr_refuse(a, &r);
+			else
+				send_rej(a, r.src_gid, r.tid, 0, r.comm_id, CM_MSG_REQ,
+					 CM_REJ_INVALID_SERVICE_ID, NULL, 0);
 		}
 	}
 }
@@ -465,7 +475,7 @@ recv_req(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_gid[16
 			 NULL, 0);
 		return;
 	}
-	lis = cm_find_listener(a, (uint16_t)req.service_id);
+	lis = cm_find_listener(a, (uint16_t)req.service_id, CM_PS_TCP);
 	if (lis == NULL && (held_find(a, src_gid, req.local_comm_id) != NULL ||
 			    hold_req(a, src_gid, dst_gid, h->tid, &req, mad)))
 		return;		/* held, or a retransmission of one held */
@@ -754,6 +764,12 @@ cm_proto_recv(struct cm_agent *a, const uint8_t src_gid[16], const uint8_t dst_g
 	case CM_ATTR_DREP:
 		recv_drep(a, mad);
 		break;
+	case CM_ATTR_SIDR_REQ:
+		cm_sidr_recv_req(a, src_gid, dst_gid, &h, mad);
+		break;
+	case CM_ATTR_SIDR_REP:
+		cm_sidr_recv_rep(a, mad);
+		break;
 	default:
 		break;
 	}
@@ -788,6 +804,10 @@ cm_proto_timer(struct cm_id *id, uint64_t now)
 {
 	if (id->deadline_ns == 0 || now < id->deadline_ns)
 		return;
+	if (cm_id_is_ud(id)) {
+		cm_sidr_timer(id, now);
+		return;
+	}
 	if (id->state == CM_TIMEWAIT) {
 		id->deadline_ns = 0;
 		id->state = CM_CLOSED;

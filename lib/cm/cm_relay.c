@@ -98,13 +98,26 @@ cm_port_local(const struct cm_port *p, const uint8_t gid[16], uint8_t src[16])
 	return false;
 }
 
-/* A CM MAD a relay carries: its header checked, a Send of REQ .. DREP. */
+/* A CM MAD a relay carries: its header checked, a Send of REQ .. SIDR_REP. */
 static int
 relay_hdr(const uint8_t *mad, size_t len, struct cm_mad_hdr *h)
 {
 	if (cm_mad_check(mad, len, h) != 0 || h->method != CM_MAD_METHOD_SEND ||
-	    h->attr_id < CM_ATTR_REQ || h->attr_id > CM_ATTR_DREP)
+	    h->attr_id < CM_ATTR_REQ || h->attr_id > CM_ATTR_SIDR_REP)
 		return -EINVAL;
+	return 0;
+}
+
+/* the port of an RDMA IP CM service ID (annex A11: 0x0000000001 | PS | port)
+ * of the port spaces a REQ (TCP) or a SIDR_REQ (UDP, IPoIB) may name */
+static int
+service_port(uint64_t service_id, bool sidr, uint16_t *port)
+{
+	uint64_t ps = service_id >> 16;
+
+	if (sidr ? ps != CM_PS_UDP && ps != CM_PS_IPOIB : ps != CM_PS_TCP)
+		return -EINVAL;
+	*port = (uint16_t)service_id;
 	return 0;
 }
 
@@ -112,19 +125,28 @@ int
 cm_relay_route(const uint8_t *mad, size_t len, struct cm_relay_route *r)
 {
 	struct cm_mad_hdr h;
+	struct cm_sidr_req sreq;
+	struct cm_sidr_rep srep;
 	struct cm_req req;
 	struct cm_rtu ids;
 
 	if (relay_hdr(mad, len, &h) != 0)
 		return -EINVAL;
-	r->req = h.attr_id == CM_ATTR_REQ;
-	if (r->req) {
+	r->req = h.attr_id == CM_ATTR_REQ || h.attr_id == CM_ATTR_SIDR_REQ;
+	if (h.attr_id == CM_ATTR_REQ) {
 		cm_req_get(mad, &req);
-		/* the RDMA IP CM service (annex A11): 0x0000000001 | PS | port */
-		if (req.service_id >> 16 != CM_PS_TCP)
-			return -EINVAL;
-		r->port = (uint16_t)req.service_id;
 		r->comm_id = req.local_comm_id;
+		return service_port(req.service_id, false, &r->port);
+	}
+	if (h.attr_id == CM_ATTR_SIDR_REQ) {
+		cm_sidr_req_get(mad, &sreq);
+		r->comm_id = sreq.request_id;
+		return service_port(sreq.service_id, true, &r->port);
+	}
+	/* a SIDR_REP to the requester: its Request ID is the requester's (12.11.2) */
+	if (h.attr_id == CM_ATTR_SIDR_REP) {
+		cm_sidr_rep_get(mad, &srep);
+		r->comm_id = srep.request_id;
 		return 0;
 	}
 	/* MRA, REJ, REP, RTU, DREQ, DREP: Local, then Remote Comm ID (12.6) */
@@ -142,15 +164,37 @@ cm_relay_out(const uint8_t *mad, size_t len, struct cm_relay_out *o)
 
 	if (relay_hdr(mad, len, &h) != 0)
 		return -EINVAL;
-	cm_rtu_get(mad, &ids);		/* a REQ's Local Comm ID is there too */
+	cm_rtu_get(mad, &ids);	/* a REQ's Local Comm ID, a SIDR_REQ's Request ID */
 	o->local_comm_id = ids.local_comm_id;
-	o->remote_comm_id = h.attr_id == CM_ATTR_REQ ? 0 : ids.remote_comm_id;
+	o->remote_comm_id = h.attr_id == CM_ATTR_REQ || h.attr_id == CM_ATTR_SIDR_REQ ?
+			    0 : ids.remote_comm_id;
 	o->rej_of_req = false;
+	/* a SIDR_REP goes under the requester's Request ID: it answers a SIDR_REQ */
+	if (h.attr_id == CM_ATTR_SIDR_REP) {
+		o->remote_comm_id = ids.local_comm_id;
+		o->local_comm_id = 0;
+		o->rej_of_req = true;
+	}
 	if (h.attr_id == CM_ATTR_REJ) {
 		cm_rej_get(mad, &rej);
 		o->rej_of_req = rej.msg_rejected == CM_MSG_REQ;
 	}
 	return 0;
+}
+
+/* a SIDR_REQ's answer: SIDR_REP status 1 "service ID not supported" (12.11.2) */
+static void
+sidr_unsupported(uint8_t *out, const struct cm_mad_hdr *h, const uint8_t *req_mad)
+{
+	struct cm_sidr_req req;
+	struct cm_sidr_rep rep = { .status = CM_SIDR_UNSUPPORTED };
+
+	cm_sidr_req_get(req_mad, &req);
+	rep.request_id = req.request_id;
+	rep.service_id = req.service_id;
+	cm_mad_put_hdr(out, &(struct cm_mad_hdr){
+		.method = CM_MAD_METHOD_SEND, .tid = h->tid, .attr_id = CM_ATTR_SIDR_REP });
+	cm_sidr_rep_put(out, &rep);
 }
 
 void
@@ -163,6 +207,10 @@ cm_relay_rej_req(uint8_t *out, const uint8_t *req_mad)
 	};
 
 	cm_mad_check(req_mad, CM_MAD_LEN, &h);
+	if (h.attr_id == CM_ATTR_SIDR_REQ) {
+		sidr_unsupported(out, &h, req_mad);
+		return;
+	}
 	cm_req_get(req_mad, &req);
 	rej.remote_comm_id = req.local_comm_id;
 	cm_mad_put_hdr(out, &(struct cm_mad_hdr){

@@ -35,9 +35,11 @@ bool cm_port_local(const struct cm_port *p, const uint8_t gid[16], uint8_t src[1
 
 /* What routing needs of a received MAD (cm_relay_route). */
 struct cm_relay_route {
-	bool req;		/* a REQ: by port; else by comm_id */
-	uint16_t port;		/* a REQ's RDMA_PS_TCP port */
-	uint32_t comm_id;	/* a REQ's Local Comm ID, else its Remote one */
+	bool req;		/* a REQ or SIDR_REQ: by port; else by comm_id */
+	uint16_t port;		/* a REQ's RDMA_PS_TCP port, a SIDR_REQ's UDP / IPoIB one */
+	/* a REQ's Local Comm ID, a SIDR_REQ's or SIDR_REP's Request ID, else
+	 * the Remote Comm ID */
+	uint32_t comm_id;
 };
 
 /* mad (len bytes) a CM MAD to route: 0, or -EINVAL (not one: dropped). */
@@ -45,15 +47,18 @@ int cm_relay_route(const uint8_t *mad, size_t len, struct cm_relay_route *r);
 
 /* What the check of a MAD a client sends needs. */
 struct cm_relay_out {
-	uint32_t local_comm_id;		/* whose it is sent as */
-	uint32_t remote_comm_id;
-	bool rej_of_req;		/* a REJ answering a REQ */
+	uint32_t local_comm_id;		/* whose it is sent as (0: none) */
+	uint32_t remote_comm_id;	/* a SIDR_REP's: its Request ID */
+	/* a REJ answering a REQ, or a SIDR_REP (which answers a SIDR_REQ) */
+	bool rej_of_req;
 };
 
-/* mad (len bytes) a CM MAD a client may send (a Send of REQ ... DREP): 0 or -EINVAL. */
+/* mad (len bytes) a CM MAD a client may send (a Send of REQ ... DREP,
+ * SIDR_REQ, SIDR_REP): 0 or -EINVAL. */
 int cm_relay_out(const uint8_t *mad, size_t len, struct cm_relay_out *o);
 
-/* out: the REJ (reason 8, invalid service ID) answering the REQ req. */
+/* out: the REJ (reason 8, invalid service ID) answering the REQ req; for
+ * a SIDR_REQ the SIDR_REP with status 1 "service ID not supported". */
 void cm_relay_rej_req(uint8_t *out, const uint8_t *req);
 
 #endif /* DROCE_CM_RELAY_H */

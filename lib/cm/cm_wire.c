@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cm_wire.c - CM MAD layouts (IBTA 12.6) and the annex A11 IP CM header.
+ * cm_wire.c - CM MAD layouts (IBTA 12.6, SIDR 12.11) and the annex A11 IP
+ * CM header.
  * Offsets are from the start of the attribute data (MAD byte 24).
  */
 #include <errno.h>
@@ -164,6 +165,25 @@ static const struct cm_field dreq_fields[] = {
 	CM_BYTES(struct cm_dreq, pdata, 12),
 };
 
+/* IBTA 12.11: SIDR_REQ (table 121) and SIDR_REP (table 122) */
+static const struct cm_field sidr_req_fields[] = {
+	CM_FIELD(struct cm_sidr_req, request_id, 0, 4, 0, 32),
+	CM_FIELD(struct cm_sidr_req, pkey, 4, 2, 0, 16),
+	CM_FIELD(struct cm_sidr_req, service_id, 8, 8, 0, 64),
+	CM_BYTES(struct cm_sidr_req, pdata, 16),
+};
+
+static const struct cm_field sidr_rep_fields[] = {
+	CM_FIELD(struct cm_sidr_rep, request_id, 0, 4, 0, 32),
+	CM_FIELD(struct cm_sidr_rep, status, 4, 1, 0, 8),
+	CM_FIELD(struct cm_sidr_rep, info_len, 5, 1, 0, 8),
+	CM_FIELD(struct cm_sidr_rep, qpn, 8, 4, 8, 24),
+	CM_FIELD(struct cm_sidr_rep, service_id, 12, 8, 0, 64),
+	CM_FIELD(struct cm_sidr_rep, qkey, 20, 4, 0, 32),
+	CM_BYTES(struct cm_sidr_rep, info, 24),
+	CM_BYTES(struct cm_sidr_rep, pdata, 96),
+};
+
 static uint64_t
 member_get(const void *msg, const struct cm_field *f)
 {
@@ -268,6 +288,8 @@ CM_MSG_CODEC(rej)
 CM_MSG_CODEC(rep)
 CM_MSG_CODEC(rtu)
 CM_MSG_CODEC(dreq)
+CM_MSG_CODEC(sidr_req)
+CM_MSG_CODEC(sidr_rep)
 
 /* ---- annex A11 ------------------------------------------------------------ */
 

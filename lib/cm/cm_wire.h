@@ -37,6 +37,8 @@ enum cm_attr {
 	CM_ATTR_RTU = 0x0014,
 	CM_ATTR_DREQ = 0x0015,
 	CM_ATTR_DREP = 0x0016,
+	CM_ATTR_SIDR_REQ = 0x0017,
+	CM_ATTR_SIDR_REP = 0x0018,
 };
 
 /* private data sizes (IBTA 12.6) */
@@ -48,6 +50,9 @@ enum cm_attr {
 #define CM_DREQ_PDATA 220
 #define CM_DREP_PDATA 224
 #define CM_REJ_ARI_LEN 72
+#define CM_SIDR_REQ_PDATA 216
+#define CM_SIDR_REP_PDATA 136
+#define CM_SIDR_REP_INFO_LEN 72
 
 /* REJ reasons used here (IBTA table 112) */
 enum cm_rej_reason {
@@ -170,11 +175,43 @@ struct cm_dreq {
 
 #define cm_drep cm_rtu
 
+/* IBTA 12.11.1 (table 121) */
+struct cm_sidr_req {
+	uint32_t request_id;
+	uint16_t pkey;
+	uint64_t service_id;
+	uint8_t pdata[CM_SIDR_REQ_PDATA];
+};
+
+/* SIDR_REP's status (IBTA 12.11.2, table 122) */
+enum cm_sidr_status {
+	CM_SIDR_OK = 0,
+	CM_SIDR_UNSUPPORTED = 1,	/* no such service ID */
+	CM_SIDR_REJECT = 2,		/* the service provider rejected it */
+	CM_SIDR_NO_QP = 3,
+	CM_SIDR_REDIRECT = 4,
+	CM_SIDR_UNSUPPORTED_VERSION = 5,
+};
+
+/* IBTA 12.11.2 (table 122) */
+struct cm_sidr_rep {
+	uint32_t request_id;		/* the SIDR_REQ's */
+	uint8_t status;			/* enum cm_sidr_status */
+	uint8_t info_len;
+	uint32_t qpn;			/* 24 bits */
+	uint64_t service_id;
+	uint32_t qkey;
+	uint8_t info[CM_SIDR_REP_INFO_LEN];	/* ClassPortInfo on REDIRECT */
+	uint8_t pdata[CM_SIDR_REP_PDATA];
+};
+
 /* annex A11: the header rdma_cm puts at the start of a REQ's private data */
 #define CM_IP_HDR_LEN 36
 #define CM_IP_HDR_VERSION 0
 /* service IDs of the RDMA IP CM service: 0x0000000001 | port space | port */
 #define CM_PS_TCP 0x0106u
+#define CM_PS_UDP 0x0111u
+#define CM_PS_IPOIB 0x0002u
 
 struct cm_ip_hdr {
 	uint8_t ip_version;		/* 4 or 6 */
@@ -204,6 +241,10 @@ void cm_rtu_put(uint8_t *mad, const struct cm_rtu *m);
 void cm_rtu_get(const uint8_t *mad, struct cm_rtu *m);
 void cm_dreq_put(uint8_t *mad, const struct cm_dreq *m);
 void cm_dreq_get(const uint8_t *mad, struct cm_dreq *m);
+void cm_sidr_req_put(uint8_t *mad, const struct cm_sidr_req *m);
+void cm_sidr_req_get(const uint8_t *mad, struct cm_sidr_req *m);
+void cm_sidr_rep_put(uint8_t *mad, const struct cm_sidr_rep *m);
+void cm_sidr_rep_get(const uint8_t *mad, struct cm_sidr_rep *m);
 
 /* Annex A11 header at p[CM_IP_HDR_LEN]: get returns 0, or -EINVAL for
  * another header version or an IP version other than 4 and 6. */

@@ -60,7 +60,9 @@ rai_resolve(const char *node, const char *service, const struct rdma_addrinfo *h
 		return rc;
 	rai->ai_flags = hints != NULL ? hints->ai_flags : 0;
 	rai->ai_family = ai->ai_family;
-	rai->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type : IBV_QPT_RC;
+	/* as librdmacm's: a datagram socket type (RDMA_PS_UDP's) is UD */
+	rai->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type :
+			  ai->ai_socktype == SOCK_DGRAM ? IBV_QPT_UD : IBV_QPT_RC;
 	rai->ai_port_space = hints != NULL && hints->ai_port_space != 0 ?
 			     hints->ai_port_space : RDMA_PS_TCP;
 	if (rai->ai_flags & RAI_PASSIVE)

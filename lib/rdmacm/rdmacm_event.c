@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "rdmacm_private.h"
@@ -106,6 +107,30 @@ conn_param_copy(struct rdma_conn_param *to, const struct droce_rdma_conn_param *
 	to->qp_num = from->qp_num;
 }
 
+/* a UD id's peer: the SIDR_REP's QPN, Q_Key and path (lib/cm's) */
+static void
+ud_param_copy(struct rdma_ud_param *to, const struct droce_rdma_ud_param *from)
+{
+	const struct droce_ah_attr *a = &from->ah_attr;
+
+	to->private_data = from->private_data;
+	to->private_data_len = from->private_data_len;
+	to->qp_num = from->qp_num;
+	to->qkey = from->qkey;
+	memset(&to->ah_attr, 0, sizeof(to->ah_attr));
+	memcpy(to->ah_attr.grh.dgid.raw, a->grh.dgid.raw, sizeof(to->ah_attr.grh.dgid.raw));
+	to->ah_attr.grh.flow_label = a->grh.flow_label;
+	to->ah_attr.grh.sgid_index = a->grh.sgid_index;
+	to->ah_attr.grh.hop_limit = a->grh.hop_limit;
+	to->ah_attr.grh.traffic_class = a->grh.traffic_class;
+	to->ah_attr.dlid = a->dlid;
+	to->ah_attr.sl = a->sl;
+	to->ah_attr.src_path_bits = a->src_path_bits;
+	to->ah_attr.static_rate = a->static_rate;
+	to->ah_attr.is_global = a->is_global;
+	to->ah_attr.port_num = a->port_num;
+}
+
 /* lib/cm's event as librdmacm's: 0, or -1 with errno (ENOMEM) */
 static int
 event_deliver(struct droce_rdma_cm_event *dev, struct rdma_cm_event **event)
@@ -131,7 +156,10 @@ event_deliver(struct droce_rdma_cm_event *dev, struct rdma_cm_event **event)
 		ev->ibv.listen_id = &((struct rdmacm_id *)dev->listen_id->context)->ibv;
 	ev->ibv.event = (enum rdma_cm_event_type)dev->event;
 	ev->ibv.status = dev->status;
-	conn_param_copy(&ev->ibv.param.conn, &dev->param.conn);
+	if (id->ibv.qp_type == IBV_QPT_UD)
+		ud_param_copy(&ev->ibv.param.ud, &dev->param.ud);
+	else
+		conn_param_copy(&ev->ibv.param.conn, &dev->param.conn);
 	rdmacm_id_sync(id);
 	pthread_mutex_lock(&id->lock);
 	id->events++;

@@ -43,7 +43,8 @@ rdmacm_id_new(struct rdma_event_channel *channel, void *context, enum rdma_port_
 	id->ibv.context = context;
 	id->ibv.ps = ps;
 	id->ibv.port_num = 1;
-	id->ibv.qp_type = IBV_QPT_RC;
+	/* as librdmacm's rdma_create_id: the datagram port spaces are UD */
+	id->ibv.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
 	pthread_mutex_init(&id->lock, NULL);
 	pthread_cond_init(&id->acked, NULL);
 	return id;
@@ -493,6 +494,11 @@ rdma_accept(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 		return fail(EINVAL);
 	if (droce_rdma_accept(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
 		return -1;
+	/* a UD id's accept (a SIDR_REP) has no event to wait for (librdmacm) */
+	if (pub->qp_type == IBV_QPT_UD) {
+		sync_release(id_of(pub));
+		return 0;
+	}
 	return sync_complete(id_of(pub));
 }
 

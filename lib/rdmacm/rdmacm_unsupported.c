@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdmacm_unsupported.c - the rest of librdmacm's exports: what lib/cm does
- * not offer fails with ENOSYS (RC over RDMA_PS_TCP only: no UD ids,
- * multicast).  rsockets are rsocket_*.c's.
+ * not offer fails with ENOSYS (multicast).  rsockets are rsocket_*.c's.
  */
 #include <errno.h>
 

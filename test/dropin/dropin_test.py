@@ -97,6 +97,16 @@ libibverbs.so.1 and usertools/droce-run.
       the pings' exact text.  Then rping -c to a port nobody listens on:
       REJECTED, error 8, exit 255; and ib_write_bw -R there: perftest's
       "Unexpected CM event ... 8" (REJECTED), exit 1.
+  dropin_test.py --run DROCE_RUN --lib DIR udaddy
+      Debian's udaddy (UD ids over RDMA_PS_UDP: SIDR, then datagrams), server
+      (-b 198.18.5.1) and client (-s) on droce over net_memif through the
+      drop-in librdmacm: with droce's defaults, the default 10 messages of
+      100 bytes, then -c 3 -C 50 -S 1000 (three ids each way), then -P ipoib
+      -C 20 with a transport lcore: both exit 0 and print exactly their
+      steps (each ends only once its -C messages per connection arrived).
+      Then udaddy -s to a port space nobody listens in (the server's is
+      RDMA_PS_IPOIB): UNREACHABLE, error 1 (SIDR_REP "service ID not
+      supported"), exit 1.
   dropin_test.py --run DROCE_RUN --lib DIR --prog DROPIN_RDMACM_CALLS rdmacm_calls
       test/dropin/dropin_rdmacm_calls.c (built against the system's
       rdma_cma.h) alone on droce: it prints "ok" and exits 0.
@@ -622,6 +632,54 @@ def case_perftest_rejected(a, tmp, tag):
     if check(case, rcs[1] == 1, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
        check(case, "Unexpected CM event bl blka 8\n" in outs[1], outs[1][-400:]):
         print(f"ok - {case}: RDMA_CM_EVENT_REJECTED, exit 1", flush=True)
+
+
+UDADDY_SERVER = ["udaddy: starting server", "receiving data transfers", "sending replies",
+                 "data transfers complete", "test complete", "return status 0"]
+UDADDY_CLIENT = ["udaddy: starting client", "udaddy: connecting", "initiating data transfers",
+                 "receiving data transfers", "data transfers complete", "test complete",
+                 "return status 0"]
+
+
+def udaddy_lines(out):
+    """udaddy's own lines (its "udaddy:" messages and steps), in order."""
+    steps = set(UDADDY_SERVER + UDADDY_CLIENT)
+    return [ln for ln in out.splitlines() if ln in steps or ln.startswith("udaddy:")]
+
+
+def case_udaddy(a, tmp, tag, opts, lcore=False):
+    """Debian's udaddy (rdmacm-utils: RDMA_PS_UDP ids, SIDR, UD QPs made by
+    rdma_create_qp) unmodified, server (-b) and client (-s) on droce over
+    memif through the drop-in librdmacm, with opts on both sides (-c
+    connections, -C messages, -S size, -P port space): each exits 0 and
+    prints exactly its steps.  The server's steps end once it received
+    -C messages on each connection and its -C replies completed; the
+    client's once it received the server's -C replies on each: so the
+    counts are the programs' own."""
+    argv = [["udaddy", "-b", DROCE_SERVER] + opts, ["udaddy", "-s", DROCE_SERVER] + opts]
+    case = " / ".join(" ".join(v) for v in argv) + ("" if lcore else " (droce's defaults)")
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, lcore=lcore)
+    ok = True
+    for side, name, want in ((0, "server", UDADDY_SERVER), (1, "client", UDADDY_CLIENT)):
+        ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 400)}")
+        ok &= check(case, udaddy_lines(outs[side]) == want,
+                    f"{name}: {udaddy_lines(outs[side])}")
+    if ok:
+        print(f"ok - {case}: both sides exit 0, every step", flush=True)
+
+
+def case_udaddy_unsupported(a, tmp, tag):
+    """udaddy -s to a service ID nobody serves (the server listens on the
+    same port in RDMA_PS_IPOIB's space): the SIDR_REP's status 1 "service
+    ID not supported", as the kernel's ib_cm answers; the client reports
+    RDMA_CM_EVENT_UNREACHABLE, error 1, and exits 1 (its status)."""
+    argv = [["udaddy", "-b", DROCE_SERVER, "-P", "ipoib"], ["udaddy", "-s", DROCE_SERVER]]
+    case = "udaddy -s to a port space nobody listens in"
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, server_stays=True)
+    if check(case, rcs[1] == 1, f"client exit {rcs[1]}: {outs[1][-400:]}") and \
+       check(case, "udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: 1\n" in outs[1] and
+             "return status 1\n" in outs[1], outs[1][-400:]):
+        print(f"ok - {case}: RDMA_CM_EVENT_UNREACHABLE, error 1, exit 1", flush=True)
 
 
 def case_rdmacm_calls(a, tmp, tag):
@@ -1439,6 +1497,48 @@ def daemon_rdmacm_utils(a, tmp, socks):
                   (f"'{last}'" if last is not None else "every step done"), flush=True)
 
 
+def daemon_udaddy(a, tmp, socks):
+    """udaddy (UD ids: SIDR relayed by droced, then datagrams) on droced:
+    the server (-b 198.18.5.1, -C 20) on droced 0, its client on droced 1
+    (across memif: droced's GSI QPs on the wire) as secondaries, then both
+    as plain processes on queue regions on droced 0 (the SIDR_REQ looped
+    back to droced's own port) and across the two.  Each side exits 0 and
+    prints exactly its steps (case_udaddy)."""
+    regions = {"DROCE_QUEUES": "region"}
+    for client_side, env, where in ((1, None, "secondaries, two droceds"),
+                                    (0, regions, "queue regions, one droced"),
+                                    (1, regions, "queue regions, two droceds")):
+        case = f"udaddy on droced ({where})"
+        tag = f"ud-{client_side}-{free_port()}"
+        sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}",
+                             ["stdbuf", "-oL", "udaddy", "-b", "198.18.5.1", "-C", "20"], env)
+        outs, rcs = ["", ""], [None, None]
+        try:
+            wait_app(a, socks[0], sp, "udaddy: starting server")
+            time.sleep(0.3)
+            cp = rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
+                                 ["stdbuf", "-oL", "udaddy", "-s", "198.18.5.1", "-C", "20"],
+                                 env)
+            for side, p in ((1, cp), (0, sp)):
+                try:
+                    rcs[side] = p[0].wait(timeout=TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    pass
+                stop(p[0])
+                p[1].seek(0)
+                outs[side] = p[1].read()
+            cp[1].close()
+        finally:
+            stop(sp[0])
+            sp[1].close()
+        ok = True
+        for side, name, want in ((0, "server", UDADDY_SERVER), (1, "client", UDADDY_CLIENT)):
+            ok &= check(case, rcs[side] == 0 and udaddy_lines(outs[side]) == want,
+                        f"{name} exit {rcs[side]}: {brief(outs[side], 300)}")
+        if ok:
+            print(f"ok - {case}: both sides exit 0, every step", flush=True)
+
+
 def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0):
     """srv on droced 0, then (once it is droced's application) cli on
     droced client_side: (exit statuses, outputs: stdout then stderr)."""
@@ -1519,6 +1619,9 @@ def case_daemon_rping(a, tmp):
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
     the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
+    other programs (daemon_rdmacm_utils); udaddy (daemon_udaddy).  rping: each
+
+
     other programs (daemon_rdmacm_utils); riostream and librspreload on
     queue regions (daemon_rsockets).  rping: each
     side exits 0 and prints each ping's exact text
@@ -1541,6 +1644,9 @@ def case_daemon_rping(a, tmp):
             daemon_write_bw_cm(a, tmp, socks, 1)
             daemon_qperf(a, tmp, socks)
             daemon_rdmacm_utils(a, tmp, socks)
+            daemon_udaddy(a, tmp, socks)
+
+
             daemon_rsockets(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
@@ -1706,7 +1812,7 @@ def main():
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress",
-                                     "rdmacm_utils"])
+                                     "rdmacm_utils", "udaddy"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1789,6 +1895,11 @@ def main():
             case_rping(a, tmp, "c2", ["-C", "20"], 20, 1000, "2001:2:0:5::1")
             case_rping_rejected(a, tmp, "c3")
             case_perftest_rejected(a, tmp, "c4")
+        elif a.what == "udaddy":
+            case_udaddy(a, tmp, "v0", [])
+            case_udaddy(a, tmp, "v1", ["-c", "3", "-C", "50", "-S", "1000"])
+            case_udaddy(a, tmp, "v2", ["-P", "ipoib", "-C", "20"], lcore=True)
+            case_udaddy_unsupported(a, tmp, "v3")
         elif a.what == "perftest_cm":
             nets = Veth(f"r{os.getpid() % 100000}")
             try:

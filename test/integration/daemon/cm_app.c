@@ -16,9 +16,11 @@
  *   cm_app ... forge IP PORT
  *       the hostile one: listens on PORT (taken by another application:
  *       "listen: EADDRINUSE"), then sends through the relay op itself: a
- *       DREQ and a REJ under each of the 16 comm IDs below its own, a
- *       REJ of a REQ it never got, a MAD of another class, an unknown op:
- *       each refused ("forged N refused"); a DREQ under its own comm ID
+ *       DREQ, DREP, REJ, RTU and SIDR_REQ under each of the 16 comm IDs
+ *       below its own and a SIDR_REP answering a SIDR_REQ it never got
+ *       under each, a REJ of a REQ it never got, a MAD of another class,
+ *       of another method, a LAP (not relayed), an unknown op, freeing
+ *       another's comm ID: each refused ("forged N refused"); a DREQ under its own comm ID
  *       accepted ("own accepted"), and to 80 other GIDs of the subnet
  *       ("own to 80 peers: N sent").
  * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
@@ -363,10 +365,13 @@ forge(struct app *a, const char *ip, const char *port)
 		die("comm ID", -rc);
 	/* the IDs droced gave before this one: the other applications' */
 	for (uint32_t d = 1; d <= 16; d++) {
+		/* a SIDR_REQ's Request ID sits where a Local Comm ID does, and a
+		 * SIDR_REP's is its requester's (IBTA 12.11) */
 		uint16_t attrs[] = { 0x0015 /* DREQ */, 0x0016 /* DREP */, 0x0012 /* REJ */,
-				     0x0014 /* RTU */ };
+				     0x0014 /* RTU */, 0x0017 /* SIDR_REQ */,
+				     0x0018 /* SIDR_REP */ };
 
-		for (unsigned int k = 0; k < 4; k++) {
+		for (unsigned int k = 0; k < 6; k++) {
 			struct droce_cm_relay f = { .op = DROCE_CM_RELAY_SEND };
 
 			memcpy(f.dgid, gid.raw, 16);
@@ -389,6 +394,10 @@ forge(struct app *a, const char *ip, const char *port)
 		refused += relay(ctx, &f) == -EINVAL;
 		mad(&f, 0x0015, r.comm_id, r.comm_id - 1);
 		f.mad[3] = 0x01;
+		tried++;
+		refused += relay(ctx, &f) == -EINVAL;
+		/* a LAP under its own comm ID: no alternate paths relayed */
+		mad(&f, 0x0019, r.comm_id, r.comm_id - 1);
 		tried++;
 		refused += relay(ctx, &f) == -EINVAL;
 		f.op = 99;

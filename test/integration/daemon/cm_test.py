@@ -16,11 +16,13 @@ the GSI QP and relays their CM MADs (here on its loopback: same GID).
               is free again (the pair's server listens on it); then,
               between the pair's two rounds, a third application listens
               on the server's port (EADDRINUSE) and sends through the
-              relay DREQ, DREP, REJ and RTU MADs under the 16 comm IDs
-              droced gave before its own, a REJ of a REQ it never got (all
-              EPERM), a MAD of another class and one of another method, an
-              unknown op (EINVAL), the free of another's comm ID (ENOENT):
-              69 of 69 refused; a DREQ under its own comm ID accepted, also
+              relay DREQ, DREP, REJ, RTU and SIDR_REQ MADs under the 16
+              comm IDs droced gave before its own, SIDR_REPs answering
+              SIDR_REQs it never got (their Request IDs), a REJ of a REQ it
+              never got (all EPERM), a MAD of another class and one of
+              another method, a LAP, an unknown op (EINVAL), the free of
+              another's comm ID (ENOENT):
+              102 of 102 refused; a DREQ under its own comm ID accepted, also
               to 80 GIDs of nobody (more peers than the 64 address handles
               droced's GSI QP keeps: all 80 sent); the pair's second round
               and disconnect then complete as in cm_pair
@@ -108,12 +110,12 @@ def case_cm_forge(s):
     def attack():
         f = app(s, "forger", ["forge", IP, PORT], plain=True)
         f.wait_line(r"^listen: EADDRINUSE$")
-        f.wait_line(r"^forged 69 of 69 refused$")
+        f.wait_line(r"^forged 102 of 102 refused$")
         f.wait_line(r"^own accepted$")
         f.wait_line(r"^own to 80 peers: 80 sent$")
         if f.wait() != 0:
             fail(f"forger's exit {f.p.returncode}", f)
-        print("forger: listen EADDRINUSE, 69 of 69 forged MADs and requests refused, "
+        print("forger: listen EADDRINUSE, 102 of 102 forged MADs and requests refused, "
               "its own accepted, to 80 peers too")
     pair(s, plain=True, between=attack)
 

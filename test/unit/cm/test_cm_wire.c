@@ -216,6 +216,83 @@ test_rej_mra_rtu_dreq_layout(void **state)
 }
 
 static void
+test_sidr_layout(void **state)
+{
+	struct cm_sidr_req req = { .request_id = 0xa1b2c3d4, .pkey = 0xfffe,
+				   .service_id = 0x0000000001111b5eull }, req2;
+	struct cm_sidr_rep rep = { .request_id = 0x01020304, .status = CM_SIDR_REJECT,
+				   .info_len = 0x48, .qpn = 0xabcdef,
+				   .service_id = 0x0000000001111b5eull, .qkey = 0x01234567 },
+			   rep2;
+	uint8_t mad[CM_MAD_LEN];
+
+	(void)state;
+	for (unsigned int i = 0; i < CM_SIDR_REQ_PDATA; i++)
+		req.pdata[i] = (uint8_t)(i + 1);
+	hdr(mad, CM_ATTR_SIDR_REQ);
+	assert_int_equal(mad[16], 0x00);
+	assert_int_equal(mad[17], 0x17);
+	cm_sidr_req_put(mad, &req);
+	/* IBTA 12.11.1 table 121: Request ID 0, P_Key 4, Service ID 8, private
+	 * data 16 (216 bytes, to the MAD's end) */
+	assert_int_equal(mad[24], 0xa1);
+	assert_int_equal(mad[27], 0xd4);
+	assert_int_equal(mad[28], 0xff);
+	assert_int_equal(mad[29], 0xfe);
+	assert_int_equal(mad[30], 0);
+	assert_int_equal(mad[31], 0);
+	assert_int_equal(mad[32], 0);
+	assert_int_equal(mad[35], 0);
+	assert_int_equal(mad[36], 0x01);	/* 0x0000000001 | PS 0x0111 | port */
+	assert_int_equal(mad[37], 0x11);
+	assert_int_equal(mad[38], 0x1b);
+	assert_int_equal(mad[39], 0x5e);
+	assert_int_equal(mad[40], 1);
+	assert_int_equal(mad[255], CM_SIDR_REQ_PDATA);
+	ROUND_TRIP(sidr_req, CM_ATTR_SIDR_REQ, mad, req2);
+	assert_true(req2.service_id == 0x0000000001111b5eull);
+
+	for (unsigned int i = 0; i < CM_SIDR_REP_INFO_LEN; i++)
+		rep.info[i] = 0x70;
+	for (unsigned int i = 0; i < CM_SIDR_REP_PDATA; i++)
+		rep.pdata[i] = (uint8_t)(0x80 + i);
+	hdr(mad, CM_ATTR_SIDR_REP);
+	assert_int_equal(mad[17], 0x18);
+	cm_sidr_rep_put(mad, &rep);
+	/* table 122: Request ID 0, Status 4, AddInfo length 5, QPN 8 (24
+	 * bits, then a reserved byte), Service ID 12, Q_Key 20, AddInfo 24
+	 * (72 bytes), private data 96 (136 bytes) */
+	assert_int_equal(mad[24], 0x01);
+	assert_int_equal(mad[27], 0x04);
+	assert_int_equal(mad[28], CM_SIDR_REJECT);
+	assert_int_equal(mad[29], 0x48);
+	assert_int_equal(mad[30], 0);
+	assert_int_equal(mad[32], 0xab);
+	assert_int_equal(mad[33], 0xcd);
+	assert_int_equal(mad[34], 0xef);
+	assert_int_equal(mad[35], 0);
+	assert_int_equal(mad[39], 0);
+	assert_int_equal(mad[40], 0x01);
+	assert_int_equal(mad[41], 0x11);
+	assert_int_equal(mad[43], 0x5e);
+	assert_int_equal(mad[44], 0x01);
+	assert_int_equal(mad[45], 0x23);
+	assert_int_equal(mad[47], 0x67);
+	assert_int_equal(mad[48], 0x70);
+	assert_int_equal(mad[119], 0x70);
+	assert_int_equal(mad[120], 0x80);
+	assert_int_equal(mad[255], (uint8_t)(0x80 + CM_SIDR_REP_PDATA - 1));
+	ROUND_TRIP(sidr_rep, CM_ATTR_SIDR_REP, mad, rep2);
+	assert_int_equal(rep2.qpn, 0xabcdef);
+	assert_int_equal(rep2.qkey, 0x01234567);
+	/* a reserved byte set by the sender is not taken for the QPN */
+	mad[35] = 0xff;
+	cm_sidr_rep_get(mad, &rep2);
+	assert_int_equal(rep2.qpn, 0xabcdef);
+	assert_int_equal(rep2.status, CM_SIDR_REJECT);
+}
+
+static void
 test_ip_hdr(void **state)
 {
 	struct cm_ip_hdr in = { .ip_version = 4, .src_port = 0x8001 }, out;
@@ -264,6 +341,7 @@ main(void)
 		cmocka_unit_test(test_req_layout),
 		cmocka_unit_test(test_rep_layout),
 		cmocka_unit_test(test_rej_mra_rtu_dreq_layout),
+		cmocka_unit_test(test_sidr_layout),
 		cmocka_unit_test(test_ip_hdr),
 		cmocka_unit_test(test_timeout),
 	};
