@@ -594,6 +594,22 @@ struct droce_ah *droce_create_ah(struct droce_pd *pd,
 				 struct droce_ah_attr *attr);
 int droce_destroy_ah(struct droce_ah *ah);
 
+/*
+ * Multicast (ibv_attach_mcast / ibv_detach_mcast): a UD QP joins or leaves
+ * the group gid on its device; every UD SEND to the group (an AH whose
+ * DGID is gid: the permissive DQPN goes out, whatever remote_qpn says)
+ * reaching the device then takes one receive WQE of every QP attached.
+ * On RoCE the join is local: gid is the IP group address (IPv6 ff00::/8,
+ * or IPv4-mapped 224.0.0.0/4) and lid is ignored.  0, or EINVAL (not a UD
+ * QP, not a group; detach: the QP is not in the group), ENOMEM (the
+ * limits of droce_query_device: max_mcast_grp, max_mcast_qp_attach,
+ * max_total_mcast_qp_attach), EOPNOTSUPP (a device without multicast:
+ * those limits 0).  Attaching twice is one attachment; a QP destroyed
+ * leaves its groups.
+ */
+int droce_attach_mcast(struct droce_qp *qp, const union droce_gid *gid, uint16_t lid);
+int droce_detach_mcast(struct droce_qp *qp, const union droce_gid *gid, uint16_t lid);
+
 struct droce_qp_cap {
 	uint32_t max_send_wr;
 	uint32_t max_recv_wr;

@@ -98,6 +98,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	prot_reader_unregister(dev->prot, dev->eng[0]->prot_reader);
 	tp_engine_destroy(dev->eng[0]);
 	tp_qp_mem_fini(dev);
+	tp_mcast_fini(dev);
 	for (uint32_t i = 0; i < TP_AH_CHUNKS; i++)
 		rte_free(dev->ah_dir[i]);
 	rte_free(dev->qps);

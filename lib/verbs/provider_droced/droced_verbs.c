@@ -765,8 +765,14 @@ droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a
 	int rc = verbs_daemon_call(&m);
 
 	(void)ctx;
-	if (rc == 0)
+	if (rc == 0) {
 		*a = m.u.dev;
+		/* no multicast through droced's applications yet: their
+		 * attach answers EOPNOTSUPP (the op's default) */
+		a->orig_attr.max_mcast_grp = 0;
+		a->orig_attr.max_mcast_qp_attach = 0;
+		a->orig_attr.max_total_mcast_qp_attach = 0;
+	}
 	return -rc;
 }
 
