@@ -1320,7 +1320,17 @@ enum droce_rdma_cm_event_type {
 };
 
 enum droce_rdma_port_space {
-	DROCE_RDMA_PS_TCP = 0x0106,	/* the only one droce serves: RC */
+	DROCE_RDMA_PS_TCP = 0x0106,	/* RC, connected by the CM */
+	DROCE_RDMA_PS_UDP = 0x0111,	/* UD: multicast groups only (no SIDR) */
+};
+
+/* Q_Key of RDMA_PS_UDP ids' QPs and multicast groups (rdma_cma.h). */
+#define DROCE_RDMA_UDP_QKEY 0x01234567u
+
+/* droce_rdma_join_multicast's flags (rdma_cm_mc_join_flags). */
+enum droce_rdma_mc_join_flags {
+	DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER,
+	DROCE_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER,	/* the QP is not attached */
 };
 
 struct droce_rdma_event_channel {
@@ -1369,6 +1379,15 @@ struct droce_rdma_conn_param {
 	uint32_t qp_num;		/* the caller's QP when the id has none */
 };
 
+/* rdma_ud_param */
+struct droce_rdma_ud_param {
+	const void *private_data;	/* MULTICAST_JOIN: the join's context */
+	uint8_t private_data_len;
+	struct droce_ah_attr ah_attr;	/* DGID the group, is_global */
+	uint32_t qp_num;		/* 0xffffff: the permissive QPN */
+	uint32_t qkey;
+};
+
 struct droce_rdma_cm_event {
 	struct droce_rdma_cm_id *id;
 	struct droce_rdma_cm_id *listen_id;	/* CONNECT_REQUEST */
@@ -1378,6 +1397,8 @@ struct droce_rdma_cm_event {
 		/* CONNECT_REQUEST, ESTABLISHED (active), REJECTED, DISCONNECTED:
 		 * the peer's private data and parameters, seen from this side */
 		struct droce_rdma_conn_param conn;
+		/* MULTICAST_JOIN: where to send to reach the group */
+		struct droce_rdma_ud_param ud;
 	} param;
 };
 
@@ -1405,7 +1426,9 @@ int droce_rdma_resolve_addr(struct droce_rdma_cm_id *id, struct sockaddr *src_ad
 			    struct sockaddr *dst_addr, int timeout_ms);
 int droce_rdma_resolve_route(struct droce_rdma_cm_id *id, int timeout_ms);
 /* A QP of type RC on the id's context, moved to INIT; the CM moves it to
- * RTR and RTS with the REQ's and REP's parameters. */
+ * RTR and RTS with the REQ's and REP's parameters.  A DROCE_RDMA_PS_UDP
+ * id's: UD, moved to RTS at once with Q_Key DROCE_RDMA_UDP_QKEY (as
+ * librdmacm's ucma_init_ud_qp). */
 int droce_rdma_create_qp(struct droce_rdma_cm_id *id, struct droce_pd *pd,
 			 struct droce_qp_init_attr *qp_init_attr);
 void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
@@ -1416,6 +1439,22 @@ void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
  * its QP (before the caller destroys it).  0, or -1 with errno EINVAL.
  */
 int droce_rdma_use_qp(struct droce_rdma_cm_id *id, struct droce_qp *qp);
+/*
+ * Multicast on a DROCE_RDMA_PS_UDP id bound to a device (bind_addr or
+ * resolve_addr): on RoCE the join is local (no subnet administrator: the
+ * kernel's cma_iboe_join_multicast).  addr is an IPv4 (224.0.0.0/4) or
+ * IPv6 (ff00::/8) group; its MGID is the IPv4-mapped / IPv6 address.  The
+ * id's QP, when it has one, is attached (droce_attach_mcast) unless flags
+ * is SENDONLY_FULLMEMBER; the event MULTICAST_JOIN follows, carrying
+ * param.ud (AH attributes to the group, QPN 0xffffff, Q_Key
+ * DROCE_RDMA_UDP_QKEY, private_data the context).  Leave detaches it.
+ * 0, or -1 with errno: EINVAL (not a UDP id, no device, not a group),
+ * ENOMEM (the id's 16 groups, or the device's limits), EADDRNOTAVAIL
+ * (leave: the id did not join addr).
+ */
+int droce_rdma_join_multicast(struct droce_rdma_cm_id *id, struct sockaddr *addr,
+			      void *context, enum droce_rdma_mc_join_flags flags);
+int droce_rdma_leave_multicast(struct droce_rdma_cm_id *id, struct sockaddr *addr);
 /* conn_param: private data up to 56 bytes (92 minus annex A11's header). */
 int droce_rdma_connect(struct droce_rdma_cm_id *id,
 		       struct droce_rdma_conn_param *conn_param);

@@ -106,6 +106,18 @@ conn_param_copy(struct rdma_conn_param *to, const struct droce_rdma_conn_param *
 	to->qp_num = from->qp_num;
 }
 
+/* droce's AH attributes have ibv_ah_attr's layout (lib/ibverbs asserts it) */
+static void
+ud_param_copy(struct rdma_ud_param *to, const struct droce_rdma_ud_param *from)
+{
+	_Static_assert(sizeof(to->ah_attr) == sizeof(from->ah_attr), "ah_attr layout");
+	to->private_data = from->private_data;
+	to->private_data_len = from->private_data_len;
+	memcpy(&to->ah_attr, &from->ah_attr, sizeof(to->ah_attr));
+	to->qp_num = from->qp_num;
+	to->qkey = from->qkey;
+}
+
 /* lib/cm's event as librdmacm's: 0, or -1 with errno (ENOMEM) */
 static int
 event_deliver(struct droce_rdma_cm_event *dev, struct rdma_cm_event **event)
@@ -131,7 +143,10 @@ event_deliver(struct droce_rdma_cm_event *dev, struct rdma_cm_event **event)
 		ev->ibv.listen_id = &((struct rdmacm_id *)dev->listen_id->context)->ibv;
 	ev->ibv.event = (enum rdma_cm_event_type)dev->event;
 	ev->ibv.status = dev->status;
-	conn_param_copy(&ev->ibv.param.conn, &dev->param.conn);
+	if (dev->event == DROCE_RDMA_CM_EVENT_MULTICAST_JOIN)
+		ud_param_copy(&ev->ibv.param.ud, &dev->param.ud);
+	else
+		conn_param_copy(&ev->ibv.param.conn, &dev->param.conn);
 	rdmacm_id_sync(id);
 	pthread_mutex_lock(&id->lock);
 	id->events++;
