@@ -10,7 +10,8 @@
  * Queue q's loop is a ring written by tx_burst_q(q) and read by
  * rx_burst_q(q), both on the lcore that polls queue q (droce_link.h), so
  * single-producer / single-consumer.  The cost when nothing loops: one
- * MAC comparison per frame sent and an empty-ring test per burst.
+ * MAC comparison and a group-bit test per frame sent and an empty-ring
+ * test per burst.
  */
 #include <errno.h>
 #include <stdio.h>
