@@ -1336,6 +1336,56 @@ def case_daemon_srqud(a, tmp):
             droced_util.droced_stop(d)
 
 
+def case_daemon_mckey(a, tmp):
+    """Debian's mckey on droced: two droceds at the memif's ends; a receiver
+    on each joins MCKEY_GROUP, then a sender on the first sends 10 UD
+    messages of 100 bytes to the group: the first droced's engine hands
+    them to its other application (the port's loopback), the second's
+    receives them over the memif.  Each mckey exits 0 after its 10
+    completions (the receivers) or its sends, and both droceds' lists are
+    empty after."""
+    procs, progs = [], []
+    argv = ["stdbuf", "-oL", "mckey", "-m", MCKEY_GROUP, "-C", "10", "-S", "100"]
+    try:
+        procs = [droced_start(a, tmp, side) for side in (0, 1)]
+        socks = [p[1] for p in procs]
+        recv = [on_droced(a, tmp, side, socks[side], f"mckey.r{side}",
+                          argv + ["-b", f"198.18.5.{side + 1}"]) for side in (0, 1)]
+        progs += recv
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            texts = []
+            for _, f in recv:
+                f.seek(0)
+                texts.append(f.read())
+            if all("joined dgid" in t for t in texts):
+                break
+            time.sleep(0.05)
+        send = on_droced(a, tmp, 0, socks[0], "mckey.s", argv + ["-b", "198.18.5.1", "-s"])
+        progs.append(send)
+        rcs, outs = wait_text([send] + recv)
+        ok = True
+        for rc, out, name in zip(rcs, outs, ("sender", "receiver on droced 0",
+                                             "receiver on droced 1")):
+            ok &= check("mckey on droced", rc == 0 and "data transfers complete" in out and
+                        f"joined dgid: ::ffff:{MCKEY_GROUP} " in out,
+                        f"{name}: exit {rc}: {brief(out, 400)}")
+        if ok:
+            print("ok - mckey on droced: 10 messages to the group reach a receiver on the "
+                  "sender's droced and one on the other", flush=True)
+        left = [droced_pids(a, s) for s in socks]
+        if check("droced", left == [[], []], f"applications left {left}"):
+            print("ok - droced: no application left on either", flush=True)
+    finally:
+        for p, out in progs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+        for d in reversed(procs):
+            droced_util.droced_stop(d)
+
+
 def rping_on_droced(a, tmp, side, sock, name, argv, extra_env):
     """argv through droce-run on droced side at sock (as on_droced), its
     stderr apart: rping's stdout to a file is written in 4 KiB blocks,
@@ -1701,7 +1751,7 @@ def main():
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress",
-                                     "rdmacm_utils", "mckey"])
+                                     "rdmacm_utils", "mckey", "daemon_mckey"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1791,6 +1841,8 @@ def main():
                 case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, True, rdma_cm=True)
             finally:
                 nets.close()
+        elif a.what == "daemon_mckey":
+            case_daemon_mckey(a, tmp)
         elif a.what == "mckey":
             nets = Veth(f"m{os.getpid() % 100000}")
             try:

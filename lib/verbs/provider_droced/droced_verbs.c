@@ -756,6 +756,29 @@ droced_destroy_ah(struct droce_ah *ah)
 	return -rc;
 }
 
+/* ---- multicast ------------------------------------------------------------------ */
+
+static int
+mcast_call(enum dmn_req type, struct droce_qp *qp, const union droce_gid *gid)
+{
+	struct dmn_msg m = { .type = type, .h = { qp_handle(qp) } };
+
+	m.u.gid = *gid;
+	return -verbs_daemon_call(&m);
+}
+
+int
+droced_attach_mcast(struct droce_qp *qp, const union droce_gid *gid)
+{
+	return mcast_call(DMN_ATTACH_MCAST, qp, gid);
+}
+
+int
+droced_detach_mcast(struct droce_qp *qp, const union droce_gid *gid)
+{
+	return mcast_call(DMN_DETACH_MCAST, qp, gid);
+}
+
 /* ---- queries ------------------------------------------------------------------- */
 
 int
@@ -767,11 +790,6 @@ droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a
 	(void)ctx;
 	if (rc == 0) {
 		*a = m.u.dev;
-		/* no multicast through droced's applications yet: their
-		 * attach answers EOPNOTSUPP (the op's default) */
-		a->orig_attr.max_mcast_grp = 0;
-		a->orig_attr.max_mcast_qp_attach = 0;
-		a->orig_attr.max_total_mcast_qp_attach = 0;
 	}
 	return -rc;
 }
@@ -989,6 +1007,8 @@ static struct verbs_provider droced_provider = {
 		.destroy_srq = droced_destroy_srq,
 		.create_ah = droced_create_ah,
 		.destroy_ah = droced_destroy_ah,
+		.attach_mcast = droced_attach_mcast,
+		.detach_mcast = droced_detach_mcast,
 	},
 };
 
