@@ -739,6 +739,19 @@ struct droce_sge {
 	uint32_t lkey;
 };
 
+/*
+ * A QP's inline room is at least its send WQE's SGE area (as rxe's, whose
+ * WQE holds either): droce_create_qp grants max(max_inline_data, this) and
+ * reports it in the init attributes.
+ */
+static inline uint32_t
+droce_qp_min_inline(uint32_t max_send_sge)
+{
+	uint32_t sges = max_send_sge * (uint32_t)sizeof(struct droce_sge);
+
+	return sges < DROCE_MAX_INLINE_DATA ? sges : DROCE_MAX_INLINE_DATA;
+}
+
 struct droce_send_wr {
 	uint64_t wr_id;
 	struct droce_send_wr *next;

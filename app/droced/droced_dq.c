@@ -63,7 +63,8 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_WR_SEND_WITH_INV, DROCE_WR_SEND_WITH_INV) &&
 	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
 	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
-	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE), "lib/dq's opcodes and flags");
+	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) && SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW),
+	       "lib/dq's opcodes and flags");
 
 /* A QP slot holds a QP, or an SRQ (its receive ring only); both NULL: free. */
 struct dq_qp_slot {
@@ -543,6 +544,29 @@ keys_check(struct droced_app *a, const struct dq_sge *sge, uint32_t n)
 	return 0;
 }
 
+/*
+ * A bind's window (its index, imm) and MR (its lkey; none to unbind):
+ * droced's own objects of the caller's table, or -EACCES.  The engine
+ * then checks the rest as in process (the QP's PD, the MR's range and
+ * rights, the window's type: MW_BIND_ERR).
+ */
+static int
+bind_objects(struct droced_app *a, const struct dq_send_wqe *w, struct droce_mw **mw,
+	     struct droce_mr **mr)
+{
+	*mw = NULL;
+	*mr = NULL;
+	for (uint32_t j = 0; j < a->nobj; j++) {
+		if (a->obj[j].type == OBJ_MW &&
+		    ((struct droce_mw *)a->obj[j].p)->handle == w->imm)
+			*mw = a->obj[j].p;
+		if (w->bind.length != 0 && a->obj[j].type == OBJ_MR &&
+		    ((struct droce_mr *)a->obj[j].p)->lkey == w->bind.mr_lkey)
+			*mr = a->obj[j].p;
+	}
+	return *mw != NULL && (w->bind.length == 0 || *mr != NULL) ? 0 : -EACCES;
+}
+
 static void
 sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
 {
@@ -556,7 +580,8 @@ sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
  * data is droced's copy (data), one SGE the engine copies in turn (its
  * length checked against the QP's max_inline_data there: EINVAL). */
 static int
-send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data)
+send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
+	 struct droce_mw *mw, struct droce_mr *mr)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
@@ -578,7 +603,13 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data)
 		sges_to(sge, w->sge, w->num_sge);
 	}
 	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
-	if (dq_wr_ops[w->opcode] & DQ_OP_ATOMIC) {
+	if (dq_wr_ops[w->opcode] & DQ_OP_BIND) {
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = w->rkey;
+		wr.bind_mw.bind_info = (struct droce_mw_bind_info){
+			.mr = mr, .addr = w->remote_addr, .length = w->bind.length,
+			.mw_access_flags = w->bind.access };
+	} else if (dq_wr_ops[w->opcode] & DQ_OP_ATOMIC) {
 		wr.wr.atomic.remote_addr = w->remote_addr;
 		wr.wr.atomic.compare_add = w->compare_add;
 		wr.wr.atomic.swap = w->swap;
@@ -646,6 +677,8 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
 		uint8_t data[DQ_MAX_INLINE];
+		struct droce_mw *mw = NULL;
+		struct droce_mr *mr = NULL;
 		struct dq_send_wqe w;
 		uint32_t slots = 1;
 
@@ -656,8 +689,10 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 					 data, &slots);
 		if (rc == 0)
 			rc = keys_check(a, w.sge, w.num_sge);
+		if (rc == 0 && (dq_wr_ops[w.opcode] & DQ_OP_BIND))
+			rc = bind_objects(a, &w, &mw, &mr);
 		if (rc == 0)
-			rc = -send_one(s->qp, &w, data);
+			rc = -send_one(s->qp, &w, data, mw, mr);
 		if (rc == -ENOMEM) {
 			/* droced's QP is full: the rest next round (its slots
 			 * free with no completion when unsignaled) */

@@ -9,6 +9,9 @@
 #include "dq.h"
 
 _Static_assert(sizeof(struct dq_send_wqe) == 128, "send WQE size is the format");
+_Static_assert(offsetof(struct dq_send_wqe, bind.pad) + sizeof(uint64_t) ==
+		       offsetof(struct dq_send_wqe, sge),
+	       "a bind's fields cover the atomic's and UD's, no more");
 _Static_assert(sizeof(struct dq_recv_wqe) == 80, "recv WQE size is the format");
 _Static_assert(sizeof(struct dq_cqe) == 32, "CQE size is the format");
 _Static_assert(sizeof(struct dq_event) == 16, "event size is the format");
@@ -26,6 +29,7 @@ const uint8_t dq_wr_ops[DQ_WR_NOPS] = {
 	[DQ_WR_ATOMIC_CMP_AND_SWP] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_ATOMIC,
 	[DQ_WR_ATOMIC_FETCH_AND_ADD] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_ATOMIC,
 	[DQ_WR_LOCAL_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_NO_SGE,
+	[DQ_WR_BIND_MW] = DQ_OP_VALID | DQ_OP_NO_SGE | DQ_OP_BIND,
 	[DQ_WR_SEND_WITH_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_INLINE,
 };
 
@@ -290,6 +294,8 @@ dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah)
 	if ((ops & DQ_OP_NO_SGE) && w->num_sge != 0)
 		return -EINVAL;
 	if ((ops & DQ_OP_ATOMIC) && atomic_check(w) != 0)
+		return -EINVAL;
+	if ((ops & DQ_OP_BIND) && ((w->bind.access & ~DQ_MW_ACCESS) != 0 || w->bind.pad != 0))
 		return -EINVAL;
 	if (w->flags & DQ_SEND_INLINE) {
 		if (!(ops & DQ_OP_INLINE) || w->num_sge != 0)

@@ -46,6 +46,7 @@ enum dq_wr_opcode {
 	DQ_WR_ATOMIC_CMP_AND_SWP = 5,
 	DQ_WR_ATOMIC_FETCH_AND_ADD = 6,
 	DQ_WR_LOCAL_INV = 7,
+	DQ_WR_BIND_MW = 8,
 	DQ_WR_SEND_WITH_INV = 9,
 	DQ_WR_NOPS = 16,
 };
@@ -65,6 +66,9 @@ enum dq_wr_opcode {
 #define DQ_OP_ATOMIC (1u << 4)	/* one 8-byte SGE, remote_addr 8-aligned */
 #define DQ_OP_NO_SGE (1u << 5)	/* LOCAL_INV */
 #define DQ_OP_INLINE (1u << 6)	/* its data may be inline (ibverbs: SEND, WRITE) */
+#define DQ_OP_BIND (1u << 7)	/* BIND_MW: bind, not the atomic's or UD's fields */
+/* A bind's rights: ibverbs' remote ones (IBV_ACCESS_REMOTE_WRITE, _READ, _ATOMIC) */
+#define DQ_MW_ACCESS ((1u << 1) | (1u << 2) | (1u << 3))
 extern const uint8_t dq_wr_ops[DQ_WR_NOPS];
 
 struct dq_sge {
@@ -80,13 +84,24 @@ struct dq_send_wqe {
 	uint8_t num_sge;
 	uint16_t flags;		/* DQ_SEND_* */
 	uint32_t imm;		/* immediate data, or the rkey to invalidate */
-	uint64_t remote_addr;
-	uint32_t rkey;
+	uint64_t remote_addr;	/* BIND_MW: the address bound */
+	uint32_t rkey;		/* BIND_MW: the window's new rkey */
 	uint32_t ah;		/* UD: address handle index (1..), 0: none */
-	uint64_t compare_add;
-	uint64_t swap;
-	uint32_t remote_qpn;	/* UD */
-	uint32_t remote_qkey;	/* UD */
+	union {
+		struct {
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t remote_qpn;	/* UD */
+			uint32_t remote_qkey;	/* UD */
+		};
+		/* BIND_MW: imm is the window's index (its rkey's upper 24 bits) */
+		struct {
+			uint64_t length;	/* 0: unbind */
+			uint32_t mr_lkey;	/* the MR bound onto (length 0: ignored) */
+			uint32_t access;	/* DQ_MW_ACCESS bits */
+			uint64_t pad;		/* 0 */
+		} bind;
+	};
 	/* DQ_SEND_INLINE: no SGE; inline_len bytes of data, the first
 	 * DQ_INLINE_HEAD here, the rest in the entries after it, whole
 	 * (dq_send_slots, dq_inline_write) */
@@ -255,7 +270,8 @@ void dq_inline_read(struct dq_ring *r, uint32_t depth, uint32_t i, void *dst, ui
  * DQ_MAX_SGE), -EMSGSIZE (the SGEs' lengths add to more than DQ_MAX_MSG,
  * or an SGE's range wraps around, or inline data above DQ_MAX_INLINE).
  * Inline data: only for the opcodes of DQ_OP_INLINE, with no SGE; without
- * DQ_SEND_INLINE, inline_len is 0.  ud: the QP is UD (an AH index
+ * DQ_SEND_INLINE, inline_len is 0.  A bind: rights of DQ_MW_ACCESS only, its
+ * pad 0 (the window and the MR are the caller's to look up).  ud: the QP is UD (an AH index
  * 1..max_ah needed).  Keys are the caller's to check.
  */
 int dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah);

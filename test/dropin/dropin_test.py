@@ -1557,6 +1557,77 @@ def daemon_rdmacm_utils(a, tmp, socks):
                   (f"'{last}'" if last is not None else "every step done"), flush=True)
 
 
+def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0):
+    """srv on droced 0, then (once it is droced's application) cli on
+    droced client_side: (exit statuses, outputs: stdout then stderr)."""
+    tag = f"{name}-{free_port()}"
+    sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}", srv, env)
+    procs = [sp]
+    try:
+        wait_app(a, socks[0], sp)
+        time.sleep(0.3)
+        procs.append(rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
+                                     cli, env))
+        rcs = []
+        for p, _ in reversed(procs):
+            try:
+                rcs.append(p.wait(timeout=TIMEOUT))
+            except subprocess.TimeoutExpired:
+                rcs.append(None)
+        rcs.reverse()
+    finally:
+        outs = []
+        for p, out in procs:
+            stop(p)
+            out.seek(0)
+            text = out.read()
+            out.close()
+            err = out.name[:-len(".out")] + ".err"
+            with open(err) as f:
+                text += f.read()
+            outs.append(text)
+    return rcs, outs
+
+
+def daemon_rsockets(a, tmp, socks):
+    """rsockets as plain processes on droced's queue regions (one droced):
+    riostream (riomap / riowrite; each side spins on its mapped buffer
+    while droced places the peer's WRITE) with the in-process test's three
+    option sets, both sides exit 0 with exactly its row; a plain TCP echo
+    program under librspreload, each side in a network namespace of its
+    own, 4 MB echoed and checked byte by byte."""
+    regions = {"DROCE_QUEUES": "region"}
+    runs = [(["-S", "64", "-C", "1", "-I", "100"], ("custom", "64", "1", "100", "12k")),
+            (["-S", "65536", "-C", "100", "-I", "5", "-T", "v"],
+             ("custom", "64k", "100", "5", "62m")),
+            (["-S", "4096", "-C", "20", "-I", "20", "-T", "a"],
+             ("custom", "4k", "20", "20", "3.1m"))]
+    for opts, row in runs:
+        case = f"riostream {' '.join(opts)} on droced (queue regions)"
+        rcs, outs = server_client_on_droced(a, tmp, socks, "rio", ["riostream", "-b", "198.18.5.1"] + opts,
+                                ["riostream", "-s", "198.18.5.1"] + opts, regions)
+        ok = True
+        for side, name in ((0, "server"), (1, "client")):
+            ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {brief(outs[side], 300)}")
+            ok &= check(case, rstream_rows(outs[side]) == [row],
+                        f"{name} rows {rstream_rows(outs[side])}, expected {[row]}")
+        if ok:
+            print(f"ok - {case}: its row exact on both sides", flush=True)
+    case = "tcp_echo under librspreload on droced (queue regions)"
+    if a.prog is None or not check(case, os.path.exists(RSPRELOAD), f"{RSPRELOAD} missing"):
+        return
+    total = 4000000
+    pre = ["unshare", "-n", "--", "env", f"LD_PRELOAD={RSPRELOAD}", a.prog]
+    rcs, outs = server_client_on_droced(a, tmp, socks, "rsp", pre + ["server", "198.18.5.1", "7471"],
+                            pre + ["client", "198.18.5.1", "7471", str(total)], regions)
+    ok = True
+    for side, name in ((0, "server"), (1, "client")):
+        ok &= check(case, rcs[side] == 0 and f"ok {name} {total}\n" in outs[side],
+                    f"{name} exit {rcs[side]}: {brief(outs[side], 300)}")
+    if ok:
+        print(f"ok - {case}: {total} bytes echoed and checked", flush=True)
+
+
 def case_daemon_rping(a, tmp):
     """The drop-in librdmacm on droced, whose GSI QP relays the programs'
     CM MADs (app/droced/README.md "RDMA CM"), unmodified Debian programs:
@@ -1566,7 +1637,8 @@ def case_daemon_rping(a, tmp):
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
     the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
-    other programs (daemon_rdmacm_utils).  rping: each
+    other programs (daemon_rdmacm_utils); riostream and librspreload on
+    queue regions (daemon_rsockets).  rping: each
     side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
     side exits 0 with exactly its one row, on droce0.  Both droceds' lists
@@ -1587,6 +1659,7 @@ def case_daemon_rping(a, tmp):
             daemon_write_bw_cm(a, tmp, socks, 1)
             daemon_qperf(a, tmp, socks)
             daemon_rdmacm_utils(a, tmp, socks)
+            daemon_rsockets(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -1604,7 +1677,7 @@ def case_daemon_regions(a, tmp):
     provider_dq), polling and with -e (completion channels), and
     ibv_ud_pingpong (droced's address handles), ibv_srq_pingpong (polling
     and -e: 16 QPs on an SRQ), perftest's ib_send_lat and
-    ib_write_lat -s 8 (200 iterations, each side's one row on droce0),
+    ib_write_lat -s 8 (50 iterations, each side's one row on droce0),
     servers on one
     droced, clients on a second at the other memif end; and one pair as
     droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
@@ -1619,8 +1692,8 @@ def case_daemon_regions(a, tmp):
         pp = ["ibv_rc_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
         ud = ["ibv_ud_pingpong", "-g", "0", "-s", "1024", "-n", "20", "-c"]
         srq = ["ibv_srq_pingpong", "-g", "0", "-s", "4096", "-n", "20", "-c"]
-        slat = ["ib_send_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
-        wlat = ["ib_write_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "200"]
+        slat = ["ib_send_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "50"]
+        wlat = ["ib_write_lat", "-d", "droce0", "-x", "0", "-s", "8", "-n", "50"]
         maps = []
         daemon_pair(a, tmp, socks, [
             ("ibv_rc_pingpong -c on queue regions", pp, free_port(),
@@ -1638,9 +1711,9 @@ def case_daemon_regions(a, tmp):
             # perftest's latency tools (no inline data: perftest uses it
             # only on devices it knows, "Max inline data : 0[B]")
             ("ib_send_lat -s 8 on queue regions", slat, free_port(),
-             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 50)], [(8, 50)])), regions),
             ("ib_write_lat -s 8 on queue regions", wlat, free_port(),
-             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 200)], [(8, 200)])), regions),
+             lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 50)], [(8, 50)])), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
              lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
         if check("hugepages", len(maps) == 8 and maps[:7] == [0] * 7 and maps[7] > 0,

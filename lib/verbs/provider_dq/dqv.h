@@ -85,6 +85,7 @@ int dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr
 		 int access);
 int dqv_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
 	       struct droce_mr **mr);
+int dqv_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **mw);
 int dqv_create_channel(struct droce_context *ctx, int fd, uint64_t *handle);
 int dqv_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		  struct droce_comp_channel *channel, struct droce_cq **cq);

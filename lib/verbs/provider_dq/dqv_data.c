@@ -25,7 +25,10 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
 	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
 	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) &&
-	       SAME(DQ_MAX_INLINE, DROCE_MAX_INLINE_DATA), "lib/dq's opcodes and flags");
+	       SAME(DQ_MAX_INLINE, DROCE_MAX_INLINE_DATA) &&
+	       SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW) &&
+	       SAME(DQ_MW_ACCESS, DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+				      DROCE_ACCESS_REMOTE_ATOMIC), "lib/dq's opcodes and flags");
 
 /*
  * After a producer index was published: if droced said it sleeps, ring.
@@ -62,7 +65,7 @@ inline_len(const struct dqv_qp *qp, const struct droce_send_wr *wr)
 /*
  * One WR as a send descriptor at index i of the send ring (and, inline,
  * the entries after it, room for which the caller checked): 0, or -EINVAL
- * (what the region does not carry: memory-window binds, too many SGEs,
+ * (what the region does not carry: too many SGEs, a bind without a window,
  * inline data above the QP's max_inline_data; a UD WR without an address
  * handle).  A UD WR names droced's AH by its index.  IBV_SEND_INLINE on
  * an opcode that sends no data (READ, atomics) is ignored, as in process.
@@ -87,6 +90,18 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, in
 	} else if (ops & DQ_OP_REMOTE) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
+	}
+	if (ops & DQ_OP_BIND) {
+		/* droced looks the window and the MR up among ours */
+		if (wr->bind_mw.mw == NULL)
+			return -EINVAL;
+		w->imm = wr->bind_mw.mw->handle;
+		w->rkey = wr->bind_mw.rkey;
+		w->remote_addr = wr->bind_mw.bind_info.addr;
+		w->bind.length = wr->bind_mw.bind_info.length;
+		w->bind.mr_lkey = wr->bind_mw.bind_info.mr != NULL ?
+					  wr->bind_mw.bind_info.mr->lkey : 0;
+		w->bind.access = wr->bind_mw.bind_info.mw_access_flags;
 	}
 	if (qp->d.pub.qp_type == DROCE_QPT_UD) {
 		if (wr->wr.ud.ah == NULL)

@@ -77,6 +77,14 @@ dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr, si
 	return verbs_dmn_rereg_mr(mr, flags, pd, addr, length, access, true);
 }
 
+/* Memory windows: droced's, by request; bound by BIND_MW descriptors in
+ * the send ring (droce_bind_mw posts one). */
+int
+dqv_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **mw)
+{
+	return verbs_dmn_alloc_mw(pd, type, dqv_event_name, mw);
+}
+
 /* ---- slots --------------------------------------------------------------------- */
 
 /* A free slot of the bitmap (n slots): its index, or -ENOMEM. */
@@ -208,15 +216,19 @@ dqv_destroy_cq(struct droce_cq *pub)
 static int
 qp_init_check(const struct droce_qp_init_attr *init)
 {
+	/* the inline room droced's QP will grant (droce_qp_min_inline) */
+	uint32_t inl = init->cap.max_inline_data;
+
+	if (inl < droce_qp_min_inline(init->cap.max_send_sge))
+		inl = droce_qp_min_inline(init->cap.max_send_sge);
 	if (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
 	    init->qp_type != DROCE_QPT_UD)
 		return -EOPNOTSUPP;
 	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
 	    (init->srq == NULL && init->cap.max_recv_wr > dqv_region.g.rq_depth) ||
 	    init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
-	    init->cap.max_inline_data > DQ_MAX_INLINE ||
-	    (uint64_t)init->cap.max_send_wr * dq_send_slots(init->cap.max_inline_data) >
-		    dqv_region.g.sq_depth)
+	    inl > DQ_MAX_INLINE ||
+	    (uint64_t)init->cap.max_send_wr * dq_send_slots(inl) > dqv_region.g.sq_depth)
 		return -EINVAL;
 	return 0;
 }
@@ -281,7 +293,7 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	qp->rq = dq_rq(dqv_region.base, &dqv_region.g, qp->slot);
 	/* droced's attach zeroed the slot's indices: ours start at 0 too */
 	qp->sig_all = init->sq_sig_all ? DQ_SEND_SIGNALED : 0;
-	qp->max_inline = init->cap.max_inline_data;
+	qp->max_inline = init->cap.max_inline_data;	/* as droced granted */
 	qp->d.pub.context = pd->context;
 	qp->d.pub.qp_context = init->qp_context;
 	qp->d.pub.pd = pd;

@@ -268,6 +268,12 @@ int verbs_dmn_mem_reg(struct dmn_msg *m);
  * the proxy (struct verbs_dmn_mr) in *out, named in events by name(): 0
  * or -errno.
  */
+/* ALLOC_MW of a type-1 or type-2 window, named name(ctx, window) in its
+ * events: 0 or -errno. */
+int verbs_dmn_alloc_mw(struct droce_pd *pd, int type,
+		       uint64_t (*name)(const struct droce_context *, const void *),
+		       struct droce_mw **out);
+int droced_dealloc_mw(struct droce_mw *mw);
 int verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
 		     bool own_pages,
 		     uint64_t (*name)(const struct droce_context *, const void *),

@@ -34,6 +34,14 @@
  *       RNR_RETRY_EXC_ERR; no other event came.  Then the server posts a
  *       receive with the client's key (not its own) into its SRQ:
  *       SRQ_ERR naming it, its QP in ERR, QP_LAST_WQE_REACHED naming that.
+ *   dq_app ... server|client 1 mw
+ *       The server binds a type-1 window (droce_bind_mw) over its first
+ *       chunk and a type-2 one (a BIND_MW work request) over its second,
+ *       each completing BIND_MW, and SENDs their rkeys; the client WRITEs
+ *       both through them, READs the second back, SENDs with
+ *       invalidation of the type-2 rkey; the server checks the bytes and
+ *       the invalidated rkey, unbinds the type-1 window; the client's
+ *       WRITE through the invalidated rkey then ends REM_ACCESS_ERR.
  *   dq_app ... pong N SIZE | ping N SIZE
  *       N round trips of a SIZE-byte SEND each way (both poll their CQ);
  *       ping prints the median, mean and 99th percentile in microseconds.
@@ -87,6 +95,7 @@ struct app {
 	bool server;
 	bool inl;		/* inline rounds */
 	bool srq_mode;		/* the server's receives from an SRQ */
+	bool mw_mode;		/* memory windows */
 	struct droce_srq *srq;
 	uint32_t ncqe;		/* completions taken */
 };
@@ -185,6 +194,23 @@ region_dump(void)
 	}
 }
 
+/* The device as the region carries it (lib/verbs provider_dq): 4 SGEs a
+ * descriptor, 64 QP and CQ slots, rings of at most 4096 entries. */
+static void
+check_limits(struct droce_context *ctx)
+{
+	struct droce_device_attr d;
+
+	check(droce_query_device(ctx, &d) == 0, "query_device", 0);
+	check(d.max_sge == 4 && d.max_sge_rd == 4 && d.max_srq_sge == 4,
+	      "query_device: 4 SGEs a descriptor", (uint32_t)d.max_sge);
+	check(d.max_qp == 64 && d.max_srq == 64 && d.max_cq == 64,
+	      "query_device: the region's 64 QP and CQ slots", (uint32_t)d.max_qp);
+	check(d.max_qp_wr <= 4096 && d.max_srq_wr <= 4096 && d.max_cqe <= 4096 &&
+	      d.max_qp_wr > 0 && d.max_cqe > 0, "query_device: within the rings",
+	      (uint32_t)d.max_qp_wr);
+}
+
 static void
 open_all(struct app *a)
 {
@@ -201,6 +227,7 @@ open_all(struct app *a)
 		die("open device", errno);
 	if (droce_query_gid(a->ctx, 1, 0, &a->gid) != 0)
 		die("query gid", errno);
+	check_limits(a->ctx);
 	a->pd = droce_alloc_pd(a->ctx);
 	if (a->pd == NULL)
 		die("alloc pd", errno);
@@ -208,7 +235,8 @@ open_all(struct app *a)
 		die("buffer", ENOMEM);
 	memset(a->buf, 0, BUF_LEN);
 	a->mr = droce_reg_mr(a->pd, a->buf, BUF_LEN, DROCE_ACCESS_LOCAL_WRITE |
-			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+			     (a->mw_mode ? DROCE_ACCESS_MW_BIND : 0));
 	if (a->mr == NULL)
 		die("reg mr", errno);
 	if (a->events) {
@@ -710,6 +738,110 @@ srq_client(struct app *a, uint32_t rounds)
 	       "the 17th SEND of a burst RNR_RETRY_EXC_ERR\n", rounds);
 }
 
+static void
+send_wr(struct app *a, struct droce_send_wr *wr)
+{
+	struct droce_send_wr *bad;
+	int rc = droce_post_send(a->qp, wr, &bad);
+
+	if (rc != 0)
+		die("post send", rc);
+}
+
+static void
+mw_server(struct app *a)
+{
+	struct droce_mw *mw1 = droce_alloc_mw(a->pd, DROCE_MW_TYPE_1);
+	struct droce_mw *mw2 = droce_alloc_mw(a->pd, DROCE_MW_TYPE_2);
+	struct droce_mw_bind b1 = { .wr_id = 11, .send_flags = DROCE_SEND_SIGNALED,
+				    .bind_info = { a->mr, (uint64_t)(uintptr_t)a->buf, CHUNK,
+						   DROCE_ACCESS_REMOTE_WRITE } };
+	struct droce_send_wr wr = { .wr_id = 12, .opcode = DROCE_WR_BIND_MW,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	uint32_t keys[2];
+	struct droce_wc wc;
+	int rc;
+
+	if (mw1 == NULL || mw2 == NULL)
+		die("alloc mw", errno);
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	rc = droce_bind_mw(a->qp, mw1, &b1);
+	if (rc != 0)
+		die("bind mw (type 1)", rc);
+	expect_wc(a, DROCE_WC_BIND_MW, 11, 0, 0, NULL);
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = droce_inc_rkey(mw2->rkey);
+	wr.bind_mw.bind_info = (struct droce_mw_bind_info){
+		a->mr, (uint64_t)(uintptr_t)(a->buf + CHUNK), CHUNK,
+		DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ };
+	send_wr(a, &wr);
+	expect_wc(a, DROCE_WC_BIND_MW, 12, 0, 0, NULL);
+	keys[0] = mw1->rkey;
+	keys[1] = wr.bind_mw.rkey;
+	memcpy(a->buf + MSG_OFF - MSG, keys, sizeof(keys));
+	post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, sizeof(keys), 0, 0);
+	expect_wc(a, DROCE_WC_SEND, WR_SEND, sizeof(keys), 0, NULL);
+	/* the client's WRITEs, its READ, then its SEND invalidating keys[1] */
+	expect_wc(a, DROCE_WC_RECV, 0, 0, 1, &wc);
+	check((wc.wc_flags & DROCE_WC_WITH_INV) && wc.invalidated_rkey == keys[1],
+	      "the SEND_WITH_INV's invalidated rkey", 1);
+	check(holds(a->buf, CHUNK, 1, 5) && holds(a->buf + CHUNK, CHUNK, 1, 6),
+	      "the WRITEs through both windows", 1);
+	b1.wr_id = 13;
+	b1.bind_info.length = 0;		/* unbind */
+	rc = droce_bind_mw(a->qp, mw1, &b1);
+	if (rc != 0)
+		die("unbind mw", rc);
+	expect_wc(a, DROCE_WC_BIND_MW, 13, 0, 1, NULL);
+	post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, 0, 0, 2);
+	expect_wc(a, DROCE_WC_SEND, WR_SEND, 0, 2, NULL);
+	if (droce_dealloc_mw(mw1) != 0 || droce_dealloc_mw(mw2) != 0)
+		die("dealloc mw", errno);
+	printf("server: windows of both types bound (BIND_MW completions), written through, "
+	       "the type-2 one invalidated by the peer, the type-1 one unbound\n");
+}
+
+static void
+mw_client(struct app *a)
+{
+	uint32_t keys[2];
+	struct droce_wc wc;
+	struct droce_send_wr inv = { .wr_id = 21, .opcode = DROCE_WR_SEND_WITH_INV,
+				     .send_flags = DROCE_SEND_SIGNALED };
+
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	expect_wc(a, DROCE_WC_RECV, 0, sizeof(keys), 0, &wc);
+	memcpy(keys, a->buf + MSG_OFF + MSG * wc.wr_id, sizeof(keys));
+	fill(a->buf, CHUNK, 1, 5);
+	fill(a->buf + CHUNK, CHUNK, 1, 6);
+	a->rkey = keys[0];
+	post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, 0, CHUNK, a->raddr, 0);
+	expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, CHUNK, 1, NULL);
+	a->rkey = keys[1];
+	post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, CHUNK, CHUNK, a->raddr + CHUNK, 0);
+	expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, CHUNK, 1, NULL);
+	memset(a->buf + 2 * CHUNK, 0, CHUNK);
+	post_send(a, DROCE_WR_RDMA_READ, WR_READ, 2 * CHUNK, CHUNK, a->raddr + CHUNK, 0);
+	expect_wc(a, DROCE_WC_RDMA_READ, WR_READ, CHUNK, 1, NULL);
+	check(holds(a->buf + 2 * CHUNK, CHUNK, 1, 6), "the READ through the type-2 window", 1);
+	inv.invalidate_rkey = keys[1];
+	send_wr(a, &inv);
+	expect_wc(a, DROCE_WC_SEND, 21, 0, 1, NULL);
+	expect_wc(a, DROCE_WC_RECV, 0, 0, 2, &wc);	/* the server unbound the type-1 one */
+	post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, CHUNK, CHUNK, a->raddr + CHUNK, 0);
+	next_wc(a, &wc);
+	check(wc.status == DROCE_WC_REM_ACCESS_ERR && wc.wr_id == WR_WRITE,
+	      "a WRITE through the invalidated rkey: REM_ACCESS_ERR", 2);
+	printf("client: WRITEs and a READ through both windows right; through the "
+	       "invalidated rkey REM_ACCESS_ERR\n");
+}
+
 static int
 cmp64(const void *x, const void *y)
 {
@@ -795,11 +927,14 @@ main(int argc, char **argv)
 	a.events = argc == 4 && strcmp(argv[3], "events") == 0;
 	a.inl = argc == 4 && strcmp(argv[3], "inline") == 0;
 	a.srq_mode = argc == 4 && strcmp(argv[3], "srq") == 0;
+	a.mw_mode = argc == 4 && strcmp(argv[3], "mw") == 0;
 	a.server = strcmp(argv[1], "server") == 0;
 	open_all(&a);
 	printf("maps after open: hugepage mappings %d\n", hugepage_maps());
 	exchange(&a);
-	if (strcmp(argv[1], "client") == 0)
+	if (a.mw_mode)
+		(a.server ? mw_server : mw_client)(&a);
+	else if (strcmp(argv[1], "client") == 0)
 		(a.inl ? inline_client : a.srq_mode ? srq_client : client)(&a, n);
 	else if (strcmp(argv[1], "server") == 0)
 		(a.inl ? inline_server : a.srq_mode ? srq_server : server)(&a, n);

@@ -49,7 +49,7 @@
 #define DEPTH 64
 #define CQ_DEPTH 256
 #define STOP UINT32_MAX		/* the writer's last SEND's immediate */
-#define HOSTILE_QPS 11		/* slot 10 is on CQ 1, whose index goes bad */
+#define HOSTILE_QPS 12		/* slot 11 is on CQ 1, whose index goes bad */
 #define INL_OFF 4096		/* the hostile's own inline WRITE's place */
 #define INL_LEN 200		/* its bytes: 3 ring entries */
 #define WAIT_MS 10000
@@ -481,7 +481,7 @@ inline_write(struct client *c)
 }
 
 /*
- * One kind of garbage per QP slot; slot 10's QP is on CQ 1, whose
+ * One kind of garbage per QP slot; slot 11's QP is on CQ 1, whose
  * consumer index goes bad.  Each must end its QP (and CQ 1) only.
  */
 static void
@@ -512,8 +512,14 @@ garbage(struct client *c, uint32_t other_lkey)
 	post_inline(c, 7, inl, data, 0, 1);
 	inl.inline_len = DQ_MAX_INLINE;		/* 3 entries, 1 published */
 	post_inline(c, 8, inl, data, DQ_MAX_INLINE, 1);
-	inl.inline_len = 64;			/* the QP's max_inline_data is 0 */
-	post_inline(c, 9, inl, data, 64, 1);
+	/* asked for none, its room the SGEs' 64 bytes (lib/transport) */
+	inl.inline_len = 200;
+	post_inline(c, 9, inl, data, 200, dq_send_slots(200));
+	s = (struct dq_send_wqe){ .opcode = DQ_WR_BIND_MW, .imm = 0x1234, .rkey = 0x123456,
+				  .remote_addr = (uint64_t)(uintptr_t)c->buf };
+	s.bind.length = MSG;				/* a window of nobody's */
+	s.bind.mr_lkey = c->lkey;
+	post_send(c, 10, &s);
 	dq_cq(c->region, &c->g, 1)->cons = 12345;		/* ahead of droced's */
 }
 

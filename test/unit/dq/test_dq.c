@@ -205,7 +205,23 @@ test_send_check(void **state)
 
 	(void)state;
 	assert_int_equal(dq_send_check(&w, false, 0), 0);
-	w.opcode = 8;			/* BIND_MW: not carried */
+	w.opcode = DQ_WR_BIND_MW;	/* with SGEs */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.num_sge = 0;
+	w.bind.length = 4096;
+	w.bind.mr_lkey = 0x101;
+	w.bind.access = DQ_MW_ACCESS;
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	w.bind.access = 1u << 4;	/* MW_BIND: not a window's right */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.bind.access = 0;
+	w.bind.pad = 1;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.bind.pad = 0;
+	w.ah = 1;			/* a bind on UD */
+	assert_int_equal(dq_send_check(&w, true, 4), -EINVAL);
+	w.ah = 0;
+	w.opcode = 10;			/* unknown */
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
 	w.opcode = 200;
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
