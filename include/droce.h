@@ -594,6 +594,22 @@ struct droce_ah *droce_create_ah(struct droce_pd *pd,
 				 struct droce_ah_attr *attr);
 int droce_destroy_ah(struct droce_ah *ah);
 
+/*
+ * Multicast (ibv_attach_mcast / ibv_detach_mcast): a UD QP joins or leaves
+ * the group gid on its device; every UD SEND to the group (an AH whose
+ * DGID is gid: the permissive DQPN goes out, whatever remote_qpn says)
+ * reaching the device then takes one receive WQE of every QP attached.
+ * On RoCE the join is local: gid is the IP group address (IPv6 ff00::/8,
+ * or IPv4-mapped 224.0.0.0/4) and lid is ignored.  0, or EINVAL (not a UD
+ * QP, not a group; detach: the QP is not in the group), ENOMEM (the
+ * limits of droce_query_device: max_mcast_grp, max_mcast_qp_attach,
+ * max_total_mcast_qp_attach), EOPNOTSUPP (a device without multicast:
+ * those limits 0).  Attaching twice is one attachment; a QP destroyed
+ * leaves its groups.
+ */
+int droce_attach_mcast(struct droce_qp *qp, const union droce_gid *gid, uint16_t lid);
+int droce_detach_mcast(struct droce_qp *qp, const union droce_gid *gid, uint16_t lid);
+
 struct droce_qp_cap {
 	uint32_t max_send_wr;
 	uint32_t max_recv_wr;
@@ -1321,7 +1337,13 @@ enum droce_rdma_cm_event_type {
 enum droce_rdma_port_space {
 	DROCE_RDMA_PS_IPOIB = 0x0002,	/* UD ids (SIDR), as RDMA_PS_UDP */
 	DROCE_RDMA_PS_TCP = 0x0106,	/* RC ids */
-	DROCE_RDMA_PS_UDP = 0x0111,	/* UD ids: SIDR (IBTA 12.11) */
+	DROCE_RDMA_PS_UDP = 0x0111,	/* UD ids: SIDR (IBTA 12.11), multicast */
+};
+
+/* droce_rdma_join_multicast's flags (rdma_cm_mc_join_flags). */
+enum droce_rdma_mc_join_flags {
+	DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER,
+	DROCE_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER,	/* the QP is not attached */
 };
 
 /* the Q_Key of a UD id's QP and its SIDR_REP (rdma_cm's RDMA_UDP_QKEY) */
@@ -1373,12 +1395,12 @@ struct droce_rdma_conn_param {
 	uint32_t qp_num;		/* the caller's QP when the id has none */
 };
 
-/* a UD id's peer (librdmacm's rdma_ud_param) */
+/* a UD id's peer or group (librdmacm's rdma_ud_param) */
 struct droce_rdma_ud_param {
-	const void *private_data;
+	const void *private_data;	/* MULTICAST_JOIN: the join's context */
 	uint8_t private_data_len;
-	struct droce_ah_attr ah_attr;	/* ESTABLISHED: the path to the peer */
-	uint32_t qp_num;
+	struct droce_ah_attr ah_attr;	/* the path to the peer, or the group */
+	uint32_t qp_num;		/* a group's: 0xffffff, the permissive QPN */
 	uint32_t qkey;
 };
 
@@ -1394,7 +1416,8 @@ struct droce_rdma_cm_event {
 		 * the peer's private data and parameters, seen from this side */
 		struct droce_rdma_conn_param conn;
 		/* a UD id's CONNECT_REQUEST (the SIDR_REQ's private data),
-		 * ESTABLISHED and UNREACHABLE (the SIDR_REP's) */
+		 * ESTABLISHED and UNREACHABLE (the SIDR_REP's); MULTICAST_JOIN:
+		 * where to send to reach the group */
 		struct droce_rdma_ud_param ud;
 	} param;
 };
@@ -1435,6 +1458,22 @@ void droce_rdma_destroy_qp(struct droce_rdma_cm_id *id);
  * its QP (before the caller destroys it).  0, or -1 with errno EINVAL.
  */
 int droce_rdma_use_qp(struct droce_rdma_cm_id *id, struct droce_qp *qp);
+/*
+ * Multicast on a DROCE_RDMA_PS_UDP id bound to a device (bind_addr or
+ * resolve_addr): on RoCE the join is local (no subnet administrator: the
+ * kernel's cma_iboe_join_multicast).  addr is an IPv4 (224.0.0.0/4) or
+ * IPv6 (ff00::/8) group; its MGID is the IPv4-mapped / IPv6 address.  The
+ * id's QP, when it has one, is attached (droce_attach_mcast) unless flags
+ * is SENDONLY_FULLMEMBER; the event MULTICAST_JOIN follows, carrying
+ * param.ud (AH attributes to the group, QPN 0xffffff, Q_Key
+ * DROCE_RDMA_UDP_QKEY, private_data the context).  Leave detaches it.
+ * 0, or -1 with errno: EINVAL (not a UDP id, no device, not a group),
+ * ENOMEM (the id's 16 groups, or the device's limits), EADDRNOTAVAIL
+ * (leave: the id did not join addr).
+ */
+int droce_rdma_join_multicast(struct droce_rdma_cm_id *id, struct sockaddr *addr,
+			      void *context, enum droce_rdma_mc_join_flags flags);
+int droce_rdma_leave_multicast(struct droce_rdma_cm_id *id, struct sockaddr *addr);
 /* conn_param: private data up to 56 bytes (92 minus annex A11's header);
  * a UD id: a SIDR_REQ, up to 180 bytes (216 minus the header), and
  * ESTABLISHED (or UNREACHABLE) when the SIDR_REP comes. */

@@ -153,7 +153,10 @@ struct droce_cm_relay {
 	X(destroy_ah, (struct droce_ah *ah))					\
 	X(set_qp_cc, (struct droce_qp *qp, const char *algo))			\
 	/* lib/cm's GSI relay, for a context with no QP1 of its own */		\
-	X(cm_relay, (struct droce_context *ctx, struct droce_cm_relay *r))
+	X(cm_relay, (struct droce_context *ctx, struct droce_cm_relay *r))	\
+	/* multicast: qp UD and gid a group (checked by lib/verbs) */		\
+	X(attach_mcast, (struct droce_qp *qp, const union droce_gid *gid))	\
+	X(detach_mcast, (struct droce_qp *qp, const union droce_gid *gid))
 
 /* Every op returns int: 0 / a count, or -errno. */
 #define DROCE_CONTEXT_OP_MEMBER(name, params) int (*name) params;

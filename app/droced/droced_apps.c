@@ -758,6 +758,24 @@ on_modify_qp(struct droced_app *a, struct dmn_msg *m)
 	return droce_modify_qp(o->p, &m->u.qp.attr, m->arg);
 }
 
+/* multicast: only the application's own QP joins (droce_attach_mcast
+ * checks the rest: UD, a group); its groups die with it (destroy) */
+static int
+on_attach_mcast(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_QP, m->h[0]);
+
+	return o == NULL ? ENOENT : droce_attach_mcast(o->p, &m->u.gid, 0);
+}
+
+static int
+on_detach_mcast(struct droced_app *a, struct dmn_msg *m)
+{
+	struct obj *o = obj_find(a, OBJ_QP, m->h[0]);
+
+	return o == NULL ? ENOENT : droce_detach_mcast(o->p, &m->u.gid, 0);
+}
+
 static int
 on_query_qp(struct droced_app *a, struct dmn_msg *m)
 {
@@ -1216,6 +1234,8 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_DESTROY_AH] = on_destroy_ah,
 	[DMN_DQ_DOORBELL] = on_dq_doorbell,
 	[DMN_CM] = droced_cm_request,
+	[DMN_ATTACH_MCAST] = on_attach_mcast,
+	[DMN_DETACH_MCAST] = on_detach_mcast,
 };
 
 /* What droced --ctl asks without a HELLO (an administrator, no objects). */

@@ -692,8 +692,13 @@ droce_rdma_resolve_addr(struct droce_rdma_cm_id *pub, struct sockaddr *src_addr,
 	int rc;
 
 	(void)timeout_ms;	/* resolved at once: lib/net resolves the MAC */
-	if (pub == NULL || dst_addr == NULL || id->state != CM_IDLE)
+	if (pub == NULL || dst_addr == NULL ||
+	    (id->state != CM_IDLE && id->state != CM_ADDR_BOUND))
 		return fail(EINVAL);
+	/* bound before (rdma_bind_addr, as mckey -b does): from that address
+	 * unless another is given, as the kernel's rdma_resolve_addr */
+	if (id->state == CM_ADDR_BOUND && src_addr == NULL)
+		src_addr = (struct sockaddr *)&id->pub.route.addr.src_addr;
 	rc = sockaddr_gid(dst_addr, id->remote_gid, &dport);
 	if (rc == 0 && src_addr != NULL)
 		rc = sockaddr_gid(src_addr, src, &port);
@@ -794,6 +799,133 @@ droce_rdma_create_qp(struct droce_rdma_cm_id *pub, struct droce_pd *pd,
 		droce_destroy_qp(qp);
 		return fail(err);
 	}
+	return 0;
+}
+
+/* ---- multicast (RDMA_PS_UDP) --------------------------------------------------------- */
+
+/* The group's index in id's list, or -1. */
+static int
+mc_find(const struct cm_id *id, const uint8_t mgid[16])
+{
+	for (unsigned int i = 0; i < id->nmc; i++)
+		if (memcmp(id->mc[i].mgid, mgid, 16) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The GID index of the id's source GID on its device (0: not found). */
+static uint8_t
+sgid_index(const struct cm_id *id)
+{
+	for (unsigned int i = 0; i < id->agent->ngids; i++)
+		if (memcmp(id->agent->gids[i], id->local_gid, 16) == 0)
+			return (uint8_t)i;
+	return 0;
+}
+
+/*
+ * MULTICAST_JOIN as the kernel's cma_iboe_join_multicast makes it for
+ * RoCE (cma_make_mc_event): the AH to the group from the id's GID (hop
+ * limit 64, IPV6_DEFAULT_HOPLIMIT), the permissive QPN, the UDP Q_Key.
+ */
+static int
+post_join(struct cm_id *id, const uint8_t mgid[16], void *context)
+{
+	struct droce_rdma_ud_param *ud;
+	int rc = cm_event_post(id, DROCE_RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL, 0);
+
+	if (rc != 0)
+		return rc;
+	ud = &cm_event_last(id)->pub.param.ud;
+	memset(ud, 0, sizeof(*ud));
+	ud->private_data = context;
+	ud->ah_attr.is_global = 1;
+	ud->ah_attr.port_num = 1;
+	memcpy(ud->ah_attr.grh.dgid.raw, mgid, 16);
+	ud->ah_attr.grh.sgid_index = sgid_index(id);
+	ud->ah_attr.grh.hop_limit = 64;
+	ud->qp_num = ROCE_MCAST_QPN;
+	ud->qkey = DROCE_RDMA_UDP_QKEY;
+	return 0;
+}
+
+/* The group of a join/leave: 0, or -errno (not IP, not a group). */
+static int
+mc_addr(const struct sockaddr *addr, uint8_t mgid[16])
+{
+	uint16_t port;
+	int rc;
+
+	if (addr == NULL)
+		return -EINVAL;
+	rc = sockaddr_gid(addr, mgid, &port);
+	if (rc == 0 && !roce_gid_is_mcast(mgid))
+		rc = -EINVAL;
+	return rc;
+}
+
+int
+droce_rdma_join_multicast(struct droce_rdma_cm_id *pub, struct sockaddr *addr,
+			  void *context, enum droce_rdma_mc_join_flags flags)
+{
+	struct cm_id *id = cm_id_of(pub);
+	uint8_t mgid[16];
+	int rc;
+
+	if (pub == NULL || pub->ps != DROCE_RDMA_PS_UDP || id->agent == NULL ||
+	    (flags != DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER &&
+	     flags != DROCE_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER))
+		return fail(EINVAL);
+	rc = mc_addr(addr, mgid);
+	if (rc != 0)
+		return fail(-rc);
+	pthread_mutex_lock(&reg.lock);
+	if (id->nmc == CM_ID_MAX_MC)
+		rc = ENOMEM;
+	else if (mc_find(id, mgid) >= 0)
+		rc = EADDRINUSE;
+	/* the QP joins at once (librdmacm attaches it when it reports the
+	 * event): a send-only member's does not */
+	if (rc == 0 && pub->qp != NULL && flags == DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER)
+		rc = droce_attach_mcast(pub->qp, (const union droce_gid *)mgid, 0);
+	if (rc == 0) {
+		rc = -post_join(id, mgid, context);
+		if (rc != 0 && pub->qp != NULL &&
+		    flags == DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER)
+			droce_detach_mcast(pub->qp, (const union droce_gid *)mgid, 0);
+	}
+	if (rc == 0) {
+		memcpy(id->mc[id->nmc].mgid, mgid, 16);
+		id->mc[id->nmc++].send_only =
+			flags == DROCE_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER;
+	}
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+int
+droce_rdma_leave_multicast(struct droce_rdma_cm_id *pub, struct sockaddr *addr)
+{
+	struct cm_id *id = cm_id_of(pub);
+	uint8_t mgid[16];
+	int rc, i;
+
+	if (pub == NULL)
+		return fail(EINVAL);
+	rc = mc_addr(addr, mgid);
+	if (rc != 0)
+		return fail(-rc);
+	pthread_mutex_lock(&reg.lock);
+	i = mc_find(id, mgid);
+	if (i < 0) {
+		pthread_mutex_unlock(&reg.lock);
+		return fail(EADDRNOTAVAIL);	/* librdmacm's answer */
+	}
+	if (pub->qp != NULL && !id->mc[i].send_only)
+		droce_detach_mcast(pub->qp, (const union droce_gid *)mgid, 0);
+	id->mc[i] = id->mc[--id->nmc];
+	pthread_mutex_unlock(&reg.lock);
 	return 0;
 }
 

@@ -133,6 +133,9 @@ struct cm_qp_params {
 	uint8_t ack_timeout;
 };
 
+/* multicast groups one RDMA_PS_UDP id may join */
+#define CM_ID_MAX_MC 16
+
 struct cm_id {
 	struct droce_rdma_cm_id pub;
 	TAILQ_ENTRY(cm_id) link;
@@ -162,6 +165,12 @@ struct cm_id {
 	uint8_t mad[CM_MAD_LEN];	/* the last MAD sent, resent on timeout */
 	uint8_t req_pdata[CM_REQ_PDATA];	/* passive: the REQ's, for the event */
 	unsigned int unacked;		/* its events got, not acked */
+	/* RDMA_PS_UDP: the multicast groups it joined (cm_api.c) */
+	struct cm_mc {
+		uint8_t mgid[16];
+		bool send_only;		/* its QP was not attached */
+	} mc[CM_ID_MAX_MC];
+	unsigned int nmc;
 };
 
 static inline struct cm_id *

@@ -483,6 +483,9 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = d.max_qp_init_rd_atom;
 	a->atomic_cap = (enum ibv_atomic_cap)d.atomic_cap;
 	a->max_ah = d.max_ah;
+	a->max_mcast_grp = d.max_mcast_grp;
+	a->max_mcast_qp_attach = d.max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = d.max_total_mcast_qp_attach;
 	a->max_srq = d.max_srq;
 	a->max_srq_wr = d.max_srq_wr;
 	a->max_srq_sge = d.max_srq_sge;

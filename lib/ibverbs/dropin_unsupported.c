@@ -8,25 +8,6 @@
 
 #include "dropin_private.h"
 
-/* No multicast groups (droce's UD sends to unicast GIDs only). */
-int
-ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp;
-	(void)gid;
-	(void)lid;
-	return EOPNOTSUPP;
-}
-
-int
-ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp;
-	(void)gid;
-	(void)lid;
-	return EOPNOTSUPP;
-}
-
 /* Enhanced connection establishment: no vendor options to negotiate. */
 int
 ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)

@@ -441,6 +441,21 @@ dropin_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *att
 	return qp;
 }
 
+/* droce's multicast (droce_attach_mcast): 0 or the errno value. */
+int
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return droce_attach_mcast(DROPIN_OBJ_OF(dropin_qp, qp)->d,
+				  (const union droce_gid *)gid, lid);
+}
+
+int
+ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return droce_detach_mcast(DROPIN_OBJ_OF(dropin_qp, qp)->d,
+				  (const union droce_gid *)gid, lid);
+}
+
 /* Only QPs created with send_ops_flags have the ibv_wr_* API. */
 struct ibv_qp_ex *
 ibv_qp_to_qp_ex(struct ibv_qp *qp)

@@ -10,10 +10,13 @@
  * Queue q's loop is a ring written by tx_burst_q(q) and read by
  * rx_burst_q(q), both on the lcore that polls queue q (droce_link.h), so
  * single-producer / single-consumer.  The cost when nothing loops: one
- * MAC comparison per frame sent and an empty-ring test per burst.
+ * MAC comparison and a group-bit test per frame sent and an empty-ring
+ * test per burst.
  */
 #include <errno.h>
 #include <stdio.h>
+
+#include <netinet/in.h>
 
 #include <rte_ip.h>
 #include <rte_malloc.h>
@@ -65,6 +68,62 @@ loop_turn(struct rte_mbuf *m)
 	m->packet_type = 0;
 }
 
+/*
+ * A RoCEv2 frame (UDP to 4791) to an Ethernet group address: it goes out,
+ * and a copy comes back to this port's receive side, as an RNIC delivers
+ * a group's packets to the port's own members too (its QPs attached to
+ * the group, lib/transport tp_mcast.c).  ARP, ND and other multicast
+ * frames only go out, as before.
+ */
+static bool
+roce_mcast(const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint32_t udp;
+
+	if (len < RTE_ETHER_HDR_LEN || !rte_is_multicast_ether_addr((const void *)f) ||
+	    rte_is_broadcast_ether_addr((const void *)f))
+		return false;
+	if (f[12] == 0x08 && f[13] == 0x00) {		/* IPv4, UDP */
+		if (len < RTE_ETHER_HDR_LEN + 20 || f[14 + 9] != IPPROTO_UDP)
+			return false;
+		udp = RTE_ETHER_HDR_LEN + (uint32_t)(f[14] & 0x0f) * 4;
+	} else if (f[12] == 0x86 && f[13] == 0xdd) {	/* IPv6, UDP */
+		if (len < RTE_ETHER_HDR_LEN + 40 || f[14 + 6] != IPPROTO_UDP)
+			return false;
+		udp = RTE_ETHER_HDR_LEN + 40;
+	} else {
+		return false;
+	}
+	return len >= udp + 4 && f[udp + 2] == 0x12 && f[udp + 3] == 0xb7;	/* 4791 */
+}
+
+/*
+ * Send the group frame m alone, and once the port took it, its copy to
+ * our receive side (a copy: the port may still read m's data).  No mbuf
+ * or a full loop ring: the port's own members miss it, as a frame lost
+ * on the wire (UD is unreliable).  Returns the frames sent: 0 or 1.
+ */
+static uint16_t
+loop_tx_mcast(struct loop_link *l, uint16_t q, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+	if (droce_link_tx_q(l->inner, q, &m, 1) != 1) {
+		rte_pktmbuf_free(c);
+		return 0;
+	}
+	if (c == NULL)
+		return 1;
+	loop_turn(c);
+	if (rte_ring_sp_enqueue(l->ring[q], c) != 0)
+		rte_pktmbuf_free(c);
+	else
+		l->looped[q]++;
+	return 1;
+}
+
 static uint16_t
 loop_tx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -74,7 +133,7 @@ loop_tx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t 
 	while (i < n) {
 		uint16_t end = i;
 
-		while (end < n && !to_self(link, pkts[end]))
+		while (end < n && !to_self(link, pkts[end]) && !roce_mcast(pkts[end]))
 			end++;
 		if (end > i) {
 			uint16_t sent = droce_link_tx_q(l->inner, q, pkts + i,
@@ -86,6 +145,12 @@ loop_tx_q(struct droce_link *link, uint16_t q, struct rte_mbuf **pkts, uint16_t 
 		}
 		if (i == n)
 			break;
+		if (roce_mcast(pkts[i])) {
+			if (loop_tx_mcast(l, q, pkts[i]) == 0)
+				return i;	/* the port is full */
+			i++;
+			continue;
+		}
 		loop_turn(pkts[i]);
 		if (rte_ring_sp_enqueue(l->ring[q], pkts[i]) != 0)
 			return i;		/* our receive side is behind: kept, as above */

@@ -107,28 +107,16 @@ conn_param_copy(struct rdma_conn_param *to, const struct droce_rdma_conn_param *
 	to->qp_num = from->qp_num;
 }
 
-/* a UD id's peer: the SIDR_REP's QPN, Q_Key and path (lib/cm's) */
+/* droce's AH attributes have ibv_ah_attr's layout (lib/ibverbs asserts it) */
 static void
 ud_param_copy(struct rdma_ud_param *to, const struct droce_rdma_ud_param *from)
 {
-	const struct droce_ah_attr *a = &from->ah_attr;
-
+	_Static_assert(sizeof(to->ah_attr) == sizeof(from->ah_attr), "ah_attr layout");
 	to->private_data = from->private_data;
 	to->private_data_len = from->private_data_len;
+	memcpy(&to->ah_attr, &from->ah_attr, sizeof(to->ah_attr));
 	to->qp_num = from->qp_num;
 	to->qkey = from->qkey;
-	memset(&to->ah_attr, 0, sizeof(to->ah_attr));
-	memcpy(to->ah_attr.grh.dgid.raw, a->grh.dgid.raw, sizeof(to->ah_attr.grh.dgid.raw));
-	to->ah_attr.grh.flow_label = a->grh.flow_label;
-	to->ah_attr.grh.sgid_index = a->grh.sgid_index;
-	to->ah_attr.grh.hop_limit = a->grh.hop_limit;
-	to->ah_attr.grh.traffic_class = a->grh.traffic_class;
-	to->ah_attr.dlid = a->dlid;
-	to->ah_attr.sl = a->sl;
-	to->ah_attr.src_path_bits = a->src_path_bits;
-	to->ah_attr.static_rate = a->static_rate;
-	to->ah_attr.is_global = a->is_global;
-	to->ah_attr.port_num = a->port_num;
 }
 
 /* lib/cm's event as librdmacm's: 0, or -1 with errno (ENOMEM) */

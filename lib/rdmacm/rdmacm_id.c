@@ -305,6 +305,8 @@ qp_attach(struct rdmacm_id *id, struct ibv_qp *qp)
 	id->ibv.recv_cq = qp->recv_cq;
 	id->ibv.srq = qp->srq;
 	id->ibv.qp_type = qp->qp_type;
+	if (qp->qp_type == IBV_QPT_UD)
+		qp->state = IBV_QPS_RTS;	/* lib/cm moved it there */
 	return 0;
 }
 
@@ -524,4 +526,43 @@ rdma_listen(struct rdma_cm_id *pub, int backlog)
 	if (pub == NULL)
 		return fail(EINVAL);
 	return droce_rdma_listen(id_of(pub)->d, backlog);
+}
+
+/* ---- multicast (RDMA_PS_UDP ids: lib/cm's droce_rdma_join_multicast) ------ */
+
+int
+rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
+{
+	if (id == NULL)
+		return fail(EINVAL);
+	return droce_rdma_join_multicast(id_of(id)->d, addr, context,
+					 DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER);
+}
+
+/* librdmacm's checks: the address and the flags both given, flags known. */
+int
+rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr,
+		       void *context)
+{
+	const uint32_t both = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
+
+	if (id == NULL || attr == NULL)
+		return fail(EINVAL);
+	if (attr->comp_mask & ~both)
+		return fail(ENOTSUP);
+	if ((attr->comp_mask & both) != both ||
+	    attr->join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
+		return fail(EINVAL);
+	return droce_rdma_join_multicast(id_of(id)->d, attr->addr, context,
+					 attr->join_flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER ?
+					 DROCE_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER :
+					 DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER);
+}
+
+int
+rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	if (id == NULL)
+		return fail(EINVAL);
+	return droce_rdma_leave_multicast(id_of(id)->d, addr);
 }

@@ -69,7 +69,9 @@
 	X(SCHED_GAPS,           "sched_gaps", "rounds after a gap of 1 ms or more with timers armed (the engine was not running)") \
 	X(SCHED_GAP_MAX_US,     "sched_gap_max_us", "the longest gap between two rounds with timers armed, in us (a maximum: the largest engine's, not a sum)") \
 	X(TIMEOUTS_IN_GAP,      "retransmit_timeouts_in_gap", "retransmit timer expiries in the engine's own gap: re-armed, no retry charged") \
-	X(RX_TMPL_PARSED,       "rx_tmpl_parsed", "RoCEv2 frames parsed by their QP's receive template (the others field by field)")
+	X(RX_TMPL_PARSED,       "rx_tmpl_parsed", "RoCEv2 frames parsed by their QP's receive template (the others field by field)") \
+	X(RCVD_MCAST,           "rcvd_mcast_pkts", "multicast packets received for a group of the device (each counted once in rcvd_pkts)") \
+	X(MCAST_DELIVERED,      "mcast_qp_deliveries", "multicast packets handed to an attached QP (one per QP; its Q_Key and receive queue decide)")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

@@ -98,6 +98,7 @@ tp_dev_destroy(struct tp_dev *dev)
 	prot_reader_unregister(dev->prot, dev->eng[0]->prot_reader);
 	tp_engine_destroy(dev->eng[0]);
 	tp_qp_mem_fini(dev);
+	tp_mcast_fini(dev);
 	for (uint32_t i = 0; i < TP_AH_CHUNKS; i++)
 		rte_free(dev->ah_dir[i]);
 	rte_free(dev->qps);
@@ -488,6 +489,24 @@ tp_ah_create(struct tp_dev *dev, uint32_t pd, const struct droce_ah_attr *attr,
 	return 0;
 }
 
+/*
+ * The sends already posted leave before an AH goes: a device holds the
+ * address vector in the WQE, so a program may destroy the AH right after
+ * its last post (rdmacm-utils' mckey does, then exits).  On the engine
+ * (a command), its ready QPs run until none has work left or the link
+ * takes no more; bounded, it is a control call.
+ */
+static void
+ah_drain_sends(struct tp_engine *eng)
+{
+	for (unsigned int i = 0; i < 64 && eng->sched.nready != 0; i++) {
+		tp_run_qps(eng);
+		tp_net_flush(eng);
+		if (eng->turn.full)
+			break;
+	}
+}
+
 /* on the first engine, where the slots are set */
 static int
 ah_unpublish_fn(void *arg)
@@ -495,6 +514,8 @@ ah_unpublish_fn(void *arg)
 	struct tp_ah *ah = arg;
 	struct tp_dev *dev = ah->dev;
 	uint32_t i = ah->pub.handle;
+
+	ah_drain_sends(dev->eng[0]);
 
 	__atomic_store_n(&dev->ah_dir[i / TP_AH_CHUNK][i % TP_AH_CHUNK], NULL,
 			 __ATOMIC_RELEASE);
@@ -504,7 +525,7 @@ ah_unpublish_fn(void *arg)
 static int
 engine_pass_fn(void *arg)
 {
-	(void)arg;
+	ah_drain_sends(arg);
 	return 0;
 }
 
@@ -515,7 +536,7 @@ tp_ah_destroy(struct tp_dev *dev, struct tp_ah *ah)
 	/* an engine that resolved it before the slot was emptied is done
 	 * with it once it ran a command: commands run between rounds */
 	for (uint32_t k = 1; k < dev->neng; k++)
-		(void)tp_engine_call(dev->eng[k], engine_pass_fn, NULL);
+		(void)tp_engine_call(dev->eng[k], engine_pass_fn, dev->eng[k]);
 	rte_free(ah);
 }
 

@@ -187,7 +187,30 @@ struct tp_dev {
 
 	/* run-to-completion: who runs eng[0] now (tp_run.h) */
 	struct tp_run run;
+
+	/* multicast groups (tp_mcast.c), made at the first attach; engine 0's */
+	struct tp_mcast *mcast;
 };
+
+/* A multicast group: its MGID, Ethernet group address, attached QPNs. */
+struct tp_mcg {
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint16_t nqp;
+	uint32_t qpn[TP_MCAST_MAX_QP_ATTACH];
+};
+
+struct tp_mcast {
+	uint32_t ngrp;		/* grp[0, ngrp) in use */
+	uint32_t total;		/* attachments over every group */
+	struct tp_mcg grp[TP_MCAST_MAX_GRP];
+};
+
+/* The group gid of dev, or NULL (engine 0). */
+const struct tp_mcg *tp_mcast_find(const struct tp_dev *dev, const uint8_t gid[16]);
+/* qp is being destroyed: out of every group (on its engine). */
+void tp_mcast_forget_qp(struct tp_qp *qp);
+void tp_mcast_fini(struct tp_dev *dev);
 
 static inline void
 tp_count(struct tp_engine *eng, enum tp_counter c)

@@ -34,7 +34,7 @@ fill_addresses(const struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p)
 {
 	const struct tp_dev *dev = qp->dev;
 
-	if (tp_host(qp->eng) == NULL)
+	if (tp_host(qp->eng) == NULL || av->mcast)
 		memcpy(p->dst_mac, av->dmac, 6);
 	else
 		av_dmac(dev->host, av, p->dst_mac);

@@ -299,6 +299,7 @@ struct tp_av {
 	uint8_t ip_version;
 	uint8_t hop_limit;
 	uint8_t traffic_class;
+	uint8_t mcast;			/* dgid a group: dmac its group address */
 	uint32_t flow_label;
 };
 

@@ -217,6 +217,13 @@ tp_av_from_attr(struct tp_engine *eng, const struct droce_ah_attr *ah, struct tp
 	av->hop_limit = g->hop_limit != 0 ? g->hop_limit : 64;
 	av->traffic_class = g->traffic_class;
 	av->flow_label = g->flow_label & 0xfffff;
+	if (roce_gid_is_mcast(av->dgid)) {
+		/* a group has no neighbour to resolve: its Ethernet group
+		 * address is derived from it (RFC 1112 6.4, RFC 2464 7) */
+		av->mcast = 1;
+		roce_mcast_mac(av->dgid, av->dmac);
+		return 0;
+	}
 	return tp_net_resolve(eng, av);
 }
 
@@ -676,6 +683,7 @@ tp_qp_destroy(struct tp_qp *qp)
 	/* its type-2 windows die with it (prot_mw_invalidate_qp), so a QP
 	 * that is given this QPN later inherits none */
 	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);
+	tp_mcast_forget_qp(qp);
 	tp_engine_remove_qp(qp->eng, qp);
 	__atomic_fetch_sub(&qp->scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->rcq->users, 1, __ATOMIC_RELAXED);

@@ -92,6 +92,81 @@ count_not_for_us(struct tp_engine *eng, struct rte_mbuf *m, const struct roce_pk
 }
 
 /*
+ * What every receiving QP checks before its role sees the packet: its
+ * state, the P_Key, the first packet in RTR.  False: dropped.
+ */
+static bool
+qp_takes(struct tp_engine *eng, struct tp_qp *qp, const struct roce_pkt *pkt)
+{
+	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
+	if (!tp_qp_can_receive(qp))
+		return false;
+	/* C9-42/C9-43 (9.6.1.1.1): the BTH P_Key must match the QP's, or
+	 * the packet is dropped silently (for UD too: its QP's P_Key) */
+	if (unlikely(!tp_pkey_match(qp->pkey, pkt->pkey))) {
+		tp_count(eng, TP_CNT_PKEY_VIOLATION);
+		return false;
+	}
+	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
+		tp_event_comm_est(qp);
+	return true;
+}
+
+/* After qp's role took a packet: its work, its retired WQEs published. */
+static void
+qp_after_rx(struct tp_qp *qp)
+{
+	if (tp_qp_has_work(qp))
+		tp_qp_ready(qp);
+	/* the WQEs it retired are free before their CQEs can be polled */
+	if (unlikely(qp->lc != NULL))
+		tp_lc_publish_qp(qp);
+}
+
+/*
+ * A frame with the permissive DQPN (IBTA 10.5): for a group of this
+ * device, sent to the group's Ethernet address, it goes to every QP
+ * attached, each of which takes a receive WQE of its own and checks its
+ * own Q_Key (tp_resp_rx); the sender's QP too when it is attached, as a
+ * ConnectX port loops multicast back by default.  A group nobody here
+ * joined is not for us.  Only engine 0 has groups (tp_mcast.c).
+ */
+static void
+mcast_rx(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
+	 const struct roce_pkt *pkt)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct tp_mcg *g = roce_gid_is_mcast(pkt->dst_gid) ?
+				 tp_mcast_find(eng->dev, pkt->dst_gid) : NULL;
+
+	if (g == NULL || memcmp(pkt->dst_mac, g->mac, 6) != 0) {
+		count_not_for_us(eng, m, pkt);
+		return;
+	}
+	if (!icrc_ok(m, pkt)) {
+		tp_count(eng, TP_CNT_ICRC_ERR);
+		return;
+	}
+	tp_count(eng, TP_CNT_RCVD_PKTS);
+	tp_count(eng, TP_CNT_RCVD_MCAST);
+	if (roce_opcode_transport(pkt->opcode) != ROCE_TRANSPORT_UD ||
+	    !(pkt->op->mask & ROCE_OPM_REQ)) {
+		tp_count(eng, TP_CNT_TRANSPORT_MISMATCH);
+		return;
+	}
+	for (uint32_t i = 0; i < g->nqp; i++) {
+		struct tp_qp *qp = tp_qp_lookup(eng->dev, g->qpn[i]);
+
+		if (qp == NULL || !qp_takes(eng, qp, pkt))
+			continue;
+		tp_count(eng, TP_CNT_MCAST_DELIVERED);
+		tp_resp_batch_start(batch, qp);
+		tp_resp_rx(batch, pkt, frame);
+		qp_after_rx(qp);
+	}
+}
+
+/*
  * Returns true when m is kept (handed to another engine).  A request joins
  * batch when it is for the batch's QP, else starts a new batch.
  */
@@ -105,6 +180,10 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 
 	if (err != ROCE_PARSE_OK && err != ROCE_PARSE_UNKNOWN_OPCODE) {
 		tp_count(eng, TP_CNT_MALFORMED);
+		return false;
+	}
+	if (unlikely(pkt->dest_qpn == ROCE_MCAST_QPN) && err == ROCE_PARSE_OK) {
+		mcast_rx(eng, batch, m, pkt);
 		return false;
 	}
 	/* the owner checks the ICRC: a frame is verified once */
@@ -145,17 +224,8 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 		tp_count(eng, TP_CNT_TRANSPORT_MISMATCH);
 		return false;
 	}
-	/* A QP in RESET, INIT or ERR ignores packets (IBTA 10.3.1). */
-	if (!tp_qp_can_receive(qp))
+	if (!qp_takes(eng, qp, pkt))
 		return false;
-	/* C9-42/C9-43 (9.6.1.1.1): the BTH P_Key must match the QP's, or
-	 * the packet is dropped silently (for UD too: its QP's P_Key) */
-	if (unlikely(!tp_pkey_match(qp->pkey, pkt->pkey))) {
-		tp_count(eng, TP_CNT_PKEY_VIOLATION);
-		return false;
-	}
-	if (unlikely(qp->pub.state == DROCE_QPS_RTR))
-		tp_event_comm_est(qp);
 	/* a switch on the way was congested (annex A17.9.1): tell the sender */
 	if (unlikely(roce_pkt_ecn(pkt) == ROCE_ECN_CE))
 		tp_cc_np_ce(qp, pkt);
@@ -166,11 +236,7 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 	} else {
 		tp_comp_rx(qp, pkt, frame);
 	}
-	if (tp_qp_has_work(qp))
-		tp_qp_ready(qp);
-	/* the WQEs it retired are free before their CQEs can be polled */
-	if (unlikely(qp->lc != NULL))
-		tp_lc_publish_qp(qp);
+	qp_after_rx(qp);
 	return false;
 }
 

@@ -227,7 +227,9 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	p.imm = rte_be_to_cpu_32(w->imm);
 	p.ieth_rkey = w->imm;
 	if (qp->pub.qp_type == DROCE_QPT_UD) {
-		p.dest_qpn = w->remote_qpn;
+		/* to a group: the permissive DQPN, whatever the WR named
+		 * (IBTA 10.5: every attached QP takes the packet) */
+		p.dest_qpn = av->mcast ? ROCE_MCAST_QPN : w->remote_qpn;
 		p.deth.qkey = w->remote_qkey;
 		p.deth.src_qpn = qp->pub.qp_num;
 		p.udp_sport = roce_udp_sport(qp->pub.qp_num, w->remote_qpn);

@@ -327,6 +327,21 @@ struct tp_qp *tp_qp_from_pub(struct droce_qp *qp);
 /* what tp_qp_create granted (e.g. the inline room, droce_qp_min_inline) */
 struct droce_qp_cap tp_qp_cap(const struct tp_qp *qp);
 
+/*
+ * Multicast (tp_mcast.c): a UD QP joins or leaves the group gid (IPv6
+ * ff00::/8 or IPv4-mapped 224.0.0.0/4).  Attach: 0 (also when attached
+ * already), -EINVAL (not UD, not a group), -ENOMEM (a limit below
+ * reached), -EOPNOTSUPP (the device has several engines).  Detach: 0,
+ * -EINVAL (the QP is not in the group).  Limits as query_device reports
+ * them (tp_mcast_limits: 0 where attach answers -EOPNOTSUPP).
+ */
+#define TP_MCAST_MAX_GRP 256
+#define TP_MCAST_MAX_QP_ATTACH 64
+#define TP_MCAST_MAX_TOTAL_ATTACH 1024
+int tp_mcast_attach(struct tp_qp *qp, const uint8_t gid[16]);
+int tp_mcast_detach(struct tp_qp *qp, const uint8_t gid[16]);
+void tp_mcast_limits(const struct tp_dev *dev, struct droce_device_attr *a);
+
 /* 0, or -EINVAL / -ENOMEM (queue full) with *bad_wr the first WR not
  * posted (droce_post_send returns the positive errno, as ibverbs). */
 int tp_post_send(struct tp_qp *qp, struct droce_send_wr *wr,

@@ -232,6 +232,45 @@ droce_destroy_ah(struct droce_ah *ah)
 	return -ah->context->ops->destroy_ah(ah);
 }
 
+/* IPv6 ff00::/8 or IPv4-mapped 224.0.0.0/4 (rdma_is_multicast_addr). */
+static bool
+gid_is_mcast(const union droce_gid *gid)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (memcmp(gid->raw, v4mapped, sizeof(v4mapped)) == 0)
+		return (gid->raw[12] & 0xf0) == 0xe0;
+	return gid->raw[0] == 0xff;
+}
+
+/* As uverbs' checks before the driver's: a UD QP, a group GID. */
+static int
+mcast_check(const struct droce_qp *qp, const union droce_gid *gid)
+{
+	if (qp == NULL || gid == NULL || qp->qp_type != DROCE_QPT_UD ||
+	    !gid_is_mcast(gid))
+		return EINVAL;
+	return 0;
+}
+
+int
+droce_attach_mcast(struct droce_qp *qp, const union droce_gid *gid, uint16_t lid)
+{
+	int rc = mcast_check(qp, gid);
+
+	(void)lid;		/* RoCE: no multicast LIDs */
+	return rc != 0 ? rc : -qp->context->ops->attach_mcast(qp, gid);
+}
+
+int
+droce_detach_mcast(struct droce_qp *qp, const union droce_gid *gid, uint16_t lid)
+{
+	int rc = mcast_check(qp, gid);
+
+	(void)lid;
+	return rc != 0 ? rc : -qp->context->ops->detach_mcast(qp, gid);
+}
+
 /* ---- status strings (ibv_wc_status_str) ------------------------------------------- */
 
 static const char *const wc_status_names[] = {

@@ -420,6 +420,31 @@ roce_gid_is_ipv4(const uint8_t gid[16])
 	return memcmp(gid, prefix, sizeof(prefix)) == 0;
 }
 
+bool
+roce_gid_is_mcast(const uint8_t gid[16])
+{
+	if (roce_gid_is_ipv4(gid))
+		return (gid[12] & 0xf0) == 0xe0;
+	return gid[0] == 0xff;
+}
+
+void
+roce_mcast_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (roce_gid_is_ipv4(gid)) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5e;
+		mac[3] = gid[13] & 0x7f;
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+	} else {
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		memcpy(mac + 2, gid + 12, 4);
+	}
+}
+
 uint16_t
 roce_udp_sport(uint32_t lqpn, uint32_t rqpn)
 {

@@ -330,6 +330,21 @@ void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ipv4[4]);
 bool roce_gid_is_ipv4(const uint8_t gid[16]);
 
 /*
+ * Multicast (IBTA 10.5 and RoCEv2 annex A17.4.5.2: the MGID is the IP
+ * group address): the DQPN of every multicast packet is the permissive
+ * QPN; a GID is a group when it is IPv6 ff00::/8 or IPv4-mapped
+ * 224.0.0.0/4 (the kernel's rdma_is_multicast_addr).
+ */
+#define ROCE_MCAST_QPN 0xffffffu
+bool roce_gid_is_mcast(const uint8_t gid[16]);
+/*
+ * The Ethernet address of a group GID, as IP maps it (RFC 1112 6.4:
+ * 01:00:5e and the low 23 bits of the IPv4 group; RFC 2464 7: 33:33 and
+ * the low 32 bits of the IPv6 group).
+ */
+void roce_mcast_mac(const uint8_t gid[16], uint8_t mac[6]);
+
+/*
  * The UDP source port Linux rxe derives for a QP pair: a 20-bit flow label
  * hashed from lqpn * rqpn, folded into 0xC000-0xFFFF (rdma_flow_label_to_udp_sport).
  */

@@ -7,13 +7,13 @@
  * channel's fd is a real descriptor, EAGAIN from a non-blocking one with
  * nothing queued; an id with no channel; rdma_bind_addr sets verbs, the
  * source address and port (rdma_get_src_port), rdma_listen; an address
- * droce does not own is refused (EADDRNOTAVAIL), RDMA_PS_UDP too (EINVAL);
+ * droce does not own is refused (EADDRNOTAVAIL), RDMA_PS_IPOIB too (EINVAL);
  * rdma_getaddrinfo's fields, passive and active, and EAI_NONAME; rpoll on
  * a pipe; rdma_event_str; rsockets (options, a refused rconnect, and a
  * connection to itself: non-blocking rconnect, raccept, rpoll, data both
  * ways, shutdown); what libfabric's verbs provider needs (check_fabric_calls);
  * the refusals of the calls of an id's own QP, options, SRQ and ECE, and
- * multicast's ENOSYS (check_refusals).  Prints "ok" and exits 0, else names the failed check, exit 1.
+ * of multicast on a TCP id (check_refusals).  Prints "ok" and exits 0, else names the failed check, exit 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -85,7 +85,14 @@ check_ids(struct ibv_context *ctx)
 	CHECK(rdma_create_id(NULL, &own, NULL, RDMA_PS_TCP) == 0 && own->channel != NULL,
 	      "rdma_create_id without a channel");
 	CHECK(rdma_destroy_id(own) == 0, "rdma_destroy_id (own channel)");
-	refused("rdma_create_id RDMA_PS_UDP", rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP),
+	/* RDMA_PS_UDP and RDMA_PS_IPOIB: UD ids (SIDR, multicast) */
+	CHECK(rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP) == 0 && udp->ps == RDMA_PS_UDP &&
+	      udp->qp_type == IBV_QPT_UD, "rdma_create_id RDMA_PS_UDP");
+	CHECK(rdma_destroy_id(udp) == 0, "rdma_destroy_id (RDMA_PS_UDP)");
+	CHECK(rdma_create_id(ch, &udp, NULL, RDMA_PS_IPOIB) == 0 && udp->ps == RDMA_PS_IPOIB &&
+	      udp->qp_type == IBV_QPT_UD, "rdma_create_id RDMA_PS_IPOIB");
+	CHECK(rdma_destroy_id(udp) == 0, "rdma_destroy_id (RDMA_PS_IPOIB)");
+	refused("rdma_create_id of no port space", rdma_create_id(ch, &udp, NULL, 0x0999),
 		EINVAL);
 
 	CHECK(rdma_create_id(ch, &id, &tag, RDMA_PS_TCP) == 0, "rdma_create_id");
@@ -226,8 +233,8 @@ check_rpoll(void)
 
 /*
  * The calls of an id's own QP, options, SRQ and ECE on an id with no
- * connection: the documented refusals, nothing else happens; and what
- * droce does not offer (multicast): -1 and ENOSYS.
+ * connection: the documented refusals, nothing else happens; and
+ * multicast on a TCP id (EINVAL; sin is no group).
  */
 static void
 check_refusals(void)
@@ -274,10 +281,11 @@ check_refusals(void)
 	CHECK(rdma_get_remote_ece(id, &ece) == 0 && ece.vendor_id == 0 && ece.options == 0,
 	      "rdma_get_remote_ece: none (vendor %u)", ece.vendor_id);
 	refused("rdma_reject_ece", rdma_reject_ece(id, NULL, 0), EOPNOTSUPP);
-	refused("rdma_join_multicast", rdma_join_multicast(id, (struct sockaddr *)&sin, NULL),
-		ENOSYS);
-	refused("rdma_leave_multicast", rdma_leave_multicast(id, (struct sockaddr *)&sin),
-		ENOSYS);
+	/* multicast is a RDMA_PS_UDP id's, to a group (sin is none) */
+	refused("rdma_join_multicast on a TCP id",
+		rdma_join_multicast(id, (struct sockaddr *)&sin, NULL), EINVAL);
+	refused("rdma_leave_multicast of no group",
+		rdma_leave_multicast(id, (struct sockaddr *)&sin), EINVAL);
 	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
 }
 

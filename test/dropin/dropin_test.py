@@ -908,6 +908,74 @@ def perftest_pair(a, tmp, nets, tag, tool, size, iters, lcores, extra, rdma_cm):
     return outs, [p.returncode for p in procs]
 
 
+MCKEY_GROUP = "230.18.5.1"
+
+
+def mckey_side(a, tmp, nets, tag, side, argv):
+    """mckey in side's namespace, droce (defaults: adaptive progress) on
+    net_af_packet at its veth end, 198.18.5.side+1; its output file."""
+    eal = EAL + ["-l", str(side % (os.cpu_count() or 1)), f"--file-prefix=dropin{tag}{side}",
+                 f"--vdev=net_af_packet0,iface={nets.ifs[side]}"]
+    env = dict(os.environ, DROCE_ARGS=" ".join(eal + ["--", f"--droce-ipv4=198.18.5.{side + 1}/24"]))
+    out = open(os.path.join(tmp, f"{tag}.{side}.out"), "w+")
+    cmd = ["ip", "netns", "exec", nets.ns[side], a.run, "--lib", a.lib, "--",
+           "stdbuf", "-oL", "mckey", "-b", f"198.18.5.{side + 1}"] + argv
+    return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, env=env, cwd=tmp), out
+
+
+def case_mckey(a, tmp, nets, tag, sender_opts):
+    """Debian's unmodified mckey (rdmacm-utils) over the drop-in librdmacm:
+    a receiver joins MCKEY_GROUP (rdma_join_multicast), then a sender joins
+    it (sender_opts: -o, send-only through rdma_join_multicast_ex) and sends
+    10 UD messages of 100 bytes to the group; the receiver exits only after
+    10 receive completions.  Both exit 0, both report the group's MGID
+    (::ffff:230.18.5.1), and both leave (rdma_leave_multicast) cleanly."""
+    case = "mckey " + " ".join(["-s"] + sender_opts)
+    procs, files = [], []
+    try:
+        p, f = mckey_side(a, tmp, nets, tag, 0, ["-m", MCKEY_GROUP, "-C", "10", "-S", "100"])
+        procs.append(p)
+        files.append(f)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.poll() is None:
+            f.seek(0)
+            if "joined dgid" in f.read():
+                break
+            time.sleep(0.05)
+        p, f = mckey_side(a, tmp, nets, tag, 1, ["-m", MCKEY_GROUP, "-s", "-C", "10", "-S", "100"] +
+                          sender_opts)
+        procs.append(p)
+        files.append(f)
+        for p in (procs[1], procs[0]):
+            try:
+                p.wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+        outs = []
+        for f in files:
+            f.seek(0)
+            outs.append(f.read())
+    finally:
+        for p in procs:
+            stop(p)
+        for f in files:
+            f.close()
+    ok = True
+    for side, name in ((0, "receiver"), (1, "sender")):
+        ok &= check(case, procs[side].returncode == 0,
+                    f"{name} exit {procs[side].returncode}: {brief(outs[side], 400)}")
+        ok &= check(case, f"joined dgid: ::ffff:{MCKEY_GROUP} " in outs[side],
+                    f"{name}: no join to ::ffff:{MCKEY_GROUP}: {brief(outs[side], 400)}")
+        ok &= check(case, "data transfers complete" in outs[side] and
+                    "return status 0" in outs[side] and "failure" not in outs[side],
+                    f"{name}: {brief(outs[side], 400)}")
+    ok &= check(case, "receiving data transfers" in outs[0] and
+                "initiating data transfers" in outs[1], "roles")
+    if ok:
+        print(f"ok - {case}: 10 messages of 100 bytes to {MCKEY_GROUP}, all received", flush=True)
+
+
 def perftest_tools(a, tmp, nets):
     case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True)
     case_perftest(a, tmp, nets, "r", "ib_read_bw", 65536, 1000, True)
@@ -1313,6 +1381,56 @@ def case_daemon_srqud(a, tmp):
             if pingpong_ok(c[0], rcs, outs, c[3], 20):
                 print(f"ok - {c[0]} on droced (server and client on two droceds, "
                       f"{len(cases)} at once; {time.monotonic() - t0:.1f} s)", flush=True)
+        left = [droced_pids(a, s) for s in socks]
+        if check("droced", left == [[], []], f"applications left {left}"):
+            print("ok - droced: no application left on either", flush=True)
+    finally:
+        for p, out in progs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            out.close()
+        for d in reversed(procs):
+            droced_util.droced_stop(d)
+
+
+def case_daemon_mckey(a, tmp):
+    """Debian's mckey on droced: two droceds at the memif's ends; a receiver
+    on each joins MCKEY_GROUP, then a sender on the first sends 10 UD
+    messages of 100 bytes to the group: the first droced's engine hands
+    them to its other application (the port's loopback), the second's
+    receives them over the memif.  Each mckey exits 0 after its 10
+    completions (the receivers) or its sends, and both droceds' lists are
+    empty after."""
+    procs, progs = [], []
+    argv = ["stdbuf", "-oL", "mckey", "-m", MCKEY_GROUP, "-C", "10", "-S", "100"]
+    try:
+        procs = [droced_start(a, tmp, side) for side in (0, 1)]
+        socks = [p[1] for p in procs]
+        recv = [on_droced(a, tmp, side, socks[side], f"mckey.r{side}",
+                          argv + ["-b", f"198.18.5.{side + 1}"]) for side in (0, 1)]
+        progs += recv
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            texts = []
+            for _, f in recv:
+                f.seek(0)
+                texts.append(f.read())
+            if all("joined dgid" in t for t in texts):
+                break
+            time.sleep(0.05)
+        send = on_droced(a, tmp, 0, socks[0], "mckey.s", argv + ["-b", "198.18.5.1", "-s"])
+        progs.append(send)
+        rcs, outs = wait_text([send] + recv)
+        ok = True
+        for rc, out, name in zip(rcs, outs, ("sender", "receiver on droced 0",
+                                             "receiver on droced 1")):
+            ok &= check("mckey on droced", rc == 0 and "data transfers complete" in out and
+                        f"joined dgid: ::ffff:{MCKEY_GROUP} " in out,
+                        f"{name}: exit {rc}: {brief(out, 400)}")
+        if ok:
+            print("ok - mckey on droced: 10 messages to the group reach a receiver on the "
+                  "sender's droced and one on the other", flush=True)
         left = [droced_pids(a, s) for s in socks]
         if check("droced", left == [[], []], f"applications left {left}"):
             print("ok - droced: no application left on either", flush=True)
@@ -1812,7 +1930,7 @@ def main():
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
                                      "rstream", "riostream", "rspreload", "progress",
-                                     "rdmacm_utils", "udaddy"])
+                                     "rdmacm_utils", "udaddy", "mckey", "daemon_mckey"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.preload is not None:
@@ -1905,6 +2023,15 @@ def main():
             try:
                 case_perftest(a, tmp, nets, "w", "ib_write_bw", 65536, 500, True, rdma_cm=True)
                 case_perftest(a, tmp, nets, "s", "ib_send_lat", 64, 500, True, rdma_cm=True)
+            finally:
+                nets.close()
+        elif a.what == "daemon_mckey":
+            case_daemon_mckey(a, tmp)
+        elif a.what == "mckey":
+            nets = Veth(f"m{os.getpid() % 100000}")
+            try:
+                case_mckey(a, tmp, nets, "mk0", [])
+                case_mckey(a, tmp, nets, "mk1", ["-o"])
             finally:
                 nets.close()
         elif a.what == "qperf":

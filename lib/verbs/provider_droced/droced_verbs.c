@@ -764,6 +764,29 @@ droced_destroy_ah(struct droce_ah *ah)
 	return -rc;
 }
 
+/* ---- multicast ------------------------------------------------------------------ */
+
+static int
+mcast_call(enum dmn_req type, struct droce_qp *qp, const union droce_gid *gid)
+{
+	struct dmn_msg m = { .type = type, .h = { qp_handle(qp) } };
+
+	m.u.gid = *gid;
+	return -verbs_daemon_call(&m);
+}
+
+int
+droced_attach_mcast(struct droce_qp *qp, const union droce_gid *gid)
+{
+	return mcast_call(DMN_ATTACH_MCAST, qp, gid);
+}
+
+int
+droced_detach_mcast(struct droce_qp *qp, const union droce_gid *gid)
+{
+	return mcast_call(DMN_DETACH_MCAST, qp, gid);
+}
+
 /* ---- queries ------------------------------------------------------------------- */
 
 int
@@ -773,8 +796,9 @@ droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a
 	int rc = verbs_daemon_call(&m);
 
 	(void)ctx;
-	if (rc == 0)
+	if (rc == 0) {
 		*a = m.u.dev;
+	}
 	return -rc;
 }
 
@@ -991,6 +1015,8 @@ static struct verbs_provider droced_provider = {
 		.destroy_srq = droced_destroy_srq,
 		.create_ah = droced_create_ah,
 		.destroy_ah = droced_destroy_ah,
+		.attach_mcast = droced_attach_mcast,
+		.detach_mcast = droced_detach_mcast,
 	},
 };
 

@@ -67,7 +67,9 @@ struct rte_ring;
 	X(CREATE_AH)	\
 	X(DESTROY_AH)	\
 	X(DQ_DOORBELL)	\
-	X(CM)
+	X(CM)		\
+	X(ATTACH_MCAST)	\
+	X(DETACH_MCAST)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -301,6 +303,9 @@ int droced_query_srq(struct droce_srq *srq, struct droce_srq_attr *attr);
 int droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		    struct droce_qp_init_attr *init);
 int droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a);
+/* multicast: droced attaches its QP of the application's (h[0]) to u.gid */
+int droced_attach_mcast(struct droce_qp *qp, const union droce_gid *gid);
+int droced_detach_mcast(struct droce_qp *qp, const union droce_gid *gid);
 int droced_query_port(struct droce_context *ctx, uint8_t port_num, struct droce_port_attr *a);
 int droced_query_gid(struct droce_context *ctx, uint8_t port_num, int index, union droce_gid *gid);
 int droced_query_pkey(struct droce_context *ctx, uint8_t port_num, int index, uint16_t *pkey);

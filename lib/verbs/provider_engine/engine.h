@@ -76,6 +76,8 @@ int verbs_engine_destroy_srq(struct droce_srq *srq);
 int verbs_engine_create_ah(struct droce_pd *pd, struct droce_ah_attr *attr,
 		     struct droce_ah **out);
 int verbs_engine_destroy_ah(struct droce_ah *ah);
+int verbs_engine_attach_mcast(struct droce_qp *qp, const union droce_gid *gid);
+int verbs_engine_detach_mcast(struct droce_qp *qp, const union droce_gid *gid);
 int verbs_engine_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *attr);
 int verbs_engine_query_port(struct droce_context *ctx, uint8_t port_num,
 		      struct droce_port_attr *attr);

@@ -61,6 +61,8 @@ static struct verbs_provider engine_provider = {
 		.destroy_srq = verbs_engine_destroy_srq,
 		.create_ah = verbs_engine_create_ah,
 		.destroy_ah = verbs_engine_destroy_ah,
+		.attach_mcast = verbs_engine_attach_mcast,
+		.detach_mcast = verbs_engine_detach_mcast,
 #endif
 	},
 };

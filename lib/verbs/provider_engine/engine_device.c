@@ -260,6 +260,9 @@ verbs_engine_query_device_ex(struct droce_context *ctx, struct droce_device_attr
 	a->atomic_cap = DROCE_ATOMIC_GLOB;
 	/* address handles: lib/transport's table of them (index 0 names none) */
 	a->max_ah = TP_MAX_AH - 1;
+	/* multicast groups (lib/transport tp_mcast.c) */
+	if (engine_ctx(ctx)->tp != NULL)
+		tp_mcast_limits(engine_ctx(ctx)->tp, a);
 	/* SRQs too (tp_srq.c); their sizes are a QP's receive queue's */
 	a->max_srq = INT_MAX;
 	a->max_srq_wr = DROCE_MAX_QP_WR;

@@ -423,3 +423,15 @@ verbs_engine_destroy_ah(struct droce_ah *ah)
 	prot_pd_put(e->prot, pd);
 	return 0;
 }
+
+int
+verbs_engine_attach_mcast(struct droce_qp *qp, const union droce_gid *gid)
+{
+	return tp_mcast_attach(tp_qp_from_pub(qp), gid->raw);
+}
+
+int
+verbs_engine_detach_mcast(struct droce_qp *qp, const union droce_gid *gid)
+{
+	return tp_mcast_detach(tp_qp_from_pub(qp), gid->raw);
+}

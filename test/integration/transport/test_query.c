@@ -80,7 +80,10 @@ test_query_device_identity_and_defaults(void **state)
 	assert_int_equal(a.atomic_cap, DROCE_ATOMIC_GLOB);
 	assert_int_equal(a.max_ee, 0);
 	assert_int_equal(a.max_rdd, 0);
-	assert_int_equal(a.max_mcast_grp, 0);
+	/* multicast groups (lib/transport tp_mcast.c) */
+	assert_int_equal(a.max_mcast_grp, TP_MCAST_MAX_GRP);
+	assert_int_equal(a.max_mcast_qp_attach, TP_MCAST_MAX_QP_ATTACH);
+	assert_int_equal(a.max_total_mcast_qp_attach, TP_MCAST_MAX_TOTAL_ATTACH);
 	assert_int_equal(a.max_ah, TP_MAX_AH - 1);
 	assert_int_equal(a.max_srq, INT32_MAX);
 	assert_int_equal(a.max_srq_wr, 16384);

@@ -361,6 +361,14 @@ fx_set_tap(droce_link_tap_fn *fn)
 	fx_tap = fn;
 }
 
+static bool fx_loopback;
+
+void
+fx_set_loopback(bool on)
+{
+	fx_loopback = on;
+}
+
 void
 fx_set_dev_config(const struct tp_dev_config *cfg)
 {
@@ -405,6 +413,12 @@ open_end(struct fx_end *e, struct droce_link *link, uint8_t host, size_t buflen,
 		assert_int_equal(droce_link_tap_wrap(link, fx_tap,
 						     (void *)(uintptr_t)(host - 1), &e->tap), 0);
 		link = e->tap;
+	}
+	e->loop = NULL;
+	if (fx_loopback) {
+		assert_null(fx_tap);
+		assert_int_equal(droce_link_loop_wrap(link, &e->loop), 0);
+		link = e->loop;
 	}
 	assert_int_equal(verbs_attach_link(e->ctx, link, &cfg), 0);
 	roce_gid_from_ipv4(e->gid, ip);
@@ -494,8 +508,9 @@ fx_close(struct fx *f)
 {
 	close_end(&f->a);
 	close_end(&f->b);
-	droce_link_close(f->a.link);
-	droce_link_close(f->b.link);
+	/* a loop wrapper closes the end it wraps */
+	droce_link_close(f->a.loop != NULL ? f->a.loop : f->a.link);
+	droce_link_close(f->b.loop != NULL ? f->b.loop : f->b.link);
 	(void)droce_link_tap_unwrap(f->a.tap);
 	(void)droce_link_tap_unwrap(f->b.tap);
 }

@@ -19,6 +19,7 @@ struct fx_end {
 	struct droce_context *ctx;
 	struct droce_link *link;	/* the vwire end */
 	struct droce_link *tap;		/* fx_set_tap's wrapper around it, or NULL */
+	struct droce_link *loop;	/* fx_set_loopback's wrapper, or NULL */
 	struct droce_pd *pd;
 	struct droce_mr *mr;		/* the whole buffer, every right */
 	uint8_t *buf;
@@ -99,6 +100,12 @@ void fx_set_dev_config(const struct tp_dev_config *cfg);
  * NULL: none.
  */
 void fx_set_tap(droce_link_tap_fn *fn);
+/*
+ * The ends opened from now on loop back as a port does (lib/link
+ * droce_link_loop_wrap, as lib/device opens a port): frames to their own
+ * MAC, and a copy of their RoCEv2 multicast frames.  Not with a tap.
+ */
+void fx_set_loopback(bool on);
 
 /* Contexts, PDs, buffers (filled with a pattern), MRs, CQs over a vwire. */
 void fx_open(struct fx *f, const struct vwire_config *wire, size_t buflen);
