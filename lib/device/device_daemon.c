@@ -151,3 +151,19 @@ device_daemon_table(void)
 	device_table.ndev = 1;
 	return 0;
 }
+
+int
+device_daemon_renew(void)
+{
+	char prefix[DMN_PREFIX_LEN];
+	int rc = verbs_daemon_connect(device_table.daemon_path, prefix, sizeof(prefix));
+
+	if (rc != 0) {
+		fprintf(stderr, "droce: fork: daemon %s: %s\n", device_table.daemon_path,
+			strerror(-rc));
+		return rc;
+	}
+	device_table.dev[0].regions = true;
+	device_table.no_eal = true;
+	return 0;
+}

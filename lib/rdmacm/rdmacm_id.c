@@ -118,6 +118,8 @@ rdmacm_id_sync(struct rdmacm_id *id)
 	struct rdma_addr *addr = &id->ibv.route.addr;
 
 	id->ibv.verbs = d->verbs != NULL ? rdmacm_context_of(d->verbs) : NULL;
+	if (id->ibv.pd == NULL && id->ibv.verbs != NULL)
+		id->ibv.pd = rdmacm_pd_of(id->ibv.verbs);
 	id->ibv.port_num = d->port_num;
 	copy_sockaddr(&addr->src_storage, &d->route.addr.src_addr);
 	copy_sockaddr(&addr->dst_storage, &d->route.addr.dst_addr);
@@ -161,6 +163,8 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 	return fail(err);
 }
 
+static void own_cqs_free(struct rdmacm_id *id);
+
 /* lib/cm forgets the id's QP (which stays the program's), if it has one. */
 static void
 qp_release(struct rdmacm_id *id)
@@ -188,6 +192,8 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 	qp_release(id);
 	if (droce_rdma_destroy_id(id->d) != 0)
 		return -1;
+	if (pub->qp == NULL)
+		own_cqs_free(id);	/* else the QP's, which stays the program's */
 	if (id->own_channel != NULL)
 		rdma_destroy_event_channel(&id->own_channel->ibv);
 	id_free(id);
@@ -315,43 +321,110 @@ qp_attach(struct rdmacm_id *id, struct ibv_qp *qp)
 	return 0;
 }
 
-/* The program's PD and CQs (librdmacm would make CQs for an id without). */
+/* The CQs and completion channels rdma_create_qp made for the id, gone. */
+static void
+own_cqs_free(struct rdmacm_id *id)
+{
+	for (int i = 0; i < 2; i++) {
+		if (id->own_cq[i] != NULL && ibv_destroy_cq(id->own_cq[i]) == 0) {
+			if (id->ibv.send_cq == id->own_cq[i])
+				id->ibv.send_cq = NULL;
+			if (id->ibv.recv_cq == id->own_cq[i])
+				id->ibv.recv_cq = NULL;
+			id->own_cq[i] = NULL;
+		}
+		if (id->own_cq[i] == NULL && id->own_cq_channel[i] != NULL &&
+		    ibv_destroy_comp_channel(id->own_cq_channel[i]) == 0)
+			id->own_cq_channel[i] = NULL;
+	}
+	id->ibv.send_cq_channel = id->own_cq_channel[0];
+	id->ibv.recv_cq_channel = id->own_cq_channel[1];
+}
+
+/*
+ * A CQ of cqe entries on a completion channel of its own, both the id's
+ * (rdma_cm(7): the send and receive CQs librdmacm makes for a QP created
+ * without, which rdma_get_send_comp / rdma_get_recv_comp wait on); the
+ * CQ's context is the id, as librdmacm's.  0 or an errno.
+ */
+static int
+own_cq_make(struct rdmacm_id *id, int i, uint32_t cqe)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(id->ibv.verbs);
+
+	if (ch == NULL)
+		return errno;
+	id->own_cq_channel[i] = ch;
+	id->own_cq[i] = ibv_create_cq(id->ibv.verbs, (int)cqe, &id->ibv, ch, 0);
+	return id->own_cq[i] == NULL ? errno : 0;
+}
+
+/* As rdma_create_qp(3): with no PD the id's (its device's), with no CQ
+ * one made for each queue of the QP (rdma_destroy_qp destroys them). */
 int
 rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	struct ibv_qp *qp;
+	struct ibv_qp_init_attr_ex ex;
+	int rc;
 
-	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
+	if (pub == NULL || attr == NULL)
 		return fail(EINVAL);
-	if (pd == NULL)
-		pd = pub->pd;
-	/* any context of the device: the program's and this library's share
-	 * droce's one (lib/ibverbs' dropin_device) */
-	if (pd == NULL || dropin_dctx(pd->context) != dropin_dctx(pub->verbs) ||
-	    attr->send_cq == NULL ||
-	    attr->recv_cq == NULL)
-		return fail(EINVAL);
-	qp = ibv_create_qp(pd, attr);
-	return qp != NULL ? qp_attach(id_of(pub), qp) : -1;
+	/* ibv_qp_init_attr is the beginning of ibv_qp_init_attr_ex (verbs.h) */
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd != NULL ? pd : pub->pd;
+	rc = rdma_create_qp_ex(pub, &ex);
+	if (rc == 0)
+		memcpy(attr, &ex, sizeof(*attr));	/* the caps granted */
+	return rc;
 }
 
 int
 rdma_create_qp_ex(struct rdma_cm_id *pub, struct ibv_qp_init_attr_ex *attr)
 {
+	struct rdmacm_id *id = id_of(pub);
 	struct ibv_qp *qp;
+	int err = 0;
 
 	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
 		return fail(EINVAL);
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) && pub->pd != NULL) {
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
 		attr->pd = pub->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
-	    dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs) ||
-	    attr->send_cq == NULL || attr->recv_cq == NULL)
+	/* any context of the device: the program's and this library's share
+	 * droce's one (lib/ibverbs' dropin_device) */
+	if (attr->pd == NULL || dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs))
 		return fail(EINVAL);
-	qp = ibv_create_qp_ex(attr->pd->context, attr);
-	return qp != NULL ? qp_attach(id_of(pub), qp) : -1;
+	if (attr->send_cq == NULL && id->own_cq[0] == NULL && attr->cap.max_send_wr > 0)
+		err = own_cq_make(id, 0, attr->cap.max_send_wr);
+	if (err == 0 && attr->recv_cq == NULL && id->own_cq[1] == NULL &&
+	    attr->cap.max_recv_wr > 0)
+		err = own_cq_make(id, 1, attr->cap.max_recv_wr);
+	if (err != 0) {
+		own_cqs_free(id);
+		return fail(err);
+	}
+	if (attr->send_cq == NULL)
+		attr->send_cq = id->own_cq[0];
+	if (attr->recv_cq == NULL)
+		attr->recv_cq = id->own_cq[1];
+	pub->send_cq_channel = id->own_cq_channel[0];
+	pub->recv_cq_channel = id->own_cq_channel[1];
+	qp = attr->send_cq != NULL && attr->recv_cq != NULL ?
+	     ibv_create_qp_ex(attr->pd->context, attr) : NULL;
+	if (qp == NULL) {
+		err = attr->send_cq == NULL || attr->recv_cq == NULL ? EINVAL : errno;
+		own_cqs_free(id);
+		return fail(err);
+	}
+	if (qp_attach(id, qp) != 0) {
+		err = errno;
+		own_cqs_free(id);
+		return fail(err);
+	}
+	return 0;
 }
 
 void
@@ -361,6 +434,7 @@ rdma_destroy_qp(struct rdma_cm_id *pub)
 		return;
 	ibv_destroy_qp(pub->qp);	/* lib/cm forgets it first */
 	pub->qp = NULL;
+	own_cqs_free(id_of(pub));
 }
 
 /* ---- connections --------------------------------------------------------- */

@@ -151,6 +151,23 @@ verbs_daemon_connect(const char *path, char *prefix, size_t len)
 }
 
 /*
+ * In a child of fork() (its only thread the forking one): the connection
+ * is the parent's, and a request the child sent on it would interleave
+ * with the parent's and take its replies.  The child's copy of the socket
+ * is closed (the parent's stays open) and the connection forgotten, lock
+ * and events included (another thread of the parent may have held the
+ * lock at the fork); the child's requests then fail with ENOTCONN until
+ * it connects anew (verbs_daemon_connect).
+ */
+void
+verbs_daemon_fork_child(void)
+{
+	if (daemon_conn.fd >= 0)
+		close(daemon_conn.fd);
+	daemon_conn = (struct verbs_daemon){ .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+}
+
+/*
  * The first context takes the application's events: its async_fd goes to
  * droced (OPEN_EVENTS), which answers with the ring it routes them into.
  * Later contexts of the process get none.

@@ -242,6 +242,11 @@ struct verbs_daemon {
  * ENOTCONN, as does every later one.
  */
 int verbs_daemon_connect(const char *path, char *prefix, size_t len);
+/*
+ * For a child of fork() (lib/device's handler): the parent's connection
+ * forgotten, the child's copy of its socket closed; async-signal-safe.
+ */
+void verbs_daemon_fork_child(void);
 /* A context on the daemon's device: NULL with errno. */
 struct droce_context *verbs_daemon_open(struct droce_device *device);
 /* One request and its reply: 0 or a positive errno (ENOTCONN: daemon gone). */
