@@ -1438,6 +1438,25 @@ const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);
  */
 int droce_rdma_set_cm_timeout(struct droce_rdma_cm_id *id, uint8_t timeout,
 			      uint8_t retries);
+/*
+ * The local ACK timeout the id's QP gets at RTS (IBTA 9.7.6.1.3: 4.096 us
+ * * 2^timeout, 0..31), in place of the CM's own (rdma_set_option's
+ * RDMA_OPTION_ID_ACK_TIMEOUT).  Before the QP reaches RTS.
+ */
+int droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *id, uint8_t timeout);
+/*
+ * A QP of the program's own instead of the id's (rdma_init_qp_attr(3),
+ * rdma_establish(3)): connect and accept name it by conn_param's qp_num;
+ * droce_rdma_init_qp_attr fills the attributes (and their mask) for
+ * attr->qp_state, INIT (once the id has its device), RTR and RTS (once
+ * the peer is known: the passive side from its CONNECT_REQUEST, the
+ * active side from its CONNECT_RESPONSE), which the program gives its QP
+ * with droce_modify_qp; the active side then calls droce_rdma_establish
+ * (the RTU), the passive side gets ESTABLISHED.  EINVAL before.
+ */
+int droce_rdma_init_qp_attr(struct droce_rdma_cm_id *id, struct droce_qp_attr *attr,
+			    int *mask);
+int droce_rdma_establish(struct droce_rdma_cm_id *id);
 
 #ifdef __cplusplus
 }

@@ -826,6 +826,32 @@ droce_rdma_accept(struct droce_rdma_cm_id *id, struct droce_rdma_conn_param *p)
 }
 
 static int
+establish(struct cm_id *id, const struct droce_rdma_conn_param *p)
+{
+	(void)p;
+	return cm_proto_establish(id);
+}
+
+int
+droce_rdma_establish(struct droce_rdma_cm_id *id)
+{
+	return locked(establish, id, NULL);
+}
+
+int
+droce_rdma_init_qp_attr(struct droce_rdma_cm_id *pub, struct droce_qp_attr *attr, int *mask)
+{
+	int rc;
+
+	if (pub == NULL || attr == NULL || mask == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	rc = cm_qp_attr(cm_id_of(pub), attr, mask);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+static int
 disconnect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 {
 	(void)p;
@@ -905,6 +931,20 @@ droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 	}
 	pthread_mutex_unlock(&reg.lock);
 	return rc == 0 ? 0 : fail(rc);
+}
+
+int
+droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *pub, uint8_t timeout)
+{
+	struct cm_id *id = cm_id_of(pub);
+
+	if (pub == NULL || timeout > 31)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	id->ack_timeout = timeout;
+	id->ack_timeout_set = true;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
 }
 
 int

@@ -81,42 +81,88 @@ send_drep(struct cm_agent *a, const uint8_t gid[16], uint64_t tid, uint32_t loca
 /* ---- the QP through INIT -> RTR -> RTS (IBTA 12.9.2, table 91) ----------- */
 
 static int
-qp_to_rts(struct cm_id *id)
+qp_access(const struct cm_qp_params *p)
+{
+	return DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+	       (p->responder_resources != 0 ?
+		DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC : 0);
+}
+
+/* Whether the peer's side of the connection is known (its QP number and
+ * PSN): the passive side from the REQ on, the active side from the REP. */
+static bool
+peer_known(const struct cm_id *id)
+{
+	return id->state == CM_REQ_RCVD || id->state == CM_REP_SENT ||
+	       id->state == CM_REP_RCVD || id->state == CM_ESTABLISHED;
+}
+
+int
+cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
 {
 	const struct cm_qp_params *p = &id->qp;
-	struct droce_qp_attr at = {
-		.qp_state = DROCE_QPS_RTR, .path_mtu = p->mtu,
-		.dest_qp_num = p->remote_qpn, .rq_psn = p->rq_psn,
-		.max_dest_rd_atomic = p->responder_resources,
-		.min_rnr_timer = CM_MIN_RNR_TIMER,
-		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
-				   (p->responder_resources != 0 ?
-				    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC : 0),
-		.ah_attr = { .is_global = 1, .port_num = 1 },
-	};
-	int sgid = cm_gid_index(id->agent, id->local_gid);
-	int rc;
+	enum droce_qp_state state = at->qp_state;
+	int sgid;
 
-	if (id->pub.qp == NULL || sgid < 0)
+	memset(at, 0, sizeof(*at));
+	at->qp_state = state;
+	if (state == DROCE_QPS_INIT) {
+		if (id->agent == NULL)
+			return EINVAL;		/* no device yet */
+		at->port_num = 1;
+		at->qp_access_flags = qp_access(p);
+		*mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			DROCE_QP_ACCESS_FLAGS;
+		return 0;
+	}
+	if ((state != DROCE_QPS_RTR && state != DROCE_QPS_RTS) || !peer_known(id))
 		return EINVAL;
-	memcpy(at.ah_attr.grh.dgid.raw, id->remote_gid, 16);
-	at.ah_attr.grh.sgid_index = (uint8_t)sgid;
-	at.ah_attr.grh.hop_limit = CM_HOP_LIMIT;
-	rc = droce_modify_qp(id->pub.qp, &at, DROCE_QP_STATE | DROCE_QP_AV |
-			     DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
-			     DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER |
-			     DROCE_QP_ACCESS_FLAGS);
+	if (state == DROCE_QPS_RTS) {
+		at->sq_psn = p->sq_psn;
+		at->timeout = id->ack_timeout_set ? id->ack_timeout : p->ack_timeout;
+		at->retry_cnt = p->retry_count;
+		at->rnr_retry = p->rnr_retry;
+		at->max_rd_atomic = p->initiator_depth;
+		*mask = DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
+			DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC;
+		return 0;
+	}
+	sgid = cm_gid_index(id->agent, id->local_gid);
+	if (sgid < 0)
+		return EINVAL;
+	at->path_mtu = p->mtu;
+	at->dest_qp_num = p->remote_qpn;
+	at->rq_psn = p->rq_psn;
+	at->max_dest_rd_atomic = p->responder_resources;
+	at->min_rnr_timer = CM_MIN_RNR_TIMER;
+	at->qp_access_flags = qp_access(p);
+	at->ah_attr.is_global = 1;
+	at->ah_attr.port_num = 1;
+	memcpy(at->ah_attr.grh.dgid.raw, id->remote_gid, 16);
+	at->ah_attr.grh.sgid_index = (uint8_t)sgid;
+	at->ah_attr.grh.hop_limit = CM_HOP_LIMIT;
+	*mask = DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+		DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER |
+		DROCE_QP_ACCESS_FLAGS;
+	return 0;
+}
+
+/* The id's own QP through RTR to RTS. */
+static int
+qp_to_rts(struct cm_id *id)
+{
+	struct droce_qp_attr at = { .qp_state = DROCE_QPS_RTR };
+	int mask, rc;
+
+	if (id->pub.qp == NULL)
+		return EINVAL;
+	rc = cm_qp_attr(id, &at, &mask);
+	rc = rc != 0 ? rc : droce_modify_qp(id->pub.qp, &at, mask);
 	if (rc != 0)
 		return rc;
 	at.qp_state = DROCE_QPS_RTS;
-	at.sq_psn = p->sq_psn;
-	at.timeout = p->ack_timeout;
-	at.retry_cnt = p->retry_count;
-	at.rnr_retry = p->rnr_retry;
-	at.max_rd_atomic = p->initiator_depth;
-	return droce_modify_qp(id->pub.qp, &at, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
-			       DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
-			       DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC);
+	rc = cm_qp_attr(id, &at, &mask);
+	return rc != 0 ? rc : droce_modify_qp(id->pub.qp, &at, mask);
 }
 
 static void
@@ -168,7 +214,8 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	struct cm_req req = { 0 };
 	struct cm_ip_hdr ih;
 
-	if (id->state != CM_ROUTE_RESOLVED || id->pub.qp == NULL || p == NULL ||
+	if (id->state != CM_ROUTE_RESOLVED || p == NULL ||
+	    (id->pub.qp == NULL && p->qp_num == 0) ||
 	    p->srq != 0 || p->private_data_len > CM_REQ_PDATA - CM_IP_HDR_LEN)
 		return EINVAL;
 	id->local_comm_id = cm_next_comm_id(id->agent);
@@ -184,7 +231,8 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	req.local_comm_id = id->local_comm_id;
 	req.service_id = (uint64_t)CM_PS_TCP << 16 | dst_port(id);
 	req.local_ca_guid = id->agent->guid;
-	req.local_qpn = id->pub.qp->qp_num;
+	/* no QP of the id's: the program's own (rdma_init_qp_attr) */
+	req.local_qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num;
 	req.responder_resources = id->qp.responder_resources;
 	req.initiator_depth = id->qp.initiator_depth;
 	req.remote_cm_timeout = id->cm_timeout;
@@ -226,12 +274,25 @@ conn_event(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	ev->pub.param.conn.initiator_depth = init_depth;
 }
 
+/* The RTU (kept for a duplicate REP): the active side is established. */
+static void
+send_rtu(struct cm_id *id)
+{
+	struct cm_rtu rtu = { 0 };
+
+	rtu.local_comm_id = id->local_comm_id;
+	rtu.remote_comm_id = id->remote_comm_id;
+	mad_hdr(id->mad, CM_ATTR_RTU, new_tid(id));
+	cm_rtu_put(id->mad, &rtu);
+	send_kept(id);
+	id->state = CM_ESTABLISHED;
+}
+
 static void
 recv_rep(struct cm_agent *a, const uint8_t *mad)
 {
 	struct cm_rep rep;
 	struct cm_id *id;
-	struct cm_rtu rtu = { 0 };
 
 	cm_rep_get(mad, &rep);
 	id = cm_find_local(a, rep.remote_comm_id);
@@ -251,6 +312,13 @@ recv_rep(struct cm_agent *a, const uint8_t *mad)
 				 rep.responder_resources : id->qp.initiator_depth;
 	id->qp.rnr_retry = rep.rnr_retry;
 	id->deadline_ns = 0;
+	if (id->pub.qp == NULL) {
+		/* the program moves its QP, then droce_rdma_establish (the RTU) */
+		id->state = CM_REP_RCVD;
+		conn_event(id, DROCE_RDMA_CM_EVENT_CONNECT_RESPONSE, 0, rep.pdata, CM_REP_PDATA,
+			   rep.responder_resources, rep.initiator_depth);
+		return;
+	}
 	if (qp_to_rts(id) != 0) {
 		send_rej(a, id->remote_gid, new_tid(id), id->local_comm_id,
 			 id->remote_comm_id, CM_MSG_REP, CM_REJ_NO_QP, NULL, 0);
@@ -258,14 +326,18 @@ recv_rep(struct cm_agent *a, const uint8_t *mad)
 		conn_event(id, DROCE_RDMA_CM_EVENT_CONNECT_ERROR, -EINVAL, NULL, 0, 0, 0);
 		return;
 	}
-	rtu.local_comm_id = id->local_comm_id;
-	rtu.remote_comm_id = id->remote_comm_id;
-	mad_hdr(id->mad, CM_ATTR_RTU, new_tid(id));
-	cm_rtu_put(id->mad, &rtu);
-	send_kept(id);
-	id->state = CM_ESTABLISHED;
+	send_rtu(id);
 	conn_event(id, DROCE_RDMA_CM_EVENT_ESTABLISHED, 0, rep.pdata, CM_REP_PDATA,
 		   rep.responder_resources, rep.initiator_depth);
+}
+
+int
+cm_proto_establish(struct cm_id *id)
+{
+	if (id->state != CM_REP_RCVD || id->pub.qp != NULL)
+		return EINVAL;
+	send_rtu(id);
+	return 0;
 }
 
 /* ---- passive side ---------------------------------------------------------- */
@@ -431,7 +503,8 @@ cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	struct cm_rep rep = { 0 };
 	int rc;
 
-	if (id->state != CM_REQ_RCVD || id->pub.qp == NULL ||
+	if (id->state != CM_REQ_RCVD ||
+	    (id->pub.qp == NULL && (p == NULL || p->qp_num == 0)) ||
 	    (p != NULL && (p->srq != 0 || p->private_data_len > CM_REP_PDATA)))
 		return EINVAL;
 	if (p != NULL) {
@@ -439,13 +512,14 @@ cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p)
 		if (p->initiator_depth < id->qp.initiator_depth)
 			id->qp.initiator_depth = p->initiator_depth;
 	}
-	/* rdma_cm moves the QP to RTS before the REP (cma_accept_ib) */
-	rc = qp_to_rts(id);
+	/* rdma_cm moves the QP to RTS before the REP (cma_accept_ib); the
+	 * program's own QP is the program's to move (rdma_init_qp_attr) */
+	rc = id->pub.qp != NULL ? qp_to_rts(id) : 0;
 	if (rc != 0)
 		return rc;
 	rep.local_comm_id = id->local_comm_id;
 	rep.remote_comm_id = id->remote_comm_id;
-	rep.local_qpn = id->pub.qp->qp_num;
+	rep.local_qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num;
 	rep.starting_psn = id->qp.rq_psn;
 	rep.responder_resources = id->qp.responder_resources;
 	rep.initiator_depth = id->qp.initiator_depth;
@@ -500,7 +574,7 @@ recv_rej(struct cm_agent *a, const uint8_t *mad)
 	cm_rej_get(mad, &rej);
 	id = cm_find_local(a, rej.remote_comm_id);
 	if (id == NULL || (id->state != CM_REQ_SENT && id->state != CM_REP_SENT &&
-			   id->state != CM_ESTABLISHED))
+			   id->state != CM_REP_RCVD && id->state != CM_ESTABLISHED))
 		return;
 	id->deadline_ns = 0;
 	qp_to_err(id);

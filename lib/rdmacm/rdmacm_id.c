@@ -52,6 +52,7 @@ rdmacm_id_new(struct rdma_event_channel *channel, void *context, enum rdma_port_
 static void
 id_free(struct rdmacm_id *id)
 {
+	free(id->ep_attr);
 	pthread_cond_destroy(&id->acked);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
@@ -437,6 +438,68 @@ rdma_destroy_qp(struct rdma_cm_id *pub)
 	own_cqs_free(id_of(pub));
 }
 
+/*
+ * rdma_set_option(3): RDMA_OPTION_ID_ACK_TIMEOUT (the QP's local ACK
+ * timeout at RTS, a uint8_t) is lib/cm's; the other options are not
+ * served (ENOSYS, as before any of them was).
+ */
+int
+rdma_set_option(struct rdma_cm_id *pub, int level, int optname, void *optval, size_t optlen)
+{
+	if (pub == NULL || optval == NULL)
+		return fail(EINVAL);
+	if (level != RDMA_OPTION_ID || optname != RDMA_OPTION_ID_ACK_TIMEOUT)
+		return fail(ENOSYS);
+	if (optlen != sizeof(uint8_t))
+		return fail(EINVAL);
+	return droce_rdma_set_ack_timeout(id_of(pub)->d, *(const uint8_t *)optval);
+}
+
+/*
+ * rdma_init_qp_attr(3) / rdma_establish(3): a QP of the program's own,
+ * moved by the program with the attributes lib/cm gives (the same
+ * layout: lib/ibverbs' SAME_SIZE checks), named to the peer by
+ * conn_param's qp_num.
+ */
+int
+rdma_init_qp_attr(struct rdma_cm_id *pub, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	if (pub == NULL)
+		return fail(EINVAL);
+	return droce_rdma_init_qp_attr(id_of(pub)->d, (struct droce_qp_attr *)qp_attr,
+				       qp_attr_mask);
+}
+
+int
+rdma_establish(struct rdma_cm_id *pub)
+{
+	if (pub == NULL || pub->qp != NULL)
+		return fail(EINVAL);	/* the id's own QP is lib/cm's to move */
+	return droce_rdma_establish(id_of(pub)->d);
+}
+
+/*
+ * ECE (enhanced connection establishment): droce's CM carries none, as a
+ * kernel whose device has none: the peer's is all zero (no vendor), a
+ * local one cannot be offered (EOPNOTSUPP, as ibv_query_ece / ibv_set_ece).
+ */
+int
+rdma_get_remote_ece(struct rdma_cm_id *pub, struct ibv_ece *ece)
+{
+	if (pub == NULL || ece == NULL)
+		return fail(EINVAL);
+	memset(ece, 0, sizeof(*ece));
+	return 0;
+}
+
+int
+rdma_set_local_ece(struct rdma_cm_id *pub, struct ibv_ece *ece)
+{
+	if (pub == NULL || ece == NULL)
+		return fail(EINVAL);
+	return fail(EOPNOTSUPP);
+}
+
 /* ---- connections --------------------------------------------------------- */
 
 static struct droce_rdma_conn_param *
@@ -463,8 +526,17 @@ rdma_connect(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 {
 	struct droce_rdma_conn_param d;
 
+	/* none: librdmacm's defaults (the most the device allows, lib/cm
+	 * clamps; the retries at their most) */
+	struct rdma_conn_param def = {
+		.responder_resources = RDMA_MAX_RESP_RES, .initiator_depth = RDMA_MAX_INIT_DEPTH,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+
 	if (pub == NULL)
 		return fail(EINVAL);
+	if (conn_param == NULL)
+		conn_param = &def;
 	if (droce_rdma_connect(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
 		return -1;
 	return sync_complete(id_of(pub));

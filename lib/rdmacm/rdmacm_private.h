@@ -41,6 +41,10 @@ struct rdmacm_id {
 	 * program's or none */
 	struct ibv_cq *own_cq[2];
 	struct ibv_comp_channel *own_cq_channel[2];
+	/* a passive endpoint's (rdma_create_ep): the QP each request gets
+	 * (rdma_get_request), on ep_pd (NULL: the id's); NULL: none */
+	struct ibv_qp_init_attr *ep_attr;
+	struct ibv_pd *ep_pd;
 	pthread_mutex_t lock;
 	pthread_cond_t acked;
 	unsigned int events;

@@ -2,8 +2,7 @@
 /*
  * rdmacm_unsupported.c - the rest of librdmacm's exports: what lib/cm does
  * not offer fails with ENOSYS (RC over RDMA_PS_TCP only: no UD ids,
- * multicast, SRQs made by the CM, rdma_create_ep, ECE, the program moving its
- * own QP through rdma_init_qp_attr / rdma_establish).  rsockets are
+ * multicast, SRQs made by the CM, rdma_reject_ece).  rsockets are
  * rsocket_*.c's.
  */
 #include <errno.h>
@@ -17,14 +16,6 @@ nosys(void)
 {
 	errno = ENOSYS;
 	return -1;
-}
-
-int
-rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-	       struct ibv_qp_init_attr *qp_init_attr)
-{
-	(void)id, (void)res, (void)pd, (void)qp_init_attr;
-	return nosys();
 }
 
 int
@@ -45,27 +36,6 @@ void
 rdma_destroy_srq(struct rdma_cm_id *id)
 {
 	(void)id;
-}
-
-int
-rdma_establish(struct rdma_cm_id *id)
-{
-	(void)id;
-	return nosys();
-}
-
-int
-rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
-{
-	(void)id, (void)qp_attr, (void)qp_attr_mask;
-	return nosys();
-}
-
-int
-rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	(void)listen, (void)id;
-	return nosys();
 }
 
 int
@@ -94,27 +64,6 @@ int
 rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	(void)id, (void)addr;
-	return nosys();
-}
-
-int
-rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
-{
-	(void)id, (void)level, (void)optname, (void)optval, (void)optlen;
-	return nosys();
-}
-
-int
-rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
-{
-	(void)id, (void)ece;
-	return nosys();
-}
-
-int
-rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
-{
-	(void)id, (void)ece;
 	return nosys();
 }
 

@@ -223,21 +223,29 @@ check_rpoll(void)
 	close(fds[1]);
 }
 
-/* What droce does not offer: -1 and ENOSYS, nothing else happens. */
+/* What droce does not offer: -1 and ENOSYS, nothing else happens; and
+ * the calls of an id that are too early: EINVAL. */
 static void
 check_unsupported(void)
 {
-	struct rdma_addrinfo rai = { 0 };
-	struct ibv_qp_attr qp_attr;
+	struct rdma_addrinfo rai = { .ai_port_space = RDMA_PS_TCP };
+	struct ibv_qp_attr qp_attr = { .qp_state = IBV_QPS_INIT };
 	struct rdma_cm_id *id = NULL;
 	struct sockaddr_in sin;
 	int mask, one = 1;
+	uint8_t timeout = 21;
 
 	sin_of(&sin, ADDR, PORT);
-	refused("rdma_create_ep", rdma_create_ep(&id, &rai, NULL, NULL), ENOSYS);
+	refused("rdma_create_ep with no address", rdma_create_ep(&id, &rai, NULL, NULL), EINVAL);
 	CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
-	refused("rdma_init_qp_attr", rdma_init_qp_attr(id, &qp_attr, &mask), ENOSYS);
-	refused("rdma_establish", rdma_establish(id), ENOSYS);
+	refused("rdma_init_qp_attr before a device",
+		rdma_init_qp_attr(id, &qp_attr, &mask), EINVAL);
+	refused("rdma_establish before a CONNECT_RESPONSE", rdma_establish(id), EINVAL);
+	CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
+			      sizeof(timeout)) == 0, "rdma_set_option ACK_TIMEOUT 21");
+	timeout = 32;
+	refused("rdma_set_option ACK_TIMEOUT 32", rdma_set_option(id, RDMA_OPTION_ID,
+		RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof(timeout)), EINVAL);
 	refused("rdma_set_option", rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS,
 						   &one, sizeof(one)), ENOSYS);
 	refused("rdma_join_multicast", rdma_join_multicast(id, (struct sockaddr *)&sin, NULL),
