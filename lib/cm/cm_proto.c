@@ -97,8 +97,9 @@ peer_known(const struct cm_id *id)
 	       id->state == CM_REP_RCVD || id->state == CM_ESTABLISHED;
 }
 
-int
-cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
+/* The attributes at at->qp_state, RTR or RTS, from id->qp as it is. */
+static int
+qp_attr_fill(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
 {
 	const struct cm_qp_params *p = &id->qp;
 	enum droce_qp_state state = at->qp_state;
@@ -106,17 +107,6 @@ cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
 
 	memset(at, 0, sizeof(*at));
 	at->qp_state = state;
-	if (state == DROCE_QPS_INIT) {
-		if (id->agent == NULL)
-			return EINVAL;		/* no device yet */
-		at->port_num = 1;
-		at->qp_access_flags = qp_access(p);
-		*mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-			DROCE_QP_ACCESS_FLAGS;
-		return 0;
-	}
-	if ((state != DROCE_QPS_RTR && state != DROCE_QPS_RTS) || !peer_known(id))
-		return EINVAL;
 	if (state == DROCE_QPS_RTS) {
 		at->sq_psn = p->sq_psn;
 		at->timeout = id->ack_timeout_set ? id->ack_timeout : p->ack_timeout;
@@ -147,7 +137,26 @@ cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
 	return 0;
 }
 
-/* The id's own QP through RTR to RTS. */
+int
+cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
+{
+	if (at->qp_state == DROCE_QPS_INIT) {
+		if (id->agent == NULL)
+			return EINVAL;		/* no device yet */
+		memset(at, 0, sizeof(*at));
+		at->qp_state = DROCE_QPS_INIT;
+		at->port_num = 1;
+		at->qp_access_flags = qp_access(&id->qp);
+		*mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			DROCE_QP_ACCESS_FLAGS;
+		return 0;
+	}
+	if ((at->qp_state != DROCE_QPS_RTR && at->qp_state != DROCE_QPS_RTS) || !peer_known(id))
+		return EINVAL;
+	return qp_attr_fill(id, at, mask);
+}
+
+/* The id's own QP through RTR to RTS (the peer known, its REQ or REP in). */
 static int
 qp_to_rts(struct cm_id *id)
 {
@@ -156,12 +165,12 @@ qp_to_rts(struct cm_id *id)
 
 	if (id->pub.qp == NULL)
 		return EINVAL;
-	rc = cm_qp_attr(id, &at, &mask);
+	rc = qp_attr_fill(id, &at, &mask);
 	rc = rc != 0 ? rc : droce_modify_qp(id->pub.qp, &at, mask);
 	if (rc != 0)
 		return rc;
 	at.qp_state = DROCE_QPS_RTS;
-	rc = cm_qp_attr(id, &at, &mask);
+	rc = qp_attr_fill(id, &at, &mask);
 	return rc != 0 ? rc : droce_modify_qp(id->pub.qp, &at, mask);
 }
 

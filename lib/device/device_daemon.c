@@ -155,8 +155,7 @@ device_daemon_table(void)
 int
 device_daemon_renew(void)
 {
-	char prefix[DMN_PREFIX_LEN];
-	int rc = verbs_daemon_connect(device_table.daemon_path, prefix, sizeof(prefix));
+	int rc = verbs_daemon_renew();
 
 	if (rc != 0) {
 		fprintf(stderr, "droce: fork: daemon %s: %s\n", device_table.daemon_path,
