@@ -263,8 +263,6 @@ dropin_start(void)
 
 	if (argc <= 0)
 		return;
-	if (pthread_atfork(dropin_fork_prepare, dropin_fork_parent, dropin_fork_child) != 0)
-		return;
 	/*
 	 * rte_eal_init pins the calling thread to the main lcore's CPU.  The
 	 * caller is the program's thread (fio's job thread, a UCX worker),
@@ -282,6 +280,10 @@ dropin_start(void)
 			"(DROCE_ARGS / DROCE_CONFIG)\n", strerror(err));
 		return;
 	}
+	/* after droce's own (droce_init): a child runs them after droce's
+	 * copied its memory (lib/verbs droced_mem.c, "fork") */
+	if (pthread_atfork(dropin_fork_prepare, dropin_fork_parent, dropin_fork_child) != 0)
+		return;
 	list = droce_get_device_list(&n);
 	if (list == NULL)
 		return;

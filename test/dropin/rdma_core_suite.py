@@ -47,6 +47,7 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -163,6 +164,7 @@ def main():
     ap.add_argument("--droced")
     ap.add_argument("--netdev", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--log", help="the suite's output to this file as it runs (by hand)")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -179,6 +181,8 @@ def main():
     if a.netdev and not a.droced:
         print("FAIL: --netdev is for --droced (a fork child has no device in process)")
         return 1
+    # meson's SIGTERM at a timeout: the namespace and droced still go
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: terminated (timeout?)"))
     ns = f"rdmasuite{os.getpid()}" if a.netdev else None
     if ns is not None:
         netdev_add(ns)
@@ -221,10 +225,13 @@ def run_suite(a, seed, ok_list, skips, pending, ns):
         t0 = time.monotonic()
         try:
             wrap = ["ip", "netns", "exec", ns] if ns is not None else []
+            log = open(a.log, "w") if a.log else None
             p = subprocess.run(wrap + [a.run, "--lib", a.lib] + via +
                                ["--", PYTHON, os.path.abspath(__file__), "--inner", tdir,
                                 "--out", out, "--only", a.only],
-                               capture_output=True, text=True, env=env, cwd=tmp, timeout=600)
+                               stdout=log or subprocess.PIPE, stderr=log or subprocess.PIPE,
+                               text=True, env=env, cwd=tmp, timeout=600)
+            p.stdout, p.stderr = p.stdout or "", p.stderr or ""
             left = droced_apps(a.droced, daemon[1]) if a.droced else ""
         finally:
             if a.droced:

@@ -165,6 +165,7 @@ verbs_daemon_connect(const char *path, char *prefix, size_t len)
 
 	if (strlen(path) >= sizeof(daemon_conn.path))
 		return -ENAMETOOLONG;
+	verbs_dmn_mem_init();
 	pthread_mutex_lock(&daemon_conn.lock);
 	strcpy(daemon_conn.path, path);
 	rc = conn_open_locked(&m);

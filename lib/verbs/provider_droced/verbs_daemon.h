@@ -268,6 +268,9 @@ int verbs_daemon_call_fds(struct dmn_msg *m, int fd, int *fd_out);
  * EFAULT (not mapped).
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
+/* droced_mem.c's fork handlers, registered before anyone else's (called
+ * at the connection). */
+void verbs_dmn_mem_init(void);
 
 /*
  * REG_MR of [addr, addr + len) on pd (own_pages: the application's own
