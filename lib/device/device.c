@@ -53,9 +53,9 @@ static int device_query_port(struct droce_context *context, struct droce_port_at
  * droce_get_device_list or droce_open_device connects to droced anew as
  * a plain process (queue regions, lib/verbs provider_dq; no EAL): the
  * device is droced's, which any process may open.  The parent's objects
- * stay the parent's (the child's copies answer ENOTCONN, their queues
- * reach nobody).  A child that does no RDMA runs normally, and connects
- * to nothing.
+ * stay the parent's (through the child's copies a query is answered, a
+ * handle of the parent's is droced's ENOENT, their queues reach nobody).
+ * A child that does no RDMA runs normally, and connects to nothing.
  */
 static pthread_mutex_t renew_lock = PTHREAD_MUTEX_INITIALIZER;
 

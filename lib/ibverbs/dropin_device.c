@@ -180,9 +180,10 @@ dropin_fill_device(struct dropin_device *dd, struct droce_device *d, int i)
  * fork (ibv_fork_init(3)): the contexts a child inherited are the
  * parent's (stale): they refuse the data path and the parent's events
  * (EPERM), their control verbs reach nothing of the parent's (lib/device
- * forgot the parent's connection to droced: ENOTCONN, or droced's
- * ENOENT for a handle not the child's), and their close frees only the
- * child's copies.  The child's own device: on droced's, the child's
+ * forgot the parent's connection to droced: a query is answered on the
+ * child's own, a handle of the parent's is not the child's, droced's
+ * ENOENT; in process ENODEV), and their close frees only the child's
+ * copies.  The child's own device: on droced's, the child's
  * first ibv_get_device_list or ibv_open_device connects it to droced
  * anew as a plain process (lib/device, "fork"), and its contexts are
  * then its own, as any process's; a child of a process that runs the
@@ -369,7 +370,6 @@ struct ibv_device **
 ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
-
 	bool ours;
 
 	pthread_once(&dropin.once, dropin_start);
