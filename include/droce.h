@@ -723,6 +723,19 @@ struct droce_sge {
 	uint32_t lkey;
 };
 
+/*
+ * A QP's inline room is at least its send WQE's SGE area (as rxe's, whose
+ * WQE holds either): droce_create_qp grants max(max_inline_data, this) and
+ * reports it in the init attributes.
+ */
+static inline uint32_t
+droce_qp_min_inline(uint32_t max_send_sge)
+{
+	uint32_t sges = max_send_sge * (uint32_t)sizeof(struct droce_sge);
+
+	return sges < DROCE_MAX_INLINE_DATA ? sges : DROCE_MAX_INLINE_DATA;
+}
+
 struct droce_send_wr {
 	uint64_t wr_id;
 	struct droce_send_wr *next;
@@ -898,8 +911,10 @@ int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *recv_wr,
  *                  than it (once, then disarmed; IBTA 10.2.9, 11.6.3.1);
  *   QP_LAST_WQE_REACHED  a QP on an SRQ entered the error state: it takes
  *                  no more WQEs from the SRQ (IBTA 10.3.1, 11.6.3.1).
- * The others are never raised (no paths to migrate, no SM; SRQ_ERR: no
- * SRQ catastrophic error exists in software).
+ *   SRQ_ERR        only on droced's queue regions: the SRQ's ring held a
+ *                  descriptor droced refused (app/droced/README.md, "Queue
+ *                  regions"); its QPs then go to the error state.
+ * The others are never raised (no paths to migrate, no SM).
  */
 enum droce_event_type {
 	DROCE_EVENT_CQ_ERR,
@@ -1348,7 +1363,7 @@ struct droce_rdma_conn_param {
 	uint8_t retry_count;		/* ignored on accept */
 	uint8_t rnr_retry_count;
 	uint8_t srq;			/* must be 0 */
-	uint32_t qp_num;		/* ignored: the id's QP */
+	uint32_t qp_num;		/* the caller's QP when the id has none */
 };
 
 struct droce_rdma_cm_event {
@@ -1410,6 +1425,20 @@ int droce_rdma_reject(struct droce_rdma_cm_id *id, const void *private_data,
 		      uint8_t private_data_len);
 /* DREQ (the QP goes to ERR); DISCONNECTED follows on both sides. */
 int droce_rdma_disconnect(struct droce_rdma_cm_id *id);
+/*
+ * An id without a QP (the caller's own, named by conn_param->qp_num in
+ * connect / accept): the attributes that move that QP to attr->qp_state
+ * (INIT once the id has its device; RTR and RTS once the peer's REQ or
+ * REP came) and their mask.  0, or -1 with errno EINVAL.
+ */
+int droce_rdma_init_qp_attr(struct droce_rdma_cm_id *id, struct droce_qp_attr *attr,
+			    int *attr_mask);
+/* The active side of such an id, after CONNECT_RESPONSE and moving its QP
+ * to RTS: the RTU.  0, or -1 with errno EINVAL. */
+int droce_rdma_establish(struct droce_rdma_cm_id *id);
+/* DROCE_EVENT_COMM_EST on the passive side's QP before the RTU came: the
+ * connection is established (ESTABLISHED).  EISCONN if it was; EINVAL. */
+int droce_rdma_notify(struct droce_rdma_cm_id *id, enum droce_event_type event);
 int droce_rdma_get_cm_event(struct droce_rdma_event_channel *channel,
 			    struct droce_rdma_cm_event **event);
 /*
@@ -1436,27 +1465,14 @@ const char *droce_rdma_event_str(enum droce_rdma_cm_event_type event);
  * many times a MAD is resent before the connection fails (0..15; default
  * 15).  Before connect / accept.
  */
+/* librdmacm's RDMA_OPTION_ID_TOS: the traffic class of the connection's
+ * packets (its QP's GRH and the REQ's path), before connect / accept. */
+int droce_rdma_set_tos(struct droce_rdma_cm_id *id, uint8_t tos);
+/* RDMA_OPTION_ID_ACK_TIMEOUT: the QP's local ACK timeout (IBTA 9.7.6.1.3:
+ * 4.096 us * 2^timeout, 1..31; 0 the default), before connect / accept. */
+int droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *id, uint8_t timeout);
 int droce_rdma_set_cm_timeout(struct droce_rdma_cm_id *id, uint8_t timeout,
 			      uint8_t retries);
-/*
- * The local ACK timeout the id's QP gets at RTS (IBTA 9.7.6.1.3: 4.096 us
- * * 2^timeout, 0..31), in place of the CM's own (rdma_set_option's
- * RDMA_OPTION_ID_ACK_TIMEOUT).  Before the QP reaches RTS.
- */
-int droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *id, uint8_t timeout);
-/*
- * A QP of the program's own instead of the id's (rdma_init_qp_attr(3),
- * rdma_establish(3)): connect and accept name it by conn_param's qp_num;
- * droce_rdma_init_qp_attr fills the attributes (and their mask) for
- * attr->qp_state, INIT (once the id has its device), RTR and RTS (once
- * the peer is known: the passive side from its CONNECT_REQUEST, the
- * active side from its CONNECT_RESPONSE), which the program gives its QP
- * with droce_modify_qp; the active side then calls droce_rdma_establish
- * (the RTU), the passive side gets ESTABLISHED.  EINVAL before.
- */
-int droce_rdma_init_qp_attr(struct droce_rdma_cm_id *id, struct droce_qp_attr *attr,
-			    int *mask);
-int droce_rdma_establish(struct droce_rdma_cm_id *id);
 
 #ifdef __cplusplus
 }

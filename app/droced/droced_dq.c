@@ -62,15 +62,25 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_WR_LOCAL_INV, DROCE_WR_LOCAL_INV) &&
 	       SAME(DQ_WR_SEND_WITH_INV, DROCE_WR_SEND_WITH_INV) &&
 	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
-	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED), "lib/dq's opcodes and flags");
+	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
+	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) && SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW),
+	       "lib/dq's opcodes and flags");
 
+/* A QP slot holds a QP, or an SRQ (its receive ring only); both NULL: free. */
 struct dq_qp_slot {
-	struct droce_qp *qp;	/* NULL: free */
+	struct droce_qp *qp;
+	struct droce_srq *srq;
 	uint64_t name;		/* the QP's name in the application's events */
 	uint32_t sq_cons, rq_cons;	/* droced's own indices */
 	bool ud;
 	bool broken;		/* in ERR for a malformed descriptor: not read again */
 };
+
+static bool
+slot_used(const struct dq_qp_slot *s)
+{
+	return s->qp != NULL || s->srq != NULL;
+}
 
 struct dq_cq_slot {
 	struct droce_cq *cq;
@@ -252,6 +262,15 @@ qp_slot_of(struct droced_dq *dq, const struct droce_qp *qp)
 	return NULL;
 }
 
+static struct dq_qp_slot *
+srq_slot_of(struct droced_dq *dq, const struct droce_srq *srq)
+{
+	for (uint32_t i = 0; i < dq->g.nqp; i++)
+		if (dq->qp[i].srq == srq)
+			return &dq->qp[i];
+	return NULL;
+}
+
 /* droced's own eventfd that the engine counts an armed attached CQ's
  * completion on, while droced sleeps (dq_sleep); -1 before the first. */
 static int wake_fd = -1;
@@ -320,10 +339,26 @@ attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 	if (i >= dq->g.nqp || cq_slot_of(dq, qp->send_cq) == NULL ||
 	    cq_slot_of(dq, qp->recv_cq) == NULL)
 		return EINVAL;
-	if (dq->qp[i].qp != NULL || qp_slot_of(dq, qp) != NULL)
+	if (slot_used(&dq->qp[i]) || qp_slot_of(dq, qp) != NULL)
 		return EBUSY;
 	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
+	ring_reset(dq_sq(dq->base, &dq->g, i));
+	ring_reset(dq_rq(dq->base, &dq->g, i));
+	return 0;
+}
+
+/* An SRQ into QP slot i: its receive ring is the SRQ's. */
+static int
+attach_srq(struct droced_dq *dq, struct obj *o, uint32_t i)
+{
+	struct droce_srq *srq = o->p;
+
+	if (i >= dq->g.nqp)
+		return EINVAL;
+	if (slot_used(&dq->qp[i]) || srq_slot_of(dq, srq) != NULL)
+		return EBUSY;
+	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr };
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -344,6 +379,10 @@ on_dq_attach(struct droced_app *a, struct dmn_msg *m)
 		o = obj_find(a, OBJ_QP, m->h[0]);
 		return o == NULL ? ENOENT : attach_qp(a->dq, o, m->key);
 	}
+	if (m->arg == DMN_DQ_SRQ) {
+		o = obj_find(a, OBJ_SRQ, m->h[0]);
+		return o == NULL ? ENOENT : attach_srq(a->dq, o, m->key);
+	}
 	return EINVAL;
 }
 
@@ -356,6 +395,8 @@ dq_forget(struct droced_app *a, const void *p)
 	if (a->dq == NULL)
 		return;
 	q = qp_slot_of(a->dq, p);
+	if (q == NULL)
+		q = srq_slot_of(a->dq, p);
 	if (q != NULL)
 		*q = (struct dq_qp_slot){ 0 };
 	c = cq_slot_of(a->dq, p);
@@ -387,7 +428,7 @@ static uint32_t
 slot_named(const struct droced_dq *dq, uint64_t name)
 {
 	for (uint32_t i = 0; name != 0 && i < dq->g.nqp; i++)
-		if (dq->qp[i].qp != NULL && dq->qp[i].name == name)
+		if (slot_used(&dq->qp[i]) && dq->qp[i].name == name)
 			return i;
 	for (uint32_t i = 0; name != 0 && i < dq->g.ncq; i++)
 		if (dq->cq[i].cq != NULL && dq->cq[i].name == name)
@@ -461,6 +502,29 @@ cq_refused(struct droced_app *a, struct dq_cq_slot *c)
 	}
 }
 
+/* slot s's SRQ had a malformed descriptor or index: SRQ_ERR to the
+ * application, its ring not read again, and the QPs that receive from it
+ * to ERR (their work flushes), as a CQ's. */
+static void
+srq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err)
+{
+	struct droced_dq *dq = a->dq;
+	uint32_t slot = (uint32_t)(s - dq->qp);
+
+	refused(a, what, slot, err);
+	s->broken = true;
+	event_put(a, DROCE_EVENT_SRQ_ERR, slot, s->name);
+	for (uint32_t i = 0; i < dq->g.nqp; i++) {
+		struct dq_qp_slot *q = &dq->qp[i];
+		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
+
+		if (q->qp != NULL && !q->broken && q->qp->srq == s->srq) {
+			q->broken = true;
+			(void)droce_modify_qp(q->qp, &attr, DROCE_QP_STATE);
+		}
+	}
+}
+
 /* ---- the poller -------------------------------------------------------------------- */
 
 /* Every SGE's lkey one of the application's MRs (any of its PDs; the
@@ -480,6 +544,29 @@ keys_check(struct droced_app *a, const struct dq_sge *sge, uint32_t n)
 	return 0;
 }
 
+/*
+ * A bind's window (its index, imm) and MR (its lkey; none to unbind):
+ * droced's own objects of the caller's table, or -EACCES.  The engine
+ * then checks the rest as in process (the QP's PD, the MR's range and
+ * rights, the window's type: MW_BIND_ERR).
+ */
+static int
+bind_objects(struct droced_app *a, const struct dq_send_wqe *w, struct droce_mw **mw,
+	     struct droce_mr **mr)
+{
+	*mw = NULL;
+	*mr = NULL;
+	for (uint32_t j = 0; j < a->nobj; j++) {
+		if (a->obj[j].type == OBJ_MW &&
+		    ((struct droce_mw *)a->obj[j].p)->handle == w->imm)
+			*mw = a->obj[j].p;
+		if (w->bind.length != 0 && a->obj[j].type == OBJ_MR &&
+		    ((struct droce_mr *)a->obj[j].p)->lkey == w->bind.mr_lkey)
+			*mr = a->obj[j].p;
+	}
+	return *mw != NULL && (w->bind.length == 0 || *mr != NULL) ? 0 : -EACCES;
+}
+
 static void
 sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
 {
@@ -489,9 +576,12 @@ sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
 
 /* A checked send WQE on droced's QP: 0, or the verb's errno.  A UD
  * WQE's AH index goes to the engine as is: it resolves it for the QP's PD
- * only (another application's AH, or a freed one: LOC_QP_OP_ERR). */
+ * only (another application's AH, or a freed one: LOC_QP_OP_ERR).  Inline
+ * data is droced's copy (data), one SGE the engine copies in turn (its
+ * length checked against the QP's max_inline_data there: EINVAL). */
 static int
-send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
+send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
+	 struct droce_mw *mw, struct droce_mr *mr)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
@@ -506,9 +596,20 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
 		wr.wr.ud.remote_qkey = w->remote_qkey;
 	}
 
-	sges_to(sge, w->sge, w->num_sge);
+	if (w->flags & DQ_SEND_INLINE) {
+		sge[0] = (struct droce_sge){ (uint64_t)(uintptr_t)data, w->inline_len, 0 };
+		wr.num_sge = w->inline_len > 0;
+	} else {
+		sges_to(sge, w->sge, w->num_sge);
+	}
 	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
-	if (dq_wr_ops[w->opcode] & DQ_OP_ATOMIC) {
+	if (dq_wr_ops[w->opcode] & DQ_OP_BIND) {
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = w->rkey;
+		wr.bind_mw.bind_info = (struct droce_mw_bind_info){
+			.mr = mr, .addr = w->remote_addr, .length = w->bind.length,
+			.mw_access_flags = w->bind.access };
+	} else if (dq_wr_ops[w->opcode] & DQ_OP_ATOMIC) {
 		wr.wr.atomic.remote_addr = w->remote_addr;
 		wr.wr.atomic.compare_add = w->compare_add;
 		wr.wr.atomic.swap = w->swap;
@@ -520,18 +621,48 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w)
 	return droce_post_send(qp, &wr, &bad);
 }
 
+/* A checked receive WQE on the slot's QP, or its SRQ. */
 static int
-recv_one(struct droce_qp *qp, const struct dq_recv_wqe *w)
+recv_one(const struct dq_qp_slot *s, const struct dq_recv_wqe *w)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_recv_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge };
 	struct droce_recv_wr *bad;
 
 	sges_to(sge, w->sge, w->num_sge);
-	return droce_post_recv(qp, &wr, &bad);
+	return s->srq != NULL ? droce_post_srq_recv(s->srq, &wr, &bad) :
+				droce_post_recv(s->qp, &wr, &bad);
 }
 
-/* Slot s's send ring: how many were posted (refusals end the QP). */
+/* A refusal in slot s's receive ring: its QP's, or its SRQ's. */
+static void
+rq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err)
+{
+	if (s->srq != NULL)
+		srq_refused(a, s, what, err);
+	else
+		qp_refused(a, s, what, err);
+}
+
+/*
+ * The checked descriptor w's inline data, copied once out of the ring
+ * into data: 0, or -EINVAL when its entries (dq_send_slots, from the
+ * checked copy's length) are not all among the avail published.
+ */
+static int
+inline_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
+	    uint32_t avail, uint8_t *data, uint32_t *slots)
+{
+	if (!(w->flags & DQ_SEND_INLINE))
+		return 0;
+	*slots = dq_send_slots(w->inline_len);
+	if (*slots > avail)
+		return -EINVAL;
+	dq_inline_read(r, depth, i, data, w->inline_len);
+	return 0;
+}
+
+/* Slot s's send ring: how many entries were taken (refusals end the QP). */
 static unsigned int
 sq_step(struct droced_app *a, struct dq_qp_slot *s)
 {
@@ -545,14 +676,23 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		return 0;
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
+		uint8_t data[DQ_MAX_INLINE];
+		struct droce_mw *mw = NULL;
+		struct droce_mr *mr = NULL;
 		struct dq_send_wqe w;
+		uint32_t slots = 1;
 
 		dq_send_read(r, dq->g.sq_depth, s->sq_cons, &w);
 		rc = dq_send_check(&w, s->ud, TP_MAX_AH - 1);
 		if (rc == 0)
-			rc = keys_check(a, w.sge, w.num_sge);
+			rc = inline_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
+					 data, &slots);
 		if (rc == 0)
-			rc = -send_one(s->qp, &w);
+			rc = keys_check(a, w.sge, w.num_sge);
+		if (rc == 0 && (dq_wr_ops[w.opcode] & DQ_OP_BIND))
+			rc = bind_objects(a, &w, &mw, &mr);
+		if (rc == 0)
+			rc = -send_one(s->qp, &w, data, mw, mr);
 		if (rc == -ENOMEM) {
 			/* droced's QP is full: the rest next round (its slots
 			 * free with no completion when unsignaled) */
@@ -563,8 +703,8 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 			qp_refused(a, s, "send WQE", -rc);
 			break;
 		}
-		s->sq_cons++;
-		n++;
+		s->sq_cons += slots;
+		n += slots;
 	}
 	dq_ring_consumed(r, s->sq_cons);
 	return n;
@@ -579,7 +719,7 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 	unsigned int n = 0;
 
 	if (avail < 0) {
-		qp_refused(a, s, "RQ index", -avail);
+		rq_refused(a, s, "RQ index", -avail);
 		return 0;
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
@@ -590,13 +730,13 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 		if (rc == 0)
 			rc = keys_check(a, w.sge, w.num_sge);
 		if (rc == 0)
-			rc = -recv_one(s->qp, &w);
+			rc = -recv_one(s, &w);
 		if (rc == -ENOMEM) {
 			a->dq->stalled = true;
 			break;
 		}
 		if (rc != 0) {
-			qp_refused(a, s, "receive WQE", -rc);
+			rq_refused(a, s, "receive WQE", -rc);
 			break;
 		}
 		s->rq_cons++;
@@ -681,7 +821,7 @@ dq_poll(struct droced_app *a)
 	for (uint32_t i = 0; i < dq->g.nqp; i++) {
 		struct dq_qp_slot *s = &dq->qp[i];
 
-		if (s->qp != NULL && !s->broken)
+		if (slot_used(s) && !s->broken)
 			n += rq_step(a, s);	/* receives first: a SEND may need them */
 		if (s->qp != NULL && !s->broken)
 			n += sq_step(a, s);

@@ -826,6 +826,33 @@ droce_rdma_accept(struct droce_rdma_cm_id *id, struct droce_rdma_conn_param *p)
 }
 
 static int
+disconnect(struct cm_id *id, const struct droce_rdma_conn_param *p)
+{
+	(void)p;
+	return cm_proto_disconnect(id);
+}
+
+int
+droce_rdma_disconnect(struct droce_rdma_cm_id *id)
+{
+	return locked(disconnect, id, NULL);
+}
+
+int
+droce_rdma_init_qp_attr(struct droce_rdma_cm_id *pub, struct droce_qp_attr *attr,
+			int *attr_mask)
+{
+	int rc;
+
+	if (pub == NULL || attr == NULL || attr_mask == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	rc = cm_proto_init_qp_attr(cm_id_of(pub), attr, attr_mask);
+	pthread_mutex_unlock(&reg.lock);
+	return rc == 0 ? 0 : fail(rc);
+}
+
+static int
 establish(struct cm_id *id, const struct droce_rdma_conn_param *p)
 {
 	(void)p;
@@ -838,30 +865,19 @@ droce_rdma_establish(struct droce_rdma_cm_id *id)
 	return locked(establish, id, NULL);
 }
 
-int
-droce_rdma_init_qp_attr(struct droce_rdma_cm_id *pub, struct droce_qp_attr *attr, int *mask)
-{
-	int rc;
-
-	if (pub == NULL || attr == NULL || mask == NULL)
-		return fail(EINVAL);
-	pthread_mutex_lock(&reg.lock);
-	rc = cm_qp_attr(cm_id_of(pub), attr, mask);
-	pthread_mutex_unlock(&reg.lock);
-	return rc == 0 ? 0 : fail(rc);
-}
-
 static int
-disconnect(struct cm_id *id, const struct droce_rdma_conn_param *p)
+comm_est(struct cm_id *id, const struct droce_rdma_conn_param *p)
 {
 	(void)p;
-	return cm_proto_disconnect(id);
+	return cm_proto_comm_est(id);
 }
 
 int
-droce_rdma_disconnect(struct droce_rdma_cm_id *id)
+droce_rdma_notify(struct droce_rdma_cm_id *id, enum droce_event_type event)
 {
-	return locked(disconnect, id, NULL);
+	if (event != DROCE_EVENT_COMM_EST)
+		return fail(EINVAL);
+	return locked(comm_est, id, NULL);
 }
 
 int
@@ -934,15 +950,23 @@ droce_rdma_listen(struct droce_rdma_cm_id *pub, int backlog)
 }
 
 int
+droce_rdma_set_tos(struct droce_rdma_cm_id *pub, uint8_t tos)
+{
+	if (pub == NULL)
+		return fail(EINVAL);
+	pthread_mutex_lock(&reg.lock);
+	cm_id_of(pub)->tos = tos;
+	pthread_mutex_unlock(&reg.lock);
+	return 0;
+}
+
+int
 droce_rdma_set_ack_timeout(struct droce_rdma_cm_id *pub, uint8_t timeout)
 {
-	struct cm_id *id = cm_id_of(pub);
-
 	if (pub == NULL || timeout > 31)
 		return fail(EINVAL);
 	pthread_mutex_lock(&reg.lock);
-	id->ack_timeout = timeout;
-	id->ack_timeout_set = true;
+	cm_id_of(pub)->ack_timeout = timeout;
 	pthread_mutex_unlock(&reg.lock);
 	return 0;
 }

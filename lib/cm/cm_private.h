@@ -90,9 +90,9 @@ enum cm_state {
 	CM_ROUTE_RESOLVED,
 	CM_LISTEN,
 	CM_REQ_SENT,		/* active: waiting for REP */
+	CM_REP_RCVD,		/* active, the caller's QP: waiting for establish */
 	CM_REQ_RCVD,		/* passive: waiting for accept / reject */
 	CM_REP_SENT,		/* passive: waiting for RTU */
-	CM_REP_RCVD,		/* active, the program's QP: waiting for its establish */
 	CM_ESTABLISHED,
 	CM_DREQ_SENT,		/* waiting for DREP */
 	CM_TIMEWAIT,		/* duplicate DREQs answered until it ends */
@@ -142,13 +142,18 @@ struct cm_id {
 	uint32_t remote_comm_id;
 	uint64_t tid;
 	struct cm_qp_params qp;
+	/*
+	 * The caller moves its own QP (pub.qp NULL; rdma_init_qp_attr), whose
+	 * number came in the conn param of connect / accept: the CM sends it
+	 * in the REQ / REP and never touches the QP.
+	 */
+	uint32_t ext_qpn;
+	uint8_t tos;			/* the connection's traffic class */
+	uint8_t ack_timeout;		/* 0: the REQ's (rdma_set_option) */
 	uint8_t cm_timeout;		/* ours, 4.096 us * 2^t */
 	uint8_t peer_cm_timeout;	/* the peer's (its REQ's local one) */
 	uint8_t max_retries;
 	uint8_t retries_left;
-	/* the QP's local ACK timeout at RTS, when set (droce_rdma_set_ack_timeout) */
-	bool ack_timeout_set;
-	uint8_t ack_timeout;
 	uint64_t deadline_ns;		/* 0: no timer */
 	uint8_t mad[CM_MAD_LEN];	/* the last MAD sent, resent on timeout */
 	uint8_t req_pdata[CM_REQ_PDATA];	/* passive: the REQ's, for the event */
@@ -198,13 +203,14 @@ void cm_proto_timer(struct cm_id *id, uint64_t now);
 void cm_proto_held(struct cm_agent *a, uint64_t now);
 int cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p);
 int cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p);
-/* The RTU after the program moved its own QP (state CM_REP_RCVD). */
-int cm_proto_establish(struct cm_id *id);
-/* The attributes of the id's QP at at->qp_state (INIT, RTR, RTS) and their
- * mask: 0 or EINVAL (no device yet, the peer not known yet). */
-int cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask);
 /* REJ reason 28 "consumer reject", p's private data (p may be NULL) */
 int cm_proto_reject(struct cm_id *id, const struct droce_rdma_conn_param *p);
 int cm_proto_disconnect(struct cm_id *id);
+/* the caller's QP (ext_qpn): the RTU after its REP (rdma_establish) */
+int cm_proto_establish(struct cm_id *id);
+/* a communication-established event of the passive side's QP: as the RTU */
+int cm_proto_comm_est(struct cm_id *id);
+/* the attributes that move a QP to attr->qp_state for this connection */
+int cm_proto_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask);
 
 #endif /* DROCE_CM_PRIVATE_H */

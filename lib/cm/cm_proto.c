@@ -80,98 +80,85 @@ send_drep(struct cm_agent *a, const uint8_t gid[16], uint64_t tid, uint32_t loca
 
 /* ---- the QP through INIT -> RTR -> RTS (IBTA 12.9.2, table 91) ----------- */
 
+/* RTR's attributes (table 91): the path, the peer's QPN and PSN. */
 static int
-qp_access(const struct cm_qp_params *p)
-{
-	return DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
-	       (p->responder_resources != 0 ?
-		DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC : 0);
-}
-
-/* Whether the peer's side of the connection is known (its QP number and
- * PSN): the passive side from the REQ on, the active side from the REP. */
-static bool
-peer_known(const struct cm_id *id)
-{
-	return id->state == CM_REQ_RCVD || id->state == CM_REP_SENT ||
-	       id->state == CM_REP_RCVD || id->state == CM_ESTABLISHED;
-}
-
-/* The attributes at at->qp_state, RTR or RTS, from id->qp as it is. */
-static int
-qp_attr_fill(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
+rtr_attr(const struct cm_id *id, struct droce_qp_attr *at)
 {
 	const struct cm_qp_params *p = &id->qp;
-	enum droce_qp_state state = at->qp_state;
-	int sgid;
+	int sgid = cm_gid_index(id->agent, id->local_gid);
 
-	memset(at, 0, sizeof(*at));
-	at->qp_state = state;
-	if (state == DROCE_QPS_RTS) {
-		at->sq_psn = p->sq_psn;
-		at->timeout = id->ack_timeout_set ? id->ack_timeout : p->ack_timeout;
-		at->retry_cnt = p->retry_count;
-		at->rnr_retry = p->rnr_retry;
-		at->max_rd_atomic = p->initiator_depth;
-		*mask = DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
-			DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC;
-		return 0;
-	}
-	sgid = cm_gid_index(id->agent, id->local_gid);
 	if (sgid < 0)
 		return EINVAL;
-	at->path_mtu = p->mtu;
-	at->dest_qp_num = p->remote_qpn;
-	at->rq_psn = p->rq_psn;
-	at->max_dest_rd_atomic = p->responder_resources;
-	at->min_rnr_timer = CM_MIN_RNR_TIMER;
-	at->qp_access_flags = qp_access(p);
-	at->ah_attr.is_global = 1;
-	at->ah_attr.port_num = 1;
+	*at = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTR, .path_mtu = p->mtu,
+		.dest_qp_num = p->remote_qpn, .rq_psn = p->rq_psn,
+		.max_dest_rd_atomic = p->responder_resources,
+		.min_rnr_timer = CM_MIN_RNR_TIMER,
+		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+				   (p->responder_resources != 0 ?
+				    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC : 0),
+		.ah_attr = { .is_global = 1, .port_num = 1 },
+	};
 	memcpy(at->ah_attr.grh.dgid.raw, id->remote_gid, 16);
 	at->ah_attr.grh.sgid_index = (uint8_t)sgid;
 	at->ah_attr.grh.hop_limit = CM_HOP_LIMIT;
-	*mask = DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
-		DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER |
-		DROCE_QP_ACCESS_FLAGS;
+	at->ah_attr.grh.traffic_class = id->tos;
 	return 0;
 }
 
-int
-cm_qp_attr(const struct cm_id *id, struct droce_qp_attr *at, int *mask)
+#define RTR_MASK (DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN | \
+		  DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER | \
+		  DROCE_QP_ACCESS_FLAGS)
+#define RTS_MASK (DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT | \
+		  DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC)
+
+static void
+rts_attr(const struct cm_id *id, struct droce_qp_attr *at)
 {
-	if (at->qp_state == DROCE_QPS_INIT) {
-		if (id->agent == NULL)
-			return EINVAL;		/* no device yet */
-		memset(at, 0, sizeof(*at));
-		at->qp_state = DROCE_QPS_INIT;
-		at->port_num = 1;
-		at->qp_access_flags = qp_access(&id->qp);
-		*mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
-			DROCE_QP_ACCESS_FLAGS;
-		return 0;
-	}
-	if ((at->qp_state != DROCE_QPS_RTR && at->qp_state != DROCE_QPS_RTS) || !peer_known(id))
-		return EINVAL;
-	return qp_attr_fill(id, at, mask);
+	const struct cm_qp_params *p = &id->qp;
+
+	at->qp_state = DROCE_QPS_RTS;
+	at->sq_psn = p->sq_psn;
+	at->timeout = id->ack_timeout != 0 ? id->ack_timeout : p->ack_timeout;
+	at->retry_cnt = p->retry_count;
+	at->rnr_retry = p->rnr_retry;
+	at->max_rd_atomic = p->initiator_depth;
 }
 
-/* The id's own QP through RTR to RTS (the peer known, its REQ or REP in). */
 static int
 qp_to_rts(struct cm_id *id)
 {
-	struct droce_qp_attr at = { .qp_state = DROCE_QPS_RTR };
-	int mask, rc;
+	struct droce_qp_attr at;
+	int rc;
 
 	if (id->pub.qp == NULL)
 		return EINVAL;
-	rc = qp_attr_fill(id, &at, &mask);
-	rc = rc != 0 ? rc : droce_modify_qp(id->pub.qp, &at, mask);
+	rc = rtr_attr(id, &at);
+	if (rc == 0)
+		rc = droce_modify_qp(id->pub.qp, &at, RTR_MASK);
 	if (rc != 0)
 		return rc;
-	at.qp_state = DROCE_QPS_RTS;
-	rc = qp_attr_fill(id, &at, &mask);
-	return rc != 0 ? rc : droce_modify_qp(id->pub.qp, &at, mask);
+	rts_attr(id, &at);
+	return droce_modify_qp(id->pub.qp, &at, RTS_MASK);
+}
+
+/* the QP number the REQ / REP carries: the id's QP's or the caller's */
+static uint32_t
+local_qpn(const struct cm_id *id)
+{
+	return id->pub.qp != NULL ? id->pub.qp->qp_num : id->ext_qpn;
+}
+
+/* connect / accept without an id's QP: the caller's, named by p->qp_num */
+static bool
+take_ext_qpn(struct cm_id *id, const struct droce_rdma_conn_param *p)
+{
+	if (id->pub.qp != NULL)
+		return true;
+	if (p == NULL || p->qp_num == 0 || p->qp_num > 0xffffff)
+		return false;
+	id->ext_qpn = p->qp_num;
+	return true;
 }
 
 static void
@@ -223,8 +210,7 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	struct cm_req req = { 0 };
 	struct cm_ip_hdr ih;
 
-	if (id->state != CM_ROUTE_RESOLVED || p == NULL ||
-	    (id->pub.qp == NULL && p->qp_num == 0) ||
+	if (id->state != CM_ROUTE_RESOLVED || p == NULL || !take_ext_qpn(id, p) ||
 	    p->srq != 0 || p->private_data_len > CM_REQ_PDATA - CM_IP_HDR_LEN)
 		return EINVAL;
 	id->local_comm_id = cm_next_comm_id(id->agent);
@@ -235,13 +221,12 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 		.responder_resources = clamp_rd(p->responder_resources),
 		.initiator_depth = clamp_rd(p->initiator_depth),
 		.retry_count = p->retry_count > 7 ? 7 : p->retry_count,
-		.ack_timeout = CM_ACK_TIMEOUT,
+		.ack_timeout = id->ack_timeout != 0 ? id->ack_timeout : CM_ACK_TIMEOUT,
 	};
 	req.local_comm_id = id->local_comm_id;
 	req.service_id = (uint64_t)CM_PS_TCP << 16 | dst_port(id);
 	req.local_ca_guid = id->agent->guid;
-	/* no QP of the id's: the program's own (rdma_init_qp_attr) */
-	req.local_qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num;
+	req.local_qpn = local_qpn(id);
 	req.responder_resources = id->qp.responder_resources;
 	req.initiator_depth = id->qp.initiator_depth;
 	req.remote_cm_timeout = id->cm_timeout;
@@ -257,7 +242,8 @@ cm_proto_connect(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	memcpy(req.primary.local_gid, id->local_gid, 16);
 	memcpy(req.primary.remote_gid, id->remote_gid, 16);
 	req.primary.hop_limit = CM_HOP_LIMIT;
-	req.primary.local_ack_timeout = CM_ACK_TIMEOUT;
+	req.primary.traffic_class = id->tos;
+	req.primary.local_ack_timeout = id->qp.ack_timeout;
 	ip_hdr_of(id, &ih);
 	cm_ip_hdr_put(req.pdata, &ih);
 	if (p->private_data_len != 0)
@@ -283,7 +269,7 @@ conn_event(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	ev->pub.param.conn.initiator_depth = init_depth;
 }
 
-/* The RTU (kept for a duplicate REP): the active side is established. */
+/* the RTU, kept to answer a duplicate REP (12.9.5.1); established */
 static void
 send_rtu(struct cm_id *id)
 {
@@ -322,7 +308,8 @@ recv_rep(struct cm_agent *a, const uint8_t *mad)
 	id->qp.rnr_retry = rep.rnr_retry;
 	id->deadline_ns = 0;
 	if (id->pub.qp == NULL) {
-		/* the program moves its QP, then droce_rdma_establish (the RTU) */
+		/* the caller moves its QP, then establishes (librdmacm's
+		 * CONNECT_RESPONSE of an id without a QP) */
 		id->state = CM_REP_RCVD;
 		conn_event(id, DROCE_RDMA_CM_EVENT_CONNECT_RESPONSE, 0, rep.pdata, CM_REP_PDATA,
 			   rep.responder_resources, rep.initiator_depth);
@@ -512,8 +499,7 @@ cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p)
 	struct cm_rep rep = { 0 };
 	int rc;
 
-	if (id->state != CM_REQ_RCVD ||
-	    (id->pub.qp == NULL && (p == NULL || p->qp_num == 0)) ||
+	if (id->state != CM_REQ_RCVD || !take_ext_qpn(id, p) ||
 	    (p != NULL && (p->srq != 0 || p->private_data_len > CM_REP_PDATA)))
 		return EINVAL;
 	if (p != NULL) {
@@ -522,13 +508,13 @@ cm_proto_accept(struct cm_id *id, const struct droce_rdma_conn_param *p)
 			id->qp.initiator_depth = p->initiator_depth;
 	}
 	/* rdma_cm moves the QP to RTS before the REP (cma_accept_ib); the
-	 * program's own QP is the program's to move (rdma_init_qp_attr) */
+	 * caller's own QP is the caller's to move */
 	rc = id->pub.qp != NULL ? qp_to_rts(id) : 0;
 	if (rc != 0)
 		return rc;
 	rep.local_comm_id = id->local_comm_id;
 	rep.remote_comm_id = id->remote_comm_id;
-	rep.local_qpn = id->pub.qp != NULL ? id->pub.qp->qp_num : p->qp_num;
+	rep.local_qpn = local_qpn(id);
 	rep.starting_psn = id->qp.rq_psn;
 	rep.responder_resources = id->qp.responder_resources;
 	rep.initiator_depth = id->qp.initiator_depth;
@@ -559,6 +545,15 @@ cm_proto_reject(struct cm_id *id, const struct droce_rdma_conn_param *p)
 }
 
 static void
+passive_established(struct cm_id *id, const uint8_t *pdata, uint8_t len)
+{
+	id->deadline_ns = 0;
+	id->state = CM_ESTABLISHED;
+	conn_event(id, DROCE_RDMA_CM_EVENT_ESTABLISHED, 0, pdata, len,
+		   id->qp.responder_resources, id->qp.initiator_depth);
+}
+
+static void
 recv_rtu(struct cm_agent *a, const uint8_t *mad)
 {
 	struct cm_rtu rtu;
@@ -568,10 +563,63 @@ recv_rtu(struct cm_agent *a, const uint8_t *mad)
 	id = cm_find_local(a, rtu.remote_comm_id);
 	if (id == NULL || id->state != CM_REP_SENT || id->remote_comm_id != rtu.local_comm_id)
 		return;
-	id->deadline_ns = 0;
-	id->state = CM_ESTABLISHED;
-	conn_event(id, DROCE_RDMA_CM_EVENT_ESTABLISHED, 0, rtu.pdata, CM_RTU_PDATA,
-		   id->qp.responder_resources, id->qp.initiator_depth);
+	passive_established(id, rtu.pdata, CM_RTU_PDATA);
+}
+
+/* A receive on the passive side's QP before the RTU: the connection is
+ * established (IBTA 12.9.6, the kernel's ib_cm_notify(COMM_EST)). */
+int
+cm_proto_comm_est(struct cm_id *id)
+{
+	if (id->state == CM_ESTABLISHED)
+		return EISCONN;
+	if (id->state != CM_REP_SENT)
+		return EINVAL;
+	passive_established(id, NULL, 0);
+	return 0;
+}
+
+/*
+ * rdma_init_qp_attr: what moves the caller's QP to attr->qp_state on this
+ * connection, as the kernel's rdma_init_qp_attr for RoCE: INIT once the id
+ * has its device, RTR and RTS once the peer's REQ or REP is known.
+ */
+int
+cm_proto_init_qp_attr(struct cm_id *id, struct droce_qp_attr *attr, int *mask)
+{
+	bool peer_known = id->state == CM_REQ_RCVD || id->state == CM_REP_SENT ||
+			  id->state == CM_REP_RCVD || id->state == CM_ESTABLISHED;
+	int rc;
+
+	switch (attr->qp_state) {
+	case DROCE_QPS_INIT:
+		if (id->pub.verbs == NULL)
+			return EINVAL;
+		*attr = (struct droce_qp_attr){
+			.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
+			.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+					   (id->qp.responder_resources != 0 ?
+					    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC : 0),
+		};
+		*mask = DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			DROCE_QP_ACCESS_FLAGS;
+		return 0;
+	case DROCE_QPS_RTR:
+		if (!peer_known)
+			return EINVAL;
+		rc = rtr_attr(id, attr);
+		*mask = RTR_MASK;
+		return rc;
+	case DROCE_QPS_RTS:
+		if (!peer_known)
+			return EINVAL;
+		*attr = (struct droce_qp_attr){ 0 };
+		rts_attr(id, attr);
+		*mask = RTS_MASK;
+		return 0;
+	default:
+		return EINVAL;
+	}
 }
 
 static void
@@ -583,7 +631,7 @@ recv_rej(struct cm_agent *a, const uint8_t *mad)
 	cm_rej_get(mad, &rej);
 	id = cm_find_local(a, rej.remote_comm_id);
 	if (id == NULL || (id->state != CM_REQ_SENT && id->state != CM_REP_SENT &&
-			   id->state != CM_REP_RCVD && id->state != CM_ESTABLISHED))
+			   id->state != CM_ESTABLISHED))
 		return;
 	id->deadline_ns = 0;
 	qp_to_err(id);
@@ -625,7 +673,8 @@ cm_proto_disconnect(struct cm_id *id)
 	if (id->state == CM_TIMEWAIT || id->state == CM_CLOSED ||
 	    id->state == CM_DREQ_SENT)
 		return 0;
-	if (id->state != CM_ESTABLISHED && id->state != CM_REP_SENT)
+	if (id->state != CM_ESTABLISHED && id->state != CM_REP_SENT &&
+	    id->state != CM_REP_RCVD)
 		return EINVAL;
 	qp_to_err(id);
 	dreq.local_comm_id = id->local_comm_id;
@@ -654,7 +703,7 @@ recv_dreq(struct cm_agent *a, const uint8_t src_gid[16], const struct cm_mad_hdr
 	    id->state == CM_TIMEWAIT || id->state == CM_CLOSED)
 		return;
 	if (id->state != CM_ESTABLISHED && id->state != CM_REP_SENT &&
-	    id->state != CM_DREQ_SENT)
+	    id->state != CM_REP_RCVD && id->state != CM_DREQ_SENT)
 		return;
 	qp_to_err(id);
 	enter_timewait(id);

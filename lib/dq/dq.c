@@ -9,6 +9,9 @@
 #include "dq.h"
 
 _Static_assert(sizeof(struct dq_send_wqe) == 128, "send WQE size is the format");
+_Static_assert(offsetof(struct dq_send_wqe, bind.pad) + sizeof(uint64_t) ==
+		       offsetof(struct dq_send_wqe, sge),
+	       "a bind's fields cover the atomic's and UD's, no more");
 _Static_assert(sizeof(struct dq_recv_wqe) == 80, "recv WQE size is the format");
 _Static_assert(sizeof(struct dq_cqe) == 32, "CQE size is the format");
 _Static_assert(sizeof(struct dq_event) == 16, "event size is the format");
@@ -18,15 +21,16 @@ _Static_assert(sizeof(struct dq_bell) == DQ_CACHE_LINE, "the doorbell is one lin
 _Static_assert(sizeof(struct dq_notify) == 2 * DQ_CACHE_LINE, "each side's word on its line");
 
 const uint8_t dq_wr_ops[DQ_WR_NOPS] = {
-	[DQ_WR_RDMA_WRITE] = DQ_OP_VALID | DQ_OP_REMOTE,
-	[DQ_WR_RDMA_WRITE_WITH_IMM] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_IMM,
-	[DQ_WR_SEND] = DQ_OP_VALID,
-	[DQ_WR_SEND_WITH_IMM] = DQ_OP_VALID | DQ_OP_IMM,
+	[DQ_WR_RDMA_WRITE] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_INLINE,
+	[DQ_WR_RDMA_WRITE_WITH_IMM] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_IMM | DQ_OP_INLINE,
+	[DQ_WR_SEND] = DQ_OP_VALID | DQ_OP_INLINE,
+	[DQ_WR_SEND_WITH_IMM] = DQ_OP_VALID | DQ_OP_IMM | DQ_OP_INLINE,
 	[DQ_WR_RDMA_READ] = DQ_OP_VALID | DQ_OP_REMOTE,
 	[DQ_WR_ATOMIC_CMP_AND_SWP] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_ATOMIC,
 	[DQ_WR_ATOMIC_FETCH_AND_ADD] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_ATOMIC,
 	[DQ_WR_LOCAL_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_NO_SGE,
-	[DQ_WR_SEND_WITH_INV] = DQ_OP_VALID | DQ_OP_INV,
+	[DQ_WR_BIND_MW] = DQ_OP_VALID | DQ_OP_NO_SGE | DQ_OP_BIND,
+	[DQ_WR_SEND_WITH_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_INLINE,
 };
 
 static bool
@@ -198,6 +202,61 @@ dq_recv_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_recv_wqe *
 	read_once(out, &e[i & (depth - 1)], sizeof(*out));
 }
 
+/*
+ * Where inline byte off of the descriptor at index i lives: its SGE area,
+ * then whole entries after it (wrapping with the ring); *room: the bytes
+ * from there to the end of that area or entry.
+ */
+static uint8_t *
+inline_at(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t off, uint32_t *room)
+{
+	struct dq_send_wqe *e = dq_ring_entries(r);
+	const uint32_t size = (uint32_t)sizeof(*e);
+
+	if (off < DQ_INLINE_HEAD) {
+		*room = (uint32_t)DQ_INLINE_HEAD - off;
+		return (uint8_t *)e[i & (depth - 1)].sge + off;
+	}
+	off -= (uint32_t)DQ_INLINE_HEAD;
+	*room = size - off % size;
+	return (uint8_t *)&e[(i + 1 + off / size) & (depth - 1)] + off % size;
+}
+
+void
+dq_inline_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t off, const void *src,
+		uint32_t len)
+{
+	const uint8_t *s = src;
+
+	while (len > 0) {
+		uint32_t room, n;
+		uint8_t *p = inline_at(r, depth, i, off, &room);
+
+		n = len < room ? len : room;
+		memcpy(p, s, n);
+		s += n;
+		off += n;
+		len -= n;
+	}
+}
+
+void
+dq_inline_read(struct dq_ring *r, uint32_t depth, uint32_t i, void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	uint32_t off = 0;
+
+	while (off < len) {
+		uint32_t room, n;
+		const uint8_t *p = inline_at(r, depth, i, off, &room);
+
+		n = len - off < room ? len - off : room;
+		memcpy(d + off, p, n);
+		off += n;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 /* ---- descriptors ------------------------------------------------------------------ */
 
 /* n SGEs: their lengths add up to at most DQ_MAX_MSG, none wraps around. */
@@ -236,6 +295,16 @@ dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah)
 		return -EINVAL;
 	if ((ops & DQ_OP_ATOMIC) && atomic_check(w) != 0)
 		return -EINVAL;
+	if ((ops & DQ_OP_BIND) && ((w->bind.access & ~DQ_MW_ACCESS) != 0 || w->bind.pad != 0))
+		return -EINVAL;
+	if (w->flags & DQ_SEND_INLINE) {
+		if (!(ops & DQ_OP_INLINE) || w->num_sge != 0)
+			return -EINVAL;
+		if (w->inline_len > DQ_MAX_INLINE)
+			return -EMSGSIZE;
+	} else if (w->inline_len != 0) {
+		return -EINVAL;
+	}
 	/* UD carries SENDs only, each to an address handle; RC/UC name none */
 	if (ud ? (w->opcode != DQ_WR_SEND && w->opcode != DQ_WR_SEND_WITH_IMM) ||
 		 w->ah == 0 || w->ah > max_ah : w->ah != 0)

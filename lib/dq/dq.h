@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
-#define DQ_VERSION 2
+#define DQ_VERSION 3
 #define DQ_CACHE_LINE 64
 #define DQ_MAX_SGE 4
 #define DQ_MAX_DEPTH 4096	/* entries of one ring, a power of two */
@@ -30,6 +30,7 @@
 #define DQ_MAX_CQS 64		/* CQ slots */
 #define DQ_EVENT_DEPTH 64	/* the region's event ring */
 #define DQ_MAX_MSG (UINT32_C(1) << 31)	/* a message's bytes (IBTA: 2^31) */
+#define DQ_MAX_INLINE 256	/* a send descriptor's inline bytes (droce.h's limit) */
 
 /*
  * Work request opcodes: ibverbs' values (enum ibv_wr_opcode, droce.h's
@@ -45,15 +46,17 @@ enum dq_wr_opcode {
 	DQ_WR_ATOMIC_CMP_AND_SWP = 5,
 	DQ_WR_ATOMIC_FETCH_AND_ADD = 6,
 	DQ_WR_LOCAL_INV = 7,
+	DQ_WR_BIND_MW = 8,
 	DQ_WR_SEND_WITH_INV = 9,
 	DQ_WR_NOPS = 16,
 };
 
-/* Send flags: ibverbs' values (enum ibv_send_flags); INLINE is not carried. */
+/* Send flags: ibverbs' values (enum ibv_send_flags). */
 #define DQ_SEND_FENCE (1u << 0)
 #define DQ_SEND_SIGNALED (1u << 1)
 #define DQ_SEND_SOLICITED (1u << 2)
-#define DQ_SEND_FLAGS (DQ_SEND_FENCE | DQ_SEND_SIGNALED | DQ_SEND_SOLICITED)
+#define DQ_SEND_INLINE (1u << 3)	/* the data in the ring (dq_send_slots) */
+#define DQ_SEND_FLAGS (DQ_SEND_FENCE | DQ_SEND_SIGNALED | DQ_SEND_SOLICITED | DQ_SEND_INLINE)
 
 /* What an opcode needs, one row each (dq_wr_ops, dq.c). */
 #define DQ_OP_VALID (1u << 0)
@@ -62,6 +65,10 @@ enum dq_wr_opcode {
 #define DQ_OP_INV (1u << 3)	/* imm is the rkey to invalidate */
 #define DQ_OP_ATOMIC (1u << 4)	/* one 8-byte SGE, remote_addr 8-aligned */
 #define DQ_OP_NO_SGE (1u << 5)	/* LOCAL_INV */
+#define DQ_OP_INLINE (1u << 6)	/* its data may be inline (ibverbs: SEND, WRITE) */
+#define DQ_OP_BIND (1u << 7)	/* BIND_MW: bind, not the atomic's or UD's fields */
+/* A bind's rights: ibverbs' remote ones (IBV_ACCESS_REMOTE_WRITE, _READ, _ATOMIC) */
+#define DQ_MW_ACCESS ((1u << 1) | (1u << 2) | (1u << 3))
 extern const uint8_t dq_wr_ops[DQ_WR_NOPS];
 
 struct dq_sge {
@@ -77,16 +84,46 @@ struct dq_send_wqe {
 	uint8_t num_sge;
 	uint16_t flags;		/* DQ_SEND_* */
 	uint32_t imm;		/* immediate data, or the rkey to invalidate */
-	uint64_t remote_addr;
-	uint32_t rkey;
+	uint64_t remote_addr;	/* BIND_MW: the address bound */
+	uint32_t rkey;		/* BIND_MW: the window's new rkey */
 	uint32_t ah;		/* UD: address handle index (1..), 0: none */
-	uint64_t compare_add;
-	uint64_t swap;
-	uint32_t remote_qpn;	/* UD */
-	uint32_t remote_qkey;	/* UD */
+	union {
+		struct {
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t remote_qpn;	/* UD */
+			uint32_t remote_qkey;	/* UD */
+		};
+		/* BIND_MW: imm is the window's index (its rkey's upper 24 bits) */
+		struct {
+			uint64_t length;	/* 0: unbind */
+			uint32_t mr_lkey;	/* the MR bound onto (length 0: ignored) */
+			uint32_t access;	/* DQ_MW_ACCESS bits */
+			uint64_t pad;		/* 0 */
+		} bind;
+	};
+	/* DQ_SEND_INLINE: no SGE; inline_len bytes of data, the first
+	 * DQ_INLINE_HEAD here, the rest in the entries after it, whole
+	 * (dq_send_slots, dq_inline_write) */
 	struct dq_sge sge[DQ_MAX_SGE];
-	uint64_t reserved;	/* 0 */
+	uint32_t inline_len;	/* DQ_SEND_INLINE: up to DQ_MAX_INLINE; else 0 */
+	uint32_t reserved;	/* 0 */
 };
+#define DQ_INLINE_HEAD (DQ_MAX_SGE * sizeof(struct dq_sge))
+
+/*
+ * The ring entries one send descriptor takes: 1, or for inline_len bytes
+ * inline, 1 + the 128-byte entries after it that hold what its SGE area
+ * does not (256 bytes: 3).  mlx5's WQE basic blocks are the same idea.
+ */
+static inline uint32_t
+dq_send_slots(uint32_t inline_len)
+{
+	uint32_t rest = inline_len > DQ_INLINE_HEAD ? inline_len - (uint32_t)DQ_INLINE_HEAD : 0;
+
+	return 1 + (rest + (uint32_t)sizeof(struct dq_send_wqe) - 1) /
+			   (uint32_t)sizeof(struct dq_send_wqe);
+}
 
 /* A receive queue entry (80 bytes). */
 struct dq_recv_wqe {
@@ -216,13 +253,25 @@ void dq_ring_produced(struct dq_ring *r, uint32_t prod);
 /* Descriptor i (any index: masked) copied out of the ring, read once. */
 void dq_send_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_send_wqe *out);
 void dq_recv_read(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_recv_wqe *out);
+/*
+ * The inline data of the send descriptor at index i: bytes [off, off + len)
+ * written (the application), or its first len bytes copied out, once
+ * (droced, len from its checked copy of the descriptor, at most
+ * DQ_MAX_INLINE: it reads no entry beyond the descriptor's own).
+ */
+void dq_inline_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t off,
+		     const void *src, uint32_t len);
+void dq_inline_read(struct dq_ring *r, uint32_t depth, uint32_t i, void *dst, uint32_t len);
 
 /*
  * A copied descriptor checked on its own: 0, -EINVAL (unknown opcode or
  * flags, reserved bits set, an atomic's SGE or alignment wrong, an AH
  * index beyond max_ah, or where none belongs), -E2BIG (more SGEs than
  * DQ_MAX_SGE), -EMSGSIZE (the SGEs' lengths add to more than DQ_MAX_MSG,
- * or an SGE's range wraps around).  ud: the QP is UD (an AH index
+ * or an SGE's range wraps around, or inline data above DQ_MAX_INLINE).
+ * Inline data: only for the opcodes of DQ_OP_INLINE, with no SGE; without
+ * DQ_SEND_INLINE, inline_len is 0.  A bind: rights of DQ_MW_ACCESS only, its
+ * pad 0 (the window and the MR are the caller's to look up).  ud: the QP is UD (an AH index
  * 1..max_ah needed).  Keys are the caller's to check.
  */
 int dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah);

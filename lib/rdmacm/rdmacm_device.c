@@ -3,9 +3,7 @@
  * rdmacm_device.c - the devices an rdma_cm_id's verbs point at: as
  * librdmacm's, every device is opened once, at the first call, through
  * libibverbs (here the drop-in, so each context is a droce context), and
- * stays open; each is attached to lib/cm (its GSI QP) and has one PD, the
- * PD of every id on it (librdmacm's default: rdma_create_qp and
- * rdma_reg_msgs with no PD of the program's).
+ * stays open; each is attached to lib/cm (its GSI QP).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +20,8 @@ static struct {
 	int n;
 	struct ibv_context *ctx[RDMACM_MAX_DEVICES];
 	struct ibv_pd *pd[RDMACM_MAX_DEVICES];
-} devs = { .once = PTHREAD_ONCE_INIT };
+	pthread_mutex_t pd_lock;
+} devs = { .once = PTHREAD_ONCE_INIT, .pd_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void
 devices_open(void)
@@ -36,16 +35,13 @@ devices_open(void)
 	}
 	for (int i = 0; i < n && devs.n < RDMACM_MAX_DEVICES; i++) {
 		struct ibv_context *ctx = ibv_open_device(list[i]);
-		struct ibv_pd *pd = ctx != NULL ? ibv_alloc_pd(ctx) : NULL;
 
-		if (pd == NULL || droce_rdma_cm_attach(dropin_dctx(ctx)) != 0) {
-			if (pd != NULL)
-				ibv_dealloc_pd(pd);
-			if (ctx != NULL)
-				ibv_close_device(ctx);
+		if (ctx == NULL)
+			continue;
+		if (droce_rdma_cm_attach(dropin_dctx(ctx)) != 0) {
+			ibv_close_device(ctx);
 			continue;
 		}
-		devs.pd[devs.n] = pd;
 		devs.ctx[devs.n++] = ctx;
 	}
 	ibv_free_device_list(list);
@@ -70,12 +66,25 @@ rdmacm_context_of(const struct droce_context *d)
 }
 
 struct ibv_pd *
-rdmacm_pd_of(const struct ibv_context *ctx)
+rdmacm_default_pd(struct ibv_context *ctx)
 {
-	for (int i = 0; i < devs.n; i++)
-		if (devs.ctx[i] == ctx)
-			return devs.pd[i];
-	return NULL;
+	struct ibv_pd *pd = NULL;
+	int err = ENODEV;
+
+	pthread_mutex_lock(&devs.pd_lock);
+	for (int i = 0; i < devs.n; i++) {
+		if (devs.ctx[i] != ctx)
+			continue;
+		if (devs.pd[i] == NULL)
+			devs.pd[i] = ibv_alloc_pd(ctx);
+		pd = devs.pd[i];
+		err = errno;
+		break;
+	}
+	pthread_mutex_unlock(&devs.pd_lock);
+	if (pd == NULL)
+		errno = err;
+	return pd;
 }
 
 struct ibv_context **

@@ -52,7 +52,6 @@ rdmacm_id_new(struct rdma_event_channel *channel, void *context, enum rdma_port_
 static void
 id_free(struct rdmacm_id *id)
 {
-	free(id->ep_attr);
 	pthread_cond_destroy(&id->acked);
 	pthread_mutex_destroy(&id->lock);
 	free(id);
@@ -120,7 +119,7 @@ rdmacm_id_sync(struct rdmacm_id *id)
 
 	id->ibv.verbs = d->verbs != NULL ? rdmacm_context_of(d->verbs) : NULL;
 	if (id->ibv.pd == NULL && id->ibv.verbs != NULL)
-		id->ibv.pd = rdmacm_pd_of(id->ibv.verbs);
+		id->ibv.pd = rdmacm_default_pd(id->ibv.verbs);
 	id->ibv.port_num = d->port_num;
 	copy_sockaddr(&addr->src_storage, &d->route.addr.src_addr);
 	copy_sockaddr(&addr->dst_storage, &d->route.addr.dst_addr);
@@ -164,8 +163,6 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 	return fail(err);
 }
 
-static void own_cqs_free(struct rdmacm_id *id);
-
 /* lib/cm forgets the id's QP (which stays the program's), if it has one. */
 static void
 qp_release(struct rdmacm_id *id)
@@ -193,22 +190,10 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 	qp_release(id);
 	if (droce_rdma_destroy_id(id->d) != 0)
 		return -1;
-	if (pub->qp == NULL)
-		own_cqs_free(id);	/* else the QP's, which stays the program's */
 	if (id->own_channel != NULL)
 		rdma_destroy_event_channel(&id->own_channel->ibv);
 	id_free(id);
 	return 0;
-}
-
-/* An id (of rdma_create_id; droce makes no others) with its QP. */
-void
-rdma_destroy_ep(struct rdma_cm_id *pub)
-{
-	if (pub == NULL)
-		return;
-	rdma_destroy_qp(pub);
-	rdma_destroy_id(pub);
 }
 
 /* channel NULL: a channel of the id's own (a synchronous id), as librdmacm */
@@ -322,63 +307,99 @@ qp_attach(struct rdmacm_id *id, struct ibv_qp *qp)
 	return 0;
 }
 
-/* The CQs and completion channels rdma_create_qp made for the id, gone. */
+/* The CQs (and their completion channels) this library made for the id. */
 static void
-own_cqs_free(struct rdmacm_id *id)
+own_cqs_destroy(struct rdmacm_id *id)
 {
-	for (int i = 0; i < 2; i++) {
-		if (id->own_cq[i] != NULL && ibv_destroy_cq(id->own_cq[i]) == 0) {
-			if (id->ibv.send_cq == id->own_cq[i])
-				id->ibv.send_cq = NULL;
-			if (id->ibv.recv_cq == id->own_cq[i])
-				id->ibv.recv_cq = NULL;
-			id->own_cq[i] = NULL;
-		}
-		if (id->own_cq[i] == NULL && id->own_cq_channel[i] != NULL &&
-		    ibv_destroy_comp_channel(id->own_cq_channel[i]) == 0)
-			id->own_cq_channel[i] = NULL;
-	}
-	id->ibv.send_cq_channel = id->own_cq_channel[0];
-	id->ibv.recv_cq_channel = id->own_cq_channel[1];
+	struct rdma_cm_id *c = &id->ibv;
+
+	if (!id->own_cqs)
+		return;
+	if (c->send_cq != NULL)
+		ibv_destroy_cq(c->send_cq);
+	if (c->recv_cq != NULL)
+		ibv_destroy_cq(c->recv_cq);
+	if (c->send_cq_channel != NULL)
+		ibv_destroy_comp_channel(c->send_cq_channel);
+	if (c->recv_cq_channel != NULL)
+		ibv_destroy_comp_channel(c->recv_cq_channel);
+	c->send_cq = c->recv_cq = NULL;
+	c->send_cq_channel = c->recv_cq_channel = NULL;
+	id->own_cqs = false;
+}
+
+static struct ibv_cq *
+own_cq(struct rdma_cm_id *c, uint32_t size, struct ibv_comp_channel **channel)
+{
+	*channel = ibv_create_comp_channel(c->verbs);
+	if (*channel == NULL)
+		return NULL;
+	return ibv_create_cq(c->verbs, size != 0 ? (int)size : 1, c, *channel, 0);
+}
+
+/* A QP or its CQs failed: drop the CQs own_cqs_create made. */
+static int
+cqs_failed(struct rdmacm_id *id)
+{
+	int err = errno;
+
+	own_cqs_destroy(id);
+	return fail(err);
 }
 
 /*
- * A CQ of cqe entries on a completion channel of its own, both the id's
- * (rdma_cm(7): the send and receive CQs librdmacm makes for a QP created
- * without, which rdma_get_send_comp / rdma_get_recv_comp wait on); the
- * CQ's context is the id, as librdmacm's.  0 or an errno.
+ * A QP's CQs the caller did not give: as librdmacm's, the id gets a send
+ * and a receive CQ of the queues' depths, each with its completion
+ * channel (rdma_get_send_comp / rdma_get_recv_comp wait on them), and
+ * rdma_destroy_qp destroys them.
  */
 static int
-own_cq_make(struct rdmacm_id *id, int i, uint32_t cqe)
+own_cqs_create(struct rdmacm_id *id, struct ibv_cq **send_cq, struct ibv_cq **recv_cq,
+	       const struct ibv_qp_cap *cap)
 {
-	struct ibv_comp_channel *ch = ibv_create_comp_channel(id->ibv.verbs);
+	struct rdma_cm_id *c = &id->ibv;
 
-	if (ch == NULL)
-		return errno;
-	id->own_cq_channel[i] = ch;
-	id->own_cq[i] = ibv_create_cq(id->ibv.verbs, (int)cqe, &id->ibv, ch, 0);
-	return id->own_cq[i] == NULL ? errno : 0;
+	if (*send_cq != NULL && *recv_cq != NULL)
+		return 0;
+	if (id->own_cqs)
+		return fail(EINVAL);
+	id->own_cqs = true;
+	if ((*send_cq == NULL &&
+	     (c->send_cq = own_cq(c, cap->max_send_wr, &c->send_cq_channel)) == NULL) ||
+	    (*recv_cq == NULL &&
+	     (c->recv_cq = own_cq(c, cap->max_recv_wr, &c->recv_cq_channel)) == NULL))
+		return cqs_failed(id);
+	if (*send_cq == NULL)
+		*send_cq = c->send_cq;
+	if (*recv_cq == NULL)
+		*recv_cq = c->recv_cq;
+	return 0;
 }
 
-/* As rdma_create_qp(3): with no PD the id's (its device's), with no CQ
- * one made for each queue of the QP (rdma_destroy_qp destroys them). */
+/* The program's PD and CQs, or (none given) the id's PD and CQs of its
+ * own, as librdmacm's. */
 int
 rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	struct ibv_qp_init_attr_ex ex;
-	int rc;
+	struct rdmacm_id *id = id_of(pub);
+	struct ibv_qp *qp;
 
-	if (pub == NULL || attr == NULL)
+	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
 		return fail(EINVAL);
-	/* ibv_qp_init_attr is the beginning of ibv_qp_init_attr_ex (verbs.h) */
-	memset(&ex, 0, sizeof(ex));
-	memcpy(&ex, attr, sizeof(*attr));
-	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd != NULL ? pd : pub->pd;
-	rc = rdma_create_qp_ex(pub, &ex);
-	if (rc == 0)
-		memcpy(attr, &ex, sizeof(*attr));	/* the caps granted */
-	return rc;
+	if (pd == NULL)
+		pd = pub->pd;
+	/* any context of the device: the program's and this library's share
+	 * droce's one (lib/ibverbs' dropin_device) */
+	if (pd == NULL || dropin_dctx(pd->context) != dropin_dctx(pub->verbs))
+		return fail(EINVAL);
+	if (own_cqs_create(id, &attr->send_cq, &attr->recv_cq, &attr->cap) != 0)
+		return -1;
+	if (attr->srq == NULL)
+		attr->srq = pub->srq;
+	qp = ibv_create_qp(pd, attr);
+	if (qp == NULL)
+		return cqs_failed(id);
+	return qp_attach(id, qp) == 0 ? 0 : cqs_failed(id);
 }
 
 int
@@ -386,7 +407,6 @@ rdma_create_qp_ex(struct rdma_cm_id *pub, struct ibv_qp_init_attr_ex *attr)
 {
 	struct rdmacm_id *id = id_of(pub);
 	struct ibv_qp *qp;
-	int err = 0;
 
 	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
 		return fail(EINVAL);
@@ -394,110 +414,32 @@ rdma_create_qp_ex(struct rdma_cm_id *pub, struct ibv_qp_init_attr_ex *attr)
 		attr->pd = pub->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
-	/* any context of the device: the program's and this library's share
-	 * droce's one (lib/ibverbs' dropin_device) */
 	if (attr->pd == NULL || dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs))
 		return fail(EINVAL);
-	if (attr->send_cq == NULL && id->own_cq[0] == NULL && attr->cap.max_send_wr > 0)
-		err = own_cq_make(id, 0, attr->cap.max_send_wr);
-	if (err == 0 && attr->recv_cq == NULL && id->own_cq[1] == NULL &&
-	    attr->cap.max_recv_wr > 0)
-		err = own_cq_make(id, 1, attr->cap.max_recv_wr);
-	if (err != 0) {
-		own_cqs_free(id);
-		return fail(err);
-	}
-	if (attr->send_cq == NULL)
-		attr->send_cq = id->own_cq[0];
-	if (attr->recv_cq == NULL)
-		attr->recv_cq = id->own_cq[1];
-	pub->send_cq_channel = id->own_cq_channel[0];
-	pub->recv_cq_channel = id->own_cq_channel[1];
-	qp = attr->send_cq != NULL && attr->recv_cq != NULL ?
-	     ibv_create_qp_ex(attr->pd->context, attr) : NULL;
-	if (qp == NULL) {
-		err = attr->send_cq == NULL || attr->recv_cq == NULL ? EINVAL : errno;
-		own_cqs_free(id);
-		return fail(err);
-	}
-	if (qp_attach(id, qp) != 0) {
-		err = errno;
-		own_cqs_free(id);
-		return fail(err);
-	}
-	return 0;
+	if (own_cqs_create(id, &attr->send_cq, &attr->recv_cq, &attr->cap) != 0)
+		return -1;
+	if (attr->srq == NULL)
+		attr->srq = pub->srq;
+	qp = ibv_create_qp_ex(attr->pd->context, attr);
+	if (qp == NULL)
+		return cqs_failed(id);
+	return qp_attach(id, qp) == 0 ? 0 : cqs_failed(id);
 }
 
 void
 rdma_destroy_qp(struct rdma_cm_id *pub)
 {
-	if (pub == NULL || pub->qp == NULL)
-		return;
-	ibv_destroy_qp(pub->qp);	/* lib/cm forgets it first */
-	pub->qp = NULL;
-	own_cqs_free(id_of(pub));
-}
-
-/*
- * rdma_set_option(3): RDMA_OPTION_ID_ACK_TIMEOUT (the QP's local ACK
- * timeout at RTS, a uint8_t) is lib/cm's; the other options are not
- * served (ENOSYS, as before any of them was).
- */
-int
-rdma_set_option(struct rdma_cm_id *pub, int level, int optname, void *optval, size_t optlen)
-{
-	if (pub == NULL || optval == NULL)
-		return fail(EINVAL);
-	if (level != RDMA_OPTION_ID || optname != RDMA_OPTION_ID_ACK_TIMEOUT)
-		return fail(ENOSYS);
-	if (optlen != sizeof(uint8_t))
-		return fail(EINVAL);
-	return droce_rdma_set_ack_timeout(id_of(pub)->d, *(const uint8_t *)optval);
-}
-
-/*
- * rdma_init_qp_attr(3) / rdma_establish(3): a QP of the program's own,
- * moved by the program with the attributes lib/cm gives (the same
- * layout: lib/ibverbs' SAME_SIZE checks), named to the peer by
- * conn_param's qp_num.
- */
-int
-rdma_init_qp_attr(struct rdma_cm_id *pub, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
-{
 	if (pub == NULL)
-		return fail(EINVAL);
-	return droce_rdma_init_qp_attr(id_of(pub)->d, (struct droce_qp_attr *)qp_attr,
-				       qp_attr_mask);
-}
-
-int
-rdma_establish(struct rdma_cm_id *pub)
-{
-	if (pub == NULL || pub->qp != NULL)
-		return fail(EINVAL);	/* the id's own QP is lib/cm's to move */
-	return droce_rdma_establish(id_of(pub)->d);
-}
-
-/*
- * ECE (enhanced connection establishment): droce's CM carries none, as a
- * kernel whose device has none: the peer's is all zero (no vendor), a
- * local one cannot be offered (EOPNOTSUPP, as ibv_query_ece / ibv_set_ece).
- */
-int
-rdma_get_remote_ece(struct rdma_cm_id *pub, struct ibv_ece *ece)
-{
-	if (pub == NULL || ece == NULL)
-		return fail(EINVAL);
-	memset(ece, 0, sizeof(*ece));
-	return 0;
-}
-
-int
-rdma_set_local_ece(struct rdma_cm_id *pub, struct ibv_ece *ece)
-{
-	if (pub == NULL || ece == NULL)
-		return fail(EINVAL);
-	return fail(EOPNOTSUPP);
+		return;
+	if (pub->qp != NULL)
+		ibv_destroy_qp(pub->qp);	/* lib/cm forgets it first */
+	pub->qp = NULL;
+	if (id_of(pub)->own_cqs) {
+		own_cqs_destroy(id_of(pub));
+	} else {	/* the program's, named by qp_attach */
+		pub->send_cq = NULL;
+		pub->recv_cq = NULL;
+	}
 }
 
 /* ---- connections --------------------------------------------------------- */
@@ -521,23 +463,23 @@ conn_param_of(const struct rdma_conn_param *p, struct droce_rdma_conn_param *d)
 	return d;
 }
 
+/*
+ * conn_param NULL (the id's QP): librdmacm's defaults, the device's most
+ * reads and atomics each way (RDMA_MAX_RESP_RES, which lib/cm clamps),
+ * retry_count and rnr_retry_count 7.
+ */
 int
 rdma_connect(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 {
-	struct droce_rdma_conn_param d;
-
-	/* none: librdmacm's defaults (the most the device allows, lib/cm
-	 * clamps; the retries at their most) */
-	struct rdma_conn_param def = {
+	struct droce_rdma_conn_param d = {
 		.responder_resources = RDMA_MAX_RESP_RES, .initiator_depth = RDMA_MAX_INIT_DEPTH,
 		.retry_count = 7, .rnr_retry_count = 7,
 	};
 
-	if (pub == NULL)
+	if (pub == NULL || (conn_param == NULL && pub->qp == NULL))
 		return fail(EINVAL);
-	if (conn_param == NULL)
-		conn_param = &def;
-	if (droce_rdma_connect(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
+	if (droce_rdma_connect(id_of(pub)->d,
+			       conn_param != NULL ? conn_param_of(conn_param, &d) : &d) != 0)
 		return -1;
 	return sync_complete(id_of(pub));
 }

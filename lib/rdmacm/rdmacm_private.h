@@ -36,15 +36,9 @@ struct rdmacm_id {
 	struct rdma_cm_id ibv;
 	struct droce_rdma_cm_id *d;
 	struct rdmacm_channel *own_channel;	/* rdma_create_id(NULL, ...) */
-	/* CQs (and a completion channel each) rdma_create_qp made for a QP
-	 * given none, as librdmacm: [0] send, [1] receive; NULL: the
-	 * program's or none */
-	struct ibv_cq *own_cq[2];
-	struct ibv_comp_channel *own_cq_channel[2];
-	/* a passive endpoint's (rdma_create_ep): the QP each request gets
-	 * (rdma_get_request), on ep_pd (NULL: the id's); NULL: none */
-	struct ibv_qp_init_attr *ep_attr;
-	struct ibv_pd *ep_pd;
+	/* a passive rdma_create_ep's: each rdma_get_request's QP (NULL: none) */
+	struct ibv_qp_init_attr *request_qp;
+	bool own_cqs;		/* send_cq, recv_cq and their channels are ours */
 	pthread_mutex_t lock;
 	pthread_cond_t acked;
 	unsigned int events;
@@ -66,8 +60,9 @@ void rdmacm_id_sync(struct rdmacm_id *id);
 int rdmacm_devices_init(void);
 /* the drop-in's context of a droce context (NULL if not one of ours) */
 struct ibv_context *rdmacm_context_of(const struct droce_context *d);
-/* the PD of the ids on a device context of ours (NULL if not one) */
-struct ibv_pd *rdmacm_pd_of(const struct ibv_context *ctx);
+/* the device's PD of every id without one (librdmacm's per device), made
+ * at the first need; NULL with errno */
+struct ibv_pd *rdmacm_default_pd(struct ibv_context *ctx);
 
 /* rdmacm_progress.c: while any event channel exists, a thread runs the
  * CM's passes (each channel holds it from creation to destruction) */

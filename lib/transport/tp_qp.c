@@ -614,6 +614,10 @@ tp_qp_create(struct tp_engine *eng, uint32_t pd, struct tp_cq *scq,
 	cap = init->cap;
 	if (init->srq != NULL)		/* one RQ slot: the SRQ WQE in use */
 		cap.max_recv_wr = cap.max_recv_sge = 0;
+	/* at least the SGE area inline (rdma_xclient sends 16 bytes inline
+	 * asking for none, which rxe takes) */
+	cap.max_inline_data = RTE_MAX(cap.max_inline_data,
+				      droce_qp_min_inline(cap.max_send_sge));
 	qp = qp_mem_alloc(dev, &cap);
 	if (qp == NULL)
 		goto nomem;
@@ -710,6 +714,12 @@ struct droce_qp *
 tp_qp_pub(struct tp_qp *qp)
 {
 	return &qp->pub;
+}
+
+struct droce_qp_cap
+tp_qp_cap(const struct tp_qp *qp)
+{
+	return qp->cap;
 }
 
 struct tp_qp *

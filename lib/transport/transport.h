@@ -324,6 +324,8 @@ int tp_qp_set_cc(struct tp_qp *qp, const char *algo);
 int tp_qp_make_gsi(struct tp_qp *qp);
 struct droce_qp *tp_qp_pub(struct tp_qp *qp);
 struct tp_qp *tp_qp_from_pub(struct droce_qp *qp);
+/* what tp_qp_create granted (e.g. the inline room, droce_qp_min_inline) */
+struct droce_qp_cap tp_qp_cap(const struct tp_qp *qp);
 
 /* 0, or -EINVAL / -ENOMEM (queue full) with *bad_wr the first WR not
  * posted (droce_post_send returns the positive errno, as ibverbs). */

@@ -12,7 +12,8 @@
  * a pipe; rdma_event_str; rsockets (options, a refused rconnect, and a
  * connection to itself: non-blocking rconnect, raccept, rpoll, data both
  * ways, shutdown); what libfabric's verbs provider needs (check_fabric_calls);
- * and every call droce does not offer fails with ENOSYS.  Prints "ok" and exits 0, else names the failed check, exit 1.
+ * the refusals of the calls of an id's own QP, options, SRQ and ECE, and
+ * multicast's ENOSYS (check_refusals).  Prints "ok" and exits 0, else names the failed check, exit 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -223,38 +224,60 @@ check_rpoll(void)
 	close(fds[1]);
 }
 
-/* What droce does not offer: -1 and ENOSYS, nothing else happens; and
- * the calls of an id that are too early: EINVAL. */
+/*
+ * The calls of an id's own QP, options, SRQ and ECE on an id with no
+ * connection: the documented refusals, nothing else happens; and what
+ * droce does not offer (multicast): -1 and ENOSYS.
+ */
 static void
-check_unsupported(void)
+check_refusals(void)
 {
-	struct rdma_addrinfo rai = { .ai_port_space = RDMA_PS_TCP };
-	struct ibv_qp_attr qp_attr = { .qp_state = IBV_QPS_INIT };
-	struct rdma_cm_id *id = NULL;
 	struct sockaddr_in sin;
-	int mask, one = 1;
-	uint8_t timeout = 21;
+	struct ibv_qp_attr qp_attr = { .qp_state = IBV_QPS_INIT };
+	struct ibv_ece ece = { .vendor_id = 7, .options = 7 };
+	struct rdma_cm_id *id = NULL;
+	uint8_t tos = 0x20, big = 32;
+	int mask, one = 1, zero = 0;
 
 	sin_of(&sin, ADDR, PORT);
-	refused("rdma_create_ep with no address", rdma_create_ep(&id, &rai, NULL, NULL), EINVAL);
+	refused("rdma_create_ep without addrinfo", rdma_create_ep(&id, NULL, NULL, NULL), EINVAL);
 	CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
-	refused("rdma_init_qp_attr before a device",
+	refused("rdma_init_qp_attr INIT with no device",
 		rdma_init_qp_attr(id, &qp_attr, &mask), EINVAL);
-	refused("rdma_establish before a CONNECT_RESPONSE", rdma_establish(id), EINVAL);
-	CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
-			      sizeof(timeout)) == 0, "rdma_set_option ACK_TIMEOUT 21");
-	timeout = 32;
-	refused("rdma_set_option ACK_TIMEOUT 32", rdma_set_option(id, RDMA_OPTION_ID,
-		RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof(timeout)), EINVAL);
-	refused("rdma_set_option", rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS,
-						   &one, sizeof(one)), ENOSYS);
+	qp_attr.qp_state = IBV_QPS_RTR;
+	refused("rdma_init_qp_attr RTR with no peer", rdma_init_qp_attr(id, &qp_attr, &mask),
+		EINVAL);
+	refused("rdma_establish with no REP", rdma_establish(id), EINVAL);
+	refused("rdma_notify with no REP", rdma_notify(id, IBV_EVENT_COMM_EST), EINVAL);
+	refused("rdma_connect with neither QP nor parameters", rdma_connect(id, NULL), EINVAL);
+	CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) == 0,
+	      "rdma_set_option TOS");
+	refused("rdma_set_option TOS of an int's size",
+		rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &one, sizeof(one)), EINVAL);
+	refused("rdma_set_option ACK_TIMEOUT 32",
+		rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &big,
+				sizeof(big)), EINVAL);
+	CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
+			      sizeof(one)) == 0, "rdma_set_option REUSEADDR");
+	CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &zero,
+			      sizeof(zero)) == 0, "rdma_set_option AFONLY 0");
+	refused("rdma_set_option AFONLY 1",
+		rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one)),
+		EOPNOTSUPP);
+	refused("rdma_set_option IB_PATH",
+		rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &one, sizeof(one)),
+		EOPNOTSUPP);
+	refused("rdma_set_option of no such name",
+		rdma_set_option(id, RDMA_OPTION_ID, 99, &one, sizeof(one)), ENOSYS);
+	refused("rdma_create_srq without attributes", rdma_create_srq(id, NULL, NULL), EINVAL);
+	CHECK(rdma_set_local_ece(id, &ece) == 0, "rdma_set_local_ece");
+	CHECK(rdma_get_remote_ece(id, &ece) == 0 && ece.vendor_id == 0 && ece.options == 0,
+	      "rdma_get_remote_ece: none (vendor %u)", ece.vendor_id);
+	refused("rdma_reject_ece", rdma_reject_ece(id, NULL, 0), EOPNOTSUPP);
 	refused("rdma_join_multicast", rdma_join_multicast(id, (struct sockaddr *)&sin, NULL),
 		ENOSYS);
 	refused("rdma_leave_multicast", rdma_leave_multicast(id, (struct sockaddr *)&sin),
 		ENOSYS);
-	refused("rdma_notify", rdma_notify(id, IBV_EVENT_COMM_EST), ENOSYS);
-	refused("rdma_create_srq", rdma_create_srq(id, NULL, NULL), ENOSYS);
-	refused("rdma_reject_ece", rdma_reject_ece(id, NULL, 0), ENOSYS);
 	CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
 }
 
@@ -355,7 +378,7 @@ main(void)
 	check_fabric_calls();
 	check_rpoll();
 	check_rsockets();
-	check_unsupported();
+	check_refusals();
 	CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0,
 	      "rdma_event_str");
 	puts("ok");

@@ -10,7 +10,7 @@
  *
  * One region per process, opened with the first context (droced allows
  * one per connection); its QP and CQ slots are handed out to the
- * process's objects.  Its event ring is the first context's.
+ * process's objects (an SRQ takes a QP slot and uses its receive ring).  Its event ring is the first context's.
  */
 #ifndef DQV_H
 #define DQV_H
@@ -60,7 +60,19 @@ struct dqv_qp {
 	uint32_t sq_depth, rq_depth;
 	uint32_t sq_prod, rq_prod;	/* our own indices */
 	uint16_t sig_all;		/* DQ_SEND_SIGNALED when sq_sig_all */
+	uint32_t max_inline;		/* the QP's max_inline_data */
 	struct dq_ring *sq, *rq;
+	struct dqv_region *r;
+};
+
+/* An SRQ: droced's client's proxy first, then the QP slot whose receive
+ * ring is its. */
+struct dqv_srq {
+	struct verbs_dmn_srq d;
+	uint32_t slot;
+	uint32_t depth;
+	uint32_t prod;			/* our own index */
+	struct dq_ring *ring;
 	struct dqv_region *r;
 };
 
@@ -73,6 +85,7 @@ int dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr
 		 int access);
 int dqv_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
 	       struct droce_mr **mr);
+int dqv_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **mw);
 int dqv_create_channel(struct droce_context *ctx, int fd, uint64_t *handle);
 int dqv_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		  struct droce_comp_channel *channel, struct droce_cq **cq);
@@ -81,12 +94,16 @@ int dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct d
 int dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		 struct droce_qp_init_attr *init);
 int dqv_destroy_qp(struct droce_qp *qp);
+int dqv_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init, struct droce_srq **srq);
+int dqv_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask);
+int dqv_destroy_srq(struct droce_srq *srq);
 /* The name droced gives obj's events: obj, if ctx takes the events. */
 uint64_t dqv_event_name(const struct droce_context *ctx, const void *obj);
 
 /* dqv_data.c: the data path and the events. */
 int dqv_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send_wr **bad);
 int dqv_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
+int dqv_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc);
 int dqv_req_notify_cq(struct droce_cq *cq, int solicited_only);
 int dqv_cq_take_event(struct droce_cq *cq);

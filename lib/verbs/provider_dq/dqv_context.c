@@ -132,20 +132,53 @@ dqv_close_context(struct droce_context *ctx)
 	return 0;
 }
 
+static int
+min_int(int a, uint32_t b)
+{
+	return (uint32_t)a < b ? a : (int)b;
+}
+
 /*
- * What the region does not carry (SRQs, memory windows, inline data),
- * droced's persistent regions (their memory is
- * droced's hugepages, not mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
+ * droced's device as this region carries it: no more QPs and SRQs (an SRQ
+ * takes a QP slot) or CQs than its slots, no deeper queues than its
+ * rings, no more SGEs than a descriptor holds, so that programs sizing
+ * their queues from the device's limits (UCX) ask for what posts.
+ */
+static int
+dqv_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
+{
+	const struct dq_geom *g = &dqv_region.g;
+	struct droce_device_attr *d = &a->orig_attr;
+	int rc = droced_query_device_ex(ctx, a);
+
+	if (rc != 0)
+		return rc;
+	d->max_qp = min_int(d->max_qp, g->nqp);
+	d->max_srq = min_int(d->max_srq, g->nqp);
+	d->max_cq = min_int(d->max_cq, g->ncq);
+	d->max_cqe = min_int(d->max_cqe, g->cq_depth);
+	d->max_qp_wr = min_int(min_int(d->max_qp_wr, g->sq_depth), g->rq_depth);
+	d->max_srq_wr = min_int(d->max_srq_wr, g->rq_depth);
+	d->max_sge = min_int(d->max_sge, DQ_MAX_SGE);
+	d->max_sge_rd = min_int(d->max_sge_rd, DQ_MAX_SGE);
+	d->max_srq_sge = min_int(d->max_srq_sge, DQ_MAX_SGE);
+	return 0;
+}
+
+/*
+ * droced's persistent regions (their memory is droced's hugepages, not
+ * mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
  */
 static struct verbs_provider dqv_provider = {
 	.name = "dq",
 	.ops = {
 		.post_send = dqv_post_send,
 		.post_recv = dqv_post_recv,
+		.post_srq_recv = dqv_post_srq_recv,
 		.poll_cq = dqv_poll_cq,
 		.req_notify_cq = dqv_req_notify_cq,
 		.close_context = dqv_close_context,
-		.query_device_ex = droced_query_device_ex,
+		.query_device_ex = dqv_query_device_ex,
 		.query_port = droced_query_port,
 		.query_gid = droced_query_gid,
 		.query_pkey = droced_query_pkey,
@@ -164,6 +197,11 @@ static struct verbs_provider dqv_provider = {
 		.reg_mr = dqv_reg_mr,
 		.dereg_mr = droced_dereg_mr,
 		.rereg_mr = dqv_rereg_mr,
+		.alloc_mw = dqv_alloc_mw,
+		.dealloc_mw = droced_dealloc_mw,
+		.set_mw_lease = droced_set_mw_lease,
+		.renew_mw = droced_renew_mw,
+		.query_mw_lease = droced_query_mw_lease,
 		.set_mr_lease = droced_set_mr_lease,
 		.renew_mr = droced_renew_mr,
 		.query_mr_lease = droced_query_mr_lease,
@@ -173,6 +211,10 @@ static struct verbs_provider dqv_provider = {
 		.modify_qp = droced_modify_qp,
 		.query_qp = dqv_query_qp,
 		.destroy_qp = dqv_destroy_qp,
+		.create_srq = dqv_create_srq,
+		.modify_srq = dqv_modify_srq,
+		.query_srq = droced_query_srq,
+		.destroy_srq = dqv_destroy_srq,
 	},
 };
 

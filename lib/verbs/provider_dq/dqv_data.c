@@ -23,7 +23,12 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_WR_LOCAL_INV, DROCE_WR_LOCAL_INV) &&
 	       SAME(DQ_WR_ATOMIC_FETCH_AND_ADD, DROCE_WR_ATOMIC_FETCH_AND_ADD) &&
 	       SAME(DQ_SEND_FENCE, DROCE_SEND_FENCE) && SAME(DQ_SEND_SIGNALED, DROCE_SEND_SIGNALED) &&
-	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED), "lib/dq's opcodes and flags");
+	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
+	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) &&
+	       SAME(DQ_MAX_INLINE, DROCE_MAX_INLINE_DATA) &&
+	       SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW) &&
+	       SAME(DQ_MW_ACCESS, DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+				      DROCE_ACCESS_REMOTE_ATOMIC), "lib/dq's opcodes and flags");
 
 /*
  * After a producer index was published: if droced said it sleeps, ring.
@@ -43,25 +48,39 @@ doorbell(const struct dqv_region *r)
 		(void)send(r->bell_fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* One WR as a send descriptor: 0, or -EINVAL (what the region does not
- * carry: inline data, memory-window binds, too many SGEs; a UD WR without
- * an address handle).  A UD WR names droced's AH by its index. */
+/*
+ * Inline data: the bytes its SGEs add up to (their lkeys are not looked
+ * at, as in ibverbs), or -EINVAL above the QP's max_inline_data.
+ */
 static inline int
-send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, struct dq_send_wqe *w)
+inline_len(const struct dqv_qp *qp, const struct droce_send_wr *wr)
 {
-	uint8_t ops;
+	uint64_t len = 0;
 
-	if ((unsigned int)wr->opcode >= DQ_WR_NOPS || wr->num_sge < 0 ||
-	    wr->num_sge > DQ_MAX_SGE || (wr->send_flags & ~(unsigned int)DQ_SEND_FLAGS) != 0)
-		return -EINVAL;
-	ops = dq_wr_ops[wr->opcode];
-	if (!(ops & DQ_OP_VALID))
-		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len <= qp->max_inline ? (int)len : -EINVAL;
+}
+
+/*
+ * One WR as a send descriptor at index i of the send ring (and, inline,
+ * the entries after it, room for which the caller checked): 0, or -EINVAL
+ * (what the region does not carry: too many SGEs, a bind without a window,
+ * inline data above the QP's max_inline_data; a UD WR without an address
+ * handle).  A UD WR names droced's AH by its index.  IBV_SEND_INLINE on
+ * an opcode that sends no data (READ, atomics) is ignored, as in process.
+ */
+static inline int
+send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, int len)
+{
+	struct dq_send_wqe *w = &((struct dq_send_wqe *)dq_ring_entries(qp->sq))[i &
+										  (qp->sq_depth - 1)];
+	uint8_t ops = dq_wr_ops[wr->opcode];
+	uint16_t flags = (uint16_t)(wr->send_flags | qp->sig_all);
+
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
-	w->num_sge = (uint8_t)wr->num_sge;
-	w->flags = (uint16_t)(wr->send_flags | qp->sig_all);
 	w->imm = wr->imm_data;		/* or invalidate_rkey: one union */
 	if (ops & DQ_OP_ATOMIC) {
 		w->remote_addr = wr->wr.atomic.remote_addr;
@@ -72,6 +91,18 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, struct dq_send
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	if (ops & DQ_OP_BIND) {
+		/* droced looks the window and the MR up among ours */
+		if (wr->bind_mw.mw == NULL)
+			return -EINVAL;
+		w->imm = wr->bind_mw.mw->handle;
+		w->rkey = wr->bind_mw.rkey;
+		w->remote_addr = wr->bind_mw.bind_info.addr;
+		w->bind.length = wr->bind_mw.bind_info.length;
+		w->bind.mr_lkey = wr->bind_mw.bind_info.mr != NULL ?
+					  wr->bind_mw.bind_info.mr->lkey : 0;
+		w->bind.access = wr->bind_mw.bind_info.mw_access_flags;
+	}
 	if (qp->d.pub.qp_type == DROCE_QPT_UD) {
 		if (wr->wr.ud.ah == NULL)
 			return -EINVAL;
@@ -79,13 +110,51 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, struct dq_send
 		w->remote_qpn = wr->wr.ud.remote_qpn;
 		w->remote_qkey = wr->wr.ud.remote_qkey;
 	}
-	for (int i = 0; i < wr->num_sge; i++)
-		w->sge[i] = (struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
-					     wr->sg_list[i].lkey };
+	if (len >= 0) {
+		uint32_t off = 0;
+
+		w->inline_len = (uint32_t)len;
+		for (int k = 0; k < wr->num_sge; k++) {
+			dq_inline_write(qp->sq, qp->sq_depth, i, off,
+					(const void *)(uintptr_t)wr->sg_list[k].addr,
+					wr->sg_list[k].length);
+			off += wr->sg_list[k].length;
+		}
+	} else {
+		flags &= (uint16_t)~DQ_SEND_INLINE;
+		w->num_sge = (uint8_t)wr->num_sge;
+		for (int k = 0; k < wr->num_sge; k++)
+			w->sge[k] = (struct dq_sge){ wr->sg_list[k].addr, wr->sg_list[k].length,
+						     wr->sg_list[k].lkey };
+	}
+	w->flags = flags;
 	/* droced's check, here first: a malformed WR fails its post
 	 * (EINVAL) instead of ending the QP in droced (which knows the AH
 	 * table's size; any index passes here) */
 	return dq_send_check(w, qp->d.pub.qp_type == DROCE_QPT_UD, UINT32_MAX) == 0 ? 0 : -EINVAL;
+}
+
+/*
+ * The ring entries wr takes (dq_send_slots), *len its inline bytes (-1:
+ * not inline), or -EINVAL for what is refused before any entry is
+ * written.
+ */
+static inline int
+send_slots(const struct dqv_qp *qp, const struct droce_send_wr *wr, int *len)
+{
+	*len = -1;
+	if ((unsigned int)wr->opcode >= DQ_WR_NOPS || wr->num_sge < 0 ||
+	    wr->num_sge > DQ_MAX_SGE || (wr->send_flags & ~(unsigned int)DQ_SEND_FLAGS) != 0 ||
+	    !(dq_wr_ops[wr->opcode] & DQ_OP_VALID))
+		return -EINVAL;
+	if (__builtin_expect((wr->send_flags & DQ_SEND_INLINE) != 0, 0) &&
+	    (dq_wr_ops[wr->opcode] & DQ_OP_INLINE)) {
+		*len = inline_len(qp, wr);
+		if (*len < 0)
+			return -EINVAL;
+		return (int)dq_send_slots((uint32_t)*len);
+	}
+	return 1;
 }
 
 int
@@ -93,19 +162,26 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 {
 	struct dqv_qp *qp = (struct dqv_qp *)pub;
 	int room = dq_ring_room(qp->sq, qp->sq_prod, qp->sq_depth), rc = 0;
-	struct dq_send_wqe *e = dq_ring_entries(qp->sq);
 	uint32_t prod = qp->sq_prod;
 
 	if (room < 0)
 		rc = -EIO;	/* droced's index is garbage */
 	for (; wr != NULL && rc == 0; wr = wr->next) {
-		if (room-- == 0) {
+		int len, n = send_slots(qp, wr, &len);
+
+		if (n < 0) {
+			rc = n;
+			break;
+		}
+		if (n > room) {
 			rc = -ENOMEM;
 			break;
 		}
-		rc = send_wqe(qp, wr, &e[prod & (qp->sq_depth - 1)]);
-		if (rc == 0)
-			prod++;
+		rc = send_wqe(qp, wr, prod, len);
+		if (rc == 0) {
+			prod += (uint32_t)n;
+			room -= n;
+		}
 	}
 	if (rc != 0)
 		*bad = wr;
@@ -117,18 +193,19 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 	return rc;
 }
 
-int
-dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+/* Receive WRs into a ring whose own index is *prod: as droced checks them. */
+static int
+recv_post(struct dqv_region *reg, struct dq_ring *r, uint32_t depth, uint32_t *prod_p,
+	  struct droce_recv_wr *wr, struct droce_recv_wr **bad)
 {
-	struct dqv_qp *qp = (struct dqv_qp *)pub;
-	int room = dq_ring_room(qp->rq, qp->rq_prod, qp->rq_depth), rc = 0;
-	struct dq_recv_wqe *e = dq_ring_entries(qp->rq);
-	uint32_t prod = qp->rq_prod;
+	int room = dq_ring_room(r, *prod_p, depth), rc = 0;
+	struct dq_recv_wqe *e = dq_ring_entries(r);
+	uint32_t prod = *prod_p;
 
 	if (room < 0)
 		rc = -EIO;
 	for (; wr != NULL && rc == 0; wr = wr->next) {
-		struct dq_recv_wqe *w = &e[prod & (qp->rq_depth - 1)];
+		struct dq_recv_wqe *w = &e[prod & (depth - 1)];
 
 		if (room-- == 0) {
 			rc = -ENOMEM;
@@ -152,12 +229,33 @@ dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_
 	}
 	if (rc != 0)
 		*bad = wr;
-	if (prod != qp->rq_prod) {
-		qp->rq_prod = prod;
-		dq_ring_produced(qp->rq, prod);
-		doorbell(qp->r);
+	if (prod != *prod_p) {
+		*prod_p = prod;
+		dq_ring_produced(r, prod);
+		doorbell(reg);
 	}
 	return rc;
+}
+
+/* A QP on an SRQ takes no receive of its own (as in process: EINVAL). */
+int
+dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	struct dqv_qp *qp = (struct dqv_qp *)pub;
+
+	if (pub->srq != NULL) {
+		*bad = wr;
+		return -EINVAL;
+	}
+	return recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, wr, bad);
+}
+
+int
+dqv_post_srq_recv(struct droce_srq *pub, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	struct dqv_srq *srq = (struct dqv_srq *)pub;
+
+	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, wr, bad);
 }
 
 int

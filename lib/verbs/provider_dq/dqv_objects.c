@@ -77,6 +77,14 @@ dqv_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void *addr, si
 	return verbs_dmn_rereg_mr(mr, flags, pd, addr, length, access, true);
 }
 
+/* Memory windows: droced's, by request; bound by BIND_MW descriptors in
+ * the send ring (droce_bind_mw posts one). */
+int
+dqv_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **mw)
+{
+	return verbs_dmn_alloc_mw(pd, type, dqv_event_name, mw);
+}
+
 /* ---- slots --------------------------------------------------------------------- */
 
 /* A free slot of the bitmap (n slots): its index, or -ENOMEM. */
@@ -199,22 +207,28 @@ dqv_destroy_cq(struct droce_cq *pub)
 
 /* ---- QPs ------------------------------------------------------------------------- */
 
-/* The attributes without their pointers (the handles go in h[]). */
 /*
  * RC, UC and UD.  The rings hold what the application posts until droced
- * moves it onto its QP, so its depths must fit them (EINVAL); inline data
- * is not carried (max_inline_data 0).
+ * moves it onto its QP, so its depths must fit them (EINVAL): with inline
+ * data, max_send_wr descriptors of max_inline_data bytes each
+ * (dq_send_slots entries each) must fit the send ring.
  */
 static int
 qp_init_check(const struct droce_qp_init_attr *init)
 {
-	if (init->srq != NULL || (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
-				  init->qp_type != DROCE_QPT_UD))
+	/* the inline room droced's QP will grant (droce_qp_min_inline) */
+	uint32_t inl = init->cap.max_inline_data;
+
+	if (inl < droce_qp_min_inline(init->cap.max_send_sge))
+		inl = droce_qp_min_inline(init->cap.max_send_sge);
+	if (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
+	    init->qp_type != DROCE_QPT_UD)
 		return -EOPNOTSUPP;
 	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
-	    init->cap.max_recv_wr > dqv_region.g.rq_depth ||
+	    (init->srq == NULL && init->cap.max_recv_wr > dqv_region.g.rq_depth) ||
 	    init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
-	    init->cap.max_inline_data > 0)
+	    inl > DQ_MAX_INLINE ||
+	    (uint64_t)init->cap.max_send_wr * dq_send_slots(inl) > dqv_region.g.sq_depth)
 		return -EINVAL;
 	return 0;
 }
@@ -228,6 +242,7 @@ qp_request(struct droce_pd *pd, struct droce_qp_init_attr *init, struct dqv_qp *
 	m.h[0] = ((const struct verbs_dmn_pd *)pd)->h;
 	m.h[1] = ((const struct verbs_dmn_cq *)init->send_cq)->h;
 	m.h[2] = ((const struct verbs_dmn_cq *)init->recv_cq)->h;
+	m.len = init->srq != NULL ? ((const struct verbs_dmn_srq *)init->srq)->h : 0;
 	m.addr = dqv_event_name(pd->context, &qp->d.pub);
 	verbs_dmn_qp_init_wire(&m.u.qp_init, init);
 	rc = verbs_daemon_call(&m);
@@ -238,7 +253,6 @@ qp_request(struct droce_pd *pd, struct droce_qp_init_attr *init, struct dqv_qp *
 								       DQ_MAX_SGE;
 	init->cap.max_recv_sge = init->cap.max_recv_sge < DQ_MAX_SGE ? init->cap.max_recv_sge :
 								       DQ_MAX_SGE;
-	init->cap.max_inline_data = 0;
 	qp->d.h = m.h[0];
 	qp->d.pub.qp_num = m.key;
 	return 0;
@@ -279,19 +293,22 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	qp->rq = dq_rq(dqv_region.base, &dqv_region.g, qp->slot);
 	/* droced's attach zeroed the slot's indices: ours start at 0 too */
 	qp->sig_all = init->sq_sig_all ? DQ_SEND_SIGNALED : 0;
+	qp->max_inline = init->cap.max_inline_data;	/* as droced granted */
 	qp->d.pub.context = pd->context;
 	qp->d.pub.qp_context = init->qp_context;
 	qp->d.pub.pd = pd;
 	qp->d.pub.send_cq = init->send_cq;
 	qp->d.pub.recv_cq = init->recv_cq;
+	qp->d.pub.srq = init->srq;
 	qp->d.pub.qp_type = init->qp_type;
 	qp->d.pub.state = DROCE_QPS_RESET;
 	*out = &qp->d.pub;
 	return 0;
 }
 
-/* droced's answer, with what the region carries (no inline data, at
- * most DQ_MAX_SGE SGEs). */
+/* droced's answer, with what the region carries (at most DQ_MAX_SGE
+ * SGEs; inline data as droced's QP, which was asked for what the region
+ * allowed). */
 int
 dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_init_attr *init)
 {
@@ -299,7 +316,6 @@ dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_in
 
 	if (rc != 0)
 		return rc;
-	attr->cap.max_inline_data = 0;
 	if (attr->cap.max_send_sge > DQ_MAX_SGE)
 		attr->cap.max_send_sge = DQ_MAX_SGE;
 	if (attr->cap.max_recv_sge > DQ_MAX_SGE)
@@ -321,5 +337,100 @@ dqv_destroy_qp(struct droce_qp *pub)
 	verbs_events_forget(pub->context, pub);
 	slot_give(&dqv_region.qp_used, qp->slot);
 	free(qp);
+	return 0;
+}
+
+/* ---- SRQs ------------------------------------------------------------------------ */
+
+/* What the ring carries: max_wr within the receive ring, max_sge within
+ * a descriptor's (EINVAL). */
+static int
+srq_attr_check(const struct droce_srq_attr *attr, int mask)
+{
+	if ((mask & DROCE_SRQ_MAX_WR) && attr->max_wr > dqv_region.g.rq_depth)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+srq_request(struct droce_pd *pd, struct droce_srq_init_attr *init, struct dqv_srq *srq)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_SRQ, .u.srq = init->attr };
+	int rc;
+
+	m.h[0] = ((const struct verbs_dmn_pd *)pd)->h;
+	m.addr = dqv_event_name(pd->context, &srq->d.pub);	/* its limit's event */
+	rc = verbs_daemon_call(&m);
+	if (rc != 0)
+		return rc;
+	init->attr = m.u.srq;
+	srq->d.h = m.h[0];
+	srq->d.pub.handle = m.key;
+	return 0;
+}
+
+/* droced's SRQ (a request), put into a QP slot of the region: its
+ * receive ring is the SRQ's, which droced takes as a QP's. */
+int
+dqv_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init, struct droce_srq **out)
+{
+	struct dqv_srq *srq;
+	int slot, rc = srq_attr_check(&init->attr, DROCE_SRQ_MAX_WR);
+
+	if (rc == 0 && init->attr.max_sge > DQ_MAX_SGE)
+		rc = -EINVAL;
+	if (rc != 0)
+		return rc;
+	srq = calloc(1, sizeof(*srq));
+	slot = slot_take(&dqv_region.qp_used, dqv_region.g.nqp);
+	if (srq == NULL || slot < 0) {
+		free(srq);
+		if (slot >= 0)
+			slot_give(&dqv_region.qp_used, (uint32_t)slot);
+		return -ENOMEM;
+	}
+	rc = srq_request(pd, init, srq);
+	if (rc == 0) {
+		rc = attach(srq->d.h, DMN_DQ_SRQ, (uint32_t)slot, -1);
+		if (rc != 0)
+			(void)destroy_request(DMN_DESTROY_SRQ, srq->d.h);
+	}
+	if (rc != 0) {
+		slot_give(&dqv_region.qp_used, (uint32_t)slot);
+		free(srq);
+		return -rc;
+	}
+	srq->slot = (uint32_t)slot;
+	srq->r = &dqv_region;
+	srq->depth = dqv_region.g.rq_depth;
+	srq->ring = dq_rq(dqv_region.base, &dqv_region.g, srq->slot);
+	/* droced's attach zeroed the slot's indices: ours starts at 0 too */
+	srq->d.pub.context = pd->context;
+	srq->d.pub.srq_context = init->srq_context;
+	srq->d.pub.pd = pd;
+	*out = &srq->d.pub;
+	return 0;
+}
+
+int
+dqv_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
+{
+	int rc = srq_attr_check(attr, mask);
+
+	return rc != 0 ? rc : droced_modify_srq(srq, attr, mask);
+}
+
+/* As droced's client's: no event left naming it; its slot freed. */
+int
+dqv_destroy_srq(struct droce_srq *pub)
+{
+	struct dqv_srq *srq = (struct dqv_srq *)pub;
+	int rc = destroy_request(DMN_DESTROY_SRQ, srq->d.h);
+
+	if (rc != 0)
+		return -rc;
+	verbs_events_forget(pub->context, pub);
+	slot_give(&dqv_region.qp_used, srq->slot);
+	free(srq);
 	return 0;
 }

@@ -506,8 +506,10 @@ droced_dereg_mr(struct droce_mr *mr)
 
 /* ---- memory windows ------------------------------------------------------------- */
 
-static int
-droced_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **out)
+int
+verbs_dmn_alloc_mw(struct droce_pd *pd, int type,
+		   uint64_t (*name)(const struct droce_context *, const void *),
+		   struct droce_mw **out)
 {
 	struct dmn_msg m = { .type = DMN_ALLOC_MW, .h = { pd_handle(pd) }, .arg = (int32_t)type };
 	struct verbs_dmn_mw *mw = calloc(1, sizeof(*mw));
@@ -515,7 +517,7 @@ droced_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **out)
 
 	if (mw == NULL)
 		return -ENOMEM;
-	m.addr = verbs_dmn_event_name(pd->context, &mw->pub);	/* its lease's event */
+	m.addr = name(pd->context, &mw->pub);	/* its lease's event */
 	rc = verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(mw);
@@ -531,8 +533,14 @@ droced_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **out)
 	return 0;
 }
 
-/* As droced_dereg_mr: no event left naming it. */
 static int
+droced_alloc_mw(struct droce_pd *pd, int type, struct droce_mw **out)
+{
+	return verbs_dmn_alloc_mw(pd, type, verbs_dmn_event_name, out);
+}
+
+/* As droced_dereg_mr: no event left naming it. */
+int
 droced_dealloc_mw(struct droce_mw *mw)
 {
 	int rc = call2(DMN_DEALLOC_MW, ((struct verbs_dmn_mw *)mw)->h, 0);
@@ -757,7 +765,7 @@ droced_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init,
 	return 0;
 }
 
-static int
+int
 droced_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
 {
 	struct dmn_msg m = { .type = DMN_MODIFY_SRQ, .h = { srq_handle(srq) }, .arg = mask,
@@ -766,7 +774,7 @@ droced_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
 	return -verbs_daemon_call(&m);
 }
 
-static int
+int
 droced_query_srq(struct droce_srq *srq, struct droce_srq_attr *attr)
 {
 	struct dmn_msg m = { .type = DMN_QUERY_SRQ, .h = { srq_handle(srq) } };

@@ -161,12 +161,13 @@ struct dmn_msg {
 /* CREATE_QP: h[0] the PD, h[1] and h[2] the send and receive CQs, len the
  * SRQ's handle (0: none), addr the QP's name in its events. */
 
-/* DQ_ATTACH: h[0] the CQ's or QP's handle, arg which (enum dmn_dq_obj),
- * key its slot in the region; a CQ's may carry its completion channel's
+/* DQ_ATTACH: h[0] the CQ's, QP's or SRQ's handle, arg which (enum
+ * dmn_dq_obj), key its slot in the region (an SRQ takes a QP slot: its
+ * receive ring); a CQ's may carry its completion channel's
  * eventfd (SCM_RIGHTS), which droced counts the CQ's fired arms on.
  * DQ_DOORBELL: the reply carries the application's end of the region's
  * doorbell, a socket pair (lib/dq's struct dq_bell). */
-enum dmn_dq_obj { DMN_DQ_CQ, DMN_DQ_QP };
+enum dmn_dq_obj { DMN_DQ_CQ, DMN_DQ_QP, DMN_DQ_SRQ };
 
 /* SET_LEASE, RENEW_LEASE and QUERY_LEASE: h[0] the object's handle, h[1]
  * which kind of object it is. */
@@ -278,6 +279,12 @@ void verbs_dmn_mem_init(void);
  * the proxy (struct verbs_dmn_mr) in *out, named in events by name(): 0
  * or -errno.
  */
+/* ALLOC_MW of a type-1 or type-2 window, named name(ctx, window) in its
+ * events: 0 or -errno. */
+int verbs_dmn_alloc_mw(struct droce_pd *pd, int type,
+		       uint64_t (*name)(const struct droce_context *, const void *),
+		       struct droce_mw **out);
+int droced_dealloc_mw(struct droce_mw *mw);
 int verbs_dmn_reg_mr(struct droce_pd *pd, void *addr, size_t len, uint64_t iova, int access,
 		     bool own_pages,
 		     uint64_t (*name)(const struct droce_context *, const void *),
@@ -302,6 +309,8 @@ int droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out);
 int droced_dealloc_pd(struct droce_pd *pd);
 int droced_dereg_mr(struct droce_mr *mr);
 int droced_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
+int droced_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask);
+int droced_query_srq(struct droce_srq *srq, struct droce_srq_attr *attr);
 int droced_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		    struct droce_qp_init_attr *init);
 int droced_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a);

@@ -198,6 +198,7 @@ verbs_engine_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 		prot_pd_put(e->prot, pd->handle);
 		return rc;
 	}
+	init->cap = tp_qp_cap(a.qp);	/* what was granted, as ibv_create_qp */
 	pub = tp_qp_pub(a.qp);
 	pub->context = pd->context;
 	pub->pd = pd;

@@ -4,7 +4,9 @@
  * connect, data, disconnect; 100 connections set up and torn down with no
  * QP or heap byte left behind; a lost REQ, REP or RTU retried; the REJ
  * reasons of a consumer reject (28) and of a port nobody listens on (8);
- * a QP the caller made, handed to an id and taken back (droce_rdma_use_qp).
+ * a QP the caller made, handed to an id and taken back (droce_rdma_use_qp);
+ * the caller's own QPs moved through droce_rdma_init_qp_attr, the RTU sent
+ * by droce_rdma_establish, COMM_EST by droce_rdma_notify (test_own_qps).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -328,6 +330,141 @@ test_connect_data_disconnect(void **state)
 	cm_disconnect(&c, cid, sid);
 	destroy(cid);
 	destroy(sid);
+	assert_int_equal(live_qps(c.f.a.ctx), 0);
+	assert_int_equal(live_qps(c.f.b.ctx), 0);
+	cm_close(&c);
+}
+
+/* A QP of the caller's own (RESET), moved to state with the id's attributes. */
+static void
+own_qp_to(struct droce_rdma_cm_id *id, struct droce_qp *qp, enum droce_qp_state state)
+{
+	struct droce_qp_attr at = { .qp_state = state };
+	int mask = 0;
+
+	assert_int_equal(droce_rdma_init_qp_attr(id, &at, &mask), 0);
+	assert_int_equal(at.qp_state, state);
+	assert_int_equal(droce_modify_qp(qp, &at, mask), 0);
+}
+
+static struct droce_qp *
+own_qp(struct fx_end *s)
+{
+	struct droce_qp_init_attr init;
+	struct droce_qp *qp;
+
+	qp_attr(&init, s->cq);
+	qp = droce_create_qp(s->pd, &init);
+	assert_non_null(qp);
+	return qp;
+}
+
+/*
+ * The caller's own QPs (librdmacm's external QPs: cmtime, rdma-core's
+ * test_rdmacm_async_traffic_external_qp): no QP on either id, the QP
+ * numbers in the conn params, each QP moved through
+ * droce_rdma_init_qp_attr; the client gets CONNECT_RESPONSE, not
+ * ESTABLISHED, and its droce_rdma_establish sends the RTU; the options
+ * TOS and ACK_TIMEOUT land in the QP; data both ways; a disconnect leaves
+ * the caller's QPs alone.  Then the passive side established by
+ * droce_rdma_notify(COMM_EST) before any RTU, exactly once.
+ */
+static void
+test_own_qps(void **state)
+{
+	struct cm_fx c;
+	struct droce_rdma_cm_id *cid, *sid;
+	struct droce_rdma_cm_event *ev;
+	struct droce_qp *qa, *qb;
+	struct droce_qp_attr at = { .qp_state = DROCE_QPS_RTR };
+	struct droce_qp_init_attr init;
+	struct droce_rdma_conn_param p;
+	int mask;
+
+	(void)state;
+	cm_open(&c);
+	for (int round = 0; round < 2; round++) {
+		bool notified = round == 1;
+
+		cid = client_routed(&c, PORT, FAST_TIMEOUT);
+		assert_int_equal(droce_rdma_set_tos(cid, 0x28), 0);
+		assert_int_equal(droce_rdma_set_ack_timeout(cid, 18), 0);
+		assert_int_equal(droce_rdma_set_ack_timeout(cid, 32), -1);
+		assert_int_equal(errno, EINVAL);
+		/* no peer yet: INIT only */
+		assert_int_equal(droce_rdma_init_qp_attr(cid, &at, &mask), -1);
+		assert_int_equal(errno, EINVAL);
+		qa = own_qp(&c.f.a);
+		own_qp_to(cid, qa, DROCE_QPS_INIT);
+		p = conn_param("hello", 2, 3);
+		assert_int_equal(droce_rdma_connect(cid, &p), -1);	/* no QP number */
+		assert_int_equal(errno, EINVAL);
+		p.qp_num = qa->qp_num;
+		assert_int_equal(droce_rdma_connect(cid, &p), 0);
+
+		ev = expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_CONNECT_REQUEST);
+		sid = ev->id;
+		assert_int_equal(ev->param.conn.qp_num, qa->qp_num);
+		ack(ev);
+		qb = own_qp(&c.f.b);
+		own_qp_to(sid, qb, DROCE_QPS_INIT);
+		own_qp_to(sid, qb, DROCE_QPS_RTR);
+		own_qp_to(sid, qb, DROCE_QPS_RTS);
+		assert_int_equal(droce_query_qp(qb, &at, DROCE_QP_STATE, &init), 0);
+		assert_int_equal(at.dest_qp_num, qa->qp_num);
+		assert_int_equal(at.max_dest_rd_atomic, 3);
+		p = conn_param("world", 3, 2);
+		p.qp_num = qb->qp_num;
+		assert_int_equal(droce_rdma_accept(sid, &p), 0);
+		if (notified) {
+			assert_int_equal(droce_rdma_notify(sid, DROCE_EVENT_COMM_EST), 0);
+			ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED));
+			assert_int_equal(droce_rdma_notify(sid, DROCE_EVENT_COMM_EST), -1);
+			assert_int_equal(errno, EISCONN);
+		}
+
+		ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_CONNECT_RESPONSE);
+		assert_memory_equal(ev->param.conn.private_data, "world", 5);
+		ack(ev);
+		own_qp_to(cid, qa, DROCE_QPS_RTR);
+		own_qp_to(cid, qa, DROCE_QPS_RTS);
+		assert_int_equal(droce_query_qp(qa, &at, DROCE_QP_STATE | DROCE_QP_AV, &init), 0);
+		assert_int_equal(at.qp_state, DROCE_QPS_RTS);
+		assert_int_equal(at.dest_qp_num, qb->qp_num);
+		assert_int_equal(at.ah_attr.grh.traffic_class, 0x28);
+		assert_int_equal(at.timeout, 18);
+		assert_int_equal(at.max_rd_atomic, 3);
+		assert_int_equal(droce_rdma_establish(cid), 0);
+		assert_int_equal(droce_rdma_establish(cid), -1);	/* once */
+		assert_int_equal(errno, EINVAL);
+		if (!notified)
+			ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED));
+		cm_spin(&c, 0.2);	/* no ESTABLISHED on the client, none twice */
+
+		c.f.a.qp = qa;
+		c.f.b.qp = qb;
+		fx_fill(c.f.a.buf, 4096, 9 + round);
+		assert_int_equal(fx_post_wait(&c.f, &c.f.a, DROCE_WR_RDMA_WRITE, 1, c.f.a.buf,
+					      4096, (uintptr_t)c.f.b.buf + 8192, c.f.b.mr->rkey),
+				 DROCE_WC_SUCCESS);
+		assert_memory_equal(c.f.b.buf + 8192, c.f.a.buf, 4096);
+		assert_int_equal(fx_post_wait(&c.f, &c.f.b, DROCE_WR_RDMA_READ, 2,
+					      c.f.b.buf + 16384, 4096, (uintptr_t)c.f.a.buf,
+					      c.f.a.mr->rkey), DROCE_WC_SUCCESS);
+		assert_memory_equal(c.f.b.buf + 16384, c.f.a.buf, 4096);
+		c.f.a.qp = c.f.b.qp = NULL;
+
+		assert_int_equal(droce_rdma_disconnect(cid), 0);
+		ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED));
+		ack(expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED));
+		/* the caller's QPs are the caller's to move */
+		assert_int_equal(fx_qp_state(qa), DROCE_QPS_RTS);
+		assert_int_equal(fx_qp_state(qb), DROCE_QPS_RTS);
+		assert_int_equal(droce_rdma_destroy_id(cid), 0);
+		assert_int_equal(droce_rdma_destroy_id(sid), 0);
+		assert_int_equal(droce_destroy_qp(qa), 0);
+		assert_int_equal(droce_destroy_qp(qb), 0);
+	}
 	assert_int_equal(live_qps(c.f.a.ctx), 0);
 	assert_int_equal(live_qps(c.f.b.ctx), 0);
 	cm_close(&c);
@@ -754,6 +891,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_listen_after_req),
 		cmocka_unit_test(test_lost_req_rep_rtu),
 		cmocka_unit_test(test_use_qp_poll_event),
+		cmocka_unit_test(test_own_qps),
 		cmocka_unit_test(test_bind_port_zero),
 	};
 

@@ -16,6 +16,32 @@
  *       chunk back and checks it.  Every completion: its status, opcode,
  *       wr_id, byte_len, qp_num.  events: the server waits on a completion
  *       channel (req_notify_cq, get_cq_event, ack) instead of polling.
+ *   dq_app ... server|client ROUNDS inline
+ *       The QPs are asked for max_inline_data 256 (and get it; 257 is
+ *       EINVAL); each round the client WRITEs and SENDs (imm = round) a
+ *       size of 0, 1, 63, 64, 65, 192, 193 or 256 bytes inline, from its
+ *       stack with lkey 0, its source overwritten at once after the post,
+ *       the WRITE in two SGEs; the server checks every byte and answers
+ *       with an empty SEND; an inline SEND of 257 bytes fails EINVAL at
+ *       the post, nothing posted.
+ *   dq_app ... server|client ROUNDS srq
+ *       The server's QP receives from an SRQ of 16 (max_wr 32) whose limit
+ *       is armed at 8: it reposts nothing until 9 SENDs came, then takes
+ *       the one SRQ_LIMIT_REACHED naming its SRQ (the limit then 0) and
+ *       reposts; every round as above, SENDs of 256 bytes checked, the
+ *       answer a SEND back.  Then the client (rnr_retry 1) SENDs 17 at
+ *       once: 16 land in the SRQ's receives, the 17th ends
+ *       RNR_RETRY_EXC_ERR; no other event came.  Then the server posts a
+ *       receive with the client's key (not its own) into its SRQ:
+ *       SRQ_ERR naming it, its QP in ERR, QP_LAST_WQE_REACHED naming that.
+ *   dq_app ... server|client 1 mw
+ *       The server binds a type-1 window (droce_bind_mw) over its first
+ *       chunk and a type-2 one (a BIND_MW work request) over its second,
+ *       each completing BIND_MW, and SENDs their rkeys; the client WRITEs
+ *       both through them, READs the second back, SENDs with
+ *       invalidation of the type-2 rkey; the server checks the bytes and
+ *       the invalidated rkey, unbinds the type-1 window; the client's
+ *       WRITE through the invalidated rkey then ends REM_ACCESS_ERR.
  *   dq_app ... pong N SIZE | ping N SIZE
  *       N round trips of a SIZE-byte SEND each way (both poll their CQ);
  *       ping prints the median, mean and 99th percentile in microseconds.
@@ -27,7 +53,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +72,11 @@
 #define MSG 256
 #define RECVS 16
 #define WAIT_NS 10000000000ll
+#define SRQ_MAX 32		/* the SRQ's max_wr */
+#define SRQ_RECVS 16		/* receives posted in it */
+#define SRQ_LIMIT 8
+#define INL_MAX 256		/* droce.h's DROCE_MAX_INLINE_DATA */
+#define INL_OFF (CHUNKS * CHUNK + CHUNK)	/* the inline WRITEs' place */
 
 enum { WR_WRITE = 1, WR_SEND = 2, WR_READ = 3 };
 
@@ -59,6 +92,11 @@ struct app {
 	uint32_t rqpn, rkey;
 	uint64_t raddr;
 	bool events;
+	bool server;
+	bool inl;		/* inline rounds */
+	bool srq_mode;		/* the server's receives from an SRQ */
+	bool mw_mode;		/* memory windows */
+	struct droce_srq *srq;
 	uint32_t ncqe;		/* completions taken */
 };
 
@@ -156,6 +194,23 @@ region_dump(void)
 	}
 }
 
+/* The device as the region carries it (lib/verbs provider_dq): 4 SGEs a
+ * descriptor, 64 QP and CQ slots, rings of at most 4096 entries. */
+static void
+check_limits(struct droce_context *ctx)
+{
+	struct droce_device_attr d;
+
+	check(droce_query_device(ctx, &d) == 0, "query_device", 0);
+	check(d.max_sge == 4 && d.max_sge_rd == 4 && d.max_srq_sge == 4,
+	      "query_device: 4 SGEs a descriptor", (uint32_t)d.max_sge);
+	check(d.max_qp == 64 && d.max_srq == 64 && d.max_cq == 64,
+	      "query_device: the region's 64 QP and CQ slots", (uint32_t)d.max_qp);
+	check(d.max_qp_wr <= 4096 && d.max_srq_wr <= 4096 && d.max_cqe <= 4096 &&
+	      d.max_qp_wr > 0 && d.max_cqe > 0, "query_device: within the rings",
+	      (uint32_t)d.max_qp_wr);
+}
+
 static void
 open_all(struct app *a)
 {
@@ -172,6 +227,7 @@ open_all(struct app *a)
 		die("open device", errno);
 	if (droce_query_gid(a->ctx, 1, 0, &a->gid) != 0)
 		die("query gid", errno);
+	check_limits(a->ctx);
 	a->pd = droce_alloc_pd(a->ctx);
 	if (a->pd == NULL)
 		die("alloc pd", errno);
@@ -179,7 +235,8 @@ open_all(struct app *a)
 		die("buffer", ENOMEM);
 	memset(a->buf, 0, BUF_LEN);
 	a->mr = droce_reg_mr(a->pd, a->buf, BUF_LEN, DROCE_ACCESS_LOCAL_WRITE |
-			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+			     (a->mw_mode ? DROCE_ACCESS_MW_BIND : 0));
 	if (a->mr == NULL)
 		die("reg mr", errno);
 	if (a->events) {
@@ -190,13 +247,44 @@ open_all(struct app *a)
 	a->cq = droce_create_cq(a->ctx, 256, a, a->ch, 0);
 	if (a->cq == NULL)
 		die("create cq", errno);
+	if (a->srq_mode && a->server) {
+		struct droce_srq_init_attr si = { .srq_context = a,
+						  .attr = { .max_wr = SRQ_MAX, .max_sge = 1 } };
+		struct droce_srq_attr sa;
+
+		a->srq = droce_create_srq(a->pd, &si);
+		if (a->srq == NULL)
+			die("create srq", errno);
+		if (droce_query_srq(a->srq, &sa) != 0)
+			die("query srq", errno);
+		check(sa.max_wr >= SRQ_MAX && sa.max_sge >= 1 && sa.srq_limit == 0,
+		      "the SRQ's attributes", 0);
+		init.srq = a->srq;
+	}
 	init.send_cq = a->cq;
 	init.recv_cq = a->cq;
 	init.qp_type = DROCE_QPT_RC;
-	init.cap = (struct droce_qp_cap){ 64, RECVS, 1, 1, 0 };
+	init.cap = (struct droce_qp_cap){ 64, RECVS, 2, 1, a->inl ? INL_MAX + 1 : 0 };
+	if (a->inl) {
+		/* above droce.h's limit: refused, nothing made */
+		a->qp = droce_create_qp(a->pd, &init);
+		check(a->qp == NULL && errno == EINVAL, "a QP of max_inline_data 257: EINVAL", 0);
+		init.cap.max_inline_data = INL_MAX;
+	}
 	a->qp = droce_create_qp(a->pd, &init);
 	if (a->qp == NULL)
 		die("create qp", errno);
+	if (a->inl) {
+		struct droce_qp_attr qa;
+		struct droce_qp_init_attr qi;
+
+		check(init.cap.max_inline_data == INL_MAX, "max_inline_data 256 given", 0);
+		if (droce_query_qp(a->qp, &qa, DROCE_QP_CAP, &qi) != 0)
+			die("query qp", errno);
+		check(qa.cap.max_inline_data == INL_MAX && qi.cap.max_inline_data == INL_MAX,
+		      "max_inline_data 256 queried", 0);
+		printf("max_inline_data %u\n", qa.cap.max_inline_data);
+	}
 }
 
 static void
@@ -219,6 +307,10 @@ connect_qp(struct app *a)
 	q = (struct droce_qp_attr){ .qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024,
 				    .dest_qp_num = a->rqpn, .max_dest_rd_atomic = 4,
 				    .min_rnr_timer = 1 };
+	/* an SRQ's receive reposted in the ring a moment after the answer's
+	 * SEND was taken: the RNR retry (10.24 ms later, IBTA 9.7.5.2.8) finds it */
+	if (a->srq_mode)
+		q.min_rnr_timer = 20;
 	q.ah_attr.is_global = 1;
 	q.ah_attr.port_num = 1;
 	q.ah_attr.grh.hop_limit = 64;
@@ -226,7 +318,7 @@ connect_qp(struct app *a)
 	modify(a, &q, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
 	       DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER, "RTR");
 	q = (struct droce_qp_attr){ .qp_state = DROCE_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				    .rnr_retry = 7, .max_rd_atomic = 4 };
+				    .rnr_retry = a->srq_mode ? 1 : 7, .max_rd_atomic = 4 };
 	modify(a, &q, DROCE_QP_STATE | DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
 	       DROCE_QP_RNR_RETRY | DROCE_QP_SQ_PSN | DROCE_QP_MAX_QP_RD_ATOMIC, "RTS");
 }
@@ -423,6 +515,333 @@ server(struct app *a, uint32_t rounds)
 	       a->events ? ", waited for on a completion channel" : "");
 }
 
+static const uint32_t inl_sizes[] = { 0, 1, 63, 64, 65, 192, 193, 256 };
+
+/* An inline WRITE (two SGEs) or SEND of len bytes of src, lkey 0. */
+static int
+post_inline(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, uint8_t *src, uint32_t len,
+	    uint32_t imm)
+{
+	struct droce_sge sge[2] = { { (uint64_t)(uintptr_t)src, len / 2, 0 },
+				    { (uint64_t)(uintptr_t)(src + len / 2), len - len / 2, 0 } };
+	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = sge,
+				    .num_sge = op == DROCE_WR_SEND_WITH_IMM ? 1 : 2,
+				    .opcode = op,
+				    .send_flags = DROCE_SEND_SIGNALED | DROCE_SEND_INLINE }, *bad;
+
+	if (wr.num_sge == 1)
+		sge[0].length = len;
+	wr.imm_data = htonl(imm);
+	wr.wr.rdma.remote_addr = a->raddr + INL_OFF;
+	wr.wr.rdma.rkey = a->rkey;
+	return droce_post_send(a->qp, &wr, &bad);
+}
+
+static void
+inline_client(struct app *a, uint32_t rounds)
+{
+	uint8_t src[INL_MAX + 1];
+	int rc;
+
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, 99, src, INL_MAX + 1, 0);
+	check(rc == EINVAL, "an inline SEND of 257 bytes: EINVAL", 0);
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t len = inl_sizes[r % (sizeof(inl_sizes) / sizeof(inl_sizes[0]))];
+		struct droce_wc wc;
+
+		fill(src, len, r, 5);
+		rc = post_inline(a, DROCE_WR_RDMA_WRITE, WR_WRITE, src, len, 0);
+		if (rc != 0)
+			die("post inline WRITE", rc);
+		memset(src, 0xee, sizeof(src));		/* free on return */
+		fill(src, len, r, 6);
+		rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, src, len, r);
+		if (rc != 0)
+			die("post inline SEND", rc);
+		memset(src, 0xee, sizeof(src));
+		expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, len, r, NULL);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, len, r, NULL);
+		expect_wc(a, DROCE_WC_RECV, 0, 0, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the answer's immediate", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+	}
+	printf("client: %u rounds of inline WRITE + SEND + answer, every completion right\n",
+	       rounds);
+}
+
+static void
+inline_server(struct app *a, uint32_t rounds)
+{
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t len = inl_sizes[r % (sizeof(inl_sizes) / sizeof(inl_sizes[0]))];
+		struct droce_wc wc;
+		int rc;
+
+		expect_wc(a, DROCE_WC_RECV, 0, len, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the SEND's immediate", r);
+		check(holds(a->buf + MSG_OFF + MSG * wc.wr_id, len, r, 6), "the inline SEND's bytes",
+		      r);
+		check(holds(a->buf + INL_OFF, len, r, 5), "the inline WRITE's bytes", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+		rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, a->buf, 0, r);
+		if (rc != 0)
+			die("post SEND", rc);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, 0, r, NULL);
+	}
+	printf("server: %u rounds of inline data, every byte and completion right\n", rounds);
+}
+
+static void
+srq_recv(struct app *a, uint32_t k, uint32_t lkey)
+{
+	struct droce_sge sge = { (uint64_t)(uintptr_t)(a->buf + MSG_OFF + MSG * k), MSG, lkey };
+	struct droce_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int rc = droce_post_srq_recv(a->srq, &wr, &bad);
+
+	if (rc != 0)
+		die("post srq recv", rc);
+}
+
+/* The next asynchronous event within 10 s (its fd non-blocking), acked;
+ * false if none came. */
+static bool
+async_event(struct app *a, struct droce_async_event *ev, int ms)
+{
+	struct pollfd p = { .fd = a->ctx->async_fd, .events = POLLIN };
+
+	for (int64_t end = now_ns() + (int64_t)ms * 1000000; now_ns() < end;) {
+		if (droce_get_async_event(a->ctx, ev) == 0) {
+			droce_ack_async_event(ev);
+			return true;
+		}
+		if (errno != EAGAIN)
+			die("get async event", errno);
+		(void)poll(&p, 1, 10);
+	}
+	return false;
+}
+
+static void
+srq_server(struct app *a, uint32_t rounds)
+{
+	uint32_t held[SRQ_RECVS], nheld = 0, events = 0;
+	struct droce_srq_attr sa = { .srq_limit = SRQ_LIMIT };
+	struct droce_async_event ev;
+	struct droce_qp_attr qa;
+	struct droce_qp_init_attr qi;
+
+	if (fcntl(a->ctx->async_fd, F_SETFL, O_NONBLOCK) != 0)
+		die("async fd", errno);
+	for (uint32_t k = 0; k < SRQ_RECVS; k++)
+		srq_recv(a, k, a->mr->lkey);
+	if (droce_modify_srq(a->srq, &sa, DROCE_SRQ_LIMIT) != 0)
+		die("modify srq", errno);
+	printf("connected\n");
+	fflush(stdout);
+	check(rounds > SRQ_RECVS - SRQ_LIMIT, "enough rounds for the limit", 0);
+	for (uint32_t r = 0; r < rounds; r++) {
+		struct droce_wc wc;
+
+		expect_wc(a, DROCE_WC_RECV, 0, MSG, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the SEND's immediate", r);
+		check(wc.wr_id < SRQ_RECVS && holds(a->buf + MSG_OFF + MSG * wc.wr_id, MSG, r, 3),
+		      "the SEND's bytes, in one of the SRQ's receives", r);
+		held[nheld++] = (uint32_t)wc.wr_id;
+		if (nheld == SRQ_RECVS - SRQ_LIMIT + 1) {
+			/* 7 left, fewer than the limit: its event, once */
+			check(async_event(a, &ev, 10000) &&
+			      ev.event_type == DROCE_EVENT_SRQ_LIMIT_REACHED &&
+			      ev.element.srq == a->srq, "SRQ_LIMIT_REACHED naming the SRQ", r);
+			events++;
+			if (droce_query_srq(a->srq, &sa) != 0)
+				die("query srq", errno);
+			check(sa.srq_limit == 0, "the limit disarmed once it fired", r);
+		}
+		if (events > 0) {
+			for (uint32_t k = 0; k < nheld; k++)
+				srq_recv(a, held[k], a->mr->lkey);
+			nheld = 0;
+		}
+		fill(a->buf + MSG_OFF - MSG, MSG, r, 4);
+		post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, MSG, 0, r);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, MSG, r, NULL);
+	}
+	/* the client's 17 SENDs: the SRQ's 16 receives, then RNR */
+	for (uint32_t k = 0; k < SRQ_RECVS; k++) {
+		struct droce_wc wc;
+
+		expect_wc(a, DROCE_WC_RECV, 0, MSG, rounds + k, &wc);
+		check(ntohl(wc.imm_data) == 1000 + k, "a SEND of the burst, in order", k);
+	}
+	check(!async_event(a, &ev, 200), "no other event", 0);
+	printf("server: %u rounds through an SRQ, every byte and completion right, "
+	       "1 SRQ_LIMIT_REACHED; %u receives of the burst\n", rounds, SRQ_RECVS);
+	fflush(stdout);
+	/* a receive with a key not ours (the client's): droced refuses it */
+	srq_recv(a, 0, a->rkey);
+	check(async_event(a, &ev, 10000) && ev.event_type == DROCE_EVENT_SRQ_ERR &&
+	      ev.element.srq == a->srq, "SRQ_ERR naming the SRQ", 0);
+	for (int64_t end = now_ns() + WAIT_NS;; sched_yield()) {
+		if (droce_query_qp(a->qp, &qa, DROCE_QP_STATE, &qi) != 0)
+			die("query qp", errno);
+		if (qa.qp_state == DROCE_QPS_ERR)
+			break;
+		check(now_ns() < end, "the QP on the SRQ in ERR", 0);
+	}
+	/* a QP on an SRQ in ERR: its last WQE reached (IBTA 11.6.3.1) */
+	check(async_event(a, &ev, 10000) && ev.event_type == DROCE_EVENT_QP_LAST_WQE_REACHED &&
+	      ev.element.qp == a->qp, "QP_LAST_WQE_REACHED naming the QP", 0);
+	check(!async_event(a, &ev, 200), "no other event", 1);
+	printf("server: a foreign key in its SRQ: SRQ_ERR, its QP in ERR, "
+	       "QP_LAST_WQE_REACHED\n");
+}
+
+static void
+srq_client(struct app *a, uint32_t rounds)
+{
+	struct droce_wc wc;
+
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	for (uint32_t r = 0; r < rounds; r++) {
+		fill(a->buf + MSG_OFF - MSG, MSG, r, 3);
+		post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, MSG, 0, r);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, MSG, r, NULL);
+		expect_wc(a, DROCE_WC_RECV, 0, MSG, r, &wc);
+		check((wc.wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc.imm_data) == r,
+		      "the answer's immediate", r);
+		check(holds(a->buf + MSG_OFF + MSG * wc.wr_id, MSG, r, 4), "the answer's bytes", r);
+		post_recv(a, (uint32_t)wc.wr_id, MSG);
+	}
+	/* the SRQ's 16 receives, and one SEND more: RNR, retried once */
+	for (uint32_t k = 0; k <= SRQ_RECVS; k++)
+		post_send(a, DROCE_WR_SEND_WITH_IMM, 100 + k, MSG_OFF - MSG, MSG, 0, 1000 + k);
+	for (uint32_t k = 0; k < SRQ_RECVS; k++)
+		expect_wc(a, DROCE_WC_SEND, 100 + k, MSG, k, NULL);
+	next_wc(a, &wc);
+	check(wc.status == DROCE_WC_RNR_RETRY_EXC_ERR && wc.wr_id == 100 + SRQ_RECVS,
+	      "the 17th SEND: RNR_RETRY_EXC_ERR", SRQ_RECVS);
+	printf("client: %u rounds through the server's SRQ, every byte and completion right; "
+	       "the 17th SEND of a burst RNR_RETRY_EXC_ERR\n", rounds);
+}
+
+static void
+send_wr(struct app *a, struct droce_send_wr *wr)
+{
+	struct droce_send_wr *bad;
+	int rc = droce_post_send(a->qp, wr, &bad);
+
+	if (rc != 0)
+		die("post send", rc);
+}
+
+static void
+mw_server(struct app *a)
+{
+	struct droce_mw *mw1 = droce_alloc_mw(a->pd, DROCE_MW_TYPE_1);
+	struct droce_mw *mw2 = droce_alloc_mw(a->pd, DROCE_MW_TYPE_2);
+	struct droce_mw_bind b1 = { .wr_id = 11, .send_flags = DROCE_SEND_SIGNALED,
+				    .bind_info = { a->mr, (uint64_t)(uintptr_t)a->buf, CHUNK,
+						   DROCE_ACCESS_REMOTE_WRITE } };
+	struct droce_send_wr wr = { .wr_id = 12, .opcode = DROCE_WR_BIND_MW,
+				    .send_flags = DROCE_SEND_SIGNALED };
+	uint32_t keys[2];
+	struct droce_wc wc;
+	int rc;
+
+	if (mw1 == NULL || mw2 == NULL)
+		die("alloc mw", errno);
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	rc = droce_bind_mw(a->qp, mw1, &b1);
+	if (rc != 0)
+		die("bind mw (type 1)", rc);
+	expect_wc(a, DROCE_WC_BIND_MW, 11, 0, 0, NULL);
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = droce_inc_rkey(mw2->rkey);
+	wr.bind_mw.bind_info = (struct droce_mw_bind_info){
+		a->mr, (uint64_t)(uintptr_t)(a->buf + CHUNK), CHUNK,
+		DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ };
+	send_wr(a, &wr);
+	expect_wc(a, DROCE_WC_BIND_MW, 12, 0, 0, NULL);
+	keys[0] = mw1->rkey;
+	keys[1] = wr.bind_mw.rkey;
+	memcpy(a->buf + MSG_OFF - MSG, keys, sizeof(keys));
+	post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, sizeof(keys), 0, 0);
+	expect_wc(a, DROCE_WC_SEND, WR_SEND, sizeof(keys), 0, NULL);
+	/* the client's WRITEs, its READ, then its SEND invalidating keys[1] */
+	expect_wc(a, DROCE_WC_RECV, 0, 0, 1, &wc);
+	check((wc.wc_flags & DROCE_WC_WITH_INV) && wc.invalidated_rkey == keys[1],
+	      "the SEND_WITH_INV's invalidated rkey", 1);
+	check(holds(a->buf, CHUNK, 1, 5) && holds(a->buf + CHUNK, CHUNK, 1, 6),
+	      "the WRITEs through both windows", 1);
+	b1.wr_id = 13;
+	b1.bind_info.length = 0;		/* unbind */
+	rc = droce_bind_mw(a->qp, mw1, &b1);
+	if (rc != 0)
+		die("unbind mw", rc);
+	expect_wc(a, DROCE_WC_BIND_MW, 13, 0, 1, NULL);
+	post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, 0, 0, 2);
+	expect_wc(a, DROCE_WC_SEND, WR_SEND, 0, 2, NULL);
+	if (droce_dealloc_mw(mw1) != 0 || droce_dealloc_mw(mw2) != 0)
+		die("dealloc mw", errno);
+	printf("server: windows of both types bound (BIND_MW completions), written through, "
+	       "the type-2 one invalidated by the peer, the type-1 one unbound\n");
+}
+
+static void
+mw_client(struct app *a)
+{
+	uint32_t keys[2];
+	struct droce_wc wc;
+	struct droce_send_wr inv = { .wr_id = 21, .opcode = DROCE_WR_SEND_WITH_INV,
+				     .send_flags = DROCE_SEND_SIGNALED };
+
+	for (uint32_t k = 0; k < RECVS; k++)
+		post_recv(a, k, MSG);
+	printf("connected\n");
+	fflush(stdout);
+	expect_wc(a, DROCE_WC_RECV, 0, sizeof(keys), 0, &wc);
+	memcpy(keys, a->buf + MSG_OFF + MSG * wc.wr_id, sizeof(keys));
+	fill(a->buf, CHUNK, 1, 5);
+	fill(a->buf + CHUNK, CHUNK, 1, 6);
+	a->rkey = keys[0];
+	post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, 0, CHUNK, a->raddr, 0);
+	expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, CHUNK, 1, NULL);
+	a->rkey = keys[1];
+	post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, CHUNK, CHUNK, a->raddr + CHUNK, 0);
+	expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, CHUNK, 1, NULL);
+	memset(a->buf + 2 * CHUNK, 0, CHUNK);
+	post_send(a, DROCE_WR_RDMA_READ, WR_READ, 2 * CHUNK, CHUNK, a->raddr + CHUNK, 0);
+	expect_wc(a, DROCE_WC_RDMA_READ, WR_READ, CHUNK, 1, NULL);
+	check(holds(a->buf + 2 * CHUNK, CHUNK, 1, 6), "the READ through the type-2 window", 1);
+	inv.invalidate_rkey = keys[1];
+	send_wr(a, &inv);
+	expect_wc(a, DROCE_WC_SEND, 21, 0, 1, NULL);
+	expect_wc(a, DROCE_WC_RECV, 0, 0, 2, &wc);	/* the server unbound the type-1 one */
+	post_send(a, DROCE_WR_RDMA_WRITE, WR_WRITE, CHUNK, CHUNK, a->raddr + CHUNK, 0);
+	next_wc(a, &wc);
+	check(wc.status == DROCE_WC_REM_ACCESS_ERR && wc.wr_id == WR_WRITE,
+	      "a WRITE through the invalidated rkey: REM_ACCESS_ERR", 2);
+	printf("client: WRITEs and a READ through both windows right; through the "
+	       "invalidated rkey REM_ACCESS_ERR\n");
+}
+
 static int
 cmp64(const void *x, const void *y)
 {
@@ -506,13 +925,19 @@ main(int argc, char **argv)
 	printf("maps: hugepage mappings %d\n", hugepage_maps());
 	n = (uint32_t)strtoul(argv[2], NULL, 0);
 	a.events = argc == 4 && strcmp(argv[3], "events") == 0;
+	a.inl = argc == 4 && strcmp(argv[3], "inline") == 0;
+	a.srq_mode = argc == 4 && strcmp(argv[3], "srq") == 0;
+	a.mw_mode = argc == 4 && strcmp(argv[3], "mw") == 0;
+	a.server = strcmp(argv[1], "server") == 0;
 	open_all(&a);
 	printf("maps after open: hugepage mappings %d\n", hugepage_maps());
 	exchange(&a);
-	if (strcmp(argv[1], "client") == 0)
-		client(&a, n);
+	if (a.mw_mode)
+		(a.server ? mw_server : mw_client)(&a);
+	else if (strcmp(argv[1], "client") == 0)
+		(a.inl ? inline_client : a.srq_mode ? srq_client : client)(&a, n);
 	else if (strcmp(argv[1], "server") == 0)
-		server(&a, n);
+		(a.inl ? inline_server : a.srq_mode ? srq_server : server)(&a, n);
 	else if (argc == 4 && (strcmp(argv[1], "ping") == 0 || strcmp(argv[1], "pong") == 0))
 		pingpong(&a, n, (uint32_t)strtoul(argv[3], NULL, 0), argv[1][1] == 'i');
 	else
@@ -520,7 +945,8 @@ main(int argc, char **argv)
 	printf("maps at the end: hugepage mappings %d\n", hugepage_maps());
 	fflush(stdout);
 	(void)getchar();	/* held (its objects listed) until a line on stdin */
-	if (droce_destroy_qp(a.qp) != 0 || droce_destroy_cq(a.cq) != 0 ||
+	if (droce_destroy_qp(a.qp) != 0 || (a.srq != NULL && droce_destroy_srq(a.srq) != 0) ||
+	    droce_destroy_cq(a.cq) != 0 ||
 	    (a.ch != NULL && droce_destroy_comp_channel(a.ch) != 0) ||
 	    droce_dereg_mr(a.mr) != 0 || droce_dealloc_pd(a.pd) != 0 ||
 	    droce_close_device(a.ctx) != 0)

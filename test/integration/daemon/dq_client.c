@@ -17,7 +17,9 @@
  *   dq_client SOCK hostile LKEY QP
  *                             garbage in its own rings, one kind per QP slot,
  *                             another application's lkey LKEY and QP handle QP;
- *                             prints the events and QP states it then sees
+ *                             first one well-formed inline WRITE to itself
+ *                             (its bytes and completion checked); prints the
+ *                             events and QP states it then sees
  *
  * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
  */
@@ -47,7 +49,9 @@
 #define DEPTH 64
 #define CQ_DEPTH 256
 #define STOP UINT32_MAX		/* the writer's last SEND's immediate */
-#define HOSTILE_QPS 8		/* slot 7 is on CQ 1, whose index goes bad */
+#define HOSTILE_QPS 12		/* slot 11 is on CQ 1, whose index goes bad */
+#define INL_OFF 4096		/* the hostile's own inline WRITE's place */
+#define INL_LEN 200		/* its bytes: 3 ring entries */
 #define WAIT_MS 10000
 
 struct client {
@@ -197,15 +201,16 @@ region_open(struct client *c, uint32_t nqp, uint32_t ncq)
 	}
 }
 
-/* An RC QP on CQ cq in slot i (its name in events: 0x200 + i). */
+/* An RC QP on CQ cq in slot i (its name in events: 0x200 + i), of
+ * max_inline_data inl. */
 static void
-qp_make(struct client *c, uint32_t i, uint32_t cq)
+qp_make(struct client *c, uint32_t i, uint32_t cq, uint32_t inl)
 {
 	struct dmn_msg m = { .type = DMN_CREATE_QP, .h = { c->pd, c->cq[cq], c->cq[cq] },
 			     .addr = 0x200 + i };
 
 	m.u.qp_init.qp_type = DROCE_QPT_RC;
-	m.u.qp_init.cap = (struct droce_qp_cap){ DEPTH, DEPTH, DQ_MAX_SGE, DQ_MAX_SGE, 0 };
+	m.u.qp_init.cap = (struct droce_qp_cap){ DEPTH, DEPTH, DQ_MAX_SGE, DQ_MAX_SGE, inl };
 	call(c, &m, "CREATE_QP");
 	c->qp[i] = m.h[0];
 	c->qpn[i] = m.key;
@@ -265,6 +270,20 @@ post_send(struct client *c, uint32_t i, const struct dq_send_wqe *w)
 
 	if (rc != 0)
 		die("send ring", -rc);
+}
+
+/* An inline descriptor w into slot i's send ring, bytes of data after
+ * it, then the producer index moved by publish entries. */
+static void
+post_inline(struct client *c, uint32_t i, struct dq_send_wqe w, const void *data, uint32_t bytes,
+	    uint32_t publish)
+{
+	struct dq_ring *r = dq_sq(c->region, &c->g, i);
+
+	((struct dq_send_wqe *)dq_ring_entries(r))[c->sq_prod[i] & (DEPTH - 1)] = w;
+	dq_inline_write(r, DEPTH, c->sq_prod[i], 0, data, bytes);
+	c->sq_prod[i] += publish;
+	dq_ring_produced(r, c->sq_prod[i]);
 }
 
 static void
@@ -435,7 +454,34 @@ run_writer(struct client *c)
 /* ---- hostile ---------------------------------------------------------------------------------- */
 
 /*
- * One kind of garbage per QP slot; slot 7's QP is on CQ 1, whose
+ * Slot 7's QP (max_inline_data 256, connected to itself) WRITEs 200
+ * bytes inline into our own buffer: 3 ring entries, its completion and
+ * its bytes checked (droced carries inline data before it refuses the
+ * forged one below).
+ */
+static void
+inline_write(struct client *c)
+{
+	struct dq_send_wqe w = { .wr_id = 0x77, .opcode = DQ_WR_RDMA_WRITE,
+				 .flags = DQ_SEND_SIGNALED | DQ_SEND_INLINE, .inline_len = INL_LEN,
+				 .remote_addr = (uint64_t)(uintptr_t)(c->buf + INL_OFF),
+				 .rkey = c->rkey };
+	uint8_t data[INL_LEN];
+	struct dq_cqe e;
+
+	for (uint32_t k = 0; k < INL_LEN; k++)
+		data[k] = pattern(77, k);
+	post_inline(c, 7, w, data, INL_LEN, dq_send_slots(INL_LEN));
+	cqe_wait(c, 0, &e);
+	check(e.status == DROCE_WC_SUCCESS && e.wr_id == 0x77 && e.opcode == DROCE_WC_RDMA_WRITE,
+	      "hostile: the inline WRITE's completion");
+	check(memcmp(c->buf + INL_OFF, data, INL_LEN) == 0, "hostile: the inline WRITE's bytes");
+	printf("hostile: an inline WRITE of %u bytes in %u entries: completion and bytes right\n",
+	       INL_LEN, dq_send_slots(INL_LEN));
+}
+
+/*
+ * One kind of garbage per QP slot; slot 11's QP is on CQ 1, whose
  * consumer index goes bad.  Each must end its QP (and CQ 1) only.
  */
 static void
@@ -443,6 +489,8 @@ garbage(struct client *c, uint32_t other_lkey)
 {
 	struct dq_send_wqe s = { .opcode = DQ_WR_SEND, .num_sge = 1,
 				 .sge = { { (uint64_t)(uintptr_t)c->buf, MSG, c->lkey } } };
+	struct dq_send_wqe inl = { .opcode = DQ_WR_SEND, .flags = DQ_SEND_INLINE };
+	uint8_t data[DQ_MAX_INLINE] = { 0 };
 	struct dq_recv_wqe r = { .num_sge = 1,
 				 .sge = { { (uint64_t)(uintptr_t)c->buf, MSG, c->lkey } } };
 
@@ -460,6 +508,18 @@ garbage(struct client *c, uint32_t other_lkey)
 	dq_recv_post(dq_rq(c->region, &c->g, 5), DEPTH, &c->rq_prod[5], &r);
 	s.sge[0].lkey = c->lkey ^ 0x5a5a00;			/* nobody's */
 	post_send(c, 6, &s);
+	inl.inline_len = 4096;			/* above DQ_MAX_INLINE */
+	post_inline(c, 7, inl, data, 0, 1);
+	inl.inline_len = DQ_MAX_INLINE;		/* 3 entries, 1 published */
+	post_inline(c, 8, inl, data, DQ_MAX_INLINE, 1);
+	/* asked for none, its room the SGEs' 64 bytes (lib/transport) */
+	inl.inline_len = 200;
+	post_inline(c, 9, inl, data, 200, dq_send_slots(200));
+	s = (struct dq_send_wqe){ .opcode = DQ_WR_BIND_MW, .imm = 0x1234, .rkey = 0x123456,
+				  .remote_addr = (uint64_t)(uintptr_t)c->buf };
+	s.bind.length = MSG;				/* a window of nobody's */
+	s.bind.mr_lkey = c->lkey;
+	post_send(c, 10, &s);
 	dq_cq(c->region, &c->g, 1)->cons = 12345;		/* ahead of droced's */
 }
 
@@ -478,6 +538,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	 * the garbage */
 	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
 		qp_connect(c, i, c->qpn[i]);
+	inline_write(c);
 	garbage(c, other_lkey);
 	printf("hostile: garbage written\n");
 	fflush(stdout);
@@ -523,7 +584,8 @@ main(int argc, char **argv)
 	buffer_reg(&c);
 	region_open(&c, hostile ? HOSTILE_QPS : 1, hostile ? 2 : 1);
 	for (uint32_t i = 0; i < (hostile ? HOSTILE_QPS : 1); i++)
-		qp_make(&c, i, hostile && i == HOSTILE_QPS - 1 ? 1 : 0);
+		qp_make(&c, i, hostile && i == HOSTILE_QPS - 1 ? 1 : 0,
+			hostile && (i == 7 || i == 8) ? DQ_MAX_INLINE : 0);
 	if (hostile)
 		return run_hostile(&c, (uint32_t)strtoul(argv[3], NULL, 0),
 				   strtoull(argv[4], NULL, 0));

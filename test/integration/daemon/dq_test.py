@@ -14,11 +14,17 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
   dq_hostile  the same traffic, and meanwhile a hostile client writes
               garbage into its own region: producer indices beyond its
               send ring and its receive ring, an unknown opcode, 9 SGEs,
-              the reader's lkey, a wrapping SGE, an lkey of nobody, a
-              completion ring's consumer index ahead of droced's; and
-              attaches the reader's QP handle (ENOENT).  It gets exactly
-              7 QP_REQ_ERR (its slots 0-6, in order) and 1 CQ_ERR in its
-              event ring, all 8 of its QPs in ERR, dq_bad exactly 8 in
+              the reader's lkey, a wrapping SGE, an lkey of nobody, an
+              inline length of 4096 (after a well-formed inline WRITE of
+              200 bytes on that QP: its completion and bytes right), an
+              inline descriptor of 3 entries with 1 published, 200 inline
+              bytes on a QP that asked for none (its room: its SGEs' 64
+              bytes), a BIND_MW of a window
+              not its own, a completion ring's consumer index ahead of
+              droced's; and attaches the reader's QP handle (ENOENT).  It
+              gets exactly 11 QP_REQ_ERR (its slots 0-10, in order) and 1
+              CQ_ERR in its event ring, all 12 of its QPs in ERR, dq_bad
+              exactly 12 in
               the list and telemetry (the reader's and writer's 0); the
               writer goes on past the attack, both finish with every
               byte and completion right; droced is alive and lists no
@@ -38,6 +44,31 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                dq_bad 0; none after
   dq_events    the same, the server waiting on a completion channel
                (req_notify_cq, get_cq_event, ack_cq_events) each time
+  dq_inline    a server and a client whose QPs get max_inline_data 256
+               (257: EINVAL), rounds of the client's inline WRITE (two
+               SGEs) and SEND with immediate of 0 to 256 bytes from its
+               stack, lkey 0, overwritten right after the post; the
+               server's check of every byte, its empty answer; an inline
+               SEND of 257 bytes EINVAL at the post; droced --ctl list:
+               dq_bad 0
+  dq_srq       a server whose QP receives from an SRQ (max_wr 32, 16 posted,
+               limit armed at 8) and a client: rounds of 256 B SENDs with
+               immediate, checked byte for byte, answered; the server
+               reposts nothing until 9 came, then exactly one
+               SRQ_LIMIT_REACHED naming its SRQ, the limit 0 after; a burst
+               of 17 SENDs: 16 received, the 17th RNR_RETRY_EXC_ERR (no
+               other event); a receive with the client's key in the SRQ:
+               SRQ_ERR naming it, the QP in ERR, then QP_LAST_WQE_REACHED
+               naming the QP and no other event, dq_bad 1 (the client's 0);
+               a second pair's 50 rounds right after, droced alive
+  dq_mw        a server binds a type-1 window (droce_bind_mw) and a type-2
+               one (a BIND_MW work request) over two chunks of its buffer,
+               both completing BIND_MW, and SENDs their rkeys; the client
+               WRITEs through both, READs through the type-2 one, SENDs
+               with invalidation of its rkey; the server checks every byte
+               and the invalidated rkey, unbinds the type-1 window; the
+               client's WRITE through the invalidated rkey REM_ACCESS_ERR;
+               droced --ctl list: dq_bad 0, windows freed
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
                options, no DROCE_QUEUES), the same program: both finish;
@@ -58,7 +89,7 @@ import time
 from daemon_test import Setup, fail, runtime_dir, use_lsan_supp
 
 DQ_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# pd mr cq qp buf buf_bytes mem mem_bytes dq_bad
-HOSTILE_OBJS = (1, 1, 2, 8, 0, 0, 1, 65536, 8)
+HOSTILE_OBJS = (1, 1, 2, 12, 0, 0, 1, 65536, 12)
 ROW = (r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) buf_bytes (\d+) "
        r"mem (\d+) mem_bytes (\d+) mw \d+ dq_bad (\d+)")
 KEYS = ("pd", "mr", "cq", "qp", "buf", "buf_bytes", "mem", "mem_bytes", "dq_bad")
@@ -136,10 +167,12 @@ def case_dq_hostile(s):
     h = s.spawn("hostile", [s.app, s.sock, "hostile", r["lkey"], r["qp"]],
                 stdin=subprocess.PIPE)
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
-    h.wait_line(r"^hostile: 7 QP_REQ_ERR in slot order, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
+                r"right$")
+    h.wait_line(r"^hostile: 11 QP_REQ_ERR in slot order, 1 CQ_ERR$")
     states = h.wait_line(r"^hostile: QP states:(.*)$").group(1).split()
     print(f"hostile: its QPs' states {states} (6: ERR)")
-    if states != ["6"] * 8:
+    if states != ["6"] * 12:
         fail(f"hostile's QP states {states}", h)
     expect_apps(s, {rd.p.pid: DQ_OBJS, wr.p.pid: DQ_OBJS, h.p.pid: HOSTILE_OBJS},
                 "after the garbage")
@@ -285,6 +318,57 @@ def case_dq_events(s):
     verbs_pair(s, True)
 
 
+def case_dq_inline(s):
+    rounds = 160
+    srv, cli = dq_apps(s, (("server", ["server", str(rounds), "inline"]),
+                           ("client", ["client", str(rounds), "inline"])))
+    for p in (srv, cli):
+        p.wait_line(r"^max_inline_data 256$")
+    wait_or_dump(s, cli, rf"^client: {rounds} rounds of inline WRITE \+ SEND \+ answer, every "
+                 r"completion right$", srv)
+    srv.wait_line(rf"^server: {rounds} rounds of inline data, every byte and completion right$",
+                  timeout=60)
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "both done, holding")
+    release(s, (srv, cli))
+    print(f"server and client: {rounds} rounds of inline WRITE and SEND (0-256 B), every byte "
+          "and completion right")
+
+
+def case_dq_srq(s):
+    rounds = 100
+    srv, cli = dq_apps(s, (("server", ["server", str(rounds), "srq"]),
+                           ("client", ["client", str(rounds), "srq"])))
+    wait_or_dump(s, cli, rf"^client: {rounds} rounds through the server's SRQ, every byte and "
+                 r"completion right; the 17th SEND of a burst RNR_RETRY_EXC_ERR$", srv)
+    srv.wait_line(rf"^server: {rounds} rounds through an SRQ, every byte and completion right, "
+                  r"1 SRQ_LIMIT_REACHED; 16 receives of the burst$", timeout=60)
+    srv.wait_line(r"^server: a foreign key in its SRQ: SRQ_ERR, its QP in ERR, "
+                  r"QP_LAST_WQE_REACHED$", timeout=30)
+    bad = APP_OBJS[:-1] + (1,)
+    expect_apps(s, {srv.p.pid: bad, cli.p.pid: APP_OBJS}, "the SRQ refused")
+    # droced and other applications carry on: a new pair's rounds
+    s2, c2 = dq_apps(s, (("server2", ["server", "50"]), ("client2", ["client", "50"])))
+    wait_or_dump(s, c2, r"^client: 50 rounds of WRITE \+ SEND \+ answer \+ READ, "
+                 r"every byte and completion right$", s2)
+    expect_apps(s, {srv.p.pid: bad, cli.p.pid: APP_OBJS, s2.p.pid: APP_OBJS,
+                    c2.p.pid: APP_OBJS}, "a second pair done")
+    release(s, (srv, cli, s2, c2))
+    print(f"an SRQ on a queue region: {rounds} rounds, its limit event, RNR when empty, "
+          "a foreign key refused (dq_bad 1); another pair's 50 rounds after")
+
+
+def case_dq_mw(s):
+    srv, cli = dq_apps(s, (("server", ["server", "1", "mw"]), ("client", ["client", "1", "mw"])))
+    wait_or_dump(s, cli, r"^client: WRITEs and a READ through both windows right; through the "
+                 r"invalidated rkey REM_ACCESS_ERR$", srv)
+    srv.wait_line(r"^server: windows of both types bound \(BIND_MW completions\), written "
+                  r"through, the type-2 one invalidated by the peer, the type-1 one unbound$",
+                  timeout=60)
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "both done, windows freed")
+    release(s, (srv, cli))
+    print("memory windows on queue regions: both types bound, used, invalidated, unbound")
+
+
 def case_dq_pingpong(s):
     n, size, got = 1000, 8, {}
     for plain in (True, False):
@@ -306,7 +390,8 @@ def case_dq_pingpong(s):
 
 CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
          "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
-         "dq_pingpong": case_dq_pingpong}
+         "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline, "dq_srq": case_dq_srq,
+         "dq_mw": case_dq_mw}
 
 
 def main():

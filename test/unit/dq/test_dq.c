@@ -205,12 +205,33 @@ test_send_check(void **state)
 
 	(void)state;
 	assert_int_equal(dq_send_check(&w, false, 0), 0);
-	w.opcode = 8;			/* BIND_MW: not carried */
+	w.opcode = DQ_WR_BIND_MW;	/* with SGEs */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.num_sge = 0;
+	w.bind.length = 4096;
+	w.bind.mr_lkey = 0x101;
+	w.bind.access = DQ_MW_ACCESS;
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	w.bind.access = 1u << 4;	/* MW_BIND: not a window's right */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.bind.access = 0;
+	w.bind.pad = 1;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.bind.pad = 0;
+	w.ah = 1;			/* a bind on UD */
+	assert_int_equal(dq_send_check(&w, true, 4), -EINVAL);
+	w.ah = 0;
+	w.opcode = 10;			/* unknown */
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
 	w.opcode = 200;
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
 	w = good_write();
-	w.flags = DQ_SEND_SIGNALED | (1u << 3);	/* INLINE */
+	w.flags = DQ_SEND_SIGNALED | DQ_SEND_INLINE;	/* inline with SGEs */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.flags = 1u << 4;				/* unknown */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w = good_write();
+	w.inline_len = 1;				/* without DQ_SEND_INLINE */
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
 	w = good_write();
 	w.reserved = 1;
@@ -237,6 +258,59 @@ test_send_check(void **state)
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
 	w.num_sge = 0;
 	assert_int_equal(dq_send_check(&w, false, 0), 0);
+}
+
+/* Inline data: its checks, the entries it takes, written and read back
+ * across the ring's end; nothing beyond its own entries touched. */
+static void
+test_inline(void **state)
+{
+	struct dq_send_wqe w = { .opcode = DQ_WR_SEND, .flags = DQ_SEND_INLINE,
+				 .inline_len = DQ_MAX_INLINE };
+	void *base = region();
+	struct dq_ring *sq = dq_sq(base, &geom, 0);
+	struct dq_send_wqe *e = dq_ring_entries(sq);
+	uint8_t in[DQ_MAX_INLINE], out[DQ_MAX_INLINE + 1];
+	const uint32_t first = geom.sq_depth - 1;	/* the descriptor wraps */
+
+	(void)state;
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	w.inline_len = DQ_MAX_INLINE + 1;
+	assert_int_equal(dq_send_check(&w, false, 0), -EMSGSIZE);
+	w.inline_len = 8;
+	w.num_sge = 1;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.num_sge = 0;
+	w.opcode = DQ_WR_RDMA_READ;		/* nothing to carry */
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.opcode = DQ_WR_RDMA_WRITE_WITH_IMM;
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	assert_int_equal(dq_send_slots(0), 1);
+	assert_int_equal(dq_send_slots(DQ_INLINE_HEAD), 1);
+	assert_int_equal(dq_send_slots(DQ_INLINE_HEAD + 1), 2);
+	assert_int_equal(dq_send_slots(DQ_INLINE_HEAD + 128), 2);
+	assert_int_equal(dq_send_slots(DQ_INLINE_HEAD + 129), 3);
+	assert_int_equal(dq_send_slots(DQ_MAX_INLINE), 3);
+	for (uint32_t k = 0; k < sizeof(in); k++)
+		in[k] = (uint8_t)(k * 7 + 1);
+	memset(e, 0xee, (size_t)geom.sq_depth * sizeof(*e));
+	/* in two pieces, as a provider gathers SGEs */
+	dq_inline_write(sq, geom.sq_depth, first, 0, in, 100);
+	dq_inline_write(sq, geom.sq_depth, first, 100, in + 100, DQ_MAX_INLINE - 100);
+	/* the head's fields untouched, the bytes in its SGE area, then in
+	 * entries 0 and 1 (after the wrap), entry 2 untouched */
+	assert_int_equal(e[first].wr_id, UINT64_C(0xeeeeeeeeeeeeeeee));
+	assert_int_equal(e[first].inline_len, 0xeeeeeeeeu);
+	assert_memory_equal(e[first].sge, in, DQ_INLINE_HEAD);
+	assert_memory_equal(&e[0], in + DQ_INLINE_HEAD, sizeof(*e));
+	assert_memory_equal(&e[1], in + DQ_INLINE_HEAD + sizeof(*e), 64);
+	assert_int_equal(((uint8_t *)&e[1])[64], 0xee);
+	assert_int_equal(e[2].wr_id, UINT64_C(0xeeeeeeeeeeeeeeee));
+	out[DQ_MAX_INLINE] = 0x55;
+	dq_inline_read(sq, geom.sq_depth, first, out, DQ_MAX_INLINE);
+	assert_memory_equal(out, in, DQ_MAX_INLINE);
+	assert_int_equal(out[DQ_MAX_INLINE], 0x55);
+	free(base);
 }
 
 static void
@@ -377,6 +451,7 @@ main(void)
 		cmocka_unit_test(test_ring_wrap32),
 		cmocka_unit_test(test_ring_bad_indices),
 		cmocka_unit_test(test_send_check),
+		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_atomic_check),
 		cmocka_unit_test(test_ud_check),
 		cmocka_unit_test(test_recv_check),
