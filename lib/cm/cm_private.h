@@ -31,8 +31,11 @@
 /* the QPs' local ACK timeout (about 67 ms) and the REQ's hop limit */
 #define CM_ACK_TIMEOUT 14
 #define CM_HOP_LIMIT 64
-/* RNR NAK timer the QPs ask for (IBTA table 45: 12 = 0.64 ms) */
-#define CM_MIN_RNR_TIMER 12
+/* RNR NAK timer the QPs ask for: 0, 655.36 ms (IBTA table 45), as the
+ * kernel's ib_cm (cm_init_qp_rtr_attr): a peer whose receive is not posted
+ * yet gets its RNR retries' worth of seconds, not milliseconds (rdma-core's
+ * test_rdmacm_async_traffic_external_qp sends as soon as it connected) */
+#define CM_MIN_RNR_TIMER 0
 /* REQs for a port nobody listens on, held for a listener (cm_proto.c) */
 #define CM_HELD_REQS 16
 #define CM_REQ_HOLD_NS (250u * 1000 * 1000)

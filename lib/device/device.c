@@ -44,15 +44,49 @@ static int device_query_port(struct droce_context *context, struct droce_port_at
 /*
  * fork: the child inherits EAL's state without its threads, and shares its
  * hugepage memory and port sockets with the parent: anything it did with
- * them would change the parent's devices.  So a child has no device
- * (droce_get_device_list and droce_open_device: ENODEV, droce_init:
- * EALREADY as before) and its droce_cleanup, at its exit, leaves the
- * parent's alone.  A child that does no RDMA runs normally.
+ * them would change the parent's devices.  So a child of a process that
+ * runs droce's engine has no device (droce_get_device_list and
+ * droce_open_device: ENODEV, droce_init: EALREADY as before) and its
+ * droce_cleanup, at its exit, leaves the parent's alone.  A child of
+ * droced's application (a secondary or a plain process) forgets the
+ * parent's connection and queue region at once, and at its first
+ * droce_get_device_list or droce_open_device connects to droced anew as
+ * a plain process (queue regions, lib/verbs provider_dq; no EAL): the
+ * device is droced's, which any process may open.  The parent's objects
+ * stay the parent's (through the child's copies a query is answered, a
+ * handle of the parent's is droced's ENOENT, their queues reach nobody).
+ * A child that does no RDMA runs normally, and connects to nothing.
  */
+static pthread_mutex_t renew_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void
 device_forked(void)
 {
-	device_table.forked = true;
+	__atomic_store_n(&device_table.forked, true, __ATOMIC_RELAXED);
+	/* the forking thread is the child's only one: nobody holds it */
+	renew_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	if (device_table.daemon_path[0] != '\0') {
+		verbs_daemon_fork_child();
+		verbs_dq_fork_child();
+	}
+}
+
+/* The devices are this process's (a child renewed droced's); false: ENODEV. */
+static bool
+device_ours(void)
+{
+	bool ours;
+
+	if (!__atomic_load_n(&device_table.forked, __ATOMIC_ACQUIRE))
+		return true;
+	if (device_table.daemon_path[0] == '\0')
+		return false;		/* the parent's engine */
+	pthread_mutex_lock(&renew_lock);
+	if (device_table.forked && device_daemon_renew() == 0)
+		__atomic_store_n(&device_table.forked, false, __ATOMIC_RELEASE);
+	ours = !device_table.forked;
+	pthread_mutex_unlock(&renew_lock);
+	return ours;
 }
 
 int
@@ -89,6 +123,11 @@ droce_init(int argc, char **argv)
 		errno = -taken;
 		return -1;
 	}
+	if (daemon != NULL && snprintf(device_table.daemon_path, sizeof(device_table.daemon_path),
+				       "%s", daemon) >= (int)sizeof(device_table.daemon_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	rc = daemon != NULL ? device_daemon_table() : device_table_build();
 	if (rc < 0) {
 		errno = -rc;
@@ -109,7 +148,8 @@ droce_init(int argc, char **argv)
 void
 droce_cleanup(void)
 {
-	if (!device_table.initialized || device_table.forked)
+	if (!device_table.initialized ||
+	    __atomic_load_n(&device_table.forked, __ATOMIC_ACQUIRE))
 		return;			/* a child's: the devices are its parent's */
 	device_table.initialized = false;
 	if (device_table.no_eal)
@@ -124,7 +164,7 @@ droce_get_device_list(int *num_devices)
 	struct droce_device **list;
 	unsigned int n = device_table.ndev;
 
-	if (!device_table.initialized || device_table.forked) {
+	if (!device_table.initialized || !device_ours()) {
 		errno = ENODEV;
 		return NULL;
 	}
@@ -312,7 +352,7 @@ droce_open_device(struct droce_device *d)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (device_table.forked) {
+	if (!device_ours()) {
 		errno = ENODEV;		/* the parent's device */
 		return NULL;
 	}

@@ -151,3 +151,18 @@ device_daemon_table(void)
 	device_table.ndev = 1;
 	return 0;
 }
+
+int
+device_daemon_renew(void)
+{
+	int rc = verbs_daemon_renew();
+
+	if (rc != 0) {
+		fprintf(stderr, "droce: fork: daemon %s: %s\n", device_table.daemon_path,
+			strerror(-rc));
+		return rc;
+	}
+	device_table.dev[0].regions = true;
+	device_table.no_eal = true;
+	return 0;
+}

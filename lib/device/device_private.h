@@ -2,6 +2,7 @@
 #ifndef DROCE_DEVICE_PRIVATE_H
 #define DROCE_DEVICE_PRIVATE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -83,7 +84,9 @@ struct device_table {
 	 * threads not copied), so the child has no device and must never
 	 * close the parent's (device.c, "fork").
 	 */
-	bool forked;
+	bool forked;			/* atomic: a child renews droced's */
+	/* droced's socket (daemon mode), for a child of fork(); "" in process */
+	char daemon_path[PATH_MAX];
 	/*
 	 * --droce-progress=adaptive: the devices not on transport lcores run
 	 * to completion with a progress thread behind (tp_adaptive.c); the
@@ -150,5 +153,8 @@ int device_daemon_queues(int argc, char **argv);
  * contract (EAL's options skipped, -1 with errno). */
 int device_daemon_connect_plain(const char *path, int argc, char **argv);
 int device_daemon_table(void);
+/* A child of fork() of droced's application: connected to droced anew as
+ * a plain process (its device then opened on queue regions); 0 or -errno. */
+int device_daemon_renew(void);
 
 #endif /* DROCE_DEVICE_PRIVATE_H */

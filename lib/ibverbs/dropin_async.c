@@ -240,9 +240,8 @@ router_start(struct dropin_device *dd)
 }
 
 static void
-router_stop(struct dropin_device *dd)
+router_stop(struct dropin_device *dd, struct dropin_router *r)
 {
-	struct dropin_router *r = dd->router;
 	uint64_t one = 1;
 
 	if (!r->forked) {
@@ -253,7 +252,8 @@ router_stop(struct dropin_device *dd)
 	close(r->stop_fd);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
-	dd->router = NULL;
+	if (dd->router == r)
+		dd->router = NULL;
 }
 
 /* ---- contexts -------------------------------------------------------------------- */
@@ -267,6 +267,7 @@ dropin_async_attach(struct dropin_device *dd, struct dropin_context *ctx)
 		if (rc != 0)
 			return rc;
 	}
+	ctx->router = dd->router;
 	pthread_mutex_lock(&dd->router->lock);
 	ctx->next_dev = dd->router->ctxs;
 	dd->router->ctxs = ctx;
@@ -291,7 +292,7 @@ dropin_async_open(struct dropin_device *dd, struct dropin_context *ctx)
 void
 dropin_async_detach(struct dropin_device *dd, struct dropin_context *ctx)
 {
-	struct dropin_router *r = dd->router;
+	struct dropin_router *r = ctx->router;
 	struct dropin_context **pp;
 
 	pthread_mutex_lock(&r->lock);
@@ -301,7 +302,7 @@ dropin_async_detach(struct dropin_device *dd, struct dropin_context *ctx)
 		*pp = ctx->next_dev;
 	pthread_mutex_unlock(&r->lock);
 	if (r->ctxs == NULL)
-		router_stop(dd);
+		router_stop(dd, r);
 }
 
 void
@@ -313,7 +314,9 @@ dropin_async_free(struct dropin_context *ctx)
 }
 
 /* fork(): the routers' locks are held across it (after dropin.lock), so
- * that the child's queues are whole; the child has no router thread. */
+ * that the child's queues are whole; the child has no router thread, and
+ * its next contexts get a router of their own (the parent's stays with
+ * the parent's contexts, dropin_device.c "fork"). */
 void
 dropin_async_fork(struct dropin_device *dd, enum dropin_fork_stage stage)
 {
@@ -328,12 +331,14 @@ dropin_async_fork(struct dropin_device *dd, enum dropin_fork_stage stage)
 	if (stage == DROPIN_FORK_CHILD)
 		r->forked = true;
 	pthread_mutex_unlock(&r->lock);
+	if (stage == DROPIN_FORK_CHILD)
+		dd->router = NULL;
 }
 
 static struct dropin_router *
 router_of(struct ibv_context *context)
 {
-	return DROPIN_CONTAINER_OF(context->device, struct dropin_device, ibv)->router;
+	return dropin_context_of(context)->router;
 }
 
 /* Under the router's lock: the count of events of the object taken. */

@@ -42,7 +42,7 @@ static struct {
 	struct dropin_device *dev;
 	int nopen;			/* contexts open */
 	struct dropin_context *open;	/* them, under lock */
-	bool forked;			/* a child of fork(): no device */
+	bool forked;			/* a child of fork(), no device yet */
 	pthread_mutex_t lock;		/* the devices' shared contexts */
 	char *args;			/* DROCE_ARGS, cut into argv */
 	char *argv[DROPIN_MAX_ARGS + 1];
@@ -177,12 +177,21 @@ dropin_fill_device(struct dropin_device *dd, struct droce_device *d, int i)
 }
 
 /*
- * fork (ibv_fork_init(3)): the child of a process using droce has no
- * device (lib/device: the parent's EAL memory and ports are shared with
- * it); ibv_get_device_list gives it none (ENODEV) and the contexts it
- * inherited refuse the data path (EPERM), so a child that does no RDMA
- * runs normally and one that does gets a clear error, never the parent's
- * queues.  The lock is held across fork() so the child's list is whole.
+ * fork (ibv_fork_init(3)): the contexts a child inherited are the
+ * parent's (stale): they refuse the data path and the parent's events
+ * (EPERM), their control verbs reach nothing of the parent's (lib/device
+ * forgot the parent's connection to droced: a query is answered on the
+ * child's own, a handle of the parent's is not the child's, droced's
+ * ENOENT; in process ENODEV), and their close frees only the child's
+ * copies.  The child's own device: on droced's, the child's
+ * first ibv_get_device_list or ibv_open_device connects it to droced
+ * anew as a plain process (lib/device, "fork"), and its contexts are
+ * then its own, as any process's; a child of a process that runs the
+ * engine itself (DROCE_ARGS, DROCE_CONFIG) has none: ENODEV (EAL's
+ * memory and the port are the parent's).  So a child that does no RDMA
+ * runs normally, one that does works on droced or gets a clear error,
+ * never the parent's queues.  The lock is held across fork() so the
+ * child's lists are whole.
  */
 static void
 dropin_fork_prepare(void)
@@ -204,11 +213,42 @@ static void
 dropin_fork_child(void)
 {
 	dropin.forked = true;
-	for (struct dropin_context *c = dropin.open; c != NULL; c = c->next_open)
+	for (struct dropin_context *c = dropin.open; c != NULL; c = c->next_open) {
 		dropin_set_forked_ops(c);
-	for (int i = 0; i < dropin.ndev; i++)
+		c->stale = true;
+	}
+	dropin.open = NULL;
+	for (int i = 0; i < dropin.ndev; i++) {
 		dropin_async_fork(&dropin.dev[i], DROPIN_FORK_CHILD);
+		dropin.dev[i].ctx = NULL;
+		dropin.dev[i].nctx = 0;
+	}
 	pthread_mutex_unlock(&dropin.lock);
+}
+
+/*
+ * Under dropin.lock, in a child of fork(): whether it has devices of its
+ * own now (droced's, connected anew by lib/device; the same devices, so
+ * dropin.dev stands).
+ */
+static bool
+dropin_renew(void)
+{
+	struct droce_device **list;
+	int n = 0;
+
+	if (!dropin.forked)
+		return true;
+	list = droce_get_device_list(&n);
+	if (list == NULL)
+		return false;
+	droce_free_device_list(list);
+	if (n != dropin.ndev) {
+		errno = ENODEV;
+		return false;
+	}
+	dropin.forked = false;
+	return true;
 }
 
 static void dropin_sysfs_start(void);
@@ -223,8 +263,6 @@ dropin_start(void)
 	int rc, err;
 
 	if (argc <= 0)
-		return;
-	if (pthread_atfork(dropin_fork_prepare, dropin_fork_parent, dropin_fork_child) != 0)
 		return;
 	/*
 	 * rte_eal_init pins the calling thread to the main lcore's CPU.  The
@@ -243,6 +281,10 @@ dropin_start(void)
 			"(DROCE_ARGS / DROCE_CONFIG)\n", strerror(err));
 		return;
 	}
+	/* after droce's own (droce_init): a child runs them after droce's
+	 * copied its memory (lib/verbs droced_mem.c, "fork") */
+	if (pthread_atfork(dropin_fork_prepare, dropin_fork_parent, dropin_fork_child) != 0)
+		return;
 	list = droce_get_device_list(&n);
 	if (list == NULL)
 		return;
@@ -328,9 +370,13 @@ struct ibv_device **
 ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
+	bool ours;
 
 	pthread_once(&dropin.once, dropin_start);
-	if (dropin.forked) {
+	pthread_mutex_lock(&dropin.lock);
+	ours = dropin_renew();
+	pthread_mutex_unlock(&dropin.lock);
+	if (!ours) {
 		errno = ENODEV;		/* the parent's devices */
 		return NULL;
 	}
@@ -389,7 +435,7 @@ ibv_open_device(struct ibv_device *device)
 	if (ctx == NULL)
 		return NULL;		/* errno: ENOMEM (calloc) */
 	pthread_mutex_lock(&dropin.lock);
-	if (dropin.forked) {
+	if (!dropin_renew()) {
 		pthread_mutex_unlock(&dropin.lock);
 		errno = ENODEV;
 		return dropin_undo_alloc(ctx);
@@ -414,6 +460,20 @@ ibv_open_device(struct ibv_device *device)
 	return &ctx->vctx.context;
 }
 
+/* Close of a stale context (a parent's, in a child of fork()): the
+ * child's copies only. */
+static int
+dropin_close_stale(struct dropin_context *ctx)
+{
+	dropin_async_free(ctx);
+	pthread_mutex_destroy(&ctx->vctx.context.mutex);
+	if (ctx->vctx.context.cmd_fd >= 0)
+		close(ctx->vctx.context.cmd_fd);
+	free(ctx);
+	__atomic_fetch_sub(&dropin.nopen, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int
 ibv_close_device(struct ibv_context *context)
 {
@@ -424,7 +484,11 @@ ibv_close_device(struct ibv_context *context)
 	pthread_mutex_lock(&dropin.lock);
 	/* (the router, stopped with the last context, before droce's goes) */
 	dropin_async_detach(dd, ctx);
-	if (dd->nctx == 1 && !dropin.forked)
+	if (ctx->stale) {
+		pthread_mutex_unlock(&dropin.lock);
+		return dropin_close_stale(ctx);	/* the parent's droce context */
+	}
+	if (dd->nctx == 1)
 		rc = droce_close_device(ctx->d);
 	if (rc != 0 && dropin_async_attach(dd, ctx) != 0)
 		rc = ENOMEM;	/* still open, its events lost */

@@ -29,7 +29,7 @@ struct dropin_device {
 	struct droce_device *d;
 	struct droce_context *ctx;
 	unsigned int nctx;
-	struct dropin_router *router;	/* while nctx > 0 */
+	struct dropin_router *router;	/* while nctx > 0: the new contexts' */
 };
 
 /* A context's asynchronous events (dropin_async.c): async_fd, an eventfd
@@ -48,6 +48,10 @@ struct dropin_context {
 	struct droce_context *d;
 	struct dropin_context *next_open;	/* the open contexts (dropin_device.c) */
 	struct dropin_context *next_dev;	/* its device's (dropin_async.c) */
+	struct dropin_router *router;		/* its events' (dropin_async.c) */
+	/* a parent's context in a child of fork(): its router thread-less,
+	 * its droce context the parent's (dropin_device.c, "fork") */
+	bool stale;
 	struct dropin_events events;
 };
 

@@ -102,6 +102,20 @@ verbs_dq_open(struct droce_device *device)
 	return &c->vctx.pub;
 }
 
+void
+verbs_dq_fork_child(void)
+{
+	struct dqv_region *r = &dqv_region;
+
+	if (r->base != NULL &&
+	    mmap(r->base, r->size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		(void)munmap(r->base, r->size);	/* a fault rather than the parent's */
+	if (r->bell_fd >= 0)
+		close(r->bell_fd);
+	*r = (struct dqv_region){ .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+}
+
 /* The region and the doorbell stay the process's (droced frees them when
  * the connection closes); the events' context is gone. */
 static int

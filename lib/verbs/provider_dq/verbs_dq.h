@@ -16,4 +16,14 @@ struct droce_device;
  */
 struct droce_context *verbs_dq_open(struct droce_device *device);
 
+/*
+ * For a child of fork() (lib/device's handler): the region is the
+ * parent's (a shared mapping of droced's memfd), so the child's mapping
+ * of it is replaced by private zero pages (what the child's inherited
+ * queues write reaches nobody) and the region forgotten, with its
+ * doorbell; the child's next context opens a region of its own on its
+ * own connection.  Async-signal-safe.
+ */
+void verbs_dq_fork_child(void);
+
 #endif /* VERBS_DQ_H */

@@ -63,6 +63,24 @@ static struct {
 static void mem_fork_prepare(void);
 static void mem_fork_parent(void);
 static void mem_fork_child(void);
+static void mem_init_once(void);
+
+/*
+ * The fork handlers are registered at the connection (verbs_dmn_mem_init,
+ * before lib/device's and the drop-in's): fork(3) runs the parent's and
+ * the child's handlers in the order they were registered, and the child's
+ * copy of the moved pages must exist before any other handler writes
+ * memory (a context of the drop-in's may lie in a moved heap page, which
+ * the child shares with its parent until then), and the parent's forking
+ * thread must wait for it before its own handlers write.
+ */
+void
+verbs_dmn_mem_init(void)
+{
+	pthread_mutex_lock(&mem.lock);
+	mem_init_once();
+	pthread_mutex_unlock(&mem.lock);
+}
 
 static void
 mem_init_once(void)

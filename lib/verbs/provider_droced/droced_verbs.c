@@ -64,18 +64,55 @@ send_request(const struct dmn_msg *m, int fd)
 	return sendmsg(daemon_conn.fd, &mh, MSG_NOSIGNAL);
 }
 
+static int call_locked(struct dmn_msg *m, int fd, int *fd_out);
+
+/* Under the lock: a connection to daemon_conn.path and its HELLO; 0 or
+ * -errno (the HELLO's reply in *hello). */
+static int
+conn_open_locked(struct dmn_msg *hello)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t len = strlen(daemon_conn.path);
+	int fd, rc;
+
+	if (len == 0 || len >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(a.sun_path, daemon_conn.path, len + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	daemon_conn.fd = fd;
+	*hello = (struct dmn_msg){ .type = DMN_HELLO };
+	rc = call_locked(hello, -1, NULL);
+	if (rc == 0)
+		daemon_conn.owner = (void *)(uintptr_t)hello->u.hello.owner;
+	return -rc;
+}
+
 /*
- * Under the lock.  ENOTCONN once the daemon is gone (then forever).  The
- * fd that came with the reply goes to *fd_out (-1: none), or is closed
- * when fd_out is NULL.
+ * Under the lock.  ENOTCONN once the daemon is gone (then forever); in a
+ * child of fork() the first request connects the child anew
+ * (verbs_daemon_fork_child).  The fd that came with the reply goes to
+ * *fd_out (-1: none), or is closed when fd_out is NULL.
  */
 static int
 call_locked(struct dmn_msg *m, int fd, int *fd_out)
 {
 	uint32_t type = m->type;
+	struct dmn_msg hello;
 	ssize_t n;
 	int got = -1;
 
+	if (daemon_conn.fd < 0 && daemon_conn.renew) {
+		daemon_conn.renew = false;	/* once: a failure is ENOTCONN */
+		if (conn_open_locked(&hello) != 0)
+			return ENOTCONN;
+	}
 	if (daemon_conn.fd < 0)
 		return ENOTCONN;
 	n = send_request(m, fd);
@@ -123,31 +160,62 @@ verbs_daemon_call(struct dmn_msg *m)
 int
 verbs_daemon_connect(const char *path, char *prefix, size_t len)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct dmn_msg m = { .type = DMN_HELLO };
-	int fd, rc;
+	struct dmn_msg m;
+	int rc;
 
-	if (strlen(path) >= sizeof(a.sun_path))
+	if (strlen(path) >= sizeof(daemon_conn.path))
 		return -ENAMETOOLONG;
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	daemon_conn.fd = fd;
-	rc = verbs_daemon_call(&m);
+	verbs_dmn_mem_init();
+	pthread_mutex_lock(&daemon_conn.lock);
+	strcpy(daemon_conn.path, path);
+	rc = conn_open_locked(&m);
+	pthread_mutex_unlock(&daemon_conn.lock);
 	if (rc != 0)
-		return -rc;
+		return rc;
 	if (memchr(m.u.hello.prefix, '\0', sizeof(m.u.hello.prefix)) == NULL ||
 	    strlen(m.u.hello.prefix) >= len)
 		return -EPROTO;
 	strcpy(prefix, m.u.hello.prefix);
-	daemon_conn.owner = (void *)(uintptr_t)m.u.hello.owner;
 	return 0;
+}
+
+int
+verbs_daemon_renew(void)
+{
+	struct dmn_msg m;
+	int rc = 0;
+
+	pthread_mutex_lock(&daemon_conn.lock);
+	if (daemon_conn.fd < 0) {
+		daemon_conn.renew = false;
+		rc = conn_open_locked(&m);
+	}
+	pthread_mutex_unlock(&daemon_conn.lock);
+	return rc;
+}
+
+/*
+ * In a child of fork() (its only thread the forking one): the connection
+ * is the parent's, and a request the child sent on it would interleave
+ * with the parent's and take its replies.  The child's copy of the socket
+ * is closed (the parent's stays open) and the connection forgotten, lock
+ * and events included (another thread of the parent may have held the
+ * lock at the fork); the child's first request connects it anew, as an
+ * application of its own (a query on a context it inherited is answered
+ * as the kernel answers one on an inherited uverbs file; a handle of the
+ * parent's is not the child's: droced's ENOENT).
+ */
+void
+verbs_daemon_fork_child(void)
+{
+	if (daemon_conn.fd >= 0)
+		close(daemon_conn.fd);
+	daemon_conn.fd = -1;
+	daemon_conn.renew = daemon_conn.path[0] != '\0';
+	daemon_conn.owner = NULL;
+	daemon_conn.events = NULL;
+	daemon_conn.events_ctx = NULL;
+	daemon_conn.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 }
 
 /*

@@ -231,6 +231,8 @@ struct verbs_dmn_ah {
 struct verbs_daemon {
 	void *owner;			/* HELLO's owner id */
 	int fd;				/* -1 once the daemon is gone */
+	char path[108];			/* droced's socket (sockaddr_un's sun_path) */
+	bool renew;			/* a child of fork(): connect at the next request */
 	pthread_mutex_t lock;		/* one request at a time */
 	/* asynchronous events: droced's ring of them for this application
 	 * and the context whose async_fd counts them (the first opened) */
@@ -245,6 +247,14 @@ struct verbs_daemon {
  * ENOTCONN, as does every later one.
  */
 int verbs_daemon_connect(const char *path, char *prefix, size_t len);
+/*
+ * For a child of fork() (lib/device's handler): the parent's connection
+ * forgotten, the child's copy of its socket closed, and the child's next
+ * request connects it anew; async-signal-safe.
+ */
+void verbs_daemon_fork_child(void);
+/* The child's connection now (if no request made it yet): 0 or -errno. */
+int verbs_daemon_renew(void);
 /* A context on the daemon's device: NULL with errno. */
 struct droce_context *verbs_daemon_open(struct droce_device *device);
 /* One request and its reply: 0 or a positive errno (ENOTCONN: daemon gone). */
@@ -261,6 +271,9 @@ int verbs_daemon_call_fds(struct dmn_msg *m, int fd, int *fd_out);
  * EFAULT (not mapped).
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
+/* droced_mem.c's fork handlers, registered before anyone else's (called
+ * at the connection). */
+void verbs_dmn_mem_init(void);
 
 /*
  * REG_MR of [addr, addr + len) on pd (own_pages: the application's own
