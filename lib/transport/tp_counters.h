@@ -69,7 +69,13 @@
 	X(SCHED_GAPS,           "sched_gaps", "rounds after a gap of 1 ms or more with timers armed (the engine was not running)") \
 	X(SCHED_GAP_MAX_US,     "sched_gap_max_us", "the longest gap between two rounds with timers armed, in us (a maximum: the largest engine's, not a sum)") \
 	X(TIMEOUTS_IN_GAP,      "retransmit_timeouts_in_gap", "retransmit timer expiries in the engine's own gap: re-armed, no retry charged") \
-	X(RX_TMPL_PARSED,       "rx_tmpl_parsed", "RoCEv2 frames parsed by their QP's receive template (the others field by field)")
+	X(RX_TMPL_PARSED,       "rx_tmpl_parsed", "RoCEv2 frames parsed by their QP's receive template (the others field by field)") \
+	X(SR_SACK_SENT,         "sr_sack_sent", "selective repeat: selective ACKs sent (both ends agreed)") \
+	X(SR_SACK_RCVD,         "sr_sack_rcvd", "selective repeat: selective ACKs received") \
+	X(SR_OOO_PLACED,        "sr_ooo_placed", "selective repeat: WRITE packets placed out of order") \
+	X(SR_OOO_DROPPED,       "sr_ooo_dropped", "selective repeat: packets out of order not placed (SEND, READ, atomic, WRITE with immediate's last, unknown message, beyond the window)") \
+	X(SR_RESENT_PKTS,       "sr_resent_pkts", "selective repeat: holes resent (each also in retransmitted_pkts)") \
+	X(SR_TIMEOUT_HOLE,      "sr_timeout_hole", "selective repeat: retransmit timeouts answered by resending the oldest hole only")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,
