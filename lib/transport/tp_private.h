@@ -469,12 +469,12 @@ struct tp_lc_qp {
  * 0xc0-0xff), laid out as RDMA READ RESPONSE ONLY with 12 bytes of
  * payload: BTH (PSN base - 1: everything before base arrived), AETH (the
  * cumulative ACK's MSN), the highest PSN that arrived beyond base, kept or
- * not (4 bytes), the bitmap of what was kept (8 bytes, bit i: base + 1 + i
- * is placed), all big-endian.  What is neither base nor kept up to that
- * highest PSN is to be sent again.
+ * not (4 bytes), the PSN that arrived last (4 bytes), the bitmap of what
+ * was kept (8 bytes, bit i: base + 1 + i is placed), all big-endian.  What
+ * is neither base nor kept up to that highest PSN is to be sent again.
  */
 #define TP_SR_SACK_OPCODE 0xd8
-#define TP_SR_SACK_LEN 12
+#define TP_SR_SACK_LEN 16
 /* multi-packet WRITEs the responder remembers for out-of-order placement */
 #define TP_SR_MSGS 16
 
@@ -493,6 +493,7 @@ struct tp_sr {
 	/* responder: PSNs placed out of order, based at resp.psn */
 	struct tp_sr_win rwin;
 	uint32_t rhi;			/* one past the highest PSN seen ahead */
+	uint32_t rlast;			/* the PSN that arrived last ahead */
 	struct tp_sr_msg msgs[TP_SR_MSGS];
 	uint32_t msg_next;
 	uint8_t rop[TP_SR_WINDOW];	/* each placed PSN's opcode... */
@@ -506,9 +507,12 @@ struct tp_sr {
 	/* requester: PSNs selectively acknowledged, based at comp.psn */
 	struct tp_sr_win swin;
 	uint32_t sack_hi;		/* one past the highest one */
-	bool recovering;		/* holes resent once until comp.psn... */
-	uint32_t rec_psn;		/* ...passes this recovery point */
-	uint32_t resent_to;		/* holes below were resent this episode */
+	/* each PSN's last transmission (a count of the QP's request packets
+	 * sent; the BDP cap keeps what is in flight inside the ring), and the
+	 * latest transmission the responder is known to have received */
+	uint64_t tx_seq;
+	uint64_t xseq[TP_SR_WINDOW];
+	uint64_t rack;
 };
 
 /* ---- queue pairs --------------------------------------------------------- */

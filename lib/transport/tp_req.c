@@ -177,6 +177,9 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 {
 	uint32_t end = roce_psn_add(psn, npsn);
 
+	/* selective repeat: the order of transmissions (RACK in tp_req_sr_sack) */
+	if (unlikely(qp->sr.on))
+		qp->sr.xseq[psn & (TP_SR_WINDOW - 1)] = ++qp->sr.tx_seq;
 	/* a PSN before the highest one sent so far is a retransmission */
 	if (roce_psn_before(psn, qp->req.psn_hi))
 		tp_count(qp->eng, TP_CNT_RETRANSMITTED_PKTS);
@@ -592,11 +595,23 @@ resend_psn(struct tp_qp *qp, struct tp_send_wqe *w, uint32_t at, uint32_t h,
 }
 
 /*
- * Resend the holes of [from, limit) once each: PSNs sent (before req.psn:
- * what the requester is about to send anyway is not a hole) and not
- * selectively acknowledged.  Returns the PSN the resends reached.
+ * May hole h be sent (again)?  When a packet transmitted after h's last
+ * transmission arrived (the responder's latest, qp->sr.rack) while h is
+ * still missing: on a wire that keeps order h was lost (RACK, RFC 8985,
+ * per packet, by transmission order rather than time).
  */
-static uint32_t
+static bool
+hole_due(const struct tp_qp *qp, uint32_t h)
+{
+	return qp->sr.xseq[h & (TP_SR_WINDOW - 1)] < qp->sr.rack;
+}
+
+/*
+ * Resend the holes of [from, limit) that are due: PSNs sent (before
+ * req.psn: what the requester is about to send anyway is not a hole) and
+ * not selectively acknowledged.
+ */
+static void
 resend_holes(struct tp_qp *qp, uint32_t from, uint32_t limit)
 {
 	uint32_t h, at, next;
@@ -607,11 +622,16 @@ resend_holes(struct tp_qp *qp, uint32_t from, uint32_t limit)
 	       tp_sr_win_next_hole(&qp->sr.swin, from, limit, &h)) {
 		struct tp_send_wqe *w = wqe_of_psn(qp, h, &at);
 
-		if (w == NULL || !resend_psn(qp, w, at, h, &next))
-			return h;
+		if (w == NULL)
+			return;
+		if (!hole_due(qp, h)) {
+			from = roce_psn_add(h, 1);
+			continue;
+		}
+		if (!resend_psn(qp, w, at, h, &next))
+			return;
 		from = next;
 	}
-	return limit;
 }
 
 /* The selective window follows comp.psn (re-based when it jumped past it). */
@@ -631,15 +651,13 @@ swin_follow(struct tp_qp *qp)
  * + 1: the completer takes it as any ACK of base - 1, so WQEs still
  * complete in order on cumulative ACKs), of base + 1 .. base + 64 the
  * PSNs whose bit is set, and saw nothing beyond top.  The holes up to top
- * (and at most 64 beyond base) are sent again, each once per recovery
- * episode: until comp.psn passes the PSN the requester had reached when
- * the episode began, or a PSN sent after that arrived while holes remain
- * (the resends were lost too): about one round trip, as TCP SACK's
- * recovery point.  PSNs never sent are ignored.
+ * (and at most 64 beyond base) are sent again once a packet transmitted
+ * after them arrived (last, the PSN that arrived last: hole_due), so a
+ * hole is resent once per loss of it.  PSNs never sent are ignored.
  */
 void
 tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame,
-	       uint32_t top, uint64_t sack)
+	       uint32_t top, uint32_t last, uint64_t sack)
 {
 	const uint8_t *aeth = frame + pkt->bth_off + ROCE_BTH_LEN;
 	uint32_t base = roce_psn_add(pkt->psn, 1), lim;
@@ -672,7 +690,8 @@ tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *fram
 		if (!roce_psn_before(p, sr->sack_hi))
 			sr->sack_hi = roce_psn_add(p, 1);
 	}
-	/* up to top, within the bitmap's reach, never beyond what was sent */
+	/* up to top, within the bitmap's reach, never beyond what was sent;
+	 * every due hole there is sent again */
 	lim = roce_psn_add(base, 65);
 	if (roce_psn_diff(top, base) > 0 && roce_psn_before(top, lim))
 		lim = roce_psn_add(top, 1);
@@ -682,22 +701,17 @@ tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *fram
 		lim = qp->req.psn_hi;
 	if (roce_psn_after(lim, sr->sack_hi))
 		sr->sack_hi = lim;
-	if (!sr->recovering || !roce_psn_before(qp->comp.psn, sr->rec_psn) ||
-	    roce_psn_after(sr->sack_hi, sr->rec_psn)) {
-		sr->recovering = true;
-		sr->rec_psn = qp->req.psn_hi;
-		sr->resent_to = qp->comp.psn;
-	}
-	if (roce_psn_before(sr->resent_to, qp->comp.psn))
-		sr->resent_to = qp->comp.psn;
-	sr->resent_to = resend_holes(qp, sr->resent_to, sr->sack_hi);
+	/* the transmission that arrived last (a PSN sent and not yet acked) */
+	if (!roce_psn_before(last, qp->comp.psn) && roce_psn_before(last, qp->req.psn_hi) &&
+	    sr->xseq[last & (TP_SR_WINDOW - 1)] > sr->rack)
+		sr->rack = sr->xseq[last & (TP_SR_WINDOW - 1)];
+	resend_holes(qp, qp->comp.psn, lim);
 }
 
 /*
  * A retransmit timeout with selective repeat agreed: when the responder
  * told of PSNs it has beyond the oldest one (a SACK), only the oldest hole
- * is sent again and the recovery episode ends (its holes may be resent at
- * the next SACK).  True when so; false when nothing is known beyond it
+ * is sent again.  True when so; false when nothing is known beyond it
  * (what was lost may be everything after it): the caller goes back N.
  */
 bool
@@ -715,7 +729,6 @@ tp_req_sr_timeout(struct tp_qp *qp)
 	w = wqe_of_psn(qp, h, &at);
 	if (w == NULL)
 		return false;
-	sr->recovering = false;
 	(void)resend_psn(qp, w, at, h, &next);
 	tp_count(qp->eng, TP_CNT_SR_TIMEOUT_HOLE);
 	return true;

@@ -305,8 +305,11 @@ sr_out_of_seq(struct resp_ctx *c)
 		tp_count(qp->eng, TP_CNT_SR_OOO_DROPPED);
 	}
 	/* what arrived beyond the base, kept or not, tells of the holes */
-	if (d > 0 && (uint32_t)d < TP_SR_WINDOW && !roce_psn_before(pkt->psn, sr->rhi))
-		sr->rhi = roce_psn_add(pkt->psn, 1);
+	if (d > 0 && (uint32_t)d < TP_SR_WINDOW) {
+		if (!roce_psn_before(pkt->psn, sr->rhi))
+			sr->rhi = roce_psn_add(pkt->psn, 1);
+		sr->rlast = pkt->psn;
+	}
 	tp_resp_queue_sack(qp);
 	return RESP_DONE;
 }

@@ -228,15 +228,15 @@ send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
 
 /*
  * Selective repeat's SACK (tp_private.h, TP_SR_SACK_OPCODE): base - 1
- * acknowledged with the MSN of now, the highest PSN seen beyond base and
- * the bitmap of what was kept.  With nothing beyond the base any more (the
+ * acknowledged with the MSN of now, the highest PSN seen beyond base, the
+ * one that arrived last and the bitmap of what was kept.  With nothing beyond the base any more (the
  * holes were filled meanwhile) a plain ACK says the same.
  */
 static bool
 send_sack(struct tp_qp *qp)
 {
 	struct tp_sr *sr = &qp->sr;
-	uint32_t base = qp->resp.psn, w[3];
+	uint32_t base = qp->resp.psn, w[4];
 	uint64_t sack;
 	struct rte_mbuf *m;
 	struct roce_pkt p;
@@ -260,8 +260,9 @@ send_sack(struct tp_qp *qp)
 		return false;
 	if (ahead) {
 		w[0] = rte_cpu_to_be_32(roce_psn_add(sr->rhi, ROCE_PSN_MASK));
-		w[1] = rte_cpu_to_be_32((uint32_t)(sack >> 32));
-		w[2] = rte_cpu_to_be_32((uint32_t)sack);
+		w[1] = rte_cpu_to_be_32(sr->rlast);
+		w[2] = rte_cpu_to_be_32((uint32_t)(sack >> 32));
+		w[3] = rte_cpu_to_be_32((uint32_t)sack);
 		memcpy(payload, w, sizeof(w));
 		tp_sr_sack_opcode(qp, m, &p);
 		tp_count(qp->eng, TP_CNT_SR_SACK_SENT);

@@ -26,7 +26,7 @@ bool tp_req_run(struct tp_qp *qp);
 void tp_req_rewind(struct tp_qp *qp);
 /* selective repeat: a SACK's cumulative ACK and holes; a timeout */
 void tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame,
-		    uint32_t top, uint64_t sack);
+		    uint32_t top, uint32_t last, uint64_t sack);
 bool tp_req_sr_timeout(struct tp_qp *qp);
 
 /* tp_sr.c: selective repeat's negotiation and SACK receive */

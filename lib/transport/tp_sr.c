@@ -40,6 +40,7 @@ tp_sr_start_resp(struct tp_qp *qp)
 {
 	tp_sr_win_init(&qp->sr.rwin, qp->resp.psn);
 	qp->sr.rhi = qp->resp.psn;
+	qp->sr.rlast = qp->resp.psn;
 	memset(qp->sr.msgs, 0, sizeof(qp->sr.msgs));
 	qp->sr.msg_next = 0;
 	qp->sr.peer = false;
@@ -59,7 +60,9 @@ tp_sr_start_req(struct tp_qp *qp)
 
 	tp_sr_win_init(&qp->sr.swin, qp->comp.psn);
 	qp->sr.sack_hi = qp->comp.psn;
-	qp->sr.recovering = false;
+	qp->sr.tx_seq = 0;
+	qp->sr.rack = 0;
+	memset(qp->sr.xseq, 0, sizeof(qp->sr.xseq));
 	qp->sr.cap_pkts = RTE_MAX(RTE_MIN(cap, TP_SR_WINDOW), 1u);
 }
 
@@ -110,7 +113,8 @@ bool
 tp_sr_rx_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame)
 {
 	const uint8_t *bth = frame + pkt->bth_off;
-	uint32_t top, hi, lo;
+	const uint8_t *pl = bth + ROCE_BTH_LEN + ROCE_AETH_LEN;
+	uint32_t top, last, hi, lo;
 
 	if (!qp->sr.on || qp->pub.qp_type != DROCE_QPT_RC ||
 	    pkt->pkt_len != (uint32_t)pkt->bth_off + ROCE_BTH_LEN + ROCE_AETH_LEN +
@@ -119,11 +123,13 @@ tp_sr_rx_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame
 	qp->sr.peer = true;
 	if (!tp_qp_can_send(qp))
 		return true;
-	memcpy(&top, bth + ROCE_BTH_LEN + ROCE_AETH_LEN, 4);
-	memcpy(&hi, bth + ROCE_BTH_LEN + ROCE_AETH_LEN + 4, 4);
-	memcpy(&lo, bth + ROCE_BTH_LEN + ROCE_AETH_LEN + 8, 4);
+	memcpy(&top, pl, 4);
+	memcpy(&last, pl + 4, 4);
+	memcpy(&hi, pl + 8, 4);
+	memcpy(&lo, pl + 12, 4);
 	tp_count(qp->eng, TP_CNT_SR_SACK_RCVD);
 	tp_req_sr_sack(qp, pkt, frame, rte_be_to_cpu_32(top) & ROCE_PSN_MASK,
+		       rte_be_to_cpu_32(last) & ROCE_PSN_MASK,
 		       (uint64_t)rte_be_to_cpu_32(hi) << 32 | rte_be_to_cpu_32(lo));
 	return true;
 }
