@@ -476,7 +476,7 @@ struct tp_lc_qp {
 #define TP_SR_SACK_OPCODE 0xd8
 #define TP_SR_SACK_LEN 16
 /* multi-packet WRITEs the responder remembers for out-of-order placement */
-#define TP_SR_MSGS 16
+#define TP_SR_MSGS 64
 
 struct tp_sr_msg {
 	uint32_t first_psn;
@@ -513,6 +513,8 @@ struct tp_sr {
 	uint64_t tx_seq;
 	uint64_t xseq[TP_SR_WINDOW];
 	uint64_t rack;
+	bool to_hole;			/* the last timeout resent a hole... */
+	uint32_t to_psn;		/* ...with comp.psn here */
 };
 
 /* ---- queue pairs --------------------------------------------------------- */

@@ -712,7 +712,10 @@ tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *fram
  * A retransmit timeout with selective repeat agreed: when the responder
  * told of PSNs it has beyond the oldest one (a SACK), only the oldest hole
  * is sent again.  True when so; false when nothing is known beyond it
- * (what was lost may be everything after it): the caller goes back N.
+ * (what was lost may be everything after it), or when the last timeout
+ * already resent a hole and nothing moved since: what the SACKs said is
+ * forgotten (a responder that could not complete what it placed forgets
+ * it too) and the caller goes back N.
  */
 bool
 tp_req_sr_timeout(struct tp_qp *qp)
@@ -722,14 +725,22 @@ tp_req_sr_timeout(struct tp_qp *qp)
 	struct tp_send_wqe *w;
 
 	swin_follow(qp);
+	if (sr->to_hole && sr->to_psn == qp->comp.psn) {
+		tp_sr_win_init(&sr->swin, qp->comp.psn);
+		sr->sack_hi = qp->comp.psn;
+		sr->to_hole = false;
+		return false;
+	}
+	sr->to_hole = false;
 	if (!roce_psn_after(sr->sack_hi, roce_psn_add(qp->comp.psn, 1)) ||
 	    !roce_psn_before(qp->comp.psn, qp->req.psn) ||
 	    !tp_sr_win_next_hole(&sr->swin, qp->comp.psn, sr->sack_hi, &h))
 		return false;
 	w = wqe_of_psn(qp, h, &at);
-	if (w == NULL)
+	if (w == NULL || !resend_psn(qp, w, at, h, &next))
 		return false;
-	(void)resend_psn(qp, w, at, h, &next);
+	sr->to_hole = true;
+	sr->to_psn = qp->comp.psn;
 	tp_count(qp->eng, TP_CNT_SR_TIMEOUT_HOLE);
 	return true;
 }

@@ -184,7 +184,14 @@ sr_npkts(const struct tp_qp *qp, uint32_t len)
 static void
 sr_msg_add(struct tp_qp *qp, const struct roce_pkt *pkt)
 {
-	struct tp_sr_msg *m = &qp->sr.msgs[qp->sr.msg_next++ % TP_SR_MSGS];
+	struct tp_sr_msg *m = NULL;
+
+	/* a FIRST sent again replaces its own entry, not an older one */
+	for (unsigned int i = 0; i < TP_SR_MSGS && m == NULL; i++)
+		if (qp->sr.msgs[i].npkts != 0 && qp->sr.msgs[i].first_psn == pkt->psn)
+			m = &qp->sr.msgs[i];
+	if (m == NULL)
+		m = &qp->sr.msgs[qp->sr.msg_next++ % TP_SR_MSGS];
 
 	m->first_psn = pkt->psn;
 	m->npkts = sr_npkts(qp, pkt->reth.len);
