@@ -620,15 +620,14 @@ resend_holes(struct tp_qp *qp, uint32_t from, uint32_t limit)
 		limit = qp->req.psn;
 	while (roce_psn_before(from, limit) &&
 	       tp_sr_win_next_hole(&qp->sr.swin, from, limit, &h)) {
-		struct tp_send_wqe *w = wqe_of_psn(qp, h, &at);
+		struct tp_send_wqe *w;
 
-		if (w == NULL)
-			return;
 		if (!hole_due(qp, h)) {
 			from = roce_psn_add(h, 1);
 			continue;
 		}
-		if (!resend_psn(qp, w, at, h, &next))
+		w = wqe_of_psn(qp, h, &at);
+		if (w == NULL || !resend_psn(qp, w, at, h, &next))
 			return;
 		from = next;
 	}
