@@ -724,6 +724,17 @@ int droce_destroy_qp(struct droce_qp *qp);
  * wire changes but the pace of the QP's requests.
  */
 int droce_qp_set_cc(struct droce_qp *qp, const char *algo);
+/*
+ * droce extension: selective repeat on this RC QP (lib/transport README,
+ * "Selective repeat between droce peers"), for an application that knows
+ * its peer is droce and set it there too (through its own out-of-band
+ * exchange).  Before the QP enters RTR (RESET or INIT).  It runs only once
+ * the peer's packets show that it set it as well: until then, and always
+ * with a peer that did not, the QP is go-back-N as without it.  0, EINVAL
+ * (not RC), EBUSY (RTR or later), EOPNOTSUPP (a provider without it:
+ * droced).
+ */
+int droce_qp_set_sr(struct droce_qp *qp, bool on);
 
 enum droce_send_flags {
 	DROCE_SEND_FENCE = 1 << 0,

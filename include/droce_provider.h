@@ -152,6 +152,7 @@ struct droce_cm_relay {
 		      struct droce_ah **ah))					\
 	X(destroy_ah, (struct droce_ah *ah))					\
 	X(set_qp_cc, (struct droce_qp *qp, const char *algo))			\
+	X(set_qp_sr, (struct droce_qp *qp, bool on))				\
 	/* lib/cm's GSI relay, for a context with no QP1 of its own */		\
 	X(cm_relay, (struct droce_context *ctx, struct droce_cm_relay *r))	\
 	/* multicast: qp UD and gid a group (checked by lib/verbs) */		\

@@ -38,7 +38,9 @@
 	X(np_min_time_between_cnps, 4, 0, 10000000,			\
 	  "us: at most one CNP sent per QP per period")			\
 	X(np_cnp_dscp, 48, 0, 63, "IP DSCP of the CNPs sent")			\
-	X(np_cnp_prio, 6, 0, 7, "802.1p priority of the CNPs sent (VLAN-tagged ports only)")
+	X(np_cnp_prio, 6, 0, 7, "802.1p priority of the CNPs sent (VLAN-tagged ports only)") \
+	X(sr_bdp_bytes, 0, 0, 1u << 30,					\
+	  "bytes: selective repeat's cap on the data in flight, IRN's BDP-FC (0: the window, 256 packets)")
 
 struct tp_cc_params {
 #define TP_CC_PARAM_FIELD(n, d, lo, hi, s) uint32_t n;

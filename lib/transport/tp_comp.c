@@ -456,6 +456,12 @@ st_retry(struct comp_ctx *c)
 		c->err = DROCE_WC_RETRY_EXC_ERR;
 		return COMP_ERROR;
 	}
+	/* selective repeat: a timeout resends the oldest hole, not all */
+	if (c->pkt == NULL && unlikely(tp_sr_agreed(qp)) && tp_req_sr_timeout(qp)) {
+		qp->comp.gap_rearmed = false;
+		tp_timer_arm_retrans(qp);
+		return COMP_EXIT;
+	}
 	tp_count(qp->eng, TP_CNT_COMPLETER_RETRY_ERR);
 	qp->comp.retry_pending = true;
 	qp->comp.gap_rearmed = false;

@@ -71,7 +71,13 @@
 	X(TIMEOUTS_IN_GAP,      "retransmit_timeouts_in_gap", "retransmit timer expiries in the engine's own gap: re-armed, no retry charged") \
 	X(RX_TMPL_PARSED,       "rx_tmpl_parsed", "RoCEv2 frames parsed by their QP's receive template (the others field by field)") \
 	X(RCVD_MCAST,           "rcvd_mcast_pkts", "multicast packets received for a group of the device (each counted once in rcvd_pkts)") \
-	X(MCAST_DELIVERED,      "mcast_qp_deliveries", "multicast packets handed to an attached QP (one per QP; its Q_Key and receive queue decide)")
+	X(MCAST_DELIVERED,      "mcast_qp_deliveries", "multicast packets handed to an attached QP (one per QP; its Q_Key and receive queue decide)") \
+	X(SR_SACK_SENT,         "sr_sack_sent", "selective repeat: selective ACKs sent (both ends agreed)") \
+	X(SR_SACK_RCVD,         "sr_sack_rcvd", "selective repeat: selective ACKs received") \
+	X(SR_OOO_PLACED,        "sr_ooo_placed", "selective repeat: WRITE packets placed out of order") \
+	X(SR_OOO_DROPPED,       "sr_ooo_dropped", "selective repeat: packets out of order not placed (SEND, READ, atomic, WRITE with immediate's last, unknown message, beyond the window)") \
+	X(SR_RESENT_PKTS,       "sr_resent_pkts", "selective repeat: holes resent (each also in retransmitted_pkts)") \
+	X(SR_TIMEOUT_HOLE,      "sr_timeout_hole", "selective repeat: retransmit timeouts answered by resending the oldest hole only")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

@@ -311,6 +311,8 @@ tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 {
 	struct tp_engine *eng = qp->eng;
 
+	if (unlikely(qp->sr.on))
+		tp_sr_mark_tx(qp, m, p);
 	build_finish(qp, m, p);
 	m->data_len = (uint16_t)roce_frame_len(p);
 	m->pkt_len = m->data_len;

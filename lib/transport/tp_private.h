@@ -51,6 +51,7 @@
 #include "tp_counters.h"
 #include "tp_run.h"
 #include "tp_slab.h"
+#include "tp_sr_window.h"
 #include "tp_wheel.h"
 #include "transport.h"
 
@@ -372,6 +373,7 @@ struct tp_cq {
 
 enum tp_resp_item_kind {
 	TP_RESP_ACK,		/* ACKNOWLEDGE (ACK, RNR NAK or NAK) */
+	TP_RESP_SACK,		/* selective repeat: a SACK of the window as sent */
 	TP_RESP_READ,		/* a stream of READ responses */
 	TP_RESP_ATOMIC,		/* ATOMIC ACKNOWLEDGE */
 	TP_RESP_SKIPPED,	/* a duplicate's answer no longer wanted: not sent */
@@ -454,6 +456,68 @@ struct tp_lc_qp {
 	uint32_t db __rte_cache_aligned;
 };
 
+/* ---- selective repeat between droce peers (lib/transport README) --------- */
+
+/*
+ * The offer: BTH byte 8's reserved bit 6 (resv7, sent as 0 by a standard
+ * sender) set on every RC packet of a QP whose application called
+ * droce_qp_set_sr; the peer that also set it answers out-of-order
+ * requests with selective ACKs only once it saw the mark.
+ */
+#define TP_SR_MARK 0x40
+/*
+ * The selective ACK: a manufacturer-specific opcode (IBTA table 38:
+ * 0xc0-0xff), laid out as RDMA READ RESPONSE ONLY with 12 bytes of
+ * payload: BTH (PSN base - 1: everything before base arrived), AETH (the
+ * cumulative ACK's MSN), the highest PSN that arrived beyond base, kept or
+ * not (4 bytes), the PSN that arrived last (4 bytes), the bitmap of what
+ * was kept (8 bytes, bit i: base + 1 + i is placed), all big-endian.  What
+ * is neither base nor kept up to that highest PSN is to be sent again.
+ */
+#define TP_SR_SACK_OPCODE 0xd8
+#define TP_SR_SACK_LEN 16
+/* multi-packet WRITEs the responder remembers for out-of-order placement */
+#define TP_SR_MSGS 64
+
+struct tp_sr_msg {
+	uint32_t first_psn;
+	uint32_t npkts;			/* 0: slot unused */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+struct tp_sr {
+	bool on;			/* droce_qp_set_sr: this end offers it */
+	bool peer;			/* a marked packet from the peer arrived */
+	uint32_t cap_pkts;		/* in flight at most (BDP cap, <= window) */
+	/* responder: PSNs placed out of order, based at resp.psn */
+	struct tp_sr_win rwin;
+	uint32_t rhi;			/* one past the highest PSN seen ahead */
+	uint32_t rlast;			/* the PSN that arrived last ahead */
+	struct tp_sr_msg msgs[TP_SR_MSGS];
+	uint32_t msg_next;
+	uint8_t rop[TP_SR_WINDOW];	/* each placed PSN's opcode... */
+	uint16_t rlen[TP_SR_WINDOW];	/* ...and payload length */
+	struct {			/* WRITE with immediate: the last's */
+		uint32_t psn;
+		uint32_t imm;
+		bool se;
+	} imm[TP_SR_MSGS];
+	uint32_t imm_next;
+	/* requester: PSNs selectively acknowledged, based at comp.psn */
+	struct tp_sr_win swin;
+	uint32_t sack_hi;		/* one past the highest one */
+	/* each PSN's last transmission (a count of the QP's request packets
+	 * sent; the BDP cap keeps what is in flight inside the ring), and the
+	 * latest transmission the responder is known to have received */
+	uint64_t tx_seq;
+	uint64_t xseq[TP_SR_WINDOW];
+	uint64_t rack;
+	bool to_hole;			/* the last timeout resent a hole... */
+	uint32_t to_psn;		/* ...with comp.psn here */
+};
+
 /* ---- queue pairs --------------------------------------------------------- */
 
 struct tp_qp {
@@ -497,6 +561,8 @@ struct tp_qp {
 	struct tp_wheel_timer rnr_tmr;
 	/* congestion control (tp_cc.h): only tp_cc*.c look inside */
 	struct tp_cc_qp cc;
+	/* selective repeat (tp_sr.c) */
+	struct tp_sr sr;
 
 	/* requester (tp_req.c) */
 	struct {
@@ -577,6 +643,13 @@ tp_trace_path(const struct tp_qp *qp, const char *role, uint32_t psn, uint32_t p
 		len += (size_t)w;
 	}
 	TP_LOG(DEBUG, "qp %u %s psn %u:%s\n", qp->pub.qp_num, role, psn, buf);
+}
+
+/* Both ends run selective repeat: this one set it and saw the peer's mark. */
+static inline bool
+tp_sr_agreed(const struct tp_qp *qp)
+{
+	return qp->sr.on && qp->sr.peer;
 }
 
 static inline struct tp_cq *

@@ -281,6 +281,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 	if (mask & DROCE_QP_RQ_PSN) {
 		cur->rq_psn = a->rq_psn;
 		qp->resp.psn = a->rq_psn;
+		tp_sr_start_resp(qp);
 	}
 	if (mask & DROCE_QP_SQ_PSN) {
 		cur->sq_psn = a->sq_psn;
@@ -289,6 +290,7 @@ apply_attrs(struct tp_qp *qp, const struct droce_qp_attr *a, int mask,
 		qp->req.window = TP_MAX_INFLIGHT_PKTS;
 		qp->comp.psn = a->sq_psn;
 		tp_cc_qp_start(qp);
+		tp_sr_start_req(qp);
 	}
 	if (mask & DROCE_QP_MAX_QP_RD_ATOMIC)
 		cur->max_rd_atomic = a->max_rd_atomic;

@@ -167,6 +167,25 @@ mcast_rx(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 }
 
 /*
+ * A selective ACK (tp_sr.c), its ICRC checked: taken only by a connected
+ * RC QP of ours that set selective repeat, in a state that receives, of
+ * the frame's partition; anything else is a manufacturer-specific opcode.
+ */
+static bool
+sack_in(struct tp_engine *eng, const struct roce_pkt *pkt, const uint8_t *frame)
+{
+	struct tp_qp *qp = tp_qp_lookup(eng->dev, pkt->dest_qpn);
+
+	if (qp == NULL || !qp->sr.on || !is_for_us(eng->dev, pkt) ||
+	    !tp_qp_can_receive(qp) || !tp_pkey_match(qp->pkey, pkt->pkey))
+		return false;
+	if (!tp_sr_rx_sack(qp, pkt, frame))
+		return false;
+	qp_after_rx(qp);
+	return true;
+}
+
+/*
  * Returns true when m is kept (handed to another engine).  A request joins
  * batch when it is for the batch's QP, else starts a new batch.
  */
@@ -197,6 +216,8 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 			return false;
 		}
 		tp_count(eng, TP_CNT_RCVD_PKTS);
+		if (pkt->opcode == TP_SR_SACK_OPCODE && sack_in(eng, pkt, frame))
+			return false;
 		/* IBTA 9.6 header validation: a reserved or
 		 * manufacturer-specific opcode is not executed; dropped */
 		tp_count(eng, roce_opcode_vendor(pkt->opcode) ? TP_CNT_VENDOR_OPCODE_DROP :
@@ -226,6 +247,9 @@ recv_one(struct tp_engine *eng, struct tp_resp_batch *batch, struct rte_mbuf *m,
 	}
 	if (!qp_takes(eng, qp, pkt))
 		return false;
+	/* selective repeat: the peer's offer (tp_sr.c) */
+	if (unlikely(qp->sr.on) && !qp->sr.peer)
+		tp_sr_rx_mark(qp, pkt, frame);
 	/* a switch on the way was congested (annex A17.9.1): tell the sender */
 	if (unlikely(roce_pkt_ecn(pkt) == ROCE_ECN_CE))
 		tp_cc_np_ce(qp, pkt);

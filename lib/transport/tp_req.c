@@ -177,6 +177,9 @@ count_sent(struct tp_qp *qp, uint32_t psn, uint32_t npsn)
 {
 	uint32_t end = roce_psn_add(psn, npsn);
 
+	/* selective repeat: the order of transmissions (RACK in tp_req_sr_sack) */
+	if (unlikely(qp->sr.on))
+		qp->sr.xseq[psn & (TP_SR_WINDOW - 1)] = ++qp->sr.tx_seq;
 	/* a PSN before the highest one sent so far is a retransmission */
 	if (roce_psn_before(psn, qp->req.psn_hi))
 		tp_count(qp->eng, TP_CNT_RETRANSMITTED_PKTS);
@@ -363,6 +366,19 @@ may_start(struct tp_qp *qp, const struct tp_send_wqe *w)
 }
 
 /*
+ * Packets allowed in flight: the window, and with selective repeat at most
+ * the BDP cap (sr_bdp_bytes, never beyond the responder's window: every
+ * packet in flight has its slot there, IRN's BDP-FC).
+ */
+static inline uint32_t
+req_window(const struct tp_qp *qp)
+{
+	if (unlikely(qp->sr.on))
+		return RTE_MIN(qp->req.window, qp->sr.cap_pkts);
+	return qp->req.window;
+}
+
+/*
  * The most packets this burst can still build (mbufs for them are taken
  * in one call): its budget, the room in the PSN window (RC), and what the
  * send queue holds: what is left of w, and one at least for each later
@@ -383,7 +399,7 @@ burst_bound(const struct tp_qp *qp, const struct tp_send_wqe *w, unsigned int bu
 	if ((w->wr_mask & TP_WR_RD_ATOMIC) && initiator_depth(qp) > qp->req.rd_atomic)
 		n = RTE_MIN(n, initiator_depth(qp) - qp->req.rd_atomic);
 	if (qp->pub.qp_type == DROCE_QPT_RC)
-		n = RTE_MIN(n, qp->req.window -
+		n = RTE_MIN(n, req_window(qp) -
 			       (uint32_t)roce_psn_diff(qp->req.psn, qp->comp.psn));
 	return n;
 }
@@ -436,7 +452,7 @@ req_burst(struct tp_qp *qp, struct tp_tx_mbufs *mb)
 			w->started = 1;
 		}
 		if (qp->pub.qp_type == DROCE_QPT_RC &&
-		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->req.window)
+		    roce_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)req_window(qp))
 			return false;
 		/* the QP's congestion control grants a rate: not before its time */
 		if (unlikely(qp->cc.paced) && !tp_cc_may_send(qp))
@@ -516,4 +532,216 @@ tp_req_rewind(struct tp_qp *qp)
 	/* WQEs at the tail already DONE were skipped above (req.next moved
 	 * past them): retire them now, nothing else may come to do it */
 	tp_comp_retire(qp);
+}
+
+/* ---- selective repeat (lib/transport README) ------------------------------------ */
+
+/* The WQE whose PSNs hold psn, among those sent and not completed. */
+static struct tp_send_wqe *
+wqe_of_psn(struct tp_qp *qp, uint32_t psn, uint32_t *at)
+{
+	for (uint32_t i = qp->sq.tail; i != qp->sq.head; i++) {
+		struct tp_send_wqe *w = &qp->sq.wqe[i & qp->sq.mask];
+
+		if (w->state == TP_WQE_POSTED)
+			break;
+		if (w->state == TP_WQE_DONE || (w->wr_mask & TP_WR_LOCAL))
+			continue;
+		if (!roce_psn_before(psn, w->first_psn) &&
+		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts) {
+			*at = i;
+			return w;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Send PSN h again, rebuilt from its WQE h - first_psn packets in (as the
+ * go-back-N rewind resumes inside a WQE), the requester's position kept.
+ * A READ is asked again for what was not received (h is where it starts
+ * or where its responses stopped), an atomic or placement request whole.
+ * The packet asks for an ACK.  *next: the first PSN after what was sent;
+ * false when nothing could be sent (transmit backpressure, no mbuf).
+ */
+static bool
+resend_psn(struct tp_qp *qp, struct tp_send_wqe *w, uint32_t at, uint32_t h,
+	   uint32_t *next)
+{
+	uint32_t save_next = qp->req.next, save_off = qp->req.offset;
+	uint32_t save_psn = qp->req.psn, save_ack = qp->req.pkts_since_ackreq;
+	struct tp_tx_mbufs mb = { .n = 0 };
+	struct gather_cache gc = { .len = 0 };
+	uint32_t idx = (uint32_t)roce_psn_diff(h, w->first_psn);
+	bool rd = w->wr_mask & TP_WR_RD_ATOMIC, sent;
+
+	if (rd && (w->wr_mask & TP_WR_ATOMIC) && idx != 0)
+		return false;
+	qp->req.next = at;
+	qp->req.offset = idx * qp->mtu;
+	qp->req.psn = h;
+	qp->req.pkts_since_ackreq = TP_ACKREQ_EVERY;
+	sent = rd ? send_rd_atomic_packet(qp, w, &mb) : send_data_packet(qp, w, &gc, &mb);
+	tp_net_mbufs_put(&mb);
+	if (qp->pub.state == DROCE_QPS_ERR)
+		return false;		/* the WQE failed (its L_Key): flushed */
+	qp->req.next = save_next;
+	qp->req.offset = save_off;
+	qp->req.psn = save_psn;
+	qp->req.pkts_since_ackreq = save_ack;
+	if (!sent)
+		return false;
+	tp_count(qp->eng, TP_CNT_SR_RESENT_PKTS);
+	*next = rd ? roce_psn_add(w->first_psn, w->npkts) : roce_psn_add(h, 1);
+	return true;
+}
+
+/*
+ * May hole h be sent (again)?  When a packet transmitted after h's last
+ * transmission arrived (the responder's latest, qp->sr.rack) while h is
+ * still missing: on a wire that keeps order h was lost (RACK, RFC 8985,
+ * per packet, by transmission order rather than time).
+ */
+static bool
+hole_due(const struct tp_qp *qp, uint32_t h)
+{
+	return qp->sr.xseq[h & (TP_SR_WINDOW - 1)] < qp->sr.rack;
+}
+
+/*
+ * Resend the holes of [from, limit) that are due: PSNs sent (before
+ * req.psn: what the requester is about to send anyway is not a hole) and
+ * not selectively acknowledged.
+ */
+static void
+resend_holes(struct tp_qp *qp, uint32_t from, uint32_t limit)
+{
+	uint32_t h, at, next;
+
+	if (roce_psn_after(limit, qp->req.psn))
+		limit = qp->req.psn;
+	while (roce_psn_before(from, limit) &&
+	       tp_sr_win_next_hole(&qp->sr.swin, from, limit, &h)) {
+		struct tp_send_wqe *w;
+
+		if (!hole_due(qp, h)) {
+			from = roce_psn_add(h, 1);
+			continue;
+		}
+		w = wqe_of_psn(qp, h, &at);
+		if (w == NULL || !resend_psn(qp, w, at, h, &next))
+			return;
+		from = next;
+	}
+}
+
+/* The selective window follows comp.psn (re-based when it jumped past it). */
+static void
+swin_follow(struct tp_qp *qp)
+{
+	struct tp_sr *sr = &qp->sr;
+
+	if (!tp_sr_win_ack_to(&sr->swin, qp->comp.psn))
+		tp_sr_win_init(&sr->swin, qp->comp.psn);
+	if (roce_psn_before(sr->sack_hi, qp->comp.psn))
+		sr->sack_hi = qp->comp.psn;
+}
+
+/*
+ * A selective ACK: the responder has everything before base (the BTH's PSN
+ * + 1: the completer takes it as any ACK of base - 1, so WQEs still
+ * complete in order on cumulative ACKs), of base + 1 .. base + 64 the
+ * PSNs whose bit is set, and saw nothing beyond top.  The holes up to top
+ * (and at most 64 beyond base) are sent again once a packet transmitted
+ * after them arrived (last, the PSN that arrived last: hole_due), so a
+ * hole is resent once per loss of it.  PSNs never sent are ignored.
+ */
+void
+tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame,
+	       uint32_t top, uint32_t last, uint64_t sack)
+{
+	const uint8_t *aeth = frame + pkt->bth_off + ROCE_BTH_LEN;
+	uint32_t base = roce_psn_add(pkt->psn, 1), lim;
+	struct tp_sr *sr = &qp->sr;
+	struct roce_pkt ack;
+
+	if (roce_psn_after(base, qp->req.psn_hi))
+		return;				/* acknowledges what was never sent */
+	if (roce_psn_after(base, qp->comp.psn)) {
+		ack = *pkt;
+		ack.opcode = ROCE_OP_ACKNOWLEDGE;
+		ack.op = roce_opcode_get(ROCE_OP_ACKNOWLEDGE);
+		ack.psn = roce_psn_add(base, ROCE_PSN_MASK);	/* base - 1 */
+		ack.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
+		ack.aeth.msn = (uint32_t)aeth[1] << 16 | (uint32_t)aeth[2] << 8 | aeth[3];
+		ack.payload_len = 0;
+		tp_comp_rx(qp, &ack, frame);
+	}
+	if (base != qp->comp.psn || !tp_qp_can_send(qp) || qp->req.wait_rnr)
+		return;		/* stale, or the completer went back N (a READ) */
+	swin_follow(qp);
+	for (uint32_t i = 0; i < 64; i++) {
+		uint32_t p = roce_psn_add(base, i + 1);
+
+		if (!(sack >> i & 1))
+			continue;
+		if (!roce_psn_before(p, qp->req.psn_hi))
+			break;
+		(void)tp_sr_win_mark(&sr->swin, p);
+		if (!roce_psn_before(p, sr->sack_hi))
+			sr->sack_hi = roce_psn_add(p, 1);
+	}
+	/* up to top, within the bitmap's reach, never beyond what was sent;
+	 * every due hole there is sent again */
+	lim = roce_psn_add(base, 65);
+	if (roce_psn_diff(top, base) > 0 && roce_psn_before(top, lim))
+		lim = roce_psn_add(top, 1);
+	if (roce_psn_diff(top, base) <= 0)
+		lim = roce_psn_add(base, 1);
+	if (roce_psn_after(lim, qp->req.psn_hi))
+		lim = qp->req.psn_hi;
+	if (roce_psn_after(lim, sr->sack_hi))
+		sr->sack_hi = lim;
+	/* the transmission that arrived last (a PSN sent and not yet acked) */
+	if (!roce_psn_before(last, qp->comp.psn) && roce_psn_before(last, qp->req.psn_hi) &&
+	    sr->xseq[last & (TP_SR_WINDOW - 1)] > sr->rack)
+		sr->rack = sr->xseq[last & (TP_SR_WINDOW - 1)];
+	resend_holes(qp, qp->comp.psn, lim);
+}
+
+/*
+ * A retransmit timeout with selective repeat agreed: when the responder
+ * told of PSNs it has beyond the oldest one (a SACK), only the oldest hole
+ * is sent again.  True when so; false when nothing is known beyond it
+ * (what was lost may be everything after it), or when the last timeout
+ * already resent a hole and nothing moved since: what the SACKs said is
+ * forgotten (a responder that could not complete what it placed forgets
+ * it too) and the caller goes back N.
+ */
+bool
+tp_req_sr_timeout(struct tp_qp *qp)
+{
+	struct tp_sr *sr = &qp->sr;
+	uint32_t h, at, next;
+	struct tp_send_wqe *w;
+
+	swin_follow(qp);
+	if (sr->to_hole && sr->to_psn == qp->comp.psn) {
+		tp_sr_win_init(&sr->swin, qp->comp.psn);
+		sr->sack_hi = qp->comp.psn;
+		sr->to_hole = false;
+		return false;
+	}
+	sr->to_hole = false;
+	if (!roce_psn_after(sr->sack_hi, roce_psn_add(qp->comp.psn, 1)) ||
+	    !roce_psn_before(qp->comp.psn, qp->req.psn) ||
+	    !tp_sr_win_next_hole(&sr->swin, qp->comp.psn, sr->sack_hi, &h))
+		return false;
+	w = wqe_of_psn(qp, h, &at);
+	if (w == NULL || !resend_psn(qp, w, at, h, &next))
+		return false;
+	sr->to_hole = true;
+	sr->to_psn = qp->comp.psn;
+	tp_count(qp->eng, TP_CNT_SR_TIMEOUT_HOLE);
+	return true;
 }

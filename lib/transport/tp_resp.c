@@ -153,6 +153,297 @@ write_grh(struct tp_qp *qp, const struct tp_recv_wqe *w, const struct roce_pkt *
 	return scatter_recv(qp, w, 0, grh, UD_GRH_LEN);
 }
 
+/* ---- selective repeat: out-of-order placement (lib/transport README) ----------------- */
+
+/* Something arrived beyond the expected PSN (resp.psn, the window's base). */
+static inline bool
+sr_holes(const struct tp_qp *qp)
+{
+	return roce_psn_after(qp->sr.rhi, qp->resp.psn);
+}
+
+/* The window's base follows resp.psn (a READ moves it by its responses). */
+static void
+sr_rwin_follow(struct tp_qp *qp)
+{
+	struct tp_sr *sr = &qp->sr;
+
+	if (!tp_sr_win_ack_to(&sr->rwin, qp->resp.psn)) {
+		tp_sr_win_init(&sr->rwin, qp->resp.psn);
+		sr->rhi = qp->resp.psn;
+	}
+}
+
+static uint32_t
+sr_npkts(const struct tp_qp *qp, uint32_t len)
+{
+	return len == 0 ? 1 : (uint32_t)(((uint64_t)len + qp->mtu - 1) / qp->mtu);
+}
+
+/* A multi-packet WRITE whose FIRST arrived: its later packets can be placed. */
+static void
+sr_msg_add(struct tp_qp *qp, const struct roce_pkt *pkt)
+{
+	struct tp_sr_msg *m = NULL;
+
+	/* a FIRST sent again replaces its own entry, not an older one */
+	for (unsigned int i = 0; i < TP_SR_MSGS && m == NULL; i++)
+		if (qp->sr.msgs[i].npkts != 0 && qp->sr.msgs[i].first_psn == pkt->psn)
+			m = &qp->sr.msgs[i];
+	if (m == NULL)
+		m = &qp->sr.msgs[qp->sr.msg_next++ % TP_SR_MSGS];
+
+	m->first_psn = pkt->psn;
+	m->npkts = sr_npkts(qp, pkt->reth.len);
+	m->va = pkt->reth.va;
+	m->rkey = pkt->reth.rkey;
+	m->len = pkt->reth.len;
+}
+
+/* The known message psn is a later packet of, or NULL. */
+static const struct tp_sr_msg *
+sr_msg_find(const struct tp_qp *qp, uint32_t psn)
+{
+	for (unsigned int i = 0; i < TP_SR_MSGS; i++) {
+		const struct tp_sr_msg *m = &qp->sr.msgs[i];
+		int32_t d = roce_psn_diff(psn, m->first_psn);
+
+		if (m->npkts != 0 && d > 0 && (uint32_t)d < m->npkts)
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * Where an out-of-order WRITE packet's bytes go, checked as the in-order
+ * path would check them (lengths by its place in the message, the R_Key
+ * over the whole RETH range at FIRST/ONLY, and for every packet over its
+ * own bytes, so a key revoked meanwhile stops it).  Anything else is not
+ * placed (NULL in *ok false): it is sent again and judged in order, where
+ * an error gets its NAK.  The last packet of a WRITE with immediate keeps
+ * its immediate data for the completion, which (as the receive WQE it
+ * takes) waits for the base.
+ */
+static bool
+sr_dest(struct resp_ctx *c, void **dst)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	const struct tp_sr_msg *m;
+	uint64_t va = pkt->reth.va;
+	uint32_t rkey = pkt->reth.rkey, len = pkt->payload_len, mtu = qp->mtu;
+
+	*dst = NULL;
+	if (!(c->mask & ROCE_OPM_WRITE) ||
+	    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE))
+		return false;
+	switch (c->mask & (ROCE_OPM_FIRST | ROCE_OPM_LAST)) {
+	case ROCE_OPM_ONLY:
+		if (len != pkt->reth.len)
+			return false;
+		break;
+	case ROCE_OPM_FIRST:
+		if (len != mtu || pkt->reth.len <= mtu ||
+		    tp_prot_remote(qp->eng, qp->dev->prot, rkey, qp->pd, qp->pub.qp_num,
+				   PROT_OP_WRITE, va, pkt->reth.len, dst) != PROT_OK)
+			return false;
+		sr_msg_add(qp, pkt);
+		return true;
+	default:
+		m = sr_msg_find(qp, pkt->psn);
+		if (m == NULL)
+			return false;	/* its FIRST is not known: sent again */
+		{
+			uint32_t idx = (uint32_t)roce_psn_diff(pkt->psn, m->first_psn);
+			bool last = idx == m->npkts - 1;
+			uint64_t off = (uint64_t)idx * mtu;
+
+			if (!!(c->mask & ROCE_OPM_LAST) != last ||
+			    len != (last ? m->len - off : mtu))
+				return false;
+			va = m->va + off;
+			rkey = m->rkey;
+		}
+		break;
+	}
+	if (len == 0)
+		return true;			/* no valid R_Key needed (C9-88) */
+	return tp_prot_remote(qp->eng, qp->dev->prot, rkey, qp->pd, qp->pub.qp_num,
+			      PROT_OP_WRITE, va, len, dst) == PROT_OK;
+}
+
+/*
+ * A request ahead of the expected PSN, both ends running selective repeat:
+ * a WRITE packet of a known message inside the window is placed (once:
+ * one already had is a duplicate), anything else dropped; either way the
+ * requester hears of the window by a selective ACK instead of the
+ * sequence NAK.  SEND, READ and atomics stay in order (IBTA ordering).
+ */
+static enum resp_state
+sr_out_of_seq(struct resp_ctx *c)
+{
+	const struct roce_pkt *pkt = c->pkt;
+	struct tp_qp *qp = c->qp;
+	struct tp_sr *sr = &qp->sr;
+	int32_t d;
+	void *dst;
+
+	sr_rwin_follow(qp);
+	d = roce_psn_diff(pkt->psn, sr->rwin.base);
+	if (tp_sr_win_has(&sr->rwin, pkt->psn)) {
+		tp_count(qp->eng, TP_CNT_DUPLICATE_REQUEST);
+	} else if (d > 0 && (uint32_t)d < TP_SR_WINDOW && sr_dest(c, &dst)) {
+		uint32_t slot = pkt->psn & (TP_SR_WINDOW - 1);
+
+		if (pkt->payload_len > 0)
+			memcpy(dst, c->payload, pkt->payload_len);
+		(void)tp_sr_win_mark(&sr->rwin, pkt->psn);
+		if (c->mask & ROCE_OPM_IMM) {
+			uint32_t k = sr->imm_next++ % TP_SR_MSGS;
+
+			sr->imm[k].psn = pkt->psn;
+			sr->imm[k].imm = pkt->imm;
+			sr->imm[k].se = pkt->se != 0;
+		}
+		sr->rop[slot] = pkt->opcode;
+		sr->rlen[slot] = (uint16_t)pkt->payload_len;
+		tp_count(qp->eng, TP_CNT_SR_OOO_PLACED);
+	} else {
+		tp_count(qp->eng, TP_CNT_SR_OOO_DROPPED);
+	}
+	/* what arrived beyond the base, kept or not, tells of the holes */
+	if (d > 0 && (uint32_t)d < TP_SR_WINDOW) {
+		if (!roce_psn_before(pkt->psn, sr->rhi))
+			sr->rhi = roce_psn_add(pkt->psn, 1);
+		sr->rlast = pkt->psn;
+	}
+	tp_resp_queue_sack(qp);
+	return RESP_DONE;
+}
+
+/*
+ * The base reaches the last packet of a WRITE with immediate placed out of
+ * order: its receive completion, as complete_recv makes it in order (no
+ * receive WQE now, or its immediate data forgotten: false, sent again).
+ */
+static unsigned int
+sr_imm_ready(struct tp_qp *qp)
+{
+	unsigned int k;
+
+	for (k = 0; k < TP_SR_MSGS; k++)
+		if (qp->sr.imm[k].psn == qp->resp.psn)
+			break;
+	return k < TP_SR_MSGS && have_rwqe(qp) ? k : TP_SR_MSGS;
+}
+
+static void
+sr_complete_imm(struct tp_qp *qp, unsigned int k)
+{
+	struct droce_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = current_rwqe(qp)->wr_id;
+	wc.status = DROCE_WC_SUCCESS;
+	wc.qp_num = qp->pub.qp_num;
+	wc.opcode = DROCE_WC_RECV_RDMA_WITH_IMM;
+	wc.byte_len = qp->resp.offset;
+	wc.imm_data = rte_cpu_to_be_32(qp->sr.imm[k].imm);
+	wc.wc_flags = DROCE_WC_WITH_IMM;
+	qp->sr.imm[k].psn = roce_psn_add(qp->resp.psn, ROCE_PSN_HALF);	/* used */
+	tp_cq_push_recv(qp->eng, qp->rcq, &wc, qp->sr.imm[k].se);
+	qp->rq.tail++;
+}
+
+/*
+ * The base reaches a PSN placed out of order: what the in-order path
+ * would have done with it but the copy (the message's position, the
+ * MSN at its end).  False when that packet does not continue the
+ * message in order there: it is forgotten, sent again, judged in order.
+ */
+static bool
+sr_replay(struct tp_qp *qp, uint32_t mask, uint32_t len)
+{
+	unsigned int k = (mask & ROCE_OPM_RWR) ? sr_imm_ready(qp) : 0;
+	const struct tp_sr_msg *m;
+
+	if (k == TP_SR_MSGS)
+		return false;
+	if (mask & ROCE_OPM_FIRST) {
+		if (qp->resp.in_msg)
+			return false;
+		if (!(mask & ROCE_OPM_LAST)) {
+			m = NULL;
+			for (unsigned int i = 0; i < TP_SR_MSGS; i++)
+				if (qp->sr.msgs[i].npkts != 0 &&
+				    qp->sr.msgs[i].first_psn == qp->resp.psn)
+					m = &qp->sr.msgs[i];
+			if (m == NULL)
+				return false;
+			qp->resp.in_msg = ROCE_OPM_WRITE;
+			qp->resp.write_va = m->va + len;
+			qp->resp.write_rkey = m->rkey;
+			qp->resp.write_left = m->len - len;
+			qp->resp.offset = len;
+			tp_count(qp->eng, TP_CNT_RDMA_RECVS);
+			return true;
+		}
+		qp->resp.offset = len;
+	} else {
+		if (qp->resp.in_msg != ROCE_OPM_WRITE || len > qp->resp.write_left ||
+		    ((mask & ROCE_OPM_LAST) && len != qp->resp.write_left))
+			return false;
+		qp->resp.write_va += len;
+		qp->resp.write_left -= len;
+		qp->resp.offset += len;
+	}
+	if (mask & ROCE_OPM_RWR)
+		sr_complete_imm(qp, k);
+	tp_count(qp->eng, TP_CNT_RDMA_RECVS);
+	if (mask & ROCE_OPM_LAST) {
+		qp->resp.in_msg = 0;
+		qp->resp.offset = 0;
+		qp->resp.msn++;
+	}
+	return true;
+}
+
+/*
+ * After a request: the base moves over the PSNs placed out of order that
+ * now follow in order, each completed as if it had just arrived; then the
+ * requester hears where the base is (an ACK, or a SACK while PSNs beyond
+ * it are still missing).
+ */
+static void
+sr_pass(struct resp_ctx *c)
+{
+	struct tp_qp *qp = c->qp;
+	struct tp_sr *sr = &qp->sr;
+	bool moved = false;
+
+	sr_rwin_follow(qp);
+	while (roce_psn_before(qp->resp.psn, sr->rhi) && tp_sr_win_has(&sr->rwin, qp->resp.psn)) {
+		uint32_t slot = qp->resp.psn & (TP_SR_WINDOW - 1);
+
+		if (!sr_replay(qp, roce_opcode_get(sr->rop[slot])->mask, sr->rlen[slot])) {
+			tp_sr_win_init(&sr->rwin, qp->resp.psn);	/* all sent again */
+			sr->rhi = qp->resp.psn;
+			break;
+		}
+		qp->resp.psn = roce_psn_add(qp->resp.psn, 1);
+		(void)tp_sr_win_ack_to(&sr->rwin, qp->resp.psn);
+		moved = true;
+	}
+	if (!moved)
+		return;
+	c->batch->write_host = NULL;	/* write_va moved: check again */
+	if (sr_holes(qp))
+		tp_resp_queue_sack(qp);
+	else
+		tp_resp_queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT,
+				  roce_psn_add(qp->resp.psn, ROCE_PSN_MASK));
+}
+
 /* ---- states ---------------------------------------------------------------------------- */
 
 /*
@@ -399,6 +690,8 @@ st_check_rkey(struct resp_ctx *c)
 			qp->resp.write_rkey = rkey;
 			qp->resp.write_left = pkt->reth.len;
 			c->batch->write_host = NULL;
+			if (unlikely(tp_sr_agreed(qp)) && !(c->mask & ROCE_OPM_LAST))
+				sr_msg_add(qp, pkt);
 		}
 		if (len == 0)
 			return RESP_EXECUTE;
@@ -689,7 +982,10 @@ st_duplicate(struct resp_ctx *c)
 
 	tp_count(qp->eng, TP_CNT_DUPLICATE_REQUEST);
 	if (c->mask & (ROCE_OPM_SEND | ROCE_OPM_WRITE)) {
-		tp_resp_queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
+		if (unlikely(tp_sr_agreed(qp)) && sr_holes(qp))
+			tp_resp_queue_sack(qp);
+		else
+			tp_resp_queue_ack(qp, ROCE_AETH_ACK_NO_CREDIT, prev);
 		return RESP_DONE;
 	}
 	r = tp_resp_res_find(qp, pkt->psn);
@@ -731,6 +1027,8 @@ st_out_of_seq(struct resp_ctx *c)
 	struct tp_qp *qp = c->qp;
 
 	tp_count(qp->eng, TP_CNT_OUT_OF_SEQ_REQUEST);
+	if (unlikely(tp_sr_agreed(qp)))
+		return sr_out_of_seq(c);
 	if (qp->resp.nak_sent && roce_psn_before(c->pkt->psn, qp->resp.oos_psn))
 		qp->resp.nak_sent = false;
 	qp->resp.oos_psn = c->pkt->psn;
@@ -872,6 +1170,8 @@ tp_resp_rx(struct tp_resp_batch *batch, const struct roce_pkt *pkt, const uint8_
 		path |= 1u << s;
 		s = resp_step(&c, s);
 	}
+	if (unlikely(tp_sr_agreed(qp)) && sr_holes(qp) && qp->pub.state != DROCE_QPS_ERR)
+		sr_pass(&c);
 	if (unlikely(trace))
 		tp_trace_path(qp, "resp", pkt->psn, path, resp_state_names,
 			      RTE_DIM(resp_state_names));

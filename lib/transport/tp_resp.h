@@ -48,6 +48,25 @@ tp_resp_queue_nak(struct tp_qp *qp, uint8_t code, uint32_t psn, uint32_t msn)
 	tp_resp_queue_aeth(qp, ROCE_AETH_SYNDROME(ROCE_AETH_NAK, code), psn, msn);
 }
 
+/*
+ * Selective repeat: a SACK, built when it leaves (the window as it is
+ * then), so one queued right behind another not sent yet is enough.
+ */
+static inline void
+tp_resp_queue_sack(struct tp_qp *qp)
+{
+	struct tp_resp_item *it = qp->resp.q_head == qp->resp.q_tail ? NULL :
+				  &qp->resp.q[(qp->resp.q_head - 1) % TP_RESP_QUEUE];
+
+	if (it != NULL && it->kind == TP_RESP_SACK)
+		return;
+	it = tp_resp_queue_add(qp);
+	if (it == NULL)
+		return;
+	it->kind = TP_RESP_SACK;
+	it->psn = roce_psn_add(qp->resp.psn, ROCE_PSN_MASK);	/* ordered as an ACK */
+}
+
 /* it becomes the READ response stream answering r: [va, va + len) from psn. */
 void tp_resp_queue_read(struct tp_qp *qp, struct tp_resp_item *it, struct tp_resp_res *r,
 			uint32_t psn, uint64_t va, uint32_t len);

@@ -10,6 +10,8 @@
  */
 #include <string.h>
 
+#include <rte_byteorder.h>
+
 #include "tp_resp.h"
 
 /* ---- the output queue ----------------------------------------------------------- */
@@ -225,6 +227,52 @@ send_ack_item(struct tp_qp *qp, const struct tp_resp_item *it)
 }
 
 /*
+ * Selective repeat's SACK (tp_private.h, TP_SR_SACK_OPCODE): base - 1
+ * acknowledged with the MSN of now, the highest PSN seen beyond base, the
+ * one that arrived last and the bitmap of what was kept.  With nothing beyond the base any more (the
+ * holes were filled meanwhile) a plain ACK says the same.
+ */
+static bool
+send_sack(struct tp_qp *qp)
+{
+	struct tp_sr *sr = &qp->sr;
+	uint32_t base = qp->resp.psn, w[4];
+	uint64_t sack;
+	struct rte_mbuf *m;
+	struct roce_pkt p;
+	uint8_t *payload;
+
+	bool ahead;
+
+	if (!tp_sr_win_ack_to(&sr->rwin, base)) {
+		tp_sr_win_init(&sr->rwin, base);
+		sr->rhi = base;
+	}
+	ahead = roce_psn_after(sr->rhi, base);
+	sack = ahead ? tp_sr_win_sack(&sr->rwin) : 0;
+	tp_net_fill_pkt(qp, &qp->av, &p, ahead ? ROCE_OP_RDMA_READ_RESPONSE_ONLY :
+			ROCE_OP_ACKNOWLEDGE, roce_psn_add(base, ROCE_PSN_MASK));
+	p.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
+	p.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+	p.payload_len = ahead ? TP_SR_SACK_LEN : 0;
+	m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
+	if (m == NULL)
+		return false;
+	if (ahead) {
+		w[0] = rte_cpu_to_be_32(roce_psn_add(sr->rhi, ROCE_PSN_MASK));
+		w[1] = rte_cpu_to_be_32(sr->rlast);
+		w[2] = rte_cpu_to_be_32((uint32_t)(sack >> 32));
+		w[3] = rte_cpu_to_be_32((uint32_t)sack);
+		memcpy(payload, w, sizeof(w));
+		tp_sr_sack_opcode(qp, m, &p);
+		tp_count(qp->eng, TP_CNT_SR_SACK_SENT);
+	}
+	tp_net_finish(qp, m, &p);
+	tp_count(qp->eng, TP_CNT_SENT_ACKS);
+	return true;
+}
+
+/*
  * One READ response packet.  The R_Key is checked again for the bytes of
  * this packet, so a region deregistered mid-stream is never read.
  */
@@ -317,6 +365,10 @@ tp_resp_run(struct tp_qp *qp)
 			if (it->psn != roce_psn_add(it->last_psn, 1))
 				continue;
 			answered(qp, it);
+		} else if (it->kind == TP_RESP_SACK) {
+			if (!send_sack(qp))
+				break;
+			sent++;
 		} else {
 			if (!send_ack_item(qp, it))
 				break;

@@ -24,6 +24,19 @@ int tp_av_from_attr(struct tp_engine *eng, const struct droce_ah_attr *ah,
 /* tp_req.c */
 bool tp_req_run(struct tp_qp *qp);
 void tp_req_rewind(struct tp_qp *qp);
+/* selective repeat: a SACK's cumulative ACK and holes; a timeout */
+void tp_req_sr_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame,
+		    uint32_t top, uint32_t last, uint64_t sack);
+bool tp_req_sr_timeout(struct tp_qp *qp);
+
+/* tp_sr.c: selective repeat's negotiation and SACK receive */
+void tp_sr_start_resp(struct tp_qp *qp);
+void tp_sr_start_req(struct tp_qp *qp);
+void tp_sr_mark_tx(const struct tp_qp *qp, struct rte_mbuf *m, const struct roce_pkt *p);
+void tp_sr_sack_opcode(const struct tp_qp *qp, struct rte_mbuf *m,
+		       const struct roce_pkt *p);
+void tp_sr_rx_mark(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
+bool tp_sr_rx_sack(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);
 
 /* tp_comp.c */
 void tp_comp_rx(struct tp_qp *qp, const struct roce_pkt *pkt, const uint8_t *frame);

@@ -316,6 +316,8 @@ int tp_qp_query(struct tp_qp *qp, struct droce_qp_attr *attr,
 int tp_qp_destroy(struct tp_qp *qp);
 /* droce_qp_set_cc: 0, -EINVAL (no such algorithm), -EBUSY (RTS or later) */
 int tp_qp_set_cc(struct tp_qp *qp, const char *algo);
+/* droce_qp_set_sr: 0, -EINVAL (not RC), -EBUSY (RTR or later) */
+int tp_qp_set_sr(struct tp_qp *qp, bool on);
 /*
  * Make a new UD QP (in RESET) the device's GSI QP: its QPN becomes 1
  * (IBTA 13.4.6), its old one free.  0, -EBUSY (the device has one),

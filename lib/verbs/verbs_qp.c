@@ -105,6 +105,14 @@ droce_qp_set_cc(struct droce_qp *qp, const char *algo)
 	return -qp->context->ops->set_qp_cc(qp, algo);
 }
 
+int
+droce_qp_set_sr(struct droce_qp *qp, bool on)
+{
+	if (qp == NULL)
+		return EINVAL;
+	return -qp->context->ops->set_qp_sr(qp, on);
+}
+
 /* As ibverbs: waits until every event got for it was acked. */
 int
 droce_destroy_qp(struct droce_qp *qp)

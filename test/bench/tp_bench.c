@@ -64,6 +64,7 @@ struct tpb_opts {
 	bool json;
 	bool baseline;
 	bool lat;		/* --op write_lat */
+	bool sr;		/* --sr: selective repeat on both QPs */
 };
 
 struct tpb_end {
@@ -88,11 +89,11 @@ struct tpb {
 static const char *const a_counters[] = {
 	"sent_pkts", "retransmitted_pkts", "retransmit_timeouts",
 	"completer_retry_err", "rcvd_seq_err", "rcvd_acks", "duplicate_response",
-	"tx_nombuf", "send_err",
+	"tx_nombuf", "send_err", "sr_sack_rcvd", "sr_resent_pkts", "sr_timeout_hole",
 };
 static const char *const b_counters[] = {
 	"sent_pkts", "sent_acks", "rcvd_pkts", "duplicate_request",
-	"out_of_seq_request", "sent_seq_nak",
+	"out_of_seq_request", "sent_seq_nak", "sr_sack_sent", "sr_ooo_placed",
 };
 #define N_A RTE_DIM(a_counters)
 #define N_B RTE_DIM(b_counters)
@@ -296,6 +297,9 @@ tpb_open(struct tpb *t)
 	t->b.qp = droce_create_qp(t->b.pd, &init);
 	if (t->a.qp == NULL || t->b.qp == NULL)
 		die("droce_create_qp");
+	if (o->sr && (droce_qp_set_sr(t->a.qp, true) != 0 ||
+		      droce_qp_set_sr(t->b.qp, true) != 0))
+		die("droce_qp_set_sr");
 	connect_one(&t->a, &t->b, o);
 	connect_one(&t->b, &t->a, o);
 }
@@ -860,12 +864,13 @@ usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--op write|fetch_add|write_lat] [--size N] [--mtu 256..4096] [--loss P]\n"
 		"          [--count N] [--depth D] [--signal-every K] [--timeout T]\n"
-		"          [--runs R] [--seed S] [--no-baseline] [--json]\n"
+		"          [--runs R] [--seed S] [--sr] [--no-baseline] [--json]\n"
 		"  --loss P        drop probability of every frame, both directions\n"
 		"  --depth D       outstanding WRs (default 64)\n"
 		"  --signal-every  one WR in K signalled (default 16, at most D)\n"
 		"  --timeout T     QP local ACK timeout, 4.096 us * 2^T (default 8)\n"
 		"  --runs R        measured runs (best is reported; default 3)\n"
+		"  --sr            selective repeat between the two QPs (droce_qp_set_sr)\n"
 		"  measured loop: tpb_measure (callgrind --toggle-collect)\n", prog);
 	exit(2);
 }
@@ -898,6 +903,7 @@ parse(int argc, char **argv, struct tpb_opts *o)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "no-baseline", no_argument, NULL, 'B' },
+		{ "sr", no_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -927,6 +933,7 @@ parse(int argc, char **argv, struct tpb_opts *o)
 		case 'r': o->runs = (uint32_t)num(optarg, argv[0]); break;
 		case 'S': o->seed = num(optarg, argv[0]); break;
 		case 'B': o->baseline = false; break;
+		case 'R': o->sr = true; break;
 		case 'j': o->json = true; break;
 		default: usage(argv[0]);
 		}
@@ -968,11 +975,12 @@ main(int argc, char **argv)
 	if (!t.o.json)
 		printf("# EAL %s; WRITE %u B, MTU %u, loss %g both ways (seed %" PRIu64
 		       "), depth %u, signal 1/%u, timeout %u (%.2f ms), %" PRIu64
-		       " msgs x %u runs\n", huge ? "2 MiB hugepages" :
+		       " msgs x %u runs%s\n", huge ? "2 MiB hugepages" :
 		       "--no-huge (WARNING: slower)", t.o.size, t.o.mtu, t.o.loss,
 		       t.o.seed, t.o.depth, RTE_MIN(t.o.signal_every, t.o.depth),
 		       t.o.timeout, t.o.timeout == 0 ? 0.0 :
-		       (4.096e-3 * (1u << t.o.timeout)), t.o.count, t.o.runs);
+		       (4.096e-3 * (1u << t.o.timeout)), t.o.count, t.o.runs,
+		       t.o.sr ? ", selective repeat" : ", go-back-N");
 	tpb_open(&t);
 	/* warm-up: caches, pools, the mbuf free lists (not measured) */
 	warm = RTE_MIN(t.o.count / 10 + 2ull * t.o.depth, t.o.count);

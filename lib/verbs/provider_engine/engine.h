@@ -65,6 +65,7 @@ int verbs_engine_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init,
 		     struct droce_qp **out);
 int verbs_engine_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
 int verbs_engine_set_qp_cc(struct droce_qp *qp, const char *algo);
+int verbs_engine_set_qp_sr(struct droce_qp *qp, bool on);
 int verbs_engine_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		    struct droce_qp_init_attr *init);
 int verbs_engine_destroy_qp(struct droce_qp *qp);

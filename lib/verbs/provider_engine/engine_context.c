@@ -55,6 +55,7 @@ static struct verbs_provider engine_provider = {
 		.query_qp = verbs_engine_query_qp,
 		.destroy_qp = verbs_engine_destroy_qp,
 		.set_qp_cc = verbs_engine_set_qp_cc,
+		.set_qp_sr = verbs_engine_set_qp_sr,
 		.create_srq = verbs_engine_create_srq,
 		.modify_srq = verbs_engine_modify_srq,
 		.query_srq = verbs_engine_query_srq,

@@ -247,6 +247,27 @@ verbs_engine_set_qp_cc(struct droce_qp *qp, const char *algo)
 	return tp_qp_call(a.qp, qp_set_cc_fn, &a);
 }
 
+struct qp_sr_args {
+	struct tp_qp *qp;
+	bool on;
+};
+
+static int
+qp_set_sr_fn(void *arg)
+{
+	struct qp_sr_args *a = arg;
+
+	return tp_qp_set_sr(a->qp, a->on);
+}
+
+int
+verbs_engine_set_qp_sr(struct droce_qp *qp, bool on)
+{
+	struct qp_sr_args a = { .qp = tp_qp_from_pub(qp), .on = on };
+
+	return tp_qp_call(a.qp, qp_set_sr_fn, &a);
+}
+
 int
 verbs_engine_destroy_qp(struct droce_qp *qp)
 {

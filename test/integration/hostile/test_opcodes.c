@@ -3,8 +3,9 @@
  * Opcodes droce does not execute, from a raw peer: reserved opcodes (and
  * RD's, which RoCEv2 does not carry) and manufacturer-specific ones
  * (0xc0-0xff, IBTA table 38) are dropped and counted under their own
- * names, not as malformed; a CNP (RoCEv2 annex A17.9) to a QP is counted
- * as a CNP.  The ICRC is checked first: a corrupted frame is an ICRC
+ * names, not as malformed (selective repeat's SACK, 0xd8, too, to a QP
+ * that did not set it); a CNP (RoCEv2 annex A17.9) to a QP is counted as
+ * a CNP.  The ICRC is checked first: a corrupted frame is an ICRC
  * error whatever its opcode says.
  *
  * The receive classifier's cheap checks: a frame is for us when its QP
@@ -184,6 +185,29 @@ test_vendor_opcodes_counted(void **state)
 	expect_qp_unharmed();
 }
 
+/*
+ * Selective repeat's SACK (opcode 0xd8, as a READ RESPONSE ONLY with 16
+ * bytes: lib/transport README) to a QP that did not set selective repeat:
+ * a manufacturer-specific opcode like any other, nothing acknowledged.
+ */
+static void
+test_sack_without_sr_is_vendor(void **state)
+{
+	static const uint8_t sack[16] = { 0, 0x12, 0x34, 0x56, 0, 0x12, 0x34, 0x50,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct counts c0 = read_counts();
+	struct roce_pkt p = rp_pkt(&rp, qp, ROCE_OP_RDMA_READ_RESPONSE_ONLY, RP_PSN);
+
+	(void)state;
+	p.ackreq = 0;
+	p.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
+	p.aeth.msn = 1;
+	rp_send_as(&rp, &p, sack, sizeof(sack), 0xd8, false);
+	expect_silent_counts(&c0, (struct counts){ .rcvd = 1, .vendor = 1 });
+	assert_int_equal(rp_counter(&rp, "sr_sack_rcvd"), 0);
+	expect_qp_unharmed();
+}
+
 /* A reserved opcode with a bad ICRC is an ICRC error, nothing else. */
 static void
 test_reserved_opcode_bad_icrc(void **state)
@@ -279,6 +303,8 @@ main(int argc, char **argv)
 						qp_setup, qp_teardown),
 		cmocka_unit_test_setup_teardown(test_vendor_opcodes_counted,
 						qp_setup, qp_teardown),
+		cmocka_unit_test_setup_teardown(test_sack_without_sr_is_vendor, qp_setup,
+						qp_teardown),
 		cmocka_unit_test_setup_teardown(test_reserved_opcode_bad_icrc,
 						qp_setup, qp_teardown),
 		cmocka_unit_test_setup_teardown(test_cnp_counted, qp_setup, qp_teardown),

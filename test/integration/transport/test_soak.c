@@ -299,11 +299,23 @@ static uint64_t soak_sender_lcores = UINT64_C(1) << 0;
  */
 static uint8_t soak_rc_timeout = 10;
 
+/* What one RC soak ran with (selective repeat on a's / b's QP) and counted. */
+struct rc_soak {
+	uint64_t seed;
+	uint64_t total;
+	uint32_t op_mask;		/* 0: DROCE_SOAK_OP_MASK, else all */
+	bool a_sr, b_sr;
+	uint64_t a_retransmitted, a_timeouts, a_seq_nak_rcvd;
+	uint64_t b_retransmitted;
+	uint64_t a_sack_rcvd, a_sr_resent, b_sack_sent, b_placed;
+	uint64_t b_sack_rcvd, b_sr_resent, a_sack_sent, a_placed;
+};
+
 static void
-test_soak_random_mix_under_faults(void **state)
+rc_soak(struct rc_soak *r)
 {
-	uint64_t seed = fx_seed();
-	uint64_t total = env_u64("DROCE_SOAK_OPS", 100000);
+	uint64_t seed = r->seed;
+	uint64_t total = r->total;
 	struct fx_faults_seen seen_ab, seen_ba;
 	struct vwire_config wire = {
 		.pool_size = 16383,
@@ -312,19 +324,21 @@ test_soak_random_mix_under_faults(void **state)
 		.b_to_a = { .drop = 0.05, .duplicate = 0.02, .reorder = 0.05,
 			    .reorder_window = 8, .corrupt = 0.001, .seed = seed + 1 },
 	};
-	uint32_t op_mask = (uint32_t)env_u64("DROCE_SOAK_OP_MASK", (1u << OP_MAX) - 1);
+	uint32_t op_mask = r->op_mask != 0 ? r->op_mask :
+			   (uint32_t)env_u64("DROCE_SOAK_OP_MASK", (1u << OP_MAX) - 1);
 	struct flow ab = { .rng = seed * 3 + 1, .op_mask = op_mask };
 	struct flow ba = { .rng = seed * 5 + 2, .op_mask = op_mask };
 	double start, deadline;
 	struct fx f;
 
-	(void)state;
-	printf("# RC soak: %" PRIu64 " operations\n", total);
+	printf("# RC soak: %" PRIu64 " operations%s%s\n", total, r->a_sr ? ", a sr" : "",
+	       r->b_sr ? ", b sr" : "");
 	fx_watch_faults(&wire.a_to_b, &seen_ab);
 	fx_watch_faults(&wire.b_to_a, &seen_ba);
 	fx_open(&f, &wire, BUF);
 	fx_connect(&f, &(struct fx_qp_opts){ .psn = (uint32_t)(seed & 0xffffff),
-					     .timeout = soak_rc_timeout, .max_wr = 64 });
+					     .timeout = soak_rc_timeout, .max_wr = 64,
+					     .a_sr = r->a_sr, .b_sr = r->b_sr });
 	ab.src = &f.a;
 	ab.dst = &f.b;
 	ba.src = &f.b;
@@ -388,7 +402,217 @@ test_soak_random_mix_under_faults(void **state)
 	       seen_ab.detectable, seen_ab.undetectable);
 	assert_int_equal(seen_ab.lcores, soak_sender_lcores);
 	assert_int_equal(seen_ba.lcores, soak_sender_lcores);
+	r->a_retransmitted = fx_counter(&f.a, "retransmitted_pkts");
+	r->b_retransmitted = fx_counter(&f.b, "retransmitted_pkts");
+	r->a_timeouts = fx_counter(&f.a, "retransmit_timeouts");
+	r->a_seq_nak_rcvd = fx_counter(&f.a, "rcvd_seq_err");
+	r->a_sack_rcvd = fx_counter(&f.a, "sr_sack_rcvd");
+	r->a_sr_resent = fx_counter(&f.a, "sr_resent_pkts");
+	r->a_sack_sent = fx_counter(&f.a, "sr_sack_sent");
+	r->a_placed = fx_counter(&f.a, "sr_ooo_placed");
+	r->b_sack_rcvd = fx_counter(&f.b, "sr_sack_rcvd");
+	r->b_sr_resent = fx_counter(&f.b, "sr_resent_pkts");
+	r->b_sack_sent = fx_counter(&f.b, "sr_sack_sent");
+	r->b_placed = fx_counter(&f.b, "sr_ooo_placed");
+	/* nothing was taken for a manufacturer-specific opcode it is not */
+	assert_int_equal(fx_counter(&f.a, "vendor_opcode_drop"), 0);
+	assert_int_equal(fx_counter(&f.b, "vendor_opcode_drop"), 0);
+	printf("# sr: a sack rcvd %" PRIu64 " resent %" PRIu64 " | b sack sent %" PRIu64
+	       " placed %" PRIu64 " | b->a: b resent %" PRIu64 ", a sack sent %" PRIu64
+	       "\n", r->a_sack_rcvd, r->a_sr_resent, r->b_sack_sent, r->b_placed,
+	       r->b_sr_resent, r->a_sack_sent);
 	fx_close(&f);
+}
+
+static void
+test_soak_random_mix_under_faults(void **state)
+{
+	struct rc_soak r = { .seed = fx_seed(), .total = env_u64("DROCE_SOAK_OPS", 100000) };
+
+	(void)state;
+	rc_soak(&r);
+	/* neither end set selective repeat: nothing of it ran */
+	assert_int_equal(r.a_sack_rcvd + r.b_sack_sent + r.a_placed + r.b_placed +
+			 r.a_sr_resent + r.b_sr_resent, 0);
+}
+
+/*
+ * Selective repeat between droce peers (both ends set it): the soak, every
+ * byte and completion checked exactly once.  WRITEs (with and without
+ * immediate: what the responder places out of order) against go-back-N
+ * for the same seed: SACKs and selective resends both ways, no sequence
+ * NAK, and under a quarter of go-back-N's retransmissions.  Then the
+ * whole mix (SENDs, READs and atomics stay in order: dropped out of
+ * order and resent, READ responses go back N), its outcome as exact.
+ */
+static void
+test_soak_sr(void **state)
+{
+	uint64_t seed = fx_seed(), total = env_u64("DROCE_SOAK_OPS", 10000);
+	uint32_t writes = (1u << OP_WRITE) | (1u << OP_WRITE_IMM);
+	struct rc_soak gbn = { .seed = seed, .total = total, .op_mask = writes };
+	struct rc_soak sr = { .seed = seed, .total = total, .op_mask = writes,
+			      .a_sr = true, .b_sr = true };
+	struct rc_soak mix = { .seed = seed + 2, .total = total, .a_sr = true, .b_sr = true };
+
+	(void)state;
+	rc_soak(&gbn);
+	rc_soak(&sr);
+	printf("# WRITEs retransmitted a->b: go-back-N %" PRIu64 ", selective repeat %" PRIu64
+	       "; b->a: %" PRIu64 ", %" PRIu64 "\n", gbn.a_retransmitted,
+	       sr.a_retransmitted, gbn.b_retransmitted, sr.b_retransmitted);
+	assert_true(sr.a_sack_rcvd > 0 && sr.b_sack_sent > 0 && sr.b_placed > 0 &&
+		    sr.a_sr_resent > 0);
+	assert_true(sr.b_sack_rcvd > 0 && sr.a_sack_sent > 0 && sr.a_placed > 0 &&
+		    sr.b_sr_resent > 0);
+	/* selective repeat never sends a sequence NAK: it sends SACKs */
+	assert_int_equal(sr.a_seq_nak_rcvd, 0);
+	assert_true(gbn.a_seq_nak_rcvd > 0);
+	assert_true(sr.a_retransmitted * 4 < gbn.a_retransmitted);
+	assert_true(sr.b_retransmitted * 4 < gbn.b_retransmitted);
+	assert_int_equal(gbn.a_sack_rcvd + gbn.b_sack_sent + gbn.a_placed + gbn.b_placed, 0);
+	rc_soak(&mix);
+	assert_true(mix.a_sack_rcvd > 0 && mix.b_placed > 0 && mix.a_sr_resent > 0);
+	assert_true(mix.b_sack_rcvd > 0 && mix.a_placed > 0 && mix.b_sr_resent > 0);
+	assert_int_equal(mix.a_seq_nak_rcvd, 0);
+}
+
+/* ---- selective repeat set on one end only: go-back-N, counted alike ---- */
+
+#define ONE_MSG (16u << 10)		/* 16 packets at MTU 1024 */
+#define ONE_DEPTH 4			/* WRITEs outstanding: 64 packets */
+#define ONE_TOTAL 300
+
+struct one_counts {
+	uint64_t a_sent, a_retransmitted, a_seq_nak_rcvd, a_timeouts, a_acks_rcvd;
+	uint64_t b_seq_nak_sent, b_dup, b_oos, b_acks_sent;
+	uint64_t sr_any;		/* every sr_* counter of both ends, summed */
+};
+
+static const char *const sr_counter_names[] = {
+	"sr_sack_sent", "sr_sack_rcvd", "sr_ooo_placed", "sr_ooo_dropped",
+	"sr_resent_pkts", "sr_timeout_hole",
+};
+
+/*
+ * ONE_TOTAL WRITEs of ONE_MSG a -> b, ONE_DEPTH at a time, over a wire
+ * dropping 1 % each way (seeded): each WRITE's bytes checked when it
+ * completes, every completion successful and in order.  One flow, so what
+ * is sent depends only on the seed: the same run twice sends the same.
+ */
+static void
+one_flow(uint64_t seed, bool a_sr, bool b_sr, struct one_counts *c)
+{
+	struct vwire_config wire = {
+		.a_to_b = { .drop = 0.01, .seed = seed },
+		.b_to_a = { .drop = 0.01, .seed = seed + 1 },
+	};
+	uint32_t posted = 0, done = 0;
+	double deadline;
+	struct fx f;
+
+	fx_open(&f, &wire, BUF);
+	/* timeout 14 (67 ms): no round of a loaded machine (or of ASan) takes
+	 * that long, so every timeout is a real loss's, when nothing else
+	 * moves, and the run stays a function of the seed */
+	fx_connect(&f, &(struct fx_qp_opts){ .psn = (uint32_t)(seed & 0xffffff),
+					     .timeout = 14, .a_sr = a_sr, .b_sr = b_sr });
+	deadline = fx_now() + 30;
+	while (done < ONE_TOTAL) {
+		struct droce_wc wc[8];
+		int n;
+
+		while (posted < ONE_TOTAL && posted - done < ONE_DEPTH) {
+			uint32_t slot = posted % SLOTS;
+			uint8_t *src = f.a.buf + SRC_AREA + slot * SLOT_SIZE;
+			struct droce_sge sge = { (uintptr_t)src, ONE_MSG, f.a.mr->lkey };
+			struct droce_send_wr wr = { .wr_id = posted, .sg_list = &sge,
+						    .num_sge = 1, .opcode = DROCE_WR_RDMA_WRITE,
+						    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+
+			fx_fill(src, ONE_MSG, posted);
+			wr.wr.rdma.remote_addr = (uintptr_t)f.b.buf + WRITE_AREA + slot * SLOT_SIZE;
+			wr.wr.rdma.rkey = f.b.mr->rkey;
+			assert_int_equal(droce_post_send(f.a.qp, &wr, &bad), 0);
+			posted++;
+		}
+		droce_progress(f.a.ctx);
+		droce_progress(f.b.ctx);
+		n = droce_poll_cq(f.a.cq, 8, wc);
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++, done++) {
+			uint32_t slot = done % SLOTS;
+
+			if (wc[i].status != DROCE_WC_SUCCESS)
+				fail_msg("WRITE %u: %s", done, droce_wc_status_str(wc[i].status));
+			assert_int_equal(wc[i].wr_id, done);
+			assert_memory_equal(f.b.buf + WRITE_AREA + slot * SLOT_SIZE,
+					    f.a.buf + SRC_AREA + slot * SLOT_SIZE, ONE_MSG);
+			deadline = fx_now() + 30;
+		}
+		if (fx_now() > deadline)
+			fail_msg("seed %" PRIu64 ": %u of %u WRITEs done, none for 30 s", seed,
+				 done, ONE_TOTAL);
+	}
+	c->a_sent = fx_counter(&f.a, "sent_pkts");
+	c->a_retransmitted = fx_counter(&f.a, "retransmitted_pkts");
+	c->a_seq_nak_rcvd = fx_counter(&f.a, "rcvd_seq_err");
+	c->a_timeouts = fx_counter(&f.a, "retransmit_timeouts");
+	c->a_acks_rcvd = fx_counter(&f.a, "rcvd_acks");
+	c->b_seq_nak_sent = fx_counter(&f.b, "sent_seq_nak");
+	c->b_dup = fx_counter(&f.b, "duplicate_request");
+	c->b_oos = fx_counter(&f.b, "out_of_seq_request");
+	c->b_acks_sent = fx_counter(&f.b, "sent_acks");
+	c->sr_any = 0;
+	for (size_t i = 0; i < RTE_DIM(sr_counter_names); i++)
+		c->sr_any += fx_counter(&f.a, sr_counter_names[i]) +
+			     fx_counter(&f.b, sr_counter_names[i]);
+	printf("# sr a %d b %d: sent %" PRIu64 ", retransmitted %" PRIu64 ", seq NAKs %"
+	       PRIu64 ", timeouts %" PRIu64 ", sr counters %" PRIu64 "\n", a_sr, b_sr,
+	       c->a_sent, c->a_retransmitted, c->a_seq_nak_rcvd, c->a_timeouts, c->sr_any);
+	fx_close(&f);
+}
+
+static void
+assert_counts_equal(const struct one_counts *x, const struct one_counts *y)
+{
+	assert_int_equal(x->a_sent, y->a_sent);
+	assert_int_equal(x->a_retransmitted, y->a_retransmitted);
+	assert_int_equal(x->a_seq_nak_rcvd, y->a_seq_nak_rcvd);
+	assert_int_equal(x->a_timeouts, y->a_timeouts);
+	assert_int_equal(x->a_acks_rcvd, y->a_acks_rcvd);
+	assert_int_equal(x->b_seq_nak_sent, y->b_seq_nak_sent);
+	assert_int_equal(x->b_dup, y->b_dup);
+	assert_int_equal(x->b_oos, y->b_oos);
+	assert_int_equal(x->b_acks_sent, y->b_acks_sent);
+}
+
+/*
+ * Selective repeat set on one end only (either one) is go-back-N, counted
+ * exactly as when neither set it; set on both, the same flow is repaired
+ * by SACKs and selective resends with fewer retransmissions.
+ */
+static void
+test_sr_one_sided(void **state)
+{
+	uint64_t seed = fx_seed() + 30;
+	struct one_counts none, a_only, b_only, both;
+
+	(void)state;
+	one_flow(seed, false, false, &none);
+	one_flow(seed, true, false, &a_only);
+	one_flow(seed, false, true, &b_only);
+	one_flow(seed, true, true, &both);
+	/* losses happened and go-back-N repaired them */
+	assert_true(none.a_retransmitted > 0 && none.b_seq_nak_sent > 0);
+	assert_int_equal(none.sr_any, 0);
+	assert_int_equal(a_only.sr_any, 0);
+	assert_int_equal(b_only.sr_any, 0);
+	assert_counts_equal(&a_only, &none);
+	assert_counts_equal(&b_only, &none);
+	assert_int_equal(both.b_seq_nak_sent, 0);
+	assert_true(both.sr_any > 0);
+	assert_true(both.a_retransmitted * 2 < none.a_retransmitted);
 }
 
 /* ---- UD and UC: every message delivered exactly when none of it was lost ---- */
@@ -783,8 +1007,17 @@ main(int argc, char **argv)
 	const struct CMUnitTest rc_only[] = {
 		cmocka_unit_test(test_soak_random_mix_under_faults),
 	};
+	const struct CMUnitTest sr[] = {
+		cmocka_unit_test(test_sr_one_sided),
+		cmocka_unit_test(test_soak_sr),
+	};
 	const char *mode = argc > 1 ? argv[1] : "";
 
+	if (strcmp(mode, "sr") == 0) {
+		/* selective repeat between droce peers (lib/transport README) */
+		fx_eal_init(argv[0]);
+		return fx_result(cmocka_run_group_tests_name("sr", sr, NULL, NULL));
+	}
 	if (strcmp(mode, "lcore") == 0) {
 		/* the RC soak with both engines on transport lcore 1 */
 		fx_eal_init_lcores(argv[0], "0,1");
@@ -799,7 +1032,7 @@ main(int argc, char **argv)
 		fx_eal_init(argv[0]);
 		return fx_result(cmocka_run_group_tests_name("soak", all, NULL, NULL));
 	} else {
-		fprintf(stderr, "usage: %s [lcore|shards]\n", argv[0]);
+		fprintf(stderr, "usage: %s [lcore|shards|sr]\n", argv[0]);
 		return 2;
 	}
 	soak_sender_lcores = UINT64_C(1) << 1;

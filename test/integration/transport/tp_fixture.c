@@ -624,6 +624,10 @@ connect_pair(struct fx *f, const struct fx_qp_opts *opts, struct droce_qp **qa,
 	init.srq = o.b_srq;
 	f->b.qp = droce_create_qp(f->b.pd, &init);
 	assert_non_null(f->b.qp);
+	if (o.a_sr)
+		assert_int_equal(droce_qp_set_sr(f->a.qp, true), 0);
+	if (o.b_sr)
+		assert_int_equal(droce_qp_set_sr(f->b.qp, true), 0);
 	connect_one(&f->a, &f->b, &o, true);
 	connect_one(&f->b, &f->a, &o, !o.b_rtr_only);
 	*qa = f->a.qp;

@@ -52,6 +52,7 @@ struct fx_qp_opts {
 	bool no_inline;			/* max_inline_data 0 */
 	struct droce_srq *b_srq;	/* b's QP takes its receive WQEs there */
 	const char *a_cc;		/* a's QP: droce_qp_set_cc (NULL: the device's) */
+	bool a_sr, b_sr;		/* droce_qp_set_sr(qp, true) on a's / b's QP */
 };
 
 /* EAL once per process (--no-huge unless DROCE_EAL_HUGE=1); says which. */
