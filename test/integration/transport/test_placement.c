@@ -200,6 +200,17 @@ test_atomic_write_inline_without_max_inline(void **state)
 	assert_memory_equal(f.b.buf + 8, &v, 8);
 	fx_assert_bytes(f.b.buf, 8, 0x5a);
 	fx_assert_bytes(f.b.buf + 16, 8, 0x5a);
+	/* a SEND's inline data has the QP's room only: the SGE area's
+	 * (droce_qp_min_inline) on a QP that asked for none */
+	{
+		struct droce_qp_attr at;
+		struct droce_qp_init_attr init;
+
+		assert_int_equal(droce_query_qp(f.a.qp, &at, DROCE_QP_CAP, &init), 0);
+		assert_int_equal(at.cap.max_inline_data,
+				 droce_qp_min_inline(at.cap.max_send_sge));
+		sge = (struct droce_sge){ (uintptr_t)f.a.buf, at.cap.max_inline_data + 1, 0 };
+	}
 	wr.opcode = DROCE_WR_SEND;
 	assert_int_equal(droce_post_send(f.a.qp, &wr, &bad), EINVAL);
 	reconnect();
