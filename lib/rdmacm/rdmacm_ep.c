@@ -17,19 +17,6 @@
 /* the timeout librdmacm's rdma_create_ep gives address and route */
 #define EP_RESOLVE_MS 2000
 
-static int
-fail(int err)
-{
-	errno = err;
-	return -1;
-}
-
-static struct rdmacm_id *
-id_of(struct rdma_cm_id *id)
-{
-	return (struct rdmacm_id *)id;
-}
-
 /* A passive endpoint: bound to res' source; each request's QP as asked. */
 static int
 ep_passive(struct rdma_cm_id *id, const struct rdma_addrinfo *res, struct ibv_pd *pd,
@@ -41,11 +28,11 @@ ep_passive(struct rdma_cm_id *id, const struct rdma_addrinfo *res, struct ibv_pd
 		id->pd = pd;
 	if (qp_init_attr == NULL)
 		return 0;
-	id_of(id)->request_qp = malloc(sizeof(*qp_init_attr));
-	if (id_of(id)->request_qp == NULL)
-		return fail(ENOMEM);
-	*id_of(id)->request_qp = *qp_init_attr;
-	id_of(id)->request_qp->qp_type = (enum ibv_qp_type)res->ai_qp_type;
+	rdmacm_id_of(id)->request_qp = malloc(sizeof(*qp_init_attr));
+	if (rdmacm_id_of(id)->request_qp == NULL)
+		return rdmacm_fail(ENOMEM);
+	*rdmacm_id_of(id)->request_qp = *qp_init_attr;
+	rdmacm_id_of(id)->request_qp->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	return 0;
 }
 
@@ -73,7 +60,7 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd 
 	int rc;
 
 	if (id == NULL || res == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (rdma_create_id(NULL, &c, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
 		return -1;
 	rc = (res->ai_flags & RAI_PASSIVE) ? ep_passive(c, res, pd, qp_init_attr) :
@@ -82,7 +69,7 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd 
 		int err = errno;
 
 		rdma_destroy_ep(c);
-		return fail(err);
+		return rdmacm_fail(err);
 	}
 	*id = c;
 	return 0;
@@ -96,8 +83,8 @@ rdma_destroy_ep(struct rdma_cm_id *pub)
 	rdma_destroy_qp(pub);
 	if (pub->srq != NULL)
 		rdma_destroy_srq(pub);
-	free(id_of(pub)->request_qp);
-	id_of(pub)->request_qp = NULL;
+	free(rdmacm_id_of(pub)->request_qp);
+	rdmacm_id_of(pub)->request_qp = NULL;
 	rdma_destroy_id(pub);
 }
 
@@ -112,8 +99,8 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	struct rdma_cm_event *ev;
 	int err;
 
-	if (listen == NULL || id == NULL || id_of(listen)->own_channel == NULL)
-		return fail(EINVAL);
+	if (listen == NULL || id == NULL || rdmacm_id_of(listen)->own_channel == NULL)
+		return rdmacm_fail(EINVAL);
 	if (listen->event != NULL) {
 		rdma_ack_cm_event(listen->event);
 		listen->event = NULL;
@@ -124,12 +111,12 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 		err = ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
 		      ev->status != 0 ? abs(ev->status) : EINVAL;
 		listen->event = ev;
-		return fail(err);
+		return rdmacm_fail(err);
 	}
 	if (rdma_migrate_id(ev->id, NULL) != 0)
 		goto refuse;
-	if (id_of(listen)->request_qp != NULL) {
-		struct ibv_qp_init_attr attr = *id_of(listen)->request_qp;
+	if (rdmacm_id_of(listen)->request_qp != NULL) {
+		struct ibv_qp_init_attr attr = *rdmacm_id_of(listen)->request_qp;
 
 		if (rdma_create_qp(ev->id, listen->pd, &attr) != 0)
 			goto refuse;
@@ -141,7 +128,7 @@ refuse:
 	err = errno;
 	rdma_reject(ev->id, NULL, 0);
 	rdma_ack_cm_event(ev);
-	return fail(err);
+	return rdmacm_fail(err);
 }
 
 /* ---- the program's own QP ---------------------------------------------------- */
@@ -150,9 +137,9 @@ int
 rdma_init_qp_attr(struct rdma_cm_id *pub, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
 {
 	if (pub == NULL || qp_attr == NULL || qp_attr_mask == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	/* the same layout and values (lib/ibverbs' dropin_verbs.c asserts) */
-	return droce_rdma_init_qp_attr(id_of(pub)->d, (struct droce_qp_attr *)qp_attr,
+	return droce_rdma_init_qp_attr(rdmacm_id_of(pub)->d, (struct droce_qp_attr *)qp_attr,
 				       qp_attr_mask);
 }
 
@@ -160,16 +147,16 @@ int
 rdma_establish(struct rdma_cm_id *pub)
 {
 	if (pub == NULL || pub->qp != NULL)
-		return fail(EINVAL);
-	return droce_rdma_establish(id_of(pub)->d);
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_establish(rdmacm_id_of(pub)->d);
 }
 
 int
 rdma_notify(struct rdma_cm_id *pub, enum ibv_event_type event)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	return droce_rdma_notify(id_of(pub)->d, (enum droce_event_type)event);
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_notify(rdmacm_id_of(pub)->d, (enum droce_event_type)event);
 }
 
 /* ---- an id's SRQ ------------------------------------------------------------- */
@@ -181,15 +168,15 @@ rdma_create_srq_ex(struct rdma_cm_id *pub, struct ibv_srq_init_attr_ex *attr)
 
 	if (pub == NULL || attr == NULL || pub->verbs == NULL || pub->srq != NULL ||
 	    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (attr->srq_type != IBV_SRQT_BASIC)
-		return fail(EOPNOTSUPP);	/* no XRC on droce */
+		return rdmacm_fail(EOPNOTSUPP);	/* no XRC on droce */
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || attr->pd == NULL) {
 		attr->pd = pub->pd;
 		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
 	}
 	if (attr->pd == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	srq = ibv_create_srq_ex(pub->verbs, attr);
 	if (srq == NULL)
 		return -1;
@@ -206,7 +193,7 @@ rdma_create_srq(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_srq_init_a
 	int rc;
 
 	if (attr == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	ex.srq_context = attr->srq_context;
 	ex.attr = attr->attr;
 	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
@@ -232,7 +219,7 @@ static int
 option_u8(const void *optval, size_t optlen, uint8_t *v)
 {
 	if (optval == NULL || optlen != sizeof(uint8_t))
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	*v = *(const uint8_t *)optval;
 	return 0;
 }
@@ -241,7 +228,7 @@ static int
 option_int(const void *optval, size_t optlen, int *v)
 {
 	if (optval == NULL || optlen != sizeof(int))
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	memcpy(v, optval, sizeof(*v));
 	return 0;
 }
@@ -261,26 +248,26 @@ rdma_set_option(struct rdma_cm_id *pub, int level, int optname, void *optval, si
 	int v;
 
 	if (pub == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (level == RDMA_OPTION_IB)
-		return fail(optname == RDMA_OPTION_IB_PATH ? EOPNOTSUPP : ENOSYS);
+		return rdmacm_fail(optname == RDMA_OPTION_IB_PATH ? EOPNOTSUPP : ENOSYS);
 	if (level != RDMA_OPTION_ID)
-		return fail(ENOSYS);
+		return rdmacm_fail(ENOSYS);
 	switch (optname) {
 	case RDMA_OPTION_ID_TOS:
 		return option_u8(optval, optlen, &u8) != 0 ? -1 :
-		       droce_rdma_set_tos(id_of(pub)->d, u8);
+		       droce_rdma_set_tos(rdmacm_id_of(pub)->d, u8);
 	case RDMA_OPTION_ID_ACK_TIMEOUT:
 		return option_u8(optval, optlen, &u8) != 0 ? -1 :
-		       droce_rdma_set_ack_timeout(id_of(pub)->d, u8);
+		       droce_rdma_set_ack_timeout(rdmacm_id_of(pub)->d, u8);
 	case RDMA_OPTION_ID_REUSEADDR:
 		return option_int(optval, optlen, &v);
 	case RDMA_OPTION_ID_AFONLY:
 		if (option_int(optval, optlen, &v) != 0)
 			return -1;
-		return v == 0 ? 0 : fail(EOPNOTSUPP);
+		return v == 0 ? 0 : rdmacm_fail(EOPNOTSUPP);
 	default:
-		return fail(ENOSYS);
+		return rdmacm_fail(ENOSYS);
 	}
 }
 
@@ -296,7 +283,7 @@ int
 rdma_set_local_ece(struct rdma_cm_id *pub, struct ibv_ece *ece)
 {
 	if (pub == NULL || pub->qp != NULL || ece == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	return 0;
 }
 
@@ -304,7 +291,7 @@ int
 rdma_get_remote_ece(struct rdma_cm_id *pub, struct ibv_ece *ece)
 {
 	if (pub == NULL || pub->qp != NULL || ece == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	memset(ece, 0, sizeof(*ece));
 	return 0;
 }
@@ -313,5 +300,5 @@ int
 rdma_reject_ece(struct rdma_cm_id *pub, const void *private_data, uint8_t private_data_len)
 {
 	(void)private_data, (void)private_data_len;
-	return fail(pub == NULL ? EINVAL : EOPNOTSUPP);
+	return rdmacm_fail(pub == NULL ? EINVAL : EOPNOTSUPP);
 }

@@ -19,19 +19,6 @@
 #include "dropin_private.h"
 #include "rdmacm_private.h"
 
-static int
-fail(int err)
-{
-	errno = err;
-	return -1;
-}
-
-static struct rdmacm_id *
-id_of(struct rdma_cm_id *id)
-{
-	return (struct rdmacm_id *)id;
-}
-
 struct rdmacm_id *
 rdmacm_id_new(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps)
 {
@@ -88,7 +75,7 @@ sync_complete(struct rdmacm_id *id)
 	id->ibv.event = ev;
 	if (ev->status == 0)
 		return 0;
-	return fail(ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : abs(ev->status));
+	return rdmacm_fail(ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : abs(ev->status));
 }
 
 static void
@@ -139,9 +126,9 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 	int err = rdmacm_devices_init();
 
 	if (err != 0)
-		return fail(err);
+		return rdmacm_fail(err);
 	if (id == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (channel == NULL) {	/* a synchronous id: a channel of its own */
 		channel = rdma_create_event_channel();
 		if (channel == NULL)
@@ -161,7 +148,7 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 		id_free(c);
 	if (own != NULL)
 		rdma_destroy_event_channel(&own->ibv);
-	return fail(err);
+	return rdmacm_fail(err);
 }
 
 /* lib/cm forgets the id's QP (which stays the program's), if it has one. */
@@ -179,10 +166,10 @@ qp_release(struct rdmacm_id *id)
 int
 rdma_destroy_id(struct rdma_cm_id *pub)
 {
-	struct rdmacm_id *id = id_of(pub);
+	struct rdmacm_id *id = rdmacm_id_of(pub);
 
 	if (pub == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	sync_release(id);
 	pthread_mutex_lock(&id->lock);
 	while (id->events != 0)
@@ -201,11 +188,11 @@ rdma_destroy_id(struct rdma_cm_id *pub)
 int
 rdma_migrate_id(struct rdma_cm_id *pub, struct rdma_event_channel *channel)
 {
-	struct rdmacm_id *id = id_of(pub);
+	struct rdmacm_id *id = rdmacm_id_of(pub);
 	struct rdmacm_channel *own = NULL;
 
 	if (pub == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	sync_release(id);
 	if (channel == NULL) {
 		channel = rdma_create_event_channel();
@@ -218,7 +205,7 @@ rdma_migrate_id(struct rdma_cm_id *pub, struct rdma_event_channel *channel)
 
 		if (own != NULL)
 			rdma_destroy_event_channel(channel);
-		return fail(err);
+		return rdmacm_fail(err);
 	}
 	if (id->own_channel != NULL)
 		rdma_destroy_event_channel(&id->own_channel->ibv);
@@ -233,10 +220,10 @@ int
 rdma_bind_addr(struct rdma_cm_id *pub, struct sockaddr *addr)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	if (droce_rdma_bind_addr(id_of(pub)->d, addr) != 0)
+		return rdmacm_fail(EINVAL);
+	if (droce_rdma_bind_addr(rdmacm_id_of(pub)->d, addr) != 0)
 		return -1;
-	rdmacm_id_sync(id_of(pub));
+	rdmacm_id_sync(rdmacm_id_of(pub));
 	return 0;
 }
 
@@ -245,21 +232,21 @@ rdma_resolve_addr(struct rdma_cm_id *pub, struct sockaddr *src_addr,
 		  struct sockaddr *dst_addr, int timeout_ms)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	if (droce_rdma_resolve_addr(id_of(pub)->d, src_addr, dst_addr, timeout_ms) != 0)
+		return rdmacm_fail(EINVAL);
+	if (droce_rdma_resolve_addr(rdmacm_id_of(pub)->d, src_addr, dst_addr, timeout_ms) != 0)
 		return -1;
-	rdmacm_id_sync(id_of(pub));
-	return sync_complete(id_of(pub));
+	rdmacm_id_sync(rdmacm_id_of(pub));
+	return sync_complete(rdmacm_id_of(pub));
 }
 
 int
 rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	if (droce_rdma_resolve_route(id_of(pub)->d, timeout_ms) != 0)
+		return rdmacm_fail(EINVAL);
+	if (droce_rdma_resolve_route(rdmacm_id_of(pub)->d, timeout_ms) != 0)
 		return -1;
-	return sync_complete(id_of(pub));
+	return sync_complete(rdmacm_id_of(pub));
 }
 
 static __be16
@@ -296,7 +283,7 @@ qp_attach(struct rdmacm_id *id, struct ibv_qp *qp)
 		int err = errno;
 
 		ibv_destroy_qp(qp);
-		return fail(err);
+		return rdmacm_fail(err);
 	}
 	q->cm_id = id->d;
 	id->ibv.qp = qp;
@@ -347,7 +334,7 @@ cqs_failed(struct rdmacm_id *id)
 	int err = errno;
 
 	own_cqs_destroy(id);
-	return fail(err);
+	return rdmacm_fail(err);
 }
 
 /*
@@ -365,7 +352,7 @@ own_cqs_create(struct rdmacm_id *id, struct ibv_cq **send_cq, struct ibv_cq **re
 	if (*send_cq != NULL && *recv_cq != NULL)
 		return 0;
 	if (id->own_cqs)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	id->own_cqs = true;
 	if ((*send_cq == NULL &&
 	     (c->send_cq = own_cq(c, cap->max_send_wr, &c->send_cq_channel)) == NULL) ||
@@ -384,17 +371,17 @@ own_cqs_create(struct rdmacm_id *id, struct ibv_cq **send_cq, struct ibv_cq **re
 int
 rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	struct rdmacm_id *id = id_of(pub);
+	struct rdmacm_id *id = rdmacm_id_of(pub);
 	struct ibv_qp *qp;
 
 	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (pd == NULL)
 		pd = pub->pd;
 	/* any context of the device: the program's and this library's share
 	 * droce's one (lib/ibverbs' dropin_device) */
 	if (pd == NULL || dropin_dctx(pd->context) != dropin_dctx(pub->verbs))
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (own_cqs_create(id, &attr->send_cq, &attr->recv_cq, &attr->cap) != 0)
 		return -1;
 	if (attr->srq == NULL)
@@ -408,17 +395,17 @@ rdma_create_qp(struct rdma_cm_id *pub, struct ibv_pd *pd, struct ibv_qp_init_att
 int
 rdma_create_qp_ex(struct rdma_cm_id *pub, struct ibv_qp_init_attr_ex *attr)
 {
-	struct rdmacm_id *id = id_of(pub);
+	struct rdmacm_id *id = rdmacm_id_of(pub);
 	struct ibv_qp *qp;
 
 	if (pub == NULL || attr == NULL || pub->qp != NULL || pub->verbs == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
 		attr->pd = pub->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
 	if (attr->pd == NULL || dropin_dctx(attr->pd->context) != dropin_dctx(pub->verbs))
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (own_cqs_create(id, &attr->send_cq, &attr->recv_cq, &attr->cap) != 0)
 		return -1;
 	if (attr->srq == NULL)
@@ -437,8 +424,8 @@ rdma_destroy_qp(struct rdma_cm_id *pub)
 	if (pub->qp != NULL)
 		ibv_destroy_qp(pub->qp);	/* lib/cm forgets it first */
 	pub->qp = NULL;
-	if (id_of(pub)->own_cqs) {
-		own_cqs_destroy(id_of(pub));
+	if (rdmacm_id_of(pub)->own_cqs) {
+		own_cqs_destroy(rdmacm_id_of(pub));
 	} else {	/* the program's, named by qp_attach */
 		pub->send_cq = NULL;
 		pub->recv_cq = NULL;
@@ -480,11 +467,11 @@ rdma_connect(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 	};
 
 	if (pub == NULL || (conn_param == NULL && pub->qp == NULL))
-		return fail(EINVAL);
-	if (droce_rdma_connect(id_of(pub)->d,
+		return rdmacm_fail(EINVAL);
+	if (droce_rdma_connect(rdmacm_id_of(pub)->d,
 			       conn_param != NULL ? conn_param_of(conn_param, &d) : &d) != 0)
 		return -1;
-	return sync_complete(id_of(pub));
+	return sync_complete(rdmacm_id_of(pub));
 }
 
 int
@@ -493,39 +480,39 @@ rdma_accept(struct rdma_cm_id *pub, struct rdma_conn_param *conn_param)
 	struct droce_rdma_conn_param d;
 
 	if (pub == NULL)
-		return fail(EINVAL);
-	if (droce_rdma_accept(id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
+		return rdmacm_fail(EINVAL);
+	if (droce_rdma_accept(rdmacm_id_of(pub)->d, conn_param_of(conn_param, &d)) != 0)
 		return -1;
 	/* a UD id's accept (a SIDR_REP) has no event to wait for (librdmacm) */
 	if (pub->qp_type == IBV_QPT_UD) {
-		sync_release(id_of(pub));
+		sync_release(rdmacm_id_of(pub));
 		return 0;
 	}
-	return sync_complete(id_of(pub));
+	return sync_complete(rdmacm_id_of(pub));
 }
 
 int
 rdma_reject(struct rdma_cm_id *pub, const void *private_data, uint8_t private_data_len)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	return droce_rdma_reject(id_of(pub)->d, private_data, private_data_len);
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_reject(rdmacm_id_of(pub)->d, private_data, private_data_len);
 }
 
 int
 rdma_disconnect(struct rdma_cm_id *pub)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	return droce_rdma_disconnect(id_of(pub)->d);
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_disconnect(rdmacm_id_of(pub)->d);
 }
 
 int
 rdma_listen(struct rdma_cm_id *pub, int backlog)
 {
 	if (pub == NULL)
-		return fail(EINVAL);
-	return droce_rdma_listen(id_of(pub)->d, backlog);
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_listen(rdmacm_id_of(pub)->d, backlog);
 }
 
 /* ---- multicast (RDMA_PS_UDP ids: lib/cm's droce_rdma_join_multicast) ------ */
@@ -534,8 +521,8 @@ int
 rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
 {
 	if (id == NULL)
-		return fail(EINVAL);
-	return droce_rdma_join_multicast(id_of(id)->d, addr, context,
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_join_multicast(rdmacm_id_of(id)->d, addr, context,
 					 DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER);
 }
 
@@ -547,13 +534,13 @@ rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *at
 	const uint32_t both = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
 
 	if (id == NULL || attr == NULL)
-		return fail(EINVAL);
+		return rdmacm_fail(EINVAL);
 	if (attr->comp_mask & ~both)
-		return fail(ENOTSUP);
+		return rdmacm_fail(ENOTSUP);
 	if ((attr->comp_mask & both) != both ||
 	    attr->join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
-		return fail(EINVAL);
-	return droce_rdma_join_multicast(id_of(id)->d, attr->addr, context,
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_join_multicast(rdmacm_id_of(id)->d, attr->addr, context,
 					 attr->join_flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER ?
 					 DROCE_RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER :
 					 DROCE_RDMA_MC_JOIN_FLAG_FULLMEMBER);
@@ -563,6 +550,6 @@ int
 rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	if (id == NULL)
-		return fail(EINVAL);
-	return droce_rdma_leave_multicast(id_of(id)->d, addr);
+		return rdmacm_fail(EINVAL);
+	return droce_rdma_leave_multicast(rdmacm_id_of(id)->d, addr);
 }

@@ -8,6 +8,7 @@
 #ifndef DROCE_RDMACM_PRIVATE_H
 #define DROCE_RDMACM_PRIVATE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 
@@ -48,6 +49,21 @@ struct rdmacm_event {
 	struct rdma_cm_event ibv;
 	struct droce_rdma_cm_event *d;
 };
+
+/* librdmacm's failure: -1 with errno err */
+static inline int
+rdmacm_fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+/* the drop-in's id of an rdma_cm_id it handed out */
+static inline struct rdmacm_id *
+rdmacm_id_of(struct rdma_cm_id *id)
+{
+	return (struct rdmacm_id *)id;
+}
 
 /* rdmacm_id.c: a new id on channel (lib/cm's id set by the caller), and
  * its fields brought up to date from lib/cm's (verbs, addresses, route). */

@@ -169,7 +169,7 @@ def case_dq_hostile(s):
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
-    h.wait_line(r"^hostile: 11 QP_REQ_ERR in slot order, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: 11 QP_REQ_ERR, one per slot, 1 CQ_ERR$")
     states = h.wait_line(r"^hostile: QP states:(.*)$").group(1).split()
     print(f"hostile: its QPs' states {states} (6: ERR)")
     if states != ["6"] * 12:
