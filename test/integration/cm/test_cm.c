@@ -46,6 +46,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 #include "verbs_engine.h"
 #include "vwire.h"
 #include "tp_fixture.h"
+#include "cm_fixture.h"
 
 #define PORT 7471
 /* CM response timeout 14: about 67 ms, so a lost MAD costs one of those */
@@ -58,25 +59,6 @@ struct cm_fx {
 	struct droce_rdma_cm_id *listener;
 };
 
-static struct droce_rdma_event_channel *
-channel(void)
-{
-	struct droce_rdma_event_channel *ch = droce_rdma_create_event_channel();
-
-	assert_non_null(ch);
-	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
-	return ch;
-}
-
-static void
-sin_of(struct sockaddr_in *sin, uint8_t host, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(198u << 24 | 18u << 16 | host);
-}
-
 static void
 cm_open(struct cm_fx *c)
 {
@@ -85,11 +67,11 @@ cm_open(struct cm_fx *c)
 	fx_open(&c->f, NULL, 1 << 16);
 	assert_int_equal(droce_rdma_cm_attach(c->f.a.ctx), 0);
 	assert_int_equal(droce_rdma_cm_attach(c->f.b.ctx), 0);
-	c->ch_a = channel();
-	c->ch_b = channel();
+	c->ch_a = cmfx_channel();
+	c->ch_b = cmfx_channel();
 	assert_int_equal(droce_rdma_create_id(c->ch_b, &c->listener, NULL,
 					      DROCE_RDMA_PS_TCP), 0);
-	sin_of(&sin, 2, PORT);
+	cmfx_sin(&sin, 2, PORT);
 	assert_int_equal(droce_rdma_bind_addr(c->listener, (struct sockaddr *)&sin), 0);
 	assert_int_equal(droce_rdma_listen(c->listener, 8), 0);
 }
@@ -103,44 +85,6 @@ cm_close(struct cm_fx *c)
 	assert_int_equal(droce_rdma_cm_detach(c->f.a.ctx), 0);
 	assert_int_equal(droce_rdma_cm_detach(c->f.b.ctx), 0);
 	fx_close(&c->f);
-}
-
-/* Run the CM (both contexts) until ch has an event; it must be `type`. */
-static struct droce_rdma_cm_event *
-expect_event(struct droce_rdma_event_channel *ch, enum droce_rdma_cm_event_type type)
-{
-	struct droce_rdma_cm_event *ev = NULL;
-	double end = fx_now() + 10;
-
-	while (droce_rdma_get_cm_event(ch, &ev) != 0) {
-		assert_int_equal(errno, EAGAIN);
-		if (fx_now() > end)
-			fail_msg("no %s within 10 s", droce_rdma_event_str(type));
-	}
-	if (ev->event != type)
-		fail_msg("got %s (status %d), expected %s", droce_rdma_event_str(ev->event),
-			 ev->status, droce_rdma_event_str(type));
-	return ev;
-}
-
-/* Run the CM for a while, no event expected on either channel. */
-static void
-cm_spin(struct cm_fx *c, double seconds)
-{
-	struct droce_rdma_cm_event *ev;
-	double end = fx_now() + seconds;
-
-	while (fx_now() < end) {
-		if (droce_rdma_get_cm_event(c->ch_a, &ev) == 0 ||
-		    droce_rdma_get_cm_event(c->ch_b, &ev) == 0)
-			fail_msg("unexpected %s", droce_rdma_event_str(ev->event));
-	}
-}
-
-static void
-ack(struct droce_rdma_cm_event *ev)
-{
-	assert_int_equal(droce_rdma_ack_cm_event(ev), 0);
 }
 
 static void
@@ -163,12 +107,12 @@ client_routed(struct cm_fx *c, uint16_t port, uint8_t timeout)
 
 	assert_int_equal(droce_rdma_create_id(c->ch_a, &id, c, DROCE_RDMA_PS_TCP), 0);
 	assert_int_equal(droce_rdma_set_cm_timeout(id, timeout, 15), 0);
-	sin_of(&dst, 2, port);
+	cmfx_sin(&dst, 2, port);
 	assert_int_equal(droce_rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
-	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ADDR_RESOLVED));
+	cmfx_ack(cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_ADDR_RESOLVED));
 	assert_ptr_equal(id->verbs, c->f.a.ctx);
 	assert_int_equal(droce_rdma_resolve_route(id, 1000), 0);
-	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED));
+	cmfx_ack(cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED));
 	return id;
 }
 
@@ -208,7 +152,7 @@ cm_connect(struct droce_rdma_cm_id *id, const char *pdata)
 static struct droce_rdma_cm_id *
 take_request(struct cm_fx *c, const char *pdata)
 {
-	struct droce_rdma_cm_event *ev = expect_event(c->ch_b,
+	struct droce_rdma_cm_event *ev = cmfx_expect(c->ch_b,
 						      DROCE_RDMA_CM_EVENT_CONNECT_REQUEST);
 	struct droce_rdma_cm_id *id = ev->id;
 	struct droce_qp_init_attr init;
@@ -220,7 +164,7 @@ take_request(struct cm_fx *c, const char *pdata)
 	assert_int_equal(ev->param.conn.initiator_depth, 2);
 	assert_int_equal(ev->param.conn.private_data_len, 56);
 	assert_memory_equal(ev->param.conn.private_data, pdata, strlen(pdata));
-	ack(ev);
+	cmfx_ack(ev);
 	qp_attr(&init, c->f.b.cq);
 	assert_int_equal(droce_rdma_create_qp(id, c->f.b.pd, &init), 0);
 	return id;
@@ -237,14 +181,14 @@ cm_accept(struct droce_rdma_cm_id *id, const char *pdata)
 static void
 established(struct cm_fx *c, struct droce_rdma_cm_id *cid, struct droce_rdma_cm_id *sid)
 {
-	struct droce_rdma_cm_event *ev = expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	struct droce_rdma_cm_event *ev = cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 
 	assert_ptr_equal(ev->id, cid);
 	assert_memory_equal(ev->param.conn.private_data, "world", 5);
-	ack(ev);
-	ev = expect_event(c->ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	cmfx_ack(ev);
+	ev = cmfx_expect(c->ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 	assert_ptr_equal(ev->id, sid);
-	ack(ev);
+	cmfx_ack(ev);
 }
 
 static void
@@ -253,12 +197,12 @@ cm_disconnect(struct cm_fx *c, struct droce_rdma_cm_id *cid, struct droce_rdma_c
 	struct droce_rdma_cm_event *ev;
 
 	assert_int_equal(droce_rdma_disconnect(cid), 0);
-	ev = expect_event(c->ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	ev = cmfx_expect(c->ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED);
 	assert_ptr_equal(ev->id, sid);
-	ack(ev);
-	ev = expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	cmfx_ack(ev);
+	ev = cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED);
 	assert_ptr_equal(ev->id, cid);
-	ack(ev);
+	cmfx_ack(ev);
 	/* the server's own disconnect after the peer's: nothing more to do */
 	assert_int_equal(droce_rdma_disconnect(sid), 0);
 	assert_int_equal(fx_qp_state(cid->qp), DROCE_QPS_ERR);
@@ -402,10 +346,10 @@ test_own_qps(void **state)
 		p.qp_num = qa->qp_num;
 		assert_int_equal(droce_rdma_connect(cid, &p), 0);
 
-		ev = expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_CONNECT_REQUEST);
+		ev = cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_CONNECT_REQUEST);
 		sid = ev->id;
 		assert_int_equal(ev->param.conn.qp_num, qa->qp_num);
-		ack(ev);
+		cmfx_ack(ev);
 		qb = own_qp(&c.f.b);
 		own_qp_to(sid, qb, DROCE_QPS_INIT);
 		own_qp_to(sid, qb, DROCE_QPS_RTR);
@@ -418,14 +362,14 @@ test_own_qps(void **state)
 		assert_int_equal(droce_rdma_accept(sid, &p), 0);
 		if (notified) {
 			assert_int_equal(droce_rdma_notify(sid, DROCE_EVENT_COMM_EST), 0);
-			ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED));
+			cmfx_ack(cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED));
 			assert_int_equal(droce_rdma_notify(sid, DROCE_EVENT_COMM_EST), -1);
 			assert_int_equal(errno, EISCONN);
 		}
 
-		ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_CONNECT_RESPONSE);
+		ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_CONNECT_RESPONSE);
 		assert_memory_equal(ev->param.conn.private_data, "world", 5);
-		ack(ev);
+		cmfx_ack(ev);
 		own_qp_to(cid, qa, DROCE_QPS_RTR);
 		own_qp_to(cid, qa, DROCE_QPS_RTS);
 		assert_int_equal(droce_query_qp(qa, &at, DROCE_QP_STATE | DROCE_QP_AV, &init), 0);
@@ -438,8 +382,8 @@ test_own_qps(void **state)
 		assert_int_equal(droce_rdma_establish(cid), -1);	/* once */
 		assert_int_equal(errno, EINVAL);
 		if (!notified)
-			ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED));
-		cm_spin(&c, 0.2);	/* no ESTABLISHED on the client, none twice */
+			cmfx_ack(cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED));
+		cmfx_spin(c.ch_a, c.ch_b, 0.2);	/* no ESTABLISHED on the client, none twice */
 
 		c.f.a.qp = qa;
 		c.f.b.qp = qb;
@@ -455,8 +399,8 @@ test_own_qps(void **state)
 		c.f.a.qp = c.f.b.qp = NULL;
 
 		assert_int_equal(droce_rdma_disconnect(cid), 0);
-		ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED));
-		ack(expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED));
+		cmfx_ack(cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED));
+		cmfx_ack(cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED));
 		/* the caller's QPs are the caller's to move */
 		assert_int_equal(fx_qp_state(qa), DROCE_QPS_RTS);
 		assert_int_equal(fx_qp_state(qb), DROCE_QPS_RTS);
@@ -495,7 +439,7 @@ bind_listen_any_port(struct cm_fx *c, struct droce_rdma_cm_id **id, uint8_t host
 	struct sockaddr_in sin;
 
 	assert_int_equal(droce_rdma_create_id(c->ch_b, id, NULL, DROCE_RDMA_PS_TCP), 0);
-	sin_of(&sin, host, 0);
+	cmfx_sin(&sin, host, 0);
 	if (host == 0)
 		sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	assert_int_equal(droce_rdma_bind_addr(*id, (struct sockaddr *)&sin), 0);
@@ -613,13 +557,13 @@ test_concurrent_connections(void **state)
 		cm_accept(sid[i], "world");
 	for (int i = 0; i < 8; i++) {
 		struct droce_rdma_cm_event *ev =
-			expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+			cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 
 		assert_ptr_equal(ev->id, cid[i]);
-		ack(ev);
-		ev = expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+		cmfx_ack(ev);
+		ev = cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 		assert_ptr_equal(ev->id, sid[i]);
-		ack(ev);
+		cmfx_ack(ev);
 		assert_int_equal(fx_qp_state(cid[i]->qp), DROCE_QPS_RTS);
 	}
 	for (int i = 0; i < 8; i++) {
@@ -645,11 +589,11 @@ test_reject_reasons(void **state)
 	cm_connect(cid, "hello");
 	sid = take_request(&c, "hello");
 	assert_int_equal(droce_rdma_reject(sid, "busy", 4), 0);
-	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
+	ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
 	assert_ptr_equal(ev->id, cid);
 	assert_int_equal(ev->status, 28);
 	assert_memory_equal(ev->param.conn.private_data, "busy", 4);
-	ack(ev);
+	cmfx_ack(ev);
 	destroy(cid);
 	destroy(sid);
 
@@ -659,11 +603,11 @@ test_reject_reasons(void **state)
 	cid = client(&c, PORT + 1, FAST_TIMEOUT);
 	t0 = fx_now();
 	cm_connect(cid, "hello");
-	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
+	ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_REJECTED);
 	assert_true(fx_now() - t0 >= 0.033);
 	assert_int_equal(ev->status, 8);
-	ack(ev);
-	cm_spin(&c, 0.1);
+	cmfx_ack(ev);
+	cmfx_spin(c.ch_a, c.ch_b, 0.1);
 	destroy(cid);
 	cm_close(&c);
 }
@@ -685,9 +629,9 @@ test_listen_after_req(void **state)
 	assert_int_equal(droce_rdma_destroy_id(c.listener), 0);
 	cid = client(&c, PORT, FAST_TIMEOUT);
 	cm_connect(cid, "hello");
-	cm_spin(&c, 0.01);
+	cmfx_spin(c.ch_a, c.ch_b, 0.01);
 	assert_int_equal(droce_rdma_create_id(c.ch_b, &c.listener, NULL, DROCE_RDMA_PS_TCP), 0);
-	sin_of(&sin, 2, PORT);
+	cmfx_sin(&sin, 2, PORT);
 	assert_int_equal(droce_rdma_bind_addr(c.listener, (struct sockaddr *)&sin), 0);
 	assert_int_equal(droce_rdma_listen(c.listener, 8), 0);
 	sid = take_request(&c, "hello");
@@ -763,7 +707,7 @@ test_lost_req_rep_rtu(void **state)
 	seen.lost = keep_mad;
 	seen.lost_arg = &lost;
 	assert_int_equal(vwire_set_faults(c.f.a.link, &fl), 0);
-	cm_spin(&c, 0.02);
+	cmfx_spin(c.ch_a, c.ch_b, 0.02);
 	set_drop(c.f.a.link, 0.0);
 	assert_int_equal(dropped(c.f.a.link), 1);
 	assert_int_equal(lost.n, 1);
@@ -788,7 +732,7 @@ test_lost_req_rep_rtu(void **state)
 	sid = take_request(&c, "hello");
 	set_drop(c.f.b.link, 1.0);
 	cm_accept(sid, "world");
-	cm_spin(&c, 0.02);
+	cmfx_spin(c.ch_a, c.ch_b, 0.02);
 	set_drop(c.f.b.link, 0.0);
 	assert_int_equal(dropped(c.f.b.link), 1);
 	established(&c, cid, sid);
@@ -803,14 +747,14 @@ test_lost_req_rep_rtu(void **state)
 	sid = take_request(&c, "hello");
 	set_drop(c.f.a.link, 1.0);
 	cm_accept(sid, "world");
-	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
-	ack(ev);
-	cm_spin(&c, 0.02);
+	ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	cmfx_ack(ev);
+	cmfx_spin(c.ch_a, c.ch_b, 0.02);
 	set_drop(c.f.a.link, 0.0);
 	assert_int_equal(dropped(c.f.a.link), 1 + 1);
-	ev = expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	ev = cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 	assert_ptr_equal(ev->id, sid);
-	ack(ev);
+	cmfx_ack(ev);
 	cm_disconnect(&c, cid, sid);
 	destroy(cid);
 	destroy(sid);
@@ -868,10 +812,10 @@ test_use_qp_poll_event(void **state)
 	assert_int_equal(droce_rdma_use_qp(cid, NULL), 0);
 	assert_null(cid->qp);
 	assert_int_equal(droce_rdma_disconnect(sid), 0);
-	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_DISCONNECTED);
 	assert_ptr_equal(ev->id, cid);
-	ack(ev);
-	ack(expect_event(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED));
+	cmfx_ack(ev);
+	cmfx_ack(cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED));
 	assert_int_equal(fx_qp_state(qp), DROCE_QPS_RTS);	/* not the CM's any more */
 	assert_int_equal(fx_qp_state(sid->qp), DROCE_QPS_ERR);
 	assert_int_equal(droce_destroy_qp(qp), 0);

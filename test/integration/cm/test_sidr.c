@@ -32,6 +32,7 @@
 #include "roce_wire.h"
 #include "vwire.h"
 #include "tp_fixture.h"
+#include "cm_fixture.h"
 
 #define PORT 7472
 /* CM response timeout 14: about 67 ms */
@@ -45,25 +46,6 @@ struct ud_fx {
 	struct droce_rdma_cm_id *listener;
 };
 
-static struct droce_rdma_event_channel *
-channel(void)
-{
-	struct droce_rdma_event_channel *ch = droce_rdma_create_event_channel();
-
-	assert_non_null(ch);
-	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
-	return ch;
-}
-
-static void
-sin_of(struct sockaddr_in *sin, uint8_t host, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(198u << 24 | 18u << 16 | host);
-}
-
 static struct droce_rdma_cm_id *
 listen_on(struct ud_fx *c, uint16_t port, enum droce_rdma_port_space ps)
 {
@@ -71,7 +53,7 @@ listen_on(struct ud_fx *c, uint16_t port, enum droce_rdma_port_space ps)
 	struct sockaddr_in sin;
 
 	assert_int_equal(droce_rdma_create_id(c->ch_b, &id, NULL, ps), 0);
-	sin_of(&sin, 2, port);
+	cmfx_sin(&sin, 2, port);
 	assert_int_equal(droce_rdma_bind_addr(id, (struct sockaddr *)&sin), 0);
 	assert_int_equal(droce_rdma_listen(id, 8), 0);
 	return id;
@@ -83,8 +65,8 @@ ud_open(struct ud_fx *c)
 	fx_open(&c->f, NULL, 1 << 16);
 	assert_int_equal(droce_rdma_cm_attach(c->f.a.ctx), 0);
 	assert_int_equal(droce_rdma_cm_attach(c->f.b.ctx), 0);
-	c->ch_a = channel();
-	c->ch_b = channel();
+	c->ch_a = cmfx_channel();
+	c->ch_b = cmfx_channel();
 	c->listener = listen_on(c, PORT, DROCE_RDMA_PS_UDP);
 	assert_int_equal(c->listener->qp_type, DROCE_QPT_UD);
 }
@@ -98,42 +80,6 @@ ud_close(struct ud_fx *c)
 	assert_int_equal(droce_rdma_cm_detach(c->f.a.ctx), 0);
 	assert_int_equal(droce_rdma_cm_detach(c->f.b.ctx), 0);
 	fx_close(&c->f);
-}
-
-static struct droce_rdma_cm_event *
-expect_event(struct droce_rdma_event_channel *ch, enum droce_rdma_cm_event_type type)
-{
-	struct droce_rdma_cm_event *ev = NULL;
-	double end = fx_now() + 10;
-
-	while (droce_rdma_get_cm_event(ch, &ev) != 0) {
-		assert_int_equal(errno, EAGAIN);
-		if (fx_now() > end)
-			fail_msg("no %s within 10 s", droce_rdma_event_str(type));
-	}
-	if (ev->event != type)
-		fail_msg("got %s (status %d), expected %s", droce_rdma_event_str(ev->event),
-			 ev->status, droce_rdma_event_str(type));
-	return ev;
-}
-
-static void
-cm_spin(struct ud_fx *c, double seconds)
-{
-	struct droce_rdma_cm_event *ev;
-	double end = fx_now() + seconds;
-
-	while (fx_now() < end) {
-		if (droce_rdma_get_cm_event(c->ch_a, &ev) == 0 ||
-		    droce_rdma_get_cm_event(c->ch_b, &ev) == 0)
-			fail_msg("unexpected %s", droce_rdma_event_str(ev->event));
-	}
-}
-
-static void
-ack(struct droce_rdma_cm_event *ev)
-{
-	assert_int_equal(droce_rdma_ack_cm_event(ev), 0);
 }
 
 static void
@@ -163,11 +109,11 @@ client(struct ud_fx *c, uint16_t port, uint8_t retries, bool qp)
 	assert_int_equal(droce_rdma_create_id(c->ch_a, &id, c, DROCE_RDMA_PS_UDP), 0);
 	assert_int_equal(id->qp_type, DROCE_QPT_UD);
 	assert_int_equal(droce_rdma_set_cm_timeout(id, FAST_TIMEOUT, retries), 0);
-	sin_of(&dst, 2, port);
+	cmfx_sin(&dst, 2, port);
 	assert_int_equal(droce_rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
-	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ADDR_RESOLVED));
+	cmfx_ack(cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_ADDR_RESOLVED));
 	assert_int_equal(droce_rdma_resolve_route(id, 1000), 0);
-	ack(expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED));
+	cmfx_ack(cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_ROUTE_RESOLVED));
 	if (qp)
 		ud_qp(id, &c->f.a);
 	return id;
@@ -186,7 +132,7 @@ static struct droce_rdma_cm_id *
 take_request(struct ud_fx *c, struct droce_rdma_cm_id *listener, const void *pdata,
 	     uint8_t len)
 {
-	struct droce_rdma_cm_event *ev = expect_event(c->ch_b,
+	struct droce_rdma_cm_event *ev = cmfx_expect(c->ch_b,
 						      DROCE_RDMA_CM_EVENT_CONNECT_REQUEST);
 	struct droce_rdma_cm_id *id = ev->id;
 
@@ -196,7 +142,7 @@ take_request(struct ud_fx *c, struct droce_rdma_cm_id *listener, const void *pda
 	/* the SIDR_REQ's 216 bytes less annex A11's 36 */
 	assert_int_equal(ev->param.ud.private_data_len, 180);
 	assert_memory_equal(ev->param.ud.private_data, pdata, len);
-	ack(ev);
+	cmfx_ack(ev);
 	return id;
 }
 
@@ -337,7 +283,7 @@ test_sidr_connect_data(void **state)
 		assert_int_equal(droce_rdma_accept(sid, &p), -1);	/* answered */
 		assert_int_equal(errno, EINVAL);
 	}
-	cm_spin(&c, 0.02);
+	cmfx_spin(c.ch_a, c.ch_b, 0.02);
 	keep(&c.f.b);
 	assert_int_equal(lost.n, 1);
 	assert_int_equal(cm_mad_check(lost.mad[0], CM_MAD_LEN, &h), 0);
@@ -347,7 +293,7 @@ test_sidr_connect_data(void **state)
 	assert_int_equal(rep.qpn, sid->qp->qp_num);
 	assert_int_equal(rep.qkey, 0x01234567);
 	assert_true(rep.service_id == (0x0111ull << 16 | PORT));
-	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 	assert_ptr_equal(ev->id, cid);
 	assert_int_equal(ev->status, 0);
 	assert_int_equal(ev->param.ud.qp_num, sid->qp->qp_num);
@@ -362,9 +308,9 @@ test_sidr_connect_data(void **state)
 	ah_attr = ev->param.ud.ah_attr;
 	qpn = ev->param.ud.qp_num;
 	qkey = ev->param.ud.qkey;
-	ack(ev);
+	cmfx_ack(ev);
 	/* one request only: the duplicate SIDR_REQ got the kept SIDR_REP */
-	cm_spin(&c, 0.2);
+	cmfx_spin(c.ch_a, c.ch_b, 0.2);
 
 	/* datagrams both ways: the client's on the event's path, the
 	 * server's back to the sender (its QPN in the immediate) */
@@ -397,7 +343,7 @@ test_sidr_connect_data(void **state)
 	c.f.b.qp = NULL;
 	destroy(cid);
 	destroy(sid);
-	cm_spin(&c, 0.05);		/* destroying them sent nothing */
+	cmfx_spin(c.ch_a, c.ch_b, 0.05);		/* destroying them sent nothing */
 	ud_close(&c);
 }
 
@@ -405,7 +351,7 @@ test_sidr_connect_data(void **state)
 static struct droce_rdma_cm_event *
 unreachable(struct ud_fx *c, struct droce_rdma_cm_id *cid, int status)
 {
-	struct droce_rdma_cm_event *ev = expect_event(c->ch_a, DROCE_RDMA_CM_EVENT_UNREACHABLE);
+	struct droce_rdma_cm_event *ev = cmfx_expect(c->ch_a, DROCE_RDMA_CM_EVENT_UNREACHABLE);
 
 	assert_ptr_equal(ev->id, cid);
 	assert_int_equal(ev->status, status);
@@ -434,7 +380,7 @@ test_sidr_refusals(void **state)
 	ev = unreachable(&c, cid, CM_SIDR_REJECT);
 	assert_int_equal(ev->param.ud.private_data_len, 136);
 	assert_memory_equal(ev->param.ud.private_data, "no", 2);
-	ack(ev);
+	cmfx_ack(ev);
 	destroy(cid);
 	destroy(sid);
 
@@ -442,7 +388,7 @@ test_sidr_refusals(void **state)
 	cid = client(&c, PORT + 1, 15, false);
 	t0 = fx_now();
 	sidr_connect(cid, NULL, 0);
-	ack(unreachable(&c, cid, CM_SIDR_UNSUPPORTED));
+	cmfx_ack(unreachable(&c, cid, CM_SIDR_UNSUPPORTED));
 	assert_true(fx_now() - t0 >= 0.2);
 	destroy(cid);
 
@@ -451,7 +397,7 @@ test_sidr_refusals(void **state)
 	tcp = listen_on(&c, PORT + 2, DROCE_RDMA_PS_TCP);
 	cid = client(&c, PORT + 2, 15, false);
 	sidr_connect(cid, NULL, 0);
-	ack(unreachable(&c, cid, CM_SIDR_UNSUPPORTED));
+	cmfx_ack(unreachable(&c, cid, CM_SIDR_UNSUPPORTED));
 	destroy(cid);
 	udp2 = listen_on(&c, PORT + 2, DROCE_RDMA_PS_UDP);
 	cid = client(&c, PORT + 2, 15, true);
@@ -459,9 +405,9 @@ test_sidr_refusals(void **state)
 	sid = take_request(&c, udp2, "x", 1);
 	ud_qp(sid, &c.f.b);
 	assert_int_equal(droce_rdma_accept(sid, NULL), 0);
-	ev = expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
+	ev = cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED);
 	assert_int_equal(ev->param.ud.qp_num, sid->qp->qp_num);
-	ack(ev);
+	cmfx_ack(ev);
 	destroy(cid);
 	destroy(sid);
 	assert_int_equal(droce_rdma_destroy_id(tcp), 0);
@@ -470,12 +416,12 @@ test_sidr_refusals(void **state)
 	assert_int_equal(droce_rdma_destroy_id(udp2), 0);
 	cid = client(&c, PORT + 2, 15, true);
 	sidr_connect(cid, "late", 4);
-	cm_spin(&c, 0.01);
+	cmfx_spin(c.ch_a, c.ch_b, 0.01);
 	udp2 = listen_on(&c, PORT + 2, DROCE_RDMA_PS_UDP);
 	sid = take_request(&c, udp2, "late", 4);
 	/* destroyed unanswered: SIDR_REP "rejected", as the kernel's ib_cm */
 	assert_int_equal(droce_rdma_destroy_id(sid), 0);
-	ack(unreachable(&c, cid, CM_SIDR_REJECT));
+	cmfx_ack(unreachable(&c, cid, CM_SIDR_REJECT));
 	destroy(cid);
 	assert_int_equal(droce_rdma_destroy_id(udp2), 0);
 
@@ -483,7 +429,7 @@ test_sidr_refusals(void **state)
 	cid = client(&c, PORT, 2, true);
 	lose(&c.f.a, &seen, &lost);
 	sidr_connect(cid, "lost", 4);
-	ack(unreachable(&c, cid, -ETIMEDOUT));
+	cmfx_ack(unreachable(&c, cid, -ETIMEDOUT));
 	keep(&c.f.a);
 	assert_int_equal(lost.n, 3);
 	for (unsigned int i = 0; i < 3; i++) {
@@ -585,7 +531,7 @@ answered(struct ud_fx *c, struct injector *in, const uint8_t *mad, uint32_t len,
 
 	lose(&c->f.b, &seen, &lost);
 	inject(c, in, mad, len);
-	cm_spin(c, 0.05);
+	cmfx_spin(c->ch_a, c->ch_b, 0.05);
 	keep(&c->f.b);
 	if (want_status < 0) {
 		assert_int_equal(lost.n, 0);
@@ -618,7 +564,7 @@ test_sidr_hostile(void **state)
 	inject(&c, &in, mad, CM_MAD_LEN);
 	sid = take_request(&c, c.listener, "", 0);
 	assert_int_equal(droce_rdma_destroy_id(sid), 0);
-	cm_spin(&c, 0.05);
+	cmfx_spin(c.ch_a, c.ch_b, 0.05);
 	/* short: dropped at the GSI QP (40 + 256 bytes or nothing) */
 	answered(&c, &in, mad, CM_MAD_LEN - 1, -1, 0);
 	answered(&c, &in, mad, 24, -1, 0);
@@ -644,13 +590,13 @@ test_sidr_hostile(void **state)
 		answered(&c, &in, mad, CM_MAD_LEN, -1, 0);
 	}
 	/* nothing raised on b by any of them, and the CM still serves */
-	cm_spin(&c, 0.05);
+	cmfx_spin(c.ch_a, c.ch_b, 0.05);
 	cid = client(&c, PORT, 15, true);
 	sidr_connect(cid, "after", 5);
 	sid = take_request(&c, c.listener, "after", 5);
 	ud_qp(sid, &c.f.b);
 	assert_int_equal(droce_rdma_accept(sid, NULL), 0);
-	ack(expect_event(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED));
+	cmfx_ack(cmfx_expect(c.ch_a, DROCE_RDMA_CM_EVENT_ESTABLISHED));
 	destroy(cid);
 	destroy(sid);
 	assert_int_equal(droce_destroy_ah(in.ah), 0);
