@@ -3,10 +3,13 @@
  * droced_dq.c - an application's queue region (lib/dq, README.md "Queue
  * regions"): a memfd droced makes, sizes, seals and maps, passed to the
  * application (DQ_OPEN); the application's CQs and QPs attached to its
- * slots (DQ_ATTACH); and the poller on droced's main thread that takes
- * the work requests out of the send and receive rings, checks them and
- * posts them on droced's QPs with the ordinary verbs, and writes droced's
- * CQs' completions into the completion rings.
+ * slots (DQ_ATTACH); and the poller that takes the work requests out of
+ * the send and receive rings, checks them and posts them on droced's QPs
+ * with the ordinary verbs, and writes droced's CQs' completions into the
+ * completion rings.  The poller runs on droced's engine lcore, after each
+ * of its rounds (tp_dev_set_round_hook); droced's main thread, which
+ * serves the requests that attach, detach and reap, holds it off while it
+ * changes what the poller reads (the gate below).
  *
  * The region is the application's to write at any time: droced keeps its
  * own indices and the region's shape, reads the application's index once
@@ -16,6 +19,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,29 +29,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rte_pause.h>
+
 #include "dq.h"
+#include "droced.h"
 #include "droced_table.h"
 #include "transport.h"
 
 /* A round takes at most this many descriptors of one ring (fairness). */
 #define DQ_BUDGET 32
-/* Rounds without work before the main loop sleeps in poll(2) again (a
- * round is one poll(2) with no wait and the rings looked at). */
-#define DQ_SPIN_ROUNDS 20000
-/*
- * The same with every region's doorbell: a sleeping droced is woken by a
- * post (the doorbell) or a completion (its CQs armed), at the cost of a
- * wake-up, so it does not spin: on the 2-core VM a spinning main thread
- * took the CPU from the applications and the engine (round trips of
- * 8-byte SENDs: median 100 us without spinning, 205-300 us after 64 idle
- * rounds, 1.6 ms after 1,000; app/droced/README.md "Queue regions").
- * DROCED_DQ_SPIN=N sets it, for such measurements.
- */
-#define DQ_BELL_SPIN_ROUNDS 0
-/* How long the main loop sleeps while regions exist but are idle and one
- * of them has no doorbell (DQ_DOORBELL): its producers are looked at this
- * often.  With every region's doorbell, droced sleeps until rung. */
-#define DQ_IDLE_MS 1
 /* Refusals logged per application (the counter counts them all). */
 #define DQ_LOG_MAX 8
 
@@ -101,13 +91,61 @@ struct droced_dq {
 	int ev_fd;		/* the application's eventfd, -1: none */
 	int bell_rd;		/* droced's end of the doorbell, -1: none yet */
 	/* the last round left work in a ring that only droced's own progress
-	 * frees (its QP full, the application's CQ ring full): droced must
-	 * not sleep until rung */
+	 * frees (its QP full, the application's CQ ring full): the lcore
+	 * counts it as work (no pause) */
 	bool stalled;
 	uint64_t bad;
 	struct dq_qp_slot qp[DQ_MAX_QPS];
 	struct dq_cq_slot cq[DQ_MAX_CQS];
 };
+
+/*
+ * The poller and droced's main thread (README.md "Queue regions", "The
+ * poller"): the poller runs on droced's engine lcore after each of its
+ * rounds (dq_lcore_round) and reads the applications' regions, their
+ * slots and their handle tables (the lkeys), all of which the main thread
+ * changes when it serves a request or reaps an application.  So the main
+ * thread holds the poller off whenever it is not asleep in poll(2): it
+ * makes gate odd and waits until the lcore, at its next round, has
+ * acknowledged that value (ack), then changes what it will; making gate
+ * even again lets the poller run.  The lcore's side is one load a round
+ * (and a store while held): no lock, no system call on the data path.
+ */
+static struct {
+	struct droced_app **app;	/* the applications with a region */
+	uint32_t n, cap;
+	uint32_t gate;		/* odd: the main thread holds the poller off */
+	uint32_t ack;		/* the last odd gate the lcore saw */
+	bool hooked;		/* the lcore calls dq_lcore_round */
+	int wake_fd;		/* droced's own eventfd: the lcore wakes the main thread */
+} poller = { .wake_fd = -1 };
+
+/* Application a's region into the poller's list (held). */
+static int
+poller_add(struct droced_app *a)
+{
+	if (poller.n == poller.cap) {
+		uint32_t cap = poller.cap != 0 ? poller.cap * 2 : 16;
+		struct droced_app **app = realloc(poller.app, cap * sizeof(*app));
+
+		if (app == NULL)
+			return ENOMEM;
+		poller.app = app;
+		poller.cap = cap;
+	}
+	poller.app[poller.n++] = a;
+	return 0;
+}
+
+static void
+poller_remove(const struct droced_app *a)
+{
+	for (uint32_t i = 0; i < poller.n; i++)
+		if (poller.app[i] == a) {
+			poller.app[i] = poller.app[--poller.n];
+			return;
+		}
+}
 
 /* ---- the region ------------------------------------------------------------------- */
 
@@ -167,6 +205,12 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 	}
 	h = dq->base;
 	*h = (struct dq_header){ DQ_MAGIC, DQ_VERSION, g, dq->size };
+	if (poller_add(a) != 0) {
+		munmap(dq->base, dq->size);
+		close(fd);
+		free(dq);
+		return ENOMEM;
+	}
 	dq->ev_fd = a->rx_fd;
 	a->rx_fd = -1;
 	dq->bell_rd = -1;
@@ -178,12 +222,13 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 
 /*
  * The doorbell: a socket pair, one end droced's, the other the
- * application's.  Not an eventfd the application passes: droced drains
- * its end with MSG_DONTWAIT, a socket of its own whose file status the
- * application cannot change (an eventfd's O_NONBLOCK is shared with
- * whoever holds it, so a read could block droced); and the application
- * rings with MSG_DONTWAIT | MSG_NOSIGNAL, so a full doorbell or a dead
- * droced costs it neither a wait nor a SIGPIPE (a pipe's would).
+ * application's, which rings it only when the region's doorbell flag says
+ * droced sleeps (lib/dq struct dq_bell).  The poller spins on droced's
+ * engine lcore and never sets the flag, so nobody rings and droced does
+ * not read its end: a hostile application's rings fill the socket's
+ * buffer, then its sends fail (MSG_DONTWAIT | MSG_NOSIGNAL: neither a wait
+ * nor a SIGPIPE), and droced spends nothing on them.  The request stays
+ * for the applications that ask.
  */
 int
 on_dq_doorbell(struct droced_app *a, struct dmn_msg *m)
@@ -204,22 +249,6 @@ on_dq_doorbell(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-int
-dq_bell_fd(const struct droced_app *a)
-{
-	return a->dq != NULL ? a->dq->bell_rd : -1;
-}
-
-void
-dq_bell_drain(struct droced_app *a)
-{
-	char buf[64];
-
-	if (a->dq != NULL && a->dq->bell_rd >= 0)
-		while (recv(a->dq->bell_rd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-			;
-}
-
 static void
 cq_slot_clear(struct dq_cq_slot *c)
 {
@@ -233,6 +262,7 @@ dq_close(struct droced_app *a)
 {
 	if (a->dq == NULL)
 		return;
+	poller_remove(a);
 	munmap(a->dq->base, a->dq->size);
 	if (a->dq->ev_fd >= 0)
 		close(a->dq->ev_fd);
@@ -271,25 +301,6 @@ srq_slot_of(struct droced_dq *dq, const struct droce_srq *srq)
 	return NULL;
 }
 
-/* droced's own eventfd that the engine counts an armed attached CQ's
- * completion on, while droced sleeps (dq_sleep); -1 before the first. */
-static int wake_fd = -1;
-
-int
-dq_wake_fd(void)
-{
-	return wake_fd;
-}
-
-void
-dq_wake_drain(void)
-{
-	uint64_t n;
-
-	if (wake_fd >= 0)
-		(void)!read(wake_fd, &n, sizeof(n));
-}
-
 /* A ring's indices zeroed: the slot's previous user may have left any. */
 static void
 ring_reset(struct dq_ring *r)
@@ -301,8 +312,9 @@ ring_reset(struct dq_ring *r)
 /*
  * A CQ into slot i: once, into a free slot; with its channel's eventfd if
  * one came with the request.  A CQ on a channel of droced's (made by a
- * secondary's CREATE_CHANNEL) is not taken: its engine's eventfd is the
- * channel's, and droced's wake-up needs it (EINVAL).
+ * secondary's CREATE_CHANNEL) is not taken (EINVAL): a region's CQ fires
+ * through its slot's arm (lib/dq struct dq_notify), which the poller
+ * answers, not through the engine's channel.
  */
 static int
 attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
@@ -318,9 +330,6 @@ attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
 		return EBUSY;
 	if (a->rx_fd >= 0 && (rc = passed_eventfd(a)) != 0)
 		return rc;
-	if (wake_fd < 0 && (wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
-		return errno;
-	tp_cq_set_event_fd(tp_cq_from_pub(cq), wake_fd);
 	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ch_fd = a->rx_fd };
 	a->rx_fd = -1;
 	ring_reset(dq_cq(dq->base, &dq->g, i));
@@ -412,14 +421,21 @@ dq_bad_count(const struct droced_app *a)
 
 /* ---- refusals ---------------------------------------------------------------------- */
 
-/* One refusal counted (the first DQ_LOG_MAX of an application logged). */
+/*
+ * One refusal counted (the first DQ_LOG_MAX of an application logged);
+ * the main thread, woken, publishes the counter to telemetry
+ * (droced_dq_woken: telemetry's tables are the main thread's).
+ */
 static void
 refused(struct droced_app *a, const char *what, uint32_t slot, int err)
 {
+	const uint64_t one = 1;
+
 	if (a->dq->bad++ < DQ_LOG_MAX)
 		fprintf(stderr, "droced: pid %d: queue region: %s of slot %u refused (%s)\n",
 			(int)a->pid, what, slot, strerror(err));
-	tel_snapshot();		/* the counter, for telemetry */
+	if (poller.wake_fd >= 0)
+		(void)!write(poller.wake_fd, &one, sizeof(one));	/* droced's own, non-blocking */
 }
 
 /* ---- events ------------------------------------------------------------------------ */
@@ -832,47 +848,93 @@ dq_poll(struct droced_app *a)
 	return n;
 }
 
-bool
-dq_sleepable(const struct droced_app *a)
+/* ---- on the engine's lcore, and the main thread's gate ------------------------------- */
+
+/* The engine lcore's hook, after each of its rounds: every region's rings
+ * once, unless the main thread holds the poller off (then acknowledged). */
+static unsigned int
+dq_lcore_round(void *arg)
 {
-	return a->dq->bell_rd >= 0 && !a->dq->stalled;
-}
+	uint32_t gate = __atomic_load_n(&poller.gate, __ATOMIC_ACQUIRE);
+	unsigned int n = 0;
 
-/*
- * Before droced blocks: its attached CQs armed (the engine counts
- * wake_fd on their next completion), then the doorbell flag set; the
- * caller then fences and looks at every ring once more (lib/dq's struct
- * dq_bell).  After: the flag cleared.
- */
-void
-dq_sleep(struct droced_app *a, bool sleeping)
-{
-	struct droced_dq *dq = a->dq;
-
-	for (uint32_t i = 0; sleeping && i < dq->g.ncq; i++)
-		if (dq->cq[i].cq != NULL && !dq->cq[i].broken)
-			(void)droce_req_notify_cq(dq->cq[i].cq, 0);
-	__atomic_store_n(&dq_bell(dq->base)->sleeping, sleeping ? 1u : 0u, __ATOMIC_RELAXED);
-}
-
-bool
-dq_spun_out(unsigned int moved, bool bells)
-{
-	static uint32_t spin, limit_env;
-	uint32_t limit = bells ? DQ_BELL_SPIN_ROUNDS : DQ_SPIN_ROUNDS;
-
-	if (limit_env == 0) {
-		const char *e = getenv("DROCED_DQ_SPIN");
-		limit_env = e != NULL ? (uint32_t)atoi(e) + 1 : UINT32_MAX;
+	(void)arg;
+	if (gate & 1) {
+		__atomic_store_n(&poller.ack, gate, __ATOMIC_RELEASE);
+		return 0;
 	}
-	if (bells && limit_env != UINT32_MAX)
-		limit = limit_env - 1;
-	spin = moved > 0 ? 0 : spin + (spin < limit);
-	return spin >= limit;
+	for (uint32_t i = 0; i < poller.n; i++) {
+		n += dq_poll(poller.app[i]);
+		n += poller.app[i]->dq->stalled;	/* (no pause: retry at once) */
+	}
+	return n;
+}
+
+void
+droced_dq_hold(void)
+{
+	uint32_t gate = poller.gate + 1;	/* odd: only the main thread writes it */
+
+	__atomic_store_n(&poller.gate, gate, __ATOMIC_SEQ_CST);
+	/* the round under way (it saw the even gate) finishes first */
+	for (unsigned int k = 0;
+	     poller.hooked && __atomic_load_n(&poller.ack, __ATOMIC_ACQUIRE) != gate; k++) {
+		if (k < 1000)
+			rte_pause();
+		else
+			sched_yield();	/* the lcore may be off the CPU (a shared core) */
+	}
+}
+
+void
+droced_dq_release(void)
+{
+	__atomic_store_n(&poller.gate, poller.gate + 1, __ATOMIC_RELEASE);
 }
 
 int
-dq_idle_ms(int wait_ms)
+droced_dq_start(struct droce_context *ctx)
 {
-	return wait_ms < DQ_IDLE_MS ? wait_ms : DQ_IDLE_MS;
+	int rc;
+
+	poller.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (poller.wake_fd < 0)
+		return errno;
+	rc = -tp_dev_set_round_hook(verbs_tp(ctx), dq_lcore_round, NULL);
+	if (rc != 0) {
+		close(poller.wake_fd);
+		poller.wake_fd = -1;
+		return rc;
+	}
+	poller.hooked = true;
+	return 0;
+}
+
+void
+droced_dq_stop(struct droce_context *ctx)
+{
+	if (poller.hooked)
+		(void)tp_dev_set_round_hook(verbs_tp(ctx), NULL, NULL);
+	poller.hooked = false;
+	if (poller.wake_fd >= 0)
+		close(poller.wake_fd);
+	poller.wake_fd = -1;
+	free(poller.app);
+	poller.app = NULL;
+	poller.n = poller.cap = 0;
+}
+
+int
+droced_dq_wake_fd(void)
+{
+	return poller.wake_fd;
+}
+
+void
+droced_dq_woken(void)
+{
+	uint64_t n;
+
+	if (poller.wake_fd >= 0 && read(poller.wake_fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		tel_snapshot();		/* refusals counted on the lcore */
 }
