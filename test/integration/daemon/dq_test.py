@@ -73,7 +73,12 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                then between two secondaries of the same droced (EAL
                options, no DROCE_QUEUES), the same program: both finish;
                the secondaries map hugepages (the check sees them), the
-               plain processes none; the figures printed
+               plain processes none; droced's main thread slept and woke
+               fewer than 100 times during the plain processes' 1,000
+               round trips (their work requests and completions cross
+               the engine's lcore only, not the main thread: it woke
+               2-4 times per round trip when it polled the regions);
+               the figures printed
 
 Usage: dq_test.py CASE DROCED DQ_CLIENT [DQ_APP].  Needs hugepages (droced is an
 EAL primary with shared configuration; exit 77 when DROCE_NO_HUGE=1).
@@ -369,14 +374,29 @@ def case_dq_mw(s):
     print("memory windows on queue regions: both types bound, used, invalidated, unbound")
 
 
+def main_thread_sleeps(s):
+    """How many times droced's main thread has gone to sleep (its
+    voluntary context switches: each poll(2) that waited)."""
+    pid = s.droced.p.pid
+    with open(f"/proc/{pid}/task/{pid}/status") as f:
+        return int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)$", f.read(), re.M).group(1))
+
+
 def case_dq_pingpong(s):
     n, size, got = 1000, 8, {}
     for plain in (True, False):
         what = "plain processes on queue regions" if plain else "secondaries"
         pong, ping = dq_apps(s, (("pong", ["pong", str(n), str(size)]),
                                  ("ping", ["ping", str(n), str(size)])), plain)
+        sleeps = main_thread_sleeps(s)
         m = wait_or_dump(s, ping, rf"^ping: {n} round trips of {size} B: median ([0-9.]+) us, "
                          r"mean ([0-9.]+) us, p99 ([0-9.]+) us$", pong)
+        sleeps = main_thread_sleeps(s) - sleeps
+        print(f"{what}: droced's main thread went to sleep {sleeps} times during the "
+              f"{n} round trips")
+        if plain and sleeps >= n // 10:
+            fail(f"droced's main thread slept {sleeps} times in {n} round trips of plain "
+                 "processes: their work requests cross it", s.droced)
         pong.wait_line(rf"^pong: {n} round trips$")
         maps = hugepage_maps(ping)
         if (maps[1] == 0) != plain:
