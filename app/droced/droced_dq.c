@@ -722,7 +722,8 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		s->sq_cons += slots;
 		n += slots;
 	}
-	dq_ring_consumed(r, s->sq_cons);
+	if (n > 0)	/* (a store every round would take the line from the application) */
+		dq_ring_consumed(r, s->sq_cons);
 	return n;
 }
 
@@ -758,7 +759,8 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 		s->rq_cons++;
 		n++;
 	}
-	dq_ring_consumed(r, s->rq_cons);
+	if (n > 0)
+		dq_ring_consumed(r, s->rq_cons);
 	return n;
 }
 
