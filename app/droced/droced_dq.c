@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +26,11 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_pause.h>
+#include <rte_telemetry.h>
 
 #include "dq.h"
 #include "droced.h"
@@ -118,6 +119,10 @@ static struct {
 	uint32_t ack;		/* the last odd gate the lcore saw */
 	bool hooked;		/* the lcore calls dq_lcore_round */
 	int wake_fd;		/* droced's own eventfd: the lcore wakes the main thread */
+	/* telemetry's /droced/dq: how often the main thread held the poller
+	 * off (once per wake-up of its loop) and how many rounds the poller
+	 * ran on the lcore */
+	uint64_t holds, rounds;
 } poller = { .wake_fd = -1 };
 
 /* Application a's region into the poller's list (held). */
@@ -869,6 +874,7 @@ dq_lcore_round(void *arg)
 		n += dq_poll(poller.app[i]);
 		n += poller.app[i]->dq->stalled;	/* (no pause: retry at once) */
 	}
+	__atomic_store_n(&poller.rounds, poller.rounds + 1, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -878,13 +884,20 @@ droced_dq_hold(void)
 	uint32_t gate = poller.gate + 1;	/* odd: only the main thread writes it */
 
 	__atomic_store_n(&poller.gate, gate, __ATOMIC_SEQ_CST);
-	/* the round under way (it saw the even gate) finishes first */
+	__atomic_store_n(&poller.holds, poller.holds + 1, __ATOMIC_RELAXED);
+	/*
+	 * The round under way (it saw the even gate) finishes first: a few
+	 * microseconds, unless the lcore is off its CPU (a shared core); then
+	 * the main thread sleeps rather than take the CPU from the
+	 * applications (the spinning main thread of a starved lcore's droced
+	 * slowed them on the 2-core VM).
+	 */
 	for (unsigned int k = 0;
 	     poller.hooked && __atomic_load_n(&poller.ack, __ATOMIC_ACQUIRE) != gate; k++) {
 		if (k < 1000)
 			rte_pause();
 		else
-			sched_yield();	/* the lcore may be off the CPU (a shared core) */
+			(void)nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
 	}
 }
 
@@ -892,6 +905,19 @@ void
 droced_dq_release(void)
 {
 	__atomic_store_n(&poller.gate, poller.gate + 1, __ATOMIC_RELEASE);
+}
+
+/* /droced/dq: {"main_holds": n, "lcore_rounds": n} */
+static int
+tel_dq(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "main_holds", __atomic_load_n(&poller.holds, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(d, "lcore_rounds",
+				  __atomic_load_n(&poller.rounds, __ATOMIC_RELAXED));
+	return 0;
 }
 
 int
@@ -909,6 +935,8 @@ droced_dq_start(struct droce_context *ctx)
 		return rc;
 	}
 	poller.hooked = true;
+	rte_telemetry_register_cmd("/droced/dq", tel_dq,
+				   "droced's queue regions' poller: the main thread's holds, the lcore's rounds");
 	return 0;
 }
 
