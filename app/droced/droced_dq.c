@@ -96,6 +96,9 @@ struct droced_dq {
 	 * counts it as work (no pause) */
 	bool stalled;
 	uint64_t bad;
+	/* one past the highest QP and CQ slot ever attached: the poller,
+	 * every round, looks at no slot beyond */
+	uint32_t qp_hi, cq_hi;
 	struct dq_qp_slot qp[DQ_MAX_QPS];
 	struct dq_cq_slot cq[DQ_MAX_CQS];
 };
@@ -337,6 +340,8 @@ attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
 		return rc;
 	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ch_fd = a->rx_fd };
 	a->rx_fd = -1;
+	if (i >= dq->cq_hi)
+		dq->cq_hi = i + 1;
 	ring_reset(dq_cq(dq->base, &dq->g, i));
 	nf = dq_cq_notify(dq->base, &dq->g, i);
 	__atomic_store_n(&nf->arm, 0, __ATOMIC_RELAXED);
@@ -357,6 +362,8 @@ attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 		return EBUSY;
 	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
+	if (i >= dq->qp_hi)
+		dq->qp_hi = i + 1;
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -373,6 +380,8 @@ attach_srq(struct droced_dq *dq, struct obj *o, uint32_t i)
 	if (slot_used(&dq->qp[i]) || srq_slot_of(dq, srq) != NULL)
 		return EBUSY;
 	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr };
+	if (i >= dq->qp_hi)
+		dq->qp_hi = i + 1;
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -841,7 +850,7 @@ dq_poll(struct droced_app *a)
 	unsigned int n = 0;
 
 	dq->stalled = false;
-	for (uint32_t i = 0; i < dq->g.nqp; i++) {
+	for (uint32_t i = 0; i < dq->qp_hi; i++) {
 		struct dq_qp_slot *s = &dq->qp[i];
 
 		if (slot_used(s) && !s->broken)
@@ -849,7 +858,7 @@ dq_poll(struct droced_app *a)
 		if (s->qp != NULL && !s->broken)
 			n += sq_step(a, s);
 	}
-	for (uint32_t i = 0; i < dq->g.ncq; i++)
+	for (uint32_t i = 0; i < dq->cq_hi; i++)
 		if (dq->cq[i].cq != NULL && !dq->cq[i].broken)
 			n += cq_step(a, &dq->cq[i]);
 	return n;
