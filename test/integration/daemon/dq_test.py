@@ -13,18 +13,23 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               of own pages) and dq_bad 0 while they run, none after
   dq_hostile  the same traffic, and meanwhile a hostile client writes
               garbage into its own region: producer indices beyond its
-              send ring and its receive ring, an unknown opcode, 9 SGEs,
+              send ring and its receive ring, an unknown opcode, 17 SGEs,
               the reader's lkey, a wrapping SGE, an lkey of nobody, an
               inline length of 4096 (after a well-formed inline WRITE of
               200 bytes on that QP: its completion and bytes right), an
               inline descriptor of 3 entries with 1 published, 200 inline
               bytes on a QP that asked for none (its room: its SGEs' 64
               bytes), a BIND_MW of a window
-              not its own, a completion ring's consumer index ahead of
+              not its own, SGEs beyond a descriptor's 4 (6 on a QP granted
+              5, 16 whose 3 entries are published but 1, the reader's
+              lkey in the 7th SGE of 8, a receive of 12 SGEs with 2 of its
+              3 entries published, a receive of 3 SGEs in an SRQ granted
+              2), a completion ring's consumer index ahead of
               droced's; and attaches the reader's QP handle (ENOENT).  It
-              gets exactly 11 QP_REQ_ERR (its slots 0-10, in order) and 1
-              CQ_ERR in its event ring, all 12 of its QPs in ERR, dq_bad
-              exactly 12 in
+              gets exactly 15 QP_REQ_ERR (one for each of its slots 0-14),
+              1 SRQ_ERR (slot 15) and 1
+              CQ_ERR in its event ring, all 16 of its QPs in ERR, dq_bad
+              exactly 17 in
               the list and telemetry (the reader's and writer's 0); the
               writer goes on past the attack, both finish with every
               byte and completion right; droced is alive and lists no
@@ -89,7 +94,7 @@ import time
 from daemon_test import Setup, fail, runtime_dir, use_lsan_supp
 
 DQ_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# pd mr cq qp buf buf_bytes mem mem_bytes dq_bad
-HOSTILE_OBJS = (1, 1, 2, 12, 0, 0, 1, 65536, 12)
+HOSTILE_OBJS = (1, 1, 2, 16, 0, 0, 1, 65536, 17)
 ROW = (r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) buf_bytes (\d+) "
        r"mem (\d+) mem_bytes (\d+) mw \d+ dq_bad (\d+)")
 KEYS = ("pd", "mr", "cq", "qp", "buf", "buf_bytes", "mem", "mem_bytes", "dq_bad")
@@ -169,10 +174,10 @@ def case_dq_hostile(s):
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
-    h.wait_line(r"^hostile: 11 QP_REQ_ERR, one per slot, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: 15 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
     states = h.wait_line(r"^hostile: QP states:(.*)$").group(1).split()
     print(f"hostile: its QPs' states {states} (6: ERR)")
-    if states != ["6"] * 12:
+    if states != ["6"] * 16:
         fail(f"hostile's QP states {states}", h)
     expect_apps(s, {rd.p.pid: DQ_OBJS, wr.p.pid: DQ_OBJS, h.p.pid: HOSTILE_OBJS},
                 "after the garbage")
