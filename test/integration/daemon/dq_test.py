@@ -74,6 +74,16 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                and the invalidated rkey, unbinds the type-1 window; the
                client's WRITE through the invalidated rkey REM_ACCESS_ERR;
                droced --ctl list: dq_bad 0, windows freed
+  dq_sge       (plain processes only) the device's max_sge 16; QPs and an
+               SRQ whose max_wr times their SGEs' ring entries exceed the
+               ring (4096) EINVAL, 1024 WRs of 16 SGEs each way fit; a SEND
+               of 6 SGEs on a QP granted 5 and of 17 EINVAL at the post;
+               SENDs of 5 and 16 SGEs (pieces of 7 + 13k bytes, 256 apart)
+               into an SRQ's receives of as many (lengths reversed) and
+               back into a QP's receives, a WRITE gathered from 16, a READ
+               scattered into 16: every piece byte for byte, every gap
+               untouched, every completion's status, opcode, wr_id,
+               byte_len and immediate; droced --ctl list: dq_bad 0
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
                options, no DROCE_QUEUES), the same program: both finish;
@@ -374,6 +384,18 @@ def case_dq_mw(s):
     print("memory windows on queue regions: both types bound, used, invalidated, unbound")
 
 
+def case_dq_sge(s):
+    srv, cli = dq_apps(s, (("server", ["server", "1", "sge"]), ("client", ["client", "1", "sge"])))
+    wait_or_dump(s, cli, r"^client: SENDs of 5 and 16 SGEs both ways, a WRITE gathered from 16 "
+                 r"and a READ scattered into 16, every byte right$", srv)
+    srv.wait_line(r"^server: SENDs of 5 and 16 SGEs into its SRQ's receives of as many and "
+                  r"back, the client's WRITE gathered from 16, every byte right$", timeout=60)
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "both done")
+    release(s, (srv, cli))
+    print("work requests of 5 and 16 SGEs on queue regions: SEND, receive, SRQ receive, "
+          "WRITE, READ, every byte right; dq_bad 0")
+
+
 def case_dq_pingpong(s):
     n, size, got = 1000, 8, {}
     for plain in (True, False):
@@ -396,7 +418,7 @@ def case_dq_pingpong(s):
 CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
          "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
          "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline, "dq_srq": case_dq_srq,
-         "dq_mw": case_dq_mw}
+         "dq_mw": case_dq_mw, "dq_sge": case_dq_sge}
 
 
 def main():
