@@ -847,7 +847,7 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 			.opcode = (uint8_t)wc[i].opcode, .wc_flags = (uint16_t)wc[i].wc_flags,
 			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
 			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
-			.vendor_err = wc[i].vendor_err };
+			.vendor_err = (uint16_t)wc[i].vendor_err, .sl = wc[i].sl };
 	if (n <= 0)
 		return 0;
 	dq_ring_produced(r, c->prod);

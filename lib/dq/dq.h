@@ -177,7 +177,10 @@ struct dq_cqe {
 	uint32_t imm;		/* or the invalidated rkey */
 	uint32_t qp_num;
 	uint32_t src_qp;
-	uint32_t vendor_err;
+	uint16_t vendor_err;	/* droce's engine sets none */
+	uint8_t sl;		/* a UD receive's L3 header (droce.h DROCE_WC_SL_ROCE_*):
+				 * UCX's UD transport drops a datagram without it */
+	uint8_t reserved;	/* 0 */
 };
 
 /* An asynchronous event (16 bytes). */

@@ -323,7 +323,7 @@ dqv_poll_cq(struct droce_cq *pub, int n, struct droce_wc *wc)
 			.wr_id = c->wr_id, .status = (enum droce_wc_status)c->status,
 			.opcode = (enum droce_wc_opcode)c->opcode, .vendor_err = c->vendor_err,
 			.byte_len = c->byte_len, .imm_data = c->imm, .qp_num = c->qp_num,
-			.src_qp = c->src_qp, .wc_flags = c->wc_flags };
+			.src_qp = c->src_qp, .wc_flags = c->wc_flags, .sl = c->sl };
 	}
 	cq->cons += (uint32_t)avail;
 	dq_ring_consumed(cq->ring, cq->cons);
