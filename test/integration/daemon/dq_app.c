@@ -748,8 +748,11 @@ srq_server(struct app *a, uint32_t rounds)
 		held[nheld++] = (uint32_t)wc.wr_id;
 		if (nheld == SRQ_RECVS - SRQ_LIMIT + 1) {
 			/* 7 left, fewer than the limit: its event, once */
-			check(async_event(a, &ev, 10000) &&
-			      ev.event_type == DROCE_EVENT_SRQ_LIMIT_REACHED &&
+			bool got = async_event(a, &ev, 10000);
+
+			if (got && ev.event_type != DROCE_EVENT_SRQ_LIMIT_REACHED)
+				printf("dq_app: event %d instead\n", (int)ev.event_type);
+			check(got && ev.event_type == DROCE_EVENT_SRQ_LIMIT_REACHED &&
 			      ev.element.srq == a->srq, "SRQ_LIMIT_REACHED naming the SRQ", r);
 			events++;
 			if (droce_query_srq(a->srq, &sa) != 0)
