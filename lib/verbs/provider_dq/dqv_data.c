@@ -91,8 +91,9 @@ send_sges(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_send_wqe *w,
  * or of more than DQ_WQE_SGE SGEs, the entries after it, room for which
  * the caller checked): 0, or -EINVAL (what the region does not carry: a
  * bind without a window, inline data above the QP's max_inline_data; a UD
- * WR without an address handle).  A UD WR names droced's AH by its index.  IBV_SEND_INLINE on
- * an opcode that sends no data (READ, atomics) is ignored, as in process.
+ * WR without an address handle).  A UD WR names droced's AH by its index.
+ * IBV_SEND_INLINE on an opcode that sends no data (READ, atomics) is
+ * ignored, as in process.
  */
 static inline int
 send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, int len)

@@ -333,11 +333,10 @@ open_all(struct app *a)
 	if (a->cq == NULL)
 		die("create cq", errno);
 	if ((a->srq_mode || a->sge_mode) && a->server) {
-		struct droce_srq_init_attr si = { .srq_context = a,
-						  .attr = { .max_wr = SRQ_MAX,
-							    .max_sge = a->sge_mode ? a->max_sge : 1 } };
+		struct droce_srq_init_attr si = { .srq_context = a, .attr = { .max_wr = SRQ_MAX } };
 		struct droce_srq_attr sa;
 
+		si.attr.max_sge = a->sge_mode ? a->max_sge : 1;
 		a->srq = droce_create_srq(a->pd, &si);
 		if (a->srq == NULL)
 			die("create srq", errno);
