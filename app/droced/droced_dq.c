@@ -683,7 +683,8 @@ send_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wq
 		return 0;
 	}
 	dq_send_sges_read(r, depth, i, w, sges);
-	return dq_sges_check(sges, w->num_sge);
+	/* the descriptor's own SGEs were dq_send_check's */
+	return w->num_sge > DQ_WQE_SGE ? dq_sges_check(sges, w->num_sge) : 0;
 }
 
 /* The same for a checked receive descriptor (dq_recv_slots entries). */
@@ -697,7 +698,7 @@ recv_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_recv_wq
 	if (*slots > avail)
 		return -EINVAL;
 	dq_recv_sges_read(r, depth, i, w, sges);
-	return dq_sges_check(sges, w->num_sge);
+	return w->num_sge > DQ_WQE_SGE ? dq_sges_check(sges, w->num_sge) : 0;
 }
 
 /* Slot s's send ring: how many entries were taken (refusals end the QP). */

@@ -50,7 +50,7 @@
 #define DEPTH 64
 #define CQ_DEPTH 256
 #define STOP UINT32_MAX		/* the writer's last SEND's immediate */
-#define HOSTILE_QPS 17		/* the last slot is on CQ 1, whose index goes bad */
+#define HOSTILE_QPS 18		/* the last slot is on CQ 1, whose index goes bad */
 #define SRQ_SLOT 15		/* the hostile's SRQ, in a QP slot of its own */
 #define SGE_CAP 5		/* slot 11's QP's max_send_sge */
 #define INL_OFF 4096		/* the hostile's own inline WRITE's place */
@@ -532,12 +532,12 @@ post_recv_sges(struct client *c, uint32_t i, const struct dq_sge *sge, uint32_t 
 }
 
 /*
- * Garbage in the SGEs after a descriptor's own 4 (slots 11-15): more than
+ * Garbage in the SGEs after a descriptor's own 4 (slots 11-16): more than
  * its QP's cap (5 granted, 6 named), 16 SGEs of 3 entries with 1
  * published, another application's lkey in the 7th SGE of 8, a receive
- * of 12 SGEs (3 entries) with 2 published, and in the SRQ a receive of 3
- * SGEs (it was granted 2).  Each list otherwise well formed: our own
- * buffer, our own lkey.
+ * of 12 SGEs (3 entries) with 2 published, in the SRQ a receive of 3
+ * SGEs (it was granted 2), and a 7th SGE of 8 whose range wraps around.
+ * Each list otherwise well formed: our own buffer, our own lkey.
  */
 static void
 sge_garbage(struct client *c, uint32_t other_lkey)
@@ -554,6 +554,8 @@ sge_garbage(struct client *c, uint32_t other_lkey)
 	sge[6].lkey = c->lkey;
 	post_recv_sges(c, 14, sge, 12, dq_recv_slots(12) - 1);
 	post_recv_sges(c, SRQ_SLOT, sge, 3, dq_recv_slots(3));
+	sge[6].addr = UINT64_MAX - 4;
+	post_sges(c, 16, s, sge, 8, dq_send_sge_slots(8));
 }
 
 /*
@@ -666,7 +668,7 @@ hostile_sges(bool hostile, uint32_t i)
 {
 	if (hostile && i == 11)
 		return SGE_CAP;
-	return hostile && (i == 12 || i == 13) ? DQ_MAX_SGE : DQ_WQE_SGE;
+	return hostile && (i == 12 || i == 13 || i == 16) ? DQ_MAX_SGE : DQ_WQE_SGE;
 }
 
 int

@@ -24,12 +24,12 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               5, 16 whose 3 entries are published but 1, the reader's
               lkey in the 7th SGE of 8, a receive of 12 SGEs with 2 of its
               3 entries published, a receive of 3 SGEs in an SRQ granted
-              2), a completion ring's consumer index ahead of
-              droced's; and attaches the reader's QP handle (ENOENT).  It
-              gets exactly 15 QP_REQ_ERR (one for each of its slots 0-14),
-              1 SRQ_ERR (slot 15) and 1
-              CQ_ERR in its event ring, all 16 of its QPs in ERR, dq_bad
-              exactly 17 in
+              2, a wrapping 7th SGE of 8), a completion ring's consumer
+              index ahead of droced's; and attaches the reader's QP handle
+              (ENOENT).  It gets exactly 16 QP_REQ_ERR (one for each of
+              its slots 0-14 and 16), 1 SRQ_ERR (slot 15) and 1
+              CQ_ERR in its event ring, all 17 of its QPs in ERR, dq_bad
+              exactly 18 in
               the list and telemetry (the reader's and writer's 0); the
               writer goes on past the attack, both finish with every
               byte and completion right; droced is alive and lists no
@@ -104,7 +104,7 @@ import time
 from daemon_test import Setup, fail, runtime_dir, use_lsan_supp
 
 DQ_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# pd mr cq qp buf buf_bytes mem mem_bytes dq_bad
-HOSTILE_OBJS = (1, 1, 2, 16, 0, 0, 1, 65536, 17)
+HOSTILE_OBJS = (1, 1, 2, 17, 0, 0, 1, 65536, 18)
 ROW = (r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) buf_bytes (\d+) "
        r"mem (\d+) mem_bytes (\d+) mw \d+ dq_bad (\d+)")
 KEYS = ("pd", "mr", "cq", "qp", "buf", "buf_bytes", "mem", "mem_bytes", "dq_bad")
@@ -184,10 +184,10 @@ def case_dq_hostile(s):
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
-    h.wait_line(r"^hostile: 15 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: 16 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
     states = h.wait_line(r"^hostile: QP states:(.*)$").group(1).split()
     print(f"hostile: its QPs' states {states} (6: ERR)")
-    if states != ["6"] * 16:
+    if states != ["6"] * 17:
         fail(f"hostile's QP states {states}", h)
     expect_apps(s, {rd.p.pid: DQ_OBJS, wr.p.pid: DQ_OBJS, h.p.pid: HOSTILE_OBJS},
                 "after the garbage")
