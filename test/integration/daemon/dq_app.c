@@ -56,6 +56,11 @@
  *       and SENDs; the server checks the WRITE's bytes.  Every piece
  *       checked byte for byte, every gap between pieces untouched, every
  *       completion's status, opcode, wr_id, byte_len.
+ *   dq_app ... server|client ROUNDS regs
+ *       Before the rounds above, one more CQ, then REGS more MRs of its own
+ *       memory (a page each), each registered, distinct keys: droced's
+ *       table of its objects grows while one of them is registered.  The
+ *       MRs and the CQ are freed at the end.
  *   dq_app ... pong N SIZE | ping N SIZE
  *       N round trips of a SIZE-byte SEND each way (both poll their CQ);
  *       ping prints the median, mean and 99th percentile in microseconds.
@@ -91,6 +96,7 @@
 #define SRQ_LIMIT 8
 #define INL_MAX 256		/* droce.h's DROCE_MAX_INLINE_DATA */
 #define INL_OFF (CHUNKS * CHUNK + CHUNK)	/* the inline WRITEs' place */
+#define REGS 24			/* regs: the MRs registered beyond the buffer's */
 
 enum { WR_WRITE = 1, WR_SEND = 2, WR_READ = 3 };
 
@@ -112,6 +118,10 @@ struct app {
 	bool mw_mode;		/* memory windows */
 	bool sge_mode;		/* work requests of many SGEs */
 	uint32_t max_sge;	/* the device's (sge_mode) */
+	bool regs_mode;		/* many MRs */
+	struct droce_cq *cq2;	/* regs: the CQ more */
+	struct droce_mr *mrs[REGS];
+	uint8_t *pages;
 	struct droce_srq *srq;
 	uint32_t ncqe;		/* completions taken */
 };
@@ -372,6 +382,29 @@ open_all(struct app *a)
 		      "max_inline_data 256 queried", 0);
 		printf("max_inline_data %u\n", qa.cap.max_inline_data);
 	}
+}
+
+/*
+ * One CQ more, then REGS MRs of a page of our own memory each: with the
+ * PD, the buffer's MR (its mapping and the MR), the CQs and the QP, the
+ * tables droced keeps of our objects (16, 32, ... entries) fill while an
+ * MR's mapping is added, before its MR is.
+ */
+static void
+many_mrs(struct app *a)
+{
+	a->cq2 = droce_create_cq(a->ctx, 16, NULL, NULL, 0);
+	if (a->cq2 == NULL || posix_memalign((void **)&a->pages, 4096, REGS * 4096) != 0)
+		die("cq, pages", ENOMEM);
+	memset(a->pages, 0, REGS * 4096);
+	for (uint32_t k = 0; k < REGS; k++) {
+		a->mrs[k] = droce_reg_mr(a->pd, a->pages + k * 4096, 4096,
+					 DROCE_ACCESS_LOCAL_WRITE);
+		check(a->mrs[k] != NULL, "an MR of a page of our own", k);
+		for (uint32_t j = 0; j < k; j++)
+			check(a->mrs[j]->lkey != a->mrs[k]->lkey, "distinct keys", k);
+	}
+	printf("%u MRs more registered\n", REGS);
 }
 
 static void
@@ -1198,8 +1231,11 @@ main(int argc, char **argv)
 	a.srq_mode = argc == 4 && strcmp(argv[3], "srq") == 0;
 	a.mw_mode = argc == 4 && strcmp(argv[3], "mw") == 0;
 	a.sge_mode = argc == 4 && strcmp(argv[3], "sge") == 0;
+	a.regs_mode = argc == 4 && strcmp(argv[3], "regs") == 0;
 	a.server = strcmp(argv[1], "server") == 0;
 	open_all(&a);
+	if (a.regs_mode)
+		many_mrs(&a);
 	printf("maps after open: hugepage mappings %d\n", hugepage_maps());
 	exchange(&a);
 	if (a.mw_mode)
@@ -1217,13 +1253,18 @@ main(int argc, char **argv)
 	printf("maps at the end: hugepage mappings %d\n", hugepage_maps());
 	fflush(stdout);
 	(void)getchar();	/* held (its objects listed) until a line on stdin */
-	if (droce_destroy_qp(a.qp) != 0 || (a.srq != NULL && droce_destroy_srq(a.srq) != 0) ||
+	for (uint32_t k = 0; a.regs_mode && k < REGS; k++)
+		if (droce_dereg_mr(a.mrs[k]) != 0)
+			die("dereg mr", errno);
+	if ((a.cq2 != NULL && droce_destroy_cq(a.cq2) != 0) ||
+	    droce_destroy_qp(a.qp) != 0 || (a.srq != NULL && droce_destroy_srq(a.srq) != 0) ||
 	    droce_destroy_cq(a.cq) != 0 ||
 	    (a.ch != NULL && droce_destroy_comp_channel(a.ch) != 0) ||
 	    droce_dereg_mr(a.mr) != 0 || droce_dealloc_pd(a.pd) != 0 ||
 	    droce_close_device(a.ctx) != 0)
 		die("teardown", errno);
 	free(a.buf);
+	free(a.pages);
 	fflush(stdout);
 	droce_cleanup();
 	return 0;

@@ -84,6 +84,12 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                scattered into 16: every piece byte for byte, every gap
                untouched, every completion's status, opcode, wr_id,
                byte_len and immediate; droced --ctl list: dq_bad 0
+  dq_regs      a server and a client, each with one CQ more and 24 MRs
+               more of its own pages (a page each; droced's table of its
+               objects grows while one MR is registered): each registered,
+               distinct keys; then 20 rounds as dq_verbs, every byte and
+               completion right; droced --ctl list: exactly those objects
+               (25 MRs, 2 CQs, mem 25 pieces); droced alive
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
                options, no DROCE_QUEUES), the same program: both finish;
@@ -396,6 +402,22 @@ def case_dq_sge(s):
           "WRITE, READ, every byte right; dq_bad 0")
 
 
+def case_dq_regs(s):
+    rounds = 20
+    srv, cli = dq_apps(s, (("server", ["server", str(rounds), "regs"]),
+                           ("client", ["client", str(rounds), "regs"])))
+    for p in (srv, cli):
+        p.wait_line(r"^24 MRs more registered$")
+    wait_or_dump(s, cli, rf"^client: {rounds} rounds of WRITE \+ SEND \+ answer \+ READ, "
+                 r"every byte and completion right$", srv)
+    srv.wait_line(rf"^server: {rounds} rounds, every byte and completion right$", timeout=60)
+    many = (1, 25, 2, 1, 0, 0, 25, 65536 + 24 * 4096, 0)
+    expect_apps(s, {srv.p.pid: many, cli.p.pid: many}, "both done, holding")
+    release(s, (srv, cli))
+    print(f"24 MRs more each (droced's tables grown while one was registered), then "
+          f"{rounds} rounds right; droced alive")
+
+
 def case_dq_pingpong(s):
     n, size, got = 1000, 8, {}
     for plain in (True, False):
@@ -418,7 +440,7 @@ def case_dq_pingpong(s):
 CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
          "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
          "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline, "dq_srq": case_dq_srq,
-         "dq_mw": case_dq_mw, "dq_sge": case_dq_sge}
+         "dq_mw": case_dq_mw, "dq_sge": case_dq_sge, "dq_regs": case_dq_regs}
 
 
 def main():
