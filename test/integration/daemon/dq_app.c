@@ -732,8 +732,13 @@ srq_recv(struct app *a, uint32_t k, uint32_t lkey)
 		die("post srq recv", rc);
 }
 
-/* The next asynchronous event within 10 s (its fd non-blocking), acked;
- * false if none came. */
+/*
+ * The next asynchronous event within ms (its fd non-blocking), acked;
+ * false if none came.  COMM_EST is passed over: the peer's first message
+ * may reach our QP while it is still in RTR (IBTA 11.6.3: the QP then
+ * raises it), as droced's engine lcore posts the peer's SEND at once,
+ * whatever requests of ours its main thread still serves.
+ */
 static bool
 async_event(struct app *a, struct droce_async_event *ev, int ms)
 {
@@ -741,7 +746,11 @@ async_event(struct app *a, struct droce_async_event *ev, int ms)
 
 	for (int64_t end = now_ns() + (int64_t)ms * 1000000; now_ns() < end;) {
 		if (droce_get_async_event(a->ctx, ev) == 0) {
+			bool est = ev->event_type == DROCE_EVENT_COMM_EST;
+
 			droce_ack_async_event(ev);
+			if (est)
+				continue;
 			return true;
 		}
 		if (errno != EAGAIN)
