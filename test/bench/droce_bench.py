@@ -544,7 +544,8 @@ def callgrind_annotated(args, what):
                            capture_output=True, text=True, timeout=900, env=env)
         if p.returncode != 0 or not os.path.exists(out):
             log(f"droce-bench: {what} under callgrind failed ({p.returncode}): "
-                f"{p.stderr.strip().splitlines()[-1:]}")
+                f"{[l for l in p.stderr.splitlines() if not l.startswith('==')][-8:]} "
+                f"{p.stdout[-500:]!r}")
             return None
         a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                            capture_output=True, text=True, timeout=300)
