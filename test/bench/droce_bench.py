@@ -1476,8 +1476,8 @@ def zero_copy(kinds, perf, runs, seconds, meter):
                         for mode in ("off", "1"):
                             env = dict(os.environ, DROCE_TX_ZC=mode)
                             smp = meter.take(droce_perf, pmd, perf, test,
-                                             args + ["-D", str(seconds)], extra, None, (), env)
-                            hot |= smp.hot
+                                             args + ["-D", str(max(1, round(seconds)))], extra, None, (), env)
+                            hot |= smp.loaded
                             if smp.value is not None:
                                 got[mode].append(smp.value[0])
                     med = {m: statistics.median(v) if v else None for m, v in got.items()}
