@@ -227,8 +227,11 @@ ethdev_cksum_offloads(struct ethdev_priv *p, const struct rte_eth_dev_info *info
 
 /*
  * Zero-copy transmit's threshold per PMD when the configuration names
- * none: the payload size from which sending from registered memory beat
- * the copy (BENCHMARKS.md, "Zero copy per PMD").  A PMD not listed never
+ * none: the payload size from which sending from registered memory beats
+ * the copy (BENCHMARKS.md, "Zero copy per PMD"), off where it won at no
+ * size measured (these three copy the payload themselves: memif and
+ * af_packet into their ring, net_ring's receiver when it linearizes the
+ * chain; zero copy only adds mbufs to that).  A PMD not listed never
  * gets it by default: a physical port needs the memory DMA-mapped
  * (rte_dev_dma_map), which droce does not do.
  */

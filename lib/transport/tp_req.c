@@ -52,13 +52,28 @@ gather_cached(const struct gather_cache *gc, const struct droce_sge *s, uint32_t
 	       (s->addr - gc->addr) + off + len <= gc->len;
 }
 
+/* L_Key check of the whole SGE s; on success it is the cached range. */
+static bool
+gather_check(struct tp_qp *qp, const struct droce_sge *s, struct gather_cache *gc)
+{
+	void *mem;
+
+	if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr,
+			  s->length, false, &mem) != PROT_OK)
+		return false;
+	gc->lkey = s->lkey;
+	gc->addr = s->addr;
+	gc->len = s->length;
+	gc->host = mem;
+	return true;
+}
+
 /* The WQE's data at message offset off: inline bytes or its SGEs. */
 static bool
 gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
        uint32_t len, uint8_t *dst, struct gather_cache *gc)
 {
 	const struct droce_sge *s = &w->sge[0];
-	void *mem;
 
 	if (w->is_inline) {
 		memcpy(dst, w->inline_data + off, len);
@@ -75,14 +90,9 @@ gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 		 * range that leaves the region part way sends the packets
 		 * before that point first).
 		 */
-		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr,
-				  s->length, false, &mem) != PROT_OK)
+		if (!gather_check(qp, s, gc))
 			return w->npkts > 1 &&
 			       tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
-		gc->lkey = s->lkey;
-		gc->addr = s->addr;
-		gc->len = s->length;
-		gc->host = mem;
 	}
 	memcpy(dst, gc->host + (s->addr - gc->addr) + off, len);
 	return true;
@@ -99,19 +109,11 @@ zc_source(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 	  uint32_t len, struct gather_cache *gc)
 {
 	const struct droce_sge *s = &w->sge[0];
-	void *mem;
 
 	if (w->is_inline || w->num_sge != 1 || off + len > s->length)
 		return NULL;
-	if (!gather_cached(gc, s, off, len)) {
-		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr,
-				  s->length, false, &mem) != PROT_OK)
-			return NULL;
-		gc->lkey = s->lkey;
-		gc->addr = s->addr;
-		gc->len = s->length;
-		gc->host = mem;
-	}
+	if (!gather_cached(gc, s, off, len) && !gather_check(qp, s, gc))
+		return NULL;
 	return gc->host + (s->addr - gc->addr) + off;
 }
 
