@@ -20,13 +20,19 @@
  *     929-byte one copied (tx_zc_pkts 3);
  *   - the same WRITE on a wire without the offload: one segment per frame,
  *     tx_zc_pkts 0.
+ * The zero-copy frames of the first two cases also go to a pcap file that
+ * ../shared/vectors/check_icrc.py (DROCE_VECTORS, the reference checker of
+ * the captures from Linux Soft-RoCE) must find all RoCEv2 with good ICRCs.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <rte_cycles.h>
@@ -141,6 +147,70 @@ ack(struct raw_peer *rp, struct droce_qp *qp, uint32_t psn, uint32_t msn)
 	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
 }
 
+/* The pcap of the zero-copy frames checked (classic format, Ethernet). */
+static FILE *pcap;
+static char pcap_path[64];
+static unsigned int pcap_frames;
+
+static void
+pcap_put32(uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+			 (uint8_t)(v >> 24) };
+
+	assert_int_equal(fwrite(b, 1, 4, pcap), 4);
+}
+
+static void
+pcap_open(void)
+{
+	int fd;
+
+	snprintf(pcap_path, sizeof(pcap_path), "/tmp/droce-zc-%d-XXXXXX", (int)getpid());
+	fd = mkstemp(pcap_path);
+	assert_true(fd >= 0);
+	pcap = fdopen(fd, "wb");
+	assert_non_null(pcap);
+	pcap_put32(0xa1b2c3d4u);
+	pcap_put32(2u | 4u << 16);		/* version 2.4 */
+	pcap_put32(0);
+	pcap_put32(0);
+	pcap_put32(65535);
+	pcap_put32(1);				/* LINKTYPE_ETHERNET */
+	pcap_frames = 0;
+}
+
+static void
+pcap_frame(const uint8_t *f, uint32_t len)
+{
+	pcap_put32(pcap_frames++);
+	pcap_put32(0);
+	pcap_put32(len);
+	pcap_put32(len);
+	assert_int_equal(fwrite(f, 1, len, pcap), len);
+}
+
+/* The reference checker's verdict on every frame written. */
+static void
+pcap_check(void)
+{
+	const char *vectors = getenv("DROCE_VECTORS");
+	char cmd[512], want[128], line[256] = "";
+	FILE *p;
+
+	assert_int_equal(fclose(pcap), 0);
+	assert_non_null(vectors);
+	snprintf(cmd, sizeof(cmd), "python3 %s/check_icrc.py %s", vectors, pcap_path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_int_equal(pclose(p), 0);
+	snprintf(want, sizeof(want), "%s: %u packets, %u RoCEv2, ICRC ok %u, bad 0",
+		 pcap_path, pcap_frames, pcap_frames, pcap_frames);
+	assert_non_null(strstr(line, want));
+	unlink(pcap_path);
+}
+
 /*
  * Frame i of a zero-copy message whose payload starts at src: three
  * segments, the middle one external and at src + i * MTU, the bytes as a
@@ -170,6 +240,8 @@ check_zc_frame(struct rte_mbuf *m, uint32_t i, const uint8_t *src, uint32_t msg,
 	assert_memory_equal(f + p.payload_off, src + i * MTU, plen);
 	assert_true(roce_icrc_verify(f, &p));
 	assert_int_equal(icrc_reference(f, m->pkt_len), p.icrc);
+	if (pcap != NULL)
+		pcap_frame(f, m->pkt_len);
 }
 
 static void
@@ -196,8 +268,11 @@ test_write_zc_and_dereg_waits(void **state)
 	open_zc(&rp, true, 0, &qp);
 	post(&rp, qp, DROCE_WR_RDMA_WRITE, MSG);
 	take(&rp, m, NPKT);
+	pcap_open();
 	for (uint32_t i = 0; i < NPKT; i++)
 		check_zc_frame(m[i], i, rp.buf, MSG, ops[i]);
+	pcap_check();
+	pcap = NULL;
 	assert_int_equal(rp_counter(&rp, "tx_zc_pkts"), NPKT);
 	assert_int_equal(rp_counter(&rp, "sent_pkts"), NPKT);
 	ack(&rp, qp, RP_PSN + NPKT - 1, 1);	/* done, but the frames are held */
@@ -251,6 +326,7 @@ test_send_and_read_response_zc(void **state)
 
 	(void)state;
 	open_zc(&rp, true, 0, &qp);
+	pcap_open();
 	post(&rp, qp, DROCE_WR_SEND, 2000);
 	take(&rp, m, 2);
 	for (uint32_t i = 0; i < 2; i++)
@@ -267,6 +343,8 @@ test_send_and_read_response_zc(void **state)
 	for (uint32_t i = 0; i < 3; i++)
 		check_zc_frame(m[i], i, rp.buf + 512, 3000, read_ops[i]);
 	free_all(m, 3);
+	pcap_check();
+	pcap = NULL;
 	assert_int_equal(rp_counter(&rp, "tx_zc_pkts"), 5);
 	rp_destroy_qp(qp);
 	rp_close(&rp);
