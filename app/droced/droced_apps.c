@@ -644,14 +644,16 @@ pieces_map(const struct droced_app *a, uint64_t span)
 static int
 reg_mem(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+	const struct obj *o = obj_find(a, OBJ_PD, m->h[0]);
 	const struct mem_piece *first = &a->piece[0], *last = &a->piece[a->npiece - 1];
 	uint64_t span = last->addr + last->len - first->addr, maplen = 0;
 	uint8_t *base = NULL, *host = NULL;
+	struct droce_pd *pd;
 	int rc;
 
-	if (pd == NULL)
+	if (o == NULL)
 		return ENOENT;
+	pd = o->p;	/* o is gone once adopt grows the table */
 	if (m->addr < first->addr || m->len == 0 || m->len > span ||
 	    m->addr - first->addr > span - m->len)
 		return EFAULT;	/* not what the pieces cover */
@@ -667,7 +669,7 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 	}
 	rc = adopt(a, OBJ_MAP, base, maplen);
 	if (rc == 0)
-		rc = reg_reply(a, m, pd->p, host + (m->addr - first->addr));
+		rc = reg_reply(a, m, pd, host + (m->addr - first->addr));
 	if (rc != 0)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;

@@ -65,6 +65,7 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
 	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) && SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW),
 	       "lib/dq's opcodes and flags");
+_Static_assert(DQ_MAX_SGE == DROCE_MAX_SGE, "a region carries the SGEs the engine takes");
 
 /* A QP slot holds a QP, or an SRQ (its receive ring only); both NULL: free. */
 struct dq_qp_slot {
@@ -72,6 +73,9 @@ struct dq_qp_slot {
 	struct droce_srq *srq;
 	uint64_t name;		/* the QP's name in the application's events */
 	uint32_t sq_cons, rq_cons;	/* droced's own indices */
+	/* the SGEs its QP was granted (an SRQ's: its max_sge); a descriptor
+	 * naming more is refused before its entries are read */
+	uint32_t max_send_sge, max_recv_sge;
 	bool ud;
 	bool broken;		/* in ERR for a malformed descriptor: not read again */
 };
@@ -335,13 +339,21 @@ static int
 attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 {
 	struct droce_qp *qp = o->p;
+	struct droce_qp_init_attr init;
+	struct droce_qp_attr attr;
+	int rc;
 
 	if (i >= dq->g.nqp || cq_slot_of(dq, qp->send_cq) == NULL ||
 	    cq_slot_of(dq, qp->recv_cq) == NULL)
 		return EINVAL;
 	if (slot_used(&dq->qp[i]) || qp_slot_of(dq, qp) != NULL)
 		return EBUSY;
+	rc = droce_query_qp(qp, &attr, DROCE_QP_CAP, &init);
+	if (rc != 0)
+		return rc;
 	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
+					 .max_send_sge = attr.cap.max_send_sge,
+					 .max_recv_sge = attr.cap.max_recv_sge,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
@@ -353,12 +365,18 @@ static int
 attach_srq(struct droced_dq *dq, struct obj *o, uint32_t i)
 {
 	struct droce_srq *srq = o->p;
+	struct droce_srq_attr attr;
+	int rc;
 
 	if (i >= dq->g.nqp)
 		return EINVAL;
 	if (slot_used(&dq->qp[i]) || srq_slot_of(dq, srq) != NULL)
 		return EBUSY;
-	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr };
+	rc = droce_query_srq(srq, &attr);	/* 0 or a positive errno */
+	if (rc != 0)
+		return rc;
+	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr,
+					 .max_recv_sge = attr.max_sge };
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -580,8 +598,8 @@ sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
  * data is droced's copy (data), one SGE the engine copies in turn (its
  * length checked against the QP's max_inline_data there: EINVAL). */
 static int
-send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
-	 struct droce_mw *mw, struct droce_mr *mr)
+send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const struct dq_sge *sges,
+	 const uint8_t *data, struct droce_mw *mw, struct droce_mr *mr)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
@@ -600,7 +618,7 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
 		sge[0] = (struct droce_sge){ (uint64_t)(uintptr_t)data, w->inline_len, 0 };
 		wr.num_sge = w->inline_len > 0;
 	} else {
-		sges_to(sge, w->sge, w->num_sge);
+		sges_to(sge, sges, w->num_sge);
 	}
 	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
 	if (dq_wr_ops[w->opcode] & DQ_OP_BIND) {
@@ -621,15 +639,15 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
 	return droce_post_send(qp, &wr, &bad);
 }
 
-/* A checked receive WQE on the slot's QP, or its SRQ. */
+/* A checked receive WQE (its SGE list sges) on the slot's QP, or its SRQ. */
 static int
-recv_one(const struct dq_qp_slot *s, const struct dq_recv_wqe *w)
+recv_one(const struct dq_qp_slot *s, const struct dq_recv_wqe *w, const struct dq_sge *sges)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_recv_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge };
 	struct droce_recv_wr *bad;
 
-	sges_to(sge, w->sge, w->num_sge);
+	sges_to(sge, sges, w->num_sge);
 	return s->srq != NULL ? droce_post_srq_recv(s->srq, &wr, &bad) :
 				droce_post_recv(s->qp, &wr, &bad);
 }
@@ -645,21 +663,42 @@ rq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err
 }
 
 /*
- * The checked descriptor w's inline data, copied once out of the ring
- * into data: 0, or -EINVAL when its entries (dq_send_slots, from the
- * checked copy's length) are not all among the avail published.
+ * The checked descriptor w's inline data (into data) or SGE list (into
+ * sges), copied once out of the ring: 0, -E2BIG (more SGEs than its QP
+ * was granted, max_sge), -EINVAL when its entries (dq_send_entries, from
+ * the checked copy) are not all among the avail published, or the whole
+ * list's -EMSGSIZE (dq_sges_check).
  */
 static int
-inline_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
-	    uint32_t avail, uint8_t *data, uint32_t *slots)
+send_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
+	  uint32_t avail, uint32_t max_sge, uint8_t *data, struct dq_sge *sges, uint32_t *slots)
 {
-	if (!(w->flags & DQ_SEND_INLINE))
-		return 0;
-	*slots = dq_send_slots(w->inline_len);
+	if (w->num_sge > max_sge)
+		return -E2BIG;
+	*slots = dq_send_entries(w);
 	if (*slots > avail)
 		return -EINVAL;
-	dq_inline_read(r, depth, i, data, w->inline_len);
-	return 0;
+	if (w->flags & DQ_SEND_INLINE) {
+		dq_inline_read(r, depth, i, data, w->inline_len);
+		return 0;
+	}
+	dq_send_sges_read(r, depth, i, w, sges);
+	/* the descriptor's own SGEs were dq_send_check's */
+	return w->num_sge > DQ_WQE_SGE ? dq_sges_check(sges, w->num_sge) : 0;
+}
+
+/* The same for a checked receive descriptor (dq_recv_slots entries). */
+static int
+recv_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_recv_wqe *w,
+	  uint32_t avail, uint32_t max_sge, struct dq_sge *sges, uint32_t *slots)
+{
+	if (w->num_sge > max_sge)
+		return -E2BIG;
+	*slots = dq_recv_slots(w->num_sge);
+	if (*slots > avail)
+		return -EINVAL;
+	dq_recv_sges_read(r, depth, i, w, sges);
+	return w->num_sge > DQ_WQE_SGE ? dq_sges_check(sges, w->num_sge) : 0;
 }
 
 /* Slot s's send ring: how many entries were taken (refusals end the QP). */
@@ -677,6 +716,7 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
 		uint8_t data[DQ_MAX_INLINE];
+		struct dq_sge sges[DQ_MAX_SGE];
 		struct droce_mw *mw = NULL;
 		struct droce_mr *mr = NULL;
 		struct dq_send_wqe w;
@@ -685,14 +725,14 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		dq_send_read(r, dq->g.sq_depth, s->sq_cons, &w);
 		rc = dq_send_check(&w, s->ud, TP_MAX_AH - 1);
 		if (rc == 0)
-			rc = inline_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
-					 data, &slots);
+			rc = send_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
+				       s->max_send_sge, data, sges, &slots);
 		if (rc == 0)
-			rc = keys_check(a, w.sge, w.num_sge);
+			rc = keys_check(a, sges, w.num_sge);
 		if (rc == 0 && (dq_wr_ops[w.opcode] & DQ_OP_BIND))
 			rc = bind_objects(a, &w, &mw, &mr);
 		if (rc == 0)
-			rc = -send_one(s->qp, &w, data, mw, mr);
+			rc = -send_one(s->qp, &w, sges, data, mw, mr);
 		if (rc == -ENOMEM) {
 			/* droced's QP is full: the rest next round (its slots
 			 * free with no completion when unsignaled) */
@@ -723,14 +763,19 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 		return 0;
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
+		struct dq_sge sges[DQ_MAX_SGE];
 		struct dq_recv_wqe w;
+		uint32_t slots = 1;
 
 		dq_recv_read(r, dq->g.rq_depth, s->rq_cons, &w);
 		rc = dq_recv_check(&w);
 		if (rc == 0)
-			rc = keys_check(a, w.sge, w.num_sge);
+			rc = recv_take(r, dq->g.rq_depth, s->rq_cons, &w, (uint32_t)avail - n,
+				       s->max_recv_sge, sges, &slots);
 		if (rc == 0)
-			rc = -recv_one(s, &w);
+			rc = keys_check(a, sges, w.num_sge);
+		if (rc == 0)
+			rc = -recv_one(s, &w, sges);
 		if (rc == -ENOMEM) {
 			a->dq->stalled = true;
 			break;
@@ -739,8 +784,8 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 			rq_refused(a, s, "receive WQE", -rc);
 			break;
 		}
-		s->rq_cons++;
-		n++;
+		s->rq_cons += slots;
+		n += slots;
 	}
 	dq_ring_consumed(r, s->rq_cons);
 	return n;
@@ -803,7 +848,7 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 			.opcode = (uint8_t)wc[i].opcode, .wc_flags = (uint16_t)wc[i].wc_flags,
 			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
 			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
-			.vendor_err = wc[i].vendor_err };
+			.vendor_err = (uint16_t)wc[i].vendor_err, .sl = wc[i].sl };
 	if (n <= 0)
 		return 0;
 	dq_ring_produced(r, c->prod);
