@@ -15,7 +15,9 @@
  *             half the round trip, median and average.
  * Run:  test/integration/device/run_in_netns.sh BUILD/test/bench/lc_bench [--lcore]
  * --memif DIR without --qps: the same over net_memif in this process.
- * --mtu 1024|4096: the QPs' path MTU (1024).  The rate line also gives
+ * --mtu 1024|4096: the QPs' path MTU (1024).  --span MiB: the sender's
+ * buffer (1 MiB), which the WRITEs walk round (larger than the caches:
+ * every payload read from memory, as a large transfer's is).  The rate line also gives
  * the process's CPU time over the loop (every thread; a figure a loaded
  * machine disturbs less than the wall clock) and tx_zc_pkts (zero copy,
  * DROCE_TX_ZC: lib/transport README).
@@ -60,6 +62,9 @@ struct end {
 
 static struct end a, b;
 
+/* The sender's buffer (--span MiB, at least BUF), which WRITEs walk. */
+static size_t a_len = BUF;
+
 /* The path MTU of the QPs (--mtu 1024 or 4096). */
 static enum droce_mtu path_mtu = DROCE_MTU_1024;
 
@@ -90,17 +95,17 @@ die(const char *what)
 }
 
 static void
-open_end(struct end *e, struct droce_device *dev)
+open_end(struct end *e, struct droce_device *dev, size_t len)
 {
 	e->ctx = droce_open_device(dev);
 	if (e->ctx == NULL)
 		die("droce_open_device");
 	e->pd = droce_alloc_pd(e->ctx);
-	e->buf = aligned_alloc(4096, BUF);
+	e->buf = aligned_alloc(4096, len);
 	if (e->pd == NULL || e->buf == NULL)
 		die("pd/buffer");
-	memset(e->buf, 0, BUF);
-	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
+	memset(e->buf, 0, len);
+	e->mr = droce_reg_mr(e->pd, e->buf, len, DROCE_ACCESS_LOCAL_WRITE |
 			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
 	e->cq = droce_create_cq(e->ctx, 4096, NULL, NULL, 0);
 	if (e->mr == NULL || e->cq == NULL)
@@ -212,6 +217,9 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 			/* one in SIGNAL_EVERY signalled; it retires the ones before */
 			wr.send_flags = (posted + 1) % sig == 0 ||
 					posted + 1 == count ? DROCE_SEND_SIGNALED : 0;
+			/* from the next size bytes of a's buffer, round the
+			 * buffer (--span: beyond the caches) */
+			sge.addr = (uintptr_t)a.buf + (posted * size) % (a_len / size * size);
 			if (droce_post_send(a.qp, &wr, &bad) != 0)
 				break;		/* queue full: poll first */
 			posted++;
@@ -430,6 +438,7 @@ main(int argc, char **argv)
 		{ "memif", required_argument, NULL, 'M' },
 		{ "qps", required_argument, NULL, 'q' },
 		{ "mtu", required_argument, NULL, 'm' },
+		{ "span", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -442,6 +451,11 @@ main(int argc, char **argv)
 		case 'i': iters = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'M': memif = optarg; break;
 		case 'q': qps = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'S':
+			a_len = (size_t)strtoul(optarg, NULL, 0) << 20;
+			if (a_len < BUF)
+				a_len = BUF;
+			break;
 		case 'm':
 			path_mtu = strcmp(optarg, "4096") == 0 ? DROCE_MTU_4096 :
 				   strcmp(optarg, "1024") == 0 ? DROCE_MTU_1024 : 0;
@@ -449,7 +463,7 @@ main(int argc, char **argv)
 				die("--mtu: 1024 or 4096");
 			break;
 		default: die("usage: lc_bench [--lcore] [--size B] [--count N] "
-			     "[--depth D] [--iters N] [--mtu 1024|4096] [--memif DIR [--qps N]]");
+			     "[--depth D] [--iters N] [--mtu 1024|4096] [--span MiB] [--memif DIR [--qps N]]");
 		}
 	}
 	if (memif == NULL && (veth == NULL || strchr(veth, ',') == NULL))
@@ -512,8 +526,8 @@ main(int argc, char **argv)
 	list = droce_get_device_list(NULL);
 	if (list == NULL || list[0] == NULL || list[1] == NULL)
 		die("two devices expected");
-	open_end(&a, list[0]);
-	open_end(&b, list[1]);
+	open_end(&a, list[0], a_len);
+	open_end(&b, list[1], BUF);
 	droce_free_device_list(list);
 	printf("# mode: %s; %s %s\n",
 	       lcore ? "dedicated transport lcore 1 (app on lcore 0)" :
