@@ -275,7 +275,15 @@ struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length,
  */
 struct droce_mr *droce_reg_mr_iova(struct droce_pd *pd, void *addr,
 				   size_t length, uint64_t iova, int access);
-/* Returns 0, EINVAL (NULL mr) or EBUSY while memory windows are bound to it. */
+/*
+ * Returns 0, EINVAL (NULL mr) or EBUSY while memory windows are bound to
+ * it.  Also EBUSY when frames sent by zero copy (DROCE_TX_ZC, lib/transport
+ * README "Zero copy") still send from its memory after a wait of up to
+ * 100 ms for the link to free them: the keys are dead from the first call
+ * (peers' accesses NAKed), but the memory is still read by the link and
+ * must not be freed; call droce_dereg_mr again later (a run-to-completion
+ * engine hands its queued frames to the link in its next droce_progress).
+ */
 int droce_dereg_mr(struct droce_mr *mr);
 /*
  * Returns 0 on success (new lkey/rkey in mr), or a negative
