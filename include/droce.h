@@ -1015,14 +1015,16 @@ const char *droce_event_type_str(enum droce_event_type event);
  *   --droce-mtu=N           link MTU (default: what the port reports)
  *   --droce-daemon=PATH     daemon mode: the device is droced's at socket
  *                           PATH (also "daemon = PATH" in the file's [droce]
- *                           section, or DROCE_DAEMON=PATH); EAL then runs
- *                           as a secondary process of droced's, and device
- *                           options are droced's (app/droced/README.md)
- *   --droce-queues=region   with a daemon: a plain process on droced's queue
- *                           regions instead (also "queues = region" in the
- *                           [droce] section, or DROCE_QUEUES=region): EAL
- *                           does not start, EAL options before "--" are
- *                           skipped (app/droced/README.md "Queue regions")
+ *                           section, or DROCE_DAEMON=PATH); the program is
+ *                           then a plain process on droced's queue regions:
+ *                           EAL does not start, EAL options before "--" are
+ *                           skipped, and device options are droced's
+ *                           (app/droced/README.md "Queue regions")
+ *   --droce-queues=shared   with a daemon: a DPDK secondary process of
+ *                           droced's instead, which maps all of droced's
+ *                           memory; being retired (also "queues = shared" in
+ *                           the [droce] section, or DROCE_QUEUES=shared;
+ *                           "region", the default, names the other mode)
  * Command-line options override the file.  Without any, every ethdev port
  * becomes a device without addresses.  Returns -1 with errno on failure.
  */

@@ -85,7 +85,7 @@ libibverbs.so.1 and usertools/droce-run.
       Debian's ibv_rc_pingpong -c (polling, and -e), ibv_ud_pingpong -c,
       ibv_srq_pingpong -c (polling, and -e) and perftest's ib_send_lat / ib_write_lat -s 8 as plain processes on
       droced's queue regions (DROCE_QUEUES=region: no EAL), one pair as
-      secondaries beside them, two droceds as for daemon: the pingpong
+      secondaries (DROCE_QUEUES=shared) beside them, two droceds as for daemon: the pingpong
       checks above; while the servers wait, /proc/PID/smaps of the plain
       processes shows no hugepage mapping, the secondary's some.  Exit 77
       with DROCE_NO_HUGE=1.
@@ -1180,6 +1180,11 @@ def qperf_tests(a, tmp, nets, port, use_cm):
 
 # ---- the drop-in on droced ------------------------------------------------------------
 
+# The environment of a program that is droced's DPDK secondary: not the
+# default (queue regions are), and being retired; the cases that compare
+# the two modes name it.
+SHARED = {"DROCE_QUEUES": "shared"}
+
 def droced_start(a, tmp, side):
     """droced on side 0 (memif server, 198.18.5.1, its engine on lcore 1) or 1
     (client, .2, its engine on lcore 0): its Popen and socket, once ready."""
@@ -1540,12 +1545,12 @@ def daemon_qperf(a, tmp, socks):
                                   stdout=sout, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, cwd=tmp,
                                   env=dict(os.environ, DROCE_ARGS="-l 0 --no-pci "
-                                           "--log-level=lib.eal:error"))
+                                           "--log-level=lib.eal:error", **SHARED))
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and server.poll() is None and \
                 not listening_in(ns, port):
             time.sleep(0.05)
-        for where, side, env in (("secondary of droced 1", 1, None),
+        for where, side, env in (("secondary of droced 1", 1, SHARED),
                                  ("queue regions of droced 0", 0, {"DROCE_QUEUES": "region"})):
             for test in QPERF_TESTS:
                 case = f"qperf -cm1 {test} on droced ({where})"
@@ -1585,7 +1590,7 @@ def daemon_rdmacm_utils(a, tmp, socks):
              "rdma_xclient: end 0"),
             ("cmtime", ["cmtime"], ["cmtime", "-s", "198.18.5.1", "-c", "5"], None)]
     regions = {"DROCE_QUEUES": "region"}
-    plans = [(r, 1, None, "secondaries, two droceds") for r in runs] + \
+    plans = [(r, 1, SHARED, "secondaries, two droceds") for r in runs] + \
             [(r, 0, regions, "queue regions, one droced") for r in (runs[0], runs[3])]
     for (name, srv, cli, last), client_side, env, where in plans:
         case = f"{name} on droced ({where})"
@@ -1623,7 +1628,7 @@ def daemon_udaddy(a, tmp, socks):
     back to droced's own port) and across the two.  Each side exits 0 and
     prints exactly its steps (case_udaddy)."""
     regions = {"DROCE_QUEUES": "region"}
-    for client_side, env, where in ((1, None, "secondaries, two droceds"),
+    for client_side, env, where in ((1, SHARED, "secondaries, two droceds"),
                                     (0, regions, "queue regions, one droced"),
                                     (1, regions, "queue regions, two droceds")):
         case = f"udaddy on droced ({where})"
@@ -1751,9 +1756,9 @@ def case_daemon_rping(a, tmp):
     try:
         procs = [droced_start(a, tmp, side) for side in (0, 1)]
         socks = [p[1] for p in procs]
-        daemon_rping_one(a, tmp, socks, "secondaries, one droced", None, 0)
+        daemon_rping_one(a, tmp, socks, "secondaries, one droced", SHARED, 0)
         daemon_rping_one(a, tmp, socks, "queue regions, one droced", regions, 0)
-        daemon_rping_one(a, tmp, socks, "secondaries, two droceds", None, 1)
+        daemon_rping_one(a, tmp, socks, "secondaries, two droceds", SHARED, 1)
         daemon_rping_one(a, tmp, socks, "queue regions, two droceds", regions, 1)
         # (not with the sanitizer's runtime preloaded: perftest exits 1
         # on its own leaks there)
@@ -1786,7 +1791,7 @@ def case_daemon_regions(a, tmp):
     ib_write_lat -s 8 (50 iterations, each side's one row on droce0),
     servers on one
     droced, clients on a second at the other memif end; and one pair as
-    droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
+    droced's secondaries (DROCE_QUEUES=shared) beside them.  While the servers
     wait, the plain processes map no hugepage (/proc/PID/smaps), the
     secondary does (the check sees droced's memory where it is mapped).
     Both droceds' lists are empty after."""
@@ -1821,7 +1826,7 @@ def case_daemon_regions(a, tmp):
             ("ib_write_lat -s 8 on queue regions", wlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 50)], [(8, 50)])), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
-             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), SHARED)], maps)
         if check("hugepages", len(maps) == 8 and maps[:7] == [0] * 7 and maps[7] > 0,
                  f"the servers' hugepage mappings {maps}, expected seven 0 and >0"):
             print(f"ok - hugepage mappings of the servers: plain processes {maps[:7]}, "

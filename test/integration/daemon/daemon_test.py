@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Applications on droced (app/droced), over net_memif to an in-process
-peer (daemon_app peer), each case with its own droced, peer and tmp dir:
+peer (daemon_app peer), each case with its own droced, peer and tmp dir.
+The applications are plain processes on queue regions (the default) but
+in the cases of SHARED and the applications of SHARED_APPS (below, each
+with why), which are droced's DPDK secondaries (DROCE_QUEUES=shared):
 
   traffic        two applications at once (one given the daemon by
                  DROCE_DAEMON, one by its INI file's [droce] daemon =), each
@@ -271,6 +274,7 @@ class Setup:
         self.droced = None
         self.prefix = None
         self.droced_opts = []	# droced's options of the case (DROCED_OPTS)
+        self.case = None
 
     def start_droced(self):
         memif = f"net_memif0,role=server,socket={self.tmp}/memif.sock,socket-abstract=no"
@@ -298,6 +302,10 @@ class Setup:
         """An application on droced, selected by --droce-daemon (option),
         DROCE_DAEMON (env) or the [droce] section of --droce-config (ini)."""
         opts = [f"--droce-daemon={self.sock}"]
+        why = SHARED_APPS.get(self.case, {}).get(name)
+        if why is not None:
+            print(f"{name} as droced's secondary: {why}")
+            os.environ["DROCE_QUEUES"] = "shared"
         if select == "env":
             os.environ["DROCE_DAEMON"] = self.sock
             opts = []
@@ -310,6 +318,8 @@ class Setup:
                               stdin)
         finally:
             os.environ.pop("DROCE_DAEMON", None)
+            if why is not None:
+                os.environ.pop("DROCE_QUEUES", None)
 
     def ctl_list(self):
         """droced --ctl list: ({pid: (pd, mr, cq, qp, buf, buf_bytes, mem, mem_bytes)},
@@ -443,8 +453,21 @@ def wait_file(path, proc, timeout=30):
         time.sleep(0.02)
 
 
-# pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app
-OBJS_64K = (1, 1, 1, 1, 1, 65536, 0, 0)
+def shared():
+    """The case's applications are droced's secondaries (SHARED)."""
+    return os.environ.get("DROCE_QUEUES") == "shared"
+
+
+def objs_64k():
+    """pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app: its 64 KiB
+    droce_alloc_buf buffer is droced's memory for a secondary (buf), its own
+    pages on a queue region (mem)."""
+    return (1, 1, 1, 1, 1, 65536, 0, 0) if shared() else (1, 1, 1, 1, 0, 0, 1, 65536)
+
+
+def buf_bytes():
+    """The buffer bytes droced frees at a daemon_app's reap (objs_64k)."""
+    return 65536 if shared() else 0
 
 
 def finish_traffic(s, procs, note):
@@ -465,7 +488,7 @@ def case_traffic(s):
                     f"{s.tmp}/stop", select=how) for i, how in enumerate(("env", "ini"))]
     for i in range(2):
         wait_file(f"{s.tmp}/h{i}", a[i])
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "both running")
     finish_traffic(s, a, "at once with the other")
 
 
@@ -488,7 +511,7 @@ def case_crash(s, paced=False):
     a = s.app_proc("A", "target", s.peer_sock, "65536", *(["paced"] if paced else []))
     a.wait_line(r"^target: ready")
     s.peer.wait_line(r"^peer: hammer running")
-    s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
+    s.expect_apps({a.p.pid: objs_64k()}, "A registered, the peer hammering")
     t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
     a.p.kill()
     m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
@@ -524,7 +547,7 @@ def case_crash(s, paced=False):
     print(f"crash: {n.group(0)}")
     if n.group(1) != "0":
         fail("a WRITE or READ succeeded after the revocation")
-    lingered(s, r.group(1), r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes")
+    lingered(s, r.group(1), rf"1 MRs revoked in \d+ us, 1 QPs, {buf_bytes()} buffer bytes")
     s.expect_apps({}, "after the kill")
 
 
@@ -574,9 +597,11 @@ def case_own(s):
     print(a.output())
     if m.group(1) != "ready":
         fail("own memory", a)
-    if not re.search(r"^own: persist of an MR on its own memory: Bad address$", a.output(),
+    # (on a queue region no MR persists yet: the verb is EOPNOTSUPP there)
+    want = "Bad address" if shared() else "Operation not supported"
+    if not re.search(rf"^own: persist of an MR on its own memory: {want}$", a.output(),
                      re.M):
-        fail("droce_persist_mr of an MR on the application's own memory not EFAULT", a)
+        fail(f"droce_persist_mr of an MR on the application's own memory not {want}", a)
     s.peer.wait_line(r"peer: WRITE and READ back of the application's memory: same bytes")
     s.expect_apps({a.p.pid: (1, 3, 1, 1, 0, 0, 3, int(m.group(2)))}, "A's three MRs")
     n = droced_memfd_maps(s)
@@ -599,7 +624,7 @@ def case_daemon_killed(s):
          for i in range(2)]
     for p in a:
         p.wait_line(r"^idle: ready")
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both ready")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "both ready")
     s.droced.p.kill()
     s.droced.p.wait()
     for p in a:
@@ -838,7 +863,7 @@ def case_persist_ctl(s):
     print(f"droced --ctl release ctl while A lives: exit {rc}: {out}")
     if rc != 1 or not out.endswith("Device or resource busy"):
         fail("ctl release of a live owner's region")
-    s.expect_apps({a.p.pid: OBJS_64K}, "B gone, A alive")
+    s.expect_apps({a.p.pid: objs_64k()}, "B gone, A alive")
     s.expect_regions({"ctl": (a.p.pid, length, key, addr, 1, 0)}, "B gone, A alive")
     kill_owner(s, a, "ctl")
     last = peer_kept_writing(s)
@@ -1226,18 +1251,18 @@ def case_max_apps(s):
     a = [s.app_proc(f"app{i}", "idle", s.peer_sock, stdin=subprocess.PIPE) for i in range(2)]
     for p in a:
         p.wait_line(r"^idle: ready")
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "two served")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "two served")
     c = s.app_proc("C", "idle", s.peer_sock)
     rc = c.wait()
     print(f"a third: exit {rc}")
     if rc != 2 or not re.search(r"^daemon_app: droce_init: Too many users$", c.output(), re.M):
         fail("a third application not refused with EUSERS", c)
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "after the third")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "after the third")
     a[0].p.kill()
     s.droced.wait_line(rf"droced: pid {a[0].p.pid} gone")
     d = s.app_proc("D", "idle", s.peer_sock, stdin=subprocess.PIPE)
     d.wait_line(r"^idle: ready")
-    s.expect_apps({a[1].p.pid: OBJS_64K, d.p.pid: OBJS_64K}, "one gone, a fourth served")
+    s.expect_apps({a[1].p.pid: objs_64k(), d.p.pid: objs_64k()}, "one gone, a fourth served")
 
 
 MANY = 70	# applications at once: over the 64 droced once took, three list pages
@@ -1290,6 +1315,29 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "max_apps": case_max_apps, "many": case_many}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
+# The cases whose applications are droced's DPDK secondaries
+# (DROCE_QUEUES=shared, the mode being retired), each with why; every other
+# case's applications are plain processes on queue regions, the default.
+SHARED = {
+    "persist": "persistent regions are not carried by queue regions yet",
+    "persist_lease": "persistent regions are not carried by queue regions yet",
+    "persist_ctl": "persistent regions are not carried by queue regions yet",
+    "persist_expire": "persistent regions are not carried by queue regions yet",
+    "persist_inv": "persistent regions are not carried by queue regions yet",
+    "many": "the secondaries' own test: 70 EAL starts at once (daemon_dq_scale "
+            "starts 64 plain processes)",
+}
+# The applications that are droced's secondaries in a case whose others are
+# on queue regions ({case: {application: why}}).
+FORGE = ("it forges a secondary's proxy objects (provider_droced's struct "
+         "verbs_dmn_*) through the verbs; a plain process's forgeries: "
+         "daemon_dq_hostile")
+SHARED_APPS = {
+    "forge": {"B": FORGE},
+    "srq": {"B": FORGE},
+    "mw": {"B": "its forged binds end in the engine's MW_BIND_ERR; on a queue region "
+                "droced refuses them before the engine (QP_REQ_ERR: daemon_dq_hostile)"},
+}
 
 
 def use_lsan_supp():
@@ -1306,8 +1354,12 @@ def main():
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
     use_lsan_supp()
+    if sys.argv[1] in SHARED:
+        print(f"applications as droced's secondaries: {SHARED[sys.argv[1]]}")
+        os.environ["DROCE_QUEUES"] = "shared"
     s = Setup(sys.argv[2], sys.argv[3])
     s.droced_opts = DROCED_OPTS.get(sys.argv[1], [])
+    s.case = sys.argv[1]
     try:
         s.start()
         CASES[sys.argv[1]](s)

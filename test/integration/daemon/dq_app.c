@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dq_app - a program of droce.h on droced (dq_test.py).  With
- * DROCE_QUEUES=region (and DROCE_DAEMON) and no EAL options it is a plain
- * process on a queue region (lib/verbs provider_dq); given EAL options it
- * is droced's secondary, the same code otherwise.  Its buffer is its own
+ * DROCE_DAEMON and no EAL options it is a plain process on a queue region
+ * (lib/verbs provider_dq, the default); with DROCE_QUEUES=shared and EAL
+ * options it is droced's secondary, the same code otherwise.  Its buffer is its own
  * memory (posix_memalign).  Two of them meet on droced's loopback.
  *
  *   dq_app [EAL --] [droce options] server ROUNDS [events]
@@ -196,14 +196,14 @@ region_dump(void)
 
 /* The device as the region carries it (lib/verbs provider_dq): 4 SGEs a
  * descriptor, 64 QP and CQ slots, rings of at most 4096 entries.  (A
- * secondary, without DROCE_QUEUES=region, has droced's device.) */
+ * secondary, with DROCE_QUEUES=shared, has droced's device.) */
 static void
 check_limits(struct droce_context *ctx)
 {
 	const char *queues = getenv("DROCE_QUEUES");
 	struct droce_device_attr d;
 
-	if (queues == NULL || strcmp(queues, "region") != 0)
+	if (queues != NULL && strcmp(queues, "shared") == 0)
 		return;
 	check(droce_query_device(ctx, &d) == 0, "query_device", 0);
 	check(d.max_sge == 4 && d.max_sge_rd == 4 && d.max_srq_sge == 4,

@@ -71,7 +71,7 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                droced --ctl list: dq_bad 0, windows freed
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
-               options, no DROCE_QUEUES), the same program: both finish;
+               options, DROCE_QUEUES=shared), the same program: both finish;
                the secondaries map hugepages (the check sees them), the
                plain processes none; the figures printed
 
@@ -207,6 +207,7 @@ def dq_apps(s, modes, plain=True):
         else:
             argv = [s.dq_app, "-l", "0", "--no-pci", "--log-level=lib.eal:error", "--",
                     f"--droce-daemon={s.sock}", *args]
+            os.environ["DROCE_QUEUES"] = "shared"	# not the default
         try:
             procs.append(s.spawn(name, argv, stdin=subprocess.PIPE))
         finally:
