@@ -153,6 +153,9 @@ with why), which are droced's DPDK secondaries (DROCE_QUEUES=shared):
                  buffer, MR, CQ and QP (daemon_app hold): all ready, droced --ctl list (three
                  pages of LIST) shows exactly them, telemetry's /droced/apps
                  their first 32; all freed and gone after
+  no_secondaries droced --no-secondaries (EAL --in-memory): no hugepage
+                 file of its prefix; a plain process's traffic right and
+                 listed; a secondary's droce_init EOPNOTSUPP, not listed
   max_apps       droced --max-apps=2 with two applications: a third's
                  droce_init fails EUSERS ("Too many users") and nothing of
                  it is listed; once one of the two is SIGKILLed and reaped
@@ -1265,6 +1268,33 @@ def case_max_apps(s):
     s.expect_apps({a[1].p.pid: objs_64k(), d.p.pid: objs_64k()}, "one gone, a fourth served")
 
 
+def case_no_secondaries(s):
+    """droced --no-secondaries: it says so, its EAL is --in-memory (no
+    hugepage file of its prefix), a plain process's traffic rounds are
+    right and it is listed with its objects (list and telemetry); B, asking
+    for shared queues, fails droce_init with EOPNOTSUPP after droced's
+    refusal, nothing of it listed; A's rounds go on."""
+    s.droced.wait_line(r"^droced: no secondaries \(EAL --in-memory\): queue regions only$")
+    files = hugepage_files(s.prefix)
+    print(f"no_secondaries: hugepage files of {s.prefix}: {len(files)}")
+    if files:
+        fail(f"droced --no-secondaries left hugepage files {files}", s.droced)
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "traffic", s.peer_sock, "200", f"{s.tmp}/hA", f"{s.tmp}/stop")
+    wait_file(f"{s.tmp}/hA", a)
+    s.expect_apps({a.p.pid: objs_64k()}, "A running")
+    b = s.app_proc("B", "idle", s.peer_sock)
+    rc = b.wait()
+    print(f"B, a secondary: exit {rc}")
+    if rc != 2 or not re.search(r"serves no secondaries \(droced --no-secondaries\)",
+                                b.output()) or \
+            not re.search(r"^daemon_app: droce_init: Operation not supported$", b.output(),
+                          re.M):
+        fail("a secondary of droced --no-secondaries not refused with EOPNOTSUPP", b)
+    s.expect_apps({a.p.pid: objs_64k()}, "after B")
+    finish_traffic(s, [a], "B refused meanwhile")
+
+
 MANY = 70	# applications at once: over the 64 droced once took, three list pages
 
 
@@ -1312,9 +1342,10 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
          "persist_expire": case_persist_expire, "evfree": case_evfree,
          "unsupported": case_unsupported, "srq": case_srq, "fork": case_fork,
-         "max_apps": case_max_apps, "many": case_many}
+         "max_apps": case_max_apps, "many": case_many,
+         "no_secondaries": case_no_secondaries}
 # droced's own options of a case
-DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
+DROCED_OPTS = {"max_apps": ["--max-apps=2"], "no_secondaries": ["--no-secondaries"]}
 # The cases whose applications are droced's DPDK secondaries
 # (DROCE_QUEUES=shared, the mode being retired), each with why; every other
 # case's applications are plain processes on queue regions, the default.
@@ -1337,6 +1368,7 @@ SHARED_APPS = {
     "srq": {"B": FORGE},
     "mw": {"B": "its forged binds end in the engine's MW_BIND_ERR; on a queue region "
                 "droced refuses them before the engine (QP_REQ_ERR: daemon_dq_hostile)"},
+    "no_secondaries": {"B": "what droced --no-secondaries refuses"},
 }
 
 
