@@ -740,6 +740,54 @@ def rstream_tests(a, tmp):
                  ipv6=True)
 
 
+def case_udpong(a, tmp, tag, opts, check_row):
+    """udpong -b SERVER (it never exits: stopped after its client) and
+    udpong -s SERVER with opts, unmodified, over memif: the server logs the
+    client's login from its address, the client exits 0 with one row that
+    check_row accepts (or, check_row a string, prints that text)."""
+    # the server's stdout line-buffered (coreutils' stdbuf): it is killed
+    argv = [["stdbuf", "-oL", "udpong", "-b", DROCE_SERVER],
+            ["udpong", "-s", DROCE_SERVER] + opts]
+    case = "udpong " + " ".join(opts)
+    t0 = time.monotonic()
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, server_stays=True)
+    ok = check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 400)}")
+    ok &= check(case, "client login from 198.18.5.2" in outs[0],
+                f"server: no login from 198.18.5.2: {brief(outs[0], 400)}")
+    if isinstance(check_row, str):
+        ok &= check(case, check_row in outs[1], f"client: no {check_row!r}: {brief(outs[1], 400)}")
+        what = check_row
+    else:
+        # name, bytes, xfers, total; then time, Gb/sec, usec/xfer
+        rows = re.findall(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+s\s+[\d.]+\s+[\d.]+$",
+                          outs[1], re.M)
+        ok &= check(case, len(rows) == 1 and check_row(rows[0]), f"client rows {rows}")
+        what = f"row {rows[0] if rows else None}"
+    if ok:
+        print(f"ok - {case}: {what} ({time.monotonic() - t0:.1f} s)", flush=True)
+
+
+def udpong_tests(a, tmp):
+    """Datagram rsockets: udpong's echo (each datagram answered; udpong
+    resends on a 1 ms timeout, so the count is exact) non-blocking, with
+    rpoll (-T a) and blocking (-T b); its one-way bandwidth (UD: the
+    server counts what arrived, some may not); a datagram above the path
+    MTU (1024 on memif's 1500-byte frames) refused with EMSGSIZE."""
+    runs = [  # options, the check
+        (["-S", "64", "-C", "1000", "-T", "e"],
+         lambda r: r == ("custom", "64", "2k", "125k")),
+        (["-S", "1000", "-C", "300", "-T", "e", "-T", "a"],
+         lambda r: r == ("custom", "1000", "600", "585k")),
+        (["-S", "100", "-C", "300", "-T", "e", "-T", "b"],
+         lambda r: r == ("custom", "100", "600", "58k")),
+        (["-S", "512", "-C", "2000"],
+         lambda r: r[:2] == ("custom", "512") and
+         (r[2] in ("1k", "2k") or (r[2].isdigit() and 0 < int(r[2]) < 1000))),
+        (["-S", "1024", "-C", "10"], "rsend: Message too long")]
+    for i, (opts, want) in enumerate(runs):
+        case_udpong(a, tmp, f"d{i}", opts, want)
+
+
 def riostream_tests(a, tmp):
     """droce's defaults: riostream spins on the last byte of its mapped
     buffer, outside droce, after each riowrite (the progress thread sends
@@ -1934,7 +1982,7 @@ def main():
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
-                                     "rstream", "riostream", "rspreload", "progress",
+                                     "rstream", "riostream", "udpong", "rspreload", "progress",
                                      "rdmacm_utils", "udaddy", "mckey", "daemon_mckey"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
@@ -2010,6 +2058,8 @@ def main():
             rstream_tests(a, tmp)
         elif a.what == "riostream":
             riostream_tests(a, tmp)
+        elif a.what == "udpong":
+            udpong_tests(a, tmp)
         elif a.what == "rspreload":
             case_rspreload(a, tmp, "u0")
         elif a.what == "rping":
