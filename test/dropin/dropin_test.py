@@ -69,7 +69,8 @@ libibverbs.so.1 and usertools/droce-run.
       moved onto memfds for droced.  Then the device users start once:
       without a droced, droce-run with no option gives ibv_devices no
       device; a droced started by --config=FILE alone (in a mount namespace
-      whose /run is private) listens on the default socket, and the same
+      whose /run is private; secondaries = no, as config/droced.ini) listens
+      on the default socket, and the same
       droce-run runs ibv_devinfo (droce0, Ethernet) and ibv_rc_pingpong
       -c between two such droceds.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon_srqud
@@ -1316,7 +1317,7 @@ def daemon_pair(a, tmp, socks, cases, maps=None):
     servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])],
                          c[4] if len(c) > 4 else None)
                for c in cases]
-    deadline = time.monotonic() + 40	# four secondaries' EAL start at once
+    deadline = time.monotonic() + 40	# four applications' start at once
     while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
         time.sleep(0.05)
     pids = droced_pids(a, socks[0])
@@ -1415,7 +1416,7 @@ def case_daemon_srqud(a, tmp):
         servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
                    for c in cases]
         progs += servers
-        deadline = time.monotonic() + 40	# four secondaries' EAL start at once
+        deadline = time.monotonic() + 40	# four applications' start at once
         while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
             time.sleep(0.05)
         # a server listens once its objects exist: the SRQ pingpong's one
@@ -1903,6 +1904,9 @@ done
 if ! grep -q "droced: ready on /run/droce/droced.sock" "$OUT"; then
     echo "droced did not start on the default socket"; kill -TERM "$dpid"; wait "$dpid"; exit 91
 fi
+if ! grep -q "droced: no secondaries" "$OUT"; then
+    echo "droced serves secondaries"; kill -TERM "$dpid"; wait "$dpid"; exit 93
+fi
 "$RUN" --lib "$LIB" -- "$@"
 rc=$?
 kill -TERM "$dpid"
@@ -1920,7 +1924,7 @@ def droced_default_side(a, tmp, side, name, argv):
              f"socket={tmp}/dd.sock,socket-abstract=no")
     with open(conf, "w") as f:
         f.write(f"[droced]\neal = -l 0,1 --main-lcore {side} --no-pci "
-                f"--log-level=lib.eal:error --vdev={memif}\n"
+                f"--log-level=lib.eal:error --vdev={memif}\nsecondaries = no\n"
                 f"[device0]\nport = 0\nipv4 = 198.18.5.{side + 1}/24\n"
                 f"transport_lcores = {1 - side}\n")
     env = {k: v for k, v in os.environ.items()
@@ -1937,8 +1941,8 @@ def droced_default_side(a, tmp, side, name, argv):
 def case_droced_default(a, tmp):
     """The device users start once: without droced, droce-run with no
     option gives a program no device; with a droced started from a
-    configuration file (config/droced.ini's shape) on the default socket,
-    the same command runs ibv_devinfo on droce0 and ibv_rc_pingpong -c
+    configuration file (config/droced.ini's shape, serving no secondaries:
+    its EAL --in-memory) on the default socket, the same command runs ibv_devinfo on droce0 and ibv_rc_pingpong -c
     between two such droceds."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DROCE_ARGS", "DROCE_CONFIG", "DROCE_DAEMON")}
