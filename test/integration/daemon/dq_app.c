@@ -23,7 +23,8 @@
  *       stack with lkey 0, its source overwritten at once after the post,
  *       the WRITE in two SGEs; the server checks every byte and answers
  *       with an empty SEND; an inline SEND of 257 bytes fails EINVAL at
- *       the post, nothing posted.
+ *       the post, nothing posted; so does a chain whose first WR is a bind
+ *       naming no window, its bad_wr the first.
  *   dq_app ... server|client ROUNDS srq
  *       The server's QP receives from an SRQ of 16 (max_wr 32) whose limit
  *       is armed at 8: it reposts nothing until 9 SENDs came, then takes
@@ -541,6 +542,26 @@ post_inline(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, uint8_t *src
 	return droce_post_send(a->qp, &wr, &bad);
 }
 
+/* A chain whose first WR the post refuses (a bind naming no window):
+ * EINVAL, *bad the first, the SEND after it not posted. */
+static void
+bad_first(struct app *a)
+{
+	struct droce_send_wr wr[2], *bad = NULL;
+	int rc;
+
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 98;
+	wr[0].opcode = DROCE_WR_BIND_MW;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 97;
+	wr[1].opcode = DROCE_WR_SEND;
+	rc = droce_post_send(a->qp, wr, &bad);
+	check(rc == EINVAL && bad == &wr[0],
+	      "a chain whose first WR is a bind of no window: EINVAL, bad_wr the first",
+	      (uint32_t)(bad == NULL ? 2 : bad - wr));
+}
+
 static void
 inline_client(struct app *a, uint32_t rounds)
 {
@@ -553,6 +574,7 @@ inline_client(struct app *a, uint32_t rounds)
 	fflush(stdout);
 	rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, 99, src, INL_MAX + 1, 0);
 	check(rc == EINVAL, "an inline SEND of 257 bytes: EINVAL", 0);
+	bad_first(a);
 	for (uint32_t r = 0; r < rounds; r++) {
 		uint32_t len = inl_sizes[r % (sizeof(inl_sizes) / sizeof(inl_sizes[0]))];
 		struct droce_wc wc;
