@@ -177,6 +177,7 @@ KILLS = 3
 AFTER = 200			# the peer's rounds on a persistent region after its owner died
 LEASE_MS = 3000			# persist_lease: its checks before the deadline take up to ~1 s on a loaded machine
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
+TP_LINK_POLL_MS = 10		# lib/transport tp_event.c: the engine's look at the link
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
 MW_LEASE_MS = 500		# daemon_app.c's: long enough for the set and the renewal to reach droced before it runs out
 LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
@@ -288,6 +289,27 @@ class Setup:
                                         "--", f"--droce-ipv4={GIDS[1]}", "peer",
                                         self.peer_sock])
         self.peer.wait_line(r"^peer: ready")
+        self.wait_link_up()
+
+    def telemetry(self, cmd):
+        """One command on droced's telemetry socket: its JSON value."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.connect(f"{runtime_dir(self.prefix)}/dpdk_telemetry.v2")
+            t.recv(4096)			# the greeting
+            t.send(cmd.encode())
+            return json.loads(t.recv(1 << 16))[cmd.split(",")[0]]
+
+    def wait_link_up(self, timeout=10):
+        """droced's port up before any application starts: its engine raises
+        PORT_ACTIVE to every application connected when it sees the link
+        come up (a poll every TP_LINK_POLL_MS), and a plain process starts
+        in milliseconds, before memif's connection may be up."""
+        end = time.monotonic() + timeout
+        while self.telemetry("/ethdev/link_status,0").get("status") != "UP":
+            if time.monotonic() > end:
+                fail("droced's link not up", self.droced)
+            time.sleep(0.01)
+        time.sleep(5 * TP_LINK_POLL_MS / 1000)	# its engine's next poll has seen it
 
     def spawn(self, name, argv, stdin=None):
         p = Proc(name, argv, stdin)
@@ -444,7 +466,24 @@ def wait_file(path, proc, timeout=30):
 
 
 # pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app
-OBJS_64K = (1, 1, 1, 1, 1, 65536, 0, 0)
+def plain_processes():
+    """Whether the applications are plain processes on droced's queue
+    regions (DROCE_QUEUES=region: no EAL, lib/verbs provider_dq) rather
+    than droced's secondaries: the one place a case's mode is read."""
+    return os.environ.get("DROCE_QUEUES") == "region"
+
+
+def objs(nbytes):
+    """--ctl list's row of an application with a PD, MR, CQ, QP and a
+    buffer of nbytes: droced's (buf) for a secondary, the application's
+    own pages that droced maps (mem) for a plain process."""
+    if plain_processes():
+        return (1, 1, 1, 1, 0, 0, 1, nbytes)
+    return (1, 1, 1, 1, 1, nbytes, 0, 0)
+
+
+def objs_64k():
+    return objs(65536)
 
 
 def finish_traffic(s, procs, note):
@@ -465,7 +504,7 @@ def case_traffic(s):
                     f"{s.tmp}/stop", select=how) for i, how in enumerate(("env", "ini"))]
     for i in range(2):
         wait_file(f"{s.tmp}/h{i}", a[i])
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "both running")
     finish_traffic(s, a, "at once with the other")
 
 
@@ -488,7 +527,7 @@ def case_crash(s, paced=False):
     a = s.app_proc("A", "target", s.peer_sock, "65536", *(["paced"] if paced else []))
     a.wait_line(r"^target: ready")
     s.peer.wait_line(r"^peer: hammer running")
-    s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
+    s.expect_apps({a.p.pid: objs_64k()}, "A registered, the peer hammering")
     t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
     a.p.kill()
     m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
@@ -599,7 +638,7 @@ def case_daemon_killed(s):
          for i in range(2)]
     for p in a:
         p.wait_line(r"^idle: ready")
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both ready")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "both ready")
     s.droced.p.kill()
     s.droced.p.wait()
     for p in a:
@@ -716,6 +755,16 @@ def peer_kept_writing(s):
     return int(r.group(1))
 
 
+def mapping_at(pid, addr):
+    """The line of /proc/PID/maps that holds addr."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= addr < hi:
+                return line.rstrip("\n")
+    return "none"
+
+
 def attach(s, name, region, last, mr, stdin=None, keep=()):
     """An application attaching region: the same MR (addr, len, keys), the
     last WRITE's bytes in it, its owner now (its objects in its table)."""
@@ -732,6 +781,13 @@ def attach(s, name, region, last, mr, stdin=None, keep=()):
     print(f"{name}: {m.group(0)}; {a.group(0)}")
     if m.group(1) != "yes" or a.group(1) != "Device or resource busy":
         fail(f"{name}: the attached region", b)
+    if plain_processes():
+        # the maker's own pages, mapped from the memfd droced passed: no
+        # file another process could open by its name
+        line = mapping_at(b.p.pid, addr)
+        print(f"{name}: its mapping of the region: {line}")
+        if not re.search(r" /memfd:droce-mr \(deleted\)$", line):
+            fail(f"{name}: the region mapped from {line}", b)
     # the group stays droced's (b holds no handle of it but the MR's)
     s.expect_apps({b.p.pid: (0, 0, 0, 0, 0, 0, 0, 0)}, f"{name} attached")
     s.expect_regions({region: (b.p.pid, length, key, addr, 1, 0)}, f"{name} attached")
@@ -742,6 +798,7 @@ def case_persist(s):
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
     a, (addr, length, key), _ = persist_owner(s, "A", "pers", 0, "persist")
+    s.expect_apps({a.p.pid: objs_64k()}, "A alive")
     s.expect_regions({"pers": (a.p.pid, length, key, addr, 1, 0)}, "A alive")
     kill_owner(s, a, "pers")
     last = peer_kept_writing(s)
@@ -838,7 +895,7 @@ def case_persist_ctl(s):
     print(f"droced --ctl release ctl while A lives: exit {rc}: {out}")
     if rc != 1 or not out.endswith("Device or resource busy"):
         fail("ctl release of a live owner's region")
-    s.expect_apps({a.p.pid: OBJS_64K}, "B gone, A alive")
+    s.expect_apps({a.p.pid: objs_64k()}, "B gone, A alive")
     s.expect_regions({"ctl": (a.p.pid, length, key, addr, 1, 0)}, "B gone, A alive")
     kill_owner(s, a, "ctl")
     last = peer_kept_writing(s)
@@ -1226,18 +1283,18 @@ def case_max_apps(s):
     a = [s.app_proc(f"app{i}", "idle", s.peer_sock, stdin=subprocess.PIPE) for i in range(2)]
     for p in a:
         p.wait_line(r"^idle: ready")
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "two served")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "two served")
     c = s.app_proc("C", "idle", s.peer_sock)
     rc = c.wait()
     print(f"a third: exit {rc}")
     if rc != 2 or not re.search(r"^daemon_app: droce_init: Too many users$", c.output(), re.M):
         fail("a third application not refused with EUSERS", c)
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "after the third")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "after the third")
     a[0].p.kill()
     s.droced.wait_line(rf"droced: pid {a[0].p.pid} gone")
     d = s.app_proc("D", "idle", s.peer_sock, stdin=subprocess.PIPE)
     d.wait_line(r"^idle: ready")
-    s.expect_apps({a[1].p.pid: OBJS_64K, d.p.pid: OBJS_64K}, "one gone, a fourth served")
+    s.expect_apps({a[1].p.pid: objs_64k(), d.p.pid: objs_64k()}, "one gone, a fourth served")
 
 
 MANY = 70	# applications at once: over the 64 droced once took, three list pages
@@ -1257,7 +1314,7 @@ def case_many(s):
         for a in batch:
             a.wait_line(r"^hold: ready")
         apps += batch
-    want = {a.p.pid: (1, 1, 1, 1, 1, 4096, 0, 0) for a in apps}
+    want = {a.p.pid: objs(4096) for a in apps}
     got = s.wait_apps(want, timeout=30)
     tel = s.telemetry_apps()
     print(f"many: {len(apps)} applications ready in {time.monotonic() - t0:.1f} s; droced "
