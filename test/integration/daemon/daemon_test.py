@@ -33,7 +33,8 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  second and READs back through the first (bytes compared in
                  the peer and in the application), then WRITE / READ /
                  SEND-echo rounds from the first; droce_persist_mr of the
-                 second is EFAULT (not in a droce_alloc_buf buffer); shared
+                 second is EFAULT (its pages on two memfds: no one file droced could
+                 keep for a reattach); shared
                  file mappings, shared anonymous memory and the stack are
                  refused (EOPNOTSUPP); a MAP_PRIVATE file mapping and a
                  static buffer (.data) are registered with their bytes
@@ -95,6 +96,15 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  dereg after E attached it (the peer: REM_ACCESS_ERR); F's by
                  droced's own exit (SIGTERM: exit 0, its log line)
 
+  persist_cross  A, a plain process (--droce-queues=region), persists its
+                 own pages and is SIGKILLed; B, a secondary, attaches the
+                 region (the last WRITE's bytes; its mapping droced's memfd)
+                 and releases it (the peer: REM_ACCESS_ERR, nothing after);
+                 C, a secondary, persists a droce_alloc_buf buffer and is
+                 SIGKILLed; D, a plain process, cannot attach it (EFAULT:
+                 droced's hugepages are not its to map), the region stays
+                 kept until droced --ctl release
+
   mw             A binds a type-1 window (droce_bind_mw) and a type-2 one
                  (a BIND_MW work request) on its MR; the peer WRITEs through
                  each (bytes compared), its SEND_WITH_INV of the type-2 one
@@ -154,6 +164,13 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  droce_init fails EUSERS ("Too many users") and nothing of
                  it is listed; once one of the two is SIGKILLed and reaped
                  a fourth is served
+
+With DROCE_QUEUES=region in the environment (the daemon_*_regions tests)
+the applications are plain processes on droced's queue regions (no EAL,
+lib/verbs provider_dq) and a case asserts the same, but that --ctl list
+counts their 64 KiB buffer as the application's own pages droced maps
+(mem) rather than droced's buffer (buf) (plain_processes, objs), and that
+an attached region is mapped from a memfd.
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
@@ -316,9 +333,11 @@ class Setup:
         self.procs.append(p)
         return p
 
-    def app_proc(self, name, *args, stdin=None, select="option"):
+    def app_proc(self, name, *args, stdin=None, select="option", queues=None):
         """An application on droced, selected by --droce-daemon (option),
-        DROCE_DAEMON (env) or the [droce] section of --droce-config (ini)."""
+        DROCE_DAEMON (env) or the [droce] section of --droce-config (ini);
+        queues: its --droce-queues (region: a plain process, shared:
+        droced's secondary; None: as the environment says)."""
         opts = [f"--droce-daemon={self.sock}"]
         if select == "env":
             os.environ["DROCE_DAEMON"] = self.sock
@@ -327,6 +346,8 @@ class Setup:
             with open(f"{self.tmp}/droce.ini", "w") as f:
                 f.write(f"[droce]\ndaemon = {self.sock}\n")
             opts = [f"--droce-config={self.tmp}/droce.ini"]
+        if queues is not None:
+            opts.append(f"--droce-queues={queues}")
         try:
             return self.spawn(name, [self.app, "-l", "0", "--no-pci", "--", *opts, *args],
                               stdin)
@@ -684,12 +705,13 @@ def case_daemon_killed(s):
         fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
 
 
-def persist_owner(s, proc, name, lease_ms, mode):
+def persist_owner(s, proc, name, lease_ms, mode, queues=None):
     """proc on droced with its buffer persistent as name, the peer hammering it:
     (proc, its region's (addr, len, key), its lease's (earliest, latest) deadline
     in ms)."""
     since = s.peer.mark()
-    a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER))
+    a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER),
+                   queues=queues)
     r = a.wait_line(r"^persist: ready addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
                     r"rkey (0x[0-9a-f]+)")
     s.peer.wait_line(r"^peer: hammer running", since=since)
@@ -765,11 +787,13 @@ def mapping_at(pid, addr):
     return "none"
 
 
-def attach(s, name, region, last, mr, stdin=None, keep=()):
+def attach(s, name, region, last, mr, stdin=None, keep=(), queues=None, memfd=None):
     """An application attaching region: the same MR (addr, len, keys), the
-    last WRITE's bytes in it, its owner now (its objects in its table)."""
+    last WRITE's bytes in it, its owner now (its objects in its table);
+    memfd: the region is its maker's own pages (None: the maker was a
+    plain process as the environment says)."""
     addr, length, key = mr
-    b = s.app_proc(name, "attach", region, str(last), *keep, stdin=stdin)
+    b = s.app_proc(name, "attach", region, str(last), *keep, stdin=stdin, queues=queues)
     r = b.wait_line(r"^attach: addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
                     r"rkey (0x[0-9a-f]+) pd (\S+)")
     got = (int(r.group(1), 16), int(r.group(2)), int(r.group(3), 16), int(r.group(4), 16))
@@ -781,7 +805,7 @@ def attach(s, name, region, last, mr, stdin=None, keep=()):
     print(f"{name}: {m.group(0)}; {a.group(0)}")
     if m.group(1) != "yes" or a.group(1) != "Device or resource busy":
         fail(f"{name}: the attached region", b)
-    if plain_processes():
+    if memfd if memfd is not None else plain_processes():
         # the maker's own pages, mapped from the memfd droced passed: no
         # file another process could open by its name
         line = mapping_at(b.p.pid, addr)
@@ -941,6 +965,47 @@ def case_persist_ctl(s):
             r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed \d+ us later, "
             r"0 objects left \(seen at \d+ us\)", r.group(1)):
         fail("droced's exit with a kept region", s.droced)
+
+
+def case_persist_cross(s):
+    """A plain process's region attached by a secondary (the memfd mapped
+    there too), a secondary's (droced's hugepages) refused to a plain
+    process (EFAULT); each mode pinned by --droce-queues."""
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a, (addr, length, key), _ = persist_owner(s, "A", "own", 0, "persist", queues="region")
+    s.expect_apps({a.p.pid: (1, 1, 1, 1, 0, 0, 1, 65536)}, "A, a plain process")
+    kill_owner(s, a, "own")
+    last = peer_kept_writing(s)
+    b = attach(s, "B", "own", last, (addr, length, key), stdin=subprocess.PIPE,
+               queues="shared", memfd=True)
+    resume_peer(s)
+    b.p.stdin.write("go\n")
+    b.p.stdin.flush()
+    if b.wait() != 0 or "attach: release Success" not in b.output():
+        fail("B's release", b)
+    expect_released(s, "own", "droce_release")
+    revoked_at_peer(s, "persist_cross: B's release")
+    s.expect_regions({}, "after B")
+    since = s.peer.mark()
+    c, (addr, length, key), _ = persist_owner(s, "C", "huge", 0, "hammer", queues="shared")
+    s.expect_apps({c.p.pid: (1, 1, 1, 1, 1, 65536, 0, 0)}, "C, a secondary")
+    kill_owner(s, c, "huge")
+    d = s.app_proc("D", "attach", "huge", "-", queues="region")
+    rc = d.wait()
+    m = d.wait_line(r"^attach: droce_attach_mr: (.*)")
+    print(f"persist_cross: a plain process's attach of a secondary's region: exit {rc}: "
+          f"{m.group(0)}")
+    if rc != 1 or m.group(1) != "Bad address":
+        fail("a plain process's attach of a region in droced's hugepages", d)
+    s.expect_regions({"huge": (0, length, key, addr, 1, 0)}, "D refused")
+    rc, out = ctl_release(s, "huge")
+    if rc != 0 or out != "released huge":
+        fail(f"droced --ctl release: exit {rc}: {out}")
+    expect_released(s, "huge", "droced --ctl release")
+    revoked_at_peer(s, "persist_cross: --ctl release", since)
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
 
 
 def droced_eventfds(s):
@@ -1338,7 +1403,7 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
          "own": case_own,
          "persist": case_persist, "persist_lease": case_persist_lease,
-         "persist_ctl": case_persist_ctl,
+         "persist_ctl": case_persist_ctl, "persist_cross": case_persist_cross,
          "channel": case_channel, "channel_kill": case_channel_kill,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
