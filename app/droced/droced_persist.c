@@ -46,7 +46,7 @@ struct persist {
 	const char *why;
 	/* kept: a type-2 window of its group was bound at the last look */
 	bool windowed;
-	/* the region's address as applications name it (its MR's iova) */
+	/* the region's address in its maker (and in an attacher that maps it there) */
 	uint64_t addr;
 	/* the memfd of its maker's own pages and the offset of the page of
 	 * addr in it, passed to an attaching application (-1: the region is
