@@ -169,7 +169,7 @@ With DROCE_QUEUES=region in the environment (the daemon_*_regions tests)
 the applications are plain processes on droced's queue regions (no EAL,
 lib/verbs provider_dq) and a case asserts the same, but that --ctl list
 counts their 64 KiB buffer as the application's own pages droced maps
-(mem) rather than droced's buffer (buf) (plain_processes, objs), and that
+(mem) rather than droced's buffer (buf) (shared, objs_64k), and that
 an attached region is mapped from a memfd.
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
@@ -487,24 +487,18 @@ def wait_file(path, proc, timeout=30):
 
 
 # pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app
-def plain_processes():
-    """Whether the applications are plain processes on droced's queue
-    regions (DROCE_QUEUES=region: no EAL, lib/verbs provider_dq) rather
-    than droced's secondaries: the one place a case's mode is read."""
-    return os.environ.get("DROCE_QUEUES") == "region"
-
-
-def objs(nbytes):
-    """--ctl list's row of an application with a PD, MR, CQ, QP and a
-    buffer of nbytes: droced's (buf) for a secondary, the application's
-    own pages that droced maps (mem) for a plain process."""
-    if plain_processes():
-        return (1, 1, 1, 1, 0, 0, 1, nbytes)
-    return (1, 1, 1, 1, 1, nbytes, 0, 0)
+def shared():
+    """The case's applications are droced's secondaries, not plain
+    processes on queue regions (DROCE_QUEUES=region: no EAL, lib/verbs
+    provider_dq): the one place a case's mode is read."""
+    return os.environ.get("DROCE_QUEUES") != "region"
 
 
 def objs_64k():
-    return objs(65536)
+    """pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app: its 64 KiB
+    droce_alloc_buf buffer is droced's memory for a secondary (buf), its own
+    pages on a queue region (mem)."""
+    return (1, 1, 1, 1, 1, 65536, 0, 0) if shared() else (1, 1, 1, 1, 0, 0, 1, 65536)
 
 
 def finish_traffic(s, procs, note):
@@ -805,7 +799,7 @@ def attach(s, name, region, last, mr, stdin=None, keep=(), queues=None, memfd=No
     print(f"{name}: {m.group(0)}; {a.group(0)}")
     if m.group(1) != "yes" or a.group(1) != "Device or resource busy":
         fail(f"{name}: the attached region", b)
-    if memfd if memfd is not None else plain_processes():
+    if memfd if memfd is not None else not shared():
         # the maker's own pages, mapped from the memfd droced passed: no
         # file another process could open by its name
         line = mapping_at(b.p.pid, addr)
@@ -1379,7 +1373,7 @@ def case_many(s):
         for a in batch:
             a.wait_line(r"^hold: ready")
         apps += batch
-    want = {a.p.pid: objs(4096) for a in apps}
+    want = {a.p.pid: (1, 1, 1, 1, 1, 4096, 0, 0) for a in apps}
     got = s.wait_apps(want, timeout=30)
     tel = s.telemetry_apps()
     print(f"many: {len(apps)} applications ready in {time.monotonic() - t0:.1f} s; droced "
