@@ -277,9 +277,11 @@ rsocket(int domain, int type, int protocol)
 	struct rsock *rs;
 
 	type &= ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM ||
-	    (protocol != 0 && protocol != IPPROTO_TCP))
-		return rs_fail(ENOTSUP);	/* rdma-core's answer; SOCK_DGRAM: not here */
+	if ((domain != AF_INET && domain != AF_INET6) ||
+	    (type == SOCK_STREAM && protocol != 0 && protocol != IPPROTO_TCP) ||
+	    (type == SOCK_DGRAM && protocol != 0 && protocol != IPPROTO_UDP) ||
+	    (type != SOCK_STREAM && type != SOCK_DGRAM))
+		return rs_fail(ENOTSUP);	/* rdma-core's answer */
 	if (rs_cm_init() != 0)
 		return -1;
 	rs = rs_alloc(type, NULL);
@@ -287,7 +289,8 @@ rsocket(int domain, int type, int protocol)
 		return rs_fail(ENOMEM);
 	if (flags & SOCK_NONBLOCK)
 		rs->fd_flags = O_NONBLOCK;
-	if (rdma_create_id(rs_cm.ch, &rs->id, rs, RDMA_PS_TCP) != 0) {
+	if (rdma_create_id(rs_cm.ch, &rs->id, rs,
+			   type == SOCK_DGRAM ? RDMA_PS_UDP : RDMA_PS_TCP) != 0) {
 		int err = errno;
 
 		rs->id = NULL;
@@ -310,12 +313,12 @@ rbind(int socket, const struct sockaddr *addr, socklen_t addrlen)
 	struct rsock *rs = rs_lookup(socket);
 	int rc;
 
-	(void)addrlen;
 	if (rs == NULL)
 		return rs_fail(EBADF);
 	pthread_mutex_lock(&rs->lock);
-	rc = rdma_bind_addr(rs->id, (struct sockaddr *)addr);
-	if (rc == 0)
+	if (rs->type == SOCK_DGRAM)
+		rc = rs_dgram_bind(rs, addr, addrlen);
+	else if ((rc = rdma_bind_addr(rs->id, (struct sockaddr *)addr)) == 0)
 		rs->state = RSS_BOUND;
 	pthread_mutex_unlock(&rs->lock);
 	return rc;
@@ -329,6 +332,8 @@ rlisten(int socket, int backlog)
 
 	if (rs == NULL)
 		return rs_fail(EBADF);
+	if (rs->type == SOCK_DGRAM)
+		return rs_fail(EOPNOTSUPP);	/* listen(2) on a UDP socket */
 	pthread_mutex_lock(&rs->lock);
 	if (rs->state != RSS_LISTENING) {
 		rc = rdma_listen(rs->id, backlog);
@@ -446,6 +451,11 @@ rconnect(int socket, const struct sockaddr *addr, socklen_t addrlen)
 	    addrlen < sockaddr_len(addr))
 		return rs_fail(EINVAL);
 	pthread_mutex_lock(&rs->lock);
+	if (rs->type == SOCK_DGRAM) {
+		rc = rs_dgram_connect(rs, addr, addrlen);
+		pthread_mutex_unlock(&rs->lock);
+		return rc;
+	}
 	if (rs->state & RSS_CONNECTED) {
 		pthread_mutex_unlock(&rs->lock);
 		return rs_fail(EISCONN);
@@ -529,6 +539,8 @@ rshutdown(int socket, int how)
 		return rs_fail(EBADF);
 	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
 		return rs_fail(EINVAL);
+	if (rs->type == SOCK_DGRAM)	/* nothing to tell a datagram peer */
+		return (rs->state & RSS_CONNECTED) ? 0 : rs_fail(ENOTCONN);
 	pthread_mutex_lock(&rs->lock);
 	if (!(rs->state & (RSS_CONNECTED | RSS_DISCONNECTED))) {
 		pthread_mutex_unlock(&rs->lock);
@@ -547,7 +559,7 @@ rclose(int socket)
 	if (rs == NULL)
 		return rs_fail(EBADF);
 	pthread_mutex_lock(&rs->lock);
-	if (rs->state & RSS_CONNECTED)
+	if ((rs->state & RSS_CONNECTED) && rs->type == SOCK_STREAM)
 		shutdown_locked(rs, SHUT_RDWR);
 	pthread_mutex_unlock(&rs->lock);
 	rs_free(rs);
@@ -573,6 +585,8 @@ rgetpeername(int socket, struct sockaddr *addr, socklen_t *addrlen)
 
 	if (rs == NULL)
 		return rs_fail(EBADF);
+	if (rs->type == SOCK_DGRAM)
+		return rs_dgram_peer(rs, addr, addrlen);
 	if (!(rs->state & (RSS_CONNECTED | RSS_DISCONNECTED)))
 		return rs_fail(ENOTCONN);
 	return name_copy(rdma_get_peer_addr(rs->id), addr, addrlen);

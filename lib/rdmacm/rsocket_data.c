@@ -430,6 +430,30 @@ iov_gather(uint8_t *out, const struct iovec **iov, size_t *off, size_t len)
 }
 
 static ssize_t
+dgram_sendv(struct rsock *rs, const struct iovec *iov, int iovcnt, int flags,
+	    const struct sockaddr *dst, socklen_t dstlen)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&rs->lock);
+	n = rs_dgram_sendv(rs, iov, iovcnt, flags, dst, dstlen);
+	pthread_mutex_unlock(&rs->lock);
+	return n;
+}
+
+static ssize_t
+dgram_recv(struct rsock *rs, void *buf, size_t len, int flags, struct sockaddr *src,
+	   socklen_t *srclen)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&rs->lock);
+	n = rs_dgram_recv(rs, buf, len, flags, src, srclen);
+	pthread_mutex_unlock(&rs->lock);
+	return n;
+}
+
+static ssize_t
 sendv(int socket, const struct iovec *iov, int iovcnt, int flags)
 {
 	struct rsock *rs = rs_lookup(socket);
@@ -439,6 +463,8 @@ sendv(int socket, const struct iovec *iov, int iovcnt, int flags)
 
 	if (rs == NULL)
 		return rs_fail(EBADF);
+	if (rs->type == SOCK_DGRAM)
+		return dgram_sendv(rs, iov, iovcnt, flags, NULL, 0);
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	pthread_mutex_lock(&rs->lock);
@@ -496,6 +522,13 @@ ssize_t
 rsendto(int socket, const void *buf, size_t len, int flags, const struct sockaddr *dest_addr,
 	socklen_t addrlen)
 {
+	struct rsock *rs = rs_lookup(socket);
+
+	if (rs != NULL && rs->type == SOCK_DGRAM) {
+		struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+		return dgram_sendv(rs, &iov, 1, flags, dest_addr, addrlen);
+	}
 	if (dest_addr != NULL || addrlen != 0)
 		return rs_fail(EISCONN);
 	return rsend(socket, buf, len, flags);
@@ -504,8 +537,13 @@ rsendto(int socket, const void *buf, size_t len, int flags, const struct sockadd
 ssize_t
 rsendmsg(int socket, const struct msghdr *msg, int flags)
 {
+	struct rsock *rs = rs_lookup(socket);
+
 	if (msg->msg_control != NULL && msg->msg_controllen != 0)
 		return rs_fail(ENOTSUP);
+	if (rs != NULL && rs->type == SOCK_DGRAM)
+		return dgram_sendv(rs, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+				   msg->msg_namelen);
 	return sendv(socket, msg->msg_iov, (int)msg->msg_iovlen, flags);
 }
 
@@ -598,6 +636,8 @@ rrecv(int socket, void *buf, size_t len, int flags)
 
 	if (rs == NULL)
 		return rs_fail(EBADF);
+	if (rs->type == SOCK_DGRAM)
+		return dgram_recv(rs, buf, len, flags, NULL, NULL);
 	pthread_mutex_lock(&rs->lock);
 	if (rs->state & RSS_OPENING) {
 		if (rs_wait_connect(rs, rs_nonblocking(rs, flags)) != 0) {
@@ -620,7 +660,12 @@ ssize_t
 rrecvfrom(int socket, void *buf, size_t len, int flags, struct sockaddr *src_addr,
 	  socklen_t *addrlen)
 {
-	ssize_t n = rrecv(socket, buf, len, flags);
+	struct rsock *rs = rs_lookup(socket);
+	ssize_t n;
+
+	if (rs != NULL && rs->type == SOCK_DGRAM)
+		return dgram_recv(rs, buf, len, flags, src_addr, addrlen);
+	n = rrecv(socket, buf, len, flags);
 
 	if (n > 0 && src_addr != NULL && addrlen != NULL)
 		rgetpeername(socket, src_addr, addrlen);
@@ -635,6 +680,13 @@ rrecvmsg(int socket, struct msghdr *msg, int flags)
 		return rs_fail(ENOTSUP);
 	if (msg->msg_iovlen == 0)
 		return 0;
+	if (msg->msg_name != NULL) {
+		struct rsock *rs = rs_lookup(socket);
+
+		if (rs != NULL && rs->type == SOCK_DGRAM)
+			return dgram_recv(rs, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
+					  flags, msg->msg_name, &msg->msg_namelen);
+	}
 	return rrecv(socket, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags);
 }
 

@@ -49,6 +49,11 @@ rs_revents(struct rsock *rs, short events)
 	short revents = 0;
 
 	pthread_mutex_lock(&rs->lock);
+	if (rs->type == SOCK_DGRAM) {
+		revents = rs_dgram_revents(rs, events);
+		pthread_mutex_unlock(&rs->lock);
+		return revents;
+	}
 	if (rs->state & RSS_OPENING)
 		rs_connect_step(rs);
 	if (rs->state & (RSS_CONNECTED | RSS_DISCONNECTED | RSS_ERROR)) {
@@ -101,7 +106,11 @@ wake_fds(const struct pollfd *fds, struct pollfd *w, nfds_t nfds)
 			continue;
 		w[i].events = POLLIN;
 		pthread_mutex_lock(&rs->lock);
-		if ((rs->state & RSS_CONNECTED) && rs->cq_channel != NULL) {
+		if (rs->type == SOCK_DGRAM) {
+			int fd = rs_dgram_arm(rs);
+
+			w[i].fd = fd >= 0 ? fd : rs_cm.ch->fd;
+		} else if ((rs->state & RSS_CONNECTED) && rs->cq_channel != NULL) {
 			rs_arm(rs);
 			w[i].fd = rs->cq_channel->fd;
 		} else {

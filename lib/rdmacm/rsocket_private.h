@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -208,6 +209,13 @@ struct rsock {
 	/* riomap */
 	struct rs_iomap *iomaps;	/* remote_iomap.length slots */
 	bool iomap_pending;
+
+	/* SOCK_DGRAM (rsocket_dgram.c); ud: the last SIDR answer of a UD
+	 * id this rsocket resolves with (under rs_cm.lock) */
+	struct rs_dgram *dg;
+	uint32_t dg_qpn;		/* its QP's number, the SIDR_REP's */
+	struct rdma_ud_param ud;
+	bool ud_ok;
 };
 
 /* The RDMA CM channel all rsockets share, and the lock of its events */
@@ -261,6 +269,18 @@ void rs_arm(struct rsock *rs);
 uint64_t rs_now_ns(void);
 void rs_pause(struct rs_pause *p, int fd);
 bool rs_nonblocking(const struct rsock *rs, int flags);
+
+/* rsocket_dgram.c */
+int rs_dgram_bind(struct rsock *rs, const struct sockaddr *addr, socklen_t len);
+int rs_dgram_connect(struct rsock *rs, const struct sockaddr *addr, socklen_t len);
+ssize_t rs_dgram_sendv(struct rsock *rs, const struct iovec *iov, int iovcnt, int flags,
+		       const struct sockaddr *dst, socklen_t dstlen);
+ssize_t rs_dgram_recv(struct rsock *rs, void *buf, size_t len, int flags, struct sockaddr *src,
+		      socklen_t *srclen);
+short rs_dgram_revents(struct rsock *rs, short events);
+int rs_dgram_arm(struct rsock *rs);
+int rs_dgram_peer(struct rsock *rs, struct sockaddr *addr, socklen_t *addrlen);
+void rs_dgram_free(struct rsock *rs);
 
 /* rsocket_opt.c */
 uint32_t rsw_scale_to_value(uint32_t value);

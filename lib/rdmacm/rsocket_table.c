@@ -142,6 +142,9 @@ event_errno(const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
+		/* a SIDR_REP's refusal (a positive status): nobody has the port */
+		if (ev->status > 0)
+			return ECONNREFUSED;
 		return ev->status < 0 && ev->status != -ETIMEDOUT ? EHOSTUNREACH : ETIMEDOUT;
 	default:
 		return ECONNABORTED;
@@ -180,6 +183,15 @@ event_record(struct rdma_cm_event *ev)
 		struct rsock *listener = ev->listen_id != NULL ? ev->listen_id->context : NULL;
 		struct rdma_cm_id *id = ev->id;
 
+		if (listener != NULL && listener->type == SOCK_DGRAM) {
+			/* a SIDR_REQ for a datagram rsocket's port: its QP */
+			struct rdma_conn_param p = { .qp_num = listener->dg_qpn };
+
+			rdma_ack_cm_event(ev);
+			rdma_accept(id, &p);
+			rdma_destroy_id(id);
+			return;
+		}
 		if (listener != NULL) {
 			request_queue(listener, ev);
 			rdma_ack_cm_event(ev);
@@ -200,6 +212,11 @@ event_record(struct rdma_cm_event *ev)
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			rs->cm_events |= RSE_ESTABLISHED;
+			if (ev->id->qp_type == IBV_QPT_UD) {
+				rs->ud = ev->param.ud;
+				rs->ud_ok = true;
+				break;
+			}
 			if (ev->param.conn.private_data != NULL &&
 			    ev->param.conn.private_data_len >= sizeof(rs->peer_conn)) {
 				memcpy(&rs->peer_conn, ev->param.conn.private_data,
@@ -256,6 +273,7 @@ verbs_free(struct rsock *rs)
 {
 	unsigned int i;
 
+	rs_dgram_free(rs);
 	if (rs->iomaps != NULL) {
 		for (i = 0; i < rs->remote_iomap.length; i++)
 			if (rs->iomaps[i].mr != NULL)
@@ -307,6 +325,7 @@ id_free(struct rsock *rs)
 		pthread_mutex_lock(&rs_cm.lock);
 		if (rdma_destroy_id(rs->id) == 0 || errno != EBUSY) {
 			pthread_mutex_unlock(&rs_cm.lock);
+			rs->id = NULL;
 			return;
 		}
 		pthread_mutex_unlock(&rs_cm.lock);
@@ -318,8 +337,11 @@ void
 rs_free(struct rsock *rs)
 {
 	rs_remove(rs);
+	if (rs->type == SOCK_DGRAM)
+		id_free(rs);	/* its port answers no SIDR_REQ with a QP being destroyed */
 	verbs_free(rs);
-	id_free(rs);
+	if (rs->type != SOCK_DGRAM)
+		id_free(rs);
 	close(rs->fd);
 	pthread_mutex_destroy(&rs->lock);
 	free(rs);

@@ -319,7 +319,7 @@ check_rsockets(void)
 
 	sin_of(&sin, ADDR, PORT + 10);
 	sin_of(&other, ADDR, PORT + 11);
-	refused("rsocket SOCK_DGRAM", rsocket(AF_INET, SOCK_DGRAM, 0), ENOTSUP);
+	refused("rsocket SOCK_SEQPACKET", rsocket(AF_INET, SOCK_SEQPACKET, 0), ENOTSUP);
 	refused("rsend on no rsocket", (int)rsend(0, buf, 1, 0), EBADF);
 	l = rsocket(AF_INET, SOCK_STREAM, 0);
 	CHECK(l >= 0 && fcntl(l, F_GETFD) >= 0, "rsocket: %d, a descriptor of its own", l);
@@ -374,6 +374,100 @@ check_rsockets(void)
 	refused("rclose twice", rclose(l), EBADF);
 }
 
+static void
+sin_same(const char *what, const struct sockaddr_in *got, socklen_t len,
+	 const struct sockaddr_in *want)
+{
+	CHECK(len == sizeof(*want) && got->sin_family == AF_INET &&
+	      got->sin_port == want->sin_port && got->sin_addr.s_addr == want->sin_addr.s_addr,
+	      "%s: length %u, port %u", what, (unsigned int)len, ntohs(got->sin_port));
+}
+
+/* n bytes of one datagram from s, waiting up to 5 s (s non-blocking) */
+static ssize_t
+dgram_take(int s, void *buf, size_t len, struct sockaddr_in *from, socklen_t *fl)
+{
+	struct pollfd p = { .fd = s, .events = POLLIN };
+
+	CHECK(rpoll(&p, 1, 5000) == 1 && p.revents == POLLIN, "rpoll POLLIN on a datagram");
+	return rrecvfrom(s, buf, len, 0, (struct sockaddr *)from, fl);
+}
+
+/* Datagram rsockets in one process (frames looped through droce's port):
+ * datagrams both ways with their sources, boundaries kept, a connected
+ * rsocket, and the refusals. */
+static void
+check_dgram_rsockets(void)
+{
+	struct sockaddr_in sa, sb, nobody, from;
+	socklen_t fl = sizeof(from);
+	static char big[4096];
+	char buf[64];
+	int a, b, c;
+
+	sin_of(&sa, ADDR, PORT + 20);
+	sin_of(&sb, ADDR, PORT + 21);
+	sin_of(&nobody, ADDR, PORT + 22);
+	a = rsocket(AF_INET, SOCK_DGRAM, 0);
+	b = rsocket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	CHECK(a >= 0 && b >= 0, "rsocket SOCK_DGRAM: %d %d", a, b);
+	refused("rlisten on a datagram rsocket", rlisten(a, 1), EOPNOTSUPP);
+	refused("rsend without a destination", (int)rsend(a, "x", 1, 0), EDESTADDRREQ);
+	refused("rgetpeername, not connected", rgetpeername(a, (struct sockaddr *)&from, &fl),
+		ENOTCONN);
+	CHECK(rbind(a, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	      rbind(b, (struct sockaddr *)&sb, sizeof(sb)) == 0, "rbind: %s", strerror(errno));
+	CHECK(rfcntl(a, F_SETFL, O_NONBLOCK) == 0 && rfcntl(b, F_SETFL, O_NONBLOCK) == 0,
+	      "rfcntl");
+	refused("rrecvfrom with nothing queued",
+		(int)rrecvfrom(b, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl), EAGAIN);
+
+	CHECK(rsendto(a, "datagram-1", 10, 0, (struct sockaddr *)&sb, sizeof(sb)) == 10,
+	      "rsendto: %s", strerror(errno));
+	memset(buf, 0, sizeof(buf));
+	CHECK(dgram_take(b, buf, sizeof(buf), &from, &fl) == 10 &&
+	      memcmp(buf, "datagram-1", 10) == 0, "the datagram's bytes");
+	sin_same("rrecvfrom's source", &from, fl, &sa);
+	CHECK(rsendto(b, "reply", 5, 0, (struct sockaddr *)&from, fl) == 5, "rsendto back");
+	fl = sizeof(from);
+	CHECK(dgram_take(a, buf, sizeof(buf), &from, &fl) == 5 && memcmp(buf, "reply", 5) == 0,
+	      "the reply's bytes");
+	sin_same("the reply's source", &from, fl, &sb);
+
+	/* two datagrams keep their boundaries; a short read drops the rest */
+	CHECK(rsendto(a, "12345678", 8, 0, (struct sockaddr *)&sb, sizeof(sb)) == 8 &&
+	      rsendto(a, "abc", 3, 0, (struct sockaddr *)&sb, sizeof(sb)) == 3, "two rsendto");
+	fl = sizeof(from);
+	CHECK(dgram_take(b, buf, 4, &from, &fl) == 4 && memcmp(buf, "1234", 4) == 0,
+	      "a short read of the first");
+	fl = sizeof(from);
+	CHECK(dgram_take(b, buf, sizeof(buf), &from, &fl) == 3 && memcmp(buf, "abc", 3) == 0,
+	      "the second whole");
+
+	/* connected: rsend / rrecv, rgetpeername */
+	CHECK(rconnect(b, (struct sockaddr *)&sa, sizeof(sa)) == 0, "rconnect: %s",
+	      strerror(errno));
+	fl = sizeof(from);
+	CHECK(rgetpeername(b, (struct sockaddr *)&from, &fl) == 0, "rgetpeername");
+	sin_same("rgetpeername", &from, fl, &sa);
+	CHECK(rsend(b, "conn", 4, 0) == 4, "rsend connected");
+	fl = sizeof(from);
+	CHECK(dgram_take(a, buf, sizeof(buf), &from, &fl) == 4 && memcmp(buf, "conn", 4) == 0,
+	      "rrecv connected");
+
+	refused("a datagram above the path MTU",
+		(int)rsendto(a, big, sizeof(big), 0, (struct sockaddr *)&sb, sizeof(sb)), EMSGSIZE);
+	c = rsocket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(c >= 0, "rsocket");
+	/* as UDP's: the datagram lost, the refusal (SIDR's) the socket's error */
+	CHECK(rsendto(c, "x", 1, 0, (struct sockaddr *)&nobody, sizeof(nobody)) == 1,
+	      "rsendto a port nobody has: %s", strerror(errno));
+	CHECK(opt_get(c, SOL_SOCKET, SO_ERROR) == ECONNREFUSED &&
+	      opt_get(c, SOL_SOCKET, SO_ERROR) == 0, "SO_ERROR after a refused resolution");
+	CHECK(rclose(c) == 0 && rclose(a) == 0 && rclose(b) == 0, "rclose");
+	refused("rclose twice", rclose(a), EBADF);
+}
+
 int
 main(void)
 {
@@ -386,6 +480,7 @@ main(void)
 	check_fabric_calls();
 	check_rpoll();
 	check_rsockets();
+	check_dgram_rsockets();
 	check_refusals();
 	CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0,
 	      "rdma_event_str");

@@ -740,6 +740,54 @@ def rstream_tests(a, tmp):
                  ipv6=True)
 
 
+def case_udpong(a, tmp, tag, opts, check_row):
+    """udpong -b SERVER (it never exits: stopped after its client) and
+    udpong -s SERVER with opts, unmodified, over memif: the server logs the
+    client's login from its address, the client exits 0 with one row that
+    check_row accepts (or, check_row a string, prints that text)."""
+    # the server's stdout line-buffered (coreutils' stdbuf): it is killed
+    argv = [["stdbuf", "-oL", "udpong", "-b", DROCE_SERVER],
+            ["udpong", "-s", DROCE_SERVER] + opts]
+    case = "udpong " + " ".join(opts)
+    t0 = time.monotonic()
+    rcs, outs = run_pair(a, tmp, tag, argv, memif_ready, server_stays=True)
+    ok = check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 400)}")
+    ok &= check(case, "client login from 198.18.5.2" in outs[0],
+                f"server: no login from 198.18.5.2: {brief(outs[0], 400)}")
+    if isinstance(check_row, str):
+        ok &= check(case, check_row in outs[1], f"client: no {check_row!r}: {brief(outs[1], 400)}")
+        what = check_row
+    else:
+        # name, bytes, xfers, total; then time, Gb/sec, usec/xfer
+        rows = re.findall(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+s\s+[\d.]+\s+[\d.]+$",
+                          outs[1], re.M)
+        ok &= check(case, len(rows) == 1 and check_row(rows[0]), f"client rows {rows}")
+        what = f"row {rows[0] if rows else None}"
+    if ok:
+        print(f"ok - {case}: {what} ({time.monotonic() - t0:.1f} s)", flush=True)
+
+
+def udpong_tests(a, tmp):
+    """Datagram rsockets: udpong's echo (each datagram answered; udpong
+    resends on a 1 ms timeout, so the count is exact) non-blocking, with
+    rpoll (-T a) and blocking (-T b); its one-way bandwidth (UD: the
+    server counts what arrived, some may not); a datagram above the path
+    MTU (1024 on memif's 1500-byte frames) refused with EMSGSIZE."""
+    runs = [  # options, the check
+        (["-S", "64", "-C", "1000", "-T", "e"],
+         lambda r: r == ("custom", "64", "2k", "125k")),
+        (["-S", "1000", "-C", "300", "-T", "e", "-T", "a"],
+         lambda r: r == ("custom", "1000", "600", "585k")),
+        (["-S", "100", "-C", "300", "-T", "e", "-T", "b"],
+         lambda r: r == ("custom", "100", "600", "58k")),
+        (["-S", "512", "-C", "2000"],
+         lambda r: r[:2] == ("custom", "512") and
+         (r[2] in ("1k", "2k") or (r[2].isdigit() and 0 < int(r[2]) < 1000))),
+        (["-S", "1024", "-C", "10"], "rsend: Message too long")]
+    for i, (opts, want) in enumerate(runs):
+        case_udpong(a, tmp, f"d{i}", opts, want)
+
+
 def riostream_tests(a, tmp):
     """droce's defaults: riostream spins on the last byte of its mapped
     buffer, outside droce, after each riowrite (the progress thread sends
@@ -1657,9 +1705,11 @@ def daemon_udaddy(a, tmp, socks):
             print(f"ok - {case}: both sides exit 0, every step", flush=True)
 
 
-def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0):
+def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0,
+                            server_stays=False):
     """srv on droced 0, then (once it is droced's application) cli on
-    droced client_side: (exit statuses, outputs: stdout then stderr)."""
+    droced client_side: (exit statuses, outputs: stdout then stderr).
+    server_stays: a server that never exits, stopped once its client did."""
     tag = f"{name}-{free_port()}"
     sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}", srv, env)
     procs = [sp]
@@ -1674,6 +1724,8 @@ def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0):
                 rcs.append(p.wait(timeout=TIMEOUT))
             except subprocess.TimeoutExpired:
                 rcs.append(None)
+            if server_stays:
+                stop(sp[0])
         rcs.reverse()
     finally:
         outs = []
@@ -1693,7 +1745,8 @@ def daemon_rsockets(a, tmp, socks):
     """rsockets as plain processes on droced's queue regions (one droced):
     riostream (riomap / riowrite; each side spins on its mapped buffer
     while droced places the peer's WRITE) with the in-process test's three
-    option sets, both sides exit 0 with exactly its row; a plain TCP echo
+    option sets, both sides exit 0 with exactly its row; udpong's echo
+    (datagram rsockets), its row exact; a plain TCP echo
     program under librspreload, each side in a network namespace of its
     own, 4 MB echoed and checked byte by byte."""
     regions = {"DROCE_QUEUES": "region"}
@@ -1713,6 +1766,19 @@ def daemon_rsockets(a, tmp, socks):
                         f"{name} rows {rstream_rows(outs[side])}, expected {[row]}")
         if ok:
             print(f"ok - {case}: its row exact on both sides", flush=True)
+    # datagram rsockets: udpong's echo, both on droced's one address
+    case = "udpong -S 256 -C 500 -T e on droced (queue regions)"
+    rcs, outs = server_client_on_droced(
+        a, tmp, socks, "udp", ["stdbuf", "-oL", "udpong", "-b", "198.18.5.1"],
+        ["udpong", "-s", "198.18.5.1", "-S", "256", "-C", "500", "-T", "e"], regions,
+        server_stays=True)
+    rows = re.findall(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+s\s+[\d.]+\s+[\d.]+$",
+                      outs[1], re.M)
+    if (check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 300)}") &
+            check(case, rows == [("custom", "256", "1k", "250k")], f"client rows {rows}") &
+            check(case, "client login from 198.18.5.1" in outs[0],
+                  f"server: {brief(outs[0], 300)}")):
+        print(f"ok - {case}: its row exact", flush=True)
     case = "tcp_echo under librspreload on droced (queue regions)"
     if a.prog is None or not check(case, os.path.exists(RSPRELOAD), f"{RSPRELOAD} missing"):
         return
@@ -1929,7 +1995,7 @@ def main():
                                      "qperf", "mw", "async", "ctxev", "abi", "daemon", "daemon_srqud",
                                      "daemon_regions", "daemon_rping",
                                      "lifecycle",
-                                     "rstream", "riostream", "rspreload", "progress",
+                                     "rstream", "riostream", "udpong", "rspreload", "progress",
                                      "rdmacm_utils", "udaddy", "mckey", "daemon_mckey"])
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
@@ -2005,6 +2071,8 @@ def main():
             rstream_tests(a, tmp)
         elif a.what == "riostream":
             riostream_tests(a, tmp)
+        elif a.what == "udpong":
+            udpong_tests(a, tmp)
         elif a.what == "rspreload":
             case_rspreload(a, tmp, "u0")
         elif a.what == "rping":
