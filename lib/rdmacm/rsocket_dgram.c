@@ -436,10 +436,10 @@ dgram_process(struct rsock *rs)
 {
 	struct rs_dgram *d = rs->dg;
 	struct ibv_wc wc[DG_POLL_BATCH];
-	int n, i;
+	int n, i, got = 0;
 
-	rs_cm_pump();	/* SIDR_REQs for this or any datagram rsocket answered */
 	while ((n = ibv_poll_cq(d->cq, DG_POLL_BATCH, wc)) > 0) {
+		got += n;
 		for (i = 0; i < n; i++) {
 			if (wc[i].wr_id & DG_WR_RECV)
 				take_recv(d, &wc[i]);
@@ -447,6 +447,10 @@ dgram_process(struct rsock *rs)
 				d->s_busy--;
 		}
 	}
+	/* SIDR_REQs for this or any datagram rsocket answered: when idle
+	 * only, the CM's channel costs a system call */
+	if (got == 0)
+		rs_cm_pump();
 }
 
 static bool

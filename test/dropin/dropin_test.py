@@ -1711,9 +1711,11 @@ def daemon_udaddy(a, tmp, socks):
             print(f"ok - {case}: both sides exit 0, every step", flush=True)
 
 
-def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0):
+def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0,
+                            server_stays=False):
     """srv on droced 0, then (once it is droced's application) cli on
-    droced client_side: (exit statuses, outputs: stdout then stderr)."""
+    droced client_side: (exit statuses, outputs: stdout then stderr).
+    server_stays: a server that never exits, stopped once its client did."""
     tag = f"{name}-{free_port()}"
     sp = rping_on_droced(a, tmp, 0, socks[0], f"s-{tag}", srv, env)
     procs = [sp]
@@ -1728,6 +1730,8 @@ def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0):
                 rcs.append(p.wait(timeout=TIMEOUT))
             except subprocess.TimeoutExpired:
                 rcs.append(None)
+            if server_stays:
+                stop(sp[0])
         rcs.reverse()
     finally:
         outs = []
@@ -1747,7 +1751,8 @@ def daemon_rsockets(a, tmp, socks):
     """rsockets as plain processes on droced's queue regions (one droced):
     riostream (riomap / riowrite; each side spins on its mapped buffer
     while droced places the peer's WRITE) with the in-process test's three
-    option sets, both sides exit 0 with exactly its row; a plain TCP echo
+    option sets, both sides exit 0 with exactly its row; udpong's echo
+    (datagram rsockets), its row exact; a plain TCP echo
     program under librspreload, each side in a network namespace of its
     own, 4 MB echoed and checked byte by byte."""
     regions = {"DROCE_QUEUES": "region"}
@@ -1767,6 +1772,19 @@ def daemon_rsockets(a, tmp, socks):
                         f"{name} rows {rstream_rows(outs[side])}, expected {[row]}")
         if ok:
             print(f"ok - {case}: its row exact on both sides", flush=True)
+    # datagram rsockets: udpong's echo, both on droced's one address
+    case = "udpong -S 256 -C 500 -T e on droced (queue regions)"
+    rcs, outs = server_client_on_droced(
+        a, tmp, socks, "udp", ["stdbuf", "-oL", "udpong", "-b", "198.18.5.1"],
+        ["udpong", "-s", "198.18.5.1", "-S", "256", "-C", "500", "-T", "e"], regions,
+        server_stays=True)
+    rows = re.findall(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+s\s+[\d.]+\s+[\d.]+$",
+                      outs[1], re.M)
+    if (check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 300)}") &
+            check(case, rows == [("custom", "256", "1k", "250k")], f"client rows {rows}") &
+            check(case, "client login from 198.18.5.1" in outs[0],
+                  f"server: {brief(outs[0], 300)}")):
+        print(f"ok - {case}: its row exact", flush=True)
     case = "tcp_echo under librspreload on droced (queue regions)"
     if a.prog is None or not check(case, os.path.exists(RSPRELOAD), f"{RSPRELOAD} missing"):
         return

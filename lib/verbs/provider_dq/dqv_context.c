@@ -200,10 +200,21 @@ dqv_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
 	return 0;
 }
 
-/*
- * droced's persistent regions (their memory is droced's hugepages, not
- * mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
- */
+/* A persistent region of this process's own pages (droced keeps their
+ * memfd), and the attach of one, mapped from droced's fd. */
+static int
+dqv_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
+{
+	return verbs_dmn_persist_mr(mr, name, lease_ms, true);
+}
+
+static int
+dqv_attach_mr(struct droce_context *ctx, const char *name, struct droce_mr **out)
+{
+	return verbs_dmn_attach_mr(ctx, name, dqv_event_name, out);
+}
+
+/* Counters are left out: EOPNOTSUPP, as for any provider. */
 static struct verbs_provider dqv_provider = {
 	.name = "dq",
 	.ops = {
@@ -242,6 +253,9 @@ static struct verbs_provider dqv_provider = {
 		.set_mr_lease = droced_set_mr_lease,
 		.renew_mr = droced_renew_mr,
 		.query_mr_lease = droced_query_mr_lease,
+		.persist_mr = dqv_persist_mr,
+		.attach_mr = dqv_attach_mr,
+		.release = droced_release,
 		.create_cq = dqv_create_cq,
 		.destroy_cq = dqv_destroy_cq,
 		.create_qp = dqv_create_qp,

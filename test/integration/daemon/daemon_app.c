@@ -973,16 +973,6 @@ run_traffic(struct droce_context *ctx, int argc, char **argv)
 	return 0;
 }
 
-/* A secondary of droced (DROCE_QUEUES=shared), not a plain process on a
- * queue region (the default). */
-static bool
-queues_shared(void)
-{
-	const char *q = getenv("DROCE_QUEUES");
-
-	return q != NULL && strcmp(q, "shared") == 0;
-}
-
 /* The mode this process runs (its output lines' prefix). */
 static const char *mode_name = "";
 
@@ -1538,11 +1528,9 @@ run_own(struct droce_context *ctx, int argc, char **argv)
 	for (uint64_t i = 0; i < 20; i++)
 		traffic_round(&e, &p, i);
 	printf("own: 20 traffic rounds on MR 1 ok\n");
-	/* a persistent region outlives its maker: not on the maker's own pages
-	 * (a plain process's MRs do not persist yet: EOPNOTSUPP) */
+	/* a persistent region outlives its maker: not on the maker's own pages */
 	bad += refused("persist of an MR on its own memory",
-		       droce_persist_mr(mr2, "own-persist", 0),
-		       queues_shared() ? EFAULT : EOPNOTSUPP);
+		       droce_persist_mr(mr2, "own-persist", 0), EFAULT);
 	bad += own_refusals(e.pd);
 	bad += own_private(e.pd);
 	bad += own_pieces(e.pd, &mr3);

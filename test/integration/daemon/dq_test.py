@@ -183,6 +183,13 @@ def case_dq_hostile(s):
     h.p.stdin.flush()
     if h.wait() != 0:
         fail("hostile's exit", h)
+    # a persistent region of its own pages only with the memfd droced maps
+    # them from (kept for a reattach): any other fd EFAULT
+    for what in ("no fd", "another memfd", "its memfd opened read-only", "a pipe"):
+        h.wait_line(rf"^hostile: PERSIST_MR with {what}: Bad address$")
+    h.wait_line(r"^hostile: PERSIST_MR with its memfd: Success$")
+    h.wait_line(r"^hostile: its release: Success$")
+    print("hostile: PERSIST_MR with 4 forged fds EFAULT, with its memfd made and released")
     if s.droced.p.poll() is not None:
         fail("droced died", s.droced)
     s.wait_apps({})
