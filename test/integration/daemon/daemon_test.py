@@ -3,8 +3,9 @@
 """Applications on droced (app/droced), over net_memif to an in-process
 peer (daemon_app peer), each case with its own droced, peer and tmp dir.
 The applications are plain processes on queue regions (the default) but
-in the cases of SHARED and the applications of SHARED_APPS (below, each
-with why), which are droced's DPDK secondaries (DROCE_QUEUES=shared):
+the applications of SHARED_APPS (below, each with why) and those
+persist_cross pins, which are droced's DPDK secondaries
+(DROCE_QUEUES=shared):
 
   traffic        two applications at once (one given the daemon by
                  DROCE_DAEMON, one by its INI file's [droce] daemon =), each
@@ -500,7 +501,7 @@ def wait_file(path, proc, timeout=30):
 
 def shared():
     """The case's applications are droced's secondaries (DROCE_QUEUES=shared:
-    SHARED), not plain processes on queue regions (the default: no EAL,
+    SHARED_APPS), not plain processes on queue regions (the default: no EAL,
     lib/verbs provider_dq): the one place a case's mode is read."""
     return os.environ.get("DROCE_QUEUES") == "shared"
 
@@ -1451,12 +1452,10 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "no_secondaries": case_no_secondaries}
 # droced's own options of a case
 DROCED_OPTS = {"max_apps": ["--max-apps=2"], "no_secondaries": ["--no-secondaries"]}
-# The cases whose applications are droced's DPDK secondaries
-# (DROCE_QUEUES=shared, the mode being retired), each with why; every other
-# case's applications are plain processes on queue regions, the default.
-SHARED = {}
-# The applications that are droced's secondaries in a case whose others are
-# on queue regions ({case: {application: why}}).
+# The applications that are droced's DPDK secondaries (DROCE_QUEUES=shared,
+# the mode being retired) in a case whose others are plain processes on
+# queue regions, the default ({case: {application: why}}); persist_cross
+# pins each of its applications' modes itself (app_proc's queues).
 FORGE = ("it forges a secondary's proxy objects (provider_droced's struct "
          "verbs_dmn_*) through the verbs; a plain process's forgeries: "
          "daemon_dq_hostile")
@@ -1483,9 +1482,6 @@ def main():
         print("daemon mode needs hugepages (DPDK multi-process), DROCE_NO_HUGE=1")
         return 77
     use_lsan_supp()
-    if sys.argv[1] in SHARED:
-        print(f"applications as droced's secondaries: {SHARED[sys.argv[1]]}")
-        os.environ["DROCE_QUEUES"] = "shared"
     s = Setup(sys.argv[2], sys.argv[3])
     s.droced_opts = DROCED_OPTS.get(sys.argv[1], [])
     s.case = sys.argv[1]
