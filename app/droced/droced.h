@@ -33,17 +33,20 @@ int droced_linger_tick(int wait_ms);
 /* droced exits: all that lingers torn down now. */
 void droced_linger_shutdown(void);
 int droced_app_fd(const struct droced_app *app);
-/* One round of the poller over every queue region (droced_dq.c): how long
- * poll may wait (at most wait_ms): 0 while work came lately. */
-int droced_dq_tick(int wait_ms);
-/* poll(2) returned: the regions' doorbell flags cleared, droced's wake-up
- * eventfd drained (the doorbells are drained by droced_app_bell). */
-void droced_dq_woken(void);
-/* An application's doorbell (its region's pipe; -1: none), and drained. */
-int droced_app_bell_fd(const struct droced_app *app);
-void droced_app_bell(struct droced_app *app);
-/* droced's own wake-up eventfd (-1: none yet). */
+/*
+ * The queue regions' poller on droced's engine lcore (droced_dq.c): start
+ * (after the device opened: 0 or a positive errno) and stop.  The main
+ * thread holds it off (hold: returns once no round of it is running)
+ * while it serves requests and reaps, and releases it before it sleeps.
+ */
+int droced_dq_start(struct droce_context *ctx);
+void droced_dq_stop(struct droce_context *ctx);
+void droced_dq_hold(void);
+void droced_dq_release(void);
+/* droced's own eventfd the poller counts a refusal on (-1: none), and
+ * what the main thread does when it fires (telemetry's counters). */
 int droced_dq_wake_fd(void);
+void droced_dq_woken(void);
 /* A lease of droced's expired (its event acked): a persistent region's is released. */
 void droced_lease_expired(struct droce_mr *mr);
 /* Kept regions' windows looked at (the client-side release): how long

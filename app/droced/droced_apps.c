@@ -96,91 +96,10 @@ droced_app_new(int fd, pid_t pid)
 	return a;
 }
 
-/* Every region's rings once: what moved; *any / *bells: a region exists,
- * every region has its doorbell. */
-static unsigned int
-dq_round(bool *any, bool *bells)
-{
-	unsigned int moved = 0;
-
-	*any = false;
-	*bells = true;
-	for (struct droced_app *a = dmn.apps; a != NULL; a = a->next)
-		if (a->dq != NULL) {
-			*any = true;
-			moved += dq_poll(a);
-			*bells &= dq_sleepable(a);	/* (this round's stall) */
-		}
-	return moved;
-}
-
-static void
-dq_sleep_all(bool sleeping)
-{
-	for (struct droced_app *a = dmn.apps; a != NULL; a = a->next)
-		if (a->dq != NULL)
-			dq_sleep(a, sleeping);
-}
-
-/*
- * After DQ_SPIN_ROUNDS idle rounds droced sleeps: with every region's
- * doorbell until rung (or wait_ms, or an engine completion on an attached
- * CQ: dq_sleep armed them), else at most DQ_IDLE_MS.  Before it blocks it
- * sets every doorbell flag, fences, and looks at every ring once more
- * (lib/dq's struct dq_bell: no work request waits for a sleeping droced).
- */
-int
-droced_dq_tick(int wait_ms)
-{
-	bool any, bells;
-	unsigned int moved = dq_round(&any, &bells);
-
-	if (!any)
-		return wait_ms;
-	if (!dq_spun_out(moved, bells))
-		return 0;
-	if (!bells)
-		return dq_idle_ms(wait_ms);
-	dq_sleep_all(true);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	moved = dq_round(&any, &bells);
-	if (moved > 0 || !bells) {
-		dq_sleep_all(false);
-		(void)dq_spun_out(moved, bells);	/* spin again */
-		return moved > 0 ? 0 : dq_idle_ms(wait_ms);
-	}
-	return wait_ms;
-}
-
-void
-droced_dq_woken(void)
-{
-	dq_sleep_all(false);
-	dq_wake_drain();
-}
-
 int
 droced_app_fd(const struct droced_app *app)
 {
 	return app->fd;
-}
-
-int
-droced_app_bell_fd(const struct droced_app *app)
-{
-	return dq_bell_fd(app);
-}
-
-void
-droced_app_bell(struct droced_app *app)
-{
-	dq_bell_drain(app);
-}
-
-int
-droced_dq_wake_fd(void)
-{
-	return dq_wake_fd();
 }
 
 
@@ -649,14 +568,16 @@ pieces_map(const struct droced_app *a, uint64_t span)
 static int
 reg_mem(struct droced_app *a, struct dmn_msg *m)
 {
-	struct obj *pd = obj_find(a, OBJ_PD, m->h[0]);
+	const struct obj *o = obj_find(a, OBJ_PD, m->h[0]);
 	const struct mem_piece *first = &a->piece[0], *last = &a->piece[a->npiece - 1];
 	uint64_t span = last->addr + last->len - first->addr, maplen = 0;
 	uint8_t *base = NULL, *host = NULL;
+	struct droce_pd *pd;
 	int rc;
 
-	if (pd == NULL)
+	if (o == NULL)
 		return ENOENT;
+	pd = o->p;	/* o is gone once adopt grows the table */
 	if (m->addr < first->addr || m->len == 0 || m->len > span ||
 	    m->addr - first->addr > span - m->len)
 		return EFAULT;	/* not what the pieces cover */
@@ -674,7 +595,7 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 	if (rc == 0) {
 		/* where the application has base: a persistent region's address */
 		a->obj[a->nobj - 1].app_ptr = first->addr - (uint64_t)(host - base);
-		rc = reg_reply(a, m, pd->p, host + (m->addr - first->addr));
+		rc = reg_reply(a, m, pd, host + (m->addr - first->addr));
 	}
 	if (rc != 0)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);

@@ -3,10 +3,13 @@
  * droced_dq.c - an application's queue region (lib/dq, README.md "Queue
  * regions"): a memfd droced makes, sizes, seals and maps, passed to the
  * application (DQ_OPEN); the application's CQs and QPs attached to its
- * slots (DQ_ATTACH); and the poller on droced's main thread that takes
- * the work requests out of the send and receive rings, checks them and
- * posts them on droced's QPs with the ordinary verbs, and writes droced's
- * CQs' completions into the completion rings.
+ * slots (DQ_ATTACH); and the poller that takes the work requests out of
+ * the send and receive rings, checks them and posts them on droced's QPs
+ * with the ordinary verbs, and writes droced's CQs' completions into the
+ * completion rings.  The poller runs on droced's engine lcore, after each
+ * of its rounds (tp_dev_set_round_hook); droced's main thread, which
+ * serves the requests that attach, detach and reap, holds it off while it
+ * changes what the poller reads (the gate below).
  *
  * The region is the application's to write at any time: droced keeps its
  * own indices and the region's shape, reads the application's index once
@@ -23,31 +26,19 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <rte_pause.h>
+#include <rte_telemetry.h>
+
 #include "dq.h"
+#include "droced.h"
 #include "droced_table.h"
 #include "transport.h"
 
 /* A round takes at most this many descriptors of one ring (fairness). */
 #define DQ_BUDGET 32
-/* Rounds without work before the main loop sleeps in poll(2) again (a
- * round is one poll(2) with no wait and the rings looked at). */
-#define DQ_SPIN_ROUNDS 20000
-/*
- * The same with every region's doorbell: a sleeping droced is woken by a
- * post (the doorbell) or a completion (its CQs armed), at the cost of a
- * wake-up, so it does not spin: on the 2-core VM a spinning main thread
- * took the CPU from the applications and the engine (round trips of
- * 8-byte SENDs: median 100 us without spinning, 205-300 us after 64 idle
- * rounds, 1.6 ms after 1,000; app/droced/README.md "Queue regions").
- * DROCED_DQ_SPIN=N sets it, for such measurements.
- */
-#define DQ_BELL_SPIN_ROUNDS 0
-/* How long the main loop sleeps while regions exist but are idle and one
- * of them has no doorbell (DQ_DOORBELL): its producers are looked at this
- * often.  With every region's doorbell, droced sleeps until rung. */
-#define DQ_IDLE_MS 1
 /* Refusals logged per application (the counter counts them all). */
 #define DQ_LOG_MAX 8
 
@@ -65,6 +56,7 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
 	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) && SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW),
 	       "lib/dq's opcodes and flags");
+_Static_assert(DQ_MAX_SGE == DROCE_MAX_SGE, "a region carries the SGEs the engine takes");
 
 /* A QP slot holds a QP, or an SRQ (its receive ring only); both NULL: free. */
 struct dq_qp_slot {
@@ -72,6 +64,9 @@ struct dq_qp_slot {
 	struct droce_srq *srq;
 	uint64_t name;		/* the QP's name in the application's events */
 	uint32_t sq_cons, rq_cons;	/* droced's own indices */
+	/* the SGEs its QP was granted (an SRQ's: its max_sge); a descriptor
+	 * naming more is refused before its entries are read */
+	uint32_t max_send_sge, max_recv_sge;
 	bool ud;
 	bool broken;		/* in ERR for a malformed descriptor: not read again */
 };
@@ -101,13 +96,68 @@ struct droced_dq {
 	int ev_fd;		/* the application's eventfd, -1: none */
 	int bell_rd;		/* droced's end of the doorbell, -1: none yet */
 	/* the last round left work in a ring that only droced's own progress
-	 * frees (its QP full, the application's CQ ring full): droced must
-	 * not sleep until rung */
+	 * frees (its QP full, the application's CQ ring full): the lcore
+	 * counts it as work (no pause) */
 	bool stalled;
 	uint64_t bad;
+	/* one past the highest QP and CQ slot ever attached: the poller,
+	 * every round, looks at no slot beyond */
+	uint32_t qp_hi, cq_hi;
 	struct dq_qp_slot qp[DQ_MAX_QPS];
 	struct dq_cq_slot cq[DQ_MAX_CQS];
 };
+
+/*
+ * The poller and droced's main thread (README.md "Queue regions", "The
+ * poller"): the poller runs on droced's engine lcore after each of its
+ * rounds (dq_lcore_round) and reads the applications' regions, their
+ * slots and their handle tables (the lkeys), all of which the main thread
+ * changes when it serves a request or reaps an application.  So the main
+ * thread holds the poller off whenever it is not asleep in poll(2): it
+ * makes gate odd and waits until the lcore, at its next round, has
+ * acknowledged that value (ack), then changes what it will; making gate
+ * even again lets the poller run.  The lcore's side is one load a round
+ * (and a store while held): no lock, no system call on the data path.
+ */
+static struct {
+	struct droced_app **app;	/* the applications with a region */
+	uint32_t n, cap;
+	uint32_t gate;		/* odd: the main thread holds the poller off */
+	uint32_t ack;		/* the last odd gate the lcore saw */
+	bool hooked;		/* the lcore calls dq_lcore_round */
+	int wake_fd;		/* droced's own eventfd: the lcore wakes the main thread */
+	/* telemetry's /droced/dq: how often the main thread held the poller
+	 * off (once per wake-up of its loop) and how many rounds the poller
+	 * ran on the lcore */
+	uint64_t holds, rounds;
+} poller = { .wake_fd = -1 };
+
+/* Application a's region into the poller's list (held). */
+static int
+poller_add(struct droced_app *a)
+{
+	if (poller.n == poller.cap) {
+		uint32_t cap = poller.cap != 0 ? poller.cap * 2 : 16;
+		struct droced_app **app = realloc(poller.app, cap * sizeof(*app));
+
+		if (app == NULL)
+			return ENOMEM;
+		poller.app = app;
+		poller.cap = cap;
+	}
+	poller.app[poller.n++] = a;
+	return 0;
+}
+
+static void
+poller_remove(const struct droced_app *a)
+{
+	for (uint32_t i = 0; i < poller.n; i++)
+		if (poller.app[i] == a) {
+			poller.app[i] = poller.app[--poller.n];
+			return;
+		}
+}
 
 /* ---- the region ------------------------------------------------------------------- */
 
@@ -167,6 +217,12 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 	}
 	h = dq->base;
 	*h = (struct dq_header){ DQ_MAGIC, DQ_VERSION, g, dq->size };
+	if (poller_add(a) != 0) {
+		munmap(dq->base, dq->size);
+		close(fd);
+		free(dq);
+		return ENOMEM;
+	}
 	dq->ev_fd = a->rx_fd;
 	a->rx_fd = -1;
 	dq->bell_rd = -1;
@@ -178,12 +234,13 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 
 /*
  * The doorbell: a socket pair, one end droced's, the other the
- * application's.  Not an eventfd the application passes: droced drains
- * its end with MSG_DONTWAIT, a socket of its own whose file status the
- * application cannot change (an eventfd's O_NONBLOCK is shared with
- * whoever holds it, so a read could block droced); and the application
- * rings with MSG_DONTWAIT | MSG_NOSIGNAL, so a full doorbell or a dead
- * droced costs it neither a wait nor a SIGPIPE (a pipe's would).
+ * application's, which rings it only when the region's doorbell flag says
+ * droced sleeps (lib/dq struct dq_bell).  The poller spins on droced's
+ * engine lcore and never sets the flag, so nobody rings and droced does
+ * not read its end: a hostile application's rings fill the socket's
+ * buffer, then its sends fail (MSG_DONTWAIT | MSG_NOSIGNAL: neither a wait
+ * nor a SIGPIPE), and droced spends nothing on them.  The request stays
+ * for the applications that ask.
  */
 int
 on_dq_doorbell(struct droced_app *a, struct dmn_msg *m)
@@ -204,22 +261,6 @@ on_dq_doorbell(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-int
-dq_bell_fd(const struct droced_app *a)
-{
-	return a->dq != NULL ? a->dq->bell_rd : -1;
-}
-
-void
-dq_bell_drain(struct droced_app *a)
-{
-	char buf[64];
-
-	if (a->dq != NULL && a->dq->bell_rd >= 0)
-		while (recv(a->dq->bell_rd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-			;
-}
-
 static void
 cq_slot_clear(struct dq_cq_slot *c)
 {
@@ -233,6 +274,7 @@ dq_close(struct droced_app *a)
 {
 	if (a->dq == NULL)
 		return;
+	poller_remove(a);
 	munmap(a->dq->base, a->dq->size);
 	if (a->dq->ev_fd >= 0)
 		close(a->dq->ev_fd);
@@ -271,25 +313,6 @@ srq_slot_of(struct droced_dq *dq, const struct droce_srq *srq)
 	return NULL;
 }
 
-/* droced's own eventfd that the engine counts an armed attached CQ's
- * completion on, while droced sleeps (dq_sleep); -1 before the first. */
-static int wake_fd = -1;
-
-int
-dq_wake_fd(void)
-{
-	return wake_fd;
-}
-
-void
-dq_wake_drain(void)
-{
-	uint64_t n;
-
-	if (wake_fd >= 0)
-		(void)!read(wake_fd, &n, sizeof(n));
-}
-
 /* A ring's indices zeroed: the slot's previous user may have left any. */
 static void
 ring_reset(struct dq_ring *r)
@@ -301,8 +324,9 @@ ring_reset(struct dq_ring *r)
 /*
  * A CQ into slot i: once, into a free slot; with its channel's eventfd if
  * one came with the request.  A CQ on a channel of droced's (made by a
- * secondary's CREATE_CHANNEL) is not taken: its engine's eventfd is the
- * channel's, and droced's wake-up needs it (EINVAL).
+ * secondary's CREATE_CHANNEL) is not taken (EINVAL): a region's CQ fires
+ * through its slot's arm (lib/dq struct dq_notify), which the poller
+ * answers, not through the engine's channel.
  */
 static int
 attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
@@ -318,12 +342,11 @@ attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
 		return EBUSY;
 	if (a->rx_fd >= 0 && (rc = passed_eventfd(a)) != 0)
 		return rc;
-	if (wake_fd < 0 && (wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
-		return errno;
-	tp_cq_set_event_fd(tp_cq_from_pub(cq), wake_fd);
 	tp_cq_flag_solicited(tp_cq_from_pub(cq));	/* cq_notify's */
 	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ch_fd = a->rx_fd };
 	a->rx_fd = -1;
+	if (i >= dq->cq_hi)
+		dq->cq_hi = i + 1;
 	ring_reset(dq_cq(dq->base, &dq->g, i));
 	nf = dq_cq_notify(dq->base, &dq->g, i);
 	__atomic_store_n(&nf->arm, 0, __ATOMIC_RELAXED);
@@ -336,14 +359,24 @@ static int
 attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 {
 	struct droce_qp *qp = o->p;
+	struct droce_qp_init_attr init;
+	struct droce_qp_attr attr;
+	int rc;
 
 	if (i >= dq->g.nqp || cq_slot_of(dq, qp->send_cq) == NULL ||
 	    cq_slot_of(dq, qp->recv_cq) == NULL)
 		return EINVAL;
 	if (slot_used(&dq->qp[i]) || qp_slot_of(dq, qp) != NULL)
 		return EBUSY;
+	rc = droce_query_qp(qp, &attr, DROCE_QP_CAP, &init);
+	if (rc != 0)
+		return rc;
 	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
+					 .max_send_sge = attr.cap.max_send_sge,
+					 .max_recv_sge = attr.cap.max_recv_sge,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
+	if (i >= dq->qp_hi)
+		dq->qp_hi = i + 1;
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -354,12 +387,20 @@ static int
 attach_srq(struct droced_dq *dq, struct obj *o, uint32_t i)
 {
 	struct droce_srq *srq = o->p;
+	struct droce_srq_attr attr;
+	int rc;
 
 	if (i >= dq->g.nqp)
 		return EINVAL;
 	if (slot_used(&dq->qp[i]) || srq_slot_of(dq, srq) != NULL)
 		return EBUSY;
-	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr };
+	rc = droce_query_srq(srq, &attr);	/* 0 or a positive errno */
+	if (rc != 0)
+		return rc;
+	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr,
+					 .max_recv_sge = attr.max_sge };
+	if (i >= dq->qp_hi)
+		dq->qp_hi = i + 1;
 	ring_reset(dq_sq(dq->base, &dq->g, i));
 	ring_reset(dq_rq(dq->base, &dq->g, i));
 	return 0;
@@ -413,14 +454,21 @@ dq_bad_count(const struct droced_app *a)
 
 /* ---- refusals ---------------------------------------------------------------------- */
 
-/* One refusal counted (the first DQ_LOG_MAX of an application logged). */
+/*
+ * One refusal counted (the first DQ_LOG_MAX of an application logged);
+ * the main thread, woken, publishes the counter to telemetry
+ * (droced_dq_woken: telemetry's tables are the main thread's).
+ */
 static void
 refused(struct droced_app *a, const char *what, uint32_t slot, int err)
 {
+	const uint64_t one = 1;
+
 	if (a->dq->bad++ < DQ_LOG_MAX)
 		fprintf(stderr, "droced: pid %d: queue region: %s of slot %u refused (%s)\n",
 			(int)a->pid, what, slot, strerror(err));
-	tel_snapshot();		/* the counter, for telemetry */
+	if (poller.wake_fd >= 0)
+		(void)!write(poller.wake_fd, &one, sizeof(one));	/* droced's own, non-blocking */
 }
 
 /* ---- events ------------------------------------------------------------------------ */
@@ -581,8 +629,8 @@ sges_to(struct droce_sge *out, const struct dq_sge *sge, uint32_t n)
  * data is droced's copy (data), one SGE the engine copies in turn (its
  * length checked against the QP's max_inline_data there: EINVAL). */
 static int
-send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
-	 struct droce_mw *mw, struct droce_mr *mr)
+send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const struct dq_sge *sges,
+	 const uint8_t *data, struct droce_mw *mw, struct droce_mr *mr)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_send_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge,
@@ -601,7 +649,7 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
 		sge[0] = (struct droce_sge){ (uint64_t)(uintptr_t)data, w->inline_len, 0 };
 		wr.num_sge = w->inline_len > 0;
 	} else {
-		sges_to(sge, w->sge, w->num_sge);
+		sges_to(sge, sges, w->num_sge);
 	}
 	wr.imm_data = w->imm;	/* or invalidate_rkey: one union */
 	if (dq_wr_ops[w->opcode] & DQ_OP_BIND) {
@@ -622,15 +670,15 @@ send_one(struct droce_qp *qp, const struct dq_send_wqe *w, const uint8_t *data,
 	return droce_post_send(qp, &wr, &bad);
 }
 
-/* A checked receive WQE on the slot's QP, or its SRQ. */
+/* A checked receive WQE (its SGE list sges) on the slot's QP, or its SRQ. */
 static int
-recv_one(const struct dq_qp_slot *s, const struct dq_recv_wqe *w)
+recv_one(const struct dq_qp_slot *s, const struct dq_recv_wqe *w, const struct dq_sge *sges)
 {
 	struct droce_sge sge[DQ_MAX_SGE];
 	struct droce_recv_wr wr = { .wr_id = w->wr_id, .sg_list = sge, .num_sge = w->num_sge };
 	struct droce_recv_wr *bad;
 
-	sges_to(sge, w->sge, w->num_sge);
+	sges_to(sge, sges, w->num_sge);
 	return s->srq != NULL ? droce_post_srq_recv(s->srq, &wr, &bad) :
 				droce_post_recv(s->qp, &wr, &bad);
 }
@@ -646,21 +694,42 @@ rq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err
 }
 
 /*
- * The checked descriptor w's inline data, copied once out of the ring
- * into data: 0, or -EINVAL when its entries (dq_send_slots, from the
- * checked copy's length) are not all among the avail published.
+ * The checked descriptor w's inline data (into data) or SGE list (into
+ * sges), copied once out of the ring: 0, -E2BIG (more SGEs than its QP
+ * was granted, max_sge), -EINVAL when its entries (dq_send_entries, from
+ * the checked copy) are not all among the avail published, or the whole
+ * list's -EMSGSIZE (dq_sges_check).
  */
 static int
-inline_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
-	    uint32_t avail, uint8_t *data, uint32_t *slots)
+send_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
+	  uint32_t avail, uint32_t max_sge, uint8_t *data, struct dq_sge *sges, uint32_t *slots)
 {
-	if (!(w->flags & DQ_SEND_INLINE))
-		return 0;
-	*slots = dq_send_slots(w->inline_len);
+	if (w->num_sge > max_sge)
+		return -E2BIG;
+	*slots = dq_send_entries(w);
 	if (*slots > avail)
 		return -EINVAL;
-	dq_inline_read(r, depth, i, data, w->inline_len);
-	return 0;
+	if (w->flags & DQ_SEND_INLINE) {
+		dq_inline_read(r, depth, i, data, w->inline_len);
+		return 0;
+	}
+	dq_send_sges_read(r, depth, i, w, sges);
+	/* the descriptor's own SGEs were dq_send_check's */
+	return w->num_sge > DQ_WQE_SGE ? dq_sges_check(sges, w->num_sge) : 0;
+}
+
+/* The same for a checked receive descriptor (dq_recv_slots entries). */
+static int
+recv_take(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_recv_wqe *w,
+	  uint32_t avail, uint32_t max_sge, struct dq_sge *sges, uint32_t *slots)
+{
+	if (w->num_sge > max_sge)
+		return -E2BIG;
+	*slots = dq_recv_slots(w->num_sge);
+	if (*slots > avail)
+		return -EINVAL;
+	dq_recv_sges_read(r, depth, i, w, sges);
+	return w->num_sge > DQ_WQE_SGE ? dq_sges_check(sges, w->num_sge) : 0;
 }
 
 /* Slot s's send ring: how many entries were taken (refusals end the QP). */
@@ -678,6 +747,7 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
 		uint8_t data[DQ_MAX_INLINE];
+		struct dq_sge sges[DQ_MAX_SGE];
 		struct droce_mw *mw = NULL;
 		struct droce_mr *mr = NULL;
 		struct dq_send_wqe w;
@@ -686,14 +756,14 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		dq_send_read(r, dq->g.sq_depth, s->sq_cons, &w);
 		rc = dq_send_check(&w, s->ud, TP_MAX_AH - 1);
 		if (rc == 0)
-			rc = inline_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
-					 data, &slots);
+			rc = send_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
+				       s->max_send_sge, data, sges, &slots);
 		if (rc == 0)
-			rc = keys_check(a, w.sge, w.num_sge);
+			rc = keys_check(a, sges, w.num_sge);
 		if (rc == 0 && (dq_wr_ops[w.opcode] & DQ_OP_BIND))
 			rc = bind_objects(a, &w, &mw, &mr);
 		if (rc == 0)
-			rc = -send_one(s->qp, &w, data, mw, mr);
+			rc = -send_one(s->qp, &w, sges, data, mw, mr);
 		if (rc == -ENOMEM) {
 			/* droced's QP is full: the rest next round (its slots
 			 * free with no completion when unsignaled) */
@@ -707,7 +777,8 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		s->sq_cons += slots;
 		n += slots;
 	}
-	dq_ring_consumed(r, s->sq_cons);
+	if (n > 0)	/* (a store every round would take the line from the application) */
+		dq_ring_consumed(r, s->sq_cons);
 	return n;
 }
 
@@ -724,14 +795,19 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 		return 0;
 	}
 	while (n < (unsigned int)avail && n < DQ_BUDGET) {
+		struct dq_sge sges[DQ_MAX_SGE];
 		struct dq_recv_wqe w;
+		uint32_t slots = 1;
 
 		dq_recv_read(r, dq->g.rq_depth, s->rq_cons, &w);
 		rc = dq_recv_check(&w);
 		if (rc == 0)
-			rc = keys_check(a, w.sge, w.num_sge);
+			rc = recv_take(r, dq->g.rq_depth, s->rq_cons, &w, (uint32_t)avail - n,
+				       s->max_recv_sge, sges, &slots);
 		if (rc == 0)
-			rc = -recv_one(s, &w);
+			rc = keys_check(a, sges, w.num_sge);
+		if (rc == 0)
+			rc = -recv_one(s, &w, sges);
 		if (rc == -ENOMEM) {
 			a->dq->stalled = true;
 			break;
@@ -740,10 +816,11 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 			rq_refused(a, s, "receive WQE", -rc);
 			break;
 		}
-		s->rq_cons++;
-		n++;
+		s->rq_cons += slots;
+		n += slots;
 	}
-	dq_ring_consumed(r, s->rq_cons);
+	if (n > 0)
+		dq_ring_consumed(r, s->rq_cons);
 	return n;
 }
 
@@ -806,7 +883,7 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 			.wc_flags = (uint16_t)(wc[i].wc_flags & ~TP_WC_SOLICITED),
 			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
 			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
-			.vendor_err = wc[i].vendor_err };
+			.vendor_err = (uint16_t)wc[i].vendor_err, .sl = wc[i].sl };
 	if (n <= 0)
 		return 0;
 	dq_ring_produced(r, c->prod);
@@ -821,7 +898,7 @@ dq_poll(struct droced_app *a)
 	unsigned int n = 0;
 
 	dq->stalled = false;
-	for (uint32_t i = 0; i < dq->g.nqp; i++) {
+	for (uint32_t i = 0; i < dq->qp_hi; i++) {
 		struct dq_qp_slot *s = &dq->qp[i];
 
 		if (slot_used(s) && !s->broken)
@@ -829,53 +906,122 @@ dq_poll(struct droced_app *a)
 		if (s->qp != NULL && !s->broken)
 			n += sq_step(a, s);
 	}
-	for (uint32_t i = 0; i < dq->g.ncq; i++)
+	for (uint32_t i = 0; i < dq->cq_hi; i++)
 		if (dq->cq[i].cq != NULL && !dq->cq[i].broken)
 			n += cq_step(a, &dq->cq[i]);
 	return n;
 }
 
-bool
-dq_sleepable(const struct droced_app *a)
+/* ---- on the engine's lcore, and the main thread's gate ------------------------------- */
+
+/* The engine lcore's hook, after each of its rounds: every region's rings
+ * once, unless the main thread holds the poller off (then acknowledged). */
+static unsigned int
+dq_lcore_round(void *arg)
 {
-	return a->dq->bell_rd >= 0 && !a->dq->stalled;
-}
+	uint32_t gate = __atomic_load_n(&poller.gate, __ATOMIC_ACQUIRE);
+	unsigned int n = 0;
 
-/*
- * Before droced blocks: its attached CQs armed (the engine counts
- * wake_fd on their next completion), then the doorbell flag set; the
- * caller then fences and looks at every ring once more (lib/dq's struct
- * dq_bell).  After: the flag cleared.
- */
-void
-dq_sleep(struct droced_app *a, bool sleeping)
-{
-	struct droced_dq *dq = a->dq;
-
-	for (uint32_t i = 0; sleeping && i < dq->g.ncq; i++)
-		if (dq->cq[i].cq != NULL && !dq->cq[i].broken)
-			(void)droce_req_notify_cq(dq->cq[i].cq, 0);
-	__atomic_store_n(&dq_bell(dq->base)->sleeping, sleeping ? 1u : 0u, __ATOMIC_RELAXED);
-}
-
-bool
-dq_spun_out(unsigned int moved, bool bells)
-{
-	static uint32_t spin, limit_env;
-	uint32_t limit = bells ? DQ_BELL_SPIN_ROUNDS : DQ_SPIN_ROUNDS;
-
-	if (limit_env == 0) {
-		const char *e = getenv("DROCED_DQ_SPIN");
-		limit_env = e != NULL ? (uint32_t)atoi(e) + 1 : UINT32_MAX;
+	(void)arg;
+	if (gate & 1) {
+		__atomic_store_n(&poller.ack, gate, __ATOMIC_RELEASE);
+		return 0;
 	}
-	if (bells && limit_env != UINT32_MAX)
-		limit = limit_env - 1;
-	spin = moved > 0 ? 0 : spin + (spin < limit);
-	return spin >= limit;
+	for (uint32_t i = 0; i < poller.n; i++) {
+		n += dq_poll(poller.app[i]);
+		n += poller.app[i]->dq->stalled;	/* (no pause: retry at once) */
+	}
+	__atomic_store_n(&poller.rounds, poller.rounds + 1, __ATOMIC_RELAXED);
+	return n;
+}
+
+void
+droced_dq_hold(void)
+{
+	uint32_t gate = poller.gate + 1;	/* odd: only the main thread writes it */
+
+	__atomic_store_n(&poller.gate, gate, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&poller.holds, poller.holds + 1, __ATOMIC_RELAXED);
+	/*
+	 * The round under way (it saw the even gate) finishes first: a few
+	 * microseconds, unless the lcore is off its CPU (a shared core); then
+	 * the main thread sleeps rather than take the CPU from the
+	 * applications (the spinning main thread of a starved lcore's droced
+	 * slowed them on the 2-core VM).
+	 */
+	for (unsigned int k = 0;
+	     poller.hooked && __atomic_load_n(&poller.ack, __ATOMIC_ACQUIRE) != gate; k++) {
+		if (k < 1000)
+			rte_pause();
+		else
+			(void)nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
+	}
+}
+
+void
+droced_dq_release(void)
+{
+	__atomic_store_n(&poller.gate, poller.gate + 1, __ATOMIC_RELEASE);
+}
+
+/* /droced/dq: {"main_holds": n, "lcore_rounds": n} */
+static int
+tel_dq(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "main_holds", __atomic_load_n(&poller.holds, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(d, "lcore_rounds",
+				  __atomic_load_n(&poller.rounds, __ATOMIC_RELAXED));
+	return 0;
 }
 
 int
-dq_idle_ms(int wait_ms)
+droced_dq_start(struct droce_context *ctx)
 {
-	return wait_ms < DQ_IDLE_MS ? wait_ms : DQ_IDLE_MS;
+	int rc;
+
+	poller.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (poller.wake_fd < 0)
+		return errno;
+	rc = -tp_dev_set_round_hook(verbs_tp(ctx), dq_lcore_round, NULL);
+	if (rc != 0) {
+		close(poller.wake_fd);
+		poller.wake_fd = -1;
+		return rc;
+	}
+	poller.hooked = true;
+	rte_telemetry_register_cmd("/droced/dq", tel_dq,
+				   "droced's queue regions' poller: the main thread's holds, the lcore's rounds");
+	return 0;
+}
+
+void
+droced_dq_stop(struct droce_context *ctx)
+{
+	if (poller.hooked)
+		(void)tp_dev_set_round_hook(verbs_tp(ctx), NULL, NULL);
+	poller.hooked = false;
+	if (poller.wake_fd >= 0)
+		close(poller.wake_fd);
+	poller.wake_fd = -1;
+	free(poller.app);
+	poller.app = NULL;
+	poller.n = poller.cap = 0;
+}
+
+int
+droced_dq_wake_fd(void)
+{
+	return poller.wake_fd;
+}
+
+void
+droced_dq_woken(void)
+{
+	uint64_t n;
+
+	if (poller.wake_fd >= 0 && read(poller.wake_fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		tel_snapshot();		/* refusals counted on the lcore */
 }

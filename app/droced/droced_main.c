@@ -206,9 +206,9 @@ conns_grow(void)
 	if (app == NULL)
 		return false;
 	conns.app = app;
-	/* the listener, the engine's events, droced's wake-up, then each
-	 * application's connection and its region's doorbell, then the CM's */
-	pfd = realloc(conns.pfd, (2 * cap + 4) * sizeof(*pfd));
+	/* the listener, the engine's events, the region poller's wake-up,
+	 * then each application's connection, then the CM's */
+	pfd = realloc(conns.pfd, (cap + 4) * sizeof(*pfd));
 	if (pfd == NULL)
 		return false;
 	conns.pfd = pfd;
@@ -270,6 +270,13 @@ drain_events(struct droce_context *ctx)
 	}
 }
 
+/*
+ * The main thread's loop: requests, reaps, events and timers.  The queue
+ * regions' data path is not here: their poller runs on the engine's lcore
+ * (droced_dq.c), held off from when poll(2) returns until the next
+ * poll(2), so that nothing it reads (the regions, their slots, the
+ * applications' tables) changes under it.
+ */
 static void
 serve(int lfd, struct droce_context *ctx)
 {
@@ -280,34 +287,30 @@ serve(int lfd, struct droce_context *ctx)
 		fprintf(stderr, "droced: %s\n", strerror(ENOMEM));
 		return;
 	}
+	droced_dq_hold();
 	while (!stop) {
 		/* released regions and dead applications whose linger is over,
 		 * kept regions' windows; after the last round's requests and
 		 * reaps, so that what they started is looked at in time */
-		wait_ms = droced_dq_tick(droced_linger_tick(droced_persist_tick(
-				droced_cm_tick(200))));
+		wait_ms = droced_linger_tick(droced_persist_tick(droced_cm_tick(200)));
 		pfd = conns.pfd;
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = droced_dq_wake_fd(), .events = POLLIN };
-		for (unsigned int i = 0; i < conns.n; i++) {
+		for (unsigned int i = 0; i < conns.n; i++)
 			pfd[3 + i] = (struct pollfd){ .fd = droced_app_fd(conns.app[i]),
 						      .events = POLLIN };
-			pfd[3 + conns.n + i] = (struct pollfd){
-				.fd = droced_app_bell_fd(conns.app[i]), .events = POLLIN };
-		}
-		pfd[2 * conns.n + 3] = (struct pollfd){ .fd = droced_cm_fd(), .events = POLLIN };
-		n = poll(pfd, 2 * conns.n + 4, wait_ms);
-		if (wait_ms != 0)
-			droced_dq_woken();
+		pfd[conns.n + 3] = (struct pollfd){ .fd = droced_cm_fd(), .events = POLLIN };
+		droced_dq_release();
+		n = poll(pfd, conns.n + 4, wait_ms);
+		droced_dq_hold();
 		if (n <= 0)
 			continue;
+		if (pfd[2].revents & POLLIN)
+			droced_dq_woken();
 		/* received CM MADs queued before the requests that take them */
-		if (pfd[2 * conns.n + 3].revents != 0)
+		if (pfd[conns.n + 3].revents != 0)
 			droced_cm_poll();
-		for (unsigned int i = 0; i < conns.n; i++)
-			if (pfd[3 + conns.n + i].revents != 0)
-				droced_app_bell(conns.app[i]);
 		/* a dead application first: its keys are revoked at once */
 		for (unsigned int i = conns.n; i-- > 0;)
 			if (pfd[3 + i].revents != 0 && !droced_app_serve(conns.app[i]))
@@ -555,6 +558,13 @@ main(int argc, char **argv)
 	}
 	ctx = path != NULL ? open_device() : NULL;
 	lfd = ctx != NULL ? listen_on(path) : -1;
+	/* the queue regions' poller on the engine's lcore */
+	if (lfd >= 0 && (errno = droced_dq_start(ctx)) != 0) {
+		fprintf(stderr, "droced: the queue regions' poller: %s\n", strerror(errno));
+		close(lfd);
+		unlink(path);
+		lfd = -1;
+	}
 	if (lfd >= 0) {
 		signal(SIGPIPE, SIG_IGN);
 		signal(SIGTERM, on_signal);
@@ -570,6 +580,7 @@ main(int argc, char **argv)
 		fflush(stdout);
 		serve(lfd, ctx);
 		droced_cm_shutdown();
+		droced_dq_stop(ctx);
 		close(lfd);
 		unlink(path);
 	}

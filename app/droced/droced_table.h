@@ -134,27 +134,11 @@ void dq_close(struct droced_app *a);
 void dq_event(struct droced_app *a, uint32_t type, uint64_t name);
 /* Descriptors and indices of a's region refused so far. */
 uint64_t dq_bad_count(const struct droced_app *a);
-/* One round over a's rings: how many descriptors and completions moved. */
+/* One round over a's rings (on droced's engine lcore): how many
+ * descriptors and completions moved. */
 unsigned int dq_poll(struct droced_app *a);
-/* A round moved that many: true once DQ_SPIN_ROUNDS rounds in a row
- * moved nothing (then droced may sleep). */
-bool dq_spun_out(unsigned int moved, bool bells);
-/* How long droced sleeps while a region without a doorbell exists. */
-int dq_idle_ms(int wait_ms);
-/* a's region has its doorbell (DQ_DOORBELL) and the last round left
- * nothing stalled (droced's QP full, the CQ ring full): droced may block. */
-bool dq_sleepable(const struct droced_app *a);
-/* droced is about to block (its CQs armed, the doorbell flag set), or woke. */
-void dq_sleep(struct droced_app *a, bool sleeping);
-/* DQ_DOORBELL: the pipe's write end in the reply. */
+/* DQ_DOORBELL: the socket pair's application end in the reply. */
 int on_dq_doorbell(struct droced_app *a, struct dmn_msg *m);
-/* The doorbell's read end (-1: none), drained. */
-int dq_bell_fd(const struct droced_app *a);
-void dq_bell_drain(struct droced_app *a);
-/* droced's eventfd its engine counts armed CQs' completions on (-1: none
- * yet), drained. */
-int dq_wake_fd(void);
-void dq_wake_drain(void);
 
 /* ---- droced_persist.c ---- */
 

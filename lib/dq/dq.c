@@ -13,6 +13,10 @@ _Static_assert(offsetof(struct dq_send_wqe, bind.pad) + sizeof(uint64_t) ==
 		       offsetof(struct dq_send_wqe, sge),
 	       "a bind's fields cover the atomic's and UD's, no more");
 _Static_assert(sizeof(struct dq_recv_wqe) == 80, "recv WQE size is the format");
+_Static_assert(sizeof(struct dq_send_wqe) % sizeof(struct dq_sge) == 0 &&
+		       sizeof(struct dq_recv_wqe) % sizeof(struct dq_sge) == 0,
+	       "entries after a descriptor hold whole SGEs");
+_Static_assert(DQ_MAX_SGE <= UINT8_MAX, "num_sge's width");
 _Static_assert(sizeof(struct dq_cqe) == 32, "CQE size is the format");
 _Static_assert(sizeof(struct dq_event) == 16, "event size is the format");
 _Static_assert(sizeof(struct dq_ring) == 2 * DQ_CACHE_LINE, "indices on lines of their own");
@@ -257,11 +261,79 @@ dq_inline_read(struct dq_ring *r, uint32_t depth, uint32_t i, void *dst, uint32_
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/*
+ * A send descriptor's SGE list lies where inline data would: SGE k at
+ * inline byte k * 16 (the descriptor's SGE area, then the entries after it).
+ */
+void
+dq_send_sge_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t k,
+		  const struct dq_sge *sge)
+{
+	dq_inline_write(r, depth, i, k * (uint32_t)sizeof(*sge), sge, sizeof(*sge));
+}
+
+void
+dq_send_sges_read(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
+		  struct dq_sge *out)
+{
+	uint32_t n = w->num_sge < DQ_MAX_SGE ? w->num_sge : DQ_MAX_SGE;
+	uint32_t head = n < DQ_WQE_SGE ? n : DQ_WQE_SGE;
+	uint32_t off = (uint32_t)DQ_INLINE_HEAD;
+
+	memcpy(out, w->sge, head * sizeof(*out));
+	while (head < n) {	/* entry by entry: whole SGEs each */
+		uint32_t room, take;
+		const uint8_t *p = inline_at(r, depth, i, off, &room);
+
+		take = room / (uint32_t)sizeof(*out);
+		if (take > n - head)
+			take = n - head;
+		memcpy(&out[head], p, take * sizeof(*out));
+		head += take;
+		off += take * (uint32_t)sizeof(*out);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Where SGE k of the receive descriptor at index i lives: the descriptor,
+ * then DQ_RECV_CONT_SGE in each entry after it (wrapping with the ring). */
+static uint8_t *
+recv_sge_at(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t k)
+{
+	struct dq_recv_wqe *e = dq_ring_entries(r);
+
+	if (k < DQ_WQE_SGE)
+		return (uint8_t *)&e[i & (depth - 1)].sge[k];
+	k -= DQ_WQE_SGE;
+	return (uint8_t *)&e[(i + 1 + k / DQ_RECV_CONT_SGE) & (depth - 1)] +
+	       (k % DQ_RECV_CONT_SGE) * sizeof(struct dq_sge);
+}
+
+void
+dq_recv_sge_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t k,
+		  const struct dq_sge *sge)
+{
+	memcpy(recv_sge_at(r, depth, i, k), sge, sizeof(*sge));
+}
+
+void
+dq_recv_sges_read(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_recv_wqe *w,
+		  struct dq_sge *out)
+{
+	uint32_t n = w->num_sge < DQ_MAX_SGE ? w->num_sge : DQ_MAX_SGE;
+	uint32_t head = n < DQ_WQE_SGE ? n : DQ_WQE_SGE;
+
+	memcpy(out, w->sge, head * sizeof(*out));
+	for (uint32_t k = head; k < n; k++)
+		memcpy(&out[k], recv_sge_at(r, depth, i, k), sizeof(*out));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 /* ---- descriptors ------------------------------------------------------------------ */
 
 /* n SGEs: their lengths add up to at most DQ_MAX_MSG, none wraps around. */
-static int
-sges_check(const struct dq_sge *sge, uint32_t n)
+int
+dq_sges_check(const struct dq_sge *sge, uint32_t n)
 {
 	uint64_t total = 0;
 
@@ -309,7 +381,7 @@ dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah)
 	if (ud ? (w->opcode != DQ_WR_SEND && w->opcode != DQ_WR_SEND_WITH_IMM) ||
 		 w->ah == 0 || w->ah > max_ah : w->ah != 0)
 		return -EINVAL;
-	return sges_check(w->sge, w->num_sge);
+	return dq_sges_check(w->sge, w->num_sge < DQ_WQE_SGE ? w->num_sge : DQ_WQE_SGE);
 }
 
 int
@@ -320,7 +392,7 @@ dq_recv_check(const struct dq_recv_wqe *w)
 			return -EINVAL;
 	if (w->num_sge > DQ_MAX_SGE)
 		return -E2BIG;
-	return sges_check(w->sge, w->num_sge);
+	return dq_sges_check(w->sge, w->num_sge < DQ_WQE_SGE ? w->num_sge : DQ_WQE_SGE);
 }
 
 /* ---- producers and consumers of whole entries ---------------------------------------- */

@@ -22,9 +22,18 @@
 #include <sys/types.h>
 
 #define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
-#define DQ_VERSION 3
+#define DQ_VERSION 4
 #define DQ_CACHE_LINE 64
-#define DQ_MAX_SGE 4
+#define DQ_WQE_SGE 4		/* SGEs in a descriptor itself */
+/*
+ * A work request's SGEs: DQ_WQE_SGE in its descriptor, the rest in whole
+ * ring entries after it (dq_send_sge_slots, dq_recv_slots).  16 is
+ * droce.h's DROCE_MAX_SGE, what the in-process engine grants and its
+ * query_device answers, so a region carries whatever a QP of the engine
+ * takes (droced and the provider assert that the two agree); at most 3
+ * entries a send and 4 a receive descriptor.
+ */
+#define DQ_MAX_SGE 16
 #define DQ_MAX_DEPTH 4096	/* entries of one ring, a power of two */
 #define DQ_MAX_QPS 64		/* QP slots of one region */
 #define DQ_MAX_CQS 64		/* CQ slots */
@@ -102,14 +111,16 @@ struct dq_send_wqe {
 			uint64_t pad;		/* 0 */
 		} bind;
 	};
-	/* DQ_SEND_INLINE: no SGE; inline_len bytes of data, the first
-	 * DQ_INLINE_HEAD here, the rest in the entries after it, whole
-	 * (dq_send_slots, dq_inline_write) */
-	struct dq_sge sge[DQ_MAX_SGE];
+	/* the first DQ_WQE_SGE of num_sge SGEs, the rest in the entries
+	 * after it (dq_send_sge_write, dq_send_sges_read: the same bytes as
+	 * inline data's).  DQ_SEND_INLINE: no SGE; inline_len bytes of
+	 * data, the first DQ_INLINE_HEAD here, the rest in the entries after
+	 * it, whole (dq_send_slots, dq_inline_write) */
+	struct dq_sge sge[DQ_WQE_SGE];
 	uint32_t inline_len;	/* DQ_SEND_INLINE: up to DQ_MAX_INLINE; else 0 */
 	uint32_t reserved;	/* 0 */
 };
-#define DQ_INLINE_HEAD (DQ_MAX_SGE * sizeof(struct dq_sge))
+#define DQ_INLINE_HEAD (DQ_WQE_SGE * sizeof(struct dq_sge))
 
 /*
  * The ring entries one send descriptor takes: 1, or for inline_len bytes
@@ -125,13 +136,36 @@ dq_send_slots(uint32_t inline_len)
 			   (uint32_t)sizeof(struct dq_send_wqe);
 }
 
+/*
+ * The ring entries a send descriptor of num_sge SGEs takes: its SGE list
+ * is laid out as inline data of num_sge * 16 bytes (8 SGEs an entry
+ * after the descriptor's 4: 16 SGEs take 3 entries).
+ */
+static inline uint32_t
+dq_send_sge_slots(uint32_t num_sge)
+{
+	return dq_send_slots(num_sge * (uint32_t)sizeof(struct dq_sge));
+}
+
 /* A receive queue entry (80 bytes). */
 struct dq_recv_wqe {
 	uint64_t wr_id;
 	uint8_t num_sge;
 	uint8_t pad[7];		/* 0 */
-	struct dq_sge sge[DQ_MAX_SGE];
+	struct dq_sge sge[DQ_WQE_SGE];	/* the rest in the entries after it */
 };
+/* SGEs in one receive entry after a descriptor (its 80 bytes: 5). */
+#define DQ_RECV_CONT_SGE (sizeof(struct dq_recv_wqe) / sizeof(struct dq_sge))
+
+/* The ring entries a receive descriptor of num_sge SGEs takes: 1, and
+ * one more for each DQ_RECV_CONT_SGE beyond DQ_WQE_SGE (16 SGEs: 4). */
+static inline uint32_t
+dq_recv_slots(uint32_t num_sge)
+{
+	uint32_t rest = num_sge > DQ_WQE_SGE ? num_sge - DQ_WQE_SGE : 0;
+
+	return 1 + (rest + (uint32_t)DQ_RECV_CONT_SGE - 1) / (uint32_t)DQ_RECV_CONT_SGE;
+}
 
 /* A completion (32 bytes): droce.h's struct droce_wc, narrowed. */
 struct dq_cqe {
@@ -143,7 +177,10 @@ struct dq_cqe {
 	uint32_t imm;		/* or the invalidated rkey */
 	uint32_t qp_num;
 	uint32_t src_qp;
-	uint32_t vendor_err;
+	uint16_t vendor_err;	/* droce's engine sets none */
+	uint8_t sl;		/* a UD receive's L3 header (droce.h DROCE_WC_SL_ROCE_*):
+				 * UCX's UD transport drops a datagram without it */
+	uint8_t reserved;	/* 0 */
 };
 
 /* An asynchronous event (16 bytes). */
@@ -264,11 +301,49 @@ void dq_inline_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t off
 void dq_inline_read(struct dq_ring *r, uint32_t depth, uint32_t i, void *dst, uint32_t len);
 
 /*
+ * The entries a checked copy of a send descriptor takes: its inline data's
+ * (dq_send_slots), or its SGEs' (dq_send_sge_slots).  A consumer takes the
+ * descriptor only when the producer index it read covers them all.
+ */
+static inline uint32_t
+dq_send_entries(const struct dq_send_wqe *w)
+{
+	return (w->flags & DQ_SEND_INLINE) ? dq_send_slots(w->inline_len) :
+					     dq_send_sge_slots(w->num_sge);
+}
+
+/*
+ * SGE k (below DQ_MAX_SGE) of the descriptor at index i written (the
+ * application: in the descriptor for k below DQ_WQE_SGE, else in the
+ * entries after it, before it publishes the index past them).
+ */
+void dq_send_sge_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t k,
+		       const struct dq_sge *sge);
+void dq_recv_sge_write(struct dq_ring *r, uint32_t depth, uint32_t i, uint32_t k,
+		       const struct dq_sge *sge);
+/*
+ * droced: the w->num_sge SGEs (at most DQ_MAX_SGE) of the checked copy w
+ * of the descriptor at index i into out, the first DQ_WQE_SGE from the
+ * copy, the rest copied once out of the entries after it (the caller made
+ * sure they were published: dq_send_entries, dq_recv_slots).  The list is
+ * then checked whole (dq_sges_check).
+ */
+void dq_send_sges_read(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_send_wqe *w,
+		       struct dq_sge *out);
+void dq_recv_sges_read(struct dq_ring *r, uint32_t depth, uint32_t i, const struct dq_recv_wqe *w,
+		       struct dq_sge *out);
+/* n SGEs: 0, or -EMSGSIZE (their lengths add to more than DQ_MAX_MSG, or
+ * an SGE's range wraps around). */
+int dq_sges_check(const struct dq_sge *sge, uint32_t n);
+
+/*
  * A copied descriptor checked on its own: 0, -EINVAL (unknown opcode or
  * flags, reserved bits set, an atomic's SGE or alignment wrong, an AH
  * index beyond max_ah, or where none belongs), -E2BIG (more SGEs than
- * DQ_MAX_SGE), -EMSGSIZE (the SGEs' lengths add to more than DQ_MAX_MSG,
- * or an SGE's range wraps around, or inline data above DQ_MAX_INLINE).
+ * DQ_MAX_SGE), -EMSGSIZE (the SGEs in the descriptor add to more than
+ * DQ_MAX_MSG, or one's range wraps around, or inline data above
+ * DQ_MAX_INLINE).  SGEs beyond DQ_WQE_SGE are in the entries after it:
+ * the caller's to read and check (dq_send_sges_read, dq_sges_check).
  * Inline data: only for the opcodes of DQ_OP_INLINE, with no SGE; without
  * DQ_SEND_INLINE, inline_len is 0.  A bind: rights of DQ_MW_ACCESS only, its
  * pad 0 (the window and the MR are the caller's to look up).  ud: the QP is UD (an AH index

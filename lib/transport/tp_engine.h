@@ -124,6 +124,10 @@ struct tp_engine {
 	/* lib/protection's check results, by enum prot_status (tp_prot_*) */
 	uint64_t prot_remote[PROT_STATUS_MAX];
 	uint64_t prot_local[PROT_STATUS_MAX];
+	/* dedicated lcore: called after each round (tp_dev_set_round_hook),
+	 * set and cleared by a command on the lcore itself; NULL: none */
+	unsigned int (*round_hook)(void *arg);
+	void *round_arg;
 };
 
 /*

@@ -191,6 +191,34 @@ tp_qp_call(struct tp_qp *qp, int (*fn)(void *arg), void *arg)
 	return tp_engine_call(qp->eng, fn, arg);
 }
 
+struct round_hook {
+	struct tp_engine *eng;
+	unsigned int (*fn)(void *arg);
+	void *arg;
+};
+
+/* On the transport lcore, between two rounds: no call of the old hook
+ * runs now, and the next round calls the new one. */
+static int
+cmd_set_round_hook(void *arg)
+{
+	const struct round_hook *h = arg;
+
+	h->eng->round_hook = h->fn;
+	h->eng->round_arg = h->arg;
+	return 0;
+}
+
+int
+tp_dev_set_round_hook(struct tp_dev *dev, unsigned int (*fn)(void *arg), void *arg)
+{
+	struct round_hook h = { dev->eng[0], fn, arg };
+
+	if (h.eng->lc == NULL || rte_lcore_id() == h.eng->lc->lcore)
+		return -EINVAL;
+	return lc_exec(h.eng->lc, cmd_set_round_hook, &h);
+}
+
 bool
 tp_dev_dedicated(const struct tp_dev *dev)
 {

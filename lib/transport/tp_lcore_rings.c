@@ -268,5 +268,8 @@ tp_lc_engine_round(struct tp_engine *eng)
 	work += (unsigned int)tp_engine_progress(eng);
 	tp_lc_publish_tails(eng);
 	tp_lc_publish_cqs(eng);
+	/* after the publication: what the hook polls includes this round's */
+	if (eng->round_hook != NULL)
+		work += eng->round_hook(eng->round_arg);
 	return work;
 }

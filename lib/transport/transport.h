@@ -269,6 +269,21 @@ int tp_dev_call(struct tp_dev *dev, int (*fn)(void *arg), void *arg);
  * Device-wide ones (CQ, AH) on engine 0: tp_dev_call.
  */
 int tp_engine_call(struct tp_engine *eng, int (*fn)(void *arg), void *arg);
+/*
+ * Dedicated transport lcore only: the lcore of the device's engine 0
+ * calls fn(arg) after each of that engine's rounds (after it published
+ * the round's completions), e.g. a daemon's poller of work queues its
+ * clients write in shared memory, which then costs no thread hop.  fn runs
+ * as the lcore's own code: it may post, poll CQs and make control calls
+ * (tp_engine_call runs them inline there) but must never wait for another
+ * thread; it returns the work it found (the lcore pauses only after a
+ * round in which nothing had any).  fn NULL removes it.  Set by a command
+ * between two rounds: once this returns, no call of the previous hook is
+ * running and the next round calls the new one.  Called from another
+ * thread than the lcore; 0, or -EINVAL (not on a transport lcore, or
+ * called from it).
+ */
+int tp_dev_set_round_hook(struct tp_dev *dev, unsigned int (*fn)(void *arg), void *arg);
 int tp_qp_call(struct tp_qp *qp, int (*fn)(void *arg), void *arg);
 /* The engine a new QP goes to (the one with the fewest QPs), and engine k. */
 struct tp_engine *tp_dev_qp_engine(struct tp_dev *dev);

@@ -1341,20 +1341,23 @@ DAEMON_TESTS = (
 # lcore, asleep in poll(), too), the client on 1; the engine, where it has
 # a lcore of its own, on 2, or on a 2-core machine on 1 (the client's core)
 DAEMON_ENGINE = "2" if (os.cpu_count() or 1) >= 3 else "1"
-DAEMON_MODES = ("in-process", f"in-process, engine on lcore {DAEMON_ENGINE}", "droced")
+DAEMON_MODES = ("in-process", f"in-process, engine on lcore {DAEMON_ENGINE}", "droced",
+                "droced, regions")
 
 
 def daemon_perf(pmd, perf, droced, mode, test, args):
-    """One droce-perf pair, the server in mode: bw -> (MB/s, Mpps), lat -> t_typical."""
+    """One droce-perf pair, the server in mode: bw -> (MB/s, Mpps), lat -> t_typical.
+    "droced": the server is droced's secondary; "droced, regions": a plain
+    process on droced's queue regions (DROCE_QUEUES=region, no EAL)."""
     srv, cli = pmd.pair_argv(perf)
     port = 20000 + (os.getpid() * 7 + pmd.n * 131) % 40000
     opts = ["--droce-ipv4=198.18.13.1/24"]
-    dmn = None
+    dmn, env = None, None
     if mode != "in-process":
         i = srv.index("-l")
         srv[i + 1] = f"0,{DAEMON_ENGINE}"
         opts.append(f"--droce-transport-lcores={DAEMON_ENGINE}")
-    if mode == "droced":
+    if mode.startswith("droced"):
         sock = os.path.join(pmd.tmp, f"d{pmd.n}.sock")
         dmn = subprocess.Popen([droced] + srv[1:] + ["--"] + opts + [f"--socket={sock}"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -1362,11 +1365,15 @@ def daemon_perf(pmd, perf, droced, mode, test, args):
         while line and "droced: ready on" not in line:
             line = dmn.stdout.readline()
         srv, opts = [perf, "--no-pci", "-l", "0"], [f"--droce-daemon={sock}"]
+        if mode == "droced, regions":
+            # on CPU 0 as EAL pins the secondary (-l 0, skipped here)
+            srv = ["taskset", "-c", "0"] + srv
+            env = dict(os.environ, DROCE_QUEUES="region")
     try:
-        res = run_two(srv + ["--"] + opts + [test] + args + ["-p", str(port)],
-                      cli + ["--", "--droce-ipv4=198.18.13.2/24", test] + args +
-                      ["-p", str(port), pmd.server_addr],
-                      lambda proc, out: listening(proc.pid, port), 120)
+        res = run_two_env(srv + ["--"] + opts + [test] + args + ["-p", str(port)], env,
+                          cli + ["--", "--droce-ipv4=198.18.13.2/24", test] + args +
+                          ["-p", str(port), pmd.server_addr], None,
+                          lambda proc, out: listening(proc.pid, port), 120)
     finally:
         if dmn is not None:
             dmn.terminate()
@@ -1388,7 +1395,8 @@ def daemon_compare(a, nruns):
     pmd = Pmd("memif", tmp, os.getpid() % 100000)
     meter = Meter(a.load_max)
     lines = ["| test | " + " | ".join(DAEMON_MODES) + " | droced / in-process | "
-             f"droced / {DAEMON_MODES[1]} |", "|---" * (len(DAEMON_MODES) + 3) + "|"]
+             f"droced / {DAEMON_MODES[1]} | regions / {DAEMON_MODES[1]} |",
+             "|---" * (len(DAEMON_MODES) + 4) + "|"]
     failed = 0
     try:
         for test, args in DAEMON_TESTS:
@@ -1404,7 +1412,8 @@ def daemon_compare(a, nruns):
             lines.append(f"| {test} {' '.join(args)} | " +
                          " | ".join(f"{fmt(vals[m], '.2f')} {unit}" for m in DAEMON_MODES) +
                          f" | {fmt(div(vals['droced'], vals[DAEMON_MODES[0]]), '.3f')} | "
-                         f"{fmt(div(vals['droced'], vals[DAEMON_MODES[1]]), '.3f')} |")
+                         f"{fmt(div(vals['droced'], vals[DAEMON_MODES[1]]), '.3f')} | "
+                         f"{fmt(div(vals['droced, regions'], vals[DAEMON_MODES[1]]), '.3f')} |")
             log(lines[-1])
     finally:
         pmd.close()

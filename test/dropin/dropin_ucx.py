@@ -29,9 +29,13 @@ libibverbs.so.1 and usertools/droce-run (its device tree: /sys/class/infiniband,
   dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED ucp_droced
       ucp_rc's three with both sides applications of one droced (net_ring,
       droced's loopback; TCP exchange on 127.0.0.1), UCX's defaults (its
-      memory pools System V hugepage segments); droced empty after.  On
-      droced the programs are its secondaries (DROCE_QUEUES=shared: UCX
-      asks for 5 SGEs a send, a queue region's descriptor carries 4).
+      memory pools System V hugepage segments); droced empty after.
+  dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED ucp_regions
+      ucp_droced's tag_lat and tag_bw with both sides plain processes on
+      droced's queue regions (DROCE_QUEUES=region; each maps its region, the
+      memfd "droce-dq", while it runs): UCX's RC QPs ask for 5 SGEs a send
+      (UCX_IB_TX_MIN_SGE), its UD wireup reads a receive's sl; droced
+      empty after.
   dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED --prog MPI_PINGPONG mpi_droced
       mpi's two ranks as applications of one droced (mpirun in a network
       namespace of its own, loopback only); droced empty after.
@@ -87,18 +91,11 @@ class Droced:
         droced_stop(self.daemon)
 
 
-# On droced the programs are its DPDK secondaries (DROCE_QUEUES=shared, not
-# the default): UCX 1.13 creates its RC QPs with 5 SGEs a send
-# (UCX_IB_TX_MIN_SGE), and a queue region's descriptor carries 4.
-SHARED = {"DROCE_QUEUES": "shared"}
-
-
 def droce_env(nets, side, ip=None):
     """droce on side's veth end, on its own core, run-to-completion; on
-    droced, only the core (EAL's secondary, SHARED)."""
+    droced, only the core (EAL's secondary)."""
     if isinstance(nets, Droced):
-        return dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error",
-                    **SHARED)
+        return dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error")
     eal = EAL + ["-l", str(side), f"--file-prefix=ucx{os.getpid()}{side}",
                  f"--vdev=net_af_packet0,iface={nets.ifs[side]}"]
     return dict(os.environ, DROCE_ARGS=" ".join(
@@ -154,9 +151,19 @@ def case_info(a, nets):
               "(none without the tree)", flush=True)
 
 
-def perftest_pair(a, tmp, nets, tag, args, env=None):
+def region_mapped(pid):
+    """Whether process pid maps a queue region (lib/dq's memfd "droce-dq")."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return "/memfd:droce-dq" in f.read()
+    except OSError:
+        return False
+
+
+def perftest_pair(a, tmp, nets, tag, args, env=None, regions=None):
     """ucx_perftest args on both sides (the server first, until it waits);
-    (exit statuses, outputs)."""
+    (exit statuses, outputs).  regions: a set the sides seen mapping a
+    queue region while they ran are added to."""
     procs, files = [], []
     try:
         for side in (0, 1):
@@ -175,10 +182,11 @@ def perftest_pair(a, tmp, nets, tag, args, env=None):
                     break
                 time.sleep(0.05)
         for p in procs:
-            try:
-                p.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                pass
+            deadline = time.monotonic() + TIMEOUT
+            while p.poll() is None and time.monotonic() < deadline:
+                if regions is not None:
+                    regions.update(i for i, q in enumerate(procs) if region_mapped(q.pid))
+                time.sleep(0.02)
     finally:
         for p in procs:
             stop(p)
@@ -191,7 +199,7 @@ def perftest_pair(a, tmp, nets, tag, args, env=None):
 
 
 def case_perftest(a, tmp, nets, tag, test, size, iters, kind, uct=None, tls=None,
-                  extra=()):
+                  extra=(), regions=None):
     """uct: (transport, device) for the transport level; tls: UCX_TLS for
     the protocol level, whose endpoints must all be on tls' transports on
     droce0:1; kind: "lat" or "bw", the figure that must be above zero."""
@@ -203,7 +211,11 @@ def case_perftest(a, tmp, nets, tag, test, size, iters, kind, uct=None, tls=None
     else:
         env = {"UCX_TLS": tls, "UCX_NET_DEVICES": "droce0:1", "UCX_LOG_LEVEL": "info"}
         case = f"ucx_perftest -t {test} -s {size} (UCX_TLS={tls})"
-    rcs, outs = perftest_pair(a, tmp, nets, tag, args, env)
+    rcs, outs = perftest_pair(a, tmp, nets, tag, args, env, regions)
+    if regions is not None:
+        case += " on queue regions"
+        if not check(case, regions == {0, 1}, f"sides seen mapping a region: {regions}"):
+            return
     ok = True
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
@@ -291,8 +303,7 @@ def case_mpi(a, tmp):
 def case_mpi_droced(a, tmp):
     """mpi_pingpong's two ranks as applications of one droced (net_ring,
     droced's loopback), mpirun and the ranks in a network namespace of
-    their own (loopback only) for mpirun's PMIx server; as case_mpi.  The
-    ranks are droced's secondaries (SHARED)."""
+    their own (loopback only) for mpirun's PMIx server; as case_mpi."""
     case = "mpirun -np 2, Open MPI's UCX pml on droced"
     if not check(case, a.prog not in (None, "missing") and os.path.exists(a.prog),
                  f"no mpi_pingpong ({a.prog}): Open MPI's mpicc (libopenmpi-dev) missing"):
@@ -305,8 +316,7 @@ def case_mpi_droced(a, tmp):
         ranks = []
         for side in (0, 1):
             ranks += ([":"] if side else []) + [
-                "-np", "1", "env", *(f"{k}={v}" for k, v in SHARED.items()),
-                a.run, "--lib", a.lib, "--daemon", nets.sock, "--args",
+                "-np", "1", a.run, "--lib", a.lib, "--daemon", nets.sock, "--args",
                 f"-l {side} --no-pci --log-level=lib.eal:error", "--", a.prog, "200", "4096"]
         p = mpirun(ns, ranks, tmp)
         left = droced_apps(a.droced, nets.sock)
@@ -338,6 +348,26 @@ def ucp_droced(a):
     return 1 if failures else 0
 
 
+def ucp_regions(a):
+    """ucp_droced's tag_lat and tag_bw with both ucx_perftests plain
+    processes on droced's queue regions, each seen mapping its region."""
+    os.environ["DROCE_QUEUES"] = "region"
+    with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:
+        nets = Droced(a.droced, tmp)
+        try:
+            rc = "rc_verbs,ud_verbs"
+            case_perftest(a, tmp, nets, "r0", "tag_lat", 8, 200, "lat", tls=rc, regions=set())
+            case_perftest(a, tmp, nets, "r1", "tag_bw", 65536, 50, "bw", tls=rc, regions=set())
+            left = droced_apps(a.droced, nets.sock)
+            if check("droced", left == "", f"applications left: {left}"):
+                print("ok - droced: no application left", flush=True)
+        finally:
+            nets.close()
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
@@ -345,7 +375,7 @@ def main():
     ap.add_argument("--prog")
     ap.add_argument("--droced")
     ap.add_argument("what", choices=("info", "uct_rc", "uct_ud", "ucp_rc", "ucp_ud", "mpi",
-                                     "ucp_droced", "mpi_droced"))
+                                     "ucp_droced", "ucp_regions", "mpi_droced"))
     a = ap.parse_args()
     a.run, a.lib = os.path.abspath(a.run), os.path.abspath(a.lib)
     if a.prog not in (None, "missing"):
@@ -358,6 +388,8 @@ def main():
         return 1 if failures else 0
     if a.what == "ucp_droced":
         return ucp_droced(a)
+    if a.what == "ucp_regions":
+        return ucp_regions(a)
     nets = Veth(f"u{os.getpid() % 100000}")
     try:
         with tempfile.TemporaryDirectory(prefix="dropin_ucx.") as tmp:

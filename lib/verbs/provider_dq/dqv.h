@@ -64,6 +64,7 @@ struct dqv_qp {
 	uint32_t sq_prod, rq_prod;	/* our own indices */
 	uint16_t sig_all;		/* DQ_SEND_SIGNALED when sq_sig_all */
 	uint32_t max_inline;		/* the QP's max_inline_data */
+	uint32_t max_send_sge, max_recv_sge;	/* as droced granted: more is EINVAL */
 	struct dq_ring *sq, *rq;
 	struct dqv_region *r;
 };
@@ -75,6 +76,7 @@ struct dqv_srq {
 	uint32_t slot;
 	uint32_t depth;
 	uint32_t prod;			/* our own index */
+	uint32_t max_sge;		/* as droced granted: more is EINVAL */
 	struct dq_ring *ring;
 	struct dqv_region *r;
 };

@@ -176,7 +176,8 @@ min_int(int a, uint32_t b)
 /*
  * droced's device as this region carries it: no more QPs and SRQs (an SRQ
  * takes a QP slot) or CQs than its slots, no deeper queues than its
- * rings, no more SGEs than a descriptor holds, so that programs sizing
+ * rings, no more SGEs than a descriptor and the entries after it hold
+ * (DQ_MAX_SGE, the in-process engine's DROCE_MAX_SGE), so that programs sizing
  * their queues from the device's limits (UCX) ask for what posts.
  */
 static int

@@ -26,7 +26,7 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_SEND_SOLICITED, DROCE_SEND_SOLICITED) &&
 	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) &&
 	       SAME(DQ_MAX_INLINE, DROCE_MAX_INLINE_DATA) &&
-	       SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW) &&
+	       SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW) && SAME(DQ_MAX_SGE, DROCE_MAX_SGE) &&
 	       SAME(DQ_MW_ACCESS, DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
 				      DROCE_ACCESS_REMOTE_ATOMIC), "lib/dq's opcodes and flags");
 
@@ -63,12 +63,37 @@ inline_len(const struct dqv_qp *qp, const struct droce_send_wr *wr)
 }
 
 /*
- * One WR as a send descriptor at index i of the send ring (and, inline,
- * the entries after it, room for which the caller checked): 0, or -EINVAL
- * (what the region does not carry: too many SGEs, a bind without a window,
- * inline data above the QP's max_inline_data; a UD WR without an address
- * handle).  A UD WR names droced's AH by its index.  IBV_SEND_INLINE on
- * an opcode that sends no data (READ, atomics) is ignored, as in process.
+ * wr's n SGEs into the descriptor w at index i of ring r (beyond
+ * DQ_WQE_SGE, into the entries after it): 0, or -EINVAL when the list is
+ * one droced would refuse (dq_sges_check; the descriptor's own SGEs are
+ * dq_send_check's).
+ */
+static inline int
+send_sges(struct dq_ring *r, uint32_t depth, uint32_t i, struct dq_send_wqe *w,
+	  const struct droce_sge *sg, int n)
+{
+	struct dq_sge all[DQ_MAX_SGE];
+
+	w->num_sge = (uint8_t)n;
+	for (int k = 0; k < n && k < DQ_WQE_SGE; k++)
+		w->sge[k] = (struct dq_sge){ sg[k].addr, sg[k].length, sg[k].lkey };
+	if (__builtin_expect(n <= DQ_WQE_SGE, 1))
+		return 0;
+	for (int k = DQ_WQE_SGE; k < n; k++)
+		dq_send_sge_write(r, depth, i, (uint32_t)k,
+				  &(struct dq_sge){ sg[k].addr, sg[k].length, sg[k].lkey });
+	dq_send_sges_read(r, depth, i, w, all);
+	return dq_sges_check(all, (uint32_t)n) == 0 ? 0 : -EINVAL;
+}
+
+/*
+ * One WR as a send descriptor at index i of the send ring (and, inline
+ * or of more than DQ_WQE_SGE SGEs, the entries after it, room for which
+ * the caller checked): 0, or -EINVAL (what the region does not carry: a
+ * bind without a window, inline data above the QP's max_inline_data; a UD
+ * WR without an address handle).  A UD WR names droced's AH by its index.
+ * IBV_SEND_INLINE on an opcode that sends no data (READ, atomics) is
+ * ignored, as in process.
  */
 static inline int
 send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, int len)
@@ -125,10 +150,8 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, in
 		}
 	} else {
 		flags &= (uint16_t)~DQ_SEND_INLINE;
-		w->num_sge = (uint8_t)wr->num_sge;
-		for (int k = 0; k < wr->num_sge; k++)
-			w->sge[k] = (struct dq_sge){ wr->sg_list[k].addr, wr->sg_list[k].length,
-						     wr->sg_list[k].lkey };
+		if (send_sges(qp->sq, qp->sq_depth, i, w, wr->sg_list, wr->num_sge) != 0)
+			return -EINVAL;
 	}
 	w->flags = flags;
 	/* droced's check, here first: a malformed WR fails its post
@@ -138,16 +161,17 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, in
 }
 
 /*
- * The ring entries wr takes (dq_send_slots), *len its inline bytes (-1:
- * not inline), or -EINVAL for what is refused before any entry is
- * written.
+ * The ring entries wr takes (dq_send_slots, dq_send_sge_slots), *len its
+ * inline bytes (-1: not inline), or -EINVAL for what is refused before
+ * any entry is written (more SGEs than the QP was granted, as ibverbs).
  */
 static inline int
 send_slots(const struct dqv_qp *qp, const struct droce_send_wr *wr, int *len)
 {
 	*len = -1;
 	if ((unsigned int)wr->opcode >= DQ_WR_NOPS || wr->num_sge < 0 ||
-	    wr->num_sge > DQ_MAX_SGE || (wr->send_flags & ~(unsigned int)DQ_SEND_FLAGS) != 0 ||
+	    (uint32_t)wr->num_sge > qp->max_send_sge ||
+	    (wr->send_flags & ~(unsigned int)DQ_SEND_FLAGS) != 0 ||
 	    !(dq_wr_ops[wr->opcode] & DQ_OP_VALID))
 		return -EINVAL;
 	if (__builtin_expect((wr->send_flags & DQ_SEND_INLINE) != 0, 0) &&
@@ -157,7 +181,7 @@ send_slots(const struct dqv_qp *qp, const struct droce_send_wr *wr, int *len)
 			return -EINVAL;
 		return (int)dq_send_slots((uint32_t)*len);
 	}
-	return 1;
+	return (int)dq_send_sge_slots((uint32_t)wr->num_sge);
 }
 
 int
@@ -197,39 +221,63 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 	return rc;
 }
 
-/* Receive WRs into a ring whose own index is *prod: as droced checks them. */
+/*
+ * One receive WR as the descriptor at index prod of ring r and, of more
+ * than DQ_WQE_SGE SGEs, the entries after it (dq_recv_slots, room for
+ * which the caller checked): 0, or -EINVAL as droced would refuse it.
+ */
+static inline int
+recv_wqe(struct dq_ring *r, uint32_t depth, uint32_t prod, const struct droce_recv_wr *wr)
+{
+	struct dq_recv_wqe *w = &((struct dq_recv_wqe *)dq_ring_entries(r))[prod & (depth - 1)];
+	struct dq_sge all[DQ_MAX_SGE];
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->num_sge = (uint8_t)wr->num_sge;
+	for (int i = 0; i < wr->num_sge && i < DQ_WQE_SGE; i++)
+		w->sge[i] = (struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+					     wr->sg_list[i].lkey };
+	if (dq_recv_check(w) != 0)
+		return -EINVAL;
+	if (__builtin_expect(wr->num_sge <= DQ_WQE_SGE, 1))
+		return 0;
+	for (int i = DQ_WQE_SGE; i < wr->num_sge; i++)
+		dq_recv_sge_write(r, depth, prod, (uint32_t)i,
+				  &(struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+						    wr->sg_list[i].lkey });
+	dq_recv_sges_read(r, depth, prod, w, all);
+	return dq_sges_check(all, w->num_sge) == 0 ? 0 : -EINVAL;
+}
+
+/* Receive WRs of at most max_sge SGEs (the QP's or SRQ's, as granted;
+ * more: EINVAL) into a ring whose own index is *prod: as droced checks them. */
 static int
 recv_post(struct dqv_region *reg, struct dq_ring *r, uint32_t depth, uint32_t *prod_p,
-	  struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+	  uint32_t max_sge, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
 {
 	int room = dq_ring_room(r, *prod_p, depth), rc = 0;
-	struct dq_recv_wqe *e = dq_ring_entries(r);
 	uint32_t prod = *prod_p;
 
 	if (room < 0)
 		rc = -EIO;
 	for (; wr != NULL && rc == 0; wr = wr->next) {
-		struct dq_recv_wqe *w = &e[prod & (depth - 1)];
+		int n;
 
-		if (room-- == 0) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			rc = -EINVAL;
+			break;
+		}
+		n = (int)dq_recv_slots((uint32_t)wr->num_sge);
+		if (n > room) {
 			rc = -ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || wr->num_sge > DQ_MAX_SGE) {
-			rc = -EINVAL;
+		rc = recv_wqe(r, depth, prod, wr);
+		if (rc != 0)
 			break;
-		}
-		memset(w, 0, sizeof(*w));
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint8_t)wr->num_sge;
-		for (int i = 0; i < wr->num_sge; i++)
-			w->sge[i] = (struct dq_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
-						     wr->sg_list[i].lkey };
-		if (dq_recv_check(w) != 0) {
-			rc = -EINVAL;
-			break;
-		}
-		prod++;
+		prod += (uint32_t)n;
+		room -= n;
 	}
 	if (rc != 0)
 		*bad = wr;
@@ -251,7 +299,7 @@ dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_
 		*bad = wr;
 		return -EINVAL;
 	}
-	return recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, wr, bad);
+	return recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, qp->max_recv_sge, wr, bad);
 }
 
 int
@@ -259,7 +307,7 @@ dqv_post_srq_recv(struct droce_srq *pub, struct droce_recv_wr *wr, struct droce_
 {
 	struct dqv_srq *srq = (struct dqv_srq *)pub;
 
-	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, wr, bad);
+	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, srq->max_sge, wr, bad);
 }
 
 int
@@ -280,7 +328,7 @@ dqv_poll_cq(struct droce_cq *pub, int n, struct droce_wc *wc)
 			.wr_id = c->wr_id, .status = (enum droce_wc_status)c->status,
 			.opcode = (enum droce_wc_opcode)c->opcode, .vendor_err = c->vendor_err,
 			.byte_len = c->byte_len, .imm_data = c->imm, .qp_num = c->qp_num,
-			.src_qp = c->src_qp, .wc_flags = c->wc_flags };
+			.src_qp = c->src_qp, .wc_flags = c->wc_flags, .sl = c->sl };
 	}
 	cq->cons += (uint32_t)avail;
 	dq_ring_consumed(cq->ring, cq->cons);

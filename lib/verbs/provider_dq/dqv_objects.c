@@ -209,26 +209,32 @@ dqv_destroy_cq(struct droce_cq *pub)
 
 /*
  * RC, UC and UD.  The rings hold what the application posts until droced
- * moves it onto its QP, so its depths must fit them (EINVAL): with inline
- * data, max_send_wr descriptors of max_inline_data bytes each
- * (dq_send_slots entries each) must fit the send ring.
+ * moves it onto its QP, so its depths must fit them (EINVAL): max_send_wr
+ * descriptors of max_inline_data bytes or max_send_sge SGEs each
+ * (dq_send_slots, dq_send_sge_slots entries each) must fit the send
+ * ring, max_recv_wr of max_recv_sge SGEs (dq_recv_slots) the receive ring.
  */
 static int
 qp_init_check(const struct droce_qp_init_attr *init)
 {
 	/* the inline room droced's QP will grant (droce_qp_min_inline) */
-	uint32_t inl = init->cap.max_inline_data;
+	uint32_t inl = init->cap.max_inline_data, send_slots, recv_slots;
 
 	if (inl < droce_qp_min_inline(init->cap.max_send_sge))
 		inl = droce_qp_min_inline(init->cap.max_send_sge);
 	if (init->qp_type != DROCE_QPT_RC && init->qp_type != DROCE_QPT_UC &&
 	    init->qp_type != DROCE_QPT_UD)
 		return -EOPNOTSUPP;
-	if (init->cap.max_send_wr > dqv_region.g.sq_depth ||
-	    (init->srq == NULL && init->cap.max_recv_wr > dqv_region.g.rq_depth) ||
-	    init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
-	    inl > DQ_MAX_INLINE ||
-	    (uint64_t)init->cap.max_send_wr * dq_send_slots(inl) > dqv_region.g.sq_depth)
+	if (init->cap.max_send_sge > DQ_MAX_SGE || init->cap.max_recv_sge > DQ_MAX_SGE ||
+	    inl > DQ_MAX_INLINE)
+		return -EINVAL;
+	send_slots = dq_send_slots(inl);
+	if (send_slots < dq_send_sge_slots(init->cap.max_send_sge))
+		send_slots = dq_send_sge_slots(init->cap.max_send_sge);
+	recv_slots = dq_recv_slots(init->cap.max_recv_sge);
+	if ((uint64_t)init->cap.max_send_wr * send_slots > dqv_region.g.sq_depth ||
+	    (init->srq == NULL &&
+	     (uint64_t)init->cap.max_recv_wr * recv_slots > dqv_region.g.rq_depth))
 		return -EINVAL;
 	return 0;
 }
@@ -294,6 +300,8 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	/* droced's attach zeroed the slot's indices: ours start at 0 too */
 	qp->sig_all = init->sq_sig_all ? DQ_SEND_SIGNALED : 0;
 	qp->max_inline = init->cap.max_inline_data;	/* as droced granted */
+	qp->max_send_sge = init->cap.max_send_sge;
+	qp->max_recv_sge = init->cap.max_recv_sge;
 	qp->d.pub.context = pd->context;
 	qp->d.pub.qp_context = init->qp_context;
 	qp->d.pub.pd = pd;
@@ -342,12 +350,13 @@ dqv_destroy_qp(struct droce_qp *pub)
 
 /* ---- SRQs ------------------------------------------------------------------------ */
 
-/* What the ring carries: max_wr within the receive ring, max_sge within
- * a descriptor's (EINVAL). */
+/* What the ring carries: max_wr descriptors of max_sge SGEs each
+ * (dq_recv_slots entries) within the receive ring (EINVAL). */
 static int
-srq_attr_check(const struct droce_srq_attr *attr, int mask)
+srq_attr_check(const struct droce_srq_attr *attr, int mask, uint32_t max_sge)
 {
-	if ((mask & DROCE_SRQ_MAX_WR) && attr->max_wr > dqv_region.g.rq_depth)
+	if ((mask & DROCE_SRQ_MAX_WR) &&
+	    (uint64_t)attr->max_wr * dq_recv_slots(max_sge) > dqv_region.g.rq_depth)
 		return -EINVAL;
 	return 0;
 }
@@ -375,10 +384,11 @@ int
 dqv_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init, struct droce_srq **out)
 {
 	struct dqv_srq *srq;
-	int slot, rc = srq_attr_check(&init->attr, DROCE_SRQ_MAX_WR);
+	int slot, rc;
 
-	if (rc == 0 && init->attr.max_sge > DQ_MAX_SGE)
-		rc = -EINVAL;
+	if (init->attr.max_sge > DQ_MAX_SGE)
+		return -EINVAL;
+	rc = srq_attr_check(&init->attr, DROCE_SRQ_MAX_WR, init->attr.max_sge);
 	if (rc != 0)
 		return rc;
 	srq = calloc(1, sizeof(*srq));
@@ -403,6 +413,7 @@ dqv_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init, struct dro
 	srq->slot = (uint32_t)slot;
 	srq->r = &dqv_region;
 	srq->depth = dqv_region.g.rq_depth;
+	srq->max_sge = init->attr.max_sge < DQ_MAX_SGE ? init->attr.max_sge : DQ_MAX_SGE;
 	srq->ring = dq_rq(dqv_region.base, &dqv_region.g, srq->slot);
 	/* droced's attach zeroed the slot's indices: ours starts at 0 too */
 	srq->d.pub.context = pd->context;
@@ -415,7 +426,7 @@ dqv_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init, struct dro
 int
 dqv_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask)
 {
-	int rc = srq_attr_check(attr, mask);
+	int rc = srq_attr_check(attr, mask, ((const struct dqv_srq *)srq)->max_sge);
 
 	return rc != 0 ? rc : droced_modify_srq(srq, attr, mask);
 }

@@ -43,6 +43,25 @@
  *       invalidation of the type-2 rkey; the server checks the bytes and
  *       the invalidated rkey, unbinds the type-1 window; the client's
  *       WRITE through the invalidated rkey then ends REM_ACCESS_ERR.
+ *   dq_app ... server|client 1 sge
+ *       (A plain process only: the limits are the region's.)  The device
+ *       answers max_sge 16; a QP of max_send_wr 4096 and 16 SGEs (3 ring
+ *       entries each), one of max_recv_wr 2048 and 16 SGEs (4 each), an
+ *       SRQ of max_wr 2048 and 16 SGEs: EINVAL; a SEND of 17 SGEs, and of
+ *       6 on a QP granted 5: EINVAL.  The QPs get 16 SGEs, the server's
+ *       receives come from an SRQ of 16.  The client SENDs 5 SGEs, then 16
+ *       (lengths 7 + 13k, 256 bytes apart) into the SRQ's receives of 5
+ *       and 16 (lengths reversed); the server SENDs 5 and 16 into the
+ *       client's receives of 5 and 16; the client WRITEs gathered from 16
+ *       SGEs into the server's buffer, READs it back scattered into 16,
+ *       and SENDs; the server checks the WRITE's bytes.  Every piece
+ *       checked byte for byte, every gap between pieces untouched, every
+ *       completion's status, opcode, wr_id, byte_len.
+ *   dq_app ... server|client ROUNDS regs
+ *       Before the rounds above, one more CQ, then REGS more MRs of its own
+ *       memory (a page each), each registered, distinct keys: droced's
+ *       table of its objects grows while one of them is registered.  The
+ *       MRs and the CQ are freed at the end.
  *   dq_app ... pong N SIZE | ping N SIZE
  *       N round trips of a SIZE-byte SEND each way (both poll their CQ);
  *       ping prints the median, mean and 99th percentile in microseconds.
@@ -78,6 +97,7 @@
 #define SRQ_LIMIT 8
 #define INL_MAX 256		/* droce.h's DROCE_MAX_INLINE_DATA */
 #define INL_OFF (CHUNKS * CHUNK + CHUNK)	/* the inline WRITEs' place */
+#define REGS 24			/* regs: the MRs registered beyond the buffer's */
 
 enum { WR_WRITE = 1, WR_SEND = 2, WR_READ = 3 };
 
@@ -97,6 +117,12 @@ struct app {
 	bool inl;		/* inline rounds */
 	bool srq_mode;		/* the server's receives from an SRQ */
 	bool mw_mode;		/* memory windows */
+	bool sge_mode;		/* work requests of many SGEs */
+	uint32_t max_sge;	/* the device's (sge_mode) */
+	bool regs_mode;		/* many MRs */
+	struct droce_cq *cq2;	/* regs: the CQ more */
+	struct droce_mr *mrs[REGS];
+	uint8_t *pages;
 	struct droce_srq *srq;
 	uint32_t ncqe;		/* completions taken */
 };
@@ -195,9 +221,10 @@ region_dump(void)
 	}
 }
 
-/* The device as the region carries it (lib/verbs provider_dq): 4 SGEs a
- * descriptor, 64 QP and CQ slots, rings of at most 4096 entries.  (A
- * secondary, with DROCE_QUEUES=shared, has droced's device.) */
+/* The device as the region carries it (lib/verbs provider_dq): the
+ * engine's 16 SGEs a work request (a descriptor's 4, the rest in the ring
+ * entries after it), 64 QP and CQ slots, rings of at most 4096 entries.
+ * (A secondary, with DROCE_QUEUES=shared, has droced's device.) */
 static void
 check_limits(struct droce_context *ctx)
 {
@@ -207,13 +234,75 @@ check_limits(struct droce_context *ctx)
 	if (queues != NULL && strcmp(queues, "shared") == 0)
 		return;
 	check(droce_query_device(ctx, &d) == 0, "query_device", 0);
-	check(d.max_sge == 4 && d.max_sge_rd == 4 && d.max_srq_sge == 4,
-	      "query_device: 4 SGEs a descriptor", (uint32_t)d.max_sge);
+	check(d.max_sge == DROCE_MAX_SGE && d.max_sge_rd == DROCE_MAX_SGE &&
+	      d.max_srq_sge == DROCE_MAX_SGE, "query_device: 16 SGEs a work request",
+	      (uint32_t)d.max_sge);
 	check(d.max_qp == 64 && d.max_srq == 64 && d.max_cq == 64,
 	      "query_device: the region's 64 QP and CQ slots", (uint32_t)d.max_qp);
 	check(d.max_qp_wr <= 4096 && d.max_srq_wr <= 4096 && d.max_cqe <= 4096 &&
 	      d.max_qp_wr > 0 && d.max_cqe > 0, "query_device: within the rings",
 	      (uint32_t)d.max_qp_wr);
+}
+
+/* A QP of this cap on a CQ of its own: created (then destroyed) or not. */
+static bool
+qp_fits(struct app *a, struct droce_cq *cq, struct droce_qp_cap cap)
+{
+	struct droce_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .cap = cap,
+					   .qp_type = DROCE_QPT_RC };
+	struct droce_qp *qp = droce_create_qp(a->pd, &init);
+
+	if (qp == NULL)
+		return false;
+	if (droce_destroy_qp(qp) != 0)
+		die("destroy qp", errno);
+	return true;
+}
+
+/*
+ * The region's SGE limits: the device's max_sge; QPs and SRQs whose
+ * max_wr times the entries of their SGEs do not fit a ring (4096), and
+ * work requests above a QP's granted SGEs, refused (EINVAL).
+ */
+static void
+sge_limits(struct app *a)
+{
+	struct droce_device_attr d;
+	struct droce_srq_init_attr si = { .attr = { .max_wr = 2048, .max_sge = DROCE_MAX_SGE } };
+	struct droce_qp_init_attr init = { .qp_type = DROCE_QPT_RC };
+	struct droce_sge sge[DROCE_MAX_SGE + 1] = { { 0 } };
+	struct droce_send_wr wr = { .sg_list = sge, .opcode = DROCE_WR_SEND }, *bad;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+
+	check(droce_query_device(a->ctx, &d) == 0, "query_device", 0);
+	check(d.max_sge == DROCE_MAX_SGE, "query_device: max_sge 16", (uint32_t)d.max_sge);
+	a->max_sge = (uint32_t)d.max_sge;
+	a->pd = droce_alloc_pd(a->ctx);
+	cq = droce_create_cq(a->ctx, 16, NULL, NULL, 0);
+	if (a->pd == NULL || cq == NULL)
+		die("pd, cq", errno);
+	check(!qp_fits(a, cq, (struct droce_qp_cap){ 4096, 16, DROCE_MAX_SGE, 1, 0 }) &&
+	      errno == EINVAL, "4096 send WRs of 16 SGEs: EINVAL", 0);
+	check(!qp_fits(a, cq, (struct droce_qp_cap){ 16, 2048, 1, DROCE_MAX_SGE, 0 }) &&
+	      errno == EINVAL, "2048 receive WRs of 16 SGEs: EINVAL", 0);
+	check(qp_fits(a, cq, (struct droce_qp_cap){ 1024, 1024, DROCE_MAX_SGE, DROCE_MAX_SGE, 0 }),
+	      "1024 WRs of 16 SGEs each way fit", 0);
+	check(droce_create_srq(a->pd, &si) == NULL && errno == EINVAL,
+	      "an SRQ of 2048 WRs of 16 SGEs: EINVAL", 0);
+	init.send_cq = init.recv_cq = cq;
+	init.cap = (struct droce_qp_cap){ 8, 8, 5, 5, 0 };
+	qp = droce_create_qp(a->pd, &init);
+	if (qp == NULL)
+		die("create qp", errno);
+	check(init.cap.max_send_sge == 5, "5 SGEs granted", 0);
+	wr.num_sge = 6;
+	check(droce_post_send(qp, &wr, &bad) == EINVAL && bad == &wr,
+	      "a SEND of 6 SGEs on a QP of 5: EINVAL", 0);
+	if (droce_destroy_qp(qp) != 0 || droce_destroy_cq(cq) != 0)
+		die("destroy", errno);
+	(void)droce_dealloc_pd(a->pd);
+	a->pd = NULL;
 }
 
 static void
@@ -233,6 +322,8 @@ open_all(struct app *a)
 	if (droce_query_gid(a->ctx, 1, 0, &a->gid) != 0)
 		die("query gid", errno);
 	check_limits(a->ctx);
+	if (a->sge_mode)
+		sge_limits(a);
 	a->pd = droce_alloc_pd(a->ctx);
 	if (a->pd == NULL)
 		die("alloc pd", errno);
@@ -252,11 +343,11 @@ open_all(struct app *a)
 	a->cq = droce_create_cq(a->ctx, 256, a, a->ch, 0);
 	if (a->cq == NULL)
 		die("create cq", errno);
-	if (a->srq_mode && a->server) {
-		struct droce_srq_init_attr si = { .srq_context = a,
-						  .attr = { .max_wr = SRQ_MAX, .max_sge = 1 } };
+	if ((a->srq_mode || a->sge_mode) && a->server) {
+		struct droce_srq_init_attr si = { .srq_context = a, .attr = { .max_wr = SRQ_MAX } };
 		struct droce_srq_attr sa;
 
+		si.attr.max_sge = a->sge_mode ? a->max_sge : 1;
 		a->srq = droce_create_srq(a->pd, &si);
 		if (a->srq == NULL)
 			die("create srq", errno);
@@ -270,6 +361,8 @@ open_all(struct app *a)
 	init.recv_cq = a->cq;
 	init.qp_type = DROCE_QPT_RC;
 	init.cap = (struct droce_qp_cap){ 64, RECVS, 2, 1, a->inl ? INL_MAX + 1 : 0 };
+	if (a->sge_mode)
+		init.cap = (struct droce_qp_cap){ 64, RECVS, a->max_sge, a->max_sge, 0 };
 	if (a->inl) {
 		/* above droce.h's limit: refused, nothing made */
 		a->qp = droce_create_qp(a->pd, &init);
@@ -290,6 +383,29 @@ open_all(struct app *a)
 		      "max_inline_data 256 queried", 0);
 		printf("max_inline_data %u\n", qa.cap.max_inline_data);
 	}
+}
+
+/*
+ * One CQ more, then REGS MRs of a page of our own memory each: with the
+ * PD, the buffer's MR (its mapping and the MR), the CQs and the QP, the
+ * tables droced keeps of our objects (16, 32, ... entries) fill while an
+ * MR's mapping is added, before its MR is.
+ */
+static void
+many_mrs(struct app *a)
+{
+	a->cq2 = droce_create_cq(a->ctx, 16, NULL, NULL, 0);
+	if (a->cq2 == NULL || posix_memalign((void **)&a->pages, 4096, REGS * 4096) != 0)
+		die("cq, pages", ENOMEM);
+	memset(a->pages, 0, REGS * 4096);
+	for (uint32_t k = 0; k < REGS; k++) {
+		a->mrs[k] = droce_reg_mr(a->pd, a->pages + k * 4096, 4096,
+					 DROCE_ACCESS_LOCAL_WRITE);
+		check(a->mrs[k] != NULL, "an MR of a page of our own", k);
+		for (uint32_t j = 0; j < k; j++)
+			check(a->mrs[j]->lkey != a->mrs[k]->lkey, "distinct keys", k);
+	}
+	printf("%u MRs more registered\n", REGS);
 }
 
 static void
@@ -638,8 +754,13 @@ srq_recv(struct app *a, uint32_t k, uint32_t lkey)
 		die("post srq recv", rc);
 }
 
-/* The next asynchronous event within 10 s (its fd non-blocking), acked;
- * false if none came. */
+/*
+ * The next asynchronous event within ms (its fd non-blocking), acked;
+ * false if none came.  COMM_EST is passed over: the peer's first message
+ * may reach our QP while it is still in RTR (IBTA 11.6.3: the QP then
+ * raises it), as droced's engine lcore posts the peer's SEND at once,
+ * whatever requests of ours its main thread still serves.
+ */
 static bool
 async_event(struct app *a, struct droce_async_event *ev, int ms)
 {
@@ -647,7 +768,11 @@ async_event(struct app *a, struct droce_async_event *ev, int ms)
 
 	for (int64_t end = now_ns() + (int64_t)ms * 1000000; now_ns() < end;) {
 		if (droce_get_async_event(a->ctx, ev) == 0) {
+			bool est = ev->event_type == DROCE_EVENT_COMM_EST;
+
 			droce_ack_async_event(ev);
+			if (est)
+				continue;
 			return true;
 		}
 		if (errno != EAGAIN)
@@ -686,8 +811,11 @@ srq_server(struct app *a, uint32_t rounds)
 		held[nheld++] = (uint32_t)wc.wr_id;
 		if (nheld == SRQ_RECVS - SRQ_LIMIT + 1) {
 			/* 7 left, fewer than the limit: its event, once */
-			check(async_event(a, &ev, 10000) &&
-			      ev.event_type == DROCE_EVENT_SRQ_LIMIT_REACHED &&
+			bool got = async_event(a, &ev, 10000);
+
+			if (got && ev.event_type != DROCE_EVENT_SRQ_LIMIT_REACHED)
+				printf("dq_app: event %d instead\n", (int)ev.event_type);
+			check(got && ev.event_type == DROCE_EVENT_SRQ_LIMIT_REACHED &&
 			      ev.element.srq == a->srq, "SRQ_LIMIT_REACHED naming the SRQ", r);
 			events++;
 			if (droce_query_srq(a->srq, &sa) != 0)
@@ -868,6 +996,185 @@ mw_client(struct app *a)
 	       "invalidated rkey REM_ACCESS_ERR\n");
 }
 
+/* ---- many SGEs ---------------------------------------------------------------------- */
+
+#define SGE_STRIDE 256		/* a list's pieces lie this far apart */
+#define SGE_GAP 0xee		/* the bytes between pieces, never written */
+
+/* Piece k of a list of n: 7 + 13k bytes (rev: the other way round). */
+static uint32_t
+piece_len(uint32_t n, uint32_t k, bool rev)
+{
+	return 7 + 13 * (rev ? n - 1 - k : k);
+}
+
+static uint32_t
+pieces_total(uint32_t n)
+{
+	uint32_t t = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		t += piece_len(n, k, false);
+	return t;
+}
+
+/* The list of n pieces at buffer offset off; its chunk filled with SGE_GAP. */
+static void
+pieces(struct app *a, struct droce_sge *sg, uint32_t n, uint32_t off, bool rev)
+{
+	memset(a->buf + off, SGE_GAP, (size_t)n * SGE_STRIDE);
+	for (uint32_t k = 0; k < n; k++)
+		sg[k] = (struct droce_sge){ (uint64_t)(uintptr_t)(a->buf + off + k * SGE_STRIDE),
+					    piece_len(n, k, rev), a->mr->lkey };
+}
+
+/* The pattern's stream (round, who) written across the list's pieces. */
+static void
+pieces_fill(const struct droce_sge *sg, uint32_t n, uint32_t round, uint8_t who)
+{
+	uint32_t at = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t j = 0; j < sg[k].length; j++)
+			((uint8_t *)(uintptr_t)sg[k].addr)[j] = pattern(round, at++, who);
+}
+
+/* The pieces hold the stream in order, and every byte after each piece
+ * up to the next is still SGE_GAP. */
+static bool
+pieces_hold(const struct droce_sge *sg, uint32_t n, uint32_t round, uint8_t who)
+{
+	uint32_t at = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *p = (const uint8_t *)(uintptr_t)sg[k].addr;
+
+		for (uint32_t j = 0; j < SGE_STRIDE; j++)
+			if (p[j] != (j < sg[k].length ? pattern(round, at + j, who) : SGE_GAP))
+				return false;
+		at += sg[k].length;
+	}
+	return true;
+}
+
+/* A receive of the list (wr_id) into the QP's ring, or the SRQ's. */
+static void
+recv_list(struct app *a, uint64_t wr_id, struct droce_sge *sg, uint32_t n)
+{
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = (int)n }, *bad;
+	int rc = a->srq != NULL ? droce_post_srq_recv(a->srq, &wr, &bad) :
+				  droce_post_recv(a->qp, &wr, &bad);
+
+	if (rc != 0)
+		die("post recv of many SGEs", rc);
+}
+
+static int
+send_list(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, struct droce_sge *sg,
+	  uint32_t n, uint64_t raddr, uint32_t imm)
+{
+	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = (int)n,
+				    .opcode = op, .send_flags = DROCE_SEND_SIGNALED }, *bad;
+
+	wr.imm_data = htonl(imm);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = a->rkey;
+	return droce_post_send(a->qp, &wr, &bad);
+}
+
+/* A receive of wr_id with n pieces of the stream (round, who) in sg. */
+static void
+expect_list(struct app *a, uint64_t wr_id, const struct droce_sge *sg, uint32_t n,
+	    uint32_t round, uint8_t who)
+{
+	struct droce_wc wc;
+
+	expect_wc(a, DROCE_WC_RECV, 0, pieces_total(n), round, &wc);
+	check(wc.wr_id == wr_id && (wc.wc_flags & DROCE_WC_WITH_IMM) &&
+	      ntohl(wc.imm_data) == n, "the receive's wr_id and immediate", round);
+	check(pieces_hold(sg, n, round, who), "a SEND's bytes scattered into its pieces", round);
+}
+
+/* The client's and server's SENDs of 5 and max_sge SGEs: each list from
+ * chunk 0 (its pieces filled with who + 0, who + 1), each completed
+ * before the next. */
+static void
+send_lists(struct app *a, uint8_t who)
+{
+	const uint32_t ns[2] = { 5, a->max_sge };
+	struct droce_sge sg[DROCE_MAX_SGE];
+
+	for (uint32_t i = 0; i < 2; i++) {
+		pieces(a, sg, ns[i], 0, false);
+		pieces_fill(sg, ns[i], ns[i], (uint8_t)(who + i));
+		if (send_list(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, sg, ns[i], 0, ns[i]) != 0)
+			die("post SEND of many SGEs", EINVAL);
+		expect_wc(a, DROCE_WC_SEND, WR_SEND, pieces_total(ns[i]), ns[i], NULL);
+	}
+}
+
+static void
+sge_client(struct app *a)
+{
+	struct droce_sge r5[5], rmax[DROCE_MAX_SGE], sg[DROCE_MAX_SGE + 1], rd[DROCE_MAX_SGE];
+	const uint32_t m = a->max_sge, total = pieces_total(m);
+
+	pieces(a, r5, 5, 3 * CHUNK, true);
+	pieces(a, rmax, m, 4 * CHUNK, true);
+	recv_list(a, 1, r5, 5);
+	recv_list(a, 2, rmax, m);
+	printf("connected\n");
+	fflush(stdout);
+	pieces(a, sg, m, 0, false);
+	sg[m] = sg[0];
+	check(send_list(a, DROCE_WR_SEND, 9, sg, m + 1, 0, 0) == EINVAL,
+	      "a SEND of 17 SGEs: EINVAL", 0);
+	send_lists(a, 7);
+	expect_list(a, 1, r5, 5, 5, 9);
+	expect_list(a, 2, rmax, m, m, 10);
+	/* a WRITE gathered from 16 pieces, READ back scattered into 16 */
+	pieces(a, sg, m, 0, false);
+	pieces_fill(sg, m, 1, 11);
+	if (send_list(a, DROCE_WR_RDMA_WRITE, WR_WRITE, sg, m, a->raddr + 5 * CHUNK, 0) != 0)
+		die("post WRITE of many SGEs", EINVAL);
+	expect_wc(a, DROCE_WC_RDMA_WRITE, WR_WRITE, total, 1, NULL);
+	pieces(a, rd, m, 6 * CHUNK, true);
+	if (send_list(a, DROCE_WR_RDMA_READ, WR_READ, rd, m, a->raddr + 5 * CHUNK, 0) != 0)
+		die("post READ of many SGEs", EINVAL);
+	expect_wc(a, DROCE_WC_RDMA_READ, WR_READ, total, 1, NULL);
+	check(pieces_hold(rd, m, 1, 11), "the READ's bytes scattered into 16 pieces", 1);
+	post_send(a, DROCE_WR_SEND_WITH_IMM, WR_SEND, MSG_OFF - MSG, 0, 0, 0);
+	expect_wc(a, DROCE_WC_SEND, WR_SEND, 0, 2, NULL);
+	printf("client: SENDs of 5 and %u SGEs both ways, a WRITE gathered from %u and a READ "
+	       "scattered into %u, every byte right\n", m, m, m);
+}
+
+static void
+sge_server(struct app *a)
+{
+	struct droce_sge r5[5], rmax[DROCE_MAX_SGE];
+	const uint32_t m = a->max_sge, total = pieces_total(m);
+
+	pieces(a, r5, 5, 1 * CHUNK, true);
+	pieces(a, rmax, m, 2 * CHUNK, true);
+	recv_list(a, 1, r5, 5);
+	recv_list(a, 2, rmax, m);
+	srq_recv(a, 3, a->mr->lkey);
+	memset(a->buf + 5 * CHUNK, SGE_GAP, CHUNK);
+	printf("connected\n");
+	fflush(stdout);
+	expect_list(a, 1, r5, 5, 5, 7);
+	expect_list(a, 2, rmax, m, m, 8);
+	send_lists(a, 9);
+	expect_wc(a, DROCE_WC_RECV, 0, 0, 2, NULL);
+	/* the client's WRITE: its 16 pieces' stream, contiguous, then the gap */
+	for (uint32_t k = 0; k < CHUNK; k++)
+		check(a->buf[5 * CHUNK + k] == (k < total ? pattern(1, k, 11) : SGE_GAP),
+		      "the WRITE gathered from 16 pieces, byte for byte", k);
+	printf("server: SENDs of 5 and %u SGEs into its SRQ's receives of as many and back, "
+	       "the client's WRITE gathered from %u, every byte right\n", m, m);
+}
+
 static int
 cmp64(const void *x, const void *y)
 {
@@ -954,12 +1261,18 @@ main(int argc, char **argv)
 	a.inl = argc == 4 && strcmp(argv[3], "inline") == 0;
 	a.srq_mode = argc == 4 && strcmp(argv[3], "srq") == 0;
 	a.mw_mode = argc == 4 && strcmp(argv[3], "mw") == 0;
+	a.sge_mode = argc == 4 && strcmp(argv[3], "sge") == 0;
+	a.regs_mode = argc == 4 && strcmp(argv[3], "regs") == 0;
 	a.server = strcmp(argv[1], "server") == 0;
 	open_all(&a);
+	if (a.regs_mode)
+		many_mrs(&a);
 	printf("maps after open: hugepage mappings %d\n", hugepage_maps());
 	exchange(&a);
 	if (a.mw_mode)
 		(a.server ? mw_server : mw_client)(&a);
+	else if (a.sge_mode)
+		(a.server ? sge_server : sge_client)(&a);
 	else if (strcmp(argv[1], "client") == 0)
 		(a.inl ? inline_client : a.srq_mode ? srq_client : client)(&a, n);
 	else if (strcmp(argv[1], "server") == 0)
@@ -971,13 +1284,18 @@ main(int argc, char **argv)
 	printf("maps at the end: hugepage mappings %d\n", hugepage_maps());
 	fflush(stdout);
 	(void)getchar();	/* held (its objects listed) until a line on stdin */
-	if (droce_destroy_qp(a.qp) != 0 || (a.srq != NULL && droce_destroy_srq(a.srq) != 0) ||
+	for (uint32_t k = 0; a.regs_mode && k < REGS; k++)
+		if (droce_dereg_mr(a.mrs[k]) != 0)
+			die("dereg mr", errno);
+	if ((a.cq2 != NULL && droce_destroy_cq(a.cq2) != 0) ||
+	    droce_destroy_qp(a.qp) != 0 || (a.srq != NULL && droce_destroy_srq(a.srq) != 0) ||
 	    droce_destroy_cq(a.cq) != 0 ||
 	    (a.ch != NULL && droce_destroy_comp_channel(a.ch) != 0) ||
 	    droce_dereg_mr(a.mr) != 0 || droce_dealloc_pd(a.pd) != 0 ||
 	    droce_close_device(a.ctx) != 0)
 		die("teardown", errno);
 	free(a.buf);
+	free(a.pages);
 	fflush(stdout);
 	droce_cleanup();
 	return 0;

@@ -15,8 +15,9 @@
  *                             WRITE + SEND, each waited for (its CQEs, the echo),
  *                             until a line on stdin, then the stop message
  *   dq_client SOCK hostile LKEY QP
- *                             garbage in its own rings, one kind per QP slot,
- *                             another application's lkey LKEY and QP handle QP;
+ *                             garbage in its own rings, one kind per QP slot
+ *                             (slot 15: an SRQ), another application's lkey LKEY
+ *                             and QP handle QP;
  *                             first one well-formed inline WRITE to itself
  *                             (its bytes and completion checked); prints the
  *                             events and QP states it then sees
@@ -49,14 +50,16 @@
 #define DEPTH 64
 #define CQ_DEPTH 256
 #define STOP UINT32_MAX		/* the writer's last SEND's immediate */
-#define HOSTILE_QPS 12		/* slot 11 is on CQ 1, whose index goes bad */
+#define HOSTILE_QPS 18		/* the last slot is on CQ 1, whose index goes bad */
+#define SRQ_SLOT 15		/* the hostile's SRQ, in a QP slot of its own */
+#define SGE_CAP 5		/* slot 11's QP's max_send_sge */
 #define INL_OFF 4096		/* the hostile's own inline WRITE's place */
 #define INL_LEN 200		/* its bytes: 3 ring entries */
 #define WAIT_MS 10000
 
 struct client {
 	int sock;
-	uint64_t pd, mr, cq[2], qp[HOSTILE_QPS];
+	uint64_t pd, mr, cq[2], qp[HOSTILE_QPS], srq;
 	uint32_t lkey, rkey, qpn[HOSTILE_QPS];
 	uint8_t *buf;
 	int buf_fd;		/* the buffer's memfd */
@@ -203,21 +206,35 @@ region_open(struct client *c, uint32_t nqp, uint32_t ncq)
 }
 
 /* An RC QP on CQ cq in slot i (its name in events: 0x200 + i), of
- * max_inline_data inl. */
+ * max_inline_data inl and max_send_sge sge. */
 static void
-qp_make(struct client *c, uint32_t i, uint32_t cq, uint32_t inl)
+qp_make(struct client *c, uint32_t i, uint32_t cq, uint32_t inl, uint32_t sge)
 {
 	struct dmn_msg m = { .type = DMN_CREATE_QP, .h = { c->pd, c->cq[cq], c->cq[cq] },
 			     .addr = 0x200 + i };
 
 	m.u.qp_init.qp_type = DROCE_QPT_RC;
-	m.u.qp_init.cap = (struct droce_qp_cap){ DEPTH, DEPTH, DQ_MAX_SGE, DQ_MAX_SGE, inl };
+	m.u.qp_init.cap = (struct droce_qp_cap){ DEPTH, DEPTH, sge, DQ_MAX_SGE, inl };
 	call(c, &m, "CREATE_QP");
 	c->qp[i] = m.h[0];
 	c->qpn[i] = m.key;
 	m = (struct dmn_msg){ .type = DMN_DQ_ATTACH, .h = { c->qp[i] }, .arg = DMN_DQ_QP,
 			      .key = i };
 	call(c, &m, "DQ_ATTACH of a QP");
+}
+
+/* An SRQ of 2 SGEs a receive in slot i (its name: 0x200 + i). */
+static void
+srq_make(struct client *c, uint32_t i)
+{
+	struct dmn_msg m = { .type = DMN_CREATE_SRQ, .h = { c->pd }, .addr = 0x200 + i,
+			     .u.srq = { .max_wr = DEPTH / 4, .max_sge = 2 } };
+
+	call(c, &m, "CREATE_SRQ");
+	c->srq = m.h[0];
+	m = (struct dmn_msg){ .type = DMN_DQ_ATTACH, .h = { c->srq }, .arg = DMN_DQ_SRQ,
+			      .key = i };
+	call(c, &m, "DQ_ATTACH of an SRQ");
 }
 
 static void
@@ -482,8 +499,69 @@ inline_write(struct client *c)
 }
 
 /*
- * One kind of garbage per QP slot; slot 11's QP is on CQ 1, whose
- * consumer index goes bad.  Each must end its QP (and CQ 1) only.
+ * Descriptor w into slot i's send ring with SGEs beyond its own 4 (n in
+ * all, sge[k] for every k) in the entries after it, then the producer
+ * index moved by publish entries.
+ */
+static void
+post_sges(struct client *c, uint32_t i, struct dq_send_wqe w, const struct dq_sge *sge, uint32_t n,
+	  uint32_t publish)
+{
+	struct dq_ring *r = dq_sq(c->region, &c->g, i);
+
+	w.num_sge = (uint8_t)n;
+	((struct dq_send_wqe *)dq_ring_entries(r))[c->sq_prod[i] & (DEPTH - 1)] = w;
+	for (uint32_t k = 0; k < n; k++)
+		dq_send_sge_write(r, DEPTH, c->sq_prod[i], k, &sge[k]);
+	c->sq_prod[i] += publish;
+	dq_ring_produced(r, c->sq_prod[i]);
+}
+
+/* The same for a receive descriptor into slot i's receive ring. */
+static void
+post_recv_sges(struct client *c, uint32_t i, const struct dq_sge *sge, uint32_t n,
+	       uint32_t publish)
+{
+	struct dq_ring *r = dq_rq(c->region, &c->g, i);
+
+	((struct dq_recv_wqe *)dq_ring_entries(r))[c->rq_prod[i] & (DEPTH - 1)] =
+		(struct dq_recv_wqe){ .wr_id = 0x99, .num_sge = (uint8_t)n };
+	for (uint32_t k = 0; k < n; k++)
+		dq_recv_sge_write(r, DEPTH, c->rq_prod[i], k, &sge[k]);
+	c->rq_prod[i] += publish;
+	dq_ring_produced(r, c->rq_prod[i]);
+}
+
+/*
+ * Garbage in the SGEs after a descriptor's own 4 (slots 11-16): more than
+ * its QP's cap (5 granted, 6 named), 16 SGEs of 3 entries with 1
+ * published, another application's lkey in the 7th SGE of 8, a receive
+ * of 12 SGEs (3 entries) with 2 published, in the SRQ a receive of 3
+ * SGEs (it was granted 2), and a 7th SGE of 8 whose range wraps around.
+ * Each list otherwise well formed: our own buffer, our own lkey.
+ */
+static void
+sge_garbage(struct client *c, uint32_t other_lkey)
+{
+	struct dq_send_wqe s = { .opcode = DQ_WR_SEND };
+	struct dq_sge sge[DQ_MAX_SGE];
+
+	for (uint32_t k = 0; k < DQ_MAX_SGE; k++)
+		sge[k] = (struct dq_sge){ (uint64_t)(uintptr_t)c->buf + k * MSG, 8, c->lkey };
+	post_sges(c, 11, s, sge, SGE_CAP + 1, dq_send_sge_slots(SGE_CAP + 1));
+	post_sges(c, 12, s, sge, DQ_MAX_SGE, 1);
+	sge[6].lkey = other_lkey;
+	post_sges(c, 13, s, sge, 8, dq_send_sge_slots(8));
+	sge[6].lkey = c->lkey;
+	post_recv_sges(c, 14, sge, 12, dq_recv_slots(12) - 1);
+	post_recv_sges(c, SRQ_SLOT, sge, 3, dq_recv_slots(3));
+	sge[6].addr = UINT64_MAX - 4;
+	post_sges(c, 16, s, sge, 8, dq_send_sge_slots(8));
+}
+
+/*
+ * One kind of garbage per QP slot; the last slot's QP is on CQ 1, whose
+ * consumer index goes bad.  Each must end its QP (its SRQ, and CQ 1) only.
  */
 static void
 garbage(struct client *c, uint32_t other_lkey)
@@ -500,7 +578,7 @@ garbage(struct client *c, uint32_t other_lkey)
 	s.opcode = 200;						/* unknown */
 	post_send(c, 2, &s);
 	s.opcode = DQ_WR_SEND;
-	s.num_sge = 9;						/* above DQ_MAX_SGE */
+	s.num_sge = DQ_MAX_SGE + 1;				/* above DQ_MAX_SGE */
 	post_send(c, 3, &s);
 	s.num_sge = 1;
 	s.sge[0].lkey = other_lkey;				/* another application's */
@@ -521,6 +599,7 @@ garbage(struct client *c, uint32_t other_lkey)
 	s.bind.length = MSG;				/* a window of nobody's */
 	s.bind.mr_lkey = c->lkey;
 	post_send(c, 10, &s);
+	sge_garbage(c, other_lkey);
 	dq_cq(c->region, &c->g, 1)->cons = 12345;		/* ahead of droced's */
 }
 
@@ -568,7 +647,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 {
 	struct dmn_msg m = { .type = DMN_DQ_ATTACH, .h = { other_qp }, .arg = DMN_DQ_QP,
 			     .key = HOSTILE_QPS - 1 };
-	uint32_t qp_err = 0, cq_err = 0, seen = 0;
+	uint32_t qp_err = 0, cq_err = 0, srq_err = 0, seen = 0;
 	uint64_t end = now_ms() + WAIT_MS;
 	int rc = call_fd(c, &m, -1, NULL);
 
@@ -577,12 +656,13 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	 * well-formed request on any of them, so only droced's checks stop
 	 * the garbage */
 	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
-		qp_connect(c, i, c->qpn[i]);
+		if (i != SRQ_SLOT)
+			qp_connect(c, i, c->qpn[i]);
 	inline_write(c);
 	garbage(c, other_lkey);
 	printf("hostile: garbage written\n");
 	fflush(stdout);
-	while (qp_err + cq_err < HOSTILE_QPS && now_ms() < end) {
+	while (qp_err + srq_err + cq_err < HOSTILE_QPS && now_ms() < end) {
 		struct dq_event e;
 
 		rc = dq_event_take(dq_evq(c->region, &c->g), &c->ev_cons, &e);
@@ -597,24 +677,39 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 		 * slots may be under way while the garbage is written (it then
 		 * meets a later slot's before an earlier one's) */
 		if (e.type == DROCE_EVENT_QP_REQ_ERR && e.slot < HOSTILE_QPS - 1 &&
-		    !(seen & 1u << e.slot) && e.name == 0x200 + e.slot) {
+		    e.slot != SRQ_SLOT && !(seen & 1u << e.slot) && e.name == 0x200 + e.slot) {
 			seen |= 1u << e.slot;
 			qp_err++;
 		}
+		else if (e.type == DROCE_EVENT_SRQ_ERR && e.slot == SRQ_SLOT && srq_err == 0 &&
+			 e.name == 0x200 + SRQ_SLOT)
+			srq_err++;
 		else if (e.type == DROCE_EVENT_CQ_ERR && e.slot == 1 && e.name == 0x101)
 			cq_err++;
 		else
 			check(false, "an event not of the garbage");
 	}
-	printf("hostile: %u QP_REQ_ERR, one per slot, %u CQ_ERR\n", qp_err, cq_err);
+	printf("hostile: %u QP_REQ_ERR, one per slot, %u SRQ_ERR, %u CQ_ERR\n", qp_err, srq_err,
+	       cq_err);
 	printf("hostile: QP states:");
 	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
-		printf(" %d", qp_state(c, i));
+		if (i != SRQ_SLOT)
+			printf(" %d", qp_state(c, i));
 	printf("\n");
 	fflush(stdout);
 	(void)getchar();	/* held until the test has looked */
 	persist_forged(c);
 	return 0;
+}
+
+/* A QP's max_send_sge: a descriptor's own 4 (slot 9's inline room then
+ * their 64 bytes), more only where the garbage needs it. */
+static uint32_t
+hostile_sges(bool hostile, uint32_t i)
+{
+	if (hostile && i == 11)
+		return SGE_CAP;
+	return hostile && (i == 12 || i == 13 || i == 16) ? DQ_MAX_SGE : DQ_WQE_SGE;
 }
 
 int
@@ -631,8 +726,12 @@ main(int argc, char **argv)
 	buffer_reg(&c);
 	region_open(&c, hostile ? HOSTILE_QPS : 1, hostile ? 2 : 1);
 	for (uint32_t i = 0; i < (hostile ? HOSTILE_QPS : 1); i++)
-		qp_make(&c, i, hostile && i == HOSTILE_QPS - 1 ? 1 : 0,
-			hostile && (i == 7 || i == 8) ? DQ_MAX_INLINE : 0);
+		if (hostile && i == SRQ_SLOT)
+			srq_make(&c, i);
+		else
+			qp_make(&c, i, hostile && i == HOSTILE_QPS - 1 ? 1 : 0,
+				hostile && (i == 7 || i == 8) ? DQ_MAX_INLINE : 0,
+				hostile_sges(hostile, i));
 	if (hostile)
 		return run_hostile(&c, (uint32_t)strtoul(argv[3], NULL, 0),
 				   strtoull(argv[4], NULL, 0));

@@ -13,18 +13,23 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               of own pages) and dq_bad 0 while they run, none after
   dq_hostile  the same traffic, and meanwhile a hostile client writes
               garbage into its own region: producer indices beyond its
-              send ring and its receive ring, an unknown opcode, 9 SGEs,
+              send ring and its receive ring, an unknown opcode, 17 SGEs,
               the reader's lkey, a wrapping SGE, an lkey of nobody, an
               inline length of 4096 (after a well-formed inline WRITE of
               200 bytes on that QP: its completion and bytes right), an
               inline descriptor of 3 entries with 1 published, 200 inline
               bytes on a QP that asked for none (its room: its SGEs' 64
               bytes), a BIND_MW of a window
-              not its own, a completion ring's consumer index ahead of
-              droced's; and attaches the reader's QP handle (ENOENT).  It
-              gets exactly 11 QP_REQ_ERR (its slots 0-10, in order) and 1
-              CQ_ERR in its event ring, all 12 of its QPs in ERR, dq_bad
-              exactly 12 in
+              not its own, SGEs beyond a descriptor's 4 (6 on a QP granted
+              5, 16 whose 3 entries are published but 1, the reader's
+              lkey in the 7th SGE of 8, a receive of 12 SGEs with 2 of its
+              3 entries published, a receive of 3 SGEs in an SRQ granted
+              2, a wrapping 7th SGE of 8), a completion ring's consumer
+              index ahead of droced's; and attaches the reader's QP handle
+              (ENOENT).  It gets exactly 16 QP_REQ_ERR (one for each of
+              its slots 0-14 and 16), 1 SRQ_ERR (slot 15) and 1
+              CQ_ERR in its event ring, all 17 of its QPs in ERR, dq_bad
+              exactly 18 in
               the list and telemetry (the reader's and writer's 0); the
               writer goes on past the attack, both finish with every
               byte and completion right; droced is alive and lists no
@@ -69,11 +74,34 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                and the invalidated rkey, unbinds the type-1 window; the
                client's WRITE through the invalidated rkey REM_ACCESS_ERR;
                droced --ctl list: dq_bad 0, windows freed
+  dq_sge       (plain processes only) the device's max_sge 16; QPs and an
+               SRQ whose max_wr times their SGEs' ring entries exceed the
+               ring (4096) EINVAL, 1024 WRs of 16 SGEs each way fit; a SEND
+               of 6 SGEs on a QP granted 5 and of 17 EINVAL at the post;
+               SENDs of 5 and 16 SGEs (pieces of 7 + 13k bytes, 256 apart)
+               into an SRQ's receives of as many (lengths reversed) and
+               back into a QP's receives, a WRITE gathered from 16, a READ
+               scattered into 16: every piece byte for byte, every gap
+               untouched, every completion's status, opcode, wr_id,
+               byte_len and immediate; droced --ctl list: dq_bad 0
+  dq_regs      a server and a client, each with one CQ more and 24 MRs
+               more of its own pages (a page each; droced's table of its
+               objects grows while one MR is registered): each registered,
+               distinct keys; then 20 rounds as dq_verbs, every byte and
+               completion right; droced --ctl list: exactly those objects
+               (25 MRs, 2 CQs, mem 25 pieces); droced alive
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
                options, DROCE_QUEUES=shared), the same program: both finish;
                the secondaries map hugepages (the check sees them), the
-               plain processes none; the figures printed
+               plain processes none; droced's main thread woke fewer
+               than 100 times (telemetry's /droced/dq: its holds of the
+               poller) and the poller ran at least 1,000 rounds on the
+               engine's lcore during the plain processes' 1,000 round
+               trips (their work requests and completions cross the
+               lcore only: the main thread slept and woke 5,606 times,
+               its voluntary context switches, when it polled the
+               regions); the figures printed
 
 Usage: dq_test.py CASE DROCED DQ_CLIENT [DQ_APP].  Needs hugepages (droced is an
 EAL primary with shared configuration; exit 77 when DROCE_NO_HUGE=1).
@@ -89,7 +117,7 @@ import time
 from daemon_test import Setup, fail, runtime_dir, use_lsan_supp
 
 DQ_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# pd mr cq qp buf buf_bytes mem mem_bytes dq_bad
-HOSTILE_OBJS = (1, 1, 2, 12, 0, 0, 1, 65536, 12)
+HOSTILE_OBJS = (1, 1, 2, 17, 0, 0, 1, 65536, 18)
 ROW = (r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) buf_bytes (\d+) "
        r"mem (\d+) mem_bytes (\d+) mw \d+ dq_bad (\d+)")
 KEYS = ("pd", "mr", "cq", "qp", "buf", "buf_bytes", "mem", "mem_bytes", "dq_bad")
@@ -169,10 +197,10 @@ def case_dq_hostile(s):
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
-    h.wait_line(r"^hostile: 11 QP_REQ_ERR, one per slot, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: 16 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
     states = h.wait_line(r"^hostile: QP states:(.*)$").group(1).split()
     print(f"hostile: its QPs' states {states} (6: ERR)")
-    if states != ["6"] * 12:
+    if states != ["6"] * 17:
         fail(f"hostile's QP states {states}", h)
     expect_apps(s, {rd.p.pid: DQ_OBJS, wr.p.pid: DQ_OBJS, h.p.pid: HOSTILE_OBJS},
                 "after the garbage")
@@ -377,14 +405,67 @@ def case_dq_mw(s):
     print("memory windows on queue regions: both types bound, used, invalidated, unbound")
 
 
+def case_dq_sge(s):
+    srv, cli = dq_apps(s, (("server", ["server", "1", "sge"]), ("client", ["client", "1", "sge"])))
+    wait_or_dump(s, cli, r"^client: SENDs of 5 and 16 SGEs both ways, a WRITE gathered from 16 "
+                 r"and a READ scattered into 16, every byte right$", srv)
+    srv.wait_line(r"^server: SENDs of 5 and 16 SGEs into its SRQ's receives of as many and "
+                  r"back, the client's WRITE gathered from 16, every byte right$", timeout=60)
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "both done")
+    release(s, (srv, cli))
+    print("work requests of 5 and 16 SGEs on queue regions: SEND, receive, SRQ receive, "
+          "WRITE, READ, every byte right; dq_bad 0")
+
+
+def case_dq_regs(s):
+    rounds = 20
+    srv, cli = dq_apps(s, (("server", ["server", str(rounds), "regs"]),
+                           ("client", ["client", str(rounds), "regs"])))
+    for p in (srv, cli):
+        p.wait_line(r"^24 MRs more registered$")
+    wait_or_dump(s, cli, rf"^client: {rounds} rounds of WRITE \+ SEND \+ answer \+ READ, "
+                 r"every byte and completion right$", srv)
+    srv.wait_line(rf"^server: {rounds} rounds, every byte and completion right$", timeout=60)
+    many = (1, 25, 2, 1, 0, 0, 25, 65536 + 24 * 4096, 0)
+    expect_apps(s, {srv.p.pid: many, cli.p.pid: many}, "both done, holding")
+    release(s, (srv, cli))
+    print(f"24 MRs more each (droced's tables grown while one was registered), then "
+          f"{rounds} rounds right; droced alive")
+
+
+def main_thread_wakes(s):
+    """How many times droced's main thread has woken from poll(2): its
+    holds of the poller (telemetry's /droced/dq), and its voluntary
+    context switches (for the log: a hold's wait for a lcore off its CPU
+    sleeps too)."""
+    pid = s.droced.p.pid
+    with open(f"/proc/{pid}/task/{pid}/status") as f:
+        vol = int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)$", f.read(), re.M).group(1))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+        t.connect(f"{runtime_dir(s.prefix)}/dpdk_telemetry.v2")
+        t.recv(4096)
+        t.send(b"/droced/dq")
+        dq = json.loads(t.recv(1 << 16))["/droced/dq"]
+    if not isinstance(dq, dict):
+        fail(f"telemetry /droced/dq: {dq}", s.droced)
+    return dq["main_holds"], dq["lcore_rounds"], vol
+
+
 def case_dq_pingpong(s):
     n, size, got = 1000, 8, {}
     for plain in (True, False):
         what = "plain processes on queue regions" if plain else "secondaries"
         pong, ping = dq_apps(s, (("pong", ["pong", str(n), str(size)]),
                                  ("ping", ["ping", str(n), str(size)])), plain)
+        before = main_thread_wakes(s)
         m = wait_or_dump(s, ping, rf"^ping: {n} round trips of {size} B: median ([0-9.]+) us, "
                          r"mean ([0-9.]+) us, p99 ([0-9.]+) us$", pong)
+        wakes, rounds, vol = (b - a for a, b in zip(before, main_thread_wakes(s)))
+        print(f"{what}: droced's main thread woke {wakes} times (voluntary context switches "
+              f"{vol}) during the {n} round trips, its poller ran {rounds} rounds")
+        if plain and (wakes >= n // 10 or rounds < n):
+            fail(f"droced's main thread woke {wakes} times in {n} round trips of plain "
+                 f"processes, the poller ran {rounds} rounds", s.droced)
         pong.wait_line(rf"^pong: {n} round trips$")
         maps = hugepage_maps(ping)
         if (maps[1] == 0) != plain:
@@ -399,7 +480,7 @@ def case_dq_pingpong(s):
 CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
          "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
          "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline, "dq_srq": case_dq_srq,
-         "dq_mw": case_dq_mw}
+         "dq_mw": case_dq_mw, "dq_sge": case_dq_sge, "dq_regs": case_dq_regs}
 
 
 def main():

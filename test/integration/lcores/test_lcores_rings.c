@@ -13,7 +13,11 @@
  *   - the application posts SENDs (inline, one SGE, two SGEs, chains) and
  *     receives while the engine consumes both queues, for thousands of
  *     messages around the rings: every WQE arrives intact (wr_id, length,
- *     every byte in the receive buffer, order).
+ *     every byte in the receive buffer, order);
+ *   - a round hook (tp_dev_set_round_hook) runs on the transport lcore,
+ *     round after round, and may post there: the SEND it posts from the
+ *     lcore completes (wr_id, status) and its bytes arrive; once removed,
+ *     it is not called again; set from the lcore itself: EINVAL.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -25,8 +29,11 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_lcore.h>
 
 #include "tp_fixture.h"
+#include "transport.h"
+#include "verbs_engine.h"
 
 #define TRANSPORT_LCORE 1
 #define BUF (4u << 20)
@@ -373,6 +380,79 @@ test_concurrent_post_intact(void **state)
 	fx_close(&f);
 }
 
+/* What the hook saw and did (written by the transport lcore). */
+static struct {
+	struct fx *f;
+	uint64_t calls;
+	unsigned int lcore;
+	int posted;		/* 0: not yet, 1: its SEND posted, -errno */
+	int nested;		/* tp_dev_set_round_hook from the lcore itself */
+} hook;
+
+static unsigned int
+round_hook(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&hook.lcore, rte_lcore_id(), __ATOMIC_RELAXED);
+	if (hook.posted == 0) {
+		int rc = send64(hook.f, 77);
+
+		hook.nested = tp_dev_set_round_hook(verbs_tp(hook.f->a.ctx), NULL, NULL);
+		__atomic_store_n(&hook.posted, rc == 0 ? 1 : rc, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&hook.calls, hook.calls + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint64_t
+hook_calls(void)
+{
+	return __atomic_load_n(&hook.calls, __ATOMIC_ACQUIRE);
+}
+
+static void
+test_round_hook(void **state)
+{
+	struct droce_wc wc;
+	uint64_t calls;
+	double end;
+	struct fx f;
+
+	(void)state;
+	open_pair(&f, 16);
+	memset(f.a.buf, 0x5C, 64);
+	assert_int_equal(fx_post_recv(f.b.qp, 5, f.b.buf, 64, f.b.mr->lkey), 0);
+	memset(&hook, 0, sizeof(hook));
+	hook.f = &f;
+	hook.lcore = UINT32_MAX;
+	assert_int_equal(tp_dev_set_round_hook(verbs_tp(f.a.ctx), round_hook, NULL), 0);
+	/* the SEND it posted on the lcore completes, its bytes arrive */
+	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, T_OUT), 1);
+	expect_wc(&wc, 77, DROCE_WC_SEND);
+	assert_int_equal(fx_poll(&f, f.b.cq, &wc, 1, T_OUT), 1);
+	expect_wc(&wc, 5, DROCE_WC_RECV);
+	assert_int_equal(wc.byte_len, 64);
+	for (uint32_t k = 0; k < 64; k++)
+		assert_int_equal(f.b.buf[k], 0x5C);
+	assert_int_equal(__atomic_load_n(&hook.posted, __ATOMIC_ACQUIRE), 1);
+	assert_int_equal(hook.nested, -EINVAL);
+	assert_int_equal(__atomic_load_n(&hook.lcore, __ATOMIC_RELAXED), TRANSPORT_LCORE);
+	/* round after round */
+	calls = hook_calls();
+	end = fx_now() + T_OUT;
+	while (hook_calls() < calls + 1000 && fx_now() < end)
+		;
+	assert_true(hook_calls() >= calls + 1000);
+	/* removed: not called again once the call returned */
+	assert_int_equal(tp_dev_set_round_hook(verbs_tp(f.a.ctx), NULL, NULL), 0);
+	calls = hook_calls();
+	end = fx_now() + 0.05;
+	while (fx_now() < end)
+		;
+	assert_int_equal(hook_calls(), calls);
+	fx_close(&f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -382,6 +462,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cq_holds_exactly_cqe),
 		cmocka_unit_test(test_cq_overruns_at_cqe_plus_one),
 		cmocka_unit_test(test_concurrent_post_intact),
+		cmocka_unit_test(test_round_hook),
 	};
 
 	(void)argc;

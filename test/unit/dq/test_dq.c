@@ -365,7 +365,7 @@ test_recv_check(void **state)
 	assert_int_equal(dq_ring_avail(rq, cons, geom.rq_depth), 1);
 	dq_recv_read(rq, geom.rq_depth, cons, &out);
 	assert_memory_equal(&out, &w, sizeof(w));
-	w.num_sge = 5;
+	w.num_sge = DQ_MAX_SGE + 1;
 	assert_int_equal(dq_recv_check(&w), -E2BIG);
 	w.num_sge = 1;
 	w.pad[3] = 1;
@@ -373,6 +373,78 @@ test_recv_check(void **state)
 	w.pad[3] = 0;
 	w.sge[0].addr = UINT64_MAX;
 	assert_int_equal(dq_recv_check(&w), -EMSGSIZE);
+	free(base);
+}
+
+/*
+ * SGEs beyond a descriptor's 4: the entries they take, written and read
+ * back across the ring's end for both rings, nothing beyond their own
+ * entries touched; the whole list's lengths checked.
+ */
+static void
+test_sge_entries(void **state)
+{
+	void *base = region();
+	struct dq_ring *sq = dq_sq(base, &geom, 0), *rq = dq_rq(base, &geom, 0);
+	struct dq_send_wqe *se = dq_ring_entries(sq), w = good_write();
+	struct dq_recv_wqe *re = dq_ring_entries(rq), rw = { .wr_id = 3 };
+	struct dq_sge in[DQ_MAX_SGE], out[DQ_MAX_SGE];
+	const uint32_t sfirst = geom.sq_depth - 1, rfirst = geom.rq_depth - 2;
+
+	(void)state;
+	assert_int_equal(dq_send_sge_slots(0), 1);
+	assert_int_equal(dq_send_sge_slots(DQ_WQE_SGE), 1);
+	assert_int_equal(dq_send_sge_slots(DQ_WQE_SGE + 1), 2);
+	assert_int_equal(dq_send_sge_slots(DQ_WQE_SGE + 8), 2);
+	assert_int_equal(dq_send_sge_slots(DQ_WQE_SGE + 9), 3);
+	assert_int_equal(dq_send_sge_slots(DQ_MAX_SGE), 3);
+	assert_int_equal(dq_recv_slots(DQ_WQE_SGE), 1);
+	assert_int_equal(dq_recv_slots(DQ_WQE_SGE + 1), 2);
+	assert_int_equal(dq_recv_slots(DQ_WQE_SGE + 5), 2);
+	assert_int_equal(dq_recv_slots(DQ_WQE_SGE + 6), 3);
+	assert_int_equal(dq_recv_slots(DQ_MAX_SGE), 4);
+	for (uint32_t k = 0; k < DQ_MAX_SGE; k++)
+		in[k] = (struct dq_sge){ 0x10000 + k * 0x1000, 100 + k, 0x100 + k };
+	/* send: 16 SGEs from the ring's last entry on, across its end */
+	memset(se, 0xee, (size_t)geom.sq_depth * sizeof(*se));
+	se[sfirst] = w;
+	se[sfirst].num_sge = DQ_MAX_SGE;
+	for (uint32_t k = 0; k < DQ_MAX_SGE; k++)
+		dq_send_sge_write(sq, geom.sq_depth, sfirst, k, &in[k]);
+	assert_int_equal(se[sfirst].wr_id, w.wr_id);
+	assert_int_equal(se[sfirst].inline_len, 0);
+	assert_memory_equal(se[sfirst].sge, in, DQ_INLINE_HEAD);
+	assert_memory_equal(&se[0], &in[4], sizeof(*se));
+	assert_memory_equal(&se[1], &in[12], 4 * sizeof(in[0]));
+	assert_int_equal(((uint8_t *)&se[1])[4 * sizeof(in[0])], 0xee);
+	dq_send_read(sq, geom.sq_depth, sfirst, &w);
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	assert_int_equal(dq_send_entries(&w), 3);
+	dq_send_sges_read(sq, geom.sq_depth, sfirst, &w, out);
+	assert_memory_equal(out, in, sizeof(in));
+	assert_int_equal(dq_sges_check(out, DQ_MAX_SGE), 0);
+	/* receive: 16 SGEs from the ring's second-last entry on (all 4 entries) */
+	memset(re, 0xee, (size_t)geom.rq_depth * sizeof(*re));
+	rw.num_sge = DQ_MAX_SGE;
+	re[rfirst] = rw;
+	for (uint32_t k = 0; k < DQ_MAX_SGE; k++)
+		dq_recv_sge_write(rq, geom.rq_depth, rfirst, k, &in[k]);
+	assert_memory_equal(re[rfirst].sge, in, 4 * sizeof(in[0]));
+	assert_memory_equal(&re[rfirst + 1], &in[4], sizeof(*re));
+	assert_memory_equal(&re[0], &in[9], sizeof(*re));
+	assert_memory_equal(&re[1], &in[14], 2 * sizeof(in[0]));
+	assert_int_equal(((uint8_t *)&re[1])[2 * sizeof(in[0])], 0xee);
+	dq_recv_read(rq, geom.rq_depth, rfirst, &rw);
+	assert_int_equal(dq_recv_check(&rw), 0);
+	memset(out, 0, sizeof(out));
+	dq_recv_sges_read(rq, geom.rq_depth, rfirst, &rw, out);
+	assert_memory_equal(out, in, sizeof(in));
+	/* lengths past the descriptor's own SGEs: the whole list's check */
+	in[15].length = DQ_MAX_MSG;
+	assert_int_equal(dq_sges_check(in, DQ_MAX_SGE), -EMSGSIZE);
+	in[15] = (struct dq_sge){ UINT64_MAX - 4, 8, 1 };	/* wraps around */
+	assert_int_equal(dq_sges_check(in, DQ_MAX_SGE), -EMSGSIZE);
+	assert_int_equal(dq_sges_check(in, DQ_MAX_SGE - 1), 0);
 	free(base);
 }
 
@@ -455,6 +527,7 @@ main(void)
 		cmocka_unit_test(test_atomic_check),
 		cmocka_unit_test(test_ud_check),
 		cmocka_unit_test(test_recv_check),
+		cmocka_unit_test(test_sge_entries),
 		cmocka_unit_test(test_read_once),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_sock_fd),
