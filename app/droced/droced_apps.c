@@ -349,7 +349,7 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 }
 
 /* The mapping an MR of the application's own pages lies in, or NULL. */
-static struct obj *
+struct obj *
 map_of(struct droced_app *a, const struct droce_mr *mr)
 {
 	uint64_t p = (uint64_t)(uintptr_t)mr->addr;
@@ -387,16 +387,13 @@ on_rereg_mr(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-static int
-on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
+int
+dereg_handle(struct droced_app *a, uint64_t h)
 {
-	struct obj *o, *map;
+	struct obj *o = obj_find(a, OBJ_MR, h), *map;
 	void *base;
 	int rc;
 
-	if (persist_dereg(a, m->h[0]))
-		return 0;	/* its persistent region's: released */
-	o = obj_find(a, OBJ_MR, m->h[0]);
 	if (o == NULL)
 		return ENOENT;
 	map = map_of(a, o->p);
@@ -405,6 +402,14 @@ on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 	if (rc == 0 && base != NULL)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;
+}
+
+static int
+on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	if (persist_dereg(a, m->h[0]))
+		return 0;	/* its persistent region's: released */
+	return dereg_handle(a, m->h[0]);
 }
 
 /* ---- memory windows ------------------------------------------------------------ */
@@ -587,8 +592,11 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 			return ENOMEM;
 	}
 	rc = adopt(a, OBJ_MAP, base, maplen);
-	if (rc == 0)
+	if (rc == 0) {
+		/* where the application has base: a persistent region's address */
+		a->obj[a->nobj - 1].app_ptr = first->addr - (uint64_t)(host - base);
 		rc = reg_reply(a, m, pd, host + (m->addr - first->addr));
+	}
 	if (rc != 0)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;

@@ -342,6 +342,7 @@ attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
 		return EBUSY;
 	if (a->rx_fd >= 0 && (rc = passed_eventfd(a)) != 0)
 		return rc;
+	tp_cq_flag_solicited(tp_cq_from_pub(cq));	/* cq_notify's */
 	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ch_fd = a->rx_fd };
 	a->rx_fd = -1;
 	if (i >= dq->cq_hi)
@@ -828,9 +829,10 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
  * application's arm fires if it is new (lib/dq's struct dq_notify).  The
  * full fence orders the ring's index before the arm's load, as the
  * application's orders its arm before its next poll.  A solicited-only
- * arm fires on a receive or an error completion (a droce_wc does not say
- * whether the message was solicited: a wake-up too many, never one too
- * few).  One eventfd count per arm, none per completion.
+ * arm fires, as in process (IBTA 11.4.2.2), on the receive of a message
+ * with the solicited event bit (the engine's TP_WC_SOLICITED, which
+ * attach_cq asked for) or on an error completion.  One eventfd count per
+ * arm, none per completion.
  */
 static void
 cq_notify(struct droced_dq *dq, struct dq_cq_slot *c, const struct droce_wc *wc, int n)
@@ -846,7 +848,7 @@ cq_notify(struct droced_dq *dq, struct dq_cq_slot *c, const struct droce_wc *wc,
 		return;
 	for (int i = 0; i < n && !match; i++)
 		match = !(arm & DQ_ARM_SOLICITED) || wc[i].status != DROCE_WC_SUCCESS ||
-			(wc[i].opcode & DROCE_WC_RECV) != 0;
+			(wc[i].wc_flags & TP_WC_SOLICITED) != 0;
 	if (!match)
 		return;
 	c->fired_sn = DQ_ARM_SN(arm);
@@ -877,7 +879,8 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 	for (int i = 0; i < n; i++)
 		e[c->prod++ & (dq->g.cq_depth - 1)] = (struct dq_cqe){
 			.wr_id = wc[i].wr_id, .status = (uint8_t)wc[i].status,
-			.opcode = (uint8_t)wc[i].opcode, .wc_flags = (uint16_t)wc[i].wc_flags,
+			.opcode = (uint8_t)wc[i].opcode,
+			.wc_flags = (uint16_t)(wc[i].wc_flags & ~TP_WC_SOLICITED),
 			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
 			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
 			.vendor_err = (uint16_t)wc[i].vendor_err, .sl = wc[i].sl };

@@ -50,7 +50,9 @@ struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's, a mapping's */
-	uint64_t app_ptr;	/* a CQ's, QP's, SRQ's, MR's, MW's name in its events (0: none) */
+	/* a CQ's, QP's, SRQ's, MR's, MW's name in its events (0: none); a
+	 * mapping's (OBJ_MAP) address in the application */
+	uint64_t app_ptr;
 };
 
 /* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
@@ -102,6 +104,11 @@ struct obj *obj_find(struct droced_app *a, enum obj_type type, uint64_t h);
 void obj_remove(struct droced_app *a, struct obj *o);
 /* A dealloc/dereg/destroy request: 0, ENOENT for a handle not a's, or the verb's errno. */
 int release_handle(struct droced_app *a, enum obj_type type, uint64_t h);
+/* The dereg of a's MR h, then of the mapping of the application's pages
+ * it lies in (if any): 0, ENOENT, or the verb's errno. */
+int dereg_handle(struct droced_app *a, uint64_t h);
+/* The mapping of the application's own pages (OBJ_MAP) mr lies in, or NULL. */
+struct obj *map_of(struct droced_app *a, const struct droce_mr *mr);
 /* Every object of that type in a's table freed, the newest first (QPs to ERR first). */
 void reap_type(struct droced_app *a, enum obj_type type);
 /* Every object of a's table freed (keys first). */

@@ -309,6 +309,21 @@ verbs_events_forget(struct droce_context *ctx, const void *obj)
 }
 
 void
+verbs_events_drop(struct droce_context *ctx)
+{
+	struct verbs_events *e = verbs_ctx(ctx)->events;
+
+	pthread_mutex_lock(&e->lock);
+	collect(ctx, true);
+	for (size_t i = 0; i < e->pending.n; i++)
+		if (!take_count(ctx->async_fd))
+			e->debt++;	/* counted later: read by collect below */
+	e->pending.n = 0;
+	collect(ctx, false);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void
 verbs_events_reset(struct droce_context *ctx)
 {
 	struct verbs_events *e = verbs_ctx(ctx)->events;

@@ -37,9 +37,12 @@ struct dqv_region {
 	int bell_fd;			/* the application's end of the doorbell */
 	pthread_mutex_t lock;		/* slots, opening: the control path */
 	uint64_t qp_used, cq_used;	/* slot bitmaps */
-	/* the event ring's consumer: the first context (under its event lock) */
+	/* the event ring's consumer: the first context (under its event lock),
+	 * or after it closed the next one opened; ev_fd: the eventfd droced
+	 * counts the ring's events on, whose copy is the consumer's async_fd */
 	struct droce_context *events_ctx;
 	uint32_t ev_cons;
+	int ev_fd;
 };
 
 /* A CQ: droced's client's proxy first (the handle), then its slot. */

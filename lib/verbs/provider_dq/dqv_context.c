@@ -6,6 +6,7 @@
  * async_fd), the doorbell (DQ_DOORBELL), and the ops table.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,7 +15,8 @@
 #include "dqv.h"
 #include "verbs_dq.h"
 
-struct dqv_region dqv_region = { .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+struct dqv_region dqv_region = { .bell_fd = -1, .ev_fd = -1,
+				  .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A context of this provider: nothing beyond the generic part (the
  * connection and the region are the process's). */
@@ -70,6 +72,28 @@ region_open(struct dqv_region *r, struct droce_context *ctx)
 		rc = EPROTO;
 	if (rc != 0)
 		return -rc;	/* the region stays: droced holds it until we go */
+	r->ev_fd = fcntl(ctx->async_fd, F_DUPFD_CLOEXEC, 0);
+	if (r->ev_fd < 0)
+		return -errno;
+	r->events_ctx = ctx;
+	return 0;
+}
+
+/*
+ * The first context closed (the drop-in opens and closes one to describe
+ * the device before the program's): ctx takes the region's events on,
+ * its async_fd becoming a copy of the eventfd droced counts them on.  A
+ * fresh eventfd's flags (blocking, close-on-exec), as verbs_events_open
+ * made ctx's.
+ */
+static int
+events_take_over(struct dqv_region *r, struct droce_context *ctx)
+{
+	int fl = fcntl(r->ev_fd, F_GETFL);
+
+	if (fl < 0 || fcntl(r->ev_fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ||
+	    dup3(r->ev_fd, ctx->async_fd, O_CLOEXEC) < 0)
+		return -errno;
 	r->events_ctx = ctx;
 	return 0;
 }
@@ -91,7 +115,12 @@ verbs_dq_open(struct droce_device *device)
 		return NULL;
 	}
 	pthread_mutex_lock(&dqv_region.lock);
-	rc = dqv_region.base == NULL ? region_open(&dqv_region, &c->vctx.pub) : 0;
+	if (dqv_region.base == NULL)
+		rc = region_open(&dqv_region, &c->vctx.pub);
+	else if (dqv_region.events_ctx == NULL && dqv_region.ev_fd >= 0)
+		rc = events_take_over(&dqv_region, &c->vctx.pub);
+	else
+		rc = 0;
 	pthread_mutex_unlock(&dqv_region.lock);
 	if (rc != 0) {
 		verbs_context_fini(&c->vctx);
@@ -113,19 +142,25 @@ verbs_dq_fork_child(void)
 		(void)munmap(r->base, r->size);	/* a fault rather than the parent's */
 	if (r->bell_fd >= 0)
 		close(r->bell_fd);
-	*r = (struct dqv_region){ .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	if (r->ev_fd >= 0)
+		close(r->ev_fd);
+	*r = (struct dqv_region){ .bell_fd = -1, .ev_fd = -1,
+				  .lock = PTHREAD_MUTEX_INITIALIZER };
 }
 
 /* The region and the doorbell stay the process's (droced frees them when
- * the connection closes); the events' context is gone. */
+ * the connection closes); the events' context is gone, its events not
+ * taken with it, and the next context opened takes the region's on. */
 static int
 dqv_close_context(struct droce_context *ctx)
 {
 	struct dqv_context *c = (struct dqv_context *)verbs_ctx(ctx);
 
 	pthread_mutex_lock(&dqv_region.lock);
-	if (dqv_region.events_ctx == ctx)
+	if (dqv_region.events_ctx == ctx) {
+		verbs_events_drop(ctx);
 		dqv_region.events_ctx = NULL;
+	}
 	pthread_mutex_unlock(&dqv_region.lock);
 	verbs_context_fini(&c->vctx);
 	free(c);
@@ -166,10 +201,21 @@ dqv_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
 	return 0;
 }
 
-/*
- * droced's persistent regions (their memory is droced's hugepages, not
- * mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
- */
+/* A persistent region of this process's own pages (droced keeps their
+ * memfd), and the attach of one, mapped from droced's fd. */
+static int
+dqv_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
+{
+	return verbs_dmn_persist_mr(mr, name, lease_ms, true);
+}
+
+static int
+dqv_attach_mr(struct droce_context *ctx, const char *name, struct droce_mr **out)
+{
+	return verbs_dmn_attach_mr(ctx, name, dqv_event_name, out);
+}
+
+/* Counters are left out: EOPNOTSUPP, as for any provider. */
 static struct verbs_provider dqv_provider = {
 	.name = "dq",
 	.ops = {
@@ -208,6 +254,9 @@ static struct verbs_provider dqv_provider = {
 		.set_mr_lease = droced_set_mr_lease,
 		.renew_mr = droced_renew_mr,
 		.query_mr_lease = droced_query_mr_lease,
+		.persist_mr = dqv_persist_mr,
+		.attach_mr = dqv_attach_mr,
+		.release = droced_release,
 		.create_cq = dqv_create_cq,
 		.destroy_cq = dqv_destroy_cq,
 		.create_qp = dqv_create_qp,

@@ -126,7 +126,10 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, in
 		w->bind.length = wr->bind_mw.bind_info.length;
 		w->bind.mr_lkey = wr->bind_mw.bind_info.mr != NULL ?
 					  wr->bind_mw.bind_info.mr->lkey : 0;
-		w->bind.access = wr->bind_mw.bind_info.mw_access_flags;
+		/* LOCAL_WRITE accepted and ignored, as in process (a window
+		 * grants remote rights only; lib/protection check_mw_access) */
+		w->bind.access = wr->bind_mw.bind_info.mw_access_flags &
+				 ~(unsigned int)DROCE_ACCESS_LOCAL_WRITE;
 	}
 	if (qp->d.pub.qp_type == DROCE_QPT_UD) {
 		if (wr->wr.ud.ah == NULL)
@@ -190,6 +193,7 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 
 	if (room < 0)
 		rc = -EIO;	/* droced's index is garbage */
+	/* on a failure wr stays the WR that failed: *bad names it */
 	for (; wr != NULL && rc == 0; wr = wr->next) {
 		int len, n = send_slots(qp, wr, &len);
 
@@ -202,10 +206,10 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 			break;
 		}
 		rc = send_wqe(qp, wr, prod, len);
-		if (rc == 0) {
-			prod += (uint32_t)n;
-			room -= n;
-		}
+		if (rc != 0)
+			break;
+		prod += (uint32_t)n;
+		room -= n;
 	}
 	if (rc != 0)
 		*bad = wr;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -500,6 +501,8 @@ droced_dereg_mr(struct droce_mr *mr)
 	if (rc != 0)
 		return -rc;
 	verbs_events_forget(mr->context, mr);
+	if (((struct verbs_dmn_mr *)mr)->map != NULL)	/* an attached region's pages */
+		(void)munmap(((struct verbs_dmn_mr *)mr)->map, ((struct verbs_dmn_mr *)mr)->map_len);
 	free(mr);
 	return 0;
 }

@@ -186,6 +186,10 @@ struct verbs_dmn_mr {
 	uint64_t h;
 	uint64_t name;			/* its name in events */
 	int access;			/* as registered (rereg keeps it) */
+	/* an attached region's pages, mapped from the memfd droced passed
+	 * (NULL: none; unmapped when the proxy is freed) */
+	void *map;
+	size_t map_len;
 };
 
 /* pub.handle is the window's index in droced's tables: a BIND_MW work
@@ -271,6 +275,12 @@ int verbs_daemon_call_fds(struct dmn_msg *m, int fd, int *fd_out);
  * EFAULT (not mapped).
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
+/*
+ * m (a PERSIST_MR) with the memfd holding all of [addr, addr + len), the
+ * application's own pages moved by a registration: 0 or a positive errno,
+ * EFAULT when no one moved segment holds the range.
+ */
+int verbs_dmn_mem_call_fd(struct dmn_msg *m, const void *addr, size_t len);
 /* droced_mem.c's fork handlers, registered before anyone else's (called
  * at the connection). */
 void verbs_dmn_mem_init(void);
@@ -339,6 +349,19 @@ uint64_t verbs_dmn_mw_handle(const struct droce_mw *mw);
 /* droced_persist.c: the persistent regions' and leases' ops (-errno). */
 int droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
 int droced_attach_mr(struct droce_context *ctx, const char *name, struct droce_mr **out);
+/*
+ * The two providers' persist and attach: own_pages, the MR lies on the
+ * application's own pages (its memfd goes with the request, kept by
+ * droced for a reattach); an attached region whose pages are a memfd
+ * (its maker's own pages) is mapped from the fd droced passes, at the
+ * region's address if that range is free here.  The attached proxy is
+ * named name(ctx, proxy) in its lease's events.  0 or -errno.
+ */
+int verbs_dmn_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms,
+			 bool own_pages);
+int verbs_dmn_attach_mr(struct droce_context *ctx, const char *name,
+			uint64_t (*name_fn)(const struct droce_context *, const void *),
+			struct droce_mr **out);
 int droced_release(struct droce_context *ctx, const char *name);
 int droced_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
 int droced_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms);

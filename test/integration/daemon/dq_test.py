@@ -92,7 +92,7 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                (25 MRs, 2 CQs, mem 25 pieces); droced alive
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
-               options, no DROCE_QUEUES), the same program: both finish;
+               options, DROCE_QUEUES=shared), the same program: both finish;
                the secondaries map hugepages (the check sees them), the
                plain processes none; droced's main thread woke fewer
                than 100 times (telemetry's /droced/dq: its holds of the
@@ -211,6 +211,13 @@ def case_dq_hostile(s):
     h.p.stdin.flush()
     if h.wait() != 0:
         fail("hostile's exit", h)
+    # a persistent region of its own pages only with the memfd droced maps
+    # them from (kept for a reattach): any other fd EFAULT
+    for what in ("no fd", "another memfd", "its memfd opened read-only", "a pipe"):
+        h.wait_line(rf"^hostile: PERSIST_MR with {what}: Bad address$")
+    h.wait_line(r"^hostile: PERSIST_MR with its memfd: Success$")
+    h.wait_line(r"^hostile: its release: Success$")
+    print("hostile: PERSIST_MR with 4 forged fds EFAULT, with its memfd made and released")
     if s.droced.p.poll() is not None:
         fail("droced died", s.droced)
     s.wait_apps({})
@@ -235,6 +242,7 @@ def dq_apps(s, modes, plain=True):
         else:
             argv = [s.dq_app, "-l", "0", "--no-pci", "--log-level=lib.eal:error", "--",
                     f"--droce-daemon={s.sock}", *args]
+            os.environ["DROCE_QUEUES"] = "shared"	# not the default
         try:
             procs.append(s.spawn(name, argv, stdin=subprocess.PIPE))
         finally:
