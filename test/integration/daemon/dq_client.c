@@ -665,7 +665,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	while (qp_err + srq_err + cq_err < HOSTILE_QPS && now_ms() < end) {
 		struct dq_event e;
 
-		rc = dq_event_take(dq_evq(c->region, &c->g), &c->ev_cons, &e);
+		rc = dq_event_take(dq_evq(c->region, &c->g, 0), &c->ev_cons, &e);
 		if (rc < 0)
 			die("event ring", -rc);
 		if (rc == 0) {
