@@ -584,12 +584,12 @@ on_attach_mr(struct droced_app *a, struct dmn_msg *m)
 	struct persist *p;
 	int rc = named_region(m, &p);
 
+	if (!dq_ctx_valid(a, m->ctx))
+		return EINVAL;	/* an index droced never gave */
 	if (rc == ENOENT && tomb_find(m->u.name) != NULL)
 		return ETIME;
 	if (rc != 0)
 		return rc;
-	if (!dq_ctx_valid(a, m->ctx))
-		return EINVAL;
 	if (p->owner != NULL)
 		return EBUSY;	/* its owner lives */
 	/* a plain process cannot map droced's hugepages */

@@ -26,7 +26,9 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               3 entries published, a receive of 3 SGEs in an SRQ granted
               2, a wrapping 7th SGE of 8), a completion ring's consumer
               index ahead of droced's; and attaches the reader's QP handle
-              (ENOENT).  It gets exactly 16 QP_REQ_ERR (one for each of
+              (ENOENT), and names context indices droced never gave
+              (PD, CQ, an attach, a context's close: 5 of 5 EINVAL,
+              nothing made).  It gets exactly 16 QP_REQ_ERR (one for each of
               its slots 0-14 and 16), 1 SRQ_ERR (slot 15) and 1
               CQ_ERR in its event ring, all 17 of its QPs in ERR, dq_bad
               exactly 18 in
@@ -205,6 +207,7 @@ def case_dq_hostile(s):
     h = s.spawn("hostile", [s.app, s.sock, "hostile", r["lkey"], r["qp"]],
                 stdin=subprocess.PIPE)
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
+    h.wait_line(r"^hostile: forged context indices: 5 of 5 EINVAL$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
     h.wait_line(r"^hostile: 16 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
