@@ -40,14 +40,18 @@ struct dqv_region {
 	int bell_fd;			/* the application's end of the doorbell */
 	pthread_mutex_t lock;		/* slots, opening: the control path */
 	uint64_t qp_used, cq_used;	/* slot bitmaps */
+	/* bumped by a fork's child: a context of the parent's names a ring
+	 * of the parent's region, not of any region the child opens */
+	uint32_t gen;
 };
 
 /* A context of this provider: its event ring's index and consumer index
- * (read under the context's event lock). */
+ * (read under the context's event lock), in the region of generation gen. */
 struct dqv_context {
 	struct verbs_context vctx;
 	uint32_t ev_ctx;
 	uint32_t ev_cons;
+	uint32_t gen;
 };
 
 static inline struct dqv_context *

@@ -109,6 +109,7 @@ verbs_dq_open(struct droce_device *device)
 		return NULL;
 	}
 	pthread_mutex_lock(&dqv_region.lock);
+	c->gen = dqv_region.gen;
 	if (dqv_region.base == NULL)
 		rc = region_open(&dqv_region, &c->vctx.pub);
 	else
@@ -127,6 +128,7 @@ void
 verbs_dq_fork_child(void)
 {
 	struct dqv_region *r = &dqv_region;
+	uint32_t gen = r->gen + 1;
 
 	if (r->base != NULL &&
 	    mmap(r->base, r->size, PROT_READ | PROT_WRITE,
@@ -134,7 +136,7 @@ verbs_dq_fork_child(void)
 		(void)munmap(r->base, r->size);	/* a fault rather than the parent's */
 	if (r->bell_fd >= 0)
 		close(r->bell_fd);
-	*r = (struct dqv_region){ .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	*r = (struct dqv_region){ .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .gen = gen };
 }
 
 /* The region and the doorbell stay the process's (droced frees them when
@@ -146,7 +148,7 @@ dqv_close_context(struct droce_context *ctx)
 	struct dqv_context *c = dqv_ctx(ctx);
 	struct dmn_msg m = { .type = DMN_DQ_CTX_CLOSE, .ctx = c->ev_ctx };
 
-	if (dqv_region.base != NULL)	/* (not after a fork: droced is the parent's) */
+	if (dqv_region.base != NULL && c->gen == dqv_region.gen)	/* (a fork's parent's: not ours) */
 		(void)verbs_daemon_call(&m);
 	verbs_context_fini(&c->vctx);
 	free(c);

@@ -376,7 +376,8 @@ dqv_event_take(struct droce_context *ctx, struct droce_async_event *ev)
 	struct dqv_context *c = dqv_ctx(ctx);
 	struct dq_event e;
 
-	if (dq_event_take(dq_evq(r->base, &r->g, c->ev_ctx), &c->ev_cons, &e) != 1)
+	if (r->base == NULL || c->gen != r->gen ||	/* a fork's parent's context */
+	    dq_event_take(dq_evq(r->base, &r->g, c->ev_ctx), &c->ev_cons, &e) != 1)
 		return -EAGAIN;
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = (enum droce_event_type)e.type;
