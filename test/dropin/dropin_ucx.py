@@ -29,8 +29,7 @@ libibverbs.so.1 and usertools/droce-run (its device tree: /sys/class/infiniband,
   dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED ucp_droced
       ucp_rc's three with both sides applications of one droced (net_ring,
       droced's loopback; TCP exchange on 127.0.0.1), UCX's defaults (its
-      memory pools System V hugepage segments); droced empty after.  On
-      droced the programs are its secondaries (DROCE_QUEUES=shared).
+      memory pools System V hugepage segments); droced empty after.
   dropin_ucx.py --run DROCE_RUN --lib DIR --droced DROCED ucp_regions
       ucp_droced's tag_lat and tag_bw with both sides plain processes on
       droced's queue regions (DROCE_QUEUES=region; each maps its region, the
@@ -92,21 +91,11 @@ class Droced:
         droced_stop(self.daemon)
 
 
-# On droced the programs are its DPDK secondaries (DROCE_QUEUES=shared, not
-# the default) unless the case set DROCE_QUEUES itself (ucp_regions: the
-# default's queue regions, named).
-SHARED = {"DROCE_QUEUES": "shared"}
-
-
 def droce_env(nets, side, ip=None):
     """droce on side's veth end, on its own core, run-to-completion; on
-    droced, only the core (EAL's secondary, SHARED, unless DROCE_QUEUES
-    is set)."""
+    droced, only the core (EAL's secondary)."""
     if isinstance(nets, Droced):
-        env = dict(SHARED)
-        env.update(os.environ)
-        env["DROCE_ARGS"] = f"-l {side} --no-pci --log-level=lib.eal:error"
-        return env
+        return dict(os.environ, DROCE_ARGS=f"-l {side} --no-pci --log-level=lib.eal:error")
     eal = EAL + ["-l", str(side), f"--file-prefix=ucx{os.getpid()}{side}",
                  f"--vdev=net_af_packet0,iface={nets.ifs[side]}"]
     return dict(os.environ, DROCE_ARGS=" ".join(
@@ -314,8 +303,7 @@ def case_mpi(a, tmp):
 def case_mpi_droced(a, tmp):
     """mpi_pingpong's two ranks as applications of one droced (net_ring,
     droced's loopback), mpirun and the ranks in a network namespace of
-    their own (loopback only) for mpirun's PMIx server; as case_mpi.  The
-    ranks are droced's secondaries (SHARED)."""
+    their own (loopback only) for mpirun's PMIx server; as case_mpi."""
     case = "mpirun -np 2, Open MPI's UCX pml on droced"
     if not check(case, a.prog not in (None, "missing") and os.path.exists(a.prog),
                  f"no mpi_pingpong ({a.prog}): Open MPI's mpicc (libopenmpi-dev) missing"):
@@ -328,8 +316,7 @@ def case_mpi_droced(a, tmp):
         ranks = []
         for side in (0, 1):
             ranks += ([":"] if side else []) + [
-                "-np", "1", "env", *(f"{k}={v}" for k, v in SHARED.items()),
-                a.run, "--lib", a.lib, "--daemon", nets.sock, "--args",
+                "-np", "1", a.run, "--lib", a.lib, "--daemon", nets.sock, "--args",
                 f"-l {side} --no-pci --log-level=lib.eal:error", "--", a.prog, "200", "4096"]
         p = mpirun(ns, ranks, tmp)
         left = droced_apps(a.droced, nets.sock)
