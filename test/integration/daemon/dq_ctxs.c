@@ -14,8 +14,9 @@
  *       roles swapped.  Prints "ctxs: qp events ok", then waits for a port
  *       event (dq_test.py starts droced's memif peer: the link comes up):
  *       exactly one PORT_ACTIVE of port 1 on each context, each fd
- *       unreadable after it.  Then every object freed, destroy waiting on
- *       no ack, and "ctxs: ok".
+ *       unreadable after it.  Then A's objects freed while B's
+ *       QP_REQ_ERR is still unacked (destroy waits for its own context's
+ *       acks only), B's after its ack, and "ctxs: ok".
  *
  * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
  */
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "droce.h"
 
@@ -112,9 +114,11 @@ readable(const struct side *s, int ms)
 	return n < 0 ? -1 : n == 1 && (p.revents & POLLIN);
 }
 
-/* One event of type on s, naming obj (a port's: port 1), then nothing more. */
+/* One event of type on s, naming obj (a port's: port 1), then nothing
+ * more; acked, or kept unacked in *held. */
 static void
-expect_event(struct side *s, enum droce_event_type type, const void *obj, int ms)
+expect_event(struct side *s, enum droce_event_type type, const void *obj, int ms,
+	     struct droce_async_event *held)
 {
 	struct droce_async_event ev;
 
@@ -127,7 +131,10 @@ expect_event(struct side *s, enum droce_event_type type, const void *obj, int ms
 	check(ev.event_type == type, s->name, "the event's type");
 	check(obj != NULL ? ev.element.qp == obj : ev.element.port_num == 1, s->name,
 	      "the event names its object (its own context's)");
-	droce_ack_async_event(&ev);
+	if (held != NULL)
+		*held = ev;
+	else
+		droce_ack_async_event(&ev);
 	check(readable(s, 0) == 0, s->name, "async_fd not readable after its one event");
 }
 
@@ -170,6 +177,7 @@ int
 main(int argc, char **argv)
 {
 	struct side a = { .name = "A" }, b = { .name = "B" };
+	struct droce_async_event b_err;
 	struct droce_device **list;
 	int n = 0, ret = droce_init(argc, argv), fl;
 
@@ -187,22 +195,27 @@ main(int argc, char **argv)
 		die("O_NONBLOCK", errno);
 
 	post_bad(&a);
-	expect_event(&a, DROCE_EVENT_QP_REQ_ERR, a.qp, 5000);
+	expect_event(&a, DROCE_EVENT_QP_REQ_ERR, a.qp, 5000, NULL);
 	expect_none(&b, 300, 1);
 	post_bad(&b);
-	expect_event(&b, DROCE_EVENT_QP_REQ_ERR, b.qp, 5000);
+	expect_event(&b, DROCE_EVENT_QP_REQ_ERR, b.qp, 5000, &b_err);	/* acked last */
 	expect_none(&a, 300, 0);
 	expect_none(&b, 0, 1);
 	printf("ctxs: qp events %s\n", failed ? "FAILED" : "ok");
 	fflush(stdout);
 
 	/* the port's event: each context gets its own copy */
-	expect_event(&a, DROCE_EVENT_PORT_ACTIVE, NULL, 20000);
-	expect_event(&b, DROCE_EVENT_PORT_ACTIVE, NULL, 5000);
+	expect_event(&a, DROCE_EVENT_PORT_ACTIVE, NULL, 20000, NULL);
+	expect_event(&b, DROCE_EVENT_PORT_ACTIVE, NULL, 5000, NULL);
 	expect_none(&a, 300, 0);
 	expect_none(&b, 0, 1);
 
+	/* A's destroys wait for A's acks only: B's QP_REQ_ERR is still
+	 * unacked (a wait for it would hang: SIGALRM ends the program) */
+	alarm(20);
 	close_side(&a);
+	printf("ctxs: A freed while B's event is unacked\n");
+	droce_ack_async_event(&b_err);
 	close_side(&b);
 	droce_cleanup();
 	printf("ctxs: %s\n", failed ? "FAILED" : "ok");

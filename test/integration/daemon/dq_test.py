@@ -113,7 +113,8 @@ and dq_ctxs, a program of droce.h with two contexts in one plain process:
                readable, droce_get_async_event EAGAIN on its O_NONBLOCK
                fd); the same with B and A swapped; then droced's memif
                peer starts and each context gets exactly one PORT_ACTIVE
-               of port 1 on its own fd; every object freed after
+               of port 1 on its own fd; A's objects freed while B's
+               QP_REQ_ERR is unacked (no wait), B's after its ack
 
 Usage: dq_test.py CASE DROCED DQ_CLIENT [DQ_APP [PEER_APP]].  Needs hugepages (droced is an
 EAL primary with shared configuration; exit 77 when DROCE_NO_HUGE=1).
@@ -509,7 +510,8 @@ def case_dq_ctxs(s):
     s.peer.wait_line(r"^peer: ready")
     rc = p.wait(timeout=60)
     print("\n".join(ln for ln in p.lines if not ln.startswith("droce")))
-    if rc != 0 or not any(ln == "ctxs: ok" for ln in p.lines):
+    if rc != 0 or not all(any(ln == want for ln in p.lines) for want in (
+            "ctxs: A freed while B's event is unacked", "ctxs: ok")):
         fail("each context's events on its own async_fd", p)
     print("two contexts of one plain process: each its own QP_REQ_ERR, each a PORT_ACTIVE")
 
