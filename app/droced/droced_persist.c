@@ -32,6 +32,7 @@ struct persist {
 	struct droce_mr *mr;
 	struct droced_app *owner;	/* NULL: nobody's */
 	uint64_t owner_ptr;		/* an attached owner's name of the MR in its events */
+	uint32_t owner_ctx;		/* and its context that takes them (struct obj's ctx) */
 	bool kept;			/* the group is in held */
 	/* kept, its lease ran out while an attached owner holds it: the name
 	 * is free (not found, not listed), the key revoked; released at the
@@ -423,14 +424,23 @@ droced_lease_expired(struct droce_mr *mr)
 }
 
 uint64_t
-persist_event_owner(const void *mr, struct droced_app **owner)
+persist_event_owner(const void *mr, struct droced_app **owner, uint32_t *ctx)
 {
 	struct persist *p = persist_of_mr(mr);
 
 	if (p == NULL || !p->kept || p->owner == NULL)
 		return 0;
 	*owner = p->owner;
+	*ctx = p->owner_ctx;
 	return p->owner_ptr;
+}
+
+void
+persist_ctx_closed(const struct droced_app *a, uint32_t ctx)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next)
+		if (p->owner == a && p->owner_ctx == ctx)
+			p->owner_ctx = DQ_NO_CTX;
 }
 
 /* The caller's droce_alloc_buf buffer, or mapping of its own pages, that
@@ -574,6 +584,8 @@ on_attach_mr(struct droced_app *a, struct dmn_msg *m)
 	struct persist *p;
 	int rc = named_region(m, &p);
 
+	if (!dq_ctx_valid(a, m->ctx))
+		return EINVAL;	/* an index droced never gave */
 	if (rc == ENOENT && tomb_find(m->u.name) != NULL)
 		return ETIME;
 	if (rc != 0)
@@ -595,6 +607,7 @@ on_attach_mr(struct droced_app *a, struct dmn_msg *m)
 	}
 	p->owner = a;	/* the group stays in held: a has no handle of it */
 	p->owner_ptr = m->h[2];	/* its proxy, named in its events */
+	p->owner_ctx = m->ctx;
 	m->h[0] = (uint64_t)(uintptr_t)p->mr;
 	m->addr = p->addr;
 	m->len = p->mr->length;

@@ -21,7 +21,9 @@
  * application's objects (and every port event) into the application's own
  * ring, naming the application's object, and counts it on async_fd, which
  * droced holds a copy of (provider_droced droced_event_take; droced
- * droced_route_event).  Everything here is the same.
+ * droced_route_event); on a queue region each context has a ring of its
+ * own, counted on its own async_fd (provider_dq dqv_event_take).
+ * Everything here is the same.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -366,15 +366,18 @@ dqv_cq_take_event(struct droce_cq *pub)
 	return 1;
 }
 
-/* The region's next event, as droce_get_async_event gives it: the object
- * is the proxy that named it at its creation (droced names it back). */
+/* ctx's next event out of its own ring, as droce_get_async_event gives
+ * it: the object is the proxy that named it at its creation (droced names
+ * it back). */
 int
 dqv_event_take(struct droce_context *ctx, struct droce_async_event *ev)
 {
 	struct dqv_region *r = &dqv_region;
+	struct dqv_context *c = dqv_ctx(ctx);
 	struct dq_event e;
 
-	if (ctx != r->events_ctx || dq_event_take(dq_evq(r->base, &r->g), &r->ev_cons, &e) != 1)
+	if (r->base == NULL || c->gen != r->gen ||	/* a fork's parent's context */
+	    dq_event_take(dq_evq(r->base, &r->g, c->ev_ctx), &c->ev_cons, &e) != 1)
 		return -EAGAIN;
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = (enum droce_event_type)e.type;

@@ -171,11 +171,11 @@ attach_map(struct verbs_dmn_mr *mr, int fd, const struct dmn_msg *m)
 }
 
 int
-verbs_dmn_attach_mr(struct droce_context *context, const char *name,
+verbs_dmn_attach_mr(struct droce_context *context, uint32_t ctx_index, const char *name,
 		    uint64_t (*name_fn)(const struct droce_context *, const void *),
 		    struct droce_mr **out)
 {
-	struct dmn_msg m = { .type = DMN_ATTACH_MR };
+	struct dmn_msg m = { .type = DMN_ATTACH_MR, .ctx = ctx_index };
 	struct verbs_dmn_mr *mr;
 	struct named *n;
 	int fd = -1, rc;
@@ -216,7 +216,7 @@ verbs_dmn_attach_mr(struct droce_context *context, const char *name,
 int
 droced_attach_mr(struct droce_context *context, const char *name, struct droce_mr **out)
 {
-	return verbs_dmn_attach_mr(context, name, verbs_dmn_event_name, out);
+	return verbs_dmn_attach_mr(context, 0, name, verbs_dmn_event_name, out);
 }
 
 int

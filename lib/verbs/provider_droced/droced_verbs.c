@@ -341,9 +341,9 @@ pd_handle(const struct droce_pd *pd)
 }
 
 int
-droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
+verbs_dmn_alloc_pd(struct droce_context *ctx, uint32_t ctx_index, struct droce_pd **out)
 {
-	struct dmn_msg m = { .type = DMN_ALLOC_PD };
+	struct dmn_msg m = { .type = DMN_ALLOC_PD, .ctx = ctx_index };
 	struct verbs_dmn_pd *pd = calloc(1, sizeof(*pd));
 	int rc;
 
@@ -359,6 +359,12 @@ droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
 	pd->h = m.h[0];
 	*out = &pd->pub;
 	return 0;
+}
+
+int
+droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
+{
+	return verbs_dmn_alloc_pd(ctx, 0, out);
 }
 
 int

@@ -217,7 +217,7 @@ region_dump(void)
 			dq_sq(b, &g, 0)->prod, dq_sq(b, &g, 0)->cons, dq_rq(b, &g, 0)->prod,
 			dq_rq(b, &g, 0)->cons, dq_cq(b, &g, 0)->prod, dq_cq(b, &g, 0)->cons,
 			dq_cq_notify(b, &g, 0)->arm, dq_cq_notify(b, &g, 0)->fired,
-			dq_evq(b, &g)->prod, dq_evq(b, &g)->cons);
+			dq_evq(b, &g, 0)->prod, dq_evq(b, &g, 0)->cons);
 	}
 }
 

@@ -642,6 +642,29 @@ persist_forged(struct client *c)
 	fflush(stdout);
 }
 
+/* Context indices droced never gave (struct dmn_msg's ctx): each
+ * request refused EINVAL, nothing made. */
+static void
+forged_ctx(struct client *c)
+{
+	const struct dmn_msg forged[] = {
+		{ .type = DMN_ALLOC_PD, .ctx = 1 },		/* in range, not open */
+		{ .type = DMN_ALLOC_PD, .ctx = DQ_MAX_CTXS },
+		{ .type = DMN_CREATE_CQ, .arg = 4, .ctx = UINT32_MAX },
+		{ .type = DMN_ATTACH_MR, .ctx = 0x80000000u, .u.name = "nobody" },
+		{ .type = DMN_DQ_CTX_CLOSE, .ctx = 7 },
+	};
+	uint32_t refused = 0;
+
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		struct dmn_msg m = forged[i];
+
+		refused += call_fd(c, &m, -1, NULL) == EINVAL;
+	}
+	printf("hostile: forged context indices: %u of %zu EINVAL\n", refused,
+	       sizeof(forged) / sizeof(forged[0]));
+}
+
 static int
 run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 {
@@ -652,6 +675,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	int rc = call_fd(c, &m, -1, NULL);
 
 	printf("hostile: attach of another's QP: %s\n", strerror(rc));
+	forged_ctx(c);
 	/* live QPs, each connected to itself: droced's engine would take a
 	 * well-formed request on any of them, so only droced's checks stop
 	 * the garbage */
@@ -665,7 +689,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	while (qp_err + srq_err + cq_err < HOSTILE_QPS && now_ms() < end) {
 		struct dq_event e;
 
-		rc = dq_event_take(dq_evq(c->region, &c->g), &c->ev_cons, &e);
+		rc = dq_event_take(dq_evq(c->region, &c->g, 0), &c->ev_cons, &e);
 		if (rc < 0)
 			die("event ring", -rc);
 		if (rc == 0) {
