@@ -318,6 +318,7 @@ class Setup:
     def telemetry(self, cmd):
         """One command on droced's telemetry socket: its JSON value."""
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.settimeout(10)	# a telemetry thread that never answers fails, not hangs
             t.connect(f"{runtime_dir(self.prefix)}/dpdk_telemetry.v2")
             t.recv(4096)			# the greeting
             t.send(cmd.encode())
@@ -331,7 +332,8 @@ class Setup:
         end = time.monotonic() + timeout
         while self.telemetry("/ethdev/link_status,0").get("status") != "UP":
             if time.monotonic() > end:
-                fail("droced's link not up", self.droced)
+                print(f"--- peer:\n{self.peer.output()}")
+                fail(f"droced's link not up in {timeout} s", self.droced)
             time.sleep(0.01)
         time.sleep(5 * TP_LINK_POLL_MS / 1000)	# its engine's next poll has seen it
 
