@@ -275,7 +275,15 @@ struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length,
  */
 struct droce_mr *droce_reg_mr_iova(struct droce_pd *pd, void *addr,
 				   size_t length, uint64_t iova, int access);
-/* Returns 0, EINVAL (NULL mr) or EBUSY while memory windows are bound to it. */
+/*
+ * Returns 0, EINVAL (NULL mr) or EBUSY while memory windows are bound to
+ * it.  Also EBUSY when frames sent by zero copy (DROCE_TX_ZC, lib/transport
+ * README "Zero copy") still send from its memory after a wait of up to
+ * 100 ms for the link to free them: the keys are dead from the first call
+ * (peers' accesses NAKed), but the memory is still read by the link and
+ * must not be freed; call droce_dereg_mr again later (a run-to-completion
+ * engine hands its queued frames to the link in its next droce_progress).
+ */
 int droce_dereg_mr(struct droce_mr *mr);
 /*
  * Returns 0 on success (new lkey/rkey in mr), or a negative
@@ -1015,14 +1023,16 @@ const char *droce_event_type_str(enum droce_event_type event);
  *   --droce-mtu=N           link MTU (default: what the port reports)
  *   --droce-daemon=PATH     daemon mode: the device is droced's at socket
  *                           PATH (also "daemon = PATH" in the file's [droce]
- *                           section, or DROCE_DAEMON=PATH); EAL then runs
- *                           as a secondary process of droced's, and device
- *                           options are droced's (app/droced/README.md)
- *   --droce-queues=region   with a daemon: a plain process on droced's queue
- *                           regions instead (also "queues = region" in the
- *                           [droce] section, or DROCE_QUEUES=region): EAL
- *                           does not start, EAL options before "--" are
- *                           skipped (app/droced/README.md "Queue regions")
+ *                           section, or DROCE_DAEMON=PATH); the program is
+ *                           then a plain process on droced's queue regions:
+ *                           EAL does not start, EAL options before "--" are
+ *                           skipped, and device options are droced's
+ *                           (app/droced/README.md "Queue regions")
+ *   --droce-queues=shared   with a daemon: a DPDK secondary process of
+ *                           droced's instead, which maps all of droced's
+ *                           memory; being retired (also "queues = shared" in
+ *                           the [droce] section, or DROCE_QUEUES=shared;
+ *                           "region", the default, names the other mode)
  * Command-line options override the file.  Without any, every ethdev port
  * becomes a device without addresses.  Returns -1 with errno on failure.
  */
@@ -1070,7 +1080,9 @@ int droce_free_buf(struct droce_context *context, void *buf);
 /*
  * ---- Persistent named regions (droce extension, daemon mode only) ----
  * droce_persist_mr marks an MR (in one of the caller's droce_alloc_buf
- * buffers) persistent under name, with a lease of lease_ms (0: none).
+ * buffers, or on its own pages moved onto one memfd by a registration:
+ * droced keeps that memfd) persistent under name, with a lease of
+ * lease_ms (0: none).
  * When the application dies, droced keeps its group: the MR, the buffer
  * it lies in, its PD, the QPs on that PD and their CQs (peers connected
  * to those QPs go on WRITING and READING it); everything else of the
@@ -1100,12 +1112,17 @@ int droce_free_buf(struct droce_context *context, void *buf);
 
 /*
  * 0; EEXIST (name in use), EBUSY (the MR, its PD or buffer already
- * persistent), EFAULT (not all in one droce_alloc_buf buffer), EINVAL
+ * persistent), EFAULT (not all in one droce_alloc_buf buffer, nor all on
+ * one memfd of the application's own pages), EINVAL
  * (empty name), ENAMETOOLONG, ENOENT (not the caller's MR), ETIME (its
  * lease ran out), EOPNOTSUPP (in process), ENOTCONN.
  */
 int droce_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
-/* NULL with errno: ENOENT (no such region), EBUSY (its owner lives),
+/* The region's pages are mapped into the caller where they are not
+ * already (a plain process: from the memfd droced passes, at the region's
+ * address if that range is free; mr->addr says where).
+ * NULL with errno: ENOENT (no such region), EBUSY (its owner lives),
+ * EFAULT (a plain process, a region in droced's hugepages),
  * ETIME (its lease ran out: until the name is persistent again, for the
  * last 64 names whose leases ran out, while this droced runs; ENOENT
  * after), EINVAL, ENAMETOOLONG, EOPNOTSUPP, ENOTCONN. */

@@ -271,6 +271,7 @@ print_counters(struct droce_context *context)
 		"completer_retry_err", "retransmit_timeouts", "rcvd_seq_err",
 		"out_of_seq_request", "duplicate_request", "sent_seq_nak",
 		"icrc_err", "sched_gaps", "sched_gap_max_us", "retransmit_timeouts_in_gap",
+		"tx_zc_pkts",
 	};
 	size_t i;
 

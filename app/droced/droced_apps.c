@@ -223,12 +223,14 @@ adopt(struct droced_app *a, enum obj_type type, void *p, uint64_t len)
 /* adopt of a CQ, QP, MR or MW, with the name the application gives it in
  * its events (obj_add appends: the new entry is the last). */
 static int
-adopt_named(struct droced_app *a, enum obj_type type, void *p, uint64_t app_ptr)
+adopt_named(struct droced_app *a, enum obj_type type, void *p, uint64_t app_ptr, uint32_t ctx)
 {
 	int rc = adopt(a, type, p, 0);
 
-	if (rc == 0)
+	if (rc == 0) {
 		a->obj[a->nobj - 1].app_ptr = app_ptr;
+		a->obj[a->nobj - 1].ctx = ctx;
+	}
 	return rc;
 }
 
@@ -298,15 +300,20 @@ on_free_buf(struct droced_app *a, struct dmn_msg *m)
 	return release(a, o);
 }
 
+/* The context index the request names: an open one of a's, never more
+ * than an index (dq_ctx_valid). */
 static int
 on_alloc_pd(struct droced_app *a, struct dmn_msg *m)
 {
-	struct droce_pd *pd = droce_alloc_pd(dmn.ctx);
+	struct droce_pd *pd;
 	int rc;
 
+	if (!dq_ctx_valid(a, m->ctx))
+		return EINVAL;
+	pd = droce_alloc_pd(dmn.ctx);
 	if (pd == NULL)
 		return errno;
-	rc = adopt(a, OBJ_PD, pd, 0);
+	rc = adopt_named(a, OBJ_PD, pd, 0, m->ctx);
 	if (rc != 0)
 		return rc;
 	m->h[0] = (uint64_t)(uintptr_t)pd;
@@ -324,10 +331,10 @@ on_dealloc_pd(struct droced_app *a, struct dmn_msg *m)
  * access in arg, the MR's name in its events in h[2]) into the caller's
  * table, and the reply. */
 static int
-reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, void *host)
+reg_reply(struct droced_app *a, struct dmn_msg *m, struct droce_pd *pd, uint32_t ctx, void *host)
 {
 	struct droce_mr *mr = droce_reg_mr_iova(pd, host, m->len, m->h[1], m->arg);
-	int rc = mr != NULL ? adopt_named(a, OBJ_MR, mr, m->h[2]) : errno;
+	int rc = mr != NULL ? adopt_named(a, OBJ_MR, mr, m->h[2], ctx) : errno;
 
 	if (rc != 0)
 		return rc;
@@ -345,11 +352,11 @@ on_reg_mr(struct droced_app *a, struct dmn_msg *m)
 		return ENOENT;
 	if (!in_own_buf(a, m->addr, m->len))
 		return EFAULT;	/* only the caller's droce_alloc_buf memory */
-	return reg_reply(a, m, pd->p, (void *)(uintptr_t)m->addr);
+	return reg_reply(a, m, pd->p, pd->ctx, (void *)(uintptr_t)m->addr);
 }
 
 /* The mapping an MR of the application's own pages lies in, or NULL. */
-static struct obj *
+struct obj *
 map_of(struct droced_app *a, const struct droce_mr *mr)
 {
 	uint64_t p = (uint64_t)(uintptr_t)mr->addr;
@@ -387,16 +394,13 @@ on_rereg_mr(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-static int
-on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
+int
+dereg_handle(struct droced_app *a, uint64_t h)
 {
-	struct obj *o, *map;
+	struct obj *o = obj_find(a, OBJ_MR, h), *map;
 	void *base;
 	int rc;
 
-	if (persist_dereg(a, m->h[0]))
-		return 0;	/* its persistent region's: released */
-	o = obj_find(a, OBJ_MR, m->h[0]);
 	if (o == NULL)
 		return ENOENT;
 	map = map_of(a, o->p);
@@ -405,6 +409,14 @@ on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
 	if (rc == 0 && base != NULL)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;
+}
+
+static int
+on_dereg_mr(struct droced_app *a, struct dmn_msg *m)
+{
+	if (persist_dereg(a, m->h[0]))
+		return 0;	/* its persistent region's: released */
+	return dereg_handle(a, m->h[0]);
 }
 
 /* ---- memory windows ------------------------------------------------------------ */
@@ -421,7 +433,7 @@ on_alloc_mw(struct droced_app *a, struct dmn_msg *m)
 	mw = droce_alloc_mw(pd->p, (enum droce_mw_type)m->arg);
 	if (mw == NULL)
 		return errno;
-	rc = adopt_named(a, OBJ_MW, mw, m->addr);
+	rc = adopt_named(a, OBJ_MW, mw, m->addr, pd->ctx);	/* (read before adopt grows the table) */
 	if (rc != 0)
 		return rc;
 	m->h[0] = (uint64_t)(uintptr_t)mw;
@@ -568,11 +580,13 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 	uint64_t span = last->addr + last->len - first->addr, maplen = 0;
 	uint8_t *base = NULL, *host = NULL;
 	struct droce_pd *pd;
+	uint32_t ctx;
 	int rc;
 
 	if (o == NULL)
 		return ENOENT;
 	pd = o->p;	/* o is gone once adopt grows the table */
+	ctx = o->ctx;
 	if (m->addr < first->addr || m->len == 0 || m->len > span ||
 	    m->addr - first->addr > span - m->len)
 		return EFAULT;	/* not what the pieces cover */
@@ -587,8 +601,11 @@ reg_mem(struct droced_app *a, struct dmn_msg *m)
 			return ENOMEM;
 	}
 	rc = adopt(a, OBJ_MAP, base, maplen);
-	if (rc == 0)
-		rc = reg_reply(a, m, pd, host + (m->addr - first->addr));
+	if (rc == 0) {
+		/* where the application has base: a persistent region's address */
+		a->obj[a->nobj - 1].app_ptr = first->addr - (uint64_t)(host - base);
+		rc = reg_reply(a, m, pd, ctx, host + (m->addr - first->addr));
+	}
 	if (rc != 0)
 		(void)release_handle(a, OBJ_MAP, (uint64_t)(uintptr_t)base);
 	return rc;
@@ -612,10 +629,12 @@ on_create_cq(struct droced_app *a, struct dmn_msg *m)
 
 	if (m->h[1] != 0 && ch == NULL)
 		return ENOENT;
+	if (!dq_ctx_valid(a, m->ctx))
+		return EINVAL;
 	cq = droce_create_cq(dmn.ctx, m->arg, a->owner, ch != NULL ? ch->p : NULL, 0);
 	if (cq == NULL)
 		return errno;
-	rc = adopt_named(a, OBJ_CQ, cq, m->addr);
+	rc = adopt_named(a, OBJ_CQ, cq, m->addr, m->ctx);
 	if (rc != 0)
 		return rc;
 	m->h[0] = (uint64_t)(uintptr_t)cq;
@@ -659,7 +678,7 @@ on_create_qp(struct droced_app *a, struct dmn_msg *m)
 	qp = droce_create_qp(pd->p, &init);
 	if (qp == NULL)
 		return errno;
-	rc = adopt_named(a, OBJ_QP, qp, m->addr);
+	rc = adopt_named(a, OBJ_QP, qp, m->addr, pd->ctx);	/* (read before adopt grows the table) */
 	if (rc != 0)
 		return rc;
 	init_wire(&init);
@@ -733,7 +752,7 @@ on_create_srq(struct droced_app *a, struct dmn_msg *m)
 	srq = droce_create_srq(pd->p, &init);
 	if (srq == NULL)
 		return errno;
-	rc = adopt_named(a, OBJ_SRQ, srq, m->addr);
+	rc = adopt_named(a, OBJ_SRQ, srq, m->addr, pd->ctx);
 	if (rc != 0)
 		return rc;
 	m->u.srq = init.attr;
@@ -1044,13 +1063,14 @@ on_close_events(struct droced_app *a, struct dmn_msg *m)
 	return 0;
 }
 
-/* One event into the application's ring, then its count (as the engine). */
+/* One event into the application's ring, then its count (as the engine);
+ * on a queue region, into context ctx's (DQ_EVERY_CTX: each one's). */
 static void
-deliver(struct droced_app *a, struct droce_async_event *ev)
+deliver(struct droced_app *a, struct droce_async_event *ev, uint32_t ctx)
 {
 	const uint64_t one = 1;
 
-	dq_event(a, ev->event_type, (uint64_t)(uintptr_t)ev->element.qp);
+	dq_event(a, ctx, ev->event_type, (uint64_t)(uintptr_t)ev->element.qp);
 	if (a->ev_ring == NULL)
 		return;
 	if (rte_ring_sp_enqueue_elem(a->ev_ring, ev, sizeof(*ev)) != 0) {
@@ -1083,7 +1103,7 @@ droced_route_event(const struct droce_async_event *ev)
 		struct obj *o;
 
 		if (obj == NULL) {		/* port, device: everyone's */
-			deliver(a, &mine);
+			deliver(a, &mine, DQ_EVERY_CTX);
 			continue;
 		}
 		o = obj_at(a, obj);
@@ -1093,7 +1113,7 @@ droced_route_event(const struct droce_async_event *ev)
 			/* the members are pointers to structures: one
 			 * representation (C11 6.2.5p28), any names it */
 			mine.element.qp = (struct droce_qp *)(uintptr_t)o->app_ptr;
-			deliver(a, &mine);
+			deliver(a, &mine, o->ctx);
 		}
 		return;
 	}
@@ -1101,11 +1121,12 @@ droced_route_event(const struct droce_async_event *ev)
 	if (obj != NULL) {
 		struct droce_async_event mine = *ev;
 		struct droced_app *a;
-		uint64_t name = persist_event_owner(obj, &a);
+		uint32_t ctx;
+		uint64_t name = persist_event_owner(obj, &a, &ctx);
 
 		if (name != 0) {
 			mine.element.qp = (struct droce_qp *)(uintptr_t)name;
-			deliver(a, &mine);
+			deliver(a, &mine, ctx);
 		}
 	}
 }
@@ -1157,6 +1178,8 @@ static int (*const handlers[DMN_NREQ])(struct droced_app *, struct dmn_msg *) = 
 	[DMN_CM] = droced_cm_request,
 	[DMN_ATTACH_MCAST] = on_attach_mcast,
 	[DMN_DETACH_MCAST] = on_detach_mcast,
+	[DMN_DQ_CTX_OPEN] = on_dq_ctx_open,
+	[DMN_DQ_CTX_CLOSE] = on_dq_ctx_close,
 };
 
 /* What droced --ctl asks without a HELLO (an administrator, no objects). */

@@ -6,6 +6,7 @@
  *   eal = -l 0,1 --no-pci --vdev=...   EAL's options, split at white space
  *   socket = PATH                      default DROCE_DAEMON_SOCKET
  *   max_apps = N                       default 1024
+ *   secondaries = no                   --no-secondaries (default yes)
  * and the rest of the file is droce's device configuration, read through
  * --droce-config=FILE (config/droce.ini's sections).
  */
@@ -51,6 +52,19 @@ add_entry_opt(struct rte_cfgfile *cfg, const char *key, const char *name, char *
 	return add_arg(argc, buf);
 }
 
+/* secondaries = yes | no: no is --no-secondaries; another value -EINVAL. */
+static int
+secondaries_opt(struct rte_cfgfile *cfg, int *argc)
+{
+	const char *v = rte_cfgfile_get_entry(cfg, "droced", "secondaries");
+
+	if (v == NULL || strcmp(v, "yes") == 0)
+		return 0;
+	if (strcmp(v, "no") != 0)
+		return -EINVAL;
+	return add_arg(argc, "--no-secondaries");
+}
+
 static int
 config_args(struct rte_cfgfile *cfg, const char *argv0, const char *file, int nextra,
 	    char **extra, int *argc)
@@ -76,7 +90,8 @@ config_args(struct rte_cfgfile *cfg, const char *argv0, const char *file, int ne
 		return -ENAMETOOLONG;
 	if ((rc = add_arg(argc, config.opt[0])) != 0 ||
 	    (rc = add_entry_opt(cfg, "socket", "socket", config.opt[1], argc)) != 0 ||
-	    (rc = add_entry_opt(cfg, "max_apps", "max-apps", config.opt[2], argc)) != 0)
+	    (rc = add_entry_opt(cfg, "max_apps", "max-apps", config.opt[2], argc)) != 0 ||
+	    (rc = secondaries_opt(cfg, argc)) != 0)
 		return rc;
 	for (int i = 0; i < nextra; i++)	/* the command line's, after the file's */
 		if ((rc = add_arg(argc, extra[i])) != 0)

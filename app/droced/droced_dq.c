@@ -63,6 +63,7 @@ struct dq_qp_slot {
 	struct droce_qp *qp;
 	struct droce_srq *srq;
 	uint64_t name;		/* the QP's name in the application's events */
+	uint32_t ctx;		/* the context its events go to (struct obj's) */
 	uint32_t sq_cons, rq_cons;	/* droced's own indices */
 	/* the SGEs its QP was granted (an SRQ's: its max_sge); a descriptor
 	 * naming more is refused before its entries are read */
@@ -80,6 +81,7 @@ slot_used(const struct dq_qp_slot *s)
 struct dq_cq_slot {
 	struct droce_cq *cq;
 	uint64_t name;
+	uint32_t ctx;		/* the context its events go to */
 	uint32_t prod;
 	uint32_t fired_sn;	/* the application's last arm fired */
 	uint32_t fired;		/* events fired (the region's copy is for reading) */
@@ -87,13 +89,22 @@ struct dq_cq_slot {
 	bool broken;		/* its consumer index was garbage: not written again */
 };
 
+/* A context's event ring (lib/dq dq_evq) and the eventfd that counts it. */
+struct dq_ev_ctx {
+	bool open;
+	bool broken;		/* its consumer index was garbage: not written again */
+	uint32_t prod;
+	int fd;			/* that context's async_fd, -1: none */
+};
+
 struct droced_dq {
 	void *base;
 	size_t size;
 	struct dq_geom g;	/* droced's copy: the region's header is not read */
-	uint32_t ev_prod;
-	bool ev_broken;
-	int ev_fd;		/* the application's eventfd, -1: none */
+	/* by context index (struct dmn_msg's ctx): 0 DQ_OPEN's, the others
+	 * DQ_CTX_OPEN's; the main thread opens and closes them while it
+	 * holds the poller off */
+	struct dq_ev_ctx ev[DQ_MAX_CTXS];
 	int bell_rd;		/* droced's end of the doorbell, -1: none yet */
 	/* the last round left work in a ring that only droced's own progress
 	 * frees (its QP full, the application's CQ ring full): the lcore
@@ -207,6 +218,8 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 	if (dq == NULL)
 		return ENOMEM;
 	dq->g = g;
+	for (uint32_t i = 0; i < DQ_MAX_CTXS; i++)
+		dq->ev[i].fd = -1;
 	for (uint32_t i = 0; i < DQ_MAX_CQS; i++)
 		dq->cq[i].ch_fd = -1;	/* (dq_close closes the attached ones') */
 	dq->size = dq_region_size(&g);
@@ -223,7 +236,7 @@ on_dq_open(struct droced_app *a, struct dmn_msg *m)
 		free(dq);
 		return ENOMEM;
 	}
-	dq->ev_fd = a->rx_fd;
+	dq->ev[0] = (struct dq_ev_ctx){ .open = true, .fd = a->rx_fd };
 	a->rx_fd = -1;
 	dq->bell_rd = -1;
 	a->dq = dq;
@@ -276,8 +289,9 @@ dq_close(struct droced_app *a)
 		return;
 	poller_remove(a);
 	munmap(a->dq->base, a->dq->size);
-	if (a->dq->ev_fd >= 0)
-		close(a->dq->ev_fd);
+	for (uint32_t i = 0; i < DQ_MAX_CTXS; i++)
+		if (a->dq->ev[i].fd >= 0)
+			close(a->dq->ev[i].fd);
 	if (a->dq->bell_rd >= 0)
 		close(a->dq->bell_rd);
 	for (uint32_t i = 0; i < a->dq->g.ncq; i++)
@@ -342,7 +356,9 @@ attach_cq(struct droced_app *a, struct obj *o, uint32_t i)
 		return EBUSY;
 	if (a->rx_fd >= 0 && (rc = passed_eventfd(a)) != 0)
 		return rc;
-	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ch_fd = a->rx_fd };
+	tp_cq_flag_solicited(tp_cq_from_pub(cq));	/* cq_notify's */
+	dq->cq[i] = (struct dq_cq_slot){ .cq = cq, .name = o->app_ptr, .ctx = o->ctx,
+					 .ch_fd = a->rx_fd };
 	a->rx_fd = -1;
 	if (i >= dq->cq_hi)
 		dq->cq_hi = i + 1;
@@ -370,7 +386,7 @@ attach_qp(struct droced_dq *dq, struct obj *o, uint32_t i)
 	rc = droce_query_qp(qp, &attr, DROCE_QP_CAP, &init);
 	if (rc != 0)
 		return rc;
-	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr,
+	dq->qp[i] = (struct dq_qp_slot){ .qp = qp, .name = o->app_ptr, .ctx = o->ctx,
 					 .max_send_sge = attr.cap.max_send_sge,
 					 .max_recv_sge = attr.cap.max_recv_sge,
 					 .ud = qp->qp_type == DROCE_QPT_UD };
@@ -396,7 +412,7 @@ attach_srq(struct droced_dq *dq, struct obj *o, uint32_t i)
 	rc = droce_query_srq(srq, &attr);	/* 0 or a positive errno */
 	if (rc != 0)
 		return rc;
-	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr,
+	dq->qp[i] = (struct dq_qp_slot){ .srq = srq, .name = o->app_ptr, .ctx = o->ctx,
 					 .max_recv_sge = attr.max_sge };
 	if (i >= dq->qp_hi)
 		dq->qp_hi = i + 1;
@@ -484,33 +500,111 @@ slot_named(const struct droced_dq *dq, uint64_t name)
 	return UINT32_MAX;
 }
 
-/* One event into the region's event ring, then one count on its eventfd. */
+/*
+ * One event into context ctx's event ring, then one count on that
+ * context's eventfd: each context's async_fd counts its own events only,
+ * and a thread waiting on it wakes without another context's help.  A
+ * context closed (or an index never opened) takes none.
+ */
 static void
-event_put(struct droced_app *a, uint32_t type, uint32_t slot, uint64_t name)
+event_put(struct droced_app *a, uint32_t ctx, uint32_t type, uint32_t slot, uint64_t name)
 {
 	struct droced_dq *dq = a->dq;
 	const struct dq_event e = { type, slot, name };
 	const uint64_t one = 1;
+	struct dq_ev_ctx *c;
 	int rc;
 
-	if (dq->ev_broken)
+	if (ctx >= DQ_MAX_CTXS || !dq->ev[ctx].open || dq->ev[ctx].broken)
 		return;
-	rc = dq_event_put(dq_evq(dq->base, &dq->g), &dq->ev_prod, &e);
+	c = &dq->ev[ctx];
+	rc = dq_event_put(dq_evq(dq->base, &dq->g, ctx), &c->prod, &e);
 	if (rc == -EINVAL) {	/* its consumer index is garbage */
-		dq->ev_broken = true;
-		refused(a, "event index", UINT32_MAX, EINVAL);
+		c->broken = true;
+		refused(a, "event index", ctx, EINVAL);
 		return;
 	}
-	if (rc == 0 && dq->ev_fd >= 0 && write(dq->ev_fd, &one, sizeof(one)) < 0)
+	if (rc == 0 && c->fd >= 0 && write(c->fd, &one, sizeof(one)) < 0)
 		fprintf(stderr, "droced: pid %d: event count: %s\n", (int)a->pid,
 			strerror(errno));
 }
 
 void
-dq_event(struct droced_app *a, uint32_t type, uint64_t name)
+dq_event(struct droced_app *a, uint32_t ctx, uint32_t type, uint64_t name)
 {
-	if (a->dq != NULL)
-		event_put(a, type, slot_named(a->dq, name), name);
+	if (a->dq == NULL)
+		return;
+	if (ctx != DQ_EVERY_CTX) {
+		event_put(a, ctx, type, slot_named(a->dq, name), name);
+		return;
+	}
+	for (uint32_t i = 0; i < DQ_MAX_CTXS; i++)	/* a port's, the device's */
+		event_put(a, i, type, UINT32_MAX, name);
+}
+
+bool
+dq_ctx_valid(const struct droced_app *a, uint32_t ctx)
+{
+	if (a->dq == NULL)
+		return ctx == 0;
+	return ctx < DQ_MAX_CTXS && a->dq->ev[ctx].open;
+}
+
+/*
+ * Another context of the application (its async_fd passed): the first
+ * free index, its ring emptied (whatever a closed context left in it is
+ * not the new one's).
+ */
+int
+on_dq_ctx_open(struct droced_app *a, struct dmn_msg *m)
+{
+	struct droced_dq *dq = a->dq;
+	int rc;
+
+	if (dq == NULL)
+		return EINVAL;
+	rc = passed_eventfd(a);
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = 0; i < DQ_MAX_CTXS; i++) {
+		if (dq->ev[i].open)
+			continue;
+		ring_reset(dq_evq(dq->base, &dq->g, i));
+		dq->ev[i] = (struct dq_ev_ctx){ .open = true, .fd = a->rx_fd };
+		a->rx_fd = -1;
+		m->ctx = i;
+		return 0;
+	}
+	return EMFILE;
+}
+
+/*
+ * Context ctx closed: no more events for it, and none for the objects it
+ * left (their ctx DQ_NO_CTX, so that the index's next context gets none
+ * of them).
+ */
+int
+on_dq_ctx_close(struct droced_app *a, struct dmn_msg *m)
+{
+	struct droced_dq *dq = a->dq;
+	uint32_t ctx = m->ctx;
+
+	if (dq == NULL || ctx >= DQ_MAX_CTXS || !dq->ev[ctx].open)
+		return EINVAL;
+	if (dq->ev[ctx].fd >= 0)
+		close(dq->ev[ctx].fd);
+	dq->ev[ctx] = (struct dq_ev_ctx){ .fd = -1 };
+	for (uint32_t i = 0; i < a->nobj; i++)
+		if (a->obj[i].ctx == ctx)
+			a->obj[i].ctx = DQ_NO_CTX;
+	for (uint32_t i = 0; i < dq->g.nqp; i++)
+		if (dq->qp[i].ctx == ctx)
+			dq->qp[i].ctx = DQ_NO_CTX;
+	for (uint32_t i = 0; i < dq->g.ncq; i++)
+		if (dq->cq[i].ctx == ctx)
+			dq->cq[i].ctx = DQ_NO_CTX;
+	persist_ctx_closed(a, ctx);
+	return 0;
 }
 
 /* A malformed descriptor or index of QP slot s: the QP to ERR (its posted
@@ -524,7 +618,7 @@ qp_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int err
 	refused(a, what, slot, err);
 	s->broken = true;
 	(void)droce_modify_qp(s->qp, &attr, DROCE_QP_STATE);
-	event_put(a, DROCE_EVENT_QP_REQ_ERR, slot, s->name);
+	event_put(a, s->ctx, DROCE_EVENT_QP_REQ_ERR, slot, s->name);
 }
 
 /* The completion ring's consumer index is garbage: the CQ is not written
@@ -537,7 +631,7 @@ cq_refused(struct droced_app *a, struct dq_cq_slot *c)
 
 	refused(a, "CQ index", slot, EINVAL);
 	c->broken = true;
-	event_put(a, DROCE_EVENT_CQ_ERR, slot, c->name);
+	event_put(a, c->ctx, DROCE_EVENT_CQ_ERR, slot, c->name);
 	for (uint32_t i = 0; i < dq->g.nqp; i++) {
 		struct dq_qp_slot *s = &dq->qp[i];
 		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
@@ -561,7 +655,7 @@ srq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int er
 
 	refused(a, what, slot, err);
 	s->broken = true;
-	event_put(a, DROCE_EVENT_SRQ_ERR, slot, s->name);
+	event_put(a, s->ctx, DROCE_EVENT_SRQ_ERR, slot, s->name);
 	for (uint32_t i = 0; i < dq->g.nqp; i++) {
 		struct dq_qp_slot *q = &dq->qp[i];
 		struct droce_qp_attr attr = { .qp_state = DROCE_QPS_ERR };
@@ -828,9 +922,10 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
  * application's arm fires if it is new (lib/dq's struct dq_notify).  The
  * full fence orders the ring's index before the arm's load, as the
  * application's orders its arm before its next poll.  A solicited-only
- * arm fires on a receive or an error completion (a droce_wc does not say
- * whether the message was solicited: a wake-up too many, never one too
- * few).  One eventfd count per arm, none per completion.
+ * arm fires, as in process (IBTA 11.4.2.2), on the receive of a message
+ * with the solicited event bit (the engine's TP_WC_SOLICITED, which
+ * attach_cq asked for) or on an error completion.  One eventfd count per
+ * arm, none per completion.
  */
 static void
 cq_notify(struct droced_dq *dq, struct dq_cq_slot *c, const struct droce_wc *wc, int n)
@@ -846,7 +941,7 @@ cq_notify(struct droced_dq *dq, struct dq_cq_slot *c, const struct droce_wc *wc,
 		return;
 	for (int i = 0; i < n && !match; i++)
 		match = !(arm & DQ_ARM_SOLICITED) || wc[i].status != DROCE_WC_SUCCESS ||
-			(wc[i].opcode & DROCE_WC_RECV) != 0;
+			(wc[i].wc_flags & TP_WC_SOLICITED) != 0;
 	if (!match)
 		return;
 	c->fired_sn = DQ_ARM_SN(arm);
@@ -877,7 +972,8 @@ cq_step(struct droced_app *a, struct dq_cq_slot *c)
 	for (int i = 0; i < n; i++)
 		e[c->prod++ & (dq->g.cq_depth - 1)] = (struct dq_cqe){
 			.wr_id = wc[i].wr_id, .status = (uint8_t)wc[i].status,
-			.opcode = (uint8_t)wc[i].opcode, .wc_flags = (uint16_t)wc[i].wc_flags,
+			.opcode = (uint8_t)wc[i].opcode,
+			.wc_flags = (uint16_t)(wc[i].wc_flags & ~TP_WC_SOLICITED),
 			.byte_len = wc[i].byte_len, .imm = wc[i].imm_data,
 			.qp_num = wc[i].qp_num, .src_qp = wc[i].src_qp,
 			.vendor_err = (uint16_t)wc[i].vendor_err, .sl = wc[i].sl };

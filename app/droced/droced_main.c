@@ -352,13 +352,32 @@ has_eal_opt(int argc, char **argv, const char *opt, const char **value)
 	return false;
 }
 
-/* EAL's arguments with --proc-type=primary, a file prefix of our own and
- * the base address. */
+/* --no-secondaries among droced's own options (after EAL's "--"). */
+static bool
+no_secondaries(int argc, char **argv)
+{
+	int i = 1;
+
+	while (i < argc && strcmp(argv[i], "--") != 0)
+		i++;
+	for (; i < argc; i++)
+		if (strcmp(argv[i], "--no-secondaries") == 0)
+			return true;
+	return false;
+}
+
+/*
+ * EAL's arguments with --proc-type=primary, a file prefix of our own and
+ * the base address.  With --no-secondaries also --in-memory: no shared
+ * configuration for a secondary to join, and droced's hugepages are no
+ * files in hugetlbfs that a process of its uid could open by path (README
+ * "Trust boundary").
+ */
 static char **
 eal_args(int argc, char **argv, int *nargc, char *prefix, size_t len)
 {
 	static char prefix_opt[DMN_PREFIX_LEN + 16];
-	char **v = calloc((size_t)argc + 4, sizeof(*v));
+	char **v = calloc((size_t)argc + 5, sizeof(*v));
 	const char *given;
 	int j = 0;
 
@@ -375,6 +394,8 @@ eal_args(int argc, char **argv, int *nargc, char *prefix, size_t len)
 		v[j++] = prefix_opt;
 	if (!has_eal_opt(argc, argv, "--base-virtaddr", &given))
 		v[j++] = DROCED_BASE_VIRTADDR;
+	if (no_secondaries(argc, argv))
+		v[j++] = "--in-memory";
 	for (int i = 1; i < argc; i++)
 		v[j++] = argv[i];
 	*nargc = j;
@@ -478,10 +499,13 @@ usage(void)
 	       "  --socket=PATH     the unix socket the applications connect to (default\n"
 	       "                    %s, where the drop-in libibverbs looks)\n"
 	       "  --config=FILE     the command line from FILE's [droced] section (eal =,\n"
-	       "                    socket =, max_apps =) and droce's device sections\n"
-	       "                    (--droce-config=FILE); config/droced.ini\n"
+	       "                    socket =, max_apps =, secondaries = no) and droce's\n"
+	       "                    device sections (--droce-config=FILE); config/droced.ini\n"
 	       "  --max-apps=N      applications served at once (default %u); one more\n"
 	       "                    is refused: its droce_init fails EUSERS\n"
+	       "  --no-secondaries  serve applications on queue regions only: EAL runs\n"
+	       "                    --in-memory, which no DPDK secondary can join, and an\n"
+	       "                    application asking for shared queues is refused\n"
 	       "  --ctl PATH list   the applications attached to the droced on PATH,\n"
 	       "                    their pids and object counts, and the persistent\n"
 	       "                    regions (name, owner, bytes, key, lease), then exit\n"
@@ -498,6 +522,7 @@ main(int argc, char **argv)
 	const char *path;
 	char **args;
 	int nargs, consumed, lfd;
+	bool regions_only;
 
 	if (argc == 4 && strcmp(argv[1], "--ctl") == 0 && strcmp(argv[3], "list") == 0)
 		return ctl_list(argv[2]);
@@ -515,6 +540,7 @@ main(int argc, char **argv)
 	if (argv == NULL)
 		return 1;
 	unsetenv("DROCE_DAEMON");	/* droced is the daemon, not its client */
+	regions_only = no_secondaries(argc, argv);	/* before droce_init moves argv */
 	droced_sweep_dead();
 	args = eal_args(argc, argv, &nargs, prefix, sizeof(prefix));
 	if (args == NULL)
@@ -543,9 +569,13 @@ main(int argc, char **argv)
 		signal(SIGPIPE, SIG_IGN);
 		signal(SIGTERM, on_signal);
 		signal(SIGINT, on_signal);
-		droced_apps_init(ctx, prefix, conns.max_apps);
+		/* an empty prefix in HELLO: no secondary is served */
+		droced_apps_init(ctx, regions_only ? "" : prefix,
+				 conns.max_apps);
 		droced_cm_init(ctx);
 		(void)fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
+		if (regions_only)
+			printf("droced: no secondaries (EAL --in-memory): queue regions only\n");
 		printf("droced: ready on %s, EAL file prefix %s\n", path, prefix);
 		fflush(stdout);
 		serve(lfd, ctx);

@@ -7,10 +7,14 @@
  * regions their leases ended (tombstones).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "droced.h"
 #include "droced_table.h"
@@ -28,6 +32,7 @@ struct persist {
 	struct droce_mr *mr;
 	struct droced_app *owner;	/* NULL: nobody's */
 	uint64_t owner_ptr;		/* an attached owner's name of the MR in its events */
+	uint32_t owner_ctx;		/* and its context that takes them (struct obj's ctx) */
 	bool kept;			/* the group is in held */
 	/* kept, its lease ran out while an attached owner holds it: the name
 	 * is free (not found, not listed), the key revoked; released at the
@@ -42,6 +47,13 @@ struct persist {
 	const char *why;
 	/* kept: a type-2 window of its group was bound at the last look */
 	bool windowed;
+	/* the region's address in its maker (and in an attacher that maps it there) */
+	uint64_t addr;
+	/* the memfd of its maker's own pages and the offset of the page of
+	 * addr in it, passed to an attaching application (-1: the region is
+	 * in a droce_alloc_buf buffer of droced's hugepages) */
+	int fd;
+	uint64_t fd_off;
 	struct persist *next;
 };
 
@@ -152,7 +164,8 @@ region_member(const struct persist *p, const struct droced_app *a, const struct 
 				return true;
 		}
 		return false;
-	case OBJ_MAP:		/* a persistent MR lies in a droce_alloc_buf buffer */
+	case OBJ_MAP:		/* the application's own pages the MR lies on */
+		return in_buf(o, p->mr->addr);
 	case OBJ_CHANNEL:	/* the application's: its fd goes with it */
 	case OBJ_NTYPES:
 		break;
@@ -166,7 +179,7 @@ move_group(struct persist *p, struct droced_app *from, struct droced_app *to)
 {
 	/* the CQs while their QPs are still in from */
 	static const enum obj_type order[] = { OBJ_CQ, OBJ_QP, OBJ_SRQ, OBJ_AH, OBJ_MW, OBJ_MR,
-					       OBJ_PD, OBJ_BUF };
+					       OBJ_PD, OBJ_BUF, OBJ_MAP };
 
 	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]); t++)
 		for (uint32_t i = from->nobj; i-- > 0;) {
@@ -203,6 +216,23 @@ bound_windows(const struct persist *p)
 
 static void persist_release(struct persist *p, const char *why);
 
+/* The bytes of a group's memory: droced's buffer or the application's
+ * own pages it maps. */
+static uint64_t
+group_bytes(const struct droced_app *held)
+{
+	return held->buf_bytes + held->map_bytes;
+}
+
+static void
+persist_free(struct persist *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->held.obj);
+	free(p);
+}
+
 /* The application is gone: its regions' groups to their held tables (an
  * expired region it attached released). */
 void
@@ -223,7 +253,7 @@ persist_orphan(struct droced_app *a)
 		p->windowed = bound_windows(p) > 0;
 		printf("droced: pid %d gone: region %s kept: %u QPs, %" PRIu64
 		       " buffer bytes, key 0x%x\n", (int)a->pid, p->name,
-		       p->held.count[OBJ_QP], p->held.buf_bytes, p->mr->lkey);
+		       p->held.count[OBJ_QP], group_bytes(&p->held), p->mr->lkey);
 	}
 }
 
@@ -242,8 +272,7 @@ static void
 persist_drop(struct persist *p)
 {
 	persist_unlink(p);
-	free(p->held.obj);
-	free(p);
+	persist_free(p);
 }
 
 /*
@@ -255,7 +284,7 @@ persist_release_made(struct persist *p, const char *why)
 {
 	struct droced_app *a = p->owner;
 	uint64_t t0 = now_us();
-	int rc = release_handle(a, OBJ_MR, (uint64_t)(uintptr_t)p->mr);
+	int rc = dereg_handle(a, (uint64_t)(uintptr_t)p->mr);
 
 	printf("droced: region %s released (%s): %s in %" PRIu64 " us; its QPs, CQs, PD and "
 	       "buffer stay pid %d's\n", p->name, why, rc == 0 ? "1 MRs revoked" :
@@ -271,7 +300,7 @@ persist_teardown(struct droced_linger *l)
 {
 	struct persist *p = (struct persist *)((char *)l - offsetof(struct persist, linger));
 	uint32_t qp = p->held.count[OBJ_QP];
-	uint64_t bytes = p->held.buf_bytes, lingered = now_us() - p->seen_us - p->revoke_us;
+	uint64_t bytes = group_bytes(&p->held), lingered = now_us() - p->seen_us - p->revoke_us;
 
 	reap_objects(&p->held);
 	printf("droced: region %s released (%s): 1 MRs revoked in %" PRIu64 " us, %u QPs, %"
@@ -279,8 +308,7 @@ persist_teardown(struct droced_linger *l)
 	       PRIu64 " us)\n", p->name, p->why, p->revoke_us, qp, bytes, lingered,
 	       p->held.nobj, p->seen_us);
 	fflush(stdout);
-	free(p->held.obj);
-	free(p);
+	persist_free(p);
 }
 
 /*
@@ -396,28 +424,77 @@ droced_lease_expired(struct droce_mr *mr)
 }
 
 uint64_t
-persist_event_owner(const void *mr, struct droced_app **owner)
+persist_event_owner(const void *mr, struct droced_app **owner, uint32_t *ctx)
 {
 	struct persist *p = persist_of_mr(mr);
 
 	if (p == NULL || !p->kept || p->owner == NULL)
 		return 0;
 	*owner = p->owner;
+	*ctx = p->owner_ctx;
 	return p->owner_ptr;
 }
 
-/* The caller's droce_alloc_buf buffer that holds all of mr, or NULL. */
+void
+persist_ctx_closed(const struct droced_app *a, uint32_t ctx)
+{
+	for (struct persist *p = regions.list; p != NULL; p = p->next)
+		if (p->owner == a && p->owner_ctx == ctx)
+			p->owner_ctx = DQ_NO_CTX;
+}
+
+/* The caller's droce_alloc_buf buffer, or mapping of its own pages, that
+ * holds all of mr, or NULL. */
 static const struct obj *
 mr_buffer(const struct droced_app *a, const struct droce_mr *mr)
 {
 	for (uint32_t i = 0; i < a->nobj; i++) {
 		const struct obj *b = &a->obj[i];
 
-		if (b->type == OBJ_BUF && in_buf(b, mr->addr) &&
+		if ((b->type == OBJ_BUF || b->type == OBJ_MAP) && in_buf(b, mr->addr) &&
 		    mr->length <= b->len - ((uintptr_t)mr->addr - (uintptr_t)b->p))
 			return b;
 	}
 	return NULL;
+}
+
+/*
+ * The fd passed with PERSIST_MR is the memfd droced maps the MR's pages
+ * from (its own mapping's line in /proc/self/maps: a memfd of fd's inode,
+ * all of the MR in that line), open for reading and writing (an attaching
+ * application maps it so): the offset in it of the MR's first page, or
+ * -1.  The maps are read on this control path only.
+ */
+static int64_t
+memfd_offset(int fd, const struct droce_mr *mr)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), h = (uint64_t)(uintptr_t)mr->addr;
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+	int64_t found = -1;
+	char line[512];
+	struct stat st;
+	FILE *f;
+
+	if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || fstat(fd, &st) != 0)
+		return -1;
+	f = fopen("/proc/self/maps", "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		uint64_t start, end, off;
+		unsigned long ino;
+		int n = 0;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*x:%*x %lu %n",
+			   &start, &end, &off, &ino, &n) != 4 || n == 0 || h < start || h >= end)
+			continue;
+		if (ino == (unsigned long)st.st_ino && strncmp(line + n, "/memfd:", 7) == 0 &&
+		    mr->length <= end - h)
+			found = (int64_t)(off + ((h & ~(pg - 1)) - start));
+		break;
+	}
+	fclose(f);
+	return found;
 }
 
 /* The MR's PD or buffer is another region's already. */
@@ -437,6 +514,7 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 	struct droce_lease_attr lease;
 	const struct obj *buf;
 	struct persist *p;
+	int64_t off;
 	char *tomb;
 	int rc = msg_name(m);
 
@@ -446,9 +524,12 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 		return ENOENT;
 	if (persist_find(m->u.name) != NULL)
 		return EEXIST;
-	/* memory that outlives the application: droced's buffers only */
+	/* memory that outlives the application: droced's buffers, or the
+	 * application's own pages on one memfd, which it passed (droced keeps
+	 * it for an attach) */
 	buf = mr_buffer(a, o->p);
-	if (buf == NULL)
+	off = buf != NULL && buf->type == OBJ_MAP ? memfd_offset(a->rx_fd, o->p) : 0;
+	if (buf == NULL || off < 0)
 		return EFAULT;
 	if (persist_of_mr(o->p) != NULL || group_taken(buf, o->p))
 		return EBUSY;
@@ -469,6 +550,14 @@ on_persist_mr(struct droced_app *a, struct dmn_msg *m)
 	p->mr = o->p;
 	p->owner = a;
 	p->held.fd = -1;
+	p->fd = -1;
+	p->addr = (uint64_t)(uintptr_t)p->mr->addr;
+	if (buf->type == OBJ_MAP) {
+		p->addr = buf->app_ptr + (p->addr - (uint64_t)(uintptr_t)buf->p);
+		p->fd = a->rx_fd;
+		p->fd_off = (uint64_t)off;
+		a->rx_fd = -1;	/* the region's now */
+	}
 	p->lease_ms = (uint32_t)m->arg;
 	p->next = regions.list;
 	regions.list = p;
@@ -495,19 +584,32 @@ on_attach_mr(struct droced_app *a, struct dmn_msg *m)
 	struct persist *p;
 	int rc = named_region(m, &p);
 
+	if (!dq_ctx_valid(a, m->ctx))
+		return EINVAL;	/* an index droced never gave */
 	if (rc == ENOENT && tomb_find(m->u.name) != NULL)
 		return ETIME;
 	if (rc != 0)
 		return rc;
 	if (p->owner != NULL)
 		return EBUSY;	/* its owner lives */
+	/* a plain process cannot map droced's hugepages */
+	if (p->fd < 0 && a->dq != NULL)
+		return EFAULT;
 	rc = p->lease_ms != 0 ? droce_renew_mr(p->mr) : 0;
 	if (rc != 0)
 		return rc;
+	/* its maker's own pages: their memfd with the reply (never a name) */
+	if (p->fd >= 0) {
+		a->tx_fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+		if (a->tx_fd < 0)
+			return errno;
+		m->h[1] = p->fd_off;
+	}
 	p->owner = a;	/* the group stays in held: a has no handle of it */
 	p->owner_ptr = m->h[2];	/* its proxy, named in its events */
+	p->owner_ctx = m->ctx;
 	m->h[0] = (uint64_t)(uintptr_t)p->mr;
-	m->addr = (uint64_t)(uintptr_t)p->mr->addr;
+	m->addr = p->addr;
 	m->len = p->mr->length;
 	m->key = p->mr->lkey;
 	return 0;
@@ -616,7 +718,7 @@ list_persist(struct dmn_persist_info *out, uint32_t from, uint32_t *total)
 			(void)droce_query_mr_lease(p->mr, &lease);
 		*i = (struct dmn_persist_info){
 			.owner = p->owner != NULL ? p->owner->pid : 0, .key = p->mr->lkey,
-			.addr = (uint64_t)(uintptr_t)p->mr->addr, .bytes = p->mr->length,
+			.addr = p->addr, .bytes = p->mr->length,
 			.lease_ms = p->lease_ms, .remaining_us = lease.remaining_us,
 		};
 		memcpy(i->name, p->name, sizeof(i->name));

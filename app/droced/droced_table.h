@@ -50,7 +50,13 @@ struct obj {
 	enum obj_type type;
 	void *p;
 	uint64_t len;		/* a buffer's, a mapping's */
-	uint64_t app_ptr;	/* a CQ's, QP's, SRQ's, MR's, MW's name in its events (0: none) */
+	/* a CQ's, QP's, SRQ's, MR's, MW's name in its events (0: none); a
+	 * mapping's (OBJ_MAP) address in the application */
+	uint64_t app_ptr;
+	/* the context (struct dmn_msg's ctx) a PD's or CQ's request named, a
+	 * QP's, SRQ's, MR's, MW's PD's: whose events its are; DQ_NO_CTX
+	 * after that context closed */
+	uint32_t ctx;
 };
 
 /* A MEM_PIECE received: [addr, addr + len) of the application at off in fd. */
@@ -102,6 +108,11 @@ struct obj *obj_find(struct droced_app *a, enum obj_type type, uint64_t h);
 void obj_remove(struct droced_app *a, struct obj *o);
 /* A dealloc/dereg/destroy request: 0, ENOENT for a handle not a's, or the verb's errno. */
 int release_handle(struct droced_app *a, enum obj_type type, uint64_t h);
+/* The dereg of a's MR h, then of the mapping of the application's pages
+ * it lies in (if any): 0, ENOENT, or the verb's errno. */
+int dereg_handle(struct droced_app *a, uint64_t h);
+/* The mapping of the application's own pages (OBJ_MAP) mr lies in, or NULL. */
+struct obj *map_of(struct droced_app *a, const struct droce_mr *mr);
 /* Every object of that type in a's table freed, the newest first (QPs to ERR first). */
 void reap_type(struct droced_app *a, enum obj_type type);
 /* Every object of a's table freed (keys first). */
@@ -123,8 +134,17 @@ int on_dq_attach(struct droced_app *a, struct dmn_msg *m);
 void dq_forget(struct droced_app *a, const void *p);
 /* a's region unmapped (its death), its rings no longer read. */
 void dq_close(struct droced_app *a);
-/* An event (type) of a's object named name into a's region, if it has one. */
-void dq_event(struct droced_app *a, uint32_t type, uint64_t name);
+/* A context index of none (its context closed), and of every context. */
+#define DQ_NO_CTX (UINT32_MAX - 1)
+#define DQ_EVERY_CTX UINT32_MAX
+/* An event (type) of a's object named name into a's region, if it has
+ * one, for context ctx (DQ_EVERY_CTX: a port's or the device's). */
+void dq_event(struct droced_app *a, uint32_t ctx, uint32_t type, uint64_t name);
+/* ctx is an open context of a's (without a region: 0 only). */
+bool dq_ctx_valid(const struct droced_app *a, uint32_t ctx);
+/* DQ_CTX_OPEN, DQ_CTX_CLOSE: 0 or a positive errno. */
+int on_dq_ctx_open(struct droced_app *a, struct dmn_msg *m);
+int on_dq_ctx_close(struct droced_app *a, struct dmn_msg *m);
 /* Descriptors and indices of a's region refused so far. */
 uint64_t dq_bad_count(const struct droced_app *a);
 /* One round over a's rings (on droced's engine lcore): how many
@@ -140,9 +160,12 @@ bool persist_dereg(struct droced_app *a, uint64_t h);
 /* a is gone: the groups of the regions it made go to their own tables
  * (an expired region it attached is released). */
 void persist_orphan(struct droced_app *a);
-/* The attached owner of the kept region whose MR is mr (*owner), and its
- * name of the MR in its events; 0: none. */
-uint64_t persist_event_owner(const void *mr, struct droced_app **owner);
+/* The attached owner of the kept region whose MR is mr (*owner), the
+ * context of its that takes the MR's events (*ctx), and its name of the
+ * MR in its events; 0: none. */
+uint64_t persist_event_owner(const void *mr, struct droced_app **owner, uint32_t *ctx);
+/* a's context ctx closed: the regions it attached there take no events. */
+void persist_ctx_closed(const struct droced_app *a, uint32_t ctx);
 /* The regions as --ctl list shows them, at most DMN_LIST_MAX from the
  * from-th on: how many; *total: all of them. */
 int list_persist(struct dmn_persist_info *out, uint32_t from, uint32_t *total);

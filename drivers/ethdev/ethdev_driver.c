@@ -25,6 +25,7 @@ ethdev_driver_open(const struct droce_link_params *params, struct droce_link **o
 		.drop = params->drop,
 		.seed = params->seed,
 		.drop_limit = params->drop_limit,
+		.tx_zc = params->tx_zc,
 	};
 
 	return ethdev_link_open(&cfg, out);

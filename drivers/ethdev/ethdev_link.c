@@ -225,6 +225,56 @@ ethdev_cksum_offloads(struct ethdev_priv *p, const struct rte_eth_dev_info *info
 	}
 }
 
+/*
+ * Zero-copy transmit's threshold per PMD when the configuration names
+ * none: the payload size from which sending from registered memory beats
+ * the copy (BENCHMARKS.md, "Zero copy per PMD"), off where it won at no
+ * size measured (these three copy the payload themselves: memif and
+ * af_packet into their ring, net_ring's receiver when it linearizes the
+ * chain; zero copy only adds mbufs to that).  A PMD not listed never
+ * gets it by default: a physical port needs the memory DMA-mapped
+ * (rte_dev_dma_map), which droce does not do.
+ */
+static const struct {
+	const char *driver;
+	uint32_t min;
+} zc_default[] = {
+	{ "net_memif", DROCE_LINK_ZC_OFF },
+	{ "net_af_packet", DROCE_LINK_ZC_OFF },
+	{ "net_ring", DROCE_LINK_ZC_OFF },
+};
+
+static uint32_t
+zc_min(const struct ethdev_link_config *cfg, const struct rte_eth_dev_info *info)
+{
+	if (cfg->tx_zc != 0)
+		return cfg->tx_zc;
+	for (size_t i = 0; i < RTE_DIM(zc_default); i++)
+		if (strcmp(info->driver_name, zc_default[i].driver) == 0)
+			return zc_default[i].min;
+	return DROCE_LINK_ZC_OFF;
+}
+
+/*
+ * Zero copy needs frames of several segments; the segment that holds the
+ * payload is an external buffer, which a virtual PMD only reads (memif
+ * and af_packet copy it into their ring, net_ring hands it to the peer,
+ * whose receive linearizes it: ethdev_rx_single).
+ */
+static void
+ethdev_zc_offload(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
+		  const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
+{
+	uint32_t min = zc_min(cfg, info);
+
+	if (min == DROCE_LINK_ZC_OFF ||
+	    !(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		return;
+	conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	p->link.offloads |= DROCE_LINK_TX_ZC;
+	p->link.tx_zc_min = min;
+}
+
 /* Configure, set up the queues each way, start.  The pool exists. */
 static int
 ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
@@ -248,6 +298,7 @@ ethdev_port_setup(struct ethdev_priv *p, const struct ethdev_link_config *cfg,
 	    (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 	ethdev_cksum_offloads(p, info, &conf);
+	ethdev_zc_offload(p, cfg, info, &conf);
 	if (cfg->flow_isolate) {
 		struct rte_flow_error err = { .message = NULL };
 

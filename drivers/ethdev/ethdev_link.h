@@ -125,6 +125,14 @@ struct ethdev_link_config {
 	 * retransmits once that peer has exited) arrive.  0: no limit.
 	 */
 	uint64_t drop_limit;
+	/*
+	 * Zero-copy transmit (DROCE_LINK_TX_ZC, struct droce_link_params'
+	 * tx_zc): 0 this PMD's default (ethdev_link.c, zc_default: measured
+	 * per PMD, BENCHMARKS.md), DROCE_LINK_ZC_OFF never, else from tx_zc
+	 * payload bytes on.  Never on a port without
+	 * RTE_ETH_TX_OFFLOAD_MULTI_SEGS.
+	 */
+	uint32_t tx_zc;
 };
 
 struct ethdev_link_stats {

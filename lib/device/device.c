@@ -269,6 +269,29 @@ drop_seed(const struct droce_device *d)
 	return rte_rand();
 }
 
+/*
+ * Zero-copy transmit's threshold (struct droce_link_params tx_zc) from
+ * DROCE_TX_ZC: "off", or the payload size in bytes from which it is used
+ * (1: every payload); unset or 0: the link driver's default for the port.
+ */
+static uint32_t
+tx_zc_env(void)
+{
+	const char *env = getenv("DROCE_TX_ZC");
+	char *end;
+	unsigned long v;
+
+	if (env == NULL || *env == '\0')
+		return 0;
+	if (strcmp(env, "off") == 0)
+		return DROCE_LINK_ZC_OFF;
+	v = strtoul(env, &end, 0);
+	if (*end == '\0' && v < DROCE_LINK_ZC_OFF)
+		return (uint32_t)v;
+	fprintf(stderr, "droce: DROCE_TX_ZC=%s is neither off nor a size: ignored\n", env);
+	return 0;
+}
+
 static int
 device_link_open(struct droce_device *d, struct device_open *o)
 {
@@ -280,6 +303,7 @@ device_link_open(struct droce_device *d, struct device_open *o)
 		.mtu_assume = d->mtu != 0,
 		.drop = d->drop,
 		.drop_limit = d->drop_limit,
+		.tx_zc = tx_zc_env(),
 	};
 
 	struct droce_link *inner;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Daemon mode's start-up (app/droced/README.md): find the daemon's socket,
- * connect (its HELLO names the EAL file prefix to join), start EAL as a
- * secondary process of that prefix, and list droced's device as the only
- * one.  With queue regions (--droce-queues=region, queues = region in the
- * [droce] section, DROCE_QUEUES=region) EAL does not start at all: the
- * process is a plain one, its device opened by lib/verbs' provider_dq.
- * The connection itself is lib/verbs' (provider_droced).
+ * connect, and list droced's device as the only one.  By default (queue
+ * regions) EAL does not start at all: the process is a plain one, its
+ * device opened by lib/verbs' provider_dq.  With shared queues
+ * (--droce-queues=shared, queues = shared in the [droce] section,
+ * DROCE_QUEUES=shared; being retired) EAL starts as a secondary process
+ * of the file prefix droced's HELLO names, which maps all of droced's
+ * memory.  The connection itself is lib/verbs' (provider_droced).
  */
 #include <errno.h>
 #include <limits.h>
@@ -78,10 +79,10 @@ device_daemon_queues(int argc, char **argv)
 		v = file_entry(file, "queues", buf, sizeof(buf));
 	if (v == NULL)
 		v = getenv("DROCE_QUEUES");
-	if (v == NULL || *v == '\0' || strcmp(v, "shared") == 0)
-		return 0;
-	if (strcmp(v, "region") == 0)
+	if (v == NULL || *v == '\0' || strcmp(v, "region") == 0)
 		return 1;
+	if (strcmp(v, "shared") == 0)
+		return 0;
 	fprintf(stderr, "droce: queues=%s: region or shared\n", v);
 	return -EINVAL;
 }
@@ -130,6 +131,13 @@ device_daemon_eal_init(const char *path, int argc, char **argv)
 	if (rc != 0) {
 		fprintf(stderr, "droce: daemon %s: %s\n", path, strerror(-rc));
 		errno = -rc;
+		return -1;
+	}
+	if (prefix[0] == '\0') {
+		/* droced --no-secondaries: its EAL is --in-memory, nothing to join */
+		fprintf(stderr, "droce: daemon %s serves no secondaries "
+			"(droced --no-secondaries): queues=shared refused\n", path);
+		errno = EOPNOTSUPP;
 		return -1;
 	}
 	snprintf(prefix_opt, sizeof(prefix_opt), "--file-prefix=%s", prefix);

@@ -147,7 +147,7 @@ int device_runtime_base(char *buf, size_t len);
 const char *device_daemon_path(int argc, char **argv);
 int device_daemon_eal_init(const char *path, int argc, char **argv);
 /* Queue regions asked for (--droce-queues=, queues = in the [droce]
- * section, DROCE_QUEUES): 1 region, 0 shared (the default), -EINVAL. */
+ * section, DROCE_QUEUES): 1 region (the default), 0 shared, -EINVAL. */
 int device_daemon_queues(int argc, char **argv);
 /* Queue regions: the connection only, no EAL; the device_eal_init
  * contract (EAL's options skipped, -1 with errno). */

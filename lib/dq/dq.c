@@ -68,7 +68,7 @@ ring_bytes(uint32_t depth, size_t size)
 	return sizeof(struct dq_ring) + line_up((size_t)depth * size);
 }
 
-/* Header, doorbell, event ring, the QP slots (SQ then RQ each), the CQ
+/* Header, doorbell, the contexts' event rings, the QP slots (SQ then RQ each), the CQ
  * slots (notify lines then ring each). */
 static size_t
 bell_off(void)
@@ -93,7 +93,7 @@ static size_t
 qp_off(const struct dq_geom *g, uint32_t i)
 {
 	(void)g;
-	return evq_off() + ring_bytes(DQ_EVENT_DEPTH, sizeof(struct dq_event)) +
+	return evq_off() + DQ_MAX_CTXS * ring_bytes(DQ_EVENT_DEPTH, sizeof(struct dq_event)) +
 	       (size_t)i * qp_bytes(g);
 }
 
@@ -142,10 +142,11 @@ dq_bell(void *base)
 }
 
 struct dq_ring *
-dq_evq(void *base, const struct dq_geom *g)
+dq_evq(void *base, const struct dq_geom *g, uint32_t ctx)
 {
 	(void)g;
-	return (struct dq_ring *)((char *)base + evq_off());
+	return (struct dq_ring *)((char *)base + evq_off() +
+				  ctx * ring_bytes(DQ_EVENT_DEPTH, sizeof(struct dq_event)));
 }
 
 /* ---- indices -------------------------------------------------------------------- */

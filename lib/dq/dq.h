@@ -3,7 +3,7 @@
  * dq.h - the shared queue format between a plain-process application and
  * droced (README.md): one region (a memfd) per application holding, per
  * QP slot, a send and a receive ring, per CQ slot a completion ring, and
- * one ring of asynchronous events.  Every ring is an array of fixed-size
+ * per context of the application a ring of its asynchronous events.  Every ring is an array of fixed-size
  * descriptors with one producer and one consumer, free-running 32-bit
  * indices on cache lines of their own (io_uring's SQ/CQ shape).
  *
@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
-#define DQ_VERSION 4
+#define DQ_VERSION 5
 #define DQ_CACHE_LINE 64
 #define DQ_WQE_SGE 4		/* SGEs in a descriptor itself */
 /*
@@ -37,7 +37,11 @@
 #define DQ_MAX_DEPTH 4096	/* entries of one ring, a power of two */
 #define DQ_MAX_QPS 64		/* QP slots of one region */
 #define DQ_MAX_CQS 64		/* CQ slots */
-#define DQ_EVENT_DEPTH 64	/* the region's event ring */
+#define DQ_EVENT_DEPTH 64	/* a context's event ring */
+/* Event rings of one region: one per context the application opens on
+ * droced (its index names it in the requests), each counted on that
+ * context's own eventfd. */
+#define DQ_MAX_CTXS 16
 #define DQ_MAX_MSG (UINT32_C(1) << 31)	/* a message's bytes (IBTA: 2^31) */
 #define DQ_MAX_INLINE 256	/* a send descriptor's inline bytes (droce.h's limit) */
 
@@ -259,7 +263,8 @@ size_t dq_region_size(const struct dq_geom *g);
 struct dq_ring *dq_sq(void *base, const struct dq_geom *g, uint32_t i);
 struct dq_ring *dq_rq(void *base, const struct dq_geom *g, uint32_t i);
 struct dq_ring *dq_cq(void *base, const struct dq_geom *g, uint32_t i);
-struct dq_ring *dq_evq(void *base, const struct dq_geom *g);
+/* Context ctx's event ring, ctx < DQ_MAX_CTXS. */
+struct dq_ring *dq_evq(void *base, const struct dq_geom *g, uint32_t ctx);
 struct dq_bell *dq_bell(void *base);
 struct dq_notify *dq_cq_notify(void *base, const struct dq_geom *g, uint32_t i);
 

@@ -69,9 +69,18 @@ struct droce_link_ops {
  *   RX_IPV4_CKSUM: received IPv4 frames carry the port's verdict in
  *     RTE_MBUF_F_RX_IP_CKSUM_MASK (GOOD, BAD, or UNKNOWN/NONE: not
  *     checked; RTE_ETH_RX_OFFLOAD_IPV4_CKSUM).
+ *   TX_ZC: the port takes multi-segment frames (RTE_ETH_TX_OFFLOAD_
+ *     MULTI_SEGS) whose segments may be external buffers
+ *     (rte_pktmbuf_attach_extbuf), and zero copy pays on it from
+ *     tx_zc_min payload bytes: the transport then sends a payload of at
+ *     least that many bytes from the application's registered memory
+ *     (headers, payload, pad + ICRC: three segments) instead of copying
+ *     it into the frame.  The port reads the memory when it sends and
+ *     frees the frame after (or its peer does, net_ring).
  */
 #define DROCE_LINK_TX_IPV4_CKSUM	(UINT32_C(1) << 0)
 #define DROCE_LINK_RX_IPV4_CKSUM	(UINT32_C(1) << 1)
+#define DROCE_LINK_TX_ZC		(UINT32_C(1) << 2)
 
 struct droce_link {
 	const struct droce_link_ops *ops;
@@ -82,6 +91,7 @@ struct droce_link {
 	void *priv;			/* driver state */
 	uint16_t nb_queues;		/* rx/tx queue pairs; 0 means 1 */
 	uint32_t offloads;		/* DROCE_LINK_*: enabled offloads */
+	uint32_t tx_zc_min;		/* TX_ZC: from this payload size on */
 };
 
 static inline uint16_t
@@ -146,7 +156,13 @@ struct droce_link_params {
 	double drop;			/* test knob: fraction lost each way; 0: off */
 	uint64_t seed;			/* the knob's PRNG seed */
 	uint64_t drop_limit;		/* frames it loses per queue at most; 0: no limit */
+	/* zero-copy transmit (DROCE_LINK_TX_ZC): 0 the driver's default for
+	 * the port, DROCE_LINK_ZC_OFF never, else from tx_zc payload bytes
+	 * on (1: every payload) */
+	uint32_t tx_zc;
 };
+
+#define DROCE_LINK_ZC_OFF UINT32_MAX
 
 /* Called once per counter by droce_link_driver.stats. */
 typedef void (*droce_link_stat_cb)(void *arg, const char *name, uint64_t value);

@@ -135,6 +135,10 @@ struct prot_entry {
 	uint8_t lease;		/* enum prot_lease_state */
 	uint32_t parent;	/* MW: index of the MR it is bound to */
 	uint32_t mw_count;	/* MR: windows bound to it */
+	/* MR: frames the link still holds whose payload is this region's
+	 * memory (zero-copy transmit, prot_tx_hold); atomic, any thread */
+	uint32_t tx_holds;
+	uint8_t draining;	/* MR: dereg revoked it, tx_holds was not 0 */
 };
 
 #define PROT_MAX_READERS 16
@@ -223,8 +227,16 @@ int prot_mr_reg(struct prot_tables *t, uint32_t pd, void *addr,
 int prot_mr_reg_iova(struct prot_tables *t, uint32_t pd, void *addr,
 		     uint64_t length, uint64_t iova, unsigned int access,
 		     uint32_t *key);
-/* -EINVAL unknown key, -EBUSY while windows are bound.  Revokes first. */
+/*
+ * -EINVAL unknown key, -EBUSY while windows are bound.  Revokes first.
+ * -EINPROGRESS: the key is dead (every lookup fails from now on) but
+ * frames the link has not yet freed still send from the region's memory
+ * (prot_tx_holds != 0): the entry is kept, and a later prot_mr_dereg of
+ * the same key frees it once they are gone.
+ */
 int prot_mr_dereg(struct prot_tables *t, uint32_t key);
+/* Frames still holding the MR of key (any state but freed); 0 if none. */
+uint32_t prot_mr_tx_holds(const struct prot_tables *t, uint32_t key);
 /*
  * Change translation (addr/length), PD and/or access of a registered MR.
  * flags are the DROCE_REREG_MR_CHANGE_* bits.  On success *key is the new
@@ -499,6 +511,38 @@ prot_check_local(struct prot_tables *t, uint32_t lkey, uint32_t qp_pd,
 {
 	return prot_lookup(t, lkey, false, qp_pd, 0, addr, len,
 			   write ? PROT_ACC_LOCAL_WRITE : 0, 0, host_addr);
+}
+
+/*
+ * Zero-copy transmit: a frame whose payload stays in the memory of the
+ * MR of key (the link reads it when it sends) holds the region: call
+ * prot_tx_hold after a successful prot_check_local / prot_check_remote of
+ * key (an L_Key, or an R_Key of the region or of a window bound to it), in the same
+ * read-side section (before prot_reader_quiescent), and prot_tx_release
+ * with what it returned once the link freed the frame (from any thread).
+ * The section makes the count exact for prot_mr_dereg: its grace period
+ * ends after every hold taken under the old key is counted.
+ */
+static inline uint32_t *
+prot_tx_hold(struct prot_tables *t, uint32_t key)
+{
+	struct prot_entry *e = &t->entries[prot_key_index(key)];
+	uint32_t *h;
+
+	/* a window's R_Key (a READ response): the memory is its region's,
+	 * which stays bound while the key checked is valid */
+	if (e->type != PROT_OBJ_MR)
+		e = &t->entries[e->parent];
+	h = &e->tx_holds;
+
+	__atomic_add_fetch(h, 1, __ATOMIC_RELEASE);
+	return h;
+}
+
+static inline void
+prot_tx_release(uint32_t *holds)
+{
+	__atomic_sub_fetch(holds, 1, __ATOMIC_RELEASE);
 }
 
 #endif /* DROCE_PROT_H */

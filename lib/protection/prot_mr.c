@@ -136,13 +136,31 @@ prot_mr_dereg(struct prot_tables *t, uint32_t key)
 		 * (rdma-core/rxe semantics): unbind or invalidate first. */
 		ret = -EBUSY;
 	} else {
-		prot_revoke(t, e);
-		t->ctl->pds[e->pd].refs--;
-		prot_index_free(t, prot_key_index(key));
-		__atomic_sub_fetch(&t->ctl->nr_mr, 1, __ATOMIC_RELAXED);
+		if (!e->draining)
+			prot_revoke(t, e);
+		/* after the grace period every hold under the key is counted */
+		e->draining = __atomic_load_n(&e->tx_holds, __ATOMIC_ACQUIRE) != 0;
+		if (e->draining) {
+			ret = -EINPROGRESS;
+		} else {
+			t->ctl->pds[e->pd].refs--;
+			prot_index_free(t, prot_key_index(key));
+			__atomic_sub_fetch(&t->ctl->nr_mr, 1, __ATOMIC_RELAXED);
+		}
 	}
 	prot_ctl_unlock(t, tok);
 	return ret;
+}
+
+uint32_t
+prot_mr_tx_holds(const struct prot_tables *t, uint32_t key)
+{
+	uint32_t idx = prot_key_index(key);
+
+	if (t == NULL || idx == 0 || idx >= t->nentries ||
+	    t->entries[idx].type != PROT_OBJ_MR)
+		return 0;
+	return __atomic_load_n(&t->entries[idx].tx_holds, __ATOMIC_ACQUIRE);
 }
 
 int
@@ -181,6 +199,12 @@ prot_mr_rereg(struct prot_tables *t, uint32_t *key, unsigned int flags,
 	}
 	if (e->mw_count != 0) {
 		/* Windows derive their translation from the region. */
+		ret = -EBUSY;
+		goto out;
+	}
+	if ((flags & PROT_REREG_TRANSLATION) &&
+	    __atomic_load_n(&e->tx_holds, __ATOMIC_ACQUIRE) != 0) {
+		/* frames the link holds still send from the old memory */
 		ret = -EBUSY;
 		goto out;
 	}

@@ -92,8 +92,8 @@ prot_entry_by_key(struct prot_tables *t, uint32_t key, enum prot_obj_type type)
 	return e;
 }
 
-/* Under the lock: the MR of key, valid or expired by its lease (its key
- * dead then, the entry kept until dereg). */
+/* Under the lock: the MR of key, valid, expired by its lease or draining
+ * (its key dead then, the entry kept until dereg). */
 static inline struct prot_entry *
 prot_mr_by_key_or_expired(struct prot_tables *t, uint32_t key)
 {
@@ -103,7 +103,8 @@ prot_mr_by_key_or_expired(struct prot_tables *t, uint32_t key)
 	if (e != NULL || idx == 0 || idx >= t->nentries)
 		return e;
 	e = &t->entries[idx];
-	if (e->type != PROT_OBJ_MR || e->lease != PROT_LEASE_EXPIRED ||
+	if (e->type != PROT_OBJ_MR ||
+	    (e->lease != PROT_LEASE_EXPIRED && !e->draining) ||
 	    e->variant != prot_key_variant(key))
 		return NULL;
 	return e;

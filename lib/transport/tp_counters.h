@@ -77,7 +77,8 @@
 	X(SR_OOO_PLACED,        "sr_ooo_placed", "selective repeat: WRITE packets placed out of order") \
 	X(SR_OOO_DROPPED,       "sr_ooo_dropped", "selective repeat: packets out of order not placed (SEND, READ, atomic, WRITE with immediate's last, unknown message, beyond the window)") \
 	X(SR_RESENT_PKTS,       "sr_resent_pkts", "selective repeat: holes resent (each also in retransmitted_pkts)") \
-	X(SR_TIMEOUT_HOLE,      "sr_timeout_hole", "selective repeat: retransmit timeouts answered by resending the oldest hole only")
+	X(SR_TIMEOUT_HOLE,      "sr_timeout_hole", "selective repeat: retransmit timeouts answered by resending the oldest hole only") \
+	X(TX_ZC_PKTS,           "tx_zc_pkts", "packets sent with their payload from registered memory (zero copy, DROCE_LINK_TX_ZC)")
 
 enum tp_counter {
 #define TP_COUNTER_ENUM(e, n, d) TP_CNT_##e,

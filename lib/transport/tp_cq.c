@@ -151,8 +151,11 @@ cq_place(struct tp_engine *eng, struct tp_cq *cq, const struct droce_wc *wc,
 	r->wc[r->head & cq->mask] = *wc;
 	r->head++;
 	/* IBTA 11.4.2.2: an error completion wakes a solicited-only arm too */
-	if (unlikely(solicited || wc->status != DROCE_WC_SUCCESS))
+	if (unlikely(solicited || wc->status != DROCE_WC_SUCCESS)) {
 		r->sol_head = r->head;
+		if (solicited && __atomic_load_n(&cq->sol_flag, __ATOMIC_RELAXED))
+			r->wc[(r->head - 1) & cq->mask].wc_flags |= TP_WC_SOLICITED;
+	}
 	if (unlikely(__atomic_load_n(&cq->arm, __ATOMIC_RELAXED) != TP_ARM_NONE) &&
 	    !cq->lc)
 		cq_fire(cq, r->sol_head == r->head);
@@ -221,6 +224,12 @@ void
 tp_cq_set_event_fd(struct tp_cq *cq, int fd)
 {
 	cq->ev_fd = fd;
+}
+
+void
+tp_cq_flag_solicited(struct tp_cq *cq)
+{
+	__atomic_store_n(&cq->sol_flag, true, __ATOMIC_RELAXED);
 }
 
 void

@@ -227,21 +227,19 @@ take_mbuf(struct tp_dev *dev, struct tp_tx_mbufs *b)
 }
 
 /*
- * Take an mbuf (from b, see tp_net_mbufs_get) and write the headers of p
- * (from tp_net_fill_pkt with the same av; payload_len set by the caller);
- * *payload points where the caller copies the payload.  NULL when the
- * transmit queue is full and the link takes nothing more (backpressure:
- * the caller keeps its state and builds the packet in a later round, so
- * nothing counted as sent is ever dropped here) or no mbuf is left.
+ * Take an mbuf (from b) and write the headers of p into it; *hdr_len is
+ * their length.  beyond: bytes of the frame that lie in other segments
+ * (zero copy: payload, pad and ICRC), which the builder counts in the
+ * frame but never writes.
  */
-struct rte_mbuf *
-tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
-	     struct tp_tx_mbufs *b, uint8_t **payload)
+static struct rte_mbuf *
+alloc_headers(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
+	      struct tp_tx_mbufs *b, size_t beyond, size_t *hdr_len)
 {
 	struct tp_engine *eng = qp->eng;
 	struct rte_mbuf *m;
 	uint8_t *f;
-	size_t hdr;
+	size_t hdr, cap;
 
 	if (unlikely(!tx_room(eng))) {
 		tp_count(eng, TP_CNT_TX_BACKPRESSURE);
@@ -254,16 +252,17 @@ tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 		return NULL;
 	}
 	f = rte_pktmbuf_mtod(m, uint8_t *);
+	cap = rte_pktmbuf_tailroom(m) + beyond;
 	/* (use_template is true here exactly when it was in fill_pkt) */
 	if (use_template(qp, av)) {
-		hdr = roce_tmpl_write_headers(&qp->tx_tmpl, f, rte_pktmbuf_tailroom(m), p);
+		hdr = roce_tmpl_write_headers(&qp->tx_tmpl, f, cap, p);
 		if (hdr != 0 && tp_host(eng) != NULL)
 			memcpy(f, p->dst_mac, 6);
 		/* of p's layout and addressing fields only the template
 		 * knows: tp_net_finish completes the frame from it */
 		p->bth_off = 0;
 	} else {
-		hdr = roce_build_headers(f, rte_pktmbuf_tailroom(m), p);
+		hdr = roce_build_headers(f, cap, p);
 	}
 	if (hdr == 0) {
 		/* a transport bug: never send what the builder refused */
@@ -272,7 +271,81 @@ tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	*payload = f + hdr;
+	*hdr_len = hdr;
+	return m;
+}
+
+/*
+ * Take an mbuf (from b, see tp_net_mbufs_get) and write the headers of p
+ * (from tp_net_fill_pkt with the same av; payload_len set by the caller);
+ * *payload points where the caller copies the payload.  NULL when the
+ * transmit queue is full and the link takes nothing more (backpressure:
+ * the caller keeps its state and builds the packet in a later round, so
+ * nothing counted as sent is ever dropped here) or no mbuf is left.
+ */
+struct rte_mbuf *
+tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
+	     struct tp_tx_mbufs *b, uint8_t **payload)
+{
+	size_t hdr;
+	struct rte_mbuf *m = alloc_headers(qp, av, p, b, 0, &hdr);
+
+	if (m != NULL)
+		*payload = rte_pktmbuf_mtod(m, uint8_t *) + hdr;
+	return m;
+}
+
+/* The link freed a zero-copy frame's payload segment: its region's hold goes. */
+static void
+zc_free(void *addr, void *opaque)
+{
+	(void)addr;
+	prot_tx_release(opaque);
+}
+
+/*
+ * Zero copy (DROCE_LINK_TX_ZC, tp_net_zc): as tp_net_alloc, but the frame
+ * is three segments, the headers, the payload_len bytes at src sent from
+ * where they are (an external buffer, rte_pktmbuf_attach_extbuf), and
+ * the pad and ICRC that tp_net_finish writes.  src is registered memory
+ * of key, checked in this read-side section: the frame holds the region
+ * (prot_tx_hold) until the link frees the payload segment, so a dereg
+ * waits for it while the key dies at once.  The segment's shared info
+ * lives in its own mbuf's data room, unused while the buffer is external
+ * and freed only after the callback ran.  Physical addresses are not
+ * looked up (a syscall): the IOVA is the address in IOVA-as-VA mode,
+ * else unknown, which virtual PMDs never read (zc_default in
+ * drivers/ethdev enables no physical port).
+ */
+struct rte_mbuf *
+tp_net_alloc_zc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
+		struct tp_tx_mbufs *b, const void *src, uint32_t key)
+{
+	uint32_t plen = p->payload_len;
+	struct rte_mbuf_ext_shared_info *sh;
+	struct rte_mbuf *m, *seg[2];
+	rte_iova_t iova;
+	size_t hdr;
+
+	m = alloc_headers(qp, av, p, b, (size_t)plen + 3 + ROCE_ICRC_LEN, &hdr);
+	if (m == NULL)
+		return NULL;
+	if (rte_pktmbuf_alloc_bulk(qp->dev->link->pool, seg, 2) != 0) {
+		tp_count(qp->eng, TP_CNT_TX_NOMBUF);
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	sh = rte_pktmbuf_mtod(seg[0], struct rte_mbuf_ext_shared_info *);
+	sh->free_cb = zc_free;
+	sh->fcb_opaque = prot_tx_hold(qp->dev->prot, key);
+	rte_mbuf_ext_refcnt_set(sh, 1);
+	iova = rte_eal_iova_mode() == RTE_IOVA_VA ? (rte_iova_t)(uintptr_t)src : RTE_BAD_IOVA;
+	rte_pktmbuf_attach_extbuf(seg[0], (void *)(uintptr_t)src, iova, (uint16_t)plen, sh);
+	seg[0]->data_len = (uint16_t)plen;
+	seg[1]->data_len = (uint16_t)(p->padcnt + ROCE_ICRC_LEN);
+	seg[0]->next = seg[1];
+	m->next = seg[0];
+	m->nb_segs = 3;
 	return m;
 }
 
@@ -292,7 +365,16 @@ build_finish(const struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 	uint8_t ipv = from_tmpl ? t->ip_version : p->ip_version;
 	bool offload = ipv == 4 && (qp->dev->link->offloads & DROCE_LINK_TX_IPV4_CKSUM);
 
-	if (from_tmpl)
+	if (unlikely(m->nb_segs > 1)) {
+		/* zero copy: tp_net_alloc_zc's payload and trailer segments */
+		const void *pl = rte_pktmbuf_mtod(m->next, const void *);
+		uint8_t *tr = rte_pktmbuf_mtod(m->next->next, uint8_t *);
+
+		if (from_tmpl)
+			roce_tmpl_finish_split(t, f, pl, tr, p, offload);
+		else
+			roce_build_finish_split(f, pl, tr, p, offload);
+	} else if (from_tmpl)
 		roce_tmpl_finish(t, f, p, offload);
 	else if (offload)
 		roce_build_finish_ip_cksum_offload(f, p);
@@ -314,8 +396,13 @@ tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p)
 	if (unlikely(qp->sr.on))
 		tp_sr_mark_tx(qp, m, p);
 	build_finish(qp, m, p);
-	m->data_len = (uint16_t)roce_frame_len(p);
-	m->pkt_len = m->data_len;
+	m->pkt_len = (uint32_t)roce_frame_len(p);
+	if (likely(m->nb_segs == 1)) {
+		m->data_len = (uint16_t)m->pkt_len;
+	} else {
+		m->data_len = p->payload_off;
+		tp_count(eng, TP_CNT_TX_ZC_PKTS);
+	}
 	tp_count(eng, TP_CNT_SENT_PKTS);
 	if (unlikely(eng->idx != 0)) {
 		/* another transport lcore's engine (tp_shard.c) */

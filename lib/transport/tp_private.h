@@ -350,6 +350,7 @@ struct tp_cq {
 	uint32_t users;		/* QPs using it (atomic: engines create QPs at once) */
 	bool lc;		/* dedicated transport lcore(s): rings published */
 	bool ev_muted;		/* being destroyed: no CQ_ERR event */
+	bool sol_flag;		/* TP_WC_SOLICITED on solicited receives (atomic) */
 	/* completion events (tp_cq_arm): the channel's eventfd (-1: none),
 	 * the arm (enum tp_cq_arm, atomic: set by the application, cleared
 	 * by the engine that fires it), events fired and not yet taken */

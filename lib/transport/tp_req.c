@@ -52,13 +52,28 @@ gather_cached(const struct gather_cache *gc, const struct droce_sge *s, uint32_t
 	       (s->addr - gc->addr) + off + len <= gc->len;
 }
 
+/* L_Key check of the whole SGE s; on success it is the cached range. */
+static bool
+gather_check(struct tp_qp *qp, const struct droce_sge *s, struct gather_cache *gc)
+{
+	void *mem;
+
+	if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr,
+			  s->length, false, &mem) != PROT_OK)
+		return false;
+	gc->lkey = s->lkey;
+	gc->addr = s->addr;
+	gc->len = s->length;
+	gc->host = mem;
+	return true;
+}
+
 /* The WQE's data at message offset off: inline bytes or its SGEs. */
 static bool
 gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
        uint32_t len, uint8_t *dst, struct gather_cache *gc)
 {
 	const struct droce_sge *s = &w->sge[0];
-	void *mem;
 
 	if (w->is_inline) {
 		memcpy(dst, w->inline_data + off, len);
@@ -75,17 +90,31 @@ gather(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
 		 * range that leaves the region part way sends the packets
 		 * before that point first).
 		 */
-		if (tp_prot_local(qp->eng, qp->dev->prot, s->lkey, qp->pd, s->addr,
-				  s->length, false, &mem) != PROT_OK)
+		if (!gather_check(qp, s, gc))
 			return w->npkts > 1 &&
 			       tp_sge_copy(qp, w->sge, w->num_sge, off, dst, len, false);
-		gc->lkey = s->lkey;
-		gc->addr = s->addr;
-		gc->len = s->length;
-		gc->host = mem;
 	}
 	memcpy(dst, gc->host + (s->addr - gc->addr) + off, len);
 	return true;
+}
+
+/*
+ * Zero copy (tp_net_zc): where bytes [off, off + len) of the WQE's data
+ * are in registered memory, when one SGE holds them all; NULL otherwise
+ * (inline data, several SGEs, a key that fails its check: the copy path
+ * then sends them or reports the failure exactly as it would have).
+ */
+static const uint8_t *
+zc_source(struct tp_qp *qp, const struct tp_send_wqe *w, uint32_t off,
+	  uint32_t len, struct gather_cache *gc)
+{
+	const struct droce_sge *s = &w->sge[0];
+
+	if (w->is_inline || w->num_sge != 1 || off + len > s->length)
+		return NULL;
+	if (!gather_cached(gc, s, off, len) && !gather_check(qp, s, gc))
+		return NULL;
+	return gc->host + (s->addr - gc->addr) + off;
 }
 
 /* ---- opcodes ------------------------------------------------------------------ */
@@ -203,6 +232,7 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 	struct rte_mbuf *m;
 	struct roce_pkt p;
 	struct tp_av *av = &qp->av;
+	const uint8_t *src;
 	uint8_t *payload;
 
 	if (qp->pub.qp_type == DROCE_QPT_UC) {
@@ -238,13 +268,20 @@ send_data_packet(struct tp_qp *qp, struct tp_send_wqe *w, struct gather_cache *g
 		p.udp_sport = roce_udp_sport(qp->pub.qp_num, w->remote_qpn);
 	}
 
-	m = tp_net_alloc(qp, av, &p, mb, &payload);
-	if (m == NULL)
-		return false;
-	if (!gather(qp, w, qp->req.offset, plen, payload, gc)) {
-		rte_pktmbuf_free(m);
-		fail_wqe(qp, w, DROCE_WC_LOC_PROT_ERR);
-		return false;
+	src = tp_net_zc(qp, plen) ? zc_source(qp, w, qp->req.offset, plen, gc) : NULL;
+	if (src != NULL) {
+		m = tp_net_alloc_zc(qp, av, &p, mb, src, w->sge[0].lkey);
+		if (m == NULL)
+			return false;
+	} else {
+		m = tp_net_alloc(qp, av, &p, mb, &payload);
+		if (m == NULL)
+			return false;
+		if (!gather(qp, w, qp->req.offset, plen, payload, gc)) {
+			rte_pktmbuf_free(m);
+			fail_wqe(qp, w, DROCE_WC_LOC_PROT_ERR);
+			return false;
+		}
 	}
 	count_sent(qp, qp->req.psn, 1);
 	tp_net_finish(qp, m, &p);

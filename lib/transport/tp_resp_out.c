@@ -305,11 +305,18 @@ send_read_packet(struct tp_qp *qp, struct tp_resp_item *it)
 	p.aeth.syndrome = ROCE_AETH_ACK_NO_CREDIT;
 	p.aeth.msn = it->msn & ROCE_PSN_MASK;
 	p.payload_len = plen;
-	m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
-	if (m == NULL)
-		return 0;
-	if (plen > 0)
-		memcpy(payload, src, plen);
+	if (tp_net_zc(qp, plen)) {
+		/* sent from the region itself, held until the link frees it */
+		m = tp_net_alloc_zc(qp, &qp->av, &p, NULL, src, it->rkey);
+		if (m == NULL)
+			return 0;
+	} else {
+		m = tp_net_alloc(qp, &qp->av, &p, NULL, &payload);
+		if (m == NULL)
+			return 0;
+		if (plen > 0)
+			memcpy(payload, src, plen);
+	}
 	tp_net_finish(qp, m, &p);
 	it->psn = roce_psn_add(it->psn, 1);
 	return 1;

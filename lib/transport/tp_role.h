@@ -180,6 +180,18 @@ void tp_net_mbufs_put(struct tp_tx_mbufs *b);
 /* b NULL: one mbuf from the pool; else the next of b (empty: from the pool) */
 struct rte_mbuf *tp_net_alloc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
 			      struct tp_tx_mbufs *b, uint8_t **payload);
+/* Zero copy: the payload (payload_len bytes at src, registered memory of
+ * key, checked in this read-side section) sent from where it is */
+struct rte_mbuf *tp_net_alloc_zc(struct tp_qp *qp, struct tp_av *av, struct roce_pkt *p,
+				 struct tp_tx_mbufs *b, const void *src, uint32_t key);
+/* Does a payload of plen bytes go out by zero copy on qp's link? */
+static inline bool
+tp_net_zc(const struct tp_qp *qp, uint32_t plen)
+{
+	const struct droce_link *l = qp->dev->link;
+
+	return unlikely(l->offloads & DROCE_LINK_TX_ZC) && plen != 0 && plen >= l->tx_zc_min;
+}
 void tp_net_finish(struct tp_qp *qp, struct rte_mbuf *m, struct roce_pkt *p);
 void tp_net_flush(struct tp_engine *eng);
 int tp_net_resolve(struct tp_engine *eng, struct tp_av *av);

@@ -318,6 +318,16 @@ struct tp_cq *tp_cq_from_pub(struct droce_cq *cq);
 void tp_cq_set_event_fd(struct tp_cq *cq, int fd);
 void tp_cq_arm(struct tp_cq *cq, bool solicited_only);
 bool tp_cq_take_event(struct tp_cq *cq);
+/*
+ * From now on a receive completion of a message with the solicited event
+ * bit (BTH SE, IBTA 9.2.3: a SEND or an RDMA WRITE with immediate) carries
+ * TP_WC_SOLICITED in its wc_flags, for a poller that decides solicited-only
+ * wake-ups of its own (droced's queue regions: the application's arm is
+ * droced's to fire).  A bit none of droce.h's (nor ibverbs') flags uses:
+ * such a poller removes it before the completion goes further.
+ */
+#define TP_WC_SOLICITED (1u << 31)
+void tp_cq_flag_solicited(struct tp_cq *cq);
 
 /* On eng (tp_dev_qp_engine, or init->srq's engine), through
  * tp_engine_call; init->srq is a struct tp_srq's pub (-EINVAL: another

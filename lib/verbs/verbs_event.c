@@ -21,7 +21,9 @@
  * application's objects (and every port event) into the application's own
  * ring, naming the application's object, and counts it on async_fd, which
  * droced holds a copy of (provider_droced droced_event_take; droced
- * droced_route_event).  Everything here is the same.
+ * droced_route_event); on a queue region each context has a ring of its
+ * own, counted on its own async_fd (provider_dq dqv_event_take).
+ * Everything here is the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -305,6 +307,21 @@ verbs_events_forget(struct droce_context *ctx, const void *obj)
 	}
 	while (names(&e->taken, obj))
 		pthread_cond_wait(&e->acked, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void
+verbs_events_drop(struct droce_context *ctx)
+{
+	struct verbs_events *e = verbs_ctx(ctx)->events;
+
+	pthread_mutex_lock(&e->lock);
+	collect(ctx, true);
+	for (size_t i = 0; i < e->pending.n; i++)
+		if (!take_count(ctx->async_fd))
+			e->debt++;	/* counted later: read by collect below */
+	e->pending.n = 0;
+	collect(ctx, false);
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -78,6 +78,10 @@ void verbs_events_close(struct droce_context *ctx);
 void verbs_events_forget(struct droce_context *ctx, const void *obj);
 /* The engine is gone: forget every event and count not taken. */
 void verbs_events_reset(struct droce_context *ctx);
+/* The context gives its source of events up (another context of the
+ * process takes them on): every event still in the source and not taken
+ * is dropped with its count. */
+void verbs_events_drop(struct droce_context *ctx);
 /* The engine's oldest event: 0, or -EAGAIN (none; no engine). */
 int verbs_engine_event(struct droce_context *ctx, struct droce_async_event *ev);
 

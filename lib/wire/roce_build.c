@@ -342,17 +342,13 @@ roce_tmpl_build_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 	return p->payload_off;
 }
 
-void
-roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
-		 bool ip_cksum_port)
+/* the fields the ICRC masks, as set_variant_fields writes them */
+static void
+tmpl_variant_fields(const struct roce_tmpl *t, uint8_t *f, const struct roce_pkt *p,
+		    bool ip_cksum_port)
 {
-	uint8_t *f = buf;
 	uint8_t *ip = f + t->l3_off;
 
-	memset(f + p->payload_off + p->payload_len, 0, ROCE_ICRC_LEN);
-	p->icrc = roce_icrc_premasked(ip, p->pkt_len - t->l3_off);
-	roce_icrc_store(f + p->pkt_len - ROCE_ICRC_LEN, p->icrc);
-	/* the fields the ICRC masks, as set_variant_fields writes them */
 	if (t->ip_version == 4) {
 		ip[1] = t->ip_dscp_ecn;
 		ip[8] = t->ip_ttl;
@@ -363,6 +359,37 @@ roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
 	}
 	f[t->l4_off + 6] = f[t->l4_off + 7] = 0;
 	f[t->bth_off + 4] = t->bth4;
+}
+
+void
+roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
+		 bool ip_cksum_port)
+{
+	uint8_t *f = buf;
+
+	memset(f + p->payload_off + p->payload_len, 0, ROCE_ICRC_LEN);
+	p->icrc = roce_icrc_premasked(f + t->l3_off, p->pkt_len - t->l3_off);
+	roce_icrc_store(f + p->pkt_len - ROCE_ICRC_LEN, p->icrc);
+	tmpl_variant_fields(t, f, p, ip_cksum_port);
+}
+
+/* The pad bytes and the ICRC of a split frame, into trailer. */
+static void
+split_trailer(const uint8_t *f, uint16_t l3_off, const void *payload,
+	      uint8_t *trailer, struct roce_pkt *p)
+{
+	memset(trailer, 0, p->padcnt);
+	p->icrc = roce_icrc_premasked_split(f + l3_off, (size_t)p->payload_off - l3_off,
+					    payload, p->payload_len, p->padcnt);
+	roce_icrc_store(trailer + p->padcnt, p->icrc);
+}
+
+void
+roce_tmpl_finish_split(const struct roce_tmpl *t, void *hdr, const void *payload,
+		       uint8_t *trailer, struct roce_pkt *p, bool ip_cksum_port)
+{
+	split_trailer(hdr, t->l3_off, payload, trailer, p);
+	tmpl_variant_fields(t, hdr, p, ip_cksum_port);
 }
 
 static void
@@ -389,6 +416,14 @@ void
 roce_build_finish_ip_cksum_offload(void *buf, struct roce_pkt *p)
 {
 	build_finish(buf, p, true);
+}
+
+void
+roce_build_finish_split(void *hdr, const void *payload, uint8_t *trailer,
+			struct roce_pkt *p, bool ip_cksum_port)
+{
+	split_trailer(hdr, p->l3_off, payload, trailer, p);
+	set_variant_fields(hdr, p, ip_cksum_port);
 }
 
 size_t

@@ -72,6 +72,17 @@ roce_icrc_premasked(const uint8_t *l3, size_t ip_len)
 }
 
 uint32_t
+roce_icrc_premasked_split(const uint8_t *l3, size_t hdr_len, const void *payload,
+			  size_t payload_len, size_t pad)
+{
+	static const uint8_t zero[3];
+	uint32_t crc = roce_crc32(ROCE_ICRC_LRH_CRC, l3, hdr_len);
+
+	crc = roce_crc32(crc, payload, payload_len);
+	return roce_crc32(crc, zero, pad);
+}
+
+uint32_t
 roce_icrc_compute(const uint8_t *l3, size_t ip_len, unsigned int ip_version)
 {
 	size_t hdrs = (ip_version == 4 ? (size_t)(l3[0] & 0x0f) * 4 :

@@ -43,6 +43,15 @@ uint32_t roce_icrc_begin(const uint8_t *l3, unsigned int ip_version);
  */
 uint32_t roce_icrc_premasked(const uint8_t *l3, size_t ip_len);
 
+/*
+ * The same for a datagram in three pieces (a zero-copy frame): hdr_len
+ * bytes from l3 (premasked as above, up to the payload), the payload
+ * elsewhere, then pad (0..3) zero bytes; the ICRC follows them.
+ */
+uint32_t roce_icrc_premasked_split(const uint8_t *l3, size_t hdr_len,
+				   const void *payload, size_t payload_len,
+				   size_t pad);
+
 /* The ICRC of a contiguous IP datagram of ip_len bytes (ICRC included). */
 uint32_t roce_icrc_compute(const uint8_t *l3, size_t ip_len,
 			   unsigned int ip_version);

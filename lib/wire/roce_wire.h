@@ -204,6 +204,18 @@ void roce_build_finish(void *buf, struct roce_pkt *pkt);
  */
 void roce_build_finish_ip_cksum_offload(void *buf, struct roce_pkt *pkt);
 
+/*
+ * Zero copy: a frame in three pieces, the headers in hdr (payload_off
+ * bytes, as roce_build_headers wrote them; its cap may count the payload
+ * and trailer that live elsewhere, it writes only the headers), the
+ * payload_len payload bytes at payload, and trailer, which receives the
+ * pad bytes and the ICRC (padcnt + ROCE_ICRC_LEN bytes).  The frame on
+ * the wire is byte for byte roce_build_finish's (ip_cksum_port: as
+ * roce_build_finish_ip_cksum_offload).
+ */
+void roce_build_finish_split(void *hdr, const void *payload, uint8_t *trailer,
+			     struct roce_pkt *pkt, bool ip_cksum_port);
+
 /* Headers + payload copy + finish, for contiguous buffers.  Returns the
  * frame length or 0 (see roce_build_headers). */
 size_t roce_build(void *buf, size_t cap, struct roce_pkt *pkt,
@@ -268,6 +280,9 @@ size_t roce_tmpl_write_headers(const struct roce_tmpl *t, void *buf, size_t cap,
 			       struct roce_pkt *p);
 void roce_tmpl_finish(const struct roce_tmpl *t, void *buf, struct roce_pkt *p,
 		      bool ip_cksum_port);
+/* roce_build_finish_split for a packet from the template. */
+void roce_tmpl_finish_split(const struct roce_tmpl *t, void *hdr, const void *payload,
+			    uint8_t *trailer, struct roce_pkt *p, bool ip_cksum_port);
 
 /*
  * Receive templates.  Every frame a connected QP receives from its peer

@@ -421,15 +421,16 @@ def table_rows(out, row_re):
     return rows
 
 
-def droce_perf(pmd, perf, test, args, extra=(), port=None, server_args=()):
-    """droce-perf test between two processes: bw -> (MB/s avg, Mpps), lat -> t_typical."""
+def droce_perf(pmd, perf, test, args, extra=(), port=None, server_args=(), env=None):
+    """droce-perf test between two processes: bw -> (MB/s avg, Mpps), lat -> t_typical.
+    env: both sides' environment (None: this one's)."""
     s, c = pmd.pair_argv(perf)
     port = port or 20000 + (os.getpid() * 7 + pmd.n * 131) % 40000
     s += (["--", "--droce-ipv4=198.18.13.1/24"] + list(extra) + [test] + list(server_args) +
           ["-p", str(port)])
     c += (["--", "--droce-ipv4=198.18.13.2/24"] + list(extra) +
           [test] + list(args) + ["-p", str(port), pmd.server_addr])
-    res = run_two(s, c, lambda proc, out: listening(proc.pid, port), 120)
+    res = run_two_env(s, env, c, env, lambda proc, out: listening(proc.pid, port), 120)
     if res is None or res[0] != 0 or res[1] != 0:
         if res is not None:
             log(f"  droce-perf {test} {' '.join(args)}: exit {res[0]}/{res[1]}: "
@@ -544,7 +545,8 @@ def callgrind_annotated(args, what):
                            capture_output=True, text=True, timeout=900, env=env)
         if p.returncode != 0 or not os.path.exists(out):
             log(f"droce-bench: {what} under callgrind failed ({p.returncode}): "
-                f"{p.stderr.strip().splitlines()[-1:]}")
+                f"{[l for l in p.stderr.splitlines() if not l.startswith('==')][-8:]} "
+                f"{p.stdout[-500:]!r}")
             return None
         a = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                            capture_output=True, text=True, timeout=300)
@@ -1452,6 +1454,62 @@ def bench_pmd(kind, tmp, tag, a, nruns, quick, meter):
         pmd.close()
 
 
+# ---- zero copy against the copy (lib/transport README "Zero copy") -------------
+
+ZC_ROWS = [
+    ("write_bw -s 4096 (MTU 1024)", "write_bw", ["-s", "4096"], []),
+    ("write_bw -s 4096 (MTU 4096)", "write_bw", ["-s", "4096"], ["--droce-mtu=4200"]),
+    ("write_bw -s 65536 (MTU 1024)", "write_bw", ["-s", "65536"], []),
+    ("write_bw -s 65536 (MTU 4096)", "write_bw", ["-s", "65536"], ["--droce-mtu=4200"]),
+    ("read_bw -s 65536 (MTU 4096)", "read_bw", ["-s", "65536"], ["--droce-mtu=4200"]),
+    ("send_bw -s 65536 (MTU 4096)", "send_bw", ["-s", "65536"], ["--droce-mtu=4200"]),
+]
+
+
+def zero_copy(kinds, perf, runs, seconds, meter):
+    """droce-perf with the payload copied (DROCE_TX_ZC=off) and sent from
+    registered memory (DROCE_TX_ZC=1), alternating, `runs` times each; the
+    medians and their ratio per PMD and row."""
+    tmp = tempfile.mkdtemp(prefix="droce-bench-")
+    tag = os.getpid() % 100000
+    out = ["| PMD | test | copy MB/s | zero copy MB/s | zc / copy | loaded |",
+           "|---|---|---|---|---|---|"]
+    failed = 0
+    try:
+        for k in kinds:
+            pmd = Pmd(k, tmp, tag)
+            try:
+                for label, test, args, extra in ZC_ROWS:
+                    got = {"off": [], "1": []}
+                    hot = False
+                    for _ in range(runs):
+                        for mode in ("off", "1"):
+                            env = dict(os.environ, DROCE_TX_ZC=mode)
+                            smp = meter.take(droce_perf, pmd, perf, test,
+                                             args + ["-D", str(max(1, round(seconds)))], extra, None, (), env)
+                            hot |= smp.loaded
+                            if smp.value is not None:
+                                got[mode].append(smp.value[0])
+                    med = {m: statistics.median(v) if v else None for m, v in got.items()}
+                    if None in med.values():
+                        failed += 1
+                    ratio = (f"{med['1'] / med['off']:.2f}" if None not in med.values() and
+                             med["off"] else "-")
+                    fmt = lambda v: f"{v:.0f}" if v is not None else "-"
+                    line = (f"| {k} | {label} | {fmt(med['off'])} | {fmt(med['1'])} | {ratio} | "
+                            f"{'loaded: not a result' if hot else 'no'} |")
+                    log(line)
+                    out.append(line)
+            finally:
+                pmd.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out.append("")
+    out.append(meter.line())
+    print("\n".join(out))
+    return 1 if failed else 0
+
+
 def main():
     global verbose
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1498,6 +1556,8 @@ def main():
     ap.add_argument("--daemon", metavar="DROCED",
                     help="only: droce-perf's server on droced (app/droced) against in "
                     "process, in turn, over memif (write_bw -s 65536, write_lat -s 8)")
+    ap.add_argument("--zero-copy", action="store_true",
+                    help="only: droce-perf with the payload copied vs zero copy, per PMD")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     verbose = a.verbose
@@ -1543,6 +1603,10 @@ def main():
             ap.error(f"unknown PMD {k}")
     if "af_packet" in kinds and (os.geteuid() != 0 or shutil.which("ip") is None):
         ap.error("af_packet needs root and iproute2")
+    if a.zero_copy:
+        if "ring" in kinds:
+            ap.error("--zero-copy: droce-perf runs two processes (memif, af_packet)")
+        return zero_copy(kinds, a.perf, a.runs, a.seconds, Meter(a.load_max))
     tmp = tempfile.mkdtemp(prefix="droce-bench-")
     tag = os.getpid() % 100000
     meter = Meter(a.load_max)

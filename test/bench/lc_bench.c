@@ -14,6 +14,13 @@
  *   latency   8 B SEND ping-pong a -> b -> a, --iters round trips:
  *             half the round trip, median and average.
  * Run:  test/integration/device/run_in_netns.sh BUILD/test/bench/lc_bench [--lcore]
+ * --memif DIR without --qps: the same over net_memif in this process.
+ * --mtu 1024|4096: the QPs' path MTU (1024).  --span MiB: the sender's
+ * buffer (1 MiB), which the WRITEs walk round (larger than the caches:
+ * every payload read from memory, as a large transfer's is).  The rate line also gives
+ * the process's CPU time over the loop (every thread; a figure a loaded
+ * machine disturbs less than the wall clock) and tx_zc_pkts (zero copy,
+ * DROCE_TX_ZC: lib/transport README).
  *
  * Many QPs (usertools/droce-bench's 10,000-QP row):
  *   lc_bench --memif DIR --qps N [--count C] [--depth W]
@@ -55,6 +62,22 @@ struct end {
 
 static struct end a, b;
 
+/* The sender's buffer (--span MiB, at least BUF), which WRITEs walk. */
+static size_t a_len = BUF;
+
+/* The path MTU of the QPs (--mtu 1024 or 4096). */
+static enum droce_mtu path_mtu = DROCE_MTU_1024;
+
+/* CPU time of the whole process, every thread, user and system. */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static double
 now(void)
 {
@@ -72,17 +95,17 @@ die(const char *what)
 }
 
 static void
-open_end(struct end *e, struct droce_device *dev)
+open_end(struct end *e, struct droce_device *dev, size_t len)
 {
 	e->ctx = droce_open_device(dev);
 	if (e->ctx == NULL)
 		die("droce_open_device");
 	e->pd = droce_alloc_pd(e->ctx);
-	e->buf = aligned_alloc(4096, BUF);
+	e->buf = aligned_alloc(4096, len);
 	if (e->pd == NULL || e->buf == NULL)
 		die("pd/buffer");
-	memset(e->buf, 0, BUF);
-	e->mr = droce_reg_mr(e->pd, e->buf, BUF, DROCE_ACCESS_LOCAL_WRITE |
+	memset(e->buf, 0, len);
+	e->mr = droce_reg_mr(e->pd, e->buf, len, DROCE_ACCESS_LOCAL_WRITE |
 			     DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
 	e->cq = droce_create_cq(e->ctx, 4096, NULL, NULL, 0);
 	if (e->mr == NULL || e->cq == NULL)
@@ -106,7 +129,7 @@ connect_qp(struct end *self, struct end *peer)
 		die("INIT");
 	memset(&at, 0, sizeof(at));
 	at.qp_state = DROCE_QPS_RTR;
-	at.path_mtu = DROCE_MTU_1024;
+	at.path_mtu = path_mtu;
 	at.dest_qp_num = peer->qp->qp_num;
 	at.max_dest_rd_atomic = 4;
 	at.min_rnr_timer = 1;
@@ -174,7 +197,8 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 	/* a signalled WR at least every half window, or the window stalls */
 	uint32_t sig = depth >= 2 * SIGNAL_EVERY ? SIGNAL_EVERY :
 		       depth / 2 > 0 ? depth / 2 : 1;
-	double t0, t;
+	uint64_t zc0 = droce_get_counter(a.ctx, "tx_zc_pkts");
+	double t0, t, c0, c;
 
 	memset(&wr, 0, sizeof(wr));
 	wr.sg_list = &sge;
@@ -183,6 +207,7 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 	wr.wr.rdma.remote_addr = (uintptr_t)b.buf;
 	wr.wr.rdma.rkey = b.mr->rkey;
 	t0 = now();
+	c0 = cpu_now();
 	while (done < count) {
 		struct droce_wc wc[32];
 		int r;
@@ -192,6 +217,9 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 			/* one in SIGNAL_EVERY signalled; it retires the ones before */
 			wr.send_flags = (posted + 1) % sig == 0 ||
 					posted + 1 == count ? DROCE_SEND_SIGNALED : 0;
+			/* from the next size bytes of a's buffer, round the
+			 * buffer (--span: beyond the caches) */
+			sge.addr = (uintptr_t)a.buf + (posted * size) % (a_len / size * size);
 			if (droce_post_send(a.qp, &wr, &bad) != 0)
 				break;		/* queue full: poll first */
 			posted++;
@@ -201,9 +229,12 @@ bench_rate(uint32_t size, uint64_t count, uint32_t depth)
 			done = wc[i].wr_id + 1;
 	}
 	t = now() - t0;
-	printf("rate    WRITE %u B x %llu, depth %u: %.3f s, %.3f Mmsg/s, %.1f MB/s\n",
+	c = cpu_now() - c0;
+	printf("rate    WRITE %u B x %llu, depth %u: %.3f s, %.3f Mmsg/s, %.1f MB/s; "
+	       "cpu %.3f s, %.1f MB per cpu-second; tx_zc_pkts %llu\n",
 	       size, (unsigned long long)count, depth, t, (double)count / t / 1e6,
-	       (double)count * size / t / 1e6);
+	       (double)count * size / t / 1e6, c, (double)count * size / c / 1e6,
+	       (unsigned long long)(droce_get_counter(a.ctx, "tx_zc_pkts") - zc0));
 }
 
 /* ---- many QPs ---------------------------------------------------------- */
@@ -406,6 +437,8 @@ main(int argc, char **argv)
 		{ "iters", required_argument, NULL, 'i' },
 		{ "memif", required_argument, NULL, 'M' },
 		{ "qps", required_argument, NULL, 'q' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "span", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -418,15 +451,26 @@ main(int argc, char **argv)
 		case 'i': iters = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'M': memif = optarg; break;
 		case 'q': qps = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'S':
+			a_len = (size_t)strtoul(optarg, NULL, 0) << 20;
+			if (a_len < BUF)
+				a_len = BUF;
+			break;
+		case 'm':
+			path_mtu = strcmp(optarg, "4096") == 0 ? DROCE_MTU_4096 :
+				   strcmp(optarg, "1024") == 0 ? DROCE_MTU_1024 : 0;
+			if (path_mtu == 0)
+				die("--mtu: 1024 or 4096");
+			break;
 		default: die("usage: lc_bench [--lcore] [--size B] [--count N] "
-			     "[--depth D] [--iters N] [--memif DIR --qps N]");
+			     "[--depth D] [--iters N] [--mtu 1024|4096] [--span MiB] [--memif DIR [--qps N]]");
 		}
 	}
 	if (memif == NULL && (veth == NULL || strchr(veth, ',') == NULL))
 		die("DROCE_TEST_VETH=ifa,ifb not set (run it via run_in_netns.sh)");
 	if (size < 1 || size > BUF / 2 || depth < 1 || depth > 2048 || iters < 1 ||
-	    count < 1 || qps > (1u << 20) - 16 || (qps != 0) != (memif != NULL))
-		die("bad option value (--qps and --memif go together)");
+	    count < 1 || qps > (1u << 20) - 16 || (qps != 0 && memif == NULL))
+		die("bad option value (--qps needs --memif)");
 	if (qps != 0 && depth == 64)
 		depth = 128;		/* the many-QP window (BENCHMARKS.md) */
 	if (memif != NULL) {
@@ -482,8 +526,8 @@ main(int argc, char **argv)
 	list = droce_get_device_list(NULL);
 	if (list == NULL || list[0] == NULL || list[1] == NULL)
 		die("two devices expected");
-	open_end(&a, list[0]);
-	open_end(&b, list[1]);
+	open_end(&a, list[0], a_len);
+	open_end(&b, list[1], BUF);
 	droce_free_device_list(list);
 	printf("# mode: %s; %s %s\n",
 	       lcore ? "dedicated transport lcore 1 (app on lcore 0)" :

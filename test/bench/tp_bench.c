@@ -36,8 +36,12 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include <rte_eth_ring.h>
+#include <rte_ring.h>
+
 #include "bench_roce.h"
 #include "droce.h"
+#include "ethdev_link.h"
 #include "net_host.h"
 #include "roce_wire.h"
 #include "transport.h"
@@ -65,6 +69,8 @@ struct tpb_opts {
 	bool baseline;
 	bool lat;		/* --op write_lat */
 	bool sr;		/* --sr: selective repeat on both QPs */
+	bool ring;		/* --ring: net_ring ports, not the vwire */
+	uint32_t zc;		/* --ring's zero copy: ethdev_link_config.tx_zc */
 };
 
 struct tpb_end {
@@ -260,6 +266,39 @@ connect_one(struct tpb_end *self, struct tpb_end *peer, const struct tpb_opts *o
 		die("modify RTS");
 }
 
+/*
+ * --ring: the two ends on net_ring ports (drivers/ethdev, as droce opens
+ * a DPDK port), one ring each way: the mbufs themselves cross, so a
+ * zero-copy frame's chain reaches the receiver, which linearizes it.
+ */
+static void
+ring_pair(const struct tpb_opts *o, struct droce_link **la, struct droce_link **lb)
+{
+	struct rte_ring *ab = rte_ring_create("tpb_ab", 4096, (int)rte_socket_id(),
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *ba = rte_ring_create("tpb_ba", 4096, (int)rte_socket_id(),
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct ethdev_link_config c = { .mtu = 4200, .mtu_assume = true, .tx_zc = o->zc };
+	int pa, pb;
+
+	if (ab == NULL || ba == NULL)
+		die("rte_ring_create");
+	pa = rte_eth_from_rings("net_tpba", &ba, 1, &ab, 1, (unsigned int)rte_socket_id());
+	pb = rte_eth_from_rings("net_tpbb", &ab, 1, &ba, 1, (unsigned int)rte_socket_id());
+	if (pa < 0 || pb < 0)
+		die("rte_eth_from_rings");
+	c.port_id = (uint16_t)pa;
+	if (ethdev_link_open(&c, la) != 0)
+		die("ethdev_link_open");
+	c.port_id = (uint16_t)pb;
+	c.mac.addr_bytes[0] = 0x02;
+	c.mac.addr_bytes[5] = 0x0b;
+	if (ethdev_link_open(&c, lb) != 0)
+		die("ethdev_link_open");
+	printf("# net_ring, zero copy %s (from %u bytes)\n",
+	       ((*la)->offloads & DROCE_LINK_TX_ZC) ? "on" : "off", (*la)->tx_zc_min);
+}
+
 static void
 tpb_open(struct tpb *t)
 {
@@ -275,7 +314,9 @@ tpb_open(struct tpb *t)
 	w.a_to_b.seed = o->seed;
 	w.b_to_a.drop = o->loss;
 	w.b_to_a.seed = o->seed ^ 0x9e3779b97f4a7c15ULL;
-	if (vwire_pair_create(&w, &la, &lb) != 0)
+	if (o->ring)
+		ring_pair(o, &la, &lb);
+	else if (vwire_pair_create(&w, &la, &lb) != 0)
 		die("vwire_pair_create");
 	open_end(&t->a, la, 1, buflen);
 	open_end(&t->b, lb, 2, buflen);
@@ -864,13 +905,15 @@ usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--op write|fetch_add|write_lat] [--size N] [--mtu 256..4096] [--loss P]\n"
 		"          [--count N] [--depth D] [--signal-every K] [--timeout T]\n"
-		"          [--runs R] [--seed S] [--sr] [--no-baseline] [--json]\n"
+		"          [--runs R] [--seed S] [--sr] [--ring off|MIN] [--no-baseline] [--json]\n"
 		"  --loss P        drop probability of every frame, both directions\n"
 		"  --depth D       outstanding WRs (default 64)\n"
 		"  --signal-every  one WR in K signalled (default 16, at most D)\n"
 		"  --timeout T     QP local ACK timeout, 4.096 us * 2^T (default 8)\n"
 		"  --runs R        measured runs (best is reported; default 3)\n"
 		"  --sr            selective repeat between the two QPs (droce_qp_set_sr)\n"
+		"  --ring off|MIN  over net_ring ports (drivers/ethdev), zero copy off or\n"
+		"                  from MIN payload bytes (0: net_ring's default)\n"
 		"  measured loop: tpb_measure (callgrind --toggle-collect)\n", prog);
 	exit(2);
 }
@@ -904,6 +947,7 @@ parse(int argc, char **argv, struct tpb_opts *o)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "no-baseline", no_argument, NULL, 'B' },
 		{ "sr", no_argument, NULL, 'R' },
+		{ "ring", required_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -934,6 +978,11 @@ parse(int argc, char **argv, struct tpb_opts *o)
 		case 'S': o->seed = num(optarg, argv[0]); break;
 		case 'B': o->baseline = false; break;
 		case 'R': o->sr = true; break;
+		case 'g':
+			o->ring = true;
+			o->zc = strcmp(optarg, "off") == 0 ? DROCE_LINK_ZC_OFF :
+				(uint32_t)num(optarg, argv[0]);
+			break;
 		case 'j': o->json = true; break;
 		default: usage(argv[0]);
 		}

@@ -69,7 +69,8 @@ libibverbs.so.1 and usertools/droce-run.
       moved onto memfds for droced.  Then the device users start once:
       without a droced, droce-run with no option gives ibv_devices no
       device; a droced started by --config=FILE alone (in a mount namespace
-      whose /run is private) listens on the default socket, and the same
+      whose /run is private; secondaries = no, as config/droced.ini) listens
+      on the default socket, and the same
       droce-run runs ibv_devinfo (droce0, Ethernet) and ibv_rc_pingpong
       -c between two such droceds.  Exit 77 with DROCE_NO_HUGE=1.
   dropin_test.py --run DROCE_RUN --lib DIR --droced DROCED daemon_srqud
@@ -85,7 +86,7 @@ libibverbs.so.1 and usertools/droce-run.
       Debian's ibv_rc_pingpong -c (polling, and -e), ibv_ud_pingpong -c,
       ibv_srq_pingpong -c (polling, and -e) and perftest's ib_send_lat / ib_write_lat -s 8 as plain processes on
       droced's queue regions (DROCE_QUEUES=region: no EAL), one pair as
-      secondaries beside them, two droceds as for daemon: the pingpong
+      secondaries (DROCE_QUEUES=shared) beside them, two droceds as for daemon: the pingpong
       checks above; while the servers wait, /proc/PID/smaps of the plain
       processes shows no hugepage mapping, the secondary's some.  Exit 77
       with DROCE_NO_HUGE=1.
@@ -1228,6 +1229,11 @@ def qperf_tests(a, tmp, nets, port, use_cm):
 
 # ---- the drop-in on droced ------------------------------------------------------------
 
+# The environment of a program that is droced's DPDK secondary: not the
+# default (queue regions are), and being retired; the cases that compare
+# the two modes name it.
+SHARED = {"DROCE_QUEUES": "shared"}
+
 def droced_start(a, tmp, side):
     """droced on side 0 (memif server, 198.18.5.1, its engine on lcore 1) or 1
     (client, .2, its engine on lcore 0): its Popen and socket, once ready."""
@@ -1311,7 +1317,7 @@ def daemon_pair(a, tmp, socks, cases, maps=None):
     servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])],
                          c[4] if len(c) > 4 else None)
                for c in cases]
-    deadline = time.monotonic() + 40	# four secondaries' EAL start at once
+    deadline = time.monotonic() + 40	# four applications' start at once
     while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
         time.sleep(0.05)
     pids = droced_pids(a, socks[0])
@@ -1410,7 +1416,7 @@ def case_daemon_srqud(a, tmp):
         servers = [on_droced(a, tmp, 0, socks[0], f"{c[0]}.s", c[1] + ["-p", str(c[2])])
                    for c in cases]
         progs += servers
-        deadline = time.monotonic() + 40	# four secondaries' EAL start at once
+        deadline = time.monotonic() + 40	# four applications' start at once
         while time.monotonic() < deadline and not all(listening(c[2]) for c in cases):
             time.sleep(0.05)
         # a server listens once its objects exist: the SRQ pingpong's one
@@ -1588,12 +1594,12 @@ def daemon_qperf(a, tmp, socks):
                                   stdout=sout, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, cwd=tmp,
                                   env=dict(os.environ, DROCE_ARGS="-l 0 --no-pci "
-                                           "--log-level=lib.eal:error"))
+                                           "--log-level=lib.eal:error", **SHARED))
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and server.poll() is None and \
                 not listening_in(ns, port):
             time.sleep(0.05)
-        for where, side, env in (("secondary of droced 1", 1, None),
+        for where, side, env in (("secondary of droced 1", 1, SHARED),
                                  ("queue regions of droced 0", 0, {"DROCE_QUEUES": "region"})):
             for test in QPERF_TESTS:
                 case = f"qperf -cm1 {test} on droced ({where})"
@@ -1633,7 +1639,7 @@ def daemon_rdmacm_utils(a, tmp, socks):
              "rdma_xclient: end 0"),
             ("cmtime", ["cmtime"], ["cmtime", "-s", "198.18.5.1", "-c", "5"], None)]
     regions = {"DROCE_QUEUES": "region"}
-    plans = [(r, 1, None, "secondaries, two droceds") for r in runs] + \
+    plans = [(r, 1, SHARED, "secondaries, two droceds") for r in runs] + \
             [(r, 0, regions, "queue regions, one droced") for r in (runs[0], runs[3])]
     for (name, srv, cli, last), client_side, env, where in plans:
         case = f"{name} on droced ({where})"
@@ -1671,7 +1677,7 @@ def daemon_udaddy(a, tmp, socks):
     back to droced's own port) and across the two.  Each side exits 0 and
     prints exactly its steps (case_udaddy)."""
     regions = {"DROCE_QUEUES": "region"}
-    for client_side, env, where in ((1, None, "secondaries, two droceds"),
+    for client_side, env, where in ((1, SHARED, "secondaries, two droceds"),
                                     (0, regions, "queue regions, one droced"),
                                     (1, regions, "queue regions, two droceds")):
         case = f"udaddy on droced ({where})"
@@ -1817,9 +1823,9 @@ def case_daemon_rping(a, tmp):
     try:
         procs = [droced_start(a, tmp, side) for side in (0, 1)]
         socks = [p[1] for p in procs]
-        daemon_rping_one(a, tmp, socks, "secondaries, one droced", None, 0)
+        daemon_rping_one(a, tmp, socks, "secondaries, one droced", SHARED, 0)
         daemon_rping_one(a, tmp, socks, "queue regions, one droced", regions, 0)
-        daemon_rping_one(a, tmp, socks, "secondaries, two droceds", None, 1)
+        daemon_rping_one(a, tmp, socks, "secondaries, two droceds", SHARED, 1)
         daemon_rping_one(a, tmp, socks, "queue regions, two droceds", regions, 1)
         # (not with the sanitizer's runtime preloaded: perftest exits 1
         # on its own leaks there)
@@ -1852,7 +1858,7 @@ def case_daemon_regions(a, tmp):
     ib_write_lat -s 8 (50 iterations, each side's one row on droce0),
     servers on one
     droced, clients on a second at the other memif end; and one pair as
-    droced's secondaries (no DROCE_QUEUES) beside them.  While the servers
+    droced's secondaries (DROCE_QUEUES=shared) beside them.  While the servers
     wait, the plain processes map no hugepage (/proc/PID/smaps), the
     secondary does (the check sees droced's memory where it is mapped).
     Both droceds' lists are empty after."""
@@ -1887,7 +1893,7 @@ def case_daemon_regions(a, tmp):
             ("ib_write_lat -s 8 on queue regions", wlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([(8, 50)], [(8, 50)])), regions),
             ("ibv_rc_pingpong -c as secondaries", pp, free_port(),
-             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20))], maps)
+             lambda c, r, o: pingpong_ok(c, r, o, 4096, 20), SHARED)], maps)
         if check("hugepages", len(maps) == 8 and maps[:7] == [0] * 7 and maps[7] > 0,
                  f"the servers' hugepage mappings {maps}, expected seven 0 and >0"):
             print(f"ok - hugepage mappings of the servers: plain processes {maps[:7]}, "
@@ -1916,6 +1922,9 @@ done
 if ! grep -q "droced: ready on /run/droce/droced.sock" "$OUT"; then
     echo "droced did not start on the default socket"; kill -TERM "$dpid"; wait "$dpid"; exit 91
 fi
+if ! grep -q "droced: no secondaries" "$OUT"; then
+    echo "droced serves secondaries"; kill -TERM "$dpid"; wait "$dpid"; exit 93
+fi
 "$RUN" --lib "$LIB" -- "$@"
 rc=$?
 kill -TERM "$dpid"
@@ -1933,7 +1942,7 @@ def droced_default_side(a, tmp, side, name, argv):
              f"socket={tmp}/dd.sock,socket-abstract=no")
     with open(conf, "w") as f:
         f.write(f"[droced]\neal = -l 0,1 --main-lcore {side} --no-pci "
-                f"--log-level=lib.eal:error --vdev={memif}\n"
+                f"--log-level=lib.eal:error --vdev={memif}\nsecondaries = no\n"
                 f"[device0]\nport = 0\nipv4 = 198.18.5.{side + 1}/24\n"
                 f"transport_lcores = {1 - side}\n")
     env = {k: v for k, v in os.environ.items()
@@ -1950,8 +1959,8 @@ def droced_default_side(a, tmp, side, name, argv):
 def case_droced_default(a, tmp):
     """The device users start once: without droced, droce-run with no
     option gives a program no device; with a droced started from a
-    configuration file (config/droced.ini's shape) on the default socket,
-    the same command runs ibv_devinfo on droce0 and ibv_rc_pingpong -c
+    configuration file (config/droced.ini's shape, serving no secondaries:
+    its EAL --in-memory) on the default socket, the same command runs ibv_devinfo on droce0 and ibv_rc_pingpong -c
     between two such droceds."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DROCE_ARGS", "DROCE_CONFIG", "DROCE_DAEMON")}

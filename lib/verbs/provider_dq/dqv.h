@@ -10,7 +10,10 @@
  *
  * One region per process, opened with the first context (droced allows
  * one per connection); its QP and CQ slots are handed out to the
- * process's objects (an SRQ takes a QP slot and uses its receive ring).  Its event ring is the first context's.
+ * process's objects (an SRQ takes a QP slot and uses its receive ring).
+ * Each context has an event ring of its own in the region (lib/dq
+ * dq_evq), its index droced's (DQ_OPEN's 0, DQ_CTX_OPEN's), which droced
+ * counts on that context's async_fd.
  */
 #ifndef DQV_H
 #define DQV_H
@@ -37,10 +40,25 @@ struct dqv_region {
 	int bell_fd;			/* the application's end of the doorbell */
 	pthread_mutex_t lock;		/* slots, opening: the control path */
 	uint64_t qp_used, cq_used;	/* slot bitmaps */
-	/* the event ring's consumer: the first context (under its event lock) */
-	struct droce_context *events_ctx;
-	uint32_t ev_cons;
+	/* bumped by a fork's child: a context of the parent's names a ring
+	 * of the parent's region, not of any region the child opens */
+	uint32_t gen;
 };
+
+/* A context of this provider: its event ring's index and consumer index
+ * (read under the context's event lock), in the region of generation gen. */
+struct dqv_context {
+	struct verbs_context vctx;
+	uint32_t ev_ctx;
+	uint32_t ev_cons;
+	uint32_t gen;
+};
+
+static inline struct dqv_context *
+dqv_ctx(const struct droce_context *ctx)
+{
+	return (struct dqv_context *)verbs_ctx((struct droce_context *)ctx);
+}
 
 /* A CQ: droced's client's proxy first (the handle), then its slot. */
 struct dqv_cq {
@@ -99,8 +117,9 @@ int dqv_destroy_qp(struct droce_qp *qp);
 int dqv_create_srq(struct droce_pd *pd, struct droce_srq_init_attr *init, struct droce_srq **srq);
 int dqv_modify_srq(struct droce_srq *srq, struct droce_srq_attr *attr, int mask);
 int dqv_destroy_srq(struct droce_srq *srq);
-/* The name droced gives obj's events: obj, if ctx takes the events. */
+/* The name droced gives obj's events: obj (droced routes them to its context). */
 uint64_t dqv_event_name(const struct droce_context *ctx, const void *obj);
+int dqv_alloc_pd(struct droce_context *ctx, struct droce_pd **pd);
 
 /* dqv_data.c: the data path and the events. */
 int dqv_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send_wr **bad);

@@ -2,10 +2,12 @@
 /*
  * dqv_context.c - the queue-region provider's context (dqv.h): the
  * process's region, opened with its first context (DQ_OPEN: droced makes
- * the memfd and passes it back; its events are counted on that context's
- * async_fd), the doorbell (DQ_DOORBELL), and the ops table.
+ * the memfd and passes it back; the context's events are counted on its
+ * async_fd), the doorbell (DQ_DOORBELL), each further context's events
+ * (DQ_CTX_OPEN), and the ops table.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,12 +17,6 @@
 #include "verbs_dq.h"
 
 struct dqv_region dqv_region = { .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* A context of this provider: nothing beyond the generic part (the
- * connection and the region are the process's). */
-struct dqv_context {
-	struct verbs_context vctx;
-};
 
 static struct verbs_provider dqv_provider;
 
@@ -48,7 +44,8 @@ region_map(struct dqv_region *r, int fd, uint64_t len)
 	return 0;
 }
 
-/* DQ_OPEN (our async_fd counts the region's events), then DQ_DOORBELL. */
+/* DQ_OPEN (ctx's async_fd counts the events of context index 0), then
+ * DQ_DOORBELL. */
 static int
 region_open(struct dqv_region *r, struct droce_context *ctx)
 {
@@ -70,7 +67,28 @@ region_open(struct dqv_region *r, struct droce_context *ctx)
 		rc = EPROTO;
 	if (rc != 0)
 		return -rc;	/* the region stays: droced holds it until we go */
-	r->events_ctx = ctx;
+	dqv_ctx(ctx)->ev_ctx = 0;
+	return 0;
+}
+
+/*
+ * A context after the first (or after the first closed: the drop-in opens
+ * and closes one to describe the device before the program's): droced
+ * gives it an event ring of the region, emptied, and counts that ring on
+ * the copy of its async_fd passed, so that each context's fd counts its
+ * own events only and wakes its own waiter.
+ */
+static int
+ctx_events_open(struct droce_context *ctx)
+{
+	struct dmn_msg m = { .type = DMN_DQ_CTX_OPEN };
+	int rc = verbs_daemon_call_fds(&m, ctx->async_fd, NULL);
+
+	if (rc == 0 && m.ctx >= DQ_MAX_CTXS)
+		rc = EPROTO;
+	if (rc != 0)
+		return -rc;
+	dqv_ctx(ctx)->ev_ctx = m.ctx;
 	return 0;
 }
 
@@ -91,7 +109,11 @@ verbs_dq_open(struct droce_device *device)
 		return NULL;
 	}
 	pthread_mutex_lock(&dqv_region.lock);
-	rc = dqv_region.base == NULL ? region_open(&dqv_region, &c->vctx.pub) : 0;
+	c->gen = dqv_region.gen;
+	if (dqv_region.base == NULL)
+		rc = region_open(&dqv_region, &c->vctx.pub);
+	else
+		rc = ctx_events_open(&c->vctx.pub);
 	pthread_mutex_unlock(&dqv_region.lock);
 	if (rc != 0) {
 		verbs_context_fini(&c->vctx);
@@ -106,6 +128,7 @@ void
 verbs_dq_fork_child(void)
 {
 	struct dqv_region *r = &dqv_region;
+	uint32_t gen = r->gen + 1;
 
 	if (r->base != NULL &&
 	    mmap(r->base, r->size, PROT_READ | PROT_WRITE,
@@ -113,20 +136,20 @@ verbs_dq_fork_child(void)
 		(void)munmap(r->base, r->size);	/* a fault rather than the parent's */
 	if (r->bell_fd >= 0)
 		close(r->bell_fd);
-	*r = (struct dqv_region){ .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	*r = (struct dqv_region){ .bell_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .gen = gen };
 }
 
 /* The region and the doorbell stay the process's (droced frees them when
- * the connection closes); the events' context is gone. */
+ * the connection closes); the context's event ring goes back to droced
+ * (DQ_CTX_CLOSE), its events not taken with it. */
 static int
 dqv_close_context(struct droce_context *ctx)
 {
-	struct dqv_context *c = (struct dqv_context *)verbs_ctx(ctx);
+	struct dqv_context *c = dqv_ctx(ctx);
+	struct dmn_msg m = { .type = DMN_DQ_CTX_CLOSE, .ctx = c->ev_ctx };
 
-	pthread_mutex_lock(&dqv_region.lock);
-	if (dqv_region.events_ctx == ctx)
-		dqv_region.events_ctx = NULL;
-	pthread_mutex_unlock(&dqv_region.lock);
+	if (dqv_region.base != NULL && c->gen == dqv_region.gen)	/* (a fork's parent's: not ours) */
+		(void)verbs_daemon_call(&m);
 	verbs_context_fini(&c->vctx);
 	free(c);
 	return 0;
@@ -166,10 +189,21 @@ dqv_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
 	return 0;
 }
 
-/*
- * droced's persistent regions (their memory is droced's hugepages, not
- * mappable here) and counters are left out: EOPNOTSUPP, as for any provider.
- */
+/* A persistent region of this process's own pages (droced keeps their
+ * memfd), and the attach of one, mapped from droced's fd. */
+static int
+dqv_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
+{
+	return verbs_dmn_persist_mr(mr, name, lease_ms, true);
+}
+
+static int
+dqv_attach_mr(struct droce_context *ctx, const char *name, struct droce_mr **out)
+{
+	return verbs_dmn_attach_mr(ctx, dqv_ctx(ctx)->ev_ctx, name, dqv_event_name, out);
+}
+
+/* Counters are left out: EOPNOTSUPP, as for any provider. */
 static struct verbs_provider dqv_provider = {
 	.name = "dq",
 	.ops = {
@@ -195,7 +229,7 @@ static struct verbs_provider dqv_provider = {
 		.free_buf = dqv_free_buf,
 		.create_channel = dqv_create_channel,
 		.cq_take_event = dqv_cq_take_event,
-		.alloc_pd = droced_alloc_pd,
+		.alloc_pd = dqv_alloc_pd,
 		.dealloc_pd = droced_dealloc_pd,
 		.reg_mr = dqv_reg_mr,
 		.dereg_mr = droced_dereg_mr,
@@ -208,6 +242,9 @@ static struct verbs_provider dqv_provider = {
 		.set_mr_lease = droced_set_mr_lease,
 		.renew_mr = droced_renew_mr,
 		.query_mr_lease = droced_query_mr_lease,
+		.persist_mr = dqv_persist_mr,
+		.attach_mr = dqv_attach_mr,
+		.release = droced_release,
 		.create_cq = dqv_create_cq,
 		.destroy_cq = dqv_destroy_cq,
 		.create_qp = dqv_create_qp,

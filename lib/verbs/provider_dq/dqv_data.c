@@ -126,7 +126,10 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, in
 		w->bind.length = wr->bind_mw.bind_info.length;
 		w->bind.mr_lkey = wr->bind_mw.bind_info.mr != NULL ?
 					  wr->bind_mw.bind_info.mr->lkey : 0;
-		w->bind.access = wr->bind_mw.bind_info.mw_access_flags;
+		/* LOCAL_WRITE accepted and ignored, as in process (a window
+		 * grants remote rights only; lib/protection check_mw_access) */
+		w->bind.access = wr->bind_mw.bind_info.mw_access_flags &
+				 ~(unsigned int)DROCE_ACCESS_LOCAL_WRITE;
 	}
 	if (qp->d.pub.qp_type == DROCE_QPT_UD) {
 		if (wr->wr.ud.ah == NULL)
@@ -190,6 +193,7 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 
 	if (room < 0)
 		rc = -EIO;	/* droced's index is garbage */
+	/* on a failure wr stays the WR that failed: *bad names it */
 	for (; wr != NULL && rc == 0; wr = wr->next) {
 		int len, n = send_slots(qp, wr, &len);
 
@@ -202,10 +206,10 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 			break;
 		}
 		rc = send_wqe(qp, wr, prod, len);
-		if (rc == 0) {
-			prod += (uint32_t)n;
-			room -= n;
-		}
+		if (rc != 0)
+			break;
+		prod += (uint32_t)n;
+		room -= n;
 	}
 	if (rc != 0)
 		*bad = wr;
@@ -362,15 +366,18 @@ dqv_cq_take_event(struct droce_cq *pub)
 	return 1;
 }
 
-/* The region's next event, as droce_get_async_event gives it: the object
- * is the proxy that named it at its creation (droced names it back). */
+/* ctx's next event out of its own ring, as droce_get_async_event gives
+ * it: the object is the proxy that named it at its creation (droced names
+ * it back). */
 int
 dqv_event_take(struct droce_context *ctx, struct droce_async_event *ev)
 {
 	struct dqv_region *r = &dqv_region;
+	struct dqv_context *c = dqv_ctx(ctx);
 	struct dq_event e;
 
-	if (ctx != r->events_ctx || dq_event_take(dq_evq(r->base, &r->g), &r->ev_cons, &e) != 1)
+	if (r->base == NULL || c->gen != r->gen ||	/* a fork's parent's context */
+	    dq_event_take(dq_evq(r->base, &r->g, c->ev_ctx), &c->ev_cons, &e) != 1)
 		return -EAGAIN;
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = (enum droce_event_type)e.type;

@@ -15,7 +15,16 @@
 uint64_t
 dqv_event_name(const struct droce_context *ctx, const void *obj)
 {
-	return ctx == dqv_region.events_ctx ? (uint64_t)(uintptr_t)obj : 0;
+	(void)ctx;
+	return (uint64_t)(uintptr_t)obj;
+}
+
+/* A PD of ctx's: droced sends the events of the QPs, SRQs, MRs and MWs on
+ * it to ctx. */
+int
+dqv_alloc_pd(struct droce_context *ctx, struct droce_pd **pd)
+{
+	return verbs_dmn_alloc_pd(ctx, dqv_ctx(ctx)->ev_ctx, pd);
 }
 
 /* ---- memory ------------------------------------------------------------------ */
@@ -146,7 +155,7 @@ int
 dqv_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 	      struct droce_comp_channel *channel, struct droce_cq **out)
 {
-	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe };
+	struct dmn_msg m = { .type = DMN_CREATE_CQ, .arg = cqe, .ctx = dqv_ctx(ctx)->ev_ctx };
 	struct dqv_cq *cq = calloc(1, sizeof(*cq));
 	int slot = slot_take(&dqv_region.cq_used, dqv_region.g.ncq), rc;
 

@@ -357,6 +357,36 @@ verbs_dmn_mem_reg(struct dmn_msg *m)
 	return rc;
 }
 
+/*
+ * m with the memfd that holds all of [addr, addr + len), moved before by a
+ * registration: droced keeps that fd for a persistent region's reattach
+ * (droced_persist.c).  Under mem.lock, so that no registration closes the
+ * fd meanwhile.  0 (m holds the reply) or a positive errno: EFAULT when
+ * the range is not one moved segment (several, or not moved).
+ */
+int
+verbs_dmn_mem_call_fd(struct dmn_msg *m, const void *addr, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)addr & ~(pg - 1), hi;
+	struct mem_piece p[DMN_MEM_PIECES];
+	int n = 0, rc;
+
+	if (len == 0 || lo == 0 || (uintptr_t)addr > UINTPTR_MAX - pg ||
+	    len > UINTPTR_MAX - pg - (uintptr_t)addr)
+		return EINVAL;
+	hi = ((uintptr_t)addr + len + pg - 1) & ~(pg - 1);
+	pthread_mutex_lock(&mem.lock);
+	mem_init_once();
+	rc = -pieces_of(lo, hi, p, &n);
+	if (rc == 0 && (n != 1 || p[0].fd < 0))
+		rc = EFAULT;
+	if (rc == 0)
+		rc = verbs_daemon_call_fd(m, p[0].fd);
+	pthread_mutex_unlock(&mem.lock);
+	return rc == E2BIG || rc == EOPNOTSUPP ? EFAULT : rc;
+}
+
 /* ---- fork ------------------------------------------------------------------------ */
 
 /*

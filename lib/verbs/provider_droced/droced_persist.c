@@ -12,6 +12,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_memory.h>
 
 #include "prot.h"
 #include "verbs_daemon.h"
@@ -110,7 +114,7 @@ verbs_dmn_named_dereg(struct droce_mr *mr, int rc)
 }
 
 int
-droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
+verbs_dmn_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms, bool own_pages)
 {
 	struct dmn_msg m = { .type = DMN_PERSIST_MR, .arg = (int32_t)lease_ms };
 	struct named *n;
@@ -123,7 +127,9 @@ droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
 	if (n == NULL)
 		return -ENOMEM;
 	m.h[0] = ((struct verbs_dmn_mr *)mr)->h;
-	rc = call_named(&m, name);
+	strcpy(m.u.name, name);
+	/* droced keeps the memfd: a later attach maps the same pages */
+	rc = own_pages ? verbs_dmn_mem_call_fd(&m, mr->addr, mr->length) : verbs_daemon_call(&m);
 	if (rc != 0) {
 		free(n);
 		return -rc;
@@ -133,27 +139,70 @@ droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
 }
 
 int
-droced_attach_mr(struct droce_context *context, const char *name, struct droce_mr **out)
+droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms)
 {
-	struct dmn_msg m = { .type = DMN_ATTACH_MR };
+	return verbs_dmn_persist_mr(mr, name, lease_ms,
+				    rte_mem_virt2memseg_list(mr->addr) == NULL);
+}
+
+/*
+ * The attached region's pages from droced's memfd (the reply's h[1]: the
+ * offset of the page of addr in it): at the region's own address when
+ * that range is free in this process, else wherever the kernel puts them
+ * (pub.addr says where).  Never a file opened by name.  0 or -errno.
+ */
+static int
+attach_map(struct verbs_dmn_mr *mr, int fd, const struct dmn_msg *m)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)m->addr & ~(pg - 1);
+	size_t len = (((uintptr_t)m->addr + m->len + pg - 1) & ~(pg - 1)) - lo;
+	void *p = mmap((void *)lo, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)m->h[1]);
+
+	if (p == MAP_FAILED && errno == EEXIST)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)m->h[1]);
+	if (p == MAP_FAILED)
+		return -errno;
+	mr->map = p;
+	mr->map_len = len;
+	mr->pub.addr = (uint8_t *)p + (m->addr - lo);
+	return 0;
+}
+
+int
+verbs_dmn_attach_mr(struct droce_context *context, uint32_t ctx_index, const char *name,
+		    uint64_t (*name_fn)(const struct droce_context *, const void *),
+		    struct droce_mr **out)
+{
+	struct dmn_msg m = { .type = DMN_ATTACH_MR, .ctx = ctx_index };
 	struct verbs_dmn_mr *mr;
 	struct named *n;
-	int rc;
+	int fd = -1, rc;
 
 	rc = check_name(name);
 	if (rc != 0)
 		return -rc;
 	mr = calloc(1, sizeof(*mr));
 	n = node_new(name);
-	m.h[2] = verbs_dmn_event_name(context, mr);	/* its lease's event */
-	rc = mr == NULL || n == NULL ? ENOMEM : call_named(&m, name);
+	m.h[2] = name_fn(context, mr);	/* its lease's event */
+	strcpy(m.u.name, name);
+	rc = mr == NULL || n == NULL ? ENOMEM : verbs_daemon_call_fds(&m, -1, &fd);
+	/* a region of its maker's own pages comes with their memfd; one in
+	 * droced's hugepages is mapped here already (a secondary) */
+	if (rc == 0 && fd >= 0)
+		rc = -attach_map(mr, fd, &m);
+	else if (rc == 0)
+		mr->pub.addr = (void *)(uintptr_t)m.addr;
+	if (fd >= 0)
+		close(fd);
 	if (rc != 0) {
+		/* droced made us the owner: our death leaves the region kept */
 		free(mr);
 		free(n);
 		return -rc;
 	}
 	mr->pub.context = context;
-	mr->pub.addr = (void *)(uintptr_t)m.addr;
 	mr->pub.length = m.len;
 	mr->pub.lkey = m.key;
 	mr->pub.rkey = m.key;
@@ -162,6 +211,12 @@ droced_attach_mr(struct droce_context *context, const char *name, struct droce_m
 	link_node(n, mr);
 	*out = &mr->pub;
 	return 0;
+}
+
+int
+droced_attach_mr(struct droce_context *context, const char *name, struct droce_mr **out)
+{
+	return verbs_dmn_attach_mr(context, 0, name, verbs_dmn_event_name, out);
 }
 
 int

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -340,9 +341,9 @@ pd_handle(const struct droce_pd *pd)
 }
 
 int
-droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
+verbs_dmn_alloc_pd(struct droce_context *ctx, uint32_t ctx_index, struct droce_pd **out)
 {
-	struct dmn_msg m = { .type = DMN_ALLOC_PD };
+	struct dmn_msg m = { .type = DMN_ALLOC_PD, .ctx = ctx_index };
 	struct verbs_dmn_pd *pd = calloc(1, sizeof(*pd));
 	int rc;
 
@@ -358,6 +359,12 @@ droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
 	pd->h = m.h[0];
 	*out = &pd->pub;
 	return 0;
+}
+
+int
+droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
+{
+	return verbs_dmn_alloc_pd(ctx, 0, out);
 }
 
 int
@@ -500,6 +507,8 @@ droced_dereg_mr(struct droce_mr *mr)
 	if (rc != 0)
 		return -rc;
 	verbs_events_forget(mr->context, mr);
+	if (((struct verbs_dmn_mr *)mr)->map != NULL)	/* an attached region's pages */
+		(void)munmap(((struct verbs_dmn_mr *)mr)->map, ((struct verbs_dmn_mr *)mr)->map_len);
 	free(mr);
 	return 0;
 }

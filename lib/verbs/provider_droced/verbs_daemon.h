@@ -69,7 +69,9 @@ struct rte_ring;
 	X(DQ_DOORBELL)	\
 	X(CM)		\
 	X(ATTACH_MCAST)	\
-	X(DETACH_MCAST)
+	X(DETACH_MCAST)	\
+	X(DQ_CTX_OPEN)	\
+	X(DQ_CTX_CLOSE)
 
 enum dmn_req {
 #define DMN_ENUM(n) DMN_##n,
@@ -116,6 +118,12 @@ struct dmn_msg {
 	uint64_t addr, len;
 	uint32_t key;			/* lkey == rkey */
 	int32_t arg;			/* access, cqe, attr mask, GID index, count */
+	/* ALLOC_PD, CREATE_CQ, ATTACH_MR, DQ_CTX_CLOSE: the requesting
+	 * context's index on its process's queue region (DQ_OPEN's is 0,
+	 * DQ_CTX_OPEN's reply gives the others'); its objects' events go to
+	 * that context (a QP's, SRQ's, MR's, MW's: its PD's).  0 without a
+	 * region. */
+	uint32_t ctx;
 	union {
 		struct {		/* HELLO's reply */
 			char prefix[DMN_PREFIX_LEN];	/* EAL --file-prefix */
@@ -168,7 +176,11 @@ struct dmn_msg {
  * receive ring); a CQ's may carry its completion channel's
  * eventfd (SCM_RIGHTS), which droced counts the CQ's fired arms on.
  * DQ_DOORBELL: the reply carries the application's end of the region's
- * doorbell, a socket pair (lib/dq's struct dq_bell). */
+ * doorbell, a socket pair (lib/dq's struct dq_bell).
+ * DQ_CTX_OPEN: another context of the process, its async_fd passed
+ * (SCM_RIGHTS): the reply's ctx is its index, whose event ring (lib/dq
+ * dq_evq) droced has emptied and counts on that eventfd.  DQ_CTX_CLOSE
+ * (ctx): no more events for it; its index may be given again. */
 enum dmn_dq_obj { DMN_DQ_CQ, DMN_DQ_QP, DMN_DQ_SRQ };
 
 /* SET_LEASE, RENEW_LEASE and QUERY_LEASE: h[0] the object's handle, h[1]
@@ -186,6 +198,10 @@ struct verbs_dmn_mr {
 	uint64_t h;
 	uint64_t name;			/* its name in events */
 	int access;			/* as registered (rereg keeps it) */
+	/* an attached region's pages, mapped from the memfd droced passed
+	 * (NULL: none; unmapped when the proxy is freed) */
+	void *map;
+	size_t map_len;
 };
 
 /* pub.handle is the window's index in droced's tables: a BIND_MW work
@@ -271,6 +287,12 @@ int verbs_daemon_call_fds(struct dmn_msg *m, int fd, int *fd_out);
  * EFAULT (not mapped).
  */
 int verbs_dmn_mem_reg(struct dmn_msg *m);
+/*
+ * m (a PERSIST_MR) with the memfd holding all of [addr, addr + len), the
+ * application's own pages moved by a registration: 0 or a positive errno,
+ * EFAULT when no one moved segment holds the range.
+ */
+int verbs_dmn_mem_call_fd(struct dmn_msg *m, const void *addr, size_t len);
 /* droced_mem.c's fork handlers, registered before anyone else's (called
  * at the connection). */
 void verbs_dmn_mem_init(void);
@@ -308,6 +330,8 @@ int verbs_dmn_rereg_mr(struct droce_mr *mr, int flags, struct droce_pd *pd, void
  * with the queue-region provider (provider_dq): -errno as every op.
  */
 int droced_alloc_pd(struct droce_context *ctx, struct droce_pd **out);
+/* ALLOC_PD for context index ctx_index (struct dmn_msg's ctx). */
+int verbs_dmn_alloc_pd(struct droce_context *ctx, uint32_t ctx_index, struct droce_pd **out);
 int droced_dealloc_pd(struct droce_pd *pd);
 int droced_dereg_mr(struct droce_mr *mr);
 int droced_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
@@ -339,6 +363,19 @@ uint64_t verbs_dmn_mw_handle(const struct droce_mw *mw);
 /* droced_persist.c: the persistent regions' and leases' ops (-errno). */
 int droced_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms);
 int droced_attach_mr(struct droce_context *ctx, const char *name, struct droce_mr **out);
+/*
+ * The two providers' persist and attach: own_pages, the MR lies on the
+ * application's own pages (its memfd goes with the request, kept by
+ * droced for a reattach); an attached region whose pages are a memfd
+ * (its maker's own pages) is mapped from the fd droced passes, at the
+ * region's address if that range is free here.  The attached proxy is
+ * named name(ctx, proxy) in its lease's events.  0 or -errno.
+ */
+int verbs_dmn_persist_mr(struct droce_mr *mr, const char *name, uint32_t lease_ms,
+			 bool own_pages);
+int verbs_dmn_attach_mr(struct droce_context *ctx, uint32_t ctx_index, const char *name,
+			uint64_t (*name_fn)(const struct droce_context *, const void *),
+			struct droce_mr **out);
 int droced_release(struct droce_context *ctx, const char *name);
 int droced_set_mr_lease(struct droce_mr *mr, uint32_t lease_ms);
 int droced_set_mw_lease(struct droce_mw *mw, uint32_t lease_ms);

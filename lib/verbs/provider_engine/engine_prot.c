@@ -9,10 +9,19 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "engine.h"
 
 #define NS_PER_MS UINT64_C(1000000)
+
+/*
+ * How long a dereg waits for the link to free zero-copy frames that still
+ * send from the region (lib/transport README.md, "Zero copy"): a port
+ * frees them within its next transmit call, a ring's peer when it polls.
+ */
+#define DEREG_HOLD_WAIT_MS 100
+#define DEREG_HOLD_POLL_NS (100 * 1000)
 
 int
 verbs_engine_alloc_pd(struct droce_context *ctx, struct droce_pd **out)
@@ -71,10 +80,31 @@ verbs_engine_reg_mr(struct droce_pd *pd, void *addr, size_t length, uint64_t iov
 	return 0;
 }
 
+/*
+ * The keys die at the first call, whatever the link holds (a peer's
+ * access fails at once).  The memory is the application's again only when
+ * no frame the link holds sends from it: the call waits up to
+ * DEREG_HOLD_WAIT_MS for that, then reports -EBUSY with the region still
+ * registered under dead keys (droce_dereg_mr(3): call it again later).
+ */
+static int
+dereg_wait(struct prot_tables *t, uint32_t key)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = DEREG_HOLD_POLL_NS };
+	int ret = prot_mr_dereg(t, key);
+
+	for (uint64_t i = 0; ret == -EINPROGRESS &&
+	     i < DEREG_HOLD_WAIT_MS * NS_PER_MS / DEREG_HOLD_POLL_NS; i++) {
+		nanosleep(&ts, NULL);
+		ret = prot_mr_dereg(t, key);
+	}
+	return ret == -EINPROGRESS ? -EBUSY : ret;
+}
+
 int
 verbs_engine_dereg_mr(struct droce_mr *mr)
 {
-	int ret = prot_mr_dereg(engine_ctx(mr->context)->prot, mr->lkey);
+	int ret = dereg_wait(engine_ctx(mr->context)->prot, mr->lkey);
 
 	if (ret != 0)
 		return ret;

@@ -4,14 +4,15 @@
 of droce.h (cm_app.c) on one droced connect with droce_rdma_*; droced owns
 the GSI QP and relays their CM MADs (here on its loopback: same GID).
 
-  cm_pair     server and client droced's secondaries: listen, connect,
+  cm_pair     server and client droced's secondaries (DROCE_QUEUES=shared,
+              not the default): listen, connect,
               accept (the server's buffer address and rkey as the REP's
               private data), ESTABLISHED on both; two rounds of a 4 KiB
               WRITE and a 64-byte SEND with immediate, every byte checked
               by the server; the client's disconnect: DISCONNECTED on both
               sides; both exit 0, droced lists no application after
   cm_regions  the same with both plain processes on queue regions
-              (DROCE_QUEUES=region, no EAL)
+              (DROCE_QUEUES=region, the default; no EAL)
   cm_forge    all plain processes: a listener SIGKILLed first: its port
               is free again (the pair's server listens on it); then,
               between the pair's two rounds, a third application listens
@@ -49,6 +50,7 @@ def app(s, name, args, plain=False, stdin=None):
     else:
         argv = [s.app, "-l", "0", "--no-pci", "--log-level=lib.eal:error", "--",
                 f"--droce-daemon={s.sock}", *args]
+        os.environ["DROCE_QUEUES"] = "shared"	# not the default
     try:
         return s.spawn(name, argv, stdin=stdin)
     finally:

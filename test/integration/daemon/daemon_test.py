@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Applications on droced (app/droced), over net_memif to an in-process
-peer (daemon_app peer), each case with its own droced, peer and tmp dir:
+peer (daemon_app peer), each case with its own droced, peer and tmp dir.
+The applications are plain processes on queue regions (the default) but
+the applications of SHARED_APPS (below, each with why) and those
+persist_cross pins, which are droced's DPDK secondaries
+(DROCE_QUEUES=shared):
 
   traffic        two applications at once (one given the daemon by
                  DROCE_DAEMON, one by its INI file's [droce] daemon =), each
@@ -33,7 +37,8 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  second and READs back through the first (bytes compared in
                  the peer and in the application), then WRITE / READ /
                  SEND-echo rounds from the first; droce_persist_mr of the
-                 second is EFAULT (not in a droce_alloc_buf buffer); shared
+                 second is EFAULT (its pages on two memfds: no one file droced could
+                 keep for a reattach); shared
                  file mappings, shared anonymous memory and the stack are
                  refused (EOPNOTSUPP); a MAP_PRIVATE file mapping and a
                  static buffer (.data) are registered with their bytes
@@ -95,6 +100,15 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  dereg after E attached it (the peer: REM_ACCESS_ERR); F's by
                  droced's own exit (SIGTERM: exit 0, its log line)
 
+  persist_cross  A, a plain process (--droce-queues=region), persists its
+                 own pages and is SIGKILLed; B, a secondary, attaches the
+                 region (the last WRITE's bytes; its mapping droced's memfd)
+                 and releases it (the peer: REM_ACCESS_ERR, nothing after);
+                 C, a secondary, persists a droce_alloc_buf buffer and is
+                 SIGKILLed; D, a plain process, cannot attach it (EFAULT:
+                 droced's hugepages are not its to map), the region stays
+                 kept until droced --ctl release
+
   mw             A binds a type-1 window (droce_bind_mw) and a type-2 one
                  (a BIND_MW work request) on its MR; the peer WRITEs through
                  each (bytes compared), its SEND_WITH_INV of the type-2 one
@@ -150,10 +164,19 @@ peer (daemon_app peer), each case with its own droced, peer and tmp dir:
                  buffer, MR, CQ and QP (daemon_app hold): all ready, droced --ctl list (three
                  pages of LIST) shows exactly them, telemetry's /droced/apps
                  their first 32; all freed and gone after
+  no_secondaries droced --no-secondaries (EAL --in-memory): no hugepage
+                 file of its prefix; a plain process's traffic right and
+                 listed; a secondary's droce_init EOPNOTSUPP, not listed
   max_apps       droced --max-apps=2 with two applications: a third's
                  droce_init fails EUSERS ("Too many users") and nothing of
                  it is listed; once one of the two is SIGKILLed and reaped
                  a fourth is served
+
+With DROCE_QUEUES=shared in the environment the applications would be
+droced's secondaries and a case asserts the same, but that --ctl list
+counts their 64 KiB buffer as droced's buffer (buf) rather than the
+application's own pages droced maps (mem) (shared, objs_64k), and that
+an attached region is not mapped from a memfd.
 
 Usage: daemon_test.py CASE DROCED DAEMON_APP.  Only processes this script
 started are killed (by their Popen handle).  Needs hugepages: DPDK
@@ -177,6 +200,7 @@ KILLS = 3
 AFTER = 200			# the peer's rounds on a persistent region after its owner died
 LEASE_MS = 3000			# persist_lease: its checks before the deadline take up to ~1 s on a loaded machine
 LEASE_TICK_MS = 1.0		# DROCE_LEASE_TICK_US
+TP_LINK_POLL_MS = 10		# lib/transport tp_event.c: the engine's look at the link
 EXPIRY_SLACK_MS = 300		# the engine's and the peer's scheduling on a loaded 2-core VM
 MW_LEASE_MS = 500		# daemon_app.c's: long enough for the set and the renewal to reach droced before it runs out
 LINGER_US = 250000	# droced_table.h DROCED_LINGER_US
@@ -271,6 +295,7 @@ class Setup:
         self.droced = None
         self.prefix = None
         self.droced_opts = []	# droced's options of the case (DROCED_OPTS)
+        self.case = None
 
     def start_droced(self):
         memif = f"net_memif0,role=server,socket={self.tmp}/memif.sock,socket-abstract=no"
@@ -288,16 +313,43 @@ class Setup:
                                         "--", f"--droce-ipv4={GIDS[1]}", "peer",
                                         self.peer_sock])
         self.peer.wait_line(r"^peer: ready")
+        self.wait_link_up()
+
+    def telemetry(self, cmd):
+        """One command on droced's telemetry socket: its JSON value."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.connect(f"{runtime_dir(self.prefix)}/dpdk_telemetry.v2")
+            t.recv(4096)			# the greeting
+            t.send(cmd.encode())
+            return json.loads(t.recv(1 << 16))[cmd.split(",")[0]]
+
+    def wait_link_up(self, timeout=10):
+        """droced's port up before any application starts: its engine raises
+        PORT_ACTIVE to every application connected when it sees the link
+        come up (a poll every TP_LINK_POLL_MS), and a plain process starts
+        in milliseconds, before memif's connection may be up."""
+        end = time.monotonic() + timeout
+        while self.telemetry("/ethdev/link_status,0").get("status") != "UP":
+            if time.monotonic() > end:
+                fail("droced's link not up", self.droced)
+            time.sleep(0.01)
+        time.sleep(5 * TP_LINK_POLL_MS / 1000)	# its engine's next poll has seen it
 
     def spawn(self, name, argv, stdin=None):
         p = Proc(name, argv, stdin)
         self.procs.append(p)
         return p
 
-    def app_proc(self, name, *args, stdin=None, select="option"):
+    def app_proc(self, name, *args, stdin=None, select="option", queues=None):
         """An application on droced, selected by --droce-daemon (option),
-        DROCE_DAEMON (env) or the [droce] section of --droce-config (ini)."""
+        DROCE_DAEMON (env) or the [droce] section of --droce-config (ini);
+        queues: its --droce-queues (region: a plain process, shared:
+        droced's secondary; None: as the environment says)."""
         opts = [f"--droce-daemon={self.sock}"]
+        why = SHARED_APPS.get(self.case, {}).get(name)
+        if why is not None:
+            print(f"{name} as droced's secondary: {why}")
+            os.environ["DROCE_QUEUES"] = "shared"
         if select == "env":
             os.environ["DROCE_DAEMON"] = self.sock
             opts = []
@@ -305,11 +357,15 @@ class Setup:
             with open(f"{self.tmp}/droce.ini", "w") as f:
                 f.write(f"[droce]\ndaemon = {self.sock}\n")
             opts = [f"--droce-config={self.tmp}/droce.ini"]
+        if queues is not None:
+            opts.append(f"--droce-queues={queues}")
         try:
             return self.spawn(name, [self.app, "-l", "0", "--no-pci", "--", *opts, *args],
                               stdin)
         finally:
             os.environ.pop("DROCE_DAEMON", None)
+            if why is not None:
+                os.environ.pop("DROCE_QUEUES", None)
 
     def ctl_list(self):
         """droced --ctl list: ({pid: (pd, mr, cq, qp, buf, buf_bytes, mem, mem_bytes)},
@@ -443,8 +499,23 @@ def wait_file(path, proc, timeout=30):
         time.sleep(0.02)
 
 
-# pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app
-OBJS_64K = (1, 1, 1, 1, 1, 65536, 0, 0)
+def shared():
+    """The case's applications are droced's secondaries (DROCE_QUEUES=shared:
+    SHARED_APPS), not plain processes on queue regions (the default: no EAL,
+    lib/verbs provider_dq): the one place a case's mode is read."""
+    return os.environ.get("DROCE_QUEUES") == "shared"
+
+
+def objs_64k():
+    """pd mr cq qp buf buf_bytes mem mem_bytes of a daemon_app: its 64 KiB
+    droce_alloc_buf buffer is droced's memory for a secondary (buf), its own
+    pages on a queue region (mem)."""
+    return (1, 1, 1, 1, 1, 65536, 0, 0) if shared() else (1, 1, 1, 1, 0, 0, 1, 65536)
+
+
+def buf_bytes():
+    """The buffer bytes droced frees at a daemon_app's reap (objs_64k)."""
+    return 65536 if shared() else 0
 
 
 def finish_traffic(s, procs, note):
@@ -465,7 +536,7 @@ def case_traffic(s):
                     f"{s.tmp}/stop", select=how) for i, how in enumerate(("env", "ini"))]
     for i in range(2):
         wait_file(f"{s.tmp}/h{i}", a[i])
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both running")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "both running")
     finish_traffic(s, a, "at once with the other")
 
 
@@ -488,7 +559,7 @@ def case_crash(s, paced=False):
     a = s.app_proc("A", "target", s.peer_sock, "65536", *(["paced"] if paced else []))
     a.wait_line(r"^target: ready")
     s.peer.wait_line(r"^peer: hammer running")
-    s.expect_apps({a.p.pid: OBJS_64K}, "A registered, the peer hammering")
+    s.expect_apps({a.p.pid: objs_64k()}, "A registered, the peer hammering")
     t_kill = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
     a.p.kill()
     m = s.peer.wait_line(r"peer: first failure (.*) \((\d+)\) at (\d+) us, after (\d+) good")
@@ -524,7 +595,7 @@ def case_crash(s, paced=False):
     print(f"crash: {n.group(0)}")
     if n.group(1) != "0":
         fail("a WRITE or READ succeeded after the revocation")
-    lingered(s, r.group(1), r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes")
+    lingered(s, r.group(1), rf"1 MRs revoked in \d+ us, 1 QPs, {buf_bytes()} buffer bytes")
     s.expect_apps({}, "after the kill")
 
 
@@ -599,7 +670,7 @@ def case_daemon_killed(s):
          for i in range(2)]
     for p in a:
         p.wait_line(r"^idle: ready")
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "both ready")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "both ready")
     s.droced.p.kill()
     s.droced.p.wait()
     for p in a:
@@ -645,12 +716,13 @@ def case_daemon_killed(s):
         fail(f"a failed start: exit {bad.returncode}, left {files}: {bad.stderr}")
 
 
-def persist_owner(s, proc, name, lease_ms, mode):
+def persist_owner(s, proc, name, lease_ms, mode, queues=None):
     """proc on droced with its buffer persistent as name, the peer hammering it:
     (proc, its region's (addr, len, key), its lease's (earliest, latest) deadline
     in ms)."""
     since = s.peer.mark()
-    a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER))
+    a = s.app_proc(proc, "persist", s.peer_sock, name, str(lease_ms), mode, str(AFTER),
+                   queues=queues)
     r = a.wait_line(r"^persist: ready addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
                     r"rkey (0x[0-9a-f]+)")
     s.peer.wait_line(r"^peer: hammer running", since=since)
@@ -716,11 +788,23 @@ def peer_kept_writing(s):
     return int(r.group(1))
 
 
-def attach(s, name, region, last, mr, stdin=None, keep=()):
+def mapping_at(pid, addr):
+    """The line of /proc/PID/maps that holds addr."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= addr < hi:
+                return line.rstrip("\n")
+    return "none"
+
+
+def attach(s, name, region, last, mr, stdin=None, keep=(), queues=None, memfd=None):
     """An application attaching region: the same MR (addr, len, keys), the
-    last WRITE's bytes in it, its owner now (its objects in its table)."""
+    last WRITE's bytes in it, its owner now (its objects in its table);
+    memfd: the region is its maker's own pages (None: the maker was a
+    plain process as the environment says)."""
     addr, length, key = mr
-    b = s.app_proc(name, "attach", region, str(last), *keep, stdin=stdin)
+    b = s.app_proc(name, "attach", region, str(last), *keep, stdin=stdin, queues=queues)
     r = b.wait_line(r"^attach: addr (0x[0-9a-f]+) len (\d+) lkey (0x[0-9a-f]+) "
                     r"rkey (0x[0-9a-f]+) pd (\S+)")
     got = (int(r.group(1), 16), int(r.group(2)), int(r.group(3), 16), int(r.group(4), 16))
@@ -732,6 +816,13 @@ def attach(s, name, region, last, mr, stdin=None, keep=()):
     print(f"{name}: {m.group(0)}; {a.group(0)}")
     if m.group(1) != "yes" or a.group(1) != "Device or resource busy":
         fail(f"{name}: the attached region", b)
+    if memfd if memfd is not None else not shared():
+        # the maker's own pages, mapped from the memfd droced passed: no
+        # file another process could open by its name
+        line = mapping_at(b.p.pid, addr)
+        print(f"{name}: its mapping of the region: {line}")
+        if not re.search(r" /memfd:droce-mr \(deleted\)$", line):
+            fail(f"{name}: the region mapped from {line}", b)
     # the group stays droced's (b holds no handle of it but the MR's)
     s.expect_apps({b.p.pid: (0, 0, 0, 0, 0, 0, 0, 0)}, f"{name} attached")
     s.expect_regions({region: (b.p.pid, length, key, addr, 1, 0)}, f"{name} attached")
@@ -742,6 +833,7 @@ def case_persist(s):
     s.expect_apps({}, "baseline")
     s.expect_regions({}, "baseline")
     a, (addr, length, key), _ = persist_owner(s, "A", "pers", 0, "persist")
+    s.expect_apps({a.p.pid: objs_64k()}, "A alive")
     s.expect_regions({"pers": (a.p.pid, length, key, addr, 1, 0)}, "A alive")
     kill_owner(s, a, "pers")
     last = peer_kept_writing(s)
@@ -838,7 +930,7 @@ def case_persist_ctl(s):
     print(f"droced --ctl release ctl while A lives: exit {rc}: {out}")
     if rc != 1 or not out.endswith("Device or resource busy"):
         fail("ctl release of a live owner's region")
-    s.expect_apps({a.p.pid: OBJS_64K}, "B gone, A alive")
+    s.expect_apps({a.p.pid: objs_64k()}, "B gone, A alive")
     s.expect_regions({"ctl": (a.p.pid, length, key, addr, 1, 0)}, "B gone, A alive")
     kill_owner(s, a, "ctl")
     last = peer_kept_writing(s)
@@ -884,6 +976,47 @@ def case_persist_ctl(s):
             r"1 MRs revoked in \d+ us, 1 QPs, 65536 buffer bytes freed \d+ us later, "
             r"0 objects left \(seen at \d+ us\)", r.group(1)):
         fail("droced's exit with a kept region", s.droced)
+
+
+def case_persist_cross(s):
+    """A plain process's region attached by a secondary (the memfd mapped
+    there too), a secondary's (droced's hugepages) refused to a plain
+    process (EFAULT); each mode pinned by --droce-queues."""
+    s.expect_apps({}, "baseline")
+    s.expect_regions({}, "baseline")
+    a, (addr, length, key), _ = persist_owner(s, "A", "own", 0, "persist", queues="region")
+    s.expect_apps({a.p.pid: (1, 1, 1, 1, 0, 0, 1, 65536)}, "A, a plain process")
+    kill_owner(s, a, "own")
+    last = peer_kept_writing(s)
+    b = attach(s, "B", "own", last, (addr, length, key), stdin=subprocess.PIPE,
+               queues="shared", memfd=True)
+    resume_peer(s)
+    b.p.stdin.write("go\n")
+    b.p.stdin.flush()
+    if b.wait() != 0 or "attach: release Success" not in b.output():
+        fail("B's release", b)
+    expect_released(s, "own", "droce_release")
+    revoked_at_peer(s, "persist_cross: B's release")
+    s.expect_regions({}, "after B")
+    since = s.peer.mark()
+    c, (addr, length, key), _ = persist_owner(s, "C", "huge", 0, "hammer", queues="shared")
+    s.expect_apps({c.p.pid: (1, 1, 1, 1, 1, 65536, 0, 0)}, "C, a secondary")
+    kill_owner(s, c, "huge")
+    d = s.app_proc("D", "attach", "huge", "-", queues="region")
+    rc = d.wait()
+    m = d.wait_line(r"^attach: droce_attach_mr: (.*)")
+    print(f"persist_cross: a plain process's attach of a secondary's region: exit {rc}: "
+          f"{m.group(0)}")
+    if rc != 1 or m.group(1) != "Bad address":
+        fail("a plain process's attach of a region in droced's hugepages", d)
+    s.expect_regions({"huge": (0, length, key, addr, 1, 0)}, "D refused")
+    rc, out = ctl_release(s, "huge")
+    if rc != 0 or out != "released huge":
+        fail(f"droced --ctl release: exit {rc}: {out}")
+    expect_released(s, "huge", "droced --ctl release")
+    revoked_at_peer(s, "persist_cross: --ctl release", since)
+    s.expect_apps({}, "after")
+    s.expect_regions({}, "after")
 
 
 def droced_eventfds(s):
@@ -1019,11 +1152,14 @@ def case_mw(s):
     b = s.app_proc("B", "mwforge", s.peer_sock, f"{s.tmp}/hA")
     if b.wait() != 0:
         fail("mwforge", b)
+    # a plain process's forged binds are refused by droced before its
+    # engine (the event), a secondary's by the engine (the completion)
+    refused = "memory management operation error" if shared() else "QP_REQ_ERR naming its QP"
     expect_lines(b, [
         "mwforge: dealloc of another's window: No such file or directory",
-        "mwforge: bind of another's window: memory management operation error",
-        "mwforge: bind onto another's MR: memory management operation error",
-        "mwforge: unbind of another's type-1 window: memory management operation error"])
+        f"mwforge: bind of another's window: {refused}",
+        f"mwforge: bind onto another's MR: {refused}",
+        f"mwforge: unbind of another's type-1 window: {refused}"])
     a.p.stdin.write("go\n")
     a.p.stdin.flush()
     if a.wait() != 0:
@@ -1226,18 +1362,45 @@ def case_max_apps(s):
     a = [s.app_proc(f"app{i}", "idle", s.peer_sock, stdin=subprocess.PIPE) for i in range(2)]
     for p in a:
         p.wait_line(r"^idle: ready")
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "two served")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "two served")
     c = s.app_proc("C", "idle", s.peer_sock)
     rc = c.wait()
     print(f"a third: exit {rc}")
     if rc != 2 or not re.search(r"^daemon_app: droce_init: Too many users$", c.output(), re.M):
         fail("a third application not refused with EUSERS", c)
-    s.expect_apps({a[0].p.pid: OBJS_64K, a[1].p.pid: OBJS_64K}, "after the third")
+    s.expect_apps({a[0].p.pid: objs_64k(), a[1].p.pid: objs_64k()}, "after the third")
     a[0].p.kill()
     s.droced.wait_line(rf"droced: pid {a[0].p.pid} gone")
     d = s.app_proc("D", "idle", s.peer_sock, stdin=subprocess.PIPE)
     d.wait_line(r"^idle: ready")
-    s.expect_apps({a[1].p.pid: OBJS_64K, d.p.pid: OBJS_64K}, "one gone, a fourth served")
+    s.expect_apps({a[1].p.pid: objs_64k(), d.p.pid: objs_64k()}, "one gone, a fourth served")
+
+
+def case_no_secondaries(s):
+    """droced --no-secondaries: it says so, its EAL is --in-memory (no
+    hugepage file of its prefix), a plain process's traffic rounds are
+    right and it is listed with its objects (list and telemetry); B, asking
+    for shared queues, fails droce_init with EOPNOTSUPP after droced's
+    refusal, nothing of it listed; A's rounds go on."""
+    s.droced.wait_line(r"^droced: no secondaries \(EAL --in-memory\): queue regions only$")
+    files = hugepage_files(s.prefix)
+    print(f"no_secondaries: hugepage files of {s.prefix}: {len(files)}")
+    if files:
+        fail(f"droced --no-secondaries left hugepage files {files}", s.droced)
+    s.expect_apps({}, "baseline")
+    a = s.app_proc("A", "traffic", s.peer_sock, "200", f"{s.tmp}/hA", f"{s.tmp}/stop")
+    wait_file(f"{s.tmp}/hA", a)
+    s.expect_apps({a.p.pid: objs_64k()}, "A running")
+    b = s.app_proc("B", "idle", s.peer_sock)
+    rc = b.wait()
+    print(f"B, a secondary: exit {rc}")
+    if rc != 2 or not re.search(r"serves no secondaries \(droced --no-secondaries\)",
+                                b.output()) or \
+            not re.search(r"^daemon_app: droce_init: Operation not supported$", b.output(),
+                          re.M):
+        fail("a secondary of droced --no-secondaries not refused with EOPNOTSUPP", b)
+    s.expect_apps({a.p.pid: objs_64k()}, "after B")
+    finish_traffic(s, [a], "B refused meanwhile")
 
 
 MANY = 70	# applications at once: over the 64 droced once took, three list pages
@@ -1248,16 +1411,17 @@ def case_many(s):
     t0 = time.monotonic()
     apps = []
     for i in range(0, MANY, 4):
-        # four at a time (as dropin_daemon starts them): seventy EAL
-        # secondaries starting at the same instant can hang in DPDK 22.11's
-        # multi-process start (seen once in CI: "Cannot find action:
+        # four at a time (as dropin_daemon starts them; seventy EAL
+        # secondaries starting at the same instant could hang in DPDK
+        # 22.11's multi-process start, "Cannot find action:
         # mp_malloc_response"); served at once is the point here
         batch = [s.app_proc(f"h{k}", "hold", stdin=subprocess.PIPE)
                  for k in range(i, min(i + 4, MANY))]
         for a in batch:
             a.wait_line(r"^hold: ready")
         apps += batch
-    want = {a.p.pid: (1, 1, 1, 1, 1, 4096, 0, 0) for a in apps}
+    hold = (1, 1, 1, 1, 1, 4096, 0, 0) if shared() else (1, 1, 1, 1, 0, 0, 1, 4096)
+    want = {a.p.pid: hold for a in apps}
     got = s.wait_apps(want, timeout=30)
     tel = s.telemetry_apps()
     print(f"many: {len(apps)} applications ready in {time.monotonic() - t0:.1f} s; droced "
@@ -1281,15 +1445,28 @@ CASES = {"traffic": case_traffic, "forge": case_forge, "crash": case_crash,
          "kill_in_verb": case_kill_in_verb, "daemon_killed": case_daemon_killed,
          "own": case_own,
          "persist": case_persist, "persist_lease": case_persist_lease,
-         "persist_ctl": case_persist_ctl,
+         "persist_ctl": case_persist_ctl, "persist_cross": case_persist_cross,
          "channel": case_channel, "channel_kill": case_channel_kill,
          "async": case_async, "async_kill": case_async_kill,
          "mw": case_mw, "mw_lease": case_mw_lease, "persist_inv": case_persist_inv,
          "persist_expire": case_persist_expire, "evfree": case_evfree,
          "unsupported": case_unsupported, "srq": case_srq, "fork": case_fork,
-         "max_apps": case_max_apps, "many": case_many}
+         "max_apps": case_max_apps, "many": case_many,
+         "no_secondaries": case_no_secondaries}
 # droced's own options of a case
-DROCED_OPTS = {"max_apps": ["--max-apps=2"]}
+DROCED_OPTS = {"max_apps": ["--max-apps=2"], "no_secondaries": ["--no-secondaries"]}
+# The applications that are droced's DPDK secondaries (DROCE_QUEUES=shared,
+# the mode being retired) in a case whose others are plain processes on
+# queue regions, the default ({case: {application: why}}); persist_cross
+# pins each of its applications' modes itself (app_proc's queues).
+FORGE = ("it forges a secondary's proxy objects (provider_droced's struct "
+         "verbs_dmn_*) through the verbs; a plain process's forgeries: "
+         "daemon_dq_hostile")
+SHARED_APPS = {
+    "forge": {"B": FORGE},
+    "srq": {"B": FORGE},
+    "no_secondaries": {"B": "what droced --no-secondaries refuses"},
+}
 
 
 def use_lsan_supp():
@@ -1308,6 +1485,7 @@ def main():
     use_lsan_supp()
     s = Setup(sys.argv[2], sys.argv[3])
     s.droced_opts = DROCED_OPTS.get(sys.argv[1], [])
+    s.case = sys.argv[1]
     try:
         s.start()
         CASES[sys.argv[1]](s)

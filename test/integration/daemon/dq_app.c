@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dq_app - a program of droce.h on droced (dq_test.py).  With
- * DROCE_QUEUES=region (and DROCE_DAEMON) and no EAL options it is a plain
- * process on a queue region (lib/verbs provider_dq); given EAL options it
- * is droced's secondary, the same code otherwise.  Its buffer is its own
+ * DROCE_DAEMON and no EAL options it is a plain process on a queue region
+ * (lib/verbs provider_dq, the default); with DROCE_QUEUES=shared and EAL
+ * options it is droced's secondary, the same code otherwise.  Its buffer is its own
  * memory (posix_memalign).  Two of them meet on droced's loopback.
  *
  *   dq_app [EAL --] [droce options] server ROUNDS [events]
@@ -23,7 +23,8 @@
  *       stack with lkey 0, its source overwritten at once after the post,
  *       the WRITE in two SGEs; the server checks every byte and answers
  *       with an empty SEND; an inline SEND of 257 bytes fails EINVAL at
- *       the post, nothing posted.
+ *       the post, nothing posted; so does a chain whose first WR is a bind
+ *       naming no window, its bad_wr the first.
  *   dq_app ... server|client ROUNDS srq
  *       The server's QP receives from an SRQ of 16 (max_wr 32) whose limit
  *       is armed at 8: it reposts nothing until 9 SENDs came, then takes
@@ -216,21 +217,21 @@ region_dump(void)
 			dq_sq(b, &g, 0)->prod, dq_sq(b, &g, 0)->cons, dq_rq(b, &g, 0)->prod,
 			dq_rq(b, &g, 0)->cons, dq_cq(b, &g, 0)->prod, dq_cq(b, &g, 0)->cons,
 			dq_cq_notify(b, &g, 0)->arm, dq_cq_notify(b, &g, 0)->fired,
-			dq_evq(b, &g)->prod, dq_evq(b, &g)->cons);
+			dq_evq(b, &g, 0)->prod, dq_evq(b, &g, 0)->cons);
 	}
 }
 
 /* The device as the region carries it (lib/verbs provider_dq): the
  * engine's 16 SGEs a work request (a descriptor's 4, the rest in the ring
  * entries after it), 64 QP and CQ slots, rings of at most 4096 entries.
- * (A secondary, without DROCE_QUEUES=region, has droced's device.) */
+ * (A secondary, with DROCE_QUEUES=shared, has droced's device.) */
 static void
 check_limits(struct droce_context *ctx)
 {
 	const char *queues = getenv("DROCE_QUEUES");
 	struct droce_device_attr d;
 
-	if (queues == NULL || strcmp(queues, "region") != 0)
+	if (queues != NULL && strcmp(queues, "shared") == 0)
 		return;
 	check(droce_query_device(ctx, &d) == 0, "query_device", 0);
 	check(d.max_sge == DROCE_MAX_SGE && d.max_sge_rd == DROCE_MAX_SGE &&
@@ -657,6 +658,26 @@ post_inline(struct app *a, enum droce_wr_opcode op, uint64_t wr_id, uint8_t *src
 	return droce_post_send(a->qp, &wr, &bad);
 }
 
+/* A chain whose first WR the post refuses (a bind naming no window):
+ * EINVAL, *bad the first, the SEND after it not posted. */
+static void
+bad_first(struct app *a)
+{
+	struct droce_send_wr wr[2], *bad = NULL;
+	int rc;
+
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 98;
+	wr[0].opcode = DROCE_WR_BIND_MW;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 97;
+	wr[1].opcode = DROCE_WR_SEND;
+	rc = droce_post_send(a->qp, wr, &bad);
+	check(rc == EINVAL && bad == &wr[0],
+	      "a chain whose first WR is a bind of no window: EINVAL, bad_wr the first",
+	      (uint32_t)(bad == NULL ? 2 : bad - wr));
+}
+
 static void
 inline_client(struct app *a, uint32_t rounds)
 {
@@ -669,6 +690,7 @@ inline_client(struct app *a, uint32_t rounds)
 	fflush(stdout);
 	rc = post_inline(a, DROCE_WR_SEND_WITH_IMM, 99, src, INL_MAX + 1, 0);
 	check(rc == EINVAL, "an inline SEND of 257 bytes: EINVAL", 0);
+	bad_first(a);
 	for (uint32_t r = 0; r < rounds; r++) {
 		uint32_t len = inl_sizes[r % (sizeof(inl_sizes) / sizeof(inl_sizes[0]))];
 		struct droce_wc wc;

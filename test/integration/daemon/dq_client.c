@@ -62,6 +62,7 @@ struct client {
 	uint64_t pd, mr, cq[2], qp[HOSTILE_QPS], srq;
 	uint32_t lkey, rkey, qpn[HOSTILE_QPS];
 	uint8_t *buf;
+	int buf_fd;		/* the buffer's memfd */
 	void *region;
 	struct dq_geom g;
 	uint32_t sq_prod[HOSTILE_QPS], rq_prod[HOSTILE_QPS], cq_cons[2], ev_cons;
@@ -161,7 +162,7 @@ buffer_reg(struct client *c)
 			      .len = BUF_LEN, .h = { 0 } };
 	if (call_fd(c, &m, fd, NULL) != 0)
 		die("MEM_PIECE", m.err);
-	close(fd);
+	c->buf_fd = fd;
 	m = (struct dmn_msg){ .type = DMN_REG_MEM, .addr = (uint64_t)(uintptr_t)c->buf,
 			      .len = BUF_LEN,
 			      .h = { c->pd, (uint64_t)(uintptr_t)c->buf, 0 },
@@ -602,6 +603,68 @@ garbage(struct client *c, uint32_t other_lkey)
 	dq_cq(c->region, &c->g, 1)->cons = 12345;		/* ahead of droced's */
 }
 
+/* PERSIST_MR of its MR (its own pages) with fds other than the memfd
+ * droced maps them from: each EFAULT; with that memfd the region is made,
+ * then released by name. */
+static void
+persist_forged(struct client *c)
+{
+	static const char *const what[] = { "no fd", "another memfd",
+					    "its memfd opened read-only", "a pipe" };
+	int other = memfd_create("dq-client-other", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int pfd[2], ro, fds[4];
+	struct dmn_msg m;
+	char path[64];
+	int rc;
+
+	if (other < 0 || ftruncate(other, BUF_LEN) != 0 ||
+	    fcntl(other, F_ADD_SEALS, F_SEAL_SHRINK) != 0 || pipe2(pfd, O_CLOEXEC) != 0)
+		die("the forged fds", errno);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", c->buf_fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		die("a read-only open of the memfd", errno);
+	fds[0] = -1;
+	fds[1] = other;
+	fds[2] = ro;
+	fds[3] = pfd[0];
+	for (int i = 0; i < 4; i++) {
+		m = (struct dmn_msg){ .type = DMN_PERSIST_MR, .h = { c->mr }, .u.name = "forged" };
+		rc = call_fd(c, &m, fds[i], NULL);
+		printf("hostile: PERSIST_MR with %s: %s\n", what[i], strerror(rc));
+	}
+	m = (struct dmn_msg){ .type = DMN_PERSIST_MR, .h = { c->mr }, .u.name = "forged" };
+	rc = call_fd(c, &m, c->buf_fd, NULL);
+	printf("hostile: PERSIST_MR with its memfd: %s\n", strerror(rc));
+	m = (struct dmn_msg){ .type = DMN_RELEASE, .u.name = "forged" };
+	rc = call_fd(c, &m, -1, NULL);
+	printf("hostile: its release: %s\n", strerror(rc));
+	fflush(stdout);
+}
+
+/* Context indices droced never gave (struct dmn_msg's ctx): each
+ * request refused EINVAL, nothing made. */
+static void
+forged_ctx(struct client *c)
+{
+	const struct dmn_msg forged[] = {
+		{ .type = DMN_ALLOC_PD, .ctx = 1 },		/* in range, not open */
+		{ .type = DMN_ALLOC_PD, .ctx = DQ_MAX_CTXS },
+		{ .type = DMN_CREATE_CQ, .arg = 4, .ctx = UINT32_MAX },
+		{ .type = DMN_ATTACH_MR, .ctx = 0x80000000u, .u.name = "nobody" },
+		{ .type = DMN_DQ_CTX_CLOSE, .ctx = 7 },
+	};
+	uint32_t refused = 0;
+
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		struct dmn_msg m = forged[i];
+
+		refused += call_fd(c, &m, -1, NULL) == EINVAL;
+	}
+	printf("hostile: forged context indices: %u of %zu EINVAL\n", refused,
+	       sizeof(forged) / sizeof(forged[0]));
+}
+
 static int
 run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 {
@@ -612,6 +675,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	int rc = call_fd(c, &m, -1, NULL);
 
 	printf("hostile: attach of another's QP: %s\n", strerror(rc));
+	forged_ctx(c);
 	/* live QPs, each connected to itself: droced's engine would take a
 	 * well-formed request on any of them, so only droced's checks stop
 	 * the garbage */
@@ -625,7 +689,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	while (qp_err + srq_err + cq_err < HOSTILE_QPS && now_ms() < end) {
 		struct dq_event e;
 
-		rc = dq_event_take(dq_evq(c->region, &c->g), &c->ev_cons, &e);
+		rc = dq_event_take(dq_evq(c->region, &c->g, 0), &c->ev_cons, &e);
 		if (rc < 0)
 			die("event ring", -rc);
 		if (rc == 0) {
@@ -658,6 +722,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	printf("\n");
 	fflush(stdout);
 	(void)getchar();	/* held until the test has looked */
+	persist_forged(c);
 	return 0;
 }
 

@@ -26,7 +26,9 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               3 entries published, a receive of 3 SGEs in an SRQ granted
               2, a wrapping 7th SGE of 8), a completion ring's consumer
               index ahead of droced's; and attaches the reader's QP handle
-              (ENOENT).  It gets exactly 16 QP_REQ_ERR (one for each of
+              (ENOENT), and names context indices droced never gave
+              (PD, CQ, an attach, a context's close: 5 of 5 EINVAL,
+              nothing made).  It gets exactly 16 QP_REQ_ERR (one for each of
               its slots 0-14 and 16), 1 SRQ_ERR (slot 15) and 1
               CQ_ERR in its event ring, all 17 of its QPs in ERR, dq_bad
               exactly 18 in
@@ -92,7 +94,7 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                (25 MRs, 2 CQs, mem 25 pieces); droced alive
   dq_pingpong  1,000 round trips of 8-byte SENDs between two plain processes,
                then between two secondaries of the same droced (EAL
-               options, no DROCE_QUEUES), the same program: both finish;
+               options, DROCE_QUEUES=shared), the same program: both finish;
                the secondaries map hugepages (the check sees them), the
                plain processes none; droced's main thread woke fewer
                than 100 times (telemetry's /droced/dq: its holds of the
@@ -103,7 +105,18 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                its voluntary context switches, when it polled the
                regions); the figures printed
 
-Usage: dq_test.py CASE DROCED DQ_CLIENT [DQ_APP].  Needs hugepages (droced is an
+and dq_ctxs, a program of droce.h with two contexts in one plain process:
+
+  dq_ctxs      while droced's link is down, a SEND naming an lkey of nobody
+               on context A's QP: exactly one QP_REQ_ERR naming it on A's
+               async_fd (poll(2) readable, then not), none on B's (not
+               readable, droce_get_async_event EAGAIN on its O_NONBLOCK
+               fd); the same with B and A swapped; then droced's memif
+               peer starts and each context gets exactly one PORT_ACTIVE
+               of port 1 on its own fd; A's objects freed while B's
+               QP_REQ_ERR is unacked (no wait), B's after its ack
+
+Usage: dq_test.py CASE DROCED DQ_CLIENT [DQ_APP [PEER_APP]].  Needs hugepages (droced is an
 EAL primary with shared configuration; exit 77 when DROCE_NO_HUGE=1).
 """
 import json
@@ -114,7 +127,7 @@ import subprocess
 import sys
 import time
 
-from daemon_test import Setup, fail, runtime_dir, use_lsan_supp
+from daemon_test import GIDS, Setup, fail, runtime_dir, use_lsan_supp
 
 DQ_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# pd mr cq qp buf buf_bytes mem mem_bytes dq_bad
 HOSTILE_OBJS = (1, 1, 2, 17, 0, 0, 1, 65536, 18)
@@ -195,6 +208,7 @@ def case_dq_hostile(s):
     h = s.spawn("hostile", [s.app, s.sock, "hostile", r["lkey"], r["qp"]],
                 stdin=subprocess.PIPE)
     h.wait_line(r"^hostile: attach of another's QP: No such file or directory$")
+    h.wait_line(r"^hostile: forged context indices: 5 of 5 EINVAL$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
     h.wait_line(r"^hostile: 16 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
@@ -211,6 +225,13 @@ def case_dq_hostile(s):
     h.p.stdin.flush()
     if h.wait() != 0:
         fail("hostile's exit", h)
+    # a persistent region of its own pages only with the memfd droced maps
+    # them from (kept for a reattach): any other fd EFAULT
+    for what in ("no fd", "another memfd", "its memfd opened read-only", "a pipe"):
+        h.wait_line(rf"^hostile: PERSIST_MR with {what}: Bad address$")
+    h.wait_line(r"^hostile: PERSIST_MR with its memfd: Success$")
+    h.wait_line(r"^hostile: its release: Success$")
+    print("hostile: PERSIST_MR with 4 forged fds EFAULT, with its memfd made and released")
     if s.droced.p.poll() is not None:
         fail("droced died", s.droced)
     s.wait_apps({})
@@ -235,6 +256,7 @@ def dq_apps(s, modes, plain=True):
         else:
             argv = [s.dq_app, "-l", "0", "--no-pci", "--log-level=lib.eal:error", "--",
                     f"--droce-daemon={s.sock}", *args]
+            os.environ["DROCE_QUEUES"] = "shared"	# not the default
         try:
             procs.append(s.spawn(name, argv, stdin=subprocess.PIPE))
         finally:
@@ -469,21 +491,48 @@ def case_dq_pingpong(s):
     print("round trips (median, mean, p99 us):", got)
 
 
+def case_dq_ctxs(s):
+    """dq_ctxs (a plain process, two contexts) while droced's link is down
+    (no memif peer yet): each context's QP_REQ_ERR on its own async_fd
+    only; then the peer starts (daemon_app's peer mode), the link comes up
+    and each context gets its PORT_ACTIVE."""
+    os.environ["DROCE_DAEMON"] = s.sock
+    try:
+        p = s.spawn("ctxs", ["taskset", "-c", "0", s.dq_app])
+    finally:
+        os.environ.pop("DROCE_DAEMON", None)
+    m = p.wait_line(r"^ctxs: qp events (\S+)$")
+    if m.group(1) != "ok":
+        fail("a context's QP event on the other's async_fd, or none", p)
+    memif = f"net_memif0,role=client,socket={s.tmp}/memif.sock,socket-abstract=no"
+    s.peer = s.spawn("peer", [s.peer_app, "-l", "0", "--no-pci", f"--vdev={memif}",
+                              "--", f"--droce-ipv4={GIDS[1]}", "peer", s.peer_sock])
+    s.peer.wait_line(r"^peer: ready")
+    rc = p.wait(timeout=60)
+    print("\n".join(ln for ln in p.lines if not ln.startswith("droce")))
+    if rc != 0 or not all(any(ln == want for ln in p.lines) for want in (
+            "ctxs: A freed while B's event is unacked", "ctxs: ok")):
+        fail("each context's events on its own async_fd", p)
+    print("two contexts of one plain process: each its own QP_REQ_ERR, each a PORT_ACTIVE")
+
+
 CASES = {"dq_traffic": case_dq_traffic, "dq_hostile": case_dq_hostile,
          "dq_verbs": case_dq_verbs, "dq_events": case_dq_events,
          "dq_pingpong": case_dq_pingpong, "dq_inline": case_dq_inline, "dq_srq": case_dq_srq,
-         "dq_mw": case_dq_mw, "dq_sge": case_dq_sge, "dq_regs": case_dq_regs}
+         "dq_mw": case_dq_mw, "dq_sge": case_dq_sge, "dq_regs": case_dq_regs,
+         "dq_ctxs": case_dq_ctxs}
 
 
 def main():
-    if len(sys.argv) not in (4, 5) or sys.argv[1] not in CASES:
+    if len(sys.argv) not in (4, 5, 6) or sys.argv[1] not in CASES:
         raise SystemExit(__doc__)
     if os.environ.get("DROCE_NO_HUGE") == "1":
         print("droced needs hugepages (an EAL primary of shared configuration)")
         return 77
     use_lsan_supp()
     s = Setup(sys.argv[2], sys.argv[3])
-    s.dq_app = sys.argv[4] if len(sys.argv) == 5 else None
+    s.dq_app = sys.argv[4] if len(sys.argv) >= 5 else None
+    s.peer_app = sys.argv[5] if len(sys.argv) == 6 else None
     try:
         s.start_droced()
         CASES[sys.argv[1]](s)

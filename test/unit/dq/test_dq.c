@@ -69,14 +69,15 @@ test_layout(void **state)
 {
 	char *base = (char *)0x1000000;
 	size_t size = dq_region_size(&geom), end = DQ_CACHE_LINE;
-	struct span rings[2 + 2 * 3 + 2 * 2];
+	struct span rings[1 + DQ_MAX_CTXS + 2 * 3 + 2 * 2];
 	const size_t idx = sizeof(struct dq_ring);
 	int n = 0;
 
 	(void)state;
 	rings[n++] = (struct span){ dq_bell(base), sizeof(struct dq_bell) };
-	rings[n++] = (struct span){ dq_evq(base, &geom),
-				    idx + DQ_EVENT_DEPTH * sizeof(struct dq_event) };
+	for (uint32_t i = 0; i < DQ_MAX_CTXS; i++)
+		rings[n++] = (struct span){ dq_evq(base, &geom, i),
+					    idx + DQ_EVENT_DEPTH * sizeof(struct dq_event) };
 	for (uint32_t i = 0; i < geom.nqp; i++) {
 		rings[n++] = (struct span){ dq_sq(base, &geom, i),
 					    idx + geom.sq_depth * sizeof(struct dq_send_wqe) };
@@ -470,7 +471,7 @@ static void
 test_events(void **state)
 {
 	void *base = region();
-	struct dq_ring *evq = dq_evq(base, &geom);
+	struct dq_ring *evq = dq_evq(base, &geom, DQ_MAX_CTXS - 1);
 	struct dq_event e = { .type = 2, .slot = 1, .name = 0xabc }, out;
 	uint32_t prod = 0, cons = 0;
 

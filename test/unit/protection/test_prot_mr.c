@@ -119,6 +119,55 @@ test_tables_config_bad_flow(void **state)
 	assert_int_equal(prot_tables_create(NULL, NULL, NULL), -EINVAL);
 }
 
+/* ---- zero-copy holds (prot_tx_hold) -------------------------------------- */
+
+/*
+ * A region that frames still send from: the dereg kills the key at once
+ * (-EINPROGRESS, lookups fail, the entry and its PD reference kept), a
+ * second dereg while held says the same, and the one after the last
+ * release frees it.  A window's R_Key holds its region; a new translation
+ * is refused while held.
+ */
+static void
+test_tx_hold_dereg(void **state)
+{
+	struct fx *f = *state;
+	uint64_t va = (uintptr_t)f->buf;
+	uint32_t key, key2, mw, rkey, *h, *hw;
+
+	assert_int_equal(prot_mr_reg(f->t, f->pd, f->buf, 4096, PROT_ACC_REMOTE_READ |
+				     PROT_ACC_MW_BIND, &key), 0);
+	assert_int_equal(rd(f, key, va, 64), PROT_OK);
+	h = prot_tx_hold(f->t, key);
+	assert_int_equal(prot_mr_tx_holds(f->t, key), 1);
+	assert_int_equal(prot_mr_rereg(f->t, &key, PROT_REREG_TRANSLATION, 0, f->buf,
+				       2048, 0), -EBUSY);
+	/* a window bound to it: its R_Key's hold is the region's */
+	assert_int_equal(prot_mw_alloc(f->t, f->pd, 1, &mw), 0);
+	assert_int_equal(prot_mw_bind_type1(f->t, prot_key_index(mw), key, va, 64,
+					    PROT_ACC_REMOTE_READ, &rkey), 0);
+	hw = prot_tx_hold(f->t, rkey);
+	assert_ptr_equal(hw, h);
+	assert_int_equal(prot_mr_tx_holds(f->t, key), 2);
+	prot_tx_release(hw);
+	assert_int_equal(prot_mw_dealloc(f->t, prot_key_index(rkey)), 0);
+
+	assert_int_equal(prot_mr_dereg(f->t, key), -EINPROGRESS);
+	assert_int_equal(rd(f, key, va, 64), PROT_BAD_KEY);
+	assert_int_equal(prot_mr_count(f->t), 1);
+	assert_int_equal(prot_pd_dealloc(f->t, f->pd), -EBUSY);
+	assert_int_equal(prot_mr_dereg(f->t, key), -EINPROGRESS);
+	prot_tx_release(h);
+	assert_int_equal(prot_mr_tx_holds(f->t, key), 0);
+	assert_int_equal(prot_mr_dereg(f->t, key), 0);
+	assert_int_equal(prot_mr_count(f->t), 0);
+	assert_int_equal(prot_mr_dereg(f->t, key), -EINVAL);
+	/* the index is reused clean: no hold, no draining */
+	assert_int_equal(prot_mr_reg(f->t, f->pd, f->buf, 64, PROT_ACC_REMOTE_READ,
+				     &key2), 0);
+	assert_int_equal(prot_mr_dereg(f->t, key2), 0);
+}
+
 /* ---- protection domains -------------------------------------------------- */
 
 static void
@@ -576,6 +625,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rereg_mr_translation_pd,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_rereg_mr_bad_flow,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_tx_hold_dereg,
 						fx_setup, fx_teardown),
 	};
 
