@@ -248,7 +248,7 @@ int
 tp_engine_progress(struct tp_engine *eng)
 {
 	struct tp_dev *dev = eng->dev;
-	struct tp_rx_burst b;
+	struct tp_rx_burst *b = eng->rxb;
 	uint64_t now;
 	uint16_t n;
 	bool trace;
@@ -259,11 +259,11 @@ tp_engine_progress(struct tp_engine *eng)
 	if (unlikely(trace != dev->trace))
 		dev->trace = trace;	/* shared by the engines: store on change only */
 	if (likely(dev->neng <= 1))
-		n = droce_link_rx(dev->link, b.m, TP_RX_BURST);
+		n = droce_link_rx(dev->link, b->m, TP_RX_BURST);
 	else
-		n = tp_shard_rx(eng, b.m, TP_RX_BURST);
+		n = tp_shard_rx(eng, b->m, TP_RX_BURST);
 	/* ARP, ND and pings go to the host stack; RoCEv2 frames remain */
-	n = tp_recv_classify(eng, &b, n);
+	n = tp_recv_classify(eng, b, n);
 	now = rte_get_timer_cycles();
 	tp_sched_round(eng, now);
 	if (eng->idx == 0)
@@ -273,7 +273,7 @@ tp_engine_progress(struct tp_engine *eng)
 	/* dedicated lcore(s): receives posted after this round's drain */
 	if (eng->lc != NULL && n != 0)
 		tp_lc_drain(eng);
-	tp_recv_burst(eng, &b, n);
+	tp_recv_burst(eng, b, n);
 	if (eng->mac_in != NULL)
 		tp_shard_mac_in(eng);
 

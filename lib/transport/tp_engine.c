@@ -24,8 +24,10 @@ tp_engine_create(struct tp_dev *dev, unsigned int idx, uint32_t live_max)
 	if (eng == NULL)
 		return NULL;
 	eng->live = rte_zmalloc("droce_live", live_max * sizeof(*eng->live), 0);
-	if (eng->live == NULL || tp_sched_init(dev, &eng->sched) != 0) {
+	eng->rxb = rte_zmalloc("droce_rxb", sizeof(*eng->rxb), RTE_CACHE_LINE_SIZE);
+	if (eng->live == NULL || eng->rxb == NULL || tp_sched_init(dev, &eng->sched) != 0) {
 		tp_sched_fini(&eng->sched);
+		rte_free(eng->rxb);
 		rte_free(eng->live);
 		rte_free(eng);
 		return NULL;
@@ -47,6 +49,7 @@ tp_engine_destroy(struct tp_engine *eng)
 	tp_shard_rings_free(eng);
 	tp_sched_fini(&eng->sched);
 	rte_pktmbuf_free_bulk(eng->txq, eng->txq_len);
+	rte_free(eng->rxb);
 	rte_free(eng->live);
 	rte_free(eng);
 }

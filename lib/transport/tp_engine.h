@@ -120,6 +120,8 @@ struct tp_engine {
 	 * a key whose lease is due while another (engine 0) is descheduled.
 	 */
 	uint64_t lease_next;
+	/* its receive burst (tp_role.h), kept from round to round */
+	struct tp_rx_burst *rxb;
 	uint64_t counters[TP_CNT_MAX];
 	/* lib/protection's check results, by enum prot_status (tp_prot_*) */
 	uint64_t prot_remote[PROT_STATUS_MAX];
@@ -191,6 +193,10 @@ struct tp_dev {
 
 	/* run-to-completion: who runs eng[0] now (tp_run.h) */
 	struct tp_run run;
+
+	/* the last receive template generation handed out (tp_recv.c; atomic:
+	 * engines build their QPs' templates at the same time) */
+	uint64_t rx_tmpl_gen;
 
 	/* multicast groups (tp_mcast.c), made at the first attach; engine 0's */
 	struct tp_mcast *mcast;

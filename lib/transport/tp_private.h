@@ -542,6 +542,7 @@ struct tp_qp {
 	 * the first frame after a modify (tp_recv.c); rx_tmpl_ok false: to
 	 * be built */
 	bool rx_tmpl_ok;
+	uint64_t rx_tmpl_gen;		/* of this build, unique in the device */
 	struct roce_rx_tmpl rx_tmpl;
 	struct tp_sq sq;
 	struct tp_rq rq;

@@ -307,19 +307,23 @@ rx_tmpl_build(struct tp_qp *qp)
 	p.dest_qpn = qp->pub.qp_num;
 	/* false: a template that matches nothing */
 	roce_rx_tmpl_init(&qp->rx_tmpl, &p);
+	qp->rx_tmpl_gen = __atomic_add_fetch(&qp->dev->rx_tmpl_gen, 1, __ATOMIC_RELAXED);
 	qp->rx_tmpl_ok = true;
 }
 
 /*
- * Parse m by the receive template of the QP it names, when that QP is a
- * connected one of this engine and m's fixed header bytes are the ones
- * its peer sends (lib/wire: then pkt is exactly what the full parse
- * yields, with ROCE_PARSE_OK).  False: the full parse decides.
+ * Parse m into slot i of b by the receive template of the QP it names,
+ * when that QP is a connected one of this engine and m's fixed header
+ * bytes are the ones its peer sends (lib/wire: then the slot's packet is
+ * exactly what the full parse yields, with ROCE_PARSE_OK; only what varies
+ * is written when the same template filled the slot last).  False: the
+ * full parse decides.
  */
 static bool
-parse_by_template(struct tp_engine *eng, const struct rte_mbuf *m, bool cksum_ok,
-		  struct roce_pkt *pkt)
+parse_by_template(struct tp_engine *eng, struct tp_rx_burst *b, unsigned int i,
+		  const struct rte_mbuf *m, bool cksum_ok)
 {
+	struct roce_pkt *pkt = &b->pkt[i];
 	struct tp_dev *dev = eng->dev;
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct tp_qp *qp;
@@ -333,28 +337,37 @@ parse_by_template(struct tp_engine *eng, const struct rte_mbuf *m, bool cksum_ok
 		return false;
 	if (unlikely(!qp->rx_tmpl_ok))
 		rx_tmpl_build(qp);
-	if (!roce_rx_tmpl_parse(&qp->rx_tmpl, f, m->data_len, cksum_ok, pkt))
-		return false;
+	if (likely(b->tmpl_gen[i] == qp->rx_tmpl_gen)) {
+		if (!roce_rx_tmpl_reparse(&qp->rx_tmpl, f, m->data_len, cksum_ok, pkt))
+			return false;
+	} else {
+		if (!roce_rx_tmpl_parse(&qp->rx_tmpl, f, m->data_len, cksum_ok, pkt))
+			return false;
+		b->tmpl_gen[i] = qp->rx_tmpl_gen;
+	}
 	tp_count(eng, TP_CNT_RX_TMPL_PARSED);
 	return true;
 }
 
 /*
- * Parse m once: by its QP's receive template, else field by field.  A
- * port that checks IPv4 header checksums (DROCE_LINK_RX_IPV4_CKSUM) gave
- * its verdict: GOOD is not computed again, UNKNOWN or NONE (not IPv4, or
- * not checked) is checked here.
+ * Parse m once into slot i of b: by its QP's receive template, else field
+ * by field.  A port that checks IPv4 header checksums
+ * (DROCE_LINK_RX_IPV4_CKSUM) gave its verdict: GOOD is not computed again,
+ * UNKNOWN or NONE (not IPv4, or not checked) is checked here.
  */
 static enum roce_parse_err
-parse_frame(struct tp_engine *eng, const struct rte_mbuf *m, struct roce_pkt *pkt)
+parse_frame(struct tp_engine *eng, struct tp_rx_burst *b, unsigned int i,
+	    const struct rte_mbuf *m)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct roce_pkt *pkt = &b->pkt[i];
 	bool cksum_ok = (eng->dev->link->offloads & DROCE_LINK_RX_IPV4_CKSUM) &&
 			(m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) ==
 			RTE_MBUF_F_RX_IP_CKSUM_GOOD;
 
-	if (likely(parse_by_template(eng, m, cksum_ok, pkt)))
+	if (likely(parse_by_template(eng, b, i, m, cksum_ok)))
 		return ROCE_PARSE_OK;
+	b->tmpl_gen[i] = 0;		/* the full parse writes the slot */
 	if (cksum_ok)
 		return roce_parse_eth_cksum_ok(f, m->data_len, pkt);
 	return roce_parse_eth(f, m->data_len, pkt);
@@ -386,9 +399,12 @@ tp_recv_classify(struct tp_engine *eng, struct tp_rx_burst *b, uint16_t n)
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		pkt->bth_off = 0;
-		if (likely(m->nb_segs == 1))
-			err = parse_frame(eng, m, pkt);
+		if (likely(m->nb_segs == 1)) {
+			err = parse_frame(eng, b, nroce, m);
+		} else {
+			b->tmpl_gen[nroce] = 0;
+			pkt->bth_off = 0;
+		}
 		if (likely(roce_pkt_is_roce(pkt))) {
 			b->err[nroce] = (uint8_t)err;
 			b->m[nroce++] = m;	/* (nroce <= i: not read again) */

@@ -75,6 +75,14 @@ struct tp_rx_burst {
 	struct rte_mbuf *m[TP_RX_BURST];
 	struct roce_pkt pkt[TP_RX_BURST];	/* of m[i] */
 	uint8_t err[TP_RX_BURST];		/* enum roce_parse_err of m[i] */
+	/*
+	 * pkt[i] is what the receive template of generation tmpl_gen[i]
+	 * (tp_qp.rx_tmpl_gen) last wrote there, so the next frame parsed by
+	 * that template into slot i writes only what varies
+	 * (roce_rx_tmpl_reparse); 0: anything else.  Kept across rounds:
+	 * the burst is the engine's (tp_engine.rxb), not the round's.
+	 */
+	uint64_t tmpl_gen[TP_RX_BURST];
 };
 /*
  * Parse b->m[0, n) and keep the RoCEv2 frames, in order, in b->m[0, k)

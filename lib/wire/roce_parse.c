@@ -30,6 +30,10 @@ roce_parse_strerror(enum roce_parse_err err)
 #define EXT_FIELDS_OFF offsetof(struct roce_pkt, reth)
 #define EXT_FIELDS_LEN (offsetof(struct roce_pkt, icrc) - EXT_FIELDS_OFF)
 
+/* The extended headers' bits of an opcode's mask (enum roce_opcode_mask). */
+#define EXT_HDR_MASK (ROCE_OPM_DETH | ROCE_OPM_FETH | ROCE_OPM_RETH | ROCE_OPM_ATMETH | \
+		      ROCE_OPM_AETH | ROCE_OPM_ATMACK | ROCE_OPM_IMM | ROCE_OPM_IETH)
+
 /* The fields of the extended headers the opcode has; the others are left. */
 static inline void
 decode_present_headers(const uint8_t *bth, struct roce_pkt *p)
@@ -37,6 +41,25 @@ decode_present_headers(const uint8_t *bth, struct roce_pkt *p)
 	const struct roce_opcode_info *op = p->op;
 	const uint8_t *h;
 
+	/* the common ones first: a RETH alone (WRITE ONLY/FIRST, READ
+	 * request), an AETH alone (ACK, READ response) or none (MIDDLE) */
+	switch (op->mask & EXT_HDR_MASK) {
+	case 0:
+		return;
+	case ROCE_OPM_RETH:
+		h = bth + op->off[ROCE_HDR_RETH];
+		p->reth.va = roce_reth_get_va(h);
+		p->reth.rkey = (uint32_t)roce_reth_get_rkey(h);
+		p->reth.len = (uint32_t)roce_reth_get_len(h);
+		return;
+	case ROCE_OPM_AETH:
+		h = bth + op->off[ROCE_HDR_AETH];
+		p->aeth.syndrome = (uint8_t)roce_aeth_get_syndrome(h);
+		p->aeth.msn = (uint32_t)roce_aeth_get_msn(h);
+		return;
+	default:
+		break;
+	}
 	if (op->mask & ROCE_OPM_DETH) {
 		h = bth + op->off[ROCE_HDR_DETH];
 		p->deth.qkey = (uint32_t)roce_deth_get_qkey(h);
@@ -459,9 +482,14 @@ rx_tmpl_match_v6(const struct roce_rx_tmpl *t, const uint8_t *f)
 _Static_assert(RX_TMPL_WORDS_V4 == 7 && RX_TMPL_WORDS_V6 == 10 &&
 	       RX_TMPL_WORDS_V6 <= ROCE_RX_TMPL_WORDS, "rx_tmpl_match_v4/v6 unrolled");
 
-bool
-roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
-		   bool cksum_ok, struct roce_pkt *p)
+/*
+ * again: p holds what this wrote with t for an earlier frame, so the fields
+ * t fixes are in place (the ~190-byte copy skipped) and only the extended
+ * headers that frame had and this one has not are cleared.
+ */
+static inline bool
+rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
+	      bool cksum_ok, struct roce_pkt *p, bool again)
 {
 	const uint8_t *f = buf;
 	const struct roce_pkt *tp = &t->pkt;
@@ -503,7 +531,10 @@ roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
 
 	/* the fields the template fixes (the extended headers' zero), then
 	 * the others from the frame */
-	memcpy(p, tp, offsetof(struct roce_pkt, icrc));
+	if (!again)
+		memcpy(p, tp, offsetof(struct roce_pkt, icrc));
+	else if (p->op->mask & ~op->mask & EXT_HDR_MASK)
+		memset((uint8_t *)p + EXT_FIELDS_OFF, 0, EXT_FIELDS_LEN);
 	memcpy(p->src_mac, f + 6, 6);
 	if (t->ip_version == 4) {
 		p->ip_dscp_ecn = ip[1];
@@ -535,4 +566,18 @@ roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
 	decode_present_headers(bth, p);
 	p->icrc = roce_icrc_load(f + p->pkt_len - ROCE_ICRC_LEN);
 	return true;
+}
+
+bool
+roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
+		   bool cksum_ok, struct roce_pkt *p)
+{
+	return rx_tmpl_parse(t, buf, len, cksum_ok, p, false);
+}
+
+bool
+roce_rx_tmpl_reparse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
+		     bool cksum_ok, struct roce_pkt *p)
+{
+	return rx_tmpl_parse(t, buf, len, cksum_ok, p, true);
 }

@@ -314,6 +314,16 @@ struct roce_rx_tmpl {
 bool roce_rx_tmpl_init(struct roce_rx_tmpl *t, const struct roce_pkt *p);
 bool roce_rx_tmpl_parse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
 			bool cksum_ok, struct roce_pkt *p);
+/*
+ * The same for a p that holds what roce_rx_tmpl_parse or this wrote with
+ * the same t (not re-initialised since) for an earlier frame: the fields t
+ * fixes are not written again.  The verdict and, when true, p are the ones
+ * roce_rx_tmpl_parse gives; false leaves p untouched (still that earlier
+ * frame's parse).  The receive loop keeps its slots' parses across bursts
+ * and so skips a ~190-byte copy per frame.
+ */
+bool roce_rx_tmpl_reparse(const struct roce_rx_tmpl *t, const void *buf, size_t len,
+			  bool cksum_ok, struct roce_pkt *p);
 
 /*
  * The destination QP of a frame if it is RoCEv2 over IPv4 or IPv6 without

@@ -6,7 +6,8 @@
  * truncation, Ethernet padding, random multi-byte corruption.  The
  * template path either declines (the packet untouched: the full parse
  * decides) or yields ROCE_PARSE_OK with exactly the fields the full parse
- * yields; valid frames of the flow must take it.
+ * yields; valid frames of the flow must take it.  The same for
+ * roce_rx_tmpl_reparse, frame after frame into one packet.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -359,6 +360,70 @@ test_random_corruption(void **state)
 	}
 }
 
+/*
+ * roce_rx_tmpl_reparse into one packet, frame after frame, as the receive
+ * loop's slots are reused: opcodes with different extended headers in
+ * random order (a WRITE's RETH after an ACK's AETH and back), one in four
+ * with a corrupted header byte, either checksum verdict.  Each frame gets
+ * roce_rx_tmpl_parse's verdict and, when taken, exactly the full parse's
+ * fields; a declined one leaves the packet as the last taken frame left it.
+ */
+static void
+reparse_in_place(int ipv)
+{
+	static const uint8_t ops[] = {
+		ROCE_OP_RDMA_WRITE_ONLY, ROCE_OP_RDMA_WRITE_MIDDLE, ROCE_OP_ACKNOWLEDGE,
+		ROCE_OP_RDMA_READ_REQUEST, ROCE_OP_RDMA_READ_RESPONSE_ONLY,
+		ROCE_OP_RDMA_READ_RESPONSE_MIDDLE, ROCE_OP_COMPARE_SWAP,
+		ROCE_OP_ATOMIC_ACKNOWLEDGE, ROCE_OP_SEND_ONLY_WITH_IMMEDIATE,
+		ROCE_OP_SEND_ONLY_WITH_INVALIDATE, ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+		ROCE_OP_FLUSH, ROCE_OP_ATOMIC_WRITE, ROCE_OP_CNP,
+	};
+	struct roce_rx_tmpl t;
+	struct roce_pkt slot;
+	uint8_t f[FRAME_MAX];
+	unsigned int taken = 0, declined = 0;
+	size_t n;
+
+	tmpl_for(&t, ipv);
+	n = build_frame(f, ipv, ROCE_OP_RDMA_WRITE_ONLY, 64);
+	assert_true(roce_rx_tmpl_parse(&t, f, n, false, &slot));
+	for (unsigned int iter = 0; iter < 20000; iter++) {
+		uint8_t op = ops[rnd() % sizeof(ops)];
+		bool cksum_ok = rnd() & 1;
+		struct roce_pkt before = slot, fresh, full;
+		enum roce_parse_err err;
+		bool took, again;
+
+		n = build_frame(f, ipv, op, legal_len(roce_opcode_get(op), rnd() % 80));
+		if (rnd() % 4 == 0)
+			f[rnd() % 80] ^= (uint8_t)(1 + rnd() % 255);
+		memset(&fresh, 0x5a, sizeof(fresh));
+		took = roce_rx_tmpl_parse(&t, f, n, cksum_ok, &fresh);
+		again = roce_rx_tmpl_reparse(&t, f, n, cksum_ok, &slot);
+		assert_int_equal(took, again);
+		if (!again) {
+			assert_memory_equal(&slot, &before, sizeof(slot));
+			declined++;
+			continue;
+		}
+		err = cksum_ok ? roce_parse_eth_cksum_ok(f, n, &full) : roce_parse_eth(f, n, &full);
+		assert_int_equal(err, ROCE_PARSE_OK);
+		assert_pkt_equal(&slot, &full);
+		assert_pkt_equal(&fresh, &full);
+		taken++;
+	}
+	assert_true(taken > 10000 && declined > 1000);
+}
+
+static void
+test_reparse_in_place(void **state)
+{
+	(void)state;
+	reparse_in_place(4);
+	reparse_in_place(6);
+}
+
 /* A template that could not be built matches nothing. */
 static void
 test_unusable_template(void **state)
@@ -388,6 +453,7 @@ main(void)
 		cmocka_unit_test(test_truncated_and_padded),
 		cmocka_unit_test(test_random_corruption),
 		cmocka_unit_test(test_unusable_template),
+		cmocka_unit_test(test_reparse_in_place),
 	};
 	const char *s = getenv("DROCE_SEED");
 
