@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_malloc.h>
@@ -150,15 +151,23 @@ free_hugepages(void)
 	return n;
 }
 
-/* Hugepages unless DROCE_NO_HUGE=1 or none free (22.11: no --in-memory with --no-huge). */
+/*
+ * Hugepages unless DROCE_NO_HUGE=1 or none free (22.11: no --in-memory with
+ * --no-huge).  A file prefix of its own: EAL's runtime directory of the
+ * default prefix is shared with whatever else runs (telemetry's socket),
+ * and another process's exit may remove it while EAL starts here.
+ */
 static bool
 eal_init(const char *prog)
 {
 	const char *no_huge = getenv("DROCE_NO_HUGE");
-	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", "0",
+	char prefix[40];
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=tp_bench%ld", (long)getpid());
+	char *argv_huge[] = { (char *)prog, "--no-pci", "--in-memory", "-l", "0", prefix,
 			      "--log-level=lib.eal:error", NULL };
 	char *argv_nohuge[] = { (char *)prog, "--no-pci", "--no-huge", "-m", "1024",
-				"--no-shconf", "-l", "0",
+				"--no-shconf", "-l", "0", prefix,
 				"--log-level=lib.eal:error", NULL };
 	bool use_huge = (no_huge == NULL || strcmp(no_huge, "1") != 0) &&
 			free_hugepages() >= 256;
