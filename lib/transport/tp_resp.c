@@ -28,6 +28,7 @@
 
 #include <rte_byteorder.h>
 
+#include "tp_place.h"
 #include "tp_resp.h"
 
 enum resp_state {
@@ -296,7 +297,7 @@ sr_out_of_seq(struct resp_ctx *c)
 		uint32_t slot = pkt->psn & (TP_SR_WINDOW - 1);
 
 		if (pkt->payload_len > 0)
-			memcpy(dst, c->payload, pkt->payload_len);
+			tp_place(dst, c->payload, pkt->payload_len);
 		(void)tp_sr_win_mark(&sr->rwin, pkt->psn);
 		if (c->mask & ROCE_OPM_IMM) {
 			uint32_t k = sr->imm_next++ % TP_SR_MSGS;
@@ -761,7 +762,7 @@ execute_write(struct resp_ctx *c)
 	if (len > 0) {
 		if (!write_dest(c, &dst))
 			return qp->pub.qp_type == DROCE_QPT_RC ? RESP_ERR_ACCESS : RESP_DROP;
-		memcpy(dst, c->payload, len);
+		tp_place(dst, c->payload, len);
 		c->batch->write_host += len;
 	}
 	qp->resp.write_va += len;

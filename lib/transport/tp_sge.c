@@ -4,10 +4,12 @@
  * against its L_Key when it is copied, not when the WR was posted, so a
  * region deregistered while a WQE waits is never touched (the L_Key checks
  * happen at execution, as on an RNIC).  The transport writes into receive
- * buffers, READ targets and atomic result buffers, which need LOCAL_WRITE.
+ * buffers, READ targets and atomic result buffers, which need LOCAL_WRITE,
+ * as a DMA would (tp_place.h: each byte once, the last ones last).
  */
 #include <string.h>
 
+#include "tp_place.h"
 #include "tp_private.h"
 
 bool
@@ -30,7 +32,7 @@ tp_sge_copy_pd(struct tp_qp *qp, uint32_t pd, const struct droce_sge *sge,
 				     chunk, into_sges, &mem) != PROT_OK)
 			return false;
 		if (into_sges)
-			memcpy(mem, p, chunk);
+			tp_place(mem, p, chunk);
 		else
 			memcpy(p, mem, chunk);
 		p += chunk;
