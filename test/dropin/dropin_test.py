@@ -167,8 +167,10 @@ EAL runs with --no-huge (-m 256) and --no-pci; only processes this script
 started are stopped (by their own Popen handle).
 """
 import argparse
+import json
 import os
 import queue
+import shutil
 import re
 import socket
 import subprocess
@@ -349,6 +351,61 @@ def case_lifecycle(a, tmp):
             print(f"ok - {case}: {p.stdout.strip()}", flush=True)
 
 
+def telemetry_lines(prefix):
+    """droce's counters and QPs of the EAL process of file prefix prefix
+    (/droce/stats, /droce/qp/info of each QP), as text lines."""
+    def ask(cmd):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as t:
+            t.settimeout(5)
+            t.connect(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2")
+            t.recv(4096)
+            t.send(cmd.encode())
+            return json.loads(t.recv(1 << 16))[cmd.split(",")[0]]
+    try:
+        lines = [f"/droce/stats: {json.dumps(ask('/droce/stats'))}"]
+        for qpn in ask("/droce/qp/list") or []:
+            lines.append(f"/droce/qp/info,{qpn}: {json.dumps(ask(f'/droce/qp/info,{qpn}'))}")
+        return lines
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"telemetry of {prefix}: {e}"]
+
+
+def hang_report(p, name, prefix=None):
+    """What a process that outlived its test's deadline is doing, printed as
+    TAP comments before it is stopped: droce's counters and QPs (telemetry
+    of EAL file prefix prefix), each thread's state, CPU time and wait
+    channel (/proc), and its threads' stacks when gdb is there."""
+    if p is None or p.poll() is not None:
+        return
+    lines = [f"{name} (pid {p.pid}) still running at the deadline"]
+    if prefix is not None:
+        lines += telemetry_lines(prefix)
+    lines.append("its threads:")
+    task = f"/proc/{p.pid}/task"
+    try:
+        tids = sorted(os.listdir(task), key=int)
+    except OSError:
+        tids = []
+    for tid in tids:
+        try:
+            with open(f"{task}/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"{task}/{tid}/wchan") as f:
+                wchan = f.read().strip() or "-"
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        lines.append(f"  {tid} {comm}: state {fields[0]}, utime {fields[11]} stime {fields[12]} "
+                     f"ticks, wchan {wchan}")
+    if shutil.which("gdb"):
+        r = subprocess.run(["gdb", "-batch", "-p", str(p.pid), "-ex", "thread apply all bt 12"],
+                           capture_output=True, text=True, timeout=60)
+        lines += [ln for ln in r.stdout.splitlines() if ln.startswith(("#", "Thread"))]
+    for ln in lines:
+        print(f"# {ln}", flush=True)
+
+
 def stop(p):
     if p is not None and p.poll() is None:
         p.kill()
@@ -399,6 +456,8 @@ def run_pair(a, tmp, tag, argv, ready, lcore=False, server_stays=False, ipv6=Fal
                 pass
             if server_stays:
                 stop(procs[0])
+        for side, p in enumerate(procs):
+            hang_report(p, f"{tag} side {side}: {argv[side][0]}", f"dropin{tag}{side}")
         rcs = [p.returncode for p in procs]
         texts = []
         for f in files:
@@ -1729,6 +1788,7 @@ def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0,
             try:
                 rcs.append(p.wait(timeout=TIMEOUT))
             except subprocess.TimeoutExpired:
+                hang_report(p, f"{tag}: {(cli if p is not sp[0] else srv)[0]}")
                 rcs.append(None)
             if server_stays:
                 stop(sp[0])
