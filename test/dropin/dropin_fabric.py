@@ -156,7 +156,7 @@ def case_pingpong(a, tmp, nets, tag, prov, ep):
     ok = True
     for side, name in ((0, "server"), (1, "client")):
         rows = PP_ROW_RE.findall(outs[side])
-        ok &= dt.check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
+        ok &= dt.check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-2000:]}")
         ok &= dt.check(case, rows == [("1k", "100", "=100", "200k")],
                        f"{name}: rows {rows}: {outs[side][-400:]}")
     if ok:
