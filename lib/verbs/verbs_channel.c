@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -176,6 +177,17 @@ channel_find(struct verbs_channel *ch, const struct droce_cq *cq)
 	return NULL;
 }
 
+/* The events taken for c not yet acked.  More acks than events are
+ * none: fio's rdma engine acks one per completion its handler polled, and
+ * one event often brings two (a SEND's and the peer's reply's, published
+ * together), so that it acks more than it took; rdma-core's destroy_cq
+ * waits for equality and would wait forever, as ours did under load. */
+static bool
+events_held(const struct channel_cq *c)
+{
+	return (int)(c->taken - c->acked) > 0;
+}
+
 /* Once every event taken for cq was acked (as ibverbs' destroy_cq). */
 void
 verbs_channel_leave(struct droce_cq *cq)
@@ -184,7 +196,7 @@ verbs_channel_leave(struct droce_cq *cq)
 	struct channel_cq *c;
 
 	pthread_mutex_lock(&ch->lock);
-	while ((c = channel_find(ch, cq)) != NULL && c->acked != c->taken)
+	while ((c = channel_find(ch, cq)) != NULL && events_held(c))
 		pthread_cond_wait(&ch->acked, &ch->lock);
 	if (c != NULL) {
 		*c = ch->cqs[--ch->ncq];

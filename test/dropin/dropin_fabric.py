@@ -123,6 +123,8 @@ def run_pair(a, tmp, nets, tag, argv, ready):
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
+        for side, p in enumerate(procs):
+            dt.hang_report(p, f"{tag} side {side}: {argv[side][0]}")
         texts = []
         for f in files:
             f.seek(0)
