@@ -21,17 +21,6 @@
 #include "verbs_engine.h"
 #include "cm_private.h"
 
-/*
- * How long destroying an id waits for the DREP of its DREQ.  The process
- * is the port: a DREQ still queued in its engine, or in a memif ring the
- * peer has not read yet, dies with the process, and the peer learns of the
- * disconnect only from that DREQ (rping -s waited forever after its client
- * exited).  A kernel's DREQ outlives the process; here the process stays
- * until the DREP, the DREQ's retries running out, or this bound.
- */
-#define CM_DESTROY_LINGER_NS (1000ull * 1000 * 1000)
-#define CM_DESTROY_NAP_NS (100 * 1000)
-
 /* ephemeral source ports, as the kernel's (ip_local_port_range default) */
 #define CM_PORT_FIRST 32768
 #define CM_PORT_LAST 60999
@@ -208,11 +197,8 @@ int
 cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	      const uint8_t *pdata, uint8_t len)
 {
-	struct cm_event *ev;
+	struct cm_event *ev = calloc(1, sizeof(*ev));
 
-	if (id->destroying)
-		return 0;	/* nobody may take it: the id is going */
-	ev = calloc(1, sizeof(*ev));
 	if (ev == NULL)
 		return -ENOMEM;
 	ev->pub.id = &id->pub;
@@ -472,24 +458,6 @@ drop_queued(struct cm_id *id)
 	}
 }
 
-/* reg.lock held: CM passes until id's DREQ is answered or given up, or
- * CM_DESTROY_LINGER_NS; the lock is let go between passes. */
-static void
-linger_for_drep(struct cm_id *id)
-{
-	const struct timespec nap = { .tv_nsec = CM_DESTROY_NAP_NS };
-	const uint64_t until = cm_now_ns() + CM_DESTROY_LINGER_NS;
-
-	while (id->state == CM_DREQ_SENT && cm_now_ns() < until) {
-		run_once();
-		if (id->state != CM_DREQ_SENT)
-			break;
-		pthread_mutex_unlock(&reg.lock);
-		nanosleep(&nap, NULL);
-		pthread_mutex_lock(&reg.lock);
-	}
-}
-
 int
 droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 {
@@ -511,8 +479,6 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 		cm_proto_disconnect(id);
 	else if (id->state == CM_REQ_RCVD)
 		cm_proto_reject(id, NULL);
-	id->destroying = true;
-	linger_for_drep(id);
 	if (id->state == CM_LISTEN)
 		relay_listen(id, false);
 	cm_free_comm_id(id->agent, id->local_comm_id);

@@ -168,7 +168,6 @@ struct cm_id {
 	uint8_t mad[CM_MAD_LEN];	/* the last MAD sent, resent on timeout */
 	uint8_t req_pdata[CM_REQ_PDATA];	/* passive: the REQ's, for the event */
 	unsigned int unacked;		/* its events got, not acked */
-	bool destroying;		/* in droce_rdma_destroy_id: no more events */
 	/* RDMA_PS_UDP: the multicast groups it joined (cm_api.c) */
 	struct cm_mc {
 		uint8_t mgid[16];
