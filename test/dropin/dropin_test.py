@@ -1754,7 +1754,7 @@ def daemon_udaddy(a, tmp, socks):
                 try:
                     rcs[side] = p[0].wait(timeout=TIMEOUT)
                 except subprocess.TimeoutExpired:
-                    pass
+                    hang_report(p[0], f"{case} side {side}")
                 stop(p[0])
                 p[1].seek(0)
                 outs[side] = p[1].read()
@@ -1869,9 +1869,6 @@ def case_daemon_rping(a, tmp):
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
     the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
-    other programs (daemon_rdmacm_utils); udaddy (daemon_udaddy).  rping: each
-
-
     other programs (daemon_rdmacm_utils); riostream and librspreload on
     queue regions (daemon_rsockets).  rping: each
     side exits 0 and prints each ping's exact text
@@ -1895,8 +1892,6 @@ def case_daemon_rping(a, tmp):
             daemon_qperf(a, tmp, socks)
             daemon_rdmacm_utils(a, tmp, socks)
             daemon_udaddy(a, tmp, socks)
-
-
             daemon_rsockets(a, tmp, socks)
         deadline = time.monotonic() + 5
         while any(droced_pids(a, s) for s in socks) and time.monotonic() < deadline:
