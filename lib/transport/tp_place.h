@@ -15,10 +15,11 @@
  * -I 100 in 10).
  *
  * So the bulk goes through memcpy and the last TP_PLACE_TAIL bytes are
- * stored once each, in ascending order (bytes up to a multiple of 8, then
- * 8-byte words), the final one after a release fence: every other store
- * of the payload is visible before the last byte is (x86 keeps stores in
- * order anyway; memcpy of a packet's few KiB uses no non-temporal ones).
+ * stored once each, in ascending order (bytes up to a multiple of 8, a
+ * word, then 16-byte vector stores), the final one after a release fence:
+ * every other store of the payload is visible before the last byte is
+ * (x86 keeps stores in order anyway; memcpy of a packet's few KiB uses no
+ * non-temporal ones).
  */
 #ifndef TP_PLACE_H
 #define TP_PLACE_H
@@ -41,28 +42,51 @@ tp_place_word(uint8_t *d, const uint8_t *s)
 	*(volatile tp_place_u64 *)d = v;
 }
 
+/* 16 bytes in one vector store (a fixed-size copy; the compiler barrier
+ * keeps it apart from, and after, the stores before it) */
+static inline void
+tp_place_16(uint8_t *d, const uint8_t *s)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(d, s, 16);
+}
+
 static inline void
 tp_place(void *dst, const void *src, uint32_t len)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 	uint32_t tail = len < TP_PLACE_TAIL ? len : TP_PLACE_TAIL;
-	uint32_t i = len - tail, odd = tail % 8, words = tail / 8;
+	uint32_t i = len - tail;
 
 	if (len == 0)
 		return;
 	if (i != 0)
 		memcpy(d, s, i);
-	/* all but the last unit (the last word, or the last byte) */
-	for (uint32_t end = i + odd - (words == 0); i < end; i++)
+	if (tail < 16) {
+		/* bytes up to a multiple of 8, then the last word (or byte) */
+		uint32_t last = tail >= 8 ? len - 8 : len - 1;
+
+		for (; i < last; i++)
+			*(volatile uint8_t *)(d + i) = s[i];
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		if (tail >= 8)
+			tp_place_word(d + i, s + i);
+		else
+			*(volatile uint8_t *)(d + i) = s[i];
+		return;
+	}
+	/* the bytes before the 16-byte chunks: a byte each, then a word */
+	for (uint32_t end = i + tail % 8; i < end; i++)
 		*(volatile uint8_t *)(d + i) = s[i];
-	for (; words > 1; words--, i += 8)
+	if (tail % 16 >= 8) {
 		tp_place_word(d + i, s + i);
+		i += 8;
+	}
+	for (; i + 16 < len; i += 16)
+		tp_place_16(d + i, s + i);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (words != 0)
-		tp_place_word(d + i, s + i);
-	else
-		*(volatile uint8_t *)(d + i) = s[i];
+	tp_place_16(d + i, s + i);
 }
 
 #endif /* TP_PLACE_H */
