@@ -57,36 +57,29 @@ tp_place(void *dst, const void *src, uint32_t len)
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 	uint32_t tail = len < TP_PLACE_TAIL ? len : TP_PLACE_TAIL;
-	uint32_t i = len - tail;
+	/* the final store's width, and where it starts */
+	uint32_t width = tail >= 16 ? 16 : tail >= 8 ? 8 : 1;
+	uint32_t i = len - tail, end = len - width;
 
 	if (len == 0)
 		return;
 	if (i != 0)
 		memcpy(d, s, i);
-	if (tail < 16) {
-		/* bytes up to a multiple of 8, then the last word (or byte) */
-		uint32_t last = tail >= 8 ? len - 8 : len - 1;
-
-		for (; i < last; i++)
-			*(volatile uint8_t *)(d + i) = s[i];
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		if (tail >= 8)
-			tp_place_word(d + i, s + i);
-		else
-			*(volatile uint8_t *)(d + i) = s[i];
-		return;
-	}
-	/* the bytes before the 16-byte chunks: a byte each, then a word */
-	for (uint32_t end = i + tail % 8; i < end; i++)
+	for (; (end - i) % 8 != 0; i++)
 		*(volatile uint8_t *)(d + i) = s[i];
-	if (tail % 16 >= 8) {
+	if ((end - i) % 16 != 0) {
 		tp_place_word(d + i, s + i);
 		i += 8;
 	}
-	for (; i + 16 < len; i += 16)
+	for (; i < end; i += 16)
 		tp_place_16(d + i, s + i);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	tp_place_16(d + i, s + i);
+	if (width == 16)
+		tp_place_16(d + i, s + i);
+	else if (width == 8)
+		tp_place_word(d + i, s + i);
+	else
+		*(volatile uint8_t *)(d + i) = s[i];
 }
 
 #endif /* TP_PLACE_H */

@@ -1784,11 +1784,11 @@ def server_client_on_droced(a, tmp, socks, name, srv, cli, env, client_side=0,
         procs.append(rping_on_droced(a, tmp, client_side, socks[client_side], f"c-{tag}",
                                      cli, env))
         rcs = []
-        for p, _ in reversed(procs):
+        for (p, _), prog in zip(reversed(procs), (cli[0], srv[0])):
             try:
                 rcs.append(p.wait(timeout=TIMEOUT))
             except subprocess.TimeoutExpired:
-                hang_report(p, f"{tag}: {(cli if p is not sp[0] else srv)[0]}")
+                hang_report(p, f"{tag}: {prog}")
                 rcs.append(None)
             if server_stays:
                 stop(sp[0])
@@ -1869,7 +1869,7 @@ def case_daemon_rping(a, tmp):
     the client on a second droced at the other memif end (droced's GSI QPs
     on the wire); ib_write_bw -R (65536 B x 200) on one droced and across
     the two; qperf -cm1's four RC tests (daemon_qperf); rdmacm-utils'
-    other programs (daemon_rdmacm_utils); riostream and librspreload on
+    other programs (daemon_rdmacm_utils); udaddy (daemon_udaddy); riostream and librspreload on
     queue regions (daemon_rsockets).  rping: each
     side exits 0 and prints each ping's exact text
     (rping -V verifies the data the server wrote back); ib_write_bw: each
