@@ -183,14 +183,13 @@ tp_cq_published(struct tp_cq *cq, const struct tp_cq_ring *r, uint32_t old_head)
 }
 
 /*
- * A QP reset to RESET or destroyed leaves no completion behind: its CQEs
- * not yet polled are removed, the others keep their order (as libmlx5's
- * mlx5_cq_clean and libmlx4's; rdma-core's tests restate a QP from ERR
- * through RESET and then expect its next completion, not the flushed
- * receives of before).  Runs on the QP's engine (modify_qp, destroy_qp);
- * with a dedicated transport lcore the application waits in the verb
- * meanwhile, so only another of its threads polling the same CQ at that
- * moment could race with the compaction.
+ * A QP reset to RESET leaves no completion behind: its CQEs not yet polled
+ * are removed, the others keep their order (as libmlx5's mlx5_cq_clean and
+ * libmlx4's; rdma-core's tests restate a QP from ERR through RESET and then
+ * expect its next completion, not the flushed receives of before).  Runs on
+ * the QP's engine (modify_qp); with a dedicated transport lcore the
+ * application waits in modify_qp meanwhile, so only another of its threads
+ * polling the same CQ at that moment could race with the compaction.
  */
 void
 tp_cq_clean(struct tp_cq *cq, const struct tp_engine *eng, uint32_t qpn)

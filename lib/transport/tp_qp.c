@@ -687,12 +687,6 @@ tp_qp_destroy(struct tp_qp *qp)
 	prot_mw_invalidate_qp(dev->prot, qp->pub.qp_num);
 	tp_mcast_forget_qp(qp);
 	tp_engine_remove_qp(qp->eng, qp);
-	/* nothing of it stays in its CQs: a poller that found one would look
-	 * up a QP its owner has freed (libmlx5's __mlx5_cq_clean; libfabric's
-	 * rxm reposts a completed receive on the connection it names) */
-	tp_cq_clean(qp->scq, qp->eng, qp->pub.qp_num);
-	if (qp->rcq != qp->scq)
-		tp_cq_clean(qp->rcq, qp->eng, qp->pub.qp_num);
 	__atomic_fetch_sub(&qp->scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->rcq->users, 1, __ATOMIC_RELAXED);
 	if (qp->srq != NULL)

@@ -126,8 +126,6 @@ int dqv_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_se
 int dqv_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc);
-/* qpn's completions not yet polled removed from cq (destroy_qp). */
-void dqv_cq_clean(struct droce_cq *cq, uint32_t qpn);
 int dqv_req_notify_cq(struct droce_cq *cq, int solicited_only);
 int dqv_cq_take_event(struct droce_cq *cq);
 int dqv_event_take(struct droce_context *ctx, struct droce_async_event *ev);

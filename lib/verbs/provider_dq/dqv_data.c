@@ -336,39 +336,6 @@ dqv_poll_cq(struct droce_cq *pub, int n, struct droce_wc *wc)
 }
 
 /*
- * A destroyed QP's completions that droced had published leave the CQ
- * (droced removed the rest from its own CQ before it answered): the other
- * QPs' entries keep their order, moved up against the producer index, and
- * our index goes past the gap.  droced writes no entry between our index
- * and the one it published, so the rewrite is ours to make; as with
- * libmlx5's __mlx5_cq_clean, another thread polling this CQ meanwhile is
- * the application's race.
- */
-void
-dqv_cq_clean(struct droce_cq *pub, uint32_t qpn)
-{
-	struct dqv_cq *cq = (struct dqv_cq *)pub;
-	int avail = dq_ring_avail(cq->ring, cq->cons, cq->depth);
-	struct dq_cqe *e = dq_ring_entries(cq->ring);
-	uint32_t mask = cq->depth - 1;
-	uint32_t w, i;
-
-	if (avail <= 0)
-		return;		/* nothing, or a bad index: the next poll says so */
-	w = i = cq->cons + (uint32_t)avail;
-	while (i != cq->cons) {
-		i--;
-		if (e[i & mask].qp_num == qpn)
-			continue;
-		w--;
-		if (w != i)
-			e[w & mask] = e[i & mask];
-	}
-	cq->cons = w;
-	dq_ring_consumed(cq->ring, w);
-}
-
-/*
  * A new arm (its sequence number, solicited-only in bit 0), then the full
  * fence: droced reads the arm after publishing completions and a fence,
  * so "arm, poll again, wait" either polls the completion or gets the event.

@@ -342,8 +342,7 @@ dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_in
 	return 0;
 }
 
-/* As droced's client's: its events not taken dropped, those taken acked;
- * its completions not yet polled removed from its CQs (dqv_cq_clean). */
+/* As droced's client's: its events not taken dropped, those taken acked. */
 int
 dqv_destroy_qp(struct droce_qp *pub)
 {
@@ -352,9 +351,6 @@ dqv_destroy_qp(struct droce_qp *pub)
 
 	if (rc != 0)
 		return -rc;
-	dqv_cq_clean(pub->send_cq, pub->qp_num);
-	if (pub->recv_cq != pub->send_cq)
-		dqv_cq_clean(pub->recv_cq, pub->qp_num);
 	verbs_events_forget(pub->context, pub);
 	slot_give(&dqv_region.qp_used, qp->slot);
 	free(qp);

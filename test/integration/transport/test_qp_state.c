@@ -1044,43 +1044,6 @@ test_reset_cleans_unpolled_completions(void **state)
 	qp_drop(qb);
 }
 
-/* destroy_qp removes the QP's completions not yet polled, and no other
- * QP's (libmlx5's __mlx5_cq_clean): libfabric's rxm reposts the receive
- * a completion names on the connection it belongs to. */
-static void
-test_destroy_cleans_unpolled_completions(void **state)
-{
-	struct droce_qp *qa = qp_create_on(&f.a, DROCE_QPT_RC);
-	struct droce_qp *qc = qp_create_on(&f.a, DROCE_QPT_RC);
-	struct droce_qp *qb = qp_create_on(&f.b, DROCE_QPT_RC);
-	struct droce_qp_attr a;
-	struct droce_wc wc[8];
-
-	(void)state;
-	bring_up(qa, f.b.gid, qb->qp_num, 5);
-	bring_up(qb, f.a.gid, qa->qp_num, 5);
-	bring_up(qc, f.b.gid, qb->qp_num, 5);
-	assert_int_equal(fx_post_recv(qa, 1, f.a.buf, 64, f.a.mr->lkey), 0);
-	assert_int_equal(fx_post_recv(qc, 3, f.a.buf, 64, f.a.mr->lkey), 0);
-	assert_int_equal(fx_post_recv(qa, 2, f.a.buf, 64, f.a.mr->lkey), 0);
-	assert_int_equal(fx_post_recv(qc, 4, f.a.buf, 64, f.a.mr->lkey), 0);
-	fill(&a, S(RTS), S(ERR), 0);
-	assert_int_equal(droce_modify_qp(qa, &a, M(STATE)), 0);
-	assert_int_equal(droce_modify_qp(qc, &a, M(STATE)), 0);
-	/* four flushed receives wait in f.a.cq; none is polled */
-	fx_spin(&f, 0.05);
-	qp_drop(qa);
-	assert_int_equal(fx_poll(&f, f.a.cq, wc, 8, 0.2), 2);
-	assert_int_equal(wc[0].wr_id, 3);
-	assert_int_equal(wc[1].wr_id, 4);
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(wc[i].qp_num, qc->qp_num);
-		assert_int_equal(wc[i].status, DROCE_WC_WR_FLUSH_ERR);
-	}
-	qp_drop(qc);
-	qp_drop(qb);
-}
-
 /* SQD: work posted there waits; SQD -> RTS sends it. */
 static void
 test_sqd_holds_new_work_until_rts(void **state)
@@ -1247,7 +1210,6 @@ main(int argc, char **argv)
 		T(test_reset_discards_work_and_qp_is_reusable),
 		T(test_error_then_reset_then_reuse),
 		T(test_reset_cleans_unpolled_completions),
-	T(test_destroy_cleans_unpolled_completions),
 		T(test_sqd_holds_new_work_until_rts),
 		T(test_sqd_finishes_the_message_in_progress),
 		T(test_query_returns_init_attrs),
