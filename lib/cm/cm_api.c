@@ -21,6 +21,23 @@
 #include "verbs_engine.h"
 #include "cm_private.h"
 
+/*
+ * A connected id destroyed before its DREQ was answered departs: droce_rdma_
+ * destroy_id returns at once, and the id stays for the protocol (DREQ
+ * resent, DREP taken) until answered or given up.  The process is the
+ * port: a DREQ still queued in its engine, or in a memif ring the peer has
+ * not read, dies with the process, and the peer learns of the disconnect
+ * only from that DREQ (rping -s waited forever after its client exited).
+ * So destroying the event channel (or detaching the device) waits for its
+ * departing ids, at most CM_DEPART_WAIT_NS, as a kernel's DREQ outlives
+ * the process that sent it.  On droced the port outlives the process: a
+ * relay's MAD is droced's once cm_gsi_send returned, and its ids go at
+ * once (libfabric's rxm, whose teardown races with its peer's disconnect,
+ * ran on droced as before).
+ */
+#define CM_DEPART_WAIT_NS (1000ull * 1000 * 1000)
+#define CM_DEPART_NAP_NS (100 * 1000)
+
 /* ephemeral source ports, as the kernel's (ip_local_port_range default) */
 #define CM_PORT_FIRST 32768
 #define CM_PORT_LAST 60999
@@ -31,6 +48,7 @@ static struct {
 	TAILQ_HEAD(, cm_id) ids;
 	uint32_t next_comm_id;
 	uint16_t next_port;
+	unsigned int departing;		/* ids departing (CM_DEPART_WAIT_NS) */
 	bool init;
 } reg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -197,8 +215,11 @@ int
 cm_event_post(struct cm_id *id, enum droce_rdma_cm_event_type type, int status,
 	      const uint8_t *pdata, uint8_t len)
 {
-	struct cm_event *ev = calloc(1, sizeof(*ev));
+	struct cm_event *ev;
 
+	if (id->departing)
+		return -ENOENT;		/* the application has let it go */
+	ev = calloc(1, sizeof(*ev));
 	if (ev == NULL)
 		return -ENOMEM;
 	ev->pub.id = &id->pub;
@@ -221,6 +242,77 @@ cm_event_last(struct cm_id *id)
 	return TAILQ_LAST(&id->ch->events, cm_event_list);
 }
 
+/* reg.lock held: id out of the registry and freed. */
+static void
+id_free(struct cm_id *id)
+{
+	if (id->departing)
+		reg.departing--;
+	cm_free_comm_id(id->agent, id->local_comm_id);
+	TAILQ_REMOVE(&reg.ids, id, link);
+	free(id);
+}
+
+/* reg.lock held: the departing ids whose DREQ was answered or given up
+ * freed (a duplicate DREQ gets its DREP without an id: cm_proto.c). */
+static void
+reap_departed(void)
+{
+	struct cm_id *id, *next;
+
+	if (reg.departing == 0)
+		return;
+	for (id = TAILQ_FIRST(&reg.ids); id != NULL; id = next) {
+		next = TAILQ_NEXT(id, link);
+		if (id->departing && id->state != CM_DREQ_SENT)
+			id_free(id);
+	}
+}
+
+static bool
+departs_with(const struct cm_id *id, const struct cm_channel *ch, const struct cm_agent *a)
+{
+	return id->departing && (ch == NULL || id->ch == ch) && (a == NULL || id->agent == a);
+}
+
+static unsigned int
+departing_of(const struct cm_channel *ch, const struct cm_agent *a)
+{
+	const struct cm_id *id;
+	unsigned int n = 0;
+
+	TAILQ_FOREACH(id, &reg.ids, link)
+		n += departs_with(id, ch, a);
+	return n;
+}
+
+static void run_once(void);
+
+/*
+ * reg.lock held: CM passes until the departing ids of channel ch (NULL:
+ * any) on agent a (NULL: any) are gone, or CM_DEPART_WAIT_NS; the lock is
+ * let go between passes.  Those still there are then freed.
+ */
+static void
+settle_departing(const struct cm_channel *ch, const struct cm_agent *a)
+{
+	const struct timespec nap = { .tv_nsec = CM_DEPART_NAP_NS };
+	const uint64_t until = cm_now_ns() + CM_DEPART_WAIT_NS;
+	struct cm_id *id, *next;
+
+	while (departing_of(ch, a) != 0 && cm_now_ns() < until) {
+		run_once();
+		pthread_mutex_unlock(&reg.lock);
+		nanosleep(&nap, NULL);
+		pthread_mutex_lock(&reg.lock);
+	}
+	for (id = TAILQ_FIRST(&reg.ids); id != NULL; id = next) {
+		next = TAILQ_NEXT(id, link);
+		if (departs_with(id, ch, a))
+			id_free(id);
+	}
+}
+
 /* One pass of the CM: every agent's GSI CQ (the transport), every timer. */
 static void
 run_once(void)
@@ -237,6 +329,7 @@ run_once(void)
 	TAILQ_FOREACH(id, &reg.ids, link)
 		if (id->agent != NULL)
 			cm_proto_timer(id, now);
+	reap_departed();
 }
 
 void
@@ -257,6 +350,7 @@ droce_rdma_cm_progress(void)
 	TAILQ_FOREACH(id, &reg.ids, link)
 		if (id->agent != NULL && self_driven(id->agent))
 			cm_proto_timer(id, now);
+	reap_departed();
 	pthread_mutex_unlock(&reg.lock);
 }
 
@@ -378,6 +472,8 @@ droce_rdma_cm_detach(struct droce_context *ctx)
 
 	pthread_mutex_lock(&reg.lock);
 	a = agent_of(ctx);
+	if (a != NULL)
+		settle_departing(NULL, a);
 	TAILQ_FOREACH(id, &reg.ids, link)
 		if (a != NULL && id->agent == a)
 			break;
@@ -415,8 +511,15 @@ droce_rdma_destroy_event_channel(struct droce_rdma_event_channel *channel)
 {
 	struct cm_channel *ch = (struct cm_channel *)channel;
 
-	if (ch == NULL || ch->nids != 0)
+	if (ch == NULL)
 		return;
+	pthread_mutex_lock(&reg.lock);
+	if (ch->nids != 0) {
+		pthread_mutex_unlock(&reg.lock);
+		return;
+	}
+	settle_departing(ch, NULL);
+	pthread_mutex_unlock(&reg.lock);
 	close(ch->pub.fd);
 	free(ch);
 }
@@ -481,11 +584,14 @@ droce_rdma_destroy_id(struct droce_rdma_cm_id *pub)
 		cm_proto_reject(id, NULL);
 	if (id->state == CM_LISTEN)
 		relay_listen(id, false);
-	cm_free_comm_id(id->agent, id->local_comm_id);
-	TAILQ_REMOVE(&reg.ids, id, link);
 	id->ch->nids--;
+	if (id->state == CM_DREQ_SENT && id->agent != NULL && !id->agent->relay) {
+		id->departing = true;	/* freed at its DREP (reap_departed) */
+		reg.departing++;
+	} else {
+		id_free(id);
+	}
 	pthread_mutex_unlock(&reg.lock);
-	free(id);
 	return 0;
 }
 

@@ -168,6 +168,9 @@ struct cm_id {
 	uint8_t mad[CM_MAD_LEN];	/* the last MAD sent, resent on timeout */
 	uint8_t req_pdata[CM_REQ_PDATA];	/* passive: the REQ's, for the event */
 	unsigned int unacked;		/* its events got, not acked */
+	/* destroyed by the application while its DREQ waits for the DREP:
+	 * kept for the protocol only, no event posted (cm_api.c) */
+	bool departing;
 	/* RDMA_PS_UDP: the multicast groups it joined (cm_api.c) */
 	struct cm_mc {
 		uint8_t mgid[16];

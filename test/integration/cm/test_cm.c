@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -762,6 +763,68 @@ test_lost_req_rep_rtu(void **state)
 }
 
 /*
+ * A connected id destroyed departs: droce_rdma_destroy_id sends its DREQ
+ * and returns at once; destroying its event channel then waits for the
+ * DREP, since the process is the port and a DREQ left in its engine or
+ * link when it exits never reaches the peer (rping -s hung after its
+ * client exited).  When the channel is gone, the server's channel is
+ * already readable with its DISCONNECTED, and the destroyed id got no
+ * event.  With the client's frames lost, the wait ends with the DREQ's
+ * retries (resent meanwhile) or the one-second bound, and the server
+ * learns nothing.
+ */
+static void
+test_destroyed_id_departs(void **state)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct droce_rdma_cm_id *cid, *sid;
+	struct droce_rdma_cm_event *ev;
+	struct cm_fx c;
+	double t0, waited;
+
+	(void)state;
+	cm_open(&c);
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+	t0 = fx_now();
+	destroy(cid);
+	assert_true(fx_now() - t0 < 0.25);
+	droce_rdma_destroy_event_channel(c.ch_a);
+	c.ch_a = cmfx_channel();
+	pfd.fd = c.ch_b->fd;
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	ev = cmfx_expect(c.ch_b, DROCE_RDMA_CM_EVENT_DISCONNECTED);
+	assert_ptr_equal(ev->id, sid);
+	cmfx_ack(ev);
+	cmfx_spin(c.ch_a, c.ch_b, 0.05);
+	destroy(sid);
+
+	cid = client(&c, PORT, FAST_TIMEOUT);
+	cm_connect(cid, "hello");
+	sid = take_request(&c, "hello");
+	cm_accept(sid, "world");
+	established(&c, cid, sid);
+	set_drop(c.f.a.link, 1.0);
+	t0 = fx_now();
+	destroy(cid);
+	droce_rdma_destroy_event_channel(c.ch_a);
+	waited = fx_now() - t0;
+	set_drop(c.f.a.link, 0.0);
+	c.ch_a = cmfx_channel();
+	assert_true(waited > 0.5 && waited < 1.5);
+	assert_true(dropped(c.f.a.link) >= 2);
+	cmfx_spin(c.ch_a, c.ch_b, 0.05);
+	pfd.fd = c.ch_b->fd;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(droce_rdma_disconnect(sid), 0);
+	destroy(sid);
+	cm_close(&c);
+}
+
+/*
  * droce_rdma_use_qp: the caller's QP is moved to INIT and driven to RTS by
  * the CM; taken back (NULL), the CM leaves it alone: the peer's DREQ
  * still ends the connection, the QP stays in RTS.  droce_rdma_poll_cm_event
@@ -834,6 +897,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_reject_reasons),
 		cmocka_unit_test(test_listen_after_req),
 		cmocka_unit_test(test_lost_req_rep_rtu),
+		cmocka_unit_test(test_destroyed_id_departs),
 		cmocka_unit_test(test_use_qp_poll_event),
 		cmocka_unit_test(test_own_qps),
 		cmocka_unit_test(test_bind_port_zero),
