@@ -24,7 +24,7 @@ _Static_assert(sizeof(struct dq_header) <= DQ_CACHE_LINE, "the header is one lin
 _Static_assert(sizeof(struct dq_bell) == DQ_CACHE_LINE, "the doorbell is one line");
 _Static_assert(sizeof(struct dq_notify) == 2 * DQ_CACHE_LINE, "each side's word on its line");
 
-const uint8_t dq_wr_ops[DQ_WR_NOPS] = {
+const uint16_t dq_wr_ops[DQ_WR_NOPS] = {
 	[DQ_WR_RDMA_WRITE] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_INLINE,
 	[DQ_WR_RDMA_WRITE_WITH_IMM] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_IMM | DQ_OP_INLINE,
 	[DQ_WR_SEND] = DQ_OP_VALID | DQ_OP_INLINE,
@@ -35,6 +35,7 @@ const uint8_t dq_wr_ops[DQ_WR_NOPS] = {
 	[DQ_WR_LOCAL_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_NO_SGE,
 	[DQ_WR_BIND_MW] = DQ_OP_VALID | DQ_OP_NO_SGE | DQ_OP_BIND,
 	[DQ_WR_SEND_WITH_INV] = DQ_OP_VALID | DQ_OP_INV | DQ_OP_INLINE,
+	[DQ_WR_ATOMIC_WRITE] = DQ_OP_VALID | DQ_OP_REMOTE | DQ_OP_INLINE | DQ_OP_ATOMIC_WRITE,
 };
 
 static bool
@@ -355,10 +356,26 @@ atomic_check(const struct dq_send_wqe *w)
 	return 0;
 }
 
+/* An ATOMIC WRITE: the 8 bytes of one store, inline or in the SGEs of
+ * the descriptor itself (the engine checks the remote address). */
+static int
+atomic_write_check(const struct dq_send_wqe *w)
+{
+	uint64_t len = 0;
+
+	if (w->flags & DQ_SEND_INLINE)
+		return w->inline_len == 8 ? 0 : -EINVAL;
+	if (w->num_sge > DQ_WQE_SGE)
+		return -EINVAL;
+	for (uint32_t i = 0; i < w->num_sge; i++)
+		len += w->sge[i].length;
+	return len == 8 ? 0 : -EINVAL;
+}
+
 int
 dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah)
 {
-	uint8_t ops = w->opcode < DQ_WR_NOPS ? dq_wr_ops[w->opcode] : 0;
+	uint16_t ops = w->opcode < DQ_WR_NOPS ? dq_wr_ops[w->opcode] : 0;
 
 	if (!(ops & DQ_OP_VALID) || (w->flags & ~DQ_SEND_FLAGS) != 0 || w->reserved != 0)
 		return -EINVAL;
@@ -367,6 +384,8 @@ dq_send_check(const struct dq_send_wqe *w, bool ud, uint32_t max_ah)
 	if ((ops & DQ_OP_NO_SGE) && w->num_sge != 0)
 		return -EINVAL;
 	if ((ops & DQ_OP_ATOMIC) && atomic_check(w) != 0)
+		return -EINVAL;
+	if ((ops & DQ_OP_ATOMIC_WRITE) && atomic_write_check(w) != 0)
 		return -EINVAL;
 	if ((ops & DQ_OP_BIND) && ((w->bind.access & ~DQ_MW_ACCESS) != 0 || w->bind.pad != 0))
 		return -EINVAL;

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #define DQ_MAGIC 0x31514f52u	/* "ROQ1" */
-#define DQ_VERSION 5
+#define DQ_VERSION 6
 #define DQ_CACHE_LINE 64
 #define DQ_WQE_SGE 4		/* SGEs in a descriptor itself */
 /*
@@ -61,6 +61,7 @@ enum dq_wr_opcode {
 	DQ_WR_LOCAL_INV = 7,
 	DQ_WR_BIND_MW = 8,
 	DQ_WR_SEND_WITH_INV = 9,
+	DQ_WR_ATOMIC_WRITE = 15,	/* IBTA 1.5: 8 bytes, one store */
 	DQ_WR_NOPS = 16,
 };
 
@@ -80,9 +81,10 @@ enum dq_wr_opcode {
 #define DQ_OP_NO_SGE (1u << 5)	/* LOCAL_INV */
 #define DQ_OP_INLINE (1u << 6)	/* its data may be inline (ibverbs: SEND, WRITE) */
 #define DQ_OP_BIND (1u << 7)	/* BIND_MW: bind, not the atomic's or UD's fields */
+#define DQ_OP_ATOMIC_WRITE (1u << 8)	/* exactly 8 bytes: its SGEs' or inline */
 /* A bind's rights: ibverbs' remote ones (IBV_ACCESS_REMOTE_WRITE, _READ, _ATOMIC) */
 #define DQ_MW_ACCESS ((1u << 1) | (1u << 2) | (1u << 3))
-extern const uint8_t dq_wr_ops[DQ_WR_NOPS];
+extern const uint16_t dq_wr_ops[DQ_WR_NOPS];
 
 struct dq_sge {
 	uint64_t addr;		/* the application's address (its MR's iova) */
@@ -186,6 +188,9 @@ struct dq_cqe {
 				 * UCX's UD transport drops a datagram without it */
 	uint8_t reserved;	/* 0 */
 };
+/* qp_num of a completion the application took out of its ring in place
+ * (its QP reset; QPNs are 24-bit): its polls skip it. */
+#define DQ_CQE_CLEANED UINT32_MAX
 
 /* An asynchronous event (16 bytes). */
 struct dq_event {
@@ -343,7 +348,9 @@ int dq_sges_check(const struct dq_sge *sge, uint32_t n);
 
 /*
  * A copied descriptor checked on its own: 0, -EINVAL (unknown opcode or
- * flags, reserved bits set, an atomic's SGE or alignment wrong, an AH
+ * flags, reserved bits set, an atomic's SGE or alignment wrong, an
+ * ATOMIC WRITE of other than 8 bytes (inline, or in the descriptor's own
+ * SGEs), an AH
  * index beyond max_ah, or where none belongs), -E2BIG (more SGEs than
  * DQ_MAX_SGE), -EMSGSIZE (the SGEs in the descriptor add to more than
  * DQ_MAX_MSG, or one's range wraps around, or inline data above

@@ -339,8 +339,9 @@ def case_lifecycle(a, tmp):
     """dropin_lifecycle.c in one process on a port with no peer (a memif
     server alone: the frames never leave it), run-to-completion and with a
     transport lcore; then its fork mode (children of a process using droce)
-    in both."""
-    for mode, lcore in ((None, False), (None, True), ("fork", False), ("fork", True)):
+    and its clean mode (a QP's completions leave its CQ at RESET) in both."""
+    for mode, lcore in ((None, False), (None, True), ("fork", False), ("fork", True),
+                        ("clean", False), ("clean", True)):
         case = (f"dropin_lifecycle{' ' + mode if mode else ''}"
                 f"{' (transport lcore)' if lcore else ''}")
         tag = f"l{'f' if mode else ''}{int(lcore)}"
@@ -1400,7 +1401,9 @@ def case_daemon(a, tmp):
     """ibv_rc_pingpong (polling and -e), ib_write_bw and ib_read_lat servers
     on one droced at once, their clients on a second droced at the other memif end;
     then each of a.progs (dropin_mw, dropin_async): its owner on the first, its
-    peer on the second (dropin_ctxev: its daemon mode alone on the first).  Both
+    peer on the second (dropin_ctxev: its daemon mode alone on the first;
+    dropin_lifecycle: its clean mode alone on the first, on queue regions
+    and as a secondary).  Both
     droceds' lists are empty after."""
     procs = []
     try:
@@ -1421,6 +1424,18 @@ def case_daemon(a, tmp):
             ("ib_read_lat -s 8", rlat, free_port(),
              lambda c, r, o: perf_rows_ok(c, r, o, ([], [(8, 50)])))])
         for prog in a.progs:
+            if os.path.basename(prog) == "dropin_lifecycle":
+                # a QP's completions leave its CQ at RESET, on queue regions
+                # (those droced published) and as a secondary
+                for where, env in (("queue regions", {"DROCE_QUEUES": "region"}),
+                                   ("a secondary", SHARED)):
+                    case = f"dropin_lifecycle clean on droced, {where}"
+                    rcs, outs = wait_text([on_droced(a, tmp, 0, socks[0], "clean",
+                                                     [prog, "clean"], env)])
+                    if check(case, rcs[0] == 0 and outs[0].startswith("ok"),
+                             f"exit {rcs[0]}: {outs[0][-600:]}"):
+                        print(f"ok - {case}: {outs[0].splitlines()[0]}", flush=True)
+                continue
             if os.path.basename(prog) == "dropin_ctxev":
                 # two contexts of droce0 in one process on droced 0, each
                 # its own objects' events

@@ -6,7 +6,8 @@ drop-in libibverbs.so.1 and usertools/droce-run.
 
   rdma_core_suite.py --run DROCE_RUN --lib DIR --ok OK_LIST [--ok OK_LIST..]
                      --skips SKIP_LIST [--pending PENDING_LIST]
-                     [--droced DROCED [--netdev]] [--only SUBSTRING]
+                     [--droced DROCED [--netdev] [--queues region|shared]]
+                     [--only SUBSTRING]
 
 The suite is copied into a private temporary folder (its gzipped files
 unpacked) and run as its run_tests.py runs it (args_parser, then
@@ -17,14 +18,15 @@ through the port's loopback).  Checks, exactly:
   - the tests that pass are exactly those the OK_LISTs name (a
     regression, or a test newly passing, which then belongs in a list,
     fails this);
-  - except the tests PENDING_LIST names: each must end in an error or a
-    failure (what droce lacks for it is named there; one that passes
-    belongs in an OK_LIST, and the check says so);
+  - except the tests PENDING_LIST names (an OK_LIST may name them too):
+    each must end in an error or a failure (what droce lacks for it is
+    named there; one that passes leaves that list, and the check says so);
   - every skip's reason is one SKIP_LIST allows (a reason of rdma-core's
     for hardware or a capability droce lacks, lib/ibverbs/README.md).
 With --droced the same process is an application of a droced of its own
-(net_ring too; the process a DPDK secondary, its memory moved onto
-memfds), with the same lists: droced serves every verb the suite's
+(net_ring too), by default a plain process on a queue region (its memory
+moved onto memfds; --queues shared: droced's DPDK secondary), with the
+same lists but PENDING_LIST's: droced serves every verb the suite's
 passing tests use; droced's list is empty after the process exits.
 With --netdev the process runs in a network namespace this script
 creates and deletes, where one end of a veth pair (both down, both in
@@ -146,7 +148,7 @@ def check(outcomes, ok_list, skips, pending=()):
         elif res == "skipped" and text not in skips:
             bad.append(f"{tid}: skipped for a reason not allowed: {text!r}")
     ok = {t for t, (res, _) in outcomes.items() if res == "ok"}
-    want = set(ok_list)
+    want = set(ok_list) - set(pending)
     for tid in sorted(want - ok):
         bad.append(f"{tid}: listed as passing, now {outcomes.get(tid, ['not run'])[0]}")
     for tid in sorted(ok - want):
@@ -163,6 +165,9 @@ def main():
     ap.add_argument("--pending")
     ap.add_argument("--droced")
     ap.add_argument("--netdev", action="store_true")
+    ap.add_argument("--queues", choices=["region", "shared"], default="region",
+                    help="with --droced: the process on a queue region (droced's "
+                         "default) or as its DPDK secondary")
     ap.add_argument("--only", default="")
     ap.add_argument("--log", help="the suite's output to this file as it runs (by hand)")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
@@ -209,15 +214,6 @@ def netdev_add(ns):
         raise
 
 
-# With --droced the suite's process is droced's DPDK secondary
-# (DROCE_QUEUES=shared, not the default): on a queue region 10 of the
-# tests that pass on a secondary do not (test_mr_rereg_addr and _pd,
-# test_qp_ex_rc_atomic_write, test_atomic_invalid_lkey, and six bad-flow
-# tests of CQ and QP creation and posting: the region refuses differently).
-# Its forked children (the rdmacm tests) are plain processes either way.
-SHARED = {"DROCE_QUEUES": "shared"}
-
-
 def run_suite(a, seed, ok_list, skips, pending, ns):
     with tempfile.TemporaryDirectory(prefix="rdmasuite-") as tmp:
         tdir = copy_suite(tmp)
@@ -226,7 +222,7 @@ def run_suite(a, seed, ok_list, skips, pending, ns):
             daemon = droced_start(a.droced, tmp)
             droce = "-l 0 --no-pci --log-level=lib.eal:error"
             via = ["--daemon", daemon[1]]
-            queues = SHARED
+            queues = {"DROCE_QUEUES": a.queues}
         else:
             droce = " ".join(EAL + [f"--file-prefix=rdmasuite{os.getpid()}", "-l", "0",
                                     "--vdev=net_ring0", "--", "--droce-ipv4=198.18.5.1/24"])

@@ -111,6 +111,7 @@ int dqv_create_cq(struct droce_context *ctx, int cqe, void *cq_context,
 		  struct droce_comp_channel *channel, struct droce_cq **cq);
 int dqv_destroy_cq(struct droce_cq *cq);
 int dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce_qp **qp);
+int dqv_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask);
 int dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr,
 		 struct droce_qp_init_attr *init);
 int dqv_destroy_qp(struct droce_qp *qp);
@@ -126,6 +127,8 @@ int dqv_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_se
 int dqv_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc);
+/* qpn's completions not yet polled taken out of cq (its QP reset). */
+void dqv_cq_clean(struct droce_cq *cq, uint32_t qpn);
 int dqv_req_notify_cq(struct droce_cq *cq, int solicited_only);
 int dqv_cq_take_event(struct droce_cq *cq);
 int dqv_event_take(struct droce_context *ctx, struct droce_async_event *ev);

@@ -163,8 +163,9 @@ min_int(int a, uint32_t b)
 
 /*
  * droced's device as this region carries it: no more QPs and SRQs (an SRQ
- * takes a QP slot) or CQs than its slots, no deeper queues than its
- * rings, no more SGEs than a descriptor and the entries after it hold
+ * takes a QP slot) or CQs than its slots, no deeper work queues than its
+ * rings (a CQ may be deeper than its ring: droced's CQ holds what the ring
+ * has no room for yet), no more SGEs than a descriptor and the entries after it hold
  * (DQ_MAX_SGE, the in-process engine's DROCE_MAX_SGE), so that programs sizing
  * their queues from the device's limits (UCX) ask for what posts.
  */
@@ -180,7 +181,6 @@ dqv_query_device_ex(struct droce_context *ctx, struct droce_device_attr_ex *a)
 	d->max_qp = min_int(d->max_qp, g->nqp);
 	d->max_srq = min_int(d->max_srq, g->nqp);
 	d->max_cq = min_int(d->max_cq, g->ncq);
-	d->max_cqe = min_int(d->max_cqe, g->cq_depth);
 	d->max_qp_wr = min_int(min_int(d->max_qp_wr, g->sq_depth), g->rq_depth);
 	d->max_srq_wr = min_int(d->max_srq_wr, g->rq_depth);
 	d->max_sge = min_int(d->max_sge, DQ_MAX_SGE);
@@ -248,7 +248,7 @@ static struct verbs_provider dqv_provider = {
 		.create_cq = dqv_create_cq,
 		.destroy_cq = dqv_destroy_cq,
 		.create_qp = dqv_create_qp,
-		.modify_qp = droced_modify_qp,
+		.modify_qp = dqv_modify_qp,
 		.query_qp = dqv_query_qp,
 		.destroy_qp = dqv_destroy_qp,
 		.create_srq = dqv_create_srq,

@@ -27,6 +27,7 @@ _Static_assert(SAME(DQ_WR_RDMA_WRITE, DROCE_WR_RDMA_WRITE) &&
 	       SAME(DQ_SEND_INLINE, DROCE_SEND_INLINE) &&
 	       SAME(DQ_MAX_INLINE, DROCE_MAX_INLINE_DATA) &&
 	       SAME(DQ_WR_BIND_MW, DROCE_WR_BIND_MW) && SAME(DQ_MAX_SGE, DROCE_MAX_SGE) &&
+	       SAME(DQ_WR_ATOMIC_WRITE, DROCE_WR_ATOMIC_WRITE) &&
 	       SAME(DQ_MW_ACCESS, DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
 				      DROCE_ACCESS_REMOTE_ATOMIC), "lib/dq's opcodes and flags");
 
@@ -50,16 +51,19 @@ doorbell(const struct dqv_region *r)
 
 /*
  * Inline data: the bytes its SGEs add up to (their lkeys are not looked
- * at, as in ibverbs), or -EINVAL above the QP's max_inline_data.
+ * at, as in ibverbs), or -EINVAL above the QP's max_inline_data (an
+ * ATOMIC WRITE's 8 bytes are its operand, taken whatever that is, as in
+ * process).
  */
 static inline int
 inline_len(const struct dqv_qp *qp, const struct droce_send_wr *wr)
 {
+	uint32_t max = (dq_wr_ops[wr->opcode] & DQ_OP_ATOMIC_WRITE) ? 8 : qp->max_inline;
 	uint64_t len = 0;
 
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	return len <= qp->max_inline ? (int)len : -EINVAL;
+	return len <= max ? (int)len : -EINVAL;
 }
 
 /*
@@ -100,7 +104,7 @@ send_wqe(const struct dqv_qp *qp, const struct droce_send_wr *wr, uint32_t i, in
 {
 	struct dq_send_wqe *w = &((struct dq_send_wqe *)dq_ring_entries(qp->sq))[i &
 										  (qp->sq_depth - 1)];
-	uint8_t ops = dq_wr_ops[wr->opcode];
+	uint16_t ops = dq_wr_ops[wr->opcode];
 	uint16_t flags = (uint16_t)(wr->send_flags | qp->sig_all);
 
 	memset(w, 0, sizeof(*w));
@@ -193,6 +197,11 @@ dqv_post_send(struct droce_qp *pub, struct droce_send_wr *wr, struct droce_send_
 
 	if (room < 0)
 		rc = -EIO;	/* droced's index is garbage */
+	/* as in process: nothing to send from RESET, INIT or RTR (only the
+	 * application's modify_qp leaves those, so pub->state is current) */
+	if (pub->state == DROCE_QPS_RESET || pub->state == DROCE_QPS_INIT ||
+	    pub->state == DROCE_QPS_RTR)
+		rc = -EINVAL;
 	/* on a failure wr stays the WR that failed: *bad names it */
 	for (; wr != NULL && rc == 0; wr = wr->next) {
 		int len, n = send_slots(qp, wr, &len);
@@ -295,9 +304,9 @@ dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_
 {
 	struct dqv_qp *qp = (struct dqv_qp *)pub;
 
-	if (pub->srq != NULL) {
+	if (pub->srq != NULL || pub->state == DROCE_QPS_RESET) {
 		*bad = wr;
-		return -EINVAL;
+		return -EINVAL;	/* as in process (a RESET QP takes no receive) */
 	}
 	return recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, qp->max_recv_sge, wr, bad);
 }
@@ -310,29 +319,64 @@ dqv_post_srq_recv(struct droce_srq *pub, struct droce_recv_wr *wr, struct droce_
 	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, srq->max_sge, wr, bad);
 }
 
+/*
+ * Up to n completions, skipping those dqv_cq_clean marked.  Our index is
+ * loaded and stored atomically (relaxed): a modify_qp in another thread
+ * reads it.
+ */
 int
 dqv_poll_cq(struct droce_cq *pub, int n, struct droce_wc *wc)
 {
 	struct dqv_cq *cq = (struct dqv_cq *)pub;
-	int avail = dq_ring_avail(cq->ring, cq->cons, cq->depth);
+	uint32_t cons = __atomic_load_n(&cq->cons, __ATOMIC_RELAXED);
+	int avail = dq_ring_avail(cq->ring, cons, cq->depth);
 	const struct dq_cqe *e = dq_ring_entries(cq->ring);
+	int got = 0, i;
 
 	if (avail <= 0 || n <= 0)
 		return avail < 0 ? -EIO : 0;
-	if (avail > n)
-		avail = n;
-	for (int i = 0; i < avail; i++) {
-		const struct dq_cqe *c = &e[(cq->cons + (uint32_t)i) & (cq->depth - 1)];
+	for (i = 0; i < avail && got < n; i++) {
+		const struct dq_cqe *c = &e[(cons + (uint32_t)i) & (cq->depth - 1)];
+		uint32_t qpn = __atomic_load_n(&c->qp_num, __ATOMIC_RELAXED);
 
-		wc[i] = (struct droce_wc){
+		if (__builtin_expect(qpn == DQ_CQE_CLEANED, 0))
+			continue;
+		wc[got++] = (struct droce_wc){
 			.wr_id = c->wr_id, .status = (enum droce_wc_status)c->status,
 			.opcode = (enum droce_wc_opcode)c->opcode, .vendor_err = c->vendor_err,
-			.byte_len = c->byte_len, .imm_data = c->imm, .qp_num = c->qp_num,
+			.byte_len = c->byte_len, .imm_data = c->imm, .qp_num = qpn,
 			.src_qp = c->src_qp, .wc_flags = c->wc_flags, .sl = c->sl };
 	}
-	cq->cons += (uint32_t)avail;
-	dq_ring_consumed(cq->ring, cq->cons);
-	return avail;
+	cons += (uint32_t)i;
+	__atomic_store_n(&cq->cons, cons, __ATOMIC_RELAXED);
+	dq_ring_consumed(cq->ring, cons);
+	return got;
+}
+
+/*
+ * A QP reset to RESET leaves no completion behind (as in process,
+ * lib/transport tp_cq_clean; rdma-core's tests restate a QP from ERR and
+ * expect its next completion, not the flushes of before): droced removed
+ * those its own CQ held before it answered, and those it had published
+ * into the ring are marked here, in place (qp_num DQ_CQE_CLEANED, one
+ * store each), and skipped by polls.  droced writes no entry between our
+ * index and the one it published; a poll in another thread meanwhile took
+ * an entry before its mark or skips it: no lock on either side.
+ */
+void
+dqv_cq_clean(struct droce_cq *pub, uint32_t qpn)
+{
+	struct dqv_cq *cq = (struct dqv_cq *)pub;
+	uint32_t cons = __atomic_load_n(&cq->cons, __ATOMIC_RELAXED);
+	int avail = dq_ring_avail(cq->ring, cons, cq->depth);
+	struct dq_cqe *e = dq_ring_entries(cq->ring);
+
+	for (int i = 0; i < avail; i++) {
+		struct dq_cqe *c = &e[(cons + (uint32_t)i) & (cq->depth - 1)];
+
+		if (__atomic_load_n(&c->qp_num, __ATOMIC_RELAXED) == qpn)
+			__atomic_store_n(&c->qp_num, DQ_CQE_CLEANED, __ATOMIC_RELAXED);
+	}
 }
 
 /*

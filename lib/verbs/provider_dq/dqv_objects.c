@@ -326,6 +326,21 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 /* droced's answer, with what the region carries (at most DQ_MAX_SGE
  * SGEs; inline data as droced's QP, which was asked for what the region
  * allowed). */
+/* As droced's client's; a QP reset leaves none of its completions in its
+ * CQs' rings (dqv_cq_clean). */
+int
+dqv_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
+{
+	int rc = droced_modify_qp(qp, attr, mask);
+
+	if (rc == 0 && (mask & DROCE_QP_STATE) && attr->qp_state == DROCE_QPS_RESET) {
+		dqv_cq_clean(qp->send_cq, qp->qp_num);
+		if (qp->recv_cq != qp->send_cq)
+			dqv_cq_clean(qp->recv_cq, qp->qp_num);
+	}
+	return rc;
+}
+
 int
 dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_init_attr *init)
 {

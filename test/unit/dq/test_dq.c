@@ -333,6 +333,35 @@ test_atomic_check(void **state)
 	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
 }
 
+/* ATOMIC WRITE: exactly 8 bytes, inline or in the descriptor's SGEs. */
+static void
+test_atomic_write_check(void **state)
+{
+	struct dq_send_wqe w = { .opcode = DQ_WR_ATOMIC_WRITE, .num_sge = 2,
+				 .remote_addr = 0x1008, .rkey = 1,
+				 .sge = { { 0x4000, 4, 0x7 }, { 0x5000, 4, 0x7 } } };
+
+	(void)state;
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	w.sge[1].length = 5;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.num_sge = 1;
+	w.sge[0].length = 8;
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	w = (struct dq_send_wqe){ .opcode = DQ_WR_ATOMIC_WRITE, .flags = DQ_SEND_INLINE,
+				  .remote_addr = 0x1008, .rkey = 1, .inline_len = 8 };
+	assert_int_equal(dq_send_check(&w, false, 0), 0);
+	w.inline_len = 16;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.inline_len = 0;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.opcode = DQ_WR_ATOMIC_WRITE - 1;	/* FLUSH: not carried */
+	w.inline_len = 8;
+	assert_int_equal(dq_send_check(&w, false, 0), -EINVAL);
+	w.opcode = DQ_WR_ATOMIC_WRITE;
+	assert_int_equal(dq_send_check(&w, true, 5), -EINVAL);	/* RC only */
+}
+
 static void
 test_ud_check(void **state)
 {
@@ -526,6 +555,7 @@ main(void)
 		cmocka_unit_test(test_send_check),
 		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_atomic_check),
+		cmocka_unit_test(test_atomic_write_check),
 		cmocka_unit_test(test_ud_check),
 		cmocka_unit_test(test_recv_check),
 		cmocka_unit_test(test_sge_entries),
