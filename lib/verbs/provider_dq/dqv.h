@@ -43,6 +43,11 @@ struct dqv_region {
 	/* bumped by a fork's child: a context of the parent's names a ring
 	 * of the parent's region, not of any region the child opens */
 	uint32_t gen;
+	/* per QP slot, the process's own: its QP's number (0: none) and the
+	 * receive completions polled (a post's room: max_recv_wr less
+	 * those posted and not yet polled, as in process) */
+	uint32_t slot_qpn[DQV_QPS];
+	uint32_t rq_done[DQV_QPS];
 };
 
 /* A context of this provider: its event ring's index and consumer index
@@ -68,6 +73,7 @@ struct dqv_cq {
 	uint32_t cons;			/* our own index */
 	uint32_t arm_sn;		/* the last arm's sequence number */
 	uint32_t taken;			/* fired events taken (cq_take_event) */
+	uint32_t last_slot;		/* the QP slot of its last receive completion */
 	struct dq_ring *ring;
 	struct dq_notify *notify;
 };
@@ -80,6 +86,8 @@ struct dqv_qp {
 	uint16_t sig_all;		/* DQ_SEND_SIGNALED when sq_sig_all */
 	uint32_t max_inline;		/* the QP's max_inline_data */
 	uint32_t max_send_sge, max_recv_sge;	/* as droced granted: more is EINVAL */
+	uint32_t max_recv_wr;		/* as droced granted */
+	uint32_t rq_posted;		/* receives posted (dqv_recv_done: completed) */
 	struct dq_ring *sq, *rq;
 	struct dqv_region *r;
 };
@@ -127,6 +135,8 @@ int dqv_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_se
 int dqv_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad);
 int dqv_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc);
+/* The receive completions polled of the QP in slot (dqv_region.rq_done). */
+uint32_t dqv_recv_done(uint32_t slot);
 /* qpn's completions not yet polled taken out of cq (its QP reset). */
 void dqv_cq_clean(struct droce_cq *cq, uint32_t qpn);
 int dqv_req_notify_cq(struct droce_cq *cq, int solicited_only);

@@ -260,10 +260,13 @@ recv_wqe(struct dq_ring *r, uint32_t depth, uint32_t prod, const struct droce_re
 }
 
 /* Receive WRs of at most max_sge SGEs (the QP's or SRQ's, as granted;
- * more: EINVAL) into a ring whose own index is *prod: as droced checks them. */
+ * more: EINVAL) into a ring whose own index is *prod: as droced checks
+ * them.  At most *wr_room of them (a QP's receive queue: ENOMEM beyond),
+ * less those posted on return. */
 static int
 recv_post(struct dqv_region *reg, struct dq_ring *r, uint32_t depth, uint32_t *prod_p,
-	  uint32_t max_sge, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+	  uint32_t max_sge, uint32_t *wr_room, struct droce_recv_wr *wr,
+	  struct droce_recv_wr **bad)
 {
 	int room = dq_ring_room(r, *prod_p, depth), rc = 0;
 	uint32_t prod = *prod_p;
@@ -278,7 +281,7 @@ recv_post(struct dqv_region *reg, struct dq_ring *r, uint32_t depth, uint32_t *p
 			break;
 		}
 		n = (int)dq_recv_slots((uint32_t)wr->num_sge);
-		if (n > room) {
+		if (n > room || *wr_room == 0) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -287,6 +290,7 @@ recv_post(struct dqv_region *reg, struct dq_ring *r, uint32_t depth, uint32_t *p
 			break;
 		prod += (uint32_t)n;
 		room -= n;
+		--*wr_room;
 	}
 	if (rc != 0)
 		*bad = wr;
@@ -304,11 +308,22 @@ dqv_post_recv(struct droce_qp *pub, struct droce_recv_wr *wr, struct droce_recv_
 {
 	struct dqv_qp *qp = (struct dqv_qp *)pub;
 
+	uint32_t room, left;
+	int rc;
+
 	if (pub->srq != NULL || pub->state == DROCE_QPS_RESET) {
 		*bad = wr;
 		return -EINVAL;	/* as in process (a RESET QP takes no receive) */
 	}
-	return recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, qp->max_recv_sge, wr, bad);
+	/* as in process: max_recv_wr posted and not yet completed (the ring
+	 * is deeper; the completions this process polled say which are) */
+	room = qp->max_recv_wr - (qp->rq_posted - dqv_recv_done(qp->slot));
+	left = room <= qp->max_recv_wr ? room : 0;
+	room = left;
+	rc = recv_post(qp->r, qp->rq, qp->rq_depth, &qp->rq_prod, qp->max_recv_sge, &left, wr,
+		       bad);
+	qp->rq_posted += room - left;
+	return rc;
 }
 
 int
@@ -316,7 +331,37 @@ dqv_post_srq_recv(struct droce_srq *pub, struct droce_recv_wr *wr, struct droce_
 {
 	struct dqv_srq *srq = (struct dqv_srq *)pub;
 
-	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, srq->max_sge, wr, bad);
+	uint32_t room = UINT32_MAX;
+
+	return recv_post(srq->r, srq->ring, srq->depth, &srq->prod, srq->max_sge, &room, wr, bad);
+}
+
+/*
+ * A receive completion of QP qpn polled: its slot's count (the slot of
+ * the CQ's last one first; an SRQ's QP counts too, unused).  The process's
+ * own table, written by create and destroy, read here atomically.
+ */
+static inline void
+recv_polled(struct dqv_cq *cq, uint32_t qpn)
+{
+	struct dqv_region *r = &dqv_region;
+	uint32_t s = cq->last_slot;
+
+	if (__atomic_load_n(&r->slot_qpn[s], __ATOMIC_RELAXED) != qpn) {
+		for (s = 0; s < DQV_QPS && __atomic_load_n(&r->slot_qpn[s], __ATOMIC_RELAXED) != qpn;
+		     s++)
+			;
+		if (s == DQV_QPS)
+			return;		/* its QP destroyed meanwhile */
+		cq->last_slot = s;
+	}
+	__atomic_store_n(&r->rq_done[s], r->rq_done[s] + 1, __ATOMIC_RELAXED);
+}
+
+uint32_t
+dqv_recv_done(uint32_t slot)
+{
+	return __atomic_load_n(&dqv_region.rq_done[slot], __ATOMIC_RELAXED);
 }
 
 /*
@@ -346,6 +391,8 @@ dqv_poll_cq(struct droce_cq *pub, int n, struct droce_wc *wc)
 			.opcode = (enum droce_wc_opcode)c->opcode, .vendor_err = c->vendor_err,
 			.byte_len = c->byte_len, .imm_data = c->imm, .qp_num = qpn,
 			.src_qp = c->src_qp, .wc_flags = c->wc_flags, .sl = c->sl };
+		if (c->opcode & DROCE_WC_RECV)	/* a receive's, flushed ones too */
+			recv_polled(cq, qpn);
 	}
 	cons += (uint32_t)i;
 	__atomic_store_n(&cq->cons, cons, __ATOMIC_RELAXED);

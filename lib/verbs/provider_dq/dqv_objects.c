@@ -311,6 +311,9 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	qp->max_inline = init->cap.max_inline_data;	/* as droced granted */
 	qp->max_send_sge = init->cap.max_send_sge;
 	qp->max_recv_sge = init->cap.max_recv_sge;
+	qp->max_recv_wr = init->cap.max_recv_wr;
+	__atomic_store_n(&dqv_region.rq_done[slot], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&dqv_region.slot_qpn[slot], qp->d.pub.qp_num, __ATOMIC_RELAXED);
 	qp->d.pub.context = pd->context;
 	qp->d.pub.qp_context = init->qp_context;
 	qp->d.pub.pd = pd;
@@ -323,9 +326,6 @@ dqv_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *init, struct droce
 	return 0;
 }
 
-/* droced's answer, with what the region carries (at most DQ_MAX_SGE
- * SGEs; inline data as droced's QP, which was asked for what the region
- * allowed). */
 /* As droced's client's; a QP reset leaves none of its completions in its
  * CQs' rings (dqv_cq_clean). */
 int
@@ -334,13 +334,19 @@ dqv_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int mask)
 	int rc = droced_modify_qp(qp, attr, mask);
 
 	if (rc == 0 && (mask & DROCE_QP_STATE) && attr->qp_state == DROCE_QPS_RESET) {
+		struct dqv_qp *q = (struct dqv_qp *)qp;
+
 		dqv_cq_clean(qp->send_cq, qp->qp_num);
 		if (qp->recv_cq != qp->send_cq)
 			dqv_cq_clean(qp->recv_cq, qp->qp_num);
+		q->rq_posted = dqv_recv_done(q->slot);	/* its receive queue empty */
 	}
 	return rc;
 }
 
+/* droced's answer, with what the region carries (at most DQ_MAX_SGE
+ * SGEs; inline data as droced's QP, which was asked for what the region
+ * allowed). */
 int
 dqv_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, struct droce_qp_init_attr *init)
 {
@@ -367,6 +373,7 @@ dqv_destroy_qp(struct droce_qp *pub)
 	if (rc != 0)
 		return -rc;
 	verbs_events_forget(pub->context, pub);
+	__atomic_store_n(&dqv_region.slot_qpn[qp->slot], 0, __ATOMIC_RELAXED);
 	slot_give(&dqv_region.qp_used, qp->slot);
 	free(qp);
 	return 0;
