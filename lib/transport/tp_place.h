@@ -29,6 +29,12 @@
 
 #define TP_PLACE_TAIL 64u
 
+/* Each store of the tail, noted (n bytes at d) where a test traces them
+ * (test_tp_place); nothing otherwise. */
+#ifndef TP_PLACE_NOTE
+#define TP_PLACE_NOTE(d, n) ((void)0)
+#endif
+
 /* unaligned stores the compiler may neither merge into a memcpy call nor
  * repeat (volatile), and that UBSan accepts at any address (aligned(1)) */
 typedef uint64_t __attribute__((aligned(1), may_alias)) tp_place_u64;
@@ -65,15 +71,21 @@ tp_place(void *dst, const void *src, uint32_t len)
 		return;
 	if (i != 0)
 		memcpy(d, s, i);
-	for (; (end - i) % 8 != 0; i++)
+	for (; (end - i) % 8 != 0; i++) {
+		TP_PLACE_NOTE(d + i, 1);
 		*(volatile uint8_t *)(d + i) = s[i];
+	}
 	if ((end - i) % 16 != 0) {
+		TP_PLACE_NOTE(d + i, 8);
 		tp_place_word(d + i, s + i);
 		i += 8;
 	}
-	for (; i < end; i += 16)
+	for (; i < end; i += 16) {
+		TP_PLACE_NOTE(d + i, 16);
 		tp_place_16(d + i, s + i);
+	}
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	TP_PLACE_NOTE(d + i, width);
 	if (width == 16)
 		tp_place_16(d + i, s + i);
 	else if (width == 8)

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 
 #include "tp_fixture.h"
 #include "transport.h"
@@ -414,6 +415,7 @@ static void
 test_timeout_in_own_gap_charges_no_retry(void **state)
 {
 	struct droce_wc wc;
+	uint64_t t0, stall_us;
 
 	(void)state;
 	fx_destroy_qps(&f);
@@ -424,7 +426,11 @@ test_timeout_in_own_gap_charges_no_retry(void **state)
 				 DROCE_SEND_SIGNALED), 0);
 	droce_progress(f.a.ctx);		/* sent: the timer runs */
 	assert_int_equal(fx_counter(&f.a, "sent_pkts"), 3);
+	t0 = rte_get_timer_cycles();
 	sleep_ms(GAP_STALL_MS);
+	/* the stall in the engine's own clock (EAL's estimate of the timer's
+	 * rate, off by 10 % and more on a loaded virtual machine, is in both) */
+	stall_us = (rte_get_timer_cycles() - t0) * 1000000 / rte_get_timer_hz();
 	assert_int_equal(fx_poll(&f, f.a.cq, &wc, 1, 5), 1);
 	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
 	assert_int_equal(fx_qp_state(f.a.qp), DROCE_QPS_RTS);
@@ -436,7 +442,7 @@ test_timeout_in_own_gap_charges_no_retry(void **state)
 	assert_int_equal(fx_counter(&f.a, "retransmitted_pkts"), 0);
 	assert_int_equal(fx_counter(&f.a, "sent_pkts"), 3);
 	assert_true(fx_counter(&f.a, "sched_gaps") >= 1);
-	assert_true(fx_counter(&f.a, "sched_gap_max_us") >= GAP_STALL_MS * 1000);
+	assert_true(fx_counter(&f.a, "sched_gap_max_us") + 1000 >= stall_us);
 	assert_int_equal(fx_counter(&f.b, "sched_gaps"), 0);
 	assert_int_equal(fx_counter(&f.b, "sched_gap_max_us"), 0);
 }
