@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,21 @@ failures = []
 def fail(case, msg):
     failures.append(f"{case}: {msg}")
     print(f"not ok - {case}: {msg}", flush=True)
+
+
+def free_port(port):
+    """port, or the next one up that this namespace can bind: below the
+    kernel's ephemeral range (32768-60999), where another test's
+    connection took 36676 and the server "Couldn't listen"."""
+    for k in range(12000):
+        cand = 20000 + (port - 20000 + k) % 12000
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("0.0.0.0", cand))
+                return cand
+            except OSError:
+                continue
+    raise SystemExit("FAIL: no free TCP port in 20000-31999")
 
 
 def listening(pid, port):
@@ -400,7 +416,7 @@ def main():
             if a.repeat > 1:
                 name = f"{name} #{rep + 1}"
             total += 1
-            port = 20000 + (os.getpid() * 7 + i * 131) % 40000
+            port = free_port(20000 + (os.getpid() * 7 + i * 131) % 12000)
             t0 = time.monotonic()
             res = run_pair(veth, tmp, name, i, binary, sargs, cargs, port)
             if res is None:
