@@ -210,6 +210,20 @@ cm_disconnect(struct cm_fx *c, struct droce_rdma_cm_id *cid, struct droce_rdma_c
 	assert_int_equal(fx_qp_state(sid->qp), DROCE_QPS_ERR);
 }
 
+/* A client id on ch_a connected to the listener's new id (*sid):
+ * REQ, REP, RTU, both ESTABLISHED. */
+static struct droce_rdma_cm_id *
+connected(struct cm_fx *c, struct droce_rdma_cm_id **sid)
+{
+	struct droce_rdma_cm_id *cid = client(c, PORT, FAST_TIMEOUT);
+
+	cm_connect(cid, "hello");
+	*sid = take_request(c, "hello");
+	cm_accept(*sid, "world");
+	established(c, cid, *sid);
+	return cid;
+}
+
 static void
 destroy(struct droce_rdma_cm_id *id)
 {
@@ -239,11 +253,7 @@ test_connect_data_disconnect(void **state)
 
 	(void)state;
 	cm_open(&c);
-	cid = client(&c, PORT, FAST_TIMEOUT);
-	cm_connect(cid, "hello");
-	sid = take_request(&c, "hello");
-	cm_accept(sid, "world");
-	established(&c, cid, sid);
+	cid = connected(&c, &sid);
 
 	/* the QPs as the REQ and REP set them up */
 	assert_int_equal(droce_query_qp(cid->qp, &at, DROCE_QP_STATE, &init), 0);
@@ -418,12 +428,8 @@ test_own_qps(void **state)
 static void
 one_connection(struct cm_fx *c)
 {
-	struct droce_rdma_cm_id *cid = client(c, PORT, FAST_TIMEOUT), *sid;
+	struct droce_rdma_cm_id *sid, *cid = connected(c, &sid);
 
-	cm_connect(cid, "hello");
-	sid = take_request(c, "hello");
-	cm_accept(sid, "world");
-	established(c, cid, sid);
 	assert_int_equal(live_qps(c->f.a.ctx), 1);
 	assert_int_equal(live_qps(c->f.b.ctx), 1);
 	cm_disconnect(c, cid, sid);
@@ -784,11 +790,7 @@ test_destroyed_id_departs(void **state)
 
 	(void)state;
 	cm_open(&c);
-	cid = client(&c, PORT, FAST_TIMEOUT);
-	cm_connect(cid, "hello");
-	sid = take_request(&c, "hello");
-	cm_accept(sid, "world");
-	established(&c, cid, sid);
+	cid = connected(&c, &sid);
 	t0 = fx_now();
 	destroy(cid);
 	assert_true(fx_now() - t0 < 0.25);
@@ -802,11 +804,7 @@ test_destroyed_id_departs(void **state)
 	cmfx_spin(c.ch_a, c.ch_b, 0.05);
 	destroy(sid);
 
-	cid = client(&c, PORT, FAST_TIMEOUT);
-	cm_connect(cid, "hello");
-	sid = take_request(&c, "hello");
-	cm_accept(sid, "world");
-	established(&c, cid, sid);
+	cid = connected(&c, &sid);
 	set_drop(c.f.a.link, 1.0);
 	t0 = fx_now();
 	destroy(cid);
