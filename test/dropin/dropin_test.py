@@ -1849,16 +1849,22 @@ def daemon_rsockets(a, tmp, socks):
                         f"{name} rows {rstream_rows(outs[side])}, expected {[row]}")
         if ok:
             print(f"ok - {case}: its row exact on both sides", flush=True)
-    # datagram rsockets: udpong's echo, both on droced's one address
-    case = "udpong -S 256 -C 500 -T e on droced (queue regions)"
+    # datagram rsockets: udpong's echo, both on droced's one address.  Its
+    # client resends a datagram unanswered in 1 ms, and the server echoes
+    # every copy: each resend stays queued for good (up to both receive
+    # queues, 2 x 384), and each later datagram waits behind that backlog.
+    # On a busy 2-core machine (droced's lcore and udpong's non-blocking
+    # server both spin) 1 ms goes by often, so 500 echoes took from 2 s to
+    # over a minute; 100 keep the worst case within the deadline.
+    case = "udpong -S 256 -C 100 -T e on droced (queue regions)"
     rcs, outs = server_client_on_droced(
         a, tmp, socks, "udp", ["stdbuf", "-oL", "udpong", "-b", "198.18.5.1"],
-        ["udpong", "-s", "198.18.5.1", "-S", "256", "-C", "500", "-T", "e"], regions,
+        ["udpong", "-s", "198.18.5.1", "-S", "256", "-C", "100", "-T", "e"], regions,
         server_stays=True)
     rows = re.findall(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+[\d.]+s\s+[\d.]+\s+[\d.]+$",
                       outs[1], re.M)
     if (check(case, rcs[1] == 0, f"client exit {rcs[1]}: {brief(outs[1], 300)}") &
-            check(case, rows == [("custom", "256", "1k", "250k")], f"client rows {rows}") &
+            check(case, rows == [("custom", "256", "200", "50k")], f"client rows {rows}") &
             check(case, "client login from 198.18.5.1" in outs[0],
                   f"server: {brief(outs[0], 300)}")):
         print(f"ok - {case}: its row exact", flush=True)

@@ -220,7 +220,8 @@ def case_perftest(a, tmp, nets, tag, test, size, iters, kind, uct=None, tls=None
     for side, name in ((0, "server"), (1, "client")):
         ok &= check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-400:]}")
     final = FINAL_RE.findall(outs[1])
-    ok = ok and check(case, len(final) == 1, f"client: Final rows {final}")
+    ok = ok and check(case, len(final) == 1,
+                     f"client: Final rows {final}: {outs[1][-600:]!r}")
     if not ok:
         return
     n, lat, bw = int(final[0][0]), float(final[0][2]), float(final[0][5])
