@@ -70,9 +70,12 @@ from droced_util import droced_apps, droced_start, droced_stop  # noqa: E402
 TIMEOUT = float(os.environ.get("DROPIN_TIMEOUT", "40"))
 PORT = 13337
 # Final: iterations, latency 50%ile/average/overall (us), bandwidth
-# average/overall (MB/s), message rate average/overall
-FINAL_RE = re.compile(r"^Final:\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)",
-                      re.M)
+# average/overall (MB/s), message rate average/overall.  ucx_perftest
+# prints "Final:" and its figures in two printf calls, and UCX's logger
+# (UCX_LOG_LEVEL=info, to stdout) may write a whole line of another
+# thread's between them.
+FINAL_RE = re.compile(r"^Final:\s+(?:\[[^\n]*\bUCX\s+[A-Z]+\b[^\n]*\n\s*)*"
+                      r"(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", re.M)
 EP_CFG_RE = re.compile(r"ep_cfg\[\d+\]: (.*)$", re.M)
 
 
