@@ -149,17 +149,48 @@ def case_fi_info(a, tmp, nets):
         print(f"ok - fi_info -p verbs: droce0 FI_EP_MSG ({len(entries)} entries)", flush=True)
 
 
+# libfabric 1.17's rxm reposts a receive buffer onto a closed endpoint when
+# a completion of that endpoint is still in its CQ as it closes it
+# (rxm_close_conn: fi_close, then rxm_flush_msg_cq; upstream issue #11828,
+# fixed on main by PR #12674, in no release).  fi_pingpong -e rdm meets it
+# when a side is preempted between its CQ read and its CM read for as long
+# as the peer takes to finish and close: the peer's FIN and its own FIN's
+# acknowledgement (a NIC's or droced's, not waiting for this process) land
+# in the CQ, the peer's DISCONNECTED comes first, and the repost faults in
+# rxm_post_recv (Debian's libfabric.so.1 at +0xb7882; fi_pingpong catches
+# the signal and exits 1).  Removing a destroyed QP's completions (mlx5's
+# way) loses that FIN instead and fi_pingpong waits forever.  About 1 run in
+# 13 under two busy-loop spinners on 2 cores, none on a quiet machine.
+RXM_TEARDOWN_FAULT = re.compile(r"terminated with signal 11 at PC=\S+ SP=\S+\.\s+Backtrace:\n"
+                                r"\S*/libfabric\.so\.1\(\+0xb7882\)")
+PP_ROW = [("1k", "100", "=100", "200k")]
+
+
+def rxm_teardown_fault(rcs, outs):
+    """A run whose only failure is that fault, after both sides' exact rows."""
+    return any(rc == 1 and RXM_TEARDOWN_FAULT.search(out) for rc, out in zip(rcs, outs)) and \
+        all(rc == 0 or RXM_TEARDOWN_FAULT.search(out) for rc, out in zip(rcs, outs)) and \
+        all(PP_ROW_RE.findall(out) == PP_ROW for out in outs)
+
+
 def case_pingpong(a, tmp, nets, tag, prov, ep):
     case = f'fi_pingpong -p "{prov}" -e {ep}'
     args = ["fi_pingpong", "-p", prov, "-e", ep, "-I", "100", "-S", "1024", "-c"]
     # the server listens on its control port (47592) before anything else
-    rcs, outs = run_pair(a, tmp, nets, tag, [args, args + [nets.server_addr]],
-                         lambda text: dt.listening_in(nets.ns[0], 47592))
+    for attempt in (1, 2):
+        rcs, outs = run_pair(a, tmp, nets, f"{tag}{attempt}",
+                             [args, args + [nets.server_addr]],
+                             lambda text: dt.listening_in(nets.ns[0], 47592))
+        if attempt == 1 and ep == "rdm" and rxm_teardown_fault(rcs, outs):
+            print(f"# {case}: rows exact, then libfabric 1.17 rxm's teardown fault "
+                  "(upstream #11828); run again once", flush=True)
+            continue
+        break
     ok = True
     for side, name in ((0, "server"), (1, "client")):
         rows = PP_ROW_RE.findall(outs[side])
         ok &= dt.check(case, rcs[side] == 0, f"{name} exit {rcs[side]}: {outs[side][-2000:]}")
-        ok &= dt.check(case, rows == [("1k", "100", "=100", "200k")],
+        ok &= dt.check(case, rows == PP_ROW,
                        f"{name}: rows {rows}: {outs[side][-400:]}")
     if ok:
         print(f"ok - {case}: both sides 100 x 1 KiB, =100 acked, 200k, data checked",

@@ -1850,12 +1850,17 @@ def daemon_rsockets(a, tmp, socks):
         if ok:
             print(f"ok - {case}: its row exact on both sides", flush=True)
     # datagram rsockets: udpong's echo, both on droced's one address.  Its
-    # client resends a datagram unanswered in 1 ms, and the server echoes
-    # every copy: each resend stays queued for good (up to both receive
-    # queues, 2 x 384), and each later datagram waits behind that backlog.
-    # On a busy 2-core machine (droced's lcore and udpong's non-blocking
-    # server both spin) 1 ms goes by often, so 500 echoes took from 2 s to
-    # over a minute; 100 keep the worst case within the deadline.
+    # client resends a datagram unanswered in 1 ms and the server echoes
+    # every copy; a stale echo read later overwrites the client's message,
+    # which it then resends as is (client_send_recv sets the sequence
+    # number once): stale copies stay in flight for good, one more per
+    # timeout.  Once they fill a receive queue (384) datagrams are dropped,
+    # and if the current one is, the client resends only stale ones and
+    # waits forever (seen live: the client sending sequence number 3 for
+    # minutes, reading only 3s, while it wanted 4).  On a busy 2-core
+    # machine (droced's lcore and udpong's non-blocking server both spin)
+    # 1 ms goes by often: 500 echoes hung in 1 run of 20 to 60 under two
+    # spinners (and once in CI); 100 give far fewer timeouts.
     case = "udpong -S 256 -C 100 -T e on droced (queue regions)"
     rcs, outs = server_client_on_droced(
         a, tmp, socks, "udp", ["stdbuf", "-oL", "udpong", "-b", "198.18.5.1"],
