@@ -669,10 +669,19 @@ srq_refused(struct droced_app *a, struct dq_qp_slot *s, const char *what, int er
 
 /* ---- the poller -------------------------------------------------------------------- */
 
-/* Every SGE's lkey one of the application's MRs (any of its PDs; the
- * engine checks the QP's PD and the range: LOC_PROT_ERR). */
-static int
-keys_check(struct droced_app *a, const struct dq_sge *sge, uint32_t n)
+/*
+ * An SGE's lkey not of the application's own MRs (any of its PDs) is
+ * replaced by one no MR has (lib/protection never allocates index 0), so
+ * that the engine ends the work request as in process and as an RNIC: a
+ * LOC_PROT_ERR completion when it uses the SGE (the requester's gather,
+ * the responder's place; IBTA 10.6.3), its QP in ERR.  No access with
+ * another application's key is possible, and the engine checks the rest
+ * of an own key (the QP's PD, the range, the rights).
+ */
+#define NO_LKEY 0u
+
+static void
+keys_own(struct droced_app *a, struct dq_sge *sge, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		bool own = false;
@@ -681,9 +690,8 @@ keys_check(struct droced_app *a, const struct dq_sge *sge, uint32_t n)
 			own = a->obj[j].type == OBJ_MR &&
 			      ((const struct droce_mr *)a->obj[j].p)->lkey == sge[i].lkey;
 		if (!own)
-			return -EACCES;
+			sge[i].lkey = NO_LKEY;
 	}
-	return 0;
 }
 
 /*
@@ -851,8 +859,8 @@ sq_step(struct droced_app *a, struct dq_qp_slot *s)
 		if (rc == 0)
 			rc = send_take(r, dq->g.sq_depth, s->sq_cons, &w, (uint32_t)avail - n,
 				       s->max_send_sge, data, sges, &slots);
-		if (rc == 0)
-			rc = keys_check(a, sges, w.num_sge);
+		if (rc == 0 && !(w.flags & DQ_SEND_INLINE))
+			keys_own(a, sges, w.num_sge);
 		if (rc == 0 && (dq_wr_ops[w.opcode] & DQ_OP_BIND))
 			rc = bind_objects(a, &w, &mw, &mr);
 		if (rc == 0)
@@ -897,10 +905,10 @@ rq_step(struct droced_app *a, struct dq_qp_slot *s)
 		if (rc == 0)
 			rc = recv_take(r, dq->g.rq_depth, s->rq_cons, &w, (uint32_t)avail - n,
 				       s->max_recv_sge, sges, &slots);
-		if (rc == 0)
-			rc = keys_check(a, sges, w.num_sge);
-		if (rc == 0)
+		if (rc == 0) {
+			keys_own(a, sges, w.num_sge);
 			rc = -recv_one(s, &w, sges);
+		}
 		if (rc == -ENOMEM) {
 			a->dq->stalled = true;
 			break;

@@ -33,8 +33,10 @@
  *       answer a SEND back.  Then the client (rnr_retry 1) SENDs 17 at
  *       once: 16 land in the SRQ's receives, the 17th ends
  *       RNR_RETRY_EXC_ERR; no other event came.  Then the server posts a
- *       receive with the client's key (not its own) into its SRQ:
- *       SRQ_ERR naming it, its QP in ERR, QP_LAST_WQE_REACHED naming that.
+ *       receive with the client's key (not its own) into an SRQ of its
+ *       own and SENDs into it from a QP on that SRQ connected to itself:
+ *       the receive LOC_PROT_ERR, the SEND REM_OP_ERR, the QP in ERR,
+ *       QP_LAST_WQE_REACHED naming it, no SRQ_ERR.
  *   dq_app ... server|client 1 mw
  *       The server binds a type-1 window (droce_bind_mw) over its first
  *       chunk and a type-2 one (a BIND_MW work request) over its second,
@@ -783,6 +785,63 @@ async_event(struct app *a, struct droce_async_event *ev, int ms)
 	return false;
 }
 
+/*
+ * A receive with a key not ours (the client's) in an SRQ of its own, and
+ * a SEND into it from a QP on that SRQ connected to itself (the client's
+ * QP, in ERR after its burst, sends nothing more): droced takes the
+ * receive (an lkey not ours becomes one no MR has), and the engine ends it
+ * as in process: the receive LOC_PROT_ERR, the SEND NAKed (REM_OP_ERR),
+ * the QP in ERR, QP_LAST_WQE_REACHED (IBTA 11.6.3.1); no SRQ_ERR.  The
+ * QP and the SRQ are destroyed after.
+ */
+static void
+srq_foreign_key(struct app *a)
+{
+	struct droce_srq_init_attr si = { .srq_context = a, .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct droce_qp_init_attr init = { .send_cq = a->cq, .recv_cq = a->cq,
+					   .qp_type = DROCE_QPT_RC, .cap = { 4, 0, 1, 1, 0 } };
+	struct app self = *a;
+	struct droce_async_event ev;
+	struct droce_qp_attr qa;
+	struct droce_qp_init_attr qi;
+	struct droce_wc wc[2];
+
+	self.srq = droce_create_srq(a->pd, &si);
+	if (self.srq == NULL)
+		die("create srq", errno);
+	init.srq = self.srq;
+	self.qp = droce_create_qp(a->pd, &init);
+	if (self.qp == NULL)
+		die("create qp", errno);
+	self.rqpn = self.qp->qp_num;
+	connect_qp(&self);
+	srq_recv(&self, 0, a->rkey);
+	post_send(&self, DROCE_WR_SEND, WR_SEND, MSG_OFF - MSG, MSG, 0, 0);
+	next_wc(a, &wc[0]);
+	next_wc(a, &wc[1]);
+	if (wc[0].wr_id != 0) {		/* the receive's (an error's opcode is not its own) */
+		struct droce_wc t = wc[0];
+
+		wc[0] = wc[1];
+		wc[1] = t;
+	}
+	check(wc[0].wr_id == 0 && wc[0].status == DROCE_WC_LOC_PROT_ERR &&
+	      wc[0].qp_num == self.qp->qp_num,
+	      "the receive with a foreign key: LOC_PROT_ERR", 0);
+	check(wc[1].status == DROCE_WC_REM_OP_ERR && wc[1].wr_id == WR_SEND &&
+	      wc[1].qp_num == self.qp->qp_num, "the SEND into it: REM_OP_ERR", 0);
+	check(droce_query_qp(self.qp, &qa, DROCE_QP_STATE, &qi) == 0 &&
+	      qa.qp_state == DROCE_QPS_ERR, "its QP in ERR", 0);
+	/* a QP on an SRQ in ERR: its last WQE reached (IBTA 11.6.3.1) */
+	check(async_event(a, &ev, 10000) && ev.event_type == DROCE_EVENT_QP_LAST_WQE_REACHED &&
+	      ev.element.qp == self.qp, "QP_LAST_WQE_REACHED naming the QP", 0);
+	check(!async_event(a, &ev, 200), "no other event (no SRQ_ERR)", 1);
+	if (droce_destroy_qp(self.qp) != 0 || droce_destroy_srq(self.srq) != 0)
+		die("destroy", errno);
+	printf("server: a foreign key in an SRQ's receive: LOC_PROT_ERR, the SEND into it "
+	       "REM_OP_ERR, its QP in ERR, QP_LAST_WQE_REACHED, no SRQ_ERR\n");
+}
+
 static void
 srq_server(struct app *a, uint32_t rounds)
 {
@@ -843,23 +902,7 @@ srq_server(struct app *a, uint32_t rounds)
 	printf("server: %u rounds through an SRQ, every byte and completion right, "
 	       "1 SRQ_LIMIT_REACHED; %u receives of the burst\n", rounds, SRQ_RECVS);
 	fflush(stdout);
-	/* a receive with a key not ours (the client's): droced refuses it */
-	srq_recv(a, 0, a->rkey);
-	check(async_event(a, &ev, 10000) && ev.event_type == DROCE_EVENT_SRQ_ERR &&
-	      ev.element.srq == a->srq, "SRQ_ERR naming the SRQ", 0);
-	for (int64_t end = now_ns() + WAIT_NS;; sched_yield()) {
-		if (droce_query_qp(a->qp, &qa, DROCE_QP_STATE, &qi) != 0)
-			die("query qp", errno);
-		if (qa.qp_state == DROCE_QPS_ERR)
-			break;
-		check(now_ns() < end, "the QP on the SRQ in ERR", 0);
-	}
-	/* a QP on an SRQ in ERR: its last WQE reached (IBTA 11.6.3.1) */
-	check(async_event(a, &ev, 10000) && ev.event_type == DROCE_EVENT_QP_LAST_WQE_REACHED &&
-	      ev.element.qp == a->qp, "QP_LAST_WQE_REACHED naming the QP", 0);
-	check(!async_event(a, &ev, 200), "no other event", 1);
-	printf("server: a foreign key in its SRQ: SRQ_ERR, its QP in ERR, "
-	       "QP_LAST_WQE_REACHED\n");
+	srq_foreign_key(a);
 }
 
 static void

@@ -20,7 +20,9 @@
  *                             and QP handle QP;
  *                             first one well-formed inline WRITE to itself
  *                             (its bytes and completion checked); prints the
- *                             events and QP states it then sees
+ *                             events, the LOC_PROT_ERR completions of the
+ *                             three SENDs with lkeys not its own, and the QP
+ *                             states it then sees
  *
  * Exit 0 when all it checked held, 1 when a check failed, 2 on an error.
  */
@@ -52,6 +54,9 @@
 #define STOP UINT32_MAX		/* the writer's last SEND's immediate */
 #define HOSTILE_QPS 18		/* the last slot is on CQ 1, whose index goes bad */
 #define SRQ_SLOT 15		/* the hostile's SRQ, in a QP slot of its own */
+/* the slots whose SEND names an lkey not ours: completions, not events */
+#define KEY_SLOTS (1u << 4 | 1u << 6 | 1u << 13)
+#define REFUSED (HOSTILE_QPS - 3)	/* events: 13 QPs', the SRQ's, CQ 1's */
 #define SGE_CAP 5		/* slot 11's QP's max_send_sge */
 #define INL_OFF 4096		/* the hostile's own inline WRITE's place */
 #define INL_LEN 200		/* its bytes: 3 ring entries */
@@ -561,7 +566,9 @@ sge_garbage(struct client *c, uint32_t other_lkey)
 
 /*
  * One kind of garbage per QP slot; the last slot's QP is on CQ 1, whose
- * consumer index goes bad.  Each must end its QP (its SRQ, and CQ 1) only.
+ * consumer index goes bad.  Each must end its QP (its SRQ, and CQ 1) only:
+ * by droced's refusal (an event), or for an lkey not ours (slots 4, 6, 13)
+ * by the engine's LOC_PROT_ERR completion, as in process.
  */
 static void
 garbage(struct client *c, uint32_t other_lkey)
@@ -665,6 +672,43 @@ forged_ctx(struct client *c)
 	       sizeof(forged) / sizeof(forged[0]));
 }
 
+/*
+ * CQ 0's completions after the garbage: a LOC_PROT_ERR for each SEND whose
+ * lkey is not ours (slots 4, 6, 13: another application's, nobody's,
+ * another's in the 7th SGE of 8), one each; flushes of the QPs droced
+ * ended (none expected, tolerated); nothing else.
+ */
+static void
+key_completions(struct client *c)
+{
+	uint32_t seen = 0, other = 0;
+	uint64_t end = now_ms() + WAIT_MS;
+
+	while (seen != KEY_SLOTS && now_ms() < end) {
+		struct dq_cqe e;
+		uint32_t i;
+		int rc = dq_cqe_take(dq_cq(c->region, &c->g, 0), CQ_DEPTH, &c->cq_cons[0], &e);
+
+		if (rc < 0)
+			die("completion ring", -rc);
+		if (rc == 0) {
+			sched_yield();
+			continue;
+		}
+		for (i = 0; i < HOSTILE_QPS && c->qpn[i] != e.qp_num; i++)
+			;
+		if (e.status == DROCE_WC_LOC_PROT_ERR && i < HOSTILE_QPS &&
+		    (KEY_SLOTS & 1u << i) && !(seen & 1u << i))
+			seen |= 1u << i;
+		else if (e.status != DROCE_WC_WR_FLUSH_ERR)
+			other++;
+	}
+	check(seen == KEY_SLOTS && other == 0, "hostile: a LOC_PROT_ERR for each lkey not ours");
+	printf("hostile: LOC_PROT_ERR completions of slots%s%s%s, %u other\n",
+	       seen & 1u << 4 ? " 4" : "", seen & 1u << 6 ? " 6" : "", seen & 1u << 13 ? " 13" : "",
+	       other);
+}
+
 static int
 run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 {
@@ -686,7 +730,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	garbage(c, other_lkey);
 	printf("hostile: garbage written\n");
 	fflush(stdout);
-	while (qp_err + srq_err + cq_err < HOSTILE_QPS && now_ms() < end) {
+	while (qp_err + srq_err + cq_err < REFUSED && now_ms() < end) {
 		struct dq_event e;
 
 		rc = dq_event_take(dq_evq(c->region, &c->g, 0), &c->ev_cons, &e);
@@ -701,7 +745,8 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 		 * slots may be under way while the garbage is written (it then
 		 * meets a later slot's before an earlier one's) */
 		if (e.type == DROCE_EVENT_QP_REQ_ERR && e.slot < HOSTILE_QPS - 1 &&
-		    e.slot != SRQ_SLOT && !(seen & 1u << e.slot) && e.name == 0x200 + e.slot) {
+		    e.slot != SRQ_SLOT && !(KEY_SLOTS & 1u << e.slot) && !(seen & 1u << e.slot) &&
+		    e.name == 0x200 + e.slot) {
 			seen |= 1u << e.slot;
 			qp_err++;
 		}
@@ -715,6 +760,7 @@ run_hostile(struct client *c, uint32_t other_lkey, uint64_t other_qp)
 	}
 	printf("hostile: %u QP_REQ_ERR, one per slot, %u SRQ_ERR, %u CQ_ERR\n", qp_err, srq_err,
 	       cq_err);
+	key_completions(c);
 	printf("hostile: QP states:");
 	for (uint32_t i = 0; i < HOSTILE_QPS; i++)
 		if (i != SRQ_SLOT)

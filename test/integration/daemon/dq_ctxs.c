@@ -7,8 +7,8 @@
  *   dq_ctxs [droce options]
  *       Opens the device twice (contexts A and B; B's async_fd made
  *       O_NONBLOCK), and on each a PD, a CQ, an MR and an RC QP connected
- *       to itself (RTS).  A SEND naming an lkey of nobody on A's QP:
- *       droced refuses it, A's async_fd becomes readable (poll(2)) and
+ *       to itself (RTS).  A BIND_MW of a window of nobody's on A's QP
+ *       (a handle droced never gave): droced refuses it, A's async_fd becomes readable (poll(2)) and
  *       gives exactly one QP_REQ_ERR naming A's QP; B's is not readable
  *       and droce_get_async_event on it is EAGAIN.  The same with the
  *       roles swapped.  Prints "ctxs: qp events ok", then waits for a port
@@ -31,7 +31,7 @@
 #include "droce.h"
 
 #define BUF_LEN 4096
-#define NOBODY_LKEY 0x7ffffe01u
+#define NOBODY_MW 0x7ffffe01u	/* a window handle droced never gave */
 
 struct side {
 	const char *name;
@@ -154,11 +154,16 @@ expect_none(struct side *s, int ms, int nonblock)
 static void
 post_bad(struct side *s)
 {
-	struct droce_sge sg = { (uintptr_t)s->buf, 64, NOBODY_LKEY };
-	struct droce_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
-				    .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_mw nobody = { .context = s->ctx, .pd = s->pd, .handle = NOBODY_MW,
+				   .type = DROCE_MW_TYPE_2 };
+	struct droce_send_wr wr = { .wr_id = 1, .opcode = DROCE_WR_BIND_MW,
+				    .send_flags = DROCE_SEND_SIGNALED };
 	struct droce_send_wr *bad;
 
+	wr.bind_mw.mw = &nobody;
+	wr.bind_mw.rkey = 0x100;
+	wr.bind_mw.bind_info = (struct droce_mw_bind_info){ s->mr, (uintptr_t)s->buf, 64,
+							    DROCE_ACCESS_REMOTE_WRITE };
 	if (droce_post_send(s->qp, &wr, &bad) != 0)
 		die("post send", errno);
 }

@@ -28,10 +28,12 @@ and libc (no EAL), on one droced; its two QPs meet on droced's loopback.
               index ahead of droced's; and attaches the reader's QP handle
               (ENOENT), and names context indices droced never gave
               (PD, CQ, an attach, a context's close: 5 of 5 EINVAL,
-              nothing made).  It gets exactly 16 QP_REQ_ERR (one for each of
-              its slots 0-14 and 16), 1 SRQ_ERR (slot 15) and 1
-              CQ_ERR in its event ring, all 17 of its QPs in ERR, dq_bad
-              exactly 18 in
+              nothing made).  It gets exactly 13 QP_REQ_ERR (one for each of
+              its slots 0-14 and 16 but the three SENDs whose lkeys are
+              not its own), 1 SRQ_ERR (slot 15) and 1 CQ_ERR in its
+              event ring, a LOC_PROT_ERR completion for each of those
+              three SENDs (slots 4, 6, 13: the engine's, as in process),
+              all 17 of its QPs in ERR, dq_bad exactly 15 in
               the list and telemetry (the reader's and writer's 0); the
               writer goes on past the attack, both finish with every
               byte and completion right; droced is alive and lists no
@@ -64,9 +66,11 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                reposts nothing until 9 came, then exactly one
                SRQ_LIMIT_REACHED naming its SRQ, the limit 0 after; a burst
                of 17 SENDs: 16 received, the 17th RNR_RETRY_EXC_ERR (no
-               other event); a receive with the client's key in the SRQ:
-               SRQ_ERR naming it, the QP in ERR, then QP_LAST_WQE_REACHED
-               naming the QP and no other event, dq_bad 1 (the client's 0);
+               other event); a receive with the client's key in an SRQ of
+               the server's own and a SEND into it from a QP on that SRQ
+               connected to itself: the receive LOC_PROT_ERR, the SEND
+               REM_OP_ERR, the QP in ERR, QP_LAST_WQE_REACHED naming it and
+               no other event (no SRQ_ERR), dq_bad 0;
                a second pair's 50 rounds right after, droced alive
   dq_mw        a server binds a type-1 window (droce_bind_mw) and a type-2
                one (a BIND_MW work request) over two chunks of its buffer,
@@ -107,7 +111,7 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
 
 and dq_ctxs, a program of droce.h with two contexts in one plain process:
 
-  dq_ctxs      while droced's link is down, a SEND naming an lkey of nobody
+  dq_ctxs      while droced's link is down, a BIND_MW of a window of nobody's
                on context A's QP: exactly one QP_REQ_ERR naming it on A's
                async_fd (poll(2) readable, then not), none on B's (not
                readable, droce_get_async_event EAGAIN on its O_NONBLOCK
@@ -130,7 +134,7 @@ import time
 from daemon_test import GIDS, Setup, fail, runtime_dir, use_lsan_supp
 
 DQ_OBJS = (1, 1, 1, 1, 0, 0, 1, 65536, 0)	# pd mr cq qp buf buf_bytes mem mem_bytes dq_bad
-HOSTILE_OBJS = (1, 1, 2, 17, 0, 0, 1, 65536, 18)
+HOSTILE_OBJS = (1, 1, 2, 17, 0, 0, 1, 65536, 15)
 ROW = (r"pid (\d+): pd (\d+) mr (\d+) cq (\d+) qp (\d+) buf (\d+) buf_bytes (\d+) "
        r"mem (\d+) mem_bytes (\d+) mw \d+ dq_bad (\d+)")
 KEYS = ("pd", "mr", "cq", "qp", "buf", "buf_bytes", "mem", "mem_bytes", "dq_bad")
@@ -211,7 +215,8 @@ def case_dq_hostile(s):
     h.wait_line(r"^hostile: forged context indices: 5 of 5 EINVAL$")
     h.wait_line(r"^hostile: an inline WRITE of 200 bytes in 3 entries: completion and bytes "
                 r"right$")
-    h.wait_line(r"^hostile: 16 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: 13 QP_REQ_ERR, one per slot, 1 SRQ_ERR, 1 CQ_ERR$")
+    h.wait_line(r"^hostile: LOC_PROT_ERR completions of slots 4 6 13, 0 other$")
     states = h.wait_line(r"^hostile: QP states:(.*)$").group(1).split()
     print(f"hostile: its QPs' states {states} (6: ERR)")
     if states != ["6"] * 17:
@@ -392,19 +397,18 @@ def case_dq_srq(s):
                  r"completion right; the 17th SEND of a burst RNR_RETRY_EXC_ERR$", srv)
     srv.wait_line(rf"^server: {rounds} rounds through an SRQ, every byte and completion right, "
                   r"1 SRQ_LIMIT_REACHED; 16 receives of the burst$", timeout=60)
-    srv.wait_line(r"^server: a foreign key in its SRQ: SRQ_ERR, its QP in ERR, "
-                  r"QP_LAST_WQE_REACHED$", timeout=30)
-    bad = APP_OBJS[:-1] + (1,)
-    expect_apps(s, {srv.p.pid: bad, cli.p.pid: APP_OBJS}, "the SRQ refused")
+    srv.wait_line(r"^server: a foreign key in an SRQ's receive: LOC_PROT_ERR, the SEND into it "
+                  r"REM_OP_ERR, its QP in ERR, QP_LAST_WQE_REACHED, no SRQ_ERR$", timeout=30)
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "a foreign key's receive ended")
     # droced and other applications carry on: a new pair's rounds
     s2, c2 = dq_apps(s, (("server2", ["server", "50"]), ("client2", ["client", "50"])))
     wait_or_dump(s, c2, r"^client: 50 rounds of WRITE \+ SEND \+ answer \+ READ, "
                  r"every byte and completion right$", s2)
-    expect_apps(s, {srv.p.pid: bad, cli.p.pid: APP_OBJS, s2.p.pid: APP_OBJS,
+    expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS, s2.p.pid: APP_OBJS,
                     c2.p.pid: APP_OBJS}, "a second pair done")
     release(s, (srv, cli, s2, c2))
     print(f"an SRQ on a queue region: {rounds} rounds, its limit event, RNR when empty, "
-          "a foreign key refused (dq_bad 1); another pair's 50 rounds after")
+          "a foreign key's receive LOC_PROT_ERR (dq_bad 0); another pair's 50 rounds after")
 
 
 def case_dq_mw(s):
