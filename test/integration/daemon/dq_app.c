@@ -35,7 +35,7 @@
  *       RNR_RETRY_EXC_ERR; no other event came.  Then the server posts a
  *       receive with the client's key (not its own) into an SRQ of its
  *       own and SENDs into it from a QP on that SRQ connected to itself:
- *       the receive LOC_PROT_ERR, the SEND REM_OP_ERR, the QP in ERR,
+ *       the receive LOC_PROT_ERR, the QP in ERR (the SEND flushed),
  *       QP_LAST_WQE_REACHED naming it, no SRQ_ERR.
  *   dq_app ... server|client 1 mw
  *       The server binds a type-1 window (droce_bind_mw) over its first
@@ -790,8 +790,8 @@ async_event(struct app *a, struct droce_async_event *ev, int ms)
  * a SEND into it from a QP on that SRQ connected to itself (the client's
  * QP, in ERR after its burst, sends nothing more): droced takes the
  * receive (an lkey not ours becomes one no MR has), and the engine ends it
- * as in process: the receive LOC_PROT_ERR, the SEND NAKed (REM_OP_ERR),
- * the QP in ERR, QP_LAST_WQE_REACHED (IBTA 11.6.3.1); no SRQ_ERR.  The
+ * as in process: the receive LOC_PROT_ERR, the QP in ERR (the SEND flushed),
+ * QP_LAST_WQE_REACHED (IBTA 11.6.3.1); no SRQ_ERR.  The
  * QP and the SRQ are destroyed after.
  */
 static void
@@ -825,11 +825,16 @@ srq_foreign_key(struct app *a)
 		wc[0] = wc[1];
 		wc[1] = t;
 	}
+	if (wc[0].status != DROCE_WC_LOC_PROT_ERR)
+		printf("dq_app: the receive %s\n", droce_wc_status_str(wc[0].status));
 	check(wc[0].wr_id == 0 && wc[0].status == DROCE_WC_LOC_PROT_ERR &&
 	      wc[0].qp_num == self.qp->qp_num,
 	      "the receive with a foreign key: LOC_PROT_ERR", 0);
-	check(wc[1].status == DROCE_WC_REM_OP_ERR && wc[1].wr_id == WR_SEND &&
-	      wc[1].qp_num == self.qp->qp_num, "the SEND into it: REM_OP_ERR", 0);
+	/* the responder's error put the QP (its own requester) in ERR at
+	 * once: its SEND flushed, or NAKed REM_OP_ERR had the NAK come first */
+	check((wc[1].status == DROCE_WC_WR_FLUSH_ERR || wc[1].status == DROCE_WC_REM_OP_ERR) &&
+	      wc[1].wr_id == WR_SEND && wc[1].qp_num == self.qp->qp_num,
+	      "the SEND into it: flushed (or REM_OP_ERR)", 0);
 	check(droce_query_qp(self.qp, &qa, DROCE_QP_STATE, &qi) == 0 &&
 	      qa.qp_state == DROCE_QPS_ERR, "its QP in ERR", 0);
 	/* a QP on an SRQ in ERR: its last WQE reached (IBTA 11.6.3.1) */
@@ -839,7 +844,7 @@ srq_foreign_key(struct app *a)
 	if (droce_destroy_qp(self.qp) != 0 || droce_destroy_srq(self.srq) != 0)
 		die("destroy", errno);
 	printf("server: a foreign key in an SRQ's receive: LOC_PROT_ERR, the SEND into it "
-	       "REM_OP_ERR, its QP in ERR, QP_LAST_WQE_REACHED, no SRQ_ERR\n");
+	       "ended, its QP in ERR, QP_LAST_WQE_REACHED, no SRQ_ERR\n");
 }
 
 static void
@@ -848,8 +853,6 @@ srq_server(struct app *a, uint32_t rounds)
 	uint32_t held[SRQ_RECVS], nheld = 0, events = 0;
 	struct droce_srq_attr sa = { .srq_limit = SRQ_LIMIT };
 	struct droce_async_event ev;
-	struct droce_qp_attr qa;
-	struct droce_qp_init_attr qi;
 
 	if (fcntl(a->ctx->async_fd, F_SETFL, O_NONBLOCK) != 0)
 		die("async fd", errno);

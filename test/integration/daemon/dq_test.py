@@ -68,8 +68,8 @@ and dq_app, a program of droce.h, on lib/verbs' queue-region provider
                of 17 SENDs: 16 received, the 17th RNR_RETRY_EXC_ERR (no
                other event); a receive with the client's key in an SRQ of
                the server's own and a SEND into it from a QP on that SRQ
-               connected to itself: the receive LOC_PROT_ERR, the SEND
-               REM_OP_ERR, the QP in ERR, QP_LAST_WQE_REACHED naming it and
+               connected to itself: the receive LOC_PROT_ERR, the QP in
+               ERR (the SEND flushed), QP_LAST_WQE_REACHED naming it and
                no other event (no SRQ_ERR), dq_bad 0;
                a second pair's 50 rounds right after, droced alive
   dq_mw        a server binds a type-1 window (droce_bind_mw) and a type-2
@@ -398,7 +398,7 @@ def case_dq_srq(s):
     srv.wait_line(rf"^server: {rounds} rounds through an SRQ, every byte and completion right, "
                   r"1 SRQ_LIMIT_REACHED; 16 receives of the burst$", timeout=60)
     srv.wait_line(r"^server: a foreign key in an SRQ's receive: LOC_PROT_ERR, the SEND into it "
-                  r"REM_OP_ERR, its QP in ERR, QP_LAST_WQE_REACHED, no SRQ_ERR$", timeout=30)
+                  r"ended, its QP in ERR, QP_LAST_WQE_REACHED, no SRQ_ERR$", timeout=30)
     expect_apps(s, {srv.p.pid: APP_OBJS, cli.p.pid: APP_OBJS}, "a foreign key's receive ended")
     # droced and other applications carry on: a new pair's rounds
     s2, c2 = dq_apps(s, (("server2", ["server", "50"]), ("client2", ["client", "50"])))
