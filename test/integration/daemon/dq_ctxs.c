@@ -8,8 +8,9 @@
  *       Opens the device twice (contexts A and B; B's async_fd made
  *       O_NONBLOCK), and on each a PD, a CQ, an MR and an RC QP connected
  *       to itself (RTS).  A BIND_MW of a window of nobody's on A's QP
- *       (a handle droced never gave): droced refuses it, A's async_fd becomes readable (poll(2)) and
- *       gives exactly one QP_REQ_ERR naming A's QP; B's is not readable
+ *       (a handle droced never gave): droced refuses it, A's async_fd
+ *       becomes readable (poll(2)) and gives exactly one QP_REQ_ERR
+ *       naming A's QP; B's is not readable
  *       and droce_get_async_event on it is EAGAIN.  The same with the
  *       roles swapped.  Prints "ctxs: qp events ok", then waits for a port
  *       event (dq_test.py starts droced's memif peer: the link comes up):
