@@ -682,19 +682,12 @@ static void
 key_completions(struct client *c)
 {
 	uint32_t seen = 0, other = 0;
-	uint64_t end = now_ms() + WAIT_MS;
 
-	while (seen != KEY_SLOTS && now_ms() < end) {
+	while (seen != KEY_SLOTS) {
 		struct dq_cqe e;
 		uint32_t i;
-		int rc = dq_cqe_take(dq_cq(c->region, &c->g, 0), CQ_DEPTH, &c->cq_cons[0], &e);
 
-		if (rc < 0)
-			die("completion ring", -rc);
-		if (rc == 0) {
-			sched_yield();
-			continue;
-		}
+		cqe_wait(c, 0, &e);
 		for (i = 0; i < HOSTILE_QPS && c->qpn[i] != e.qp_num; i++)
 			;
 		if (e.status == DROCE_WC_LOC_PROT_ERR && i < HOSTILE_QPS &&
